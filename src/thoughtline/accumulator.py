@@ -1,0 +1,212 @@
+"""One accumulator builds the final response from events, for streams and whole bodies alike.
+
+Text is gathered as lists of deltas and joined once, so a response of a million deltas
+costs linear time and memory proportional to its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import assert_never
+
+from thoughtline.events import (
+    Error,
+    Finish,
+    MetadataValue,
+    ProviderMetadata,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningKind,
+    ReasoningStart,
+    ResponseStarted,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    Warning,
+    merge_usage,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningPart:
+    """One reasoning part as the provider returned it. ``complete`` is False when the
+    stream broke before the part closed."""
+
+    kind: ReasoningKind
+    text: str
+    provider_metadata: ProviderMetadata = field(default_factory=dict)
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    tool_call_id: str
+    name: str
+    arguments: str
+    provider_metadata: ProviderMetadata = field(default_factory=dict)
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """Everything one call returned, in order."""
+
+    text: str
+    reasoning_parts: tuple[ReasoningPart, ...]
+    tool_calls: tuple[ToolCall, ...]
+    usage: Usage
+    finish: Finish | None
+    warnings: tuple[Warning, ...]
+    error: Error | None
+    response_id: str | None = None
+    model: str | None = None
+    text_metadata: tuple[ProviderMetadata, ...] = ()
+
+    @property
+    def reasoning_text(self) -> str:
+        """Reasoning text of every part, joined by blank lines (empty parts skipped)."""
+        return "\n\n".join(part.text for part in self.reasoning_parts if part.text)
+
+
+class _OpenPart:
+    __slots__ = ("chunks", "kind", "metadata", "name", "order", "tool_call_id")
+
+    def __init__(self, order: int, kind: str, metadata: ProviderMetadata) -> None:
+        self.order = order
+        self.kind = kind
+        self.metadata: dict[str, MetadataValue] = dict(metadata)
+        self.chunks: list[str] = []
+        self.tool_call_id = ""
+        self.name = ""
+
+
+class ResponseAccumulator:
+    """Feed events with :meth:`add`; read the result with :meth:`result` at any time."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, _OpenPart] = {}
+        self._closed: set[str] = set()
+        self._order = 0
+        self._usage: Usage | None = None
+        self._finish: Finish | None = None
+        self._warnings: list[Warning] = []
+        self._error: Error | None = None
+        self._response_id: str | None = None
+        self._model: str | None = None
+
+    def add(self, event: StreamEvent) -> None:
+        match event:
+            case ReasoningDelta() | TextDelta():
+                self._part(event.part_id).chunks.append(event.text)
+            case ToolCallDelta():
+                self._part(event.part_id).chunks.append(event.arguments_delta)
+            case ReasoningStart():
+                self._open(event.part_id, event.kind, event.provider_metadata)
+            case ReasoningEnd():
+                part = self._part(event.part_id, event.kind)
+                part.kind = event.kind
+                part.metadata.update(event.provider_metadata)
+                self._closed.add(event.part_id)
+            case TextStart():
+                self._open(event.part_id, "text", event.provider_metadata)
+            case TextEnd():
+                self._part(event.part_id, "text").metadata.update(event.provider_metadata)
+                self._closed.add(event.part_id)
+            case ToolCallStart():
+                part = self._open(event.part_id, "tool", event.provider_metadata)
+                part.tool_call_id = event.tool_call_id
+                part.name = event.name
+            case ToolCallEnd():
+                self._part(event.part_id, "tool").metadata.update(event.provider_metadata)
+                self._closed.add(event.part_id)
+            case Usage():
+                self._usage = merge_usage(self._usage, event)
+            case Finish():
+                self._finish = event
+            case Warning():
+                self._warnings.append(event)
+            case Error():
+                self._error = event
+            case ResponseStarted():
+                self._response_id = event.response_id or self._response_id
+                self._model = event.model or self._model
+            case _:
+                assert_never(event)
+
+    def add_all(self, events: Iterable[StreamEvent]) -> None:
+        for event in events:
+            self.add(event)
+
+    def _open(self, part_id: str, kind: str, metadata: ProviderMetadata) -> _OpenPart:
+        part = self._parts.get(part_id)
+        if part is None:
+            part = _OpenPart(self._order, kind, metadata)
+            self._order += 1
+            self._parts[part_id] = part
+        else:
+            part.metadata.update(metadata)
+        return part
+
+    def _part(self, part_id: str, kind: str = "text") -> _OpenPart:
+        # Tolerate a delta without a start (some servers skip it): open the part then.
+        part = self._parts.get(part_id)
+        if part is None:
+            part = self._open(part_id, kind, {})
+        return part
+
+    def result(self) -> ModelResponse:
+        reasoning: list[ReasoningPart] = []
+        tools: list[ToolCall] = []
+        texts: list[str] = []
+        text_metadata: list[ProviderMetadata] = []
+        for part_id, part in sorted(self._parts.items(), key=lambda item: item[1].order):
+            complete = part_id in self._closed
+            joined = "".join(part.chunks)
+            if part.kind == "text":
+                texts.append(joined)
+                if part.metadata:
+                    text_metadata.append(dict(part.metadata))
+            elif part.kind == "tool":
+                tools.append(
+                    ToolCall(
+                        tool_call_id=part.tool_call_id,
+                        name=part.name,
+                        arguments=joined,
+                        provider_metadata=dict(part.metadata),
+                        complete=complete,
+                    )
+                )
+            else:
+                reasoning.append(
+                    ReasoningPart(
+                        kind=part.kind,  # type: ignore[arg-type]
+                        text=joined,
+                        provider_metadata=dict(part.metadata),
+                        complete=complete,
+                    )
+                )
+        return ModelResponse(
+            text="".join(texts),
+            reasoning_parts=tuple(reasoning),
+            tool_calls=tuple(tools),
+            usage=self._usage or Usage(),
+            finish=self._finish,
+            warnings=tuple(self._warnings),
+            error=self._error,
+            response_id=self._response_id,
+            model=self._model,
+            text_metadata=tuple(text_metadata),
+        )
+
+
+def accumulate(events: Iterable[StreamEvent]) -> ModelResponse:
+    """The final response for a complete sequence of events."""
+    accumulator = ResponseAccumulator()
+    accumulator.add_all(events)
+    return accumulator.result()

@@ -1,0 +1,162 @@
+"""One exception tree; every error has a stable code, an actionable message and ``retryable``.
+
+::
+
+    ThoughtlineError              code, message, retryable
+    ├── ConfigError               bad config file, key or value (names file and key)
+    ├── UnknownEndpointError      no endpoint with that name
+    └── ProviderError             anything a provider call can end with
+        (status, provider_error_type, request_id, retry_after_s)
+
+The codes are part of the public contract (DESIGN §3); tests, the daemon and the MCP
+and ACP servers report them unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeAlias
+
+ErrorCode: TypeAlias = Literal[
+    "CONFIG_INVALID",
+    "ENDPOINT_UNKNOWN",
+    "PROVIDER_KEY_MISSING",
+    "PROVIDER_AUTH_ERROR",
+    "PROVIDER_PERMISSION_DENIED",
+    "PROVIDER_PAYMENT_REQUIRED",
+    "PROVIDER_NOT_FOUND",
+    "PROVIDER_RATE_LIMITED",
+    "PROVIDER_OVERLOADED",
+    "PROVIDER_SERVER_ERROR",
+    "PROVIDER_TIMEOUT",
+    "PROVIDER_UNREACHABLE",
+    "PROVIDER_BAD_REQUEST",
+    "PROVIDER_REQUEST_TOO_LARGE",
+    "PROVIDER_CONTENT_FILTERED",
+    "PROVIDER_EMPTY_CONTENT",
+    "PROVIDER_REASONING_ONLY",
+    "PROVIDER_MALFORMED_RESPONSE",
+    "PROVIDER_STREAM_INTERRUPTED",
+    "PROVIDER_INCOMPLETE",
+    "PROVIDER_ERROR",
+]
+
+RETRYABLE_CODES: Final[frozenset[str]] = frozenset(
+    {
+        "PROVIDER_RATE_LIMITED",
+        "PROVIDER_OVERLOADED",
+        "PROVIDER_SERVER_ERROR",
+        "PROVIDER_TIMEOUT",
+        "PROVIDER_UNREACHABLE",
+    }
+)
+
+
+class ThoughtlineError(Exception):
+    """Base of every error thoughtline raises on purpose."""
+
+    code: str
+    message: str
+    retryable: bool
+
+    def __init__(self, code: ErrorCode | str, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(ThoughtlineError):
+    """A config file, key or value is wrong. The message names the file and the key."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("CONFIG_INVALID", message)
+
+
+class UnknownEndpointError(ThoughtlineError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(
+            "ENDPOINT_UNKNOWN",
+            f"Unknown provider {name!r}. Known providers: {', '.join(sorted(known))}. "
+            "Define others under [providers.NAME] in thoughtline.toml.",
+        )
+        self.name = name
+
+
+class ProviderError(ThoughtlineError):
+    """A provider call failed. ``retryable`` says whether the same call may succeed later."""
+
+    def __init__(
+        self,
+        code: ErrorCode | str,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        status: int | None = None,
+        provider_error_type: str | None = None,
+        request_id: str | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(
+            code, message, retryable=code in RETRYABLE_CODES if retryable is None else retryable
+        )
+        self.status = status
+        self.provider_error_type = provider_error_type
+        self.request_id = request_id
+        self.retry_after_s = retry_after_s
+
+
+def code_for_status(status: int) -> ErrorCode:
+    """The stable code for an HTTP error status, before looking at the body."""
+    if status == 400 or status == 422:
+        return "PROVIDER_BAD_REQUEST"
+    if status == 401:
+        return "PROVIDER_AUTH_ERROR"
+    if status == 402:
+        return "PROVIDER_PAYMENT_REQUIRED"
+    if status == 403:
+        return "PROVIDER_PERMISSION_DENIED"
+    if status == 404:
+        return "PROVIDER_NOT_FOUND"
+    if status == 408 or status == 504:
+        return "PROVIDER_TIMEOUT"
+    if status == 409:
+        # Conflicts are transient on every provider that documents them.
+        return "PROVIDER_SERVER_ERROR"
+    if status == 413:
+        return "PROVIDER_REQUEST_TOO_LARGE"
+    if status == 429:
+        return "PROVIDER_RATE_LIMITED"
+    if status == 529 or status == 503:
+        return "PROVIDER_OVERLOADED"
+    if status >= 500:
+        return "PROVIDER_SERVER_ERROR"
+    return "PROVIDER_ERROR"
+
+
+RETRYABLE_STATUSES: Final[frozenset[int]] = frozenset({408, 409, 429, 529})
+
+
+def status_is_retryable(status: int) -> bool:
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+_ADVICE: Final[dict[str, str]] = {
+    "PROVIDER_AUTH_ERROR": "Check the API key for this provider.",
+    "PROVIDER_PERMISSION_DENIED": "The key is not allowed to do this; check its permissions.",
+    "PROVIDER_PAYMENT_REQUIRED": "Add credits or check billing for this account.",
+    "PROVIDER_NOT_FOUND": "Check the model name and the base URL.",
+    "PROVIDER_RATE_LIMITED": "Wait and try again, or lower max_concurrency.",
+    "PROVIDER_OVERLOADED": "The provider is overloaded; try again shortly.",
+    "PROVIDER_SERVER_ERROR": "The provider failed; try again shortly.",
+    "PROVIDER_TIMEOUT": "The provider did not answer in time; try again or raise the timeout.",
+    "PROVIDER_BAD_REQUEST": "The provider rejected the request as sent.",
+    "PROVIDER_REQUEST_TOO_LARGE": "Shorten the request.",
+}
+
+
+def advice_for(code: str) -> str:
+    """A short next step for a person reading the error, or ``""``."""
+    return _ADVICE.get(code, "")

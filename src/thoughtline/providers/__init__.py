@@ -1,0 +1,1 @@
+"""Provider endpoints, capability data and the wire adapters."""

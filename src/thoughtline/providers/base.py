@@ -1,0 +1,274 @@
+"""The contract every wire adapter implements, and the shared stream decoders.
+
+An adapter is sans-IO. It never touches the network: it
+
+1. shapes a :class:`~thoughtline.requests.ModelRequest` into a :class:`WireRequest`
+   (URL, protocol headers, JSON body, warnings) — ``build_request``;
+2. turns response bytes into :mod:`thoughtline.events` — ``new_decoder`` for streams,
+   ``decode_body`` for a whole non-streaming body (which is translated into the same
+   events, so both paths feed one accumulator);
+3. maps an HTTP error response to a :class:`~thoughtline.errors.ProviderError` —
+   ``parse_error``.
+
+The transport (:mod:`thoughtline.providers.client`) does the I/O, retries, timing and
+redaction for every adapter alike.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from thoughtline.errors import ProviderError
+from thoughtline.events import Error, StreamEvent, Warning
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
+from thoughtline.requests import ModelRequest
+from thoughtline.wire.frames import FramingError, NDJSONDecoder, SSEDecoder, SSEFrame
+from thoughtline.wire.jsonio import MalformedJSON, loads_object
+
+WireApi: TypeAlias = Literal[
+    "anthropic-messages", "openai-responses", "openai-chat", "gemini", "ollama"
+]
+WIRE_APIS: tuple[WireApi, ...] = (
+    "anthropic-messages",
+    "openai-responses",
+    "openai-chat",
+    "gemini",
+    "ollama",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallContext:
+    """Everything an adapter may consult besides the request itself."""
+
+    endpoint: Endpoint
+    capability: ModelCapability
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireRequest:
+    """A request ready to send. ``headers`` hold protocol headers only, never credentials:
+    the transport adds authentication from the endpoint, so adapters cannot leak keys."""
+
+    url: str
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    method: Literal["POST", "GET"] = "POST"
+    warnings: tuple[Warning, ...] = ()
+
+
+class StreamDecoder(Protocol):
+    """Bytes of one response stream in, events out."""
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """Events completed by this chunk (possibly none)."""
+        ...
+
+    def close(self) -> list[StreamEvent]:
+        """The stream ended. Returns remaining events; if the protocol's terminal frame
+        never arrived, ends with an ``Error`` of code ``PROVIDER_STREAM_INTERRUPTED``."""
+        ...
+
+    @property
+    def finished(self) -> bool:
+        """True once a terminal frame (or an error) has been decoded."""
+        ...
+
+
+class WireAdapter(Protocol):
+    """One wire protocol. See the module docstring."""
+
+    wire_api: WireApi
+
+    def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest: ...
+
+    def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder: ...
+
+    def decode_body(
+        self, body: bytes, request: ModelRequest, context: CallContext
+    ) -> list[StreamEvent]: ...
+
+    def parse_error(
+        self, status: int, headers: Mapping[str, str], body: bytes
+    ) -> ProviderError: ...
+
+
+class PayloadTranslator(ABC):
+    """Turns one protocol's decoded JSON payloads into events, keeping per-stream state.
+
+    Subclasses implement :meth:`translate` and :meth:`finish`; they set
+    ``self.finished = True`` when the protocol's terminal payload arrives.
+    """
+
+    finished: bool = False
+
+    @abstractmethod
+    def translate(self, event_name: str, payload: dict[str, Any]) -> list[StreamEvent]:
+        """Events for one payload. ``event_name`` is the SSE ``event:`` field or ``""``."""
+
+    def finish(self) -> list[StreamEvent]:
+        """Close parts still open when the stream ends (called once, also after errors)."""
+        return []
+
+
+def interrupted_error(detail: str) -> Error:
+    return Error(
+        code="PROVIDER_STREAM_INTERRUPTED",
+        message=f"The provider's stream ended before the response was complete ({detail}). "
+        "What arrived is kept; try again for a full answer.",
+        retryable=True,
+    )
+
+
+def malformed_error(detail: str) -> Error:
+    return Error(
+        code="PROVIDER_MALFORMED_RESPONSE",
+        message=f"The provider sent data thoughtline cannot read: {detail}",
+        retryable=False,
+    )
+
+
+class _TranslatingDecoder:
+    """Shared logic: framing errors, malformed JSON and missing terminal frames become
+    error events; nothing is decoded after the first error."""
+
+    __slots__ = ("_errored", "_translator")
+
+    def __init__(self, translator: PayloadTranslator) -> None:
+        self._translator = translator
+        self._errored = False
+
+    @property
+    def finished(self) -> bool:
+        return self._errored or self._translator.finished
+
+    def _run(self, event_name: str, data: str, out: list[StreamEvent]) -> None:
+        if self._errored:
+            return
+        try:
+            payload = loads_object(data)
+        except MalformedJSON as exc:
+            self._fail(malformed_error(str(exc)), out)
+            return
+        events = self._translator.translate(event_name, payload)
+        out.extend(events)
+        if events and isinstance(events[-1], Error):
+            self._fail(None, out)
+
+    def _fail(self, error: Error | None, out: list[StreamEvent]) -> None:
+        # Close open parts first so consumers see well-formed part sequences, then the
+        # error as the last event.
+        self._errored = True
+        tail = self._translator.finish()
+        if error is None and out and isinstance(out[-1], Error):
+            error = out.pop()  # type: ignore[assignment]
+        out.extend(tail)
+        if error is not None:
+            out.append(error)
+
+    def _close(self, out: list[StreamEvent], ended_cleanly: bool) -> list[StreamEvent]:
+        if self._errored:
+            return out
+        if not self._translator.finished:
+            if not ended_cleanly:
+                self._fail(malformed_error("the stream ended inside a frame"), out)
+            else:
+                self._fail(interrupted_error("no terminal event arrived"), out)
+            return out
+        out.extend(self._translator.finish())
+        return out
+
+
+class SSEStreamDecoder(_TranslatingDecoder):
+    """SSE framing + a translator. ``done_sentinel`` (``[DONE]``) marks the end for
+    OpenAI-compatible chat streams."""
+
+    __slots__ = ("_done_sentinel", "_frames")
+
+    def __init__(self, translator: PayloadTranslator, *, done_sentinel: str | None = None) -> None:
+        super().__init__(translator)
+        self._frames = SSEDecoder()
+        self._done_sentinel = done_sentinel
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self._errored:
+            return out
+        try:
+            frames = self._frames.feed(chunk)
+        except FramingError as exc:
+            self._fail(malformed_error(str(exc)), out)
+            return out
+        for frame in frames:
+            self._frame(frame, out)
+        return out
+
+    def _frame(self, frame: SSEFrame, out: list[StreamEvent]) -> None:
+        if self._errored:
+            return
+        data = frame.data
+        if self._done_sentinel is not None and data == self._done_sentinel:
+            self._translator.finished = True
+            return
+        if not data:
+            return  # e.g. "event: ping" with no data
+        self._run(frame.event, data, out)
+
+    def close(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self._errored:
+            return out
+        pending = self._frames.pending_bytes
+        try:
+            frames = self._frames.flush()
+        except FramingError as exc:
+            self._fail(malformed_error(str(exc)), out)
+            return out
+        for frame in frames:
+            self._frame(frame, out)
+        return self._close(out, ended_cleanly=pending == 0 or self._translator.finished)
+
+
+class NDJSONStreamDecoder(_TranslatingDecoder):
+    """NDJSON framing + a translator (Ollama native)."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, translator: PayloadTranslator) -> None:
+        super().__init__(translator)
+        self._lines = NDJSONDecoder()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self._errored:
+            return out
+        try:
+            lines = self._lines.feed(chunk)
+        except FramingError as exc:
+            self._fail(malformed_error(str(exc)), out)
+            return out
+        for line in lines:
+            self._run("", line, out)
+        return out
+
+    def close(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self._errored:
+            return out
+        try:
+            lines = self._lines.flush()
+        except FramingError as exc:
+            self._fail(malformed_error(str(exc)), out)
+            return out
+        for line in lines:
+            self._run("", line, out)
+        return self._close(out, ended_cleanly=True)
+
+
+def decode_whole(decoder: StreamDecoder, body: bytes) -> list[StreamEvent]:
+    """Run a complete body through a stream decoder (used for recorded streams)."""
+    return [*decoder.feed(body), *decoder.close()]

@@ -1,0 +1,133 @@
+"""Model capability data: what each model family accepts and what reasoning it returns.
+
+The data lives in ``capabilities.toml`` beside this module (one table for every
+endpoint). Look-ups never fail a run: an unknown model falls back to its endpoint's
+fallback family and says so in ``source``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Any, Literal, TypeAlias, cast
+
+from thoughtline.events import REASONING_KINDS, ReasoningKind
+from thoughtline.requests import EFFORTS, Effort
+
+ThinkingControl: TypeAlias = Literal["adaptive", "budget", "level", "effort", "toggle", "none"]
+THINKING_CONTROLS: tuple[ThinkingControl, ...] = (
+    "adaptive",
+    "budget",
+    "level",
+    "effort",
+    "toggle",
+    "none",
+)
+CapabilitySource: TypeAlias = Literal["builtin", "fallback", "cache"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCapability:
+    """One model family's capabilities, as matched for a concrete model."""
+
+    family: str
+    label: str
+    endpoints: tuple[str, ...]
+    match: tuple[str, ...]
+    thinking_control: ThinkingControl
+    efforts: tuple[Effort, ...]
+    returns: tuple[ReasoningKind, ...]
+    reasoning_by_default: bool
+    default_display: Literal["summarized", "omitted"] | None = None
+    fallback: bool = False
+    source: CapabilitySource = "builtin"
+
+    def accepts_effort(self, effort: Effort) -> bool:
+        return effort == "provider-default" or effort in self.efforts
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready view for ``thoughtline providers --json`` and the trace."""
+        return {
+            "family": self.family,
+            "label": self.label,
+            "thinking_control": self.thinking_control,
+            "efforts": list(self.efforts),
+            "returns": list(self.returns),
+            "reasoning_by_default": self.reasoning_by_default,
+            "default_display": self.default_display,
+            "source": self.source,
+        }
+
+
+class CapabilityTable:
+    """Families from the data table, looked up by endpoint name and model id."""
+
+    def __init__(self, families: list[ModelCapability]) -> None:
+        self.families = families
+
+    def lookup(self, endpoint: str, model: str) -> ModelCapability:
+        """The family for ``model`` on ``endpoint``; never raises.
+
+        Longest matching prefix wins; otherwise the endpoint's fallback family (or the
+        generic OpenAI-compatible one for user-defined endpoints) with
+        ``source="fallback"``.
+        """
+        best: ModelCapability | None = None
+        best_length = -1
+        for family in self._for_endpoint(endpoint):
+            for prefix in family.match:
+                if model.startswith(prefix) and len(prefix) > best_length:
+                    best, best_length = family, len(prefix)
+        if best is not None:
+            return best
+        for family in self._for_endpoint(endpoint):
+            if family.fallback:
+                return replace(family, source="fallback")
+        for family in self.families:
+            if "*" in family.endpoints:
+                return replace(family, source="fallback")
+        raise LookupError("capability table has no generic fallback family")  # data bug
+
+    def for_endpoint(self, endpoint: str) -> list[ModelCapability]:
+        return list(self._for_endpoint(endpoint))
+
+    def _for_endpoint(self, endpoint: str) -> list[ModelCapability]:
+        exact = [family for family in self.families if endpoint in family.endpoints]
+        if exact:
+            return exact
+        return [family for family in self.families if "*" in family.endpoints]
+
+
+def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
+    family_id = entry["id"]
+    control = entry["thinking_control"]
+    if control not in THINKING_CONTROLS:
+        raise ValueError(f"capabilities.toml family {family_id}: bad thinking_control {control!r}")
+    for effort in entry["efforts"]:
+        if effort not in EFFORTS:
+            raise ValueError(f"capabilities.toml family {family_id}: bad effort {effort!r}")
+    for kind in entry["returns"]:
+        if kind not in REASONING_KINDS:
+            raise ValueError(f"capabilities.toml family {family_id}: bad kind {kind!r}")
+    return ModelCapability(
+        family=family_id,
+        label=entry["label"],
+        endpoints=tuple(entry["endpoints"]),
+        match=tuple(entry["match"]),
+        thinking_control=cast(ThinkingControl, control),
+        efforts=tuple(entry["efforts"]),
+        returns=tuple(entry["returns"]),
+        reasoning_by_default=bool(entry["reasoning_by_default"]),
+        default_display=entry.get("default_display"),
+        fallback=bool(entry.get("fallback", False)),
+    )
+
+
+@cache
+def builtin_capabilities() -> CapabilityTable:
+    """The table shipped with thoughtline (parsed once per process)."""
+    text = resources.files("thoughtline.providers").joinpath("capabilities.toml").read_text()
+    data = tomllib.loads(text)
+    return CapabilityTable([_family_from_toml(entry) for entry in data["family"]])

@@ -1,0 +1,89 @@
+"""HTTP error responses → :class:`ProviderError`, shared by every adapter.
+
+Adapters read the provider's own error body (message, type) and call
+:func:`provider_error`; status mapping, ``retryable``, ``retry-after`` and request ids
+are handled here once.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+from thoughtline.errors import (
+    ErrorCode,
+    ProviderError,
+    advice_for,
+    code_for_status,
+    status_is_retryable,
+)
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds to wait, from ``retry-after-ms`` (preferred), then ``retry-after`` (seconds
+    or an HTTP date). ``None`` when absent or unreadable; never negative."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    milliseconds = lowered.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return max(float(milliseconds) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(parsed.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def request_id_of(headers: Mapping[str, str]) -> str | None:
+    lowered = {key.lower(): value for key, value in headers.items()}
+    return lowered.get("request-id") or lowered.get("x-request-id")
+
+
+def provider_error(
+    status: int,
+    headers: Mapping[str, str],
+    *,
+    provider: str,
+    message: str | None,
+    provider_error_type: str | None = None,
+    code: ErrorCode | None = None,
+) -> ProviderError:
+    """Build the error for an HTTP error response.
+
+    ``code`` overrides the status mapping when the body says more (e.g. Anthropic's
+    ``overloaded_error`` type). ``x-should-retry`` from the provider wins over the
+    status convention.
+    """
+    final_code: ErrorCode = code or code_for_status(status)
+    lowered = {key.lower(): value for key, value in headers.items()}
+    should_retry = lowered.get("x-should-retry")
+    if should_retry == "true":
+        retryable = True
+    elif should_retry == "false":
+        retryable = False
+    else:
+        retryable = status_is_retryable(status)
+    detail = message.strip() if message else f"HTTP {status}"
+    advice = advice_for(final_code)
+    text = f"{provider} returned HTTP {status}: {detail}"
+    if advice:
+        text = f"{text}. {advice}"
+    return ProviderError(
+        final_code,
+        text,
+        retryable=retryable,
+        status=status,
+        provider_error_type=provider_error_type,
+        request_id=request_id_of(headers),
+        retry_after_s=parse_retry_after(headers),
+    )
