@@ -1,0 +1,1 @@
+"""One renderer per wire protocol: transcripts → provider bytes (see ``transcript.py``)."""

@@ -1,0 +1,28 @@
+"""Helpers shared by the test suite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from thoughtline.events import StreamEvent
+from thoughtline.providers.base import StreamDecoder
+
+
+def decode_in_pieces(
+    new_decoder: Callable[[], StreamDecoder], data: bytes, cuts: Sequence[int] = ()
+) -> list[StreamEvent]:
+    """Feed ``data`` to a fresh decoder split at the given byte offsets, then close it."""
+    decoder = new_decoder()
+    events: list[StreamEvent] = []
+    start = 0
+    for cut in sorted(set(cuts)):
+        if 0 < cut < len(data):
+            events.extend(decoder.feed(data[start:cut]))
+            start = cut
+    events.extend(decoder.feed(data[start:]))
+    events.extend(decoder.close())
+    return events
+
+
+def byte_by_byte(new_decoder: Callable[[], StreamDecoder], data: bytes) -> list[StreamEvent]:
+    return decode_in_pieces(new_decoder, data, range(1, len(data)))
