@@ -111,7 +111,8 @@ class PayloadTranslator(ABC):
         """Events for one payload. ``event_name`` is the SSE ``event:`` field or ``""``."""
 
     def finish(self) -> list[StreamEvent]:
-        """Close parts still open when the stream ends (called once, also after errors)."""
+        """Close parts still open after the terminal payload (called once, only when the
+        stream ended properly; after an error, open parts are left open on purpose)."""
         return []
 
 
@@ -160,13 +161,9 @@ class _TranslatingDecoder:
             self._fail(None, out)
 
     def _fail(self, error: Error | None, out: list[StreamEvent]) -> None:
-        # Close open parts first so consumers see well-formed part sequences, then the
-        # error as the last event.
+        # Parts still open stay open: the error is the last event, and the accumulator
+        # marks those parts incomplete, which is the truth about them.
         self._errored = True
-        tail = self._translator.finish()
-        if error is None and out and isinstance(out[-1], Error):
-            error = out.pop()  # type: ignore[assignment]
-        out.extend(tail)
         if error is not None:
             out.append(error)
 

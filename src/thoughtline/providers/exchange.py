@@ -1,0 +1,90 @@
+"""What one provider call sent and received, already redacted, with timings.
+
+The runtime writes this to the ``provider_raw`` trace layer. It is built only by the
+transport, after redaction: an :class:`Exchange` never holds a credential.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    """One HTTP attempt of a call (retries make several)."""
+
+    number: int
+    status: int | None
+    error_code: str | None
+    waited_before_s: float
+    duration_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExchangeTimings:
+    """Milliseconds from the start of the call (the first attempt's request)."""
+
+    started_at: str
+    first_byte_ms: float | None = None
+    first_reasoning_ms: float | None = None
+    first_text_ms: float | None = None
+    total_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exchange:
+    """A redacted record of the final attempt plus every attempt's outcome.
+
+    ``response_body`` is the raw response body, or for a stream the raw stream bytes as
+    received (decoded from any content encoding); ``None`` when capture was off.
+    """
+
+    endpoint: str
+    wire_api: str
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: str
+    status: int | None
+    response_headers: dict[str, str]
+    response_body: bytes | None
+    streamed: bool
+    timings: ExchangeTimings
+    attempts: tuple[Attempt, ...] = ()
+    capability: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (body bytes decoded as UTF-8, invalid bytes replaced)."""
+        return {
+            "endpoint": self.endpoint,
+            "wire_api": self.wire_api,
+            "method": self.method,
+            "url": self.url,
+            "request_headers": self.request_headers,
+            "request_body": self.request_body,
+            "status": self.status,
+            "response_headers": self.response_headers,
+            "response_body": None
+            if self.response_body is None
+            else self.response_body.decode("utf-8", errors="replace"),
+            "streamed": self.streamed,
+            "timings": {
+                "started_at": self.timings.started_at,
+                "first_byte_ms": self.timings.first_byte_ms,
+                "first_reasoning_ms": self.timings.first_reasoning_ms,
+                "first_text_ms": self.timings.first_text_ms,
+                "total_ms": self.timings.total_ms,
+            },
+            "attempts": [
+                {
+                    "number": attempt.number,
+                    "status": attempt.status,
+                    "error_code": attempt.error_code,
+                    "waited_before_s": attempt.waited_before_s,
+                    "duration_ms": attempt.duration_ms,
+                }
+                for attempt in self.attempts
+            ],
+            "capability": self.capability,
+        }
