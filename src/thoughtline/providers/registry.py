@@ -19,9 +19,9 @@ _cache: dict[str, WireAdapter] = {}
 
 def adapter_for(wire_api: str) -> WireAdapter:
     """The adapter for a wire API name; a clear error for an unknown one."""
-    adapter = _cache.get(wire_api)
-    if adapter is not None:
-        return adapter
+    cached = _cache.get(wire_api)
+    if cached is not None:
+        return cached
     try:
         module_name, class_name = _BUILTIN[wire_api]
     except KeyError:

@@ -1,0 +1,108 @@
+"""``thoughtline providers``: endpoints, wire APIs and what each model family discloses."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from thoughtline.config import load_config
+from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.providers.endpoints import EndpointRegistry
+
+
+def providers_report() -> dict[str, Any]:
+    """The resolved endpoints (credentials shown only as set/unset) and the capability table."""
+    config = load_config()
+    registry = EndpointRegistry(config.providers, config_source=str(config.path))
+    table = builtin_capabilities()
+    endpoints = []
+    for name in registry.names:
+        endpoint = registry.resolve(name)
+        endpoints.append(
+            {
+                "name": name,
+                "wire_api": endpoint.wire_api,
+                "dialect": endpoint.dialect,
+                "base_url": endpoint.base_url,
+                "base_url_source": endpoint.base_url_source,
+                "api_key_env": endpoint.api_key_env,
+                "api_key": "set"
+                if endpoint.api_key
+                else ("unset" if endpoint.key_required else "not needed"),
+                "families": [family.family for family in table.for_endpoint(name)],
+            }
+        )
+    return {
+        "schema": "thoughtline.providers/v1",
+        "config": str(config.path) if config.path else None,
+        "endpoints": endpoints,
+        "families": [
+            {**family.describe(), "endpoints": list(family.endpoints), "match": list(family.match)}
+            for family in table.families
+        ],
+    }
+
+
+@click.command("providers")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def providers_command(as_json: bool) -> None:
+    """Endpoints, wire APIs and what each model family discloses."""
+    report = providers_report()
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    console = Console(width=max(100, _terminal_width()))
+    endpoints = Table(title="Endpoints", title_justify="left")
+    for column in ("name", "wire API", "base URL", "key"):
+        endpoints.add_column(column)
+    for endpoint in report["endpoints"]:
+        wire = endpoint["wire_api"] + (f" ({endpoint['dialect']})" if endpoint["dialect"] else "")
+        key = endpoint["api_key"]
+        if endpoint["api_key_env"]:
+            key = f"{endpoint['api_key_env']}: {key}"
+        endpoints.add_row(
+            endpoint["name"],
+            wire,
+            f"{endpoint['base_url']} [dim]({endpoint['base_url_source']})[/]",
+            key,
+        )
+    console.print(endpoints)
+    families = Table(title="Model families (what each can disclose)", title_justify="left")
+    for column in (
+        "family",
+        "endpoints",
+        "reasoning control",
+        "efforts",
+        "returns",
+        "reasons by default",
+    ):
+        families.add_column(column)
+    for family in report["families"]:
+        families.add_row(
+            f"{family['family']}\n[dim]{family['label']}[/]",
+            ", ".join(family["endpoints"]),
+            family["thinking_control"]
+            + (
+                f"\n[dim]default display: {family['default_display']}[/]"
+                if family["default_display"]
+                else ""
+            ),
+            ", ".join(family["efforts"]) or "-",
+            ", ".join(family["returns"]) or "nothing (token count at most)",
+            "yes" if family["reasoning_by_default"] else "no",
+        )
+    console.print(families)
+    if report["config"]:
+        console.print(f"[dim]config: {report['config']}[/]")
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 120

@@ -1,0 +1,311 @@
+"""``thoughtline.toml``: strictly validated, with the source of every value recorded.
+
+Unknown keys, wrong types and bad values are errors that name the file, the key and
+what is allowed. Where the file lives: ``$THOUGHTLINE_CONFIG``, else ``./thoughtline.toml``,
+else ``$THOUGHTLINE_HOME/config.toml``; no file at all means built-in defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from platformdirs import user_data_dir
+
+from thoughtline.errors import ConfigError
+from thoughtline.providers.base import WIRE_APIS
+from thoughtline.providers.endpoints import (
+    ChatDialect,
+    EndpointSettings,
+    ReasoningField,
+)
+from thoughtline.requests import EFFORTS
+
+CHAIN_OF_THOUGHT_MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
+WORKER_BACKENDS = ("provider", "inline")
+STORES = ("sqlite", "postgres")
+_DURATION = re.compile(r"^(\d+)([smhdw])$")
+_DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The resolved configuration. ``sources`` maps dotted keys to where each value came
+    from (``default``, or the config file's path)."""
+
+    path: Path | None
+    chain_of_thought: str = "hidden"
+    chain_of_thought_by_role: Mapping[str, str] = field(default_factory=dict)
+    worker_backend: str = "provider"
+    store: str = "sqlite"
+    store_dsn: str | None = None
+    max_concurrency: int = 8
+    default_provider: str = "anthropic"
+    default_model: str = "claude-sonnet-4-6"
+    default_effort: str = "provider-default"
+    providers: Mapping[str, EndpointSettings] = field(default_factory=dict)
+    trace_provider_raw: bool = False
+    retention: Mapping[str, str] = field(
+        default_factory=lambda: {"provider_raw": "7d", "reasoning": "30d", "answer": "forever"}
+    )
+    telemetry_exporter: str = "none"
+    telemetry_endpoint: str | None = None
+    telemetry_capture_content: bool = False
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+def thoughtline_home(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    home = env.get("THOUGHTLINE_HOME")
+    return Path(home) if home else Path(user_data_dir("thoughtline", appauthor=False))
+
+
+def find_config_path(
+    environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path | None:
+    env = os.environ if environ is None else environ
+    explicit = env.get("THOUGHTLINE_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(
+                f"THOUGHTLINE_CONFIG points to {path}, which does not exist. "
+                "Create the file or unset the variable."
+            )
+        return path
+    local = (cwd or Path.cwd()) / "thoughtline.toml"
+    if local.is_file():
+        return local
+    home_config = thoughtline_home(env) / "config.toml"
+    return home_config if home_config.is_file() else None
+
+
+def parse_duration(value: str) -> int | None:
+    """Seconds for ``"7d"``-style durations; ``None`` for ``"forever"``."""
+    if value == "forever":
+        return None
+    match = _DURATION.match(value)
+    if match is None:
+        raise ValueError(value)
+    return int(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+
+
+def load_config(
+    path: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Config:
+    """Load and validate the config (``path`` wins over the usual search)."""
+    config_path = path or find_config_path(environ, cwd)
+    if config_path is None:
+        return Config(path=None)
+    try:
+        data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{config_path}: cannot read the config file ({exc}).") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_path}: not valid TOML: {exc}.") from exc
+    return _Validator(config_path).build(data)
+
+
+class _Validator:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sources: dict[str, str] = {}
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {problem}")
+
+    def table(self, data: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        value = data.get(key.rsplit(".", 1)[-1], {})
+        if not isinstance(value, dict):
+            raise self.fail(key, f"must be a table ([{key}]), got {type(value).__name__}")
+        for name in value:
+            if name not in allowed:
+                raise self.fail(
+                    f"{key}.{name}", f"unknown key. Allowed keys in [{key}]: {', '.join(allowed)}"
+                )
+        return value
+
+    def choice(
+        self, table: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str
+    ) -> str:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, str) or value not in allowed:
+            raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def string(self, table: Mapping[str, Any], key: str, default: str | None) -> str | None:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, str) or not value:
+            raise self.fail(key, f"must be a non-empty string, got {value!r}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def boolean(self, table: Mapping[str, Any], key: str, default: bool) -> bool:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false, got {value!r}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def build(self, data: dict[str, Any]) -> Config:
+        top_allowed = ("orchestration", "defaults", "providers", "trace", "telemetry", "store")
+        for name in data:
+            if name not in top_allowed:
+                raise self.fail(
+                    name, f"unknown section. Allowed sections: {', '.join(top_allowed)}"
+                )
+        orchestration = self.table(
+            data,
+            "orchestration",
+            (
+                "chain_of_thought",
+                "worker_backend",
+                "store",
+                "max_concurrency",
+                "chain_of_thought_by_role",
+            ),
+        )
+        chain_of_thought = self.choice(
+            orchestration, "orchestration.chain_of_thought", CHAIN_OF_THOUGHT_MODES, "hidden"
+        )
+        by_role_raw = self.table(
+            orchestration,
+            "orchestration.chain_of_thought_by_role",
+            tuple(orchestration.get("chain_of_thought_by_role", {}) or ()),
+        )
+        by_role = {
+            role: self.choice(
+                by_role_raw,
+                f"orchestration.chain_of_thought_by_role.{role}",
+                CHAIN_OF_THOUGHT_MODES,
+                "",
+            )
+            for role in by_role_raw
+        }
+        worker_backend = self.choice(
+            orchestration, "orchestration.worker_backend", WORKER_BACKENDS, "provider"
+        )
+        store = self.choice(orchestration, "orchestration.store", STORES, "sqlite")
+        max_concurrency = 8
+        if "max_concurrency" in orchestration:
+            value = orchestration["max_concurrency"]
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 256:
+                raise self.fail(
+                    "orchestration.max_concurrency",
+                    f"must be an integer from 1 to 256, got {value!r}",
+                )
+            max_concurrency = value
+            self.sources["orchestration.max_concurrency"] = str(self.path)
+
+        store_table = self.table(data, "store", ("dsn",))
+        dsn = self.string(store_table, "store.dsn", None)
+        if store == "postgres" and dsn is None:
+            raise self.fail(
+                "store.dsn",
+                'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."',
+            )
+
+        defaults = self.table(data, "defaults", ("provider", "model", "effort"))
+        default_provider = self.string(defaults, "defaults.provider", "anthropic") or "anthropic"
+        default_model = (
+            self.string(defaults, "defaults.model", "claude-sonnet-4-6") or "claude-sonnet-4-6"
+        )
+        default_effort = self.choice(defaults, "defaults.effort", EFFORTS, "provider-default")
+
+        providers_raw = data.get("providers", {})
+        if not isinstance(providers_raw, dict):
+            raise self.fail("providers", "must be a table of [providers.NAME] sections")
+        providers = {name: self._endpoint(name, value) for name, value in providers_raw.items()}
+
+        trace = self.table(data, "trace", ("provider_raw", "retention"))
+        provider_raw = self.boolean(trace, "trace.provider_raw", False)
+        retention_raw = self.table(
+            trace, "trace.retention", ("provider_raw", "reasoning", "answer")
+        )
+        retention = {"provider_raw": "7d", "reasoning": "30d", "answer": "forever"}
+        for layer, value in retention_raw.items():
+            key = f"trace.retention.{layer}"
+            try:
+                if not isinstance(value, str):
+                    raise ValueError(value)
+                parse_duration(value)
+            except ValueError:
+                raise self.fail(
+                    key,
+                    f"{value!r} is not a duration. Use a number and a unit (s, m, h, d, w), "
+                    'e.g. "7d", or "forever"',
+                ) from None
+            retention[layer] = value
+            self.sources[key] = str(self.path)
+
+        telemetry = self.table(data, "telemetry", ("exporter", "endpoint", "capture_content"))
+        exporter = self.choice(telemetry, "telemetry.exporter", ("none", "otlp"), "none")
+        telemetry_endpoint = self.string(telemetry, "telemetry.endpoint", None)
+        capture = self.boolean(telemetry, "telemetry.capture_content", False)
+
+        return Config(
+            path=self.path,
+            chain_of_thought=chain_of_thought,
+            chain_of_thought_by_role=by_role,
+            worker_backend=worker_backend,
+            store=store,
+            store_dsn=dsn,
+            max_concurrency=max_concurrency,
+            default_provider=default_provider,
+            default_model=default_model,
+            default_effort=default_effort,
+            providers=providers,
+            trace_provider_raw=provider_raw,
+            retention=retention,
+            telemetry_exporter=exporter,
+            telemetry_endpoint=telemetry_endpoint,
+            telemetry_capture_content=capture,
+            sources=self.sources,
+        )
+
+    def _endpoint(self, name: str, value: Any) -> EndpointSettings:
+        key = f"providers.{name}"
+        if not _ENDPOINT_NAME.match(name):
+            raise self.fail(key, "endpoint names use lowercase letters, digits, '-', '_' and '.'")
+        table = self.table(
+            {name: value},
+            key,
+            ("wire_api", "base_url", "api_key_env", "reasoning_field", "dialect"),
+        )
+        wire_api = self.choice(table, f"{key}.wire_api", WIRE_APIS, "") or None
+        base_url = self.string(table, f"{key}.base_url", None)
+        if base_url is not None and not base_url.startswith(("http://", "https://")):
+            raise self.fail(
+                f"{key}.base_url", f"must start with http:// or https://, got {base_url!r}"
+            )
+        api_key_env = self.string(table, f"{key}.api_key_env", None)
+        reasoning_field = (
+            self.choice(table, f"{key}.reasoning_field", get_args(ReasoningField), "") or None
+        )
+        dialect = self.choice(table, f"{key}.dialect", get_args(ChatDialect), "") or None
+        return EndpointSettings(
+            wire_api=wire_api,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            reasoning_field=reasoning_field,  # type: ignore[arg-type]
+            dialect=dialect,  # type: ignore[arg-type]
+        )

@@ -1,0 +1,182 @@
+"""ModelRequest → Anthropic Messages request body, with reasoning shaped per model family.
+
+Two ways to switch thinking on exist, and which one a model accepts comes from capability
+data (``thinking_control``), never from the model name alone:
+
+- ``adaptive`` families (Claude 4.6 and later): ``{"type": "adaptive", "display":
+  "summarized"}``; effort goes separately into ``output_config.effort``. ``display`` is
+  always sent because several families default to ``omitted`` (empty thinking text).
+- ``budget`` families (Claude 4.5 and older): ``{"type": "enabled", "budget_tokens": B}``;
+  effort can only be expressed through ``B``, and ``max_tokens`` must exceed ``B``.
+
+Hidden mode (``enabled=False``) sends no ``thinking`` key at all. Effort is a separate
+axis: an explicit effort still reaches adaptive families through ``output_config``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from thoughtline.events import Warning
+from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
+from thoughtline.requests import Effort, ModelRequest
+
+DEFAULT_MAX_TOKENS: Final = 8192
+"""Answer allowance when the request does not set ``max_output_tokens``."""
+
+MIN_BUDGET_TOKENS: Final = 1024
+"""Anthropic rejects ``budget_tokens`` below this."""
+
+BUDGET_FOR_EFFORT: Final[dict[Effort, int]] = {
+    "low": 1024,
+    "medium": 4096,
+    "high": 8192,
+    "xhigh": 16384,
+    "max": 32768,
+    "provider-default": 4096,
+}
+"""Thinking budget derived from an effort on budget-controlled families."""
+
+_ANTHROPIC_CONTROLS: Final = frozenset({"adaptive", "budget", "none"})
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedBody:
+    """A request body and the warnings produced while shaping it."""
+
+    body: dict[str, Any]
+    warnings: tuple[Warning, ...]
+
+
+def anthropic_capability(capability: ModelCapability, model: str) -> ModelCapability:
+    """The capability to shape by.
+
+    A user-defined endpoint that speaks this wire API (a proxy in front of Claude) gets
+    the generic fallback family from the capability table, whose control (``toggle``,
+    ``effort``...) means nothing here; such requests are shaped by the built-in Claude
+    family for the model instead.
+    """
+    if capability.thinking_control in _ANTHROPIC_CONTROLS:
+        return capability
+    return builtin_capabilities().lookup("anthropic", model)
+
+
+def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody:
+    """The JSON body for ``POST /v1/messages``."""
+    capability = anthropic_capability(capability, request.model)
+    warnings: list[Warning] = []
+    reasoning = request.reasoning
+    answer_allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
+    control = capability.thinking_control
+    effort = _accepted_effort(reasoning.effort, request, capability, warnings)
+
+    thinking: dict[str, Any] | None = None
+    output_effort: Effort | None = None
+    max_tokens = answer_allowance
+
+    if control == "none":
+        if reasoning.enabled:
+            warnings.append(
+                Warning(
+                    code="REASONING_UNSUPPORTED",
+                    message=f"{request.model} ({capability.label}) does not reason; "
+                    "no thinking was requested.",
+                )
+            )
+    elif control == "adaptive":
+        if reasoning.enabled:
+            thinking = {"type": "adaptive", "display": "summarized"}
+            if reasoning.budget_tokens is not None:
+                warnings.append(
+                    Warning(
+                        code="BUDGET_UNSUPPORTED",
+                        message=f"budget_tokens={reasoning.budget_tokens} does not apply to "
+                        f"{request.model} ({capability.label}): it uses adaptive thinking, "
+                        "controlled by effort. The budget was not sent.",
+                    )
+                )
+        if effort != "provider-default":
+            output_effort = effort
+    elif reasoning.enabled:  # budget
+        budget = _budget(reasoning.budget_tokens, effort, request.model, warnings)
+        thinking = {"type": "enabled", "budget_tokens": budget}
+        # Thinking tokens count toward max_tokens: keep the answer's allowance on top.
+        max_tokens = answer_allowance + budget
+    elif effort != "provider-default":
+        warnings.append(
+            Warning(
+                code="EFFORT_UNSUPPORTED",
+                message=f"Effort {effort!r} only applies with thinking on {request.model} "
+                f"({capability.label}), which sets effort through a thinking budget; "
+                "thinking is not requested, so no effort was sent.",
+            )
+        )
+
+    body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+    if request.system:
+        body["system"] = request.system
+    body["messages"] = [
+        {"role": message.role, "content": message.content} for message in request.messages
+    ]
+    if request.tools:
+        body["tools"] = [
+            _tool(tool.name, tool.description, tool.parameters) for tool in request.tools
+        ]
+    if thinking is not None:
+        body["thinking"] = thinking
+    if output_effort is not None:
+        body["output_config"] = {"effort": output_effort}
+    if request.stream:
+        body["stream"] = True
+    return ShapedBody(body=body, warnings=tuple(warnings))
+
+
+def _accepted_effort(
+    request: ModelRequest, capability: ModelCapability, warnings: list[Warning]
+) -> Effort:
+    effort = request.reasoning.effort
+    if capability.accepts_effort(effort):
+        return effort
+    accepted = ", ".join(capability.efforts) or "none"
+    budget_on = capability.thinking_control == "budget" and request.reasoning.enabled
+    if budget_on and request.reasoning.budget_tokens is not None:
+        instead = f"the requested budget_tokens={request.reasoning.budget_tokens}"
+    elif budget_on:
+        default_budget = BUDGET_FOR_EFFORT["provider-default"]
+        instead = f"the default thinking budget ({default_budget} tokens)"
+    elif capability.thinking_control == "adaptive":
+        instead = "no effort (the model's default)"
+    else:
+        instead = "nothing"
+    warnings.append(
+        Warning(
+            code="EFFORT_UNSUPPORTED",
+            message=f"Effort {effort!r} is not accepted by {request.model} "
+            f"({capability.label}; accepted: {accepted}); sent {instead} instead.",
+        )
+    )
+    return "provider-default"
+
+
+def _budget(requested: int | None, effort: Effort, model: str, warnings: list[Warning]) -> int:
+    if requested is None:
+        return BUDGET_FOR_EFFORT.get(effort, BUDGET_FOR_EFFORT["provider-default"])
+    if requested < MIN_BUDGET_TOKENS:
+        warnings.append(
+            Warning(
+                code="BUDGET_ADJUSTED",
+                message=f"budget_tokens={requested} is below Anthropic's minimum for {model}; "
+                f"sent budget_tokens={MIN_BUDGET_TOKENS} instead.",
+            )
+        )
+        return MIN_BUDGET_TOKENS
+    return requested
+
+
+def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": name}
+    if description:
+        tool["description"] = description
+    tool["input_schema"] = dict(parameters)
+    return tool

@@ -1,0 +1,396 @@
+"""Anthropic Messages stream payloads → events.
+
+The stream is a sequence of content blocks addressed by ``index``; blocks may
+interleave (thinking and tool use alternate), so state is kept per index. Part ids are
+``reasoning-N``, ``text-N`` and ``tool-N`` for block index ``N``: unique within one
+message and identical for the streamed and the non-streaming form of the same response.
+
+Reasoning parts:
+
+- ``thinking`` blocks are ``summary`` (Claude 4+ never returns raw thinking). A block
+  that ends with a signature but no text is ``encrypted`` (``display: "omitted"``). The
+  signature arrives in one ``signature_delta`` just before the block stops; it is
+  assigned, never appended, and reported in the ``ReasoningEnd`` metadata.
+- ``redacted_thinking`` arrives whole in ``content_block_start``: its opaque ``data``
+  goes into the ``ReasoningStart`` metadata unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from thoughtline.events import (
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    ResponseStarted,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    Warning,
+)
+from thoughtline.providers.anthropic._errors import stream_error
+from thoughtline.providers.base import PayloadTranslator
+from thoughtline.wire.jsonio import dumps
+
+FINISH_FOR_STOP_REASON: Final[dict[str, FinishReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "refusal",
+    "pause_turn": "other",
+}
+"""Anthropic ``stop_reason`` → normalized finish reason (unknown values → ``other``)."""
+
+# Block kinds, compared by equality on the hot path.
+_THINKING: Final = "thinking"
+_REDACTED: Final = "redacted_thinking"
+_TEXT: Final = "text"
+_TOOL: Final = "tool_use"
+_IGNORED: Final = "ignored"
+
+_PART_PREFIX: Final[dict[str, str]] = {
+    _THINKING: "reasoning",
+    _REDACTED: "reasoning",
+    _TEXT: "text",
+    _TOOL: "tool",
+}
+
+
+class _Block:
+    """One open content block."""
+
+    __slots__ = ("has_content", "index", "kind", "part_id", "signature", "warned")
+
+    def __init__(self, index: int, kind: str, part_id: str) -> None:
+        self.index = index
+        self.kind = kind
+        self.part_id = part_id
+        self.has_content = False
+        self.signature: str | None = None
+        self.warned: set[str] | None = None
+
+
+class AnthropicStreamTranslator(PayloadTranslator):
+    """Translates the payloads of one ``/v1/messages`` stream (``"stream": true``)."""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self._blocks: dict[int, _Block] = {}
+        self._used_part_ids: set[str] = set()
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[StreamEvent]]] = {
+            "content_block_delta": self._block_delta,
+            "content_block_start": self._block_start,
+            "content_block_stop": self._block_stop,
+            "message_start": self._message_start,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+            "ping": _ignore,
+            "error": _error,
+        }
+
+    def translate(self, event_name: str, payload: dict[str, Any]) -> list[StreamEvent]:
+        payload_type = payload.get("type")
+        # The payload's own type is authoritative; the SSE event name repeats it.
+        key = payload_type if isinstance(payload_type, str) else event_name
+        handler = self._handlers.get(key)
+        if handler is None:
+            return [
+                Warning(
+                    code="UNKNOWN_EVENT",
+                    message=f"Skipped an Anthropic stream event of unknown type {key!r}.",
+                )
+            ]
+        return handler(payload)
+
+    def finish(self) -> list[StreamEvent]:
+        """Close blocks still open (the stream broke or ended early), in start order."""
+        out: list[StreamEvent] = []
+        for block in list(self._blocks.values()):
+            self._close(block, out, complete=False)
+        self._blocks.clear()
+        return out
+
+    # ------------------------------------------------------------------ message level
+
+    def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        message = payload.get("message")
+        if not isinstance(message, dict):
+            return [ResponseStarted()]
+        response_id = message.get("id")
+        model = message.get("model")
+        out: list[StreamEvent] = [
+            ResponseStarted(
+                response_id=response_id if isinstance(response_id, str) else None,
+                model=model if isinstance(model, str) else None,
+            )
+        ]
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            # output_tokens here is a placeholder (usually 1); the real count comes with
+            # message_delta, so it is not reported yet.
+            start_usage = Usage(
+                input_tokens=_int(usage.get("input_tokens")),
+                cached_input_tokens=_int(usage.get("cache_read_input_tokens")),
+            )
+            if start_usage.input_tokens is not None or start_usage.cached_input_tokens is not None:
+                out.append(start_usage)
+        return out
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            out.append(delta_usage(usage))
+        delta = payload.get("delta")
+        if isinstance(delta, dict):
+            stop_reason = delta.get("stop_reason")
+            if isinstance(stop_reason, str):
+                details = delta.get("stop_details")
+                if isinstance(details, dict):
+                    warning = _refusal_warning(details)
+                    if warning is not None:
+                        out.append(warning)
+                out.append(
+                    Finish(
+                        reason=FINISH_FOR_STOP_REASON.get(stop_reason, "other"),
+                        raw_reason=stop_reason,
+                    )
+                )
+        return out
+
+    def _message_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        self.finished = True
+        return []
+
+    # ------------------------------------------------------------------ block level
+
+    def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        index = payload.get("index")
+        block_payload = payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(block_payload, dict):
+            return [_unknown_event("content_block_start without an index or a content_block")]
+        out: list[StreamEvent] = []
+        previous = self._blocks.pop(index, None)
+        if previous is not None:  # a block index reused before it stopped
+            self._close(previous, out, complete=False)
+        block_type = block_payload.get("type")
+        prefix = _PART_PREFIX.get(block_type) if isinstance(block_type, str) else None
+        if prefix is None:
+            self._blocks[index] = _Block(index, _IGNORED, "")
+            out.append(
+                Warning(
+                    code="UNKNOWN_PART",
+                    message=f"Skipped an Anthropic content block of type {block_type!r} "
+                    f"(index {index}).",
+                )
+            )
+            return out
+        assert isinstance(block_type, str)
+        block = _Block(index, block_type, self._part_id(prefix, index))
+        self._blocks[index] = block
+        part_id = block.part_id
+        if block_type == _THINKING:
+            out.append(ReasoningStart(part_id=part_id, kind="summary"))
+            text = block_payload.get("thinking")
+            if isinstance(text, str) and text:
+                block.has_content = True
+                out.append(ReasoningDelta(part_id=part_id, text=text))
+            signature = block_payload.get("signature")
+            if isinstance(signature, str) and signature:
+                block.signature = signature
+        elif block_type == _TEXT:
+            out.append(TextStart(part_id=part_id))
+            text = block_payload.get("text")
+            if isinstance(text, str) and text:
+                block.has_content = True
+                out.append(TextDelta(part_id=part_id, text=text))
+        elif block_type == _TOOL:
+            tool_call_id = block_payload.get("id")
+            name = block_payload.get("name")
+            out.append(
+                ToolCallStart(
+                    part_id=part_id,
+                    tool_call_id=tool_call_id if isinstance(tool_call_id, str) else "",
+                    name=name if isinstance(name, str) else "",
+                )
+            )
+            arguments = block_payload.get("input")
+            # Streams start with an empty input and send it as input_json_delta.
+            if isinstance(arguments, dict) and arguments:
+                block.has_content = True
+                out.append(ToolCallDelta(part_id=part_id, arguments_delta=dumps(arguments)))
+        else:  # redacted_thinking: complete on arrival, opaque data kept unchanged
+            data = block_payload.get("data")
+            out.append(
+                ReasoningStart(
+                    part_id=part_id,
+                    kind="redacted",
+                    provider_metadata={"data": data if isinstance(data, str) else None},
+                )
+            )
+        return out
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            return [_unknown_event("content_block_delta without a delta")]
+        delta_type = delta.get("type")
+        index = payload.get("index")
+        block = self._blocks.get(index) if isinstance(index, int) else None
+        if block is None:
+            return self._orphan_delta(payload, delta_type)
+        kind = block.kind
+        if delta_type == "text_delta":
+            if kind == _TEXT:
+                text = delta.get("text")
+                if isinstance(text, str) and text:
+                    block.has_content = True
+                    return [TextDelta(part_id=block.part_id, text=text)]
+                return []
+        elif delta_type == "thinking_delta":
+            if kind == _THINKING:
+                text = delta.get("thinking")
+                if isinstance(text, str) and text:
+                    block.has_content = True
+                    return [ReasoningDelta(part_id=block.part_id, text=text)]
+                return []
+        elif delta_type == "input_json_delta":
+            if kind == _TOOL:
+                partial = delta.get("partial_json")
+                if isinstance(partial, str) and partial:
+                    block.has_content = True
+                    return [ToolCallDelta(part_id=block.part_id, arguments_delta=partial)]
+                return []
+        elif delta_type == "signature_delta" and kind == _THINKING:
+            signature = delta.get("signature")
+            if isinstance(signature, str):
+                block.signature = signature  # the complete value: assign, never append
+            return []
+        if kind == _IGNORED:
+            return []  # already reported when the block started
+        return self._unknown_delta(block, delta_type)
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        index = payload.get("index")
+        block = self._blocks.pop(index, None) if isinstance(index, int) else None
+        out: list[StreamEvent] = []
+        if block is None:
+            out.append(_unknown_event(f"content_block_stop for index {index!r} that never started"))
+            return out
+        self._close(block, out, complete=True)
+        return out
+
+    def _close(self, block: _Block, out: list[StreamEvent], *, complete: bool) -> None:
+        kind = block.kind
+        part_id = block.part_id
+        if kind == _THINKING:
+            signature = block.signature
+            metadata = {"signature": signature} if signature is not None else {}
+            # A signature with no text is Anthropic's display "omitted": only the carrier.
+            final_kind = "encrypted" if not block.has_content and signature else "summary"
+            out.append(ReasoningEnd(part_id=part_id, kind=final_kind, provider_metadata=metadata))
+        elif kind == _TEXT:
+            out.append(TextEnd(part_id=part_id))
+        elif kind == _TOOL:
+            if complete and not block.has_content:
+                # A tool without arguments streams no input; make it the same "{}" the
+                # non-streaming body carries.
+                out.append(ToolCallDelta(part_id=part_id, arguments_delta="{}"))
+            out.append(ToolCallEnd(part_id=part_id))
+        elif kind == _REDACTED:
+            out.append(ReasoningEnd(part_id=part_id, kind="redacted"))
+
+    def _orphan_delta(self, payload: Mapping[str, Any], delta_type: object) -> list[StreamEvent]:
+        """A delta for an index that never started: open the block it implies."""
+        index = payload.get("index")
+        if isinstance(index, int) and delta_type in ("text_delta", "thinking_delta"):
+            block_type = _TEXT if delta_type == "text_delta" else _THINKING
+            started = self._block_start({"index": index, "content_block": {"type": block_type}})
+            return [*started, *self._block_delta(dict(payload))]
+        return [
+            _unknown_event(
+                f"content_block_delta of type {delta_type!r} for index {index!r} that never started"
+            )
+        ]
+
+    def _unknown_delta(self, block: _Block, delta_type: object) -> list[StreamEvent]:
+        # Report each unknown delta type once per block: citations can arrive by the dozen.
+        label = str(delta_type)
+        if block.warned is None:
+            block.warned = set()
+        elif label in block.warned:
+            return []
+        block.warned.add(label)
+        return [
+            Warning(
+                code="UNKNOWN_EVENT",
+                message=f"Skipped Anthropic {label!r} deltas on a {block.kind} block "
+                f"(index {block.index}).",
+            )
+        ]
+
+    def _part_id(self, prefix: str, index: int) -> str:
+        part_id = f"{prefix}-{index}"
+        if part_id in self._used_part_ids:
+            suffix = 1
+            while f"{part_id}.{suffix}" in self._used_part_ids:
+                suffix += 1
+            part_id = f"{part_id}.{suffix}"
+        self._used_part_ids.add(part_id)
+        return part_id
+
+
+def delta_usage(usage: Mapping[str, Any]) -> Usage:
+    """Cumulative usage from ``message_delta`` (or a whole body's ``usage``)."""
+    details = usage.get("output_tokens_details")
+    thinking_tokens = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        reasoning_tokens=_int(thinking_tokens),
+        cached_input_tokens=_int(usage.get("cache_read_input_tokens")),
+    )
+
+
+def _refusal_warning(details: Mapping[str, Any]) -> Warning | None:
+    category = details.get("category")
+    explanation = details.get("explanation")
+    if not isinstance(category, str) and not isinstance(explanation, str):
+        return None
+    message = f"The model refused (category: {category or 'unspecified'})"
+    if isinstance(explanation, str) and explanation:
+        message = f"{message}: {explanation}"
+    if category == "reasoning_extraction":
+        message = (
+            f"{message}. Asking the model to write out its reasoning is refused; request "
+            "reasoning through chain_of_thought instead"
+        )
+    return Warning(code="PROVIDER_REFUSAL", message=f"{message}.")
+
+
+def _ignore(payload: dict[str, Any]) -> list[StreamEvent]:
+    return []
+
+
+def _error(payload: dict[str, Any]) -> list[StreamEvent]:
+    return [stream_error(payload)]
+
+
+def _unknown_event(detail: str) -> Warning:
+    return Warning(code="UNKNOWN_EVENT", message=f"Skipped an Anthropic stream event: {detail}.")
+
+
+def _int(value: object) -> int | None:
+    # bool is an int subclass; a boolean token count is not a count.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

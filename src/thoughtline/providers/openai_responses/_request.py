@@ -1,0 +1,105 @@
+"""ModelRequest → ``POST {base_url}/responses`` body.
+
+Effort and disclosure are separate axes in the Responses API, as in thoughtline:
+
+- disclosure (``reasoning.enabled``) asks for a summary (``reasoning.summary = "auto"``)
+  and for the encrypted carrier (``include: ["reasoning.encrypted_content"]``, needed
+  with ``store: false`` to hand reasoning back in a later turn);
+- effort (``reasoning.effort``) is sent whenever the caller chose one the model accepts,
+  also in hidden mode.
+
+Hosted reasoning models reason whether or not a summary is requested; hidden mode only
+stops the text and the carrier from coming back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thoughtline.events import Warning
+from thoughtline.providers.base import CallContext, WireRequest
+from thoughtline.requests import ModelRequest
+
+RESPONSES_PATH = "/responses"
+PROTOCOL_HEADERS: dict[str, str] = {"content-type": "application/json"}
+ENCRYPTED_CONTENT_INCLUDE = "reasoning.encrypted_content"
+
+
+def build_wire_request(request: ModelRequest, context: CallContext) -> WireRequest:
+    """The complete wire request; credentials are added later by the transport."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "input": [{"role": message.role, "content": message.content} for message in request.messages],
+        "stream": request.stream,
+        # Nothing is kept server-side: reasoning is carried by encrypted_content instead.
+        "store": False,
+    }
+    if request.system:
+        body["instructions"] = request.system
+    if request.max_output_tokens is not None:
+        body["max_output_tokens"] = request.max_output_tokens
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+                # Responses normalizes schemas into strict mode when `strict` is omitted
+                # (unlike Chat Completions); thoughtline passes tool schemas as written.
+                "strict": False,
+            }
+            for tool in request.tools
+        ]
+    warnings = _shape_reasoning(request, context, body)
+    return WireRequest(
+        url=context.endpoint.base_url + RESPONSES_PATH,
+        body=body,
+        headers=dict(PROTOCOL_HEADERS),
+        warnings=warnings,
+    )
+
+
+def _shape_reasoning(
+    request: ModelRequest, context: CallContext, body: dict[str, Any]
+) -> tuple[Warning, ...]:
+    capability = context.capability
+    wanted = request.reasoning
+    effort = wanted.effort
+    warnings: list[Warning] = []
+    if capability.thinking_control == "none":
+        if wanted.enabled:
+            warnings.append(
+                Warning(
+                    code="REASONING_UNSUPPORTED",
+                    message=f"Model {request.model!r} ({capability.label}) does not reason; "
+                    "no reasoning was requested.",
+                )
+            )
+        if effort != "provider-default":
+            warnings.append(_effort_warning(request, context))
+        return tuple(warnings)
+
+    reasoning: dict[str, Any] = {}
+    if effort != "provider-default":
+        if capability.accepts_effort(effort):
+            reasoning["effort"] = effort
+        else:
+            warnings.append(_effort_warning(request, context))
+    if wanted.enabled:
+        reasoning["summary"] = "auto"
+        body["include"] = [ENCRYPTED_CONTENT_INCLUDE]
+    if reasoning:
+        body["reasoning"] = reasoning
+    return tuple(warnings)
+
+
+def _effort_warning(request: ModelRequest, context: CallContext) -> Warning:
+    capability = context.capability
+    accepted = ", ".join(capability.efforts) if capability.efforts else "none"
+    return Warning(
+        code="EFFORT_UNSUPPORTED",
+        message=f"Effort {request.reasoning.effort!r} is not accepted by model "
+        f"{request.model!r} ({capability.label}; accepted: {accepted}); no effort was "
+        "sent, so the provider's default applies.",
+    )

@@ -1,0 +1,488 @@
+"""The provider simulator: a real HTTP server on loopback that speaks every wire API.
+
+Use it to test code built on thoughtline without any network or key::
+
+    from thoughtline.testing import Simulator, SimulatorServer, Transcript, Fault
+
+    sim = Simulator()
+    sim.script(Transcript(answer="42", reasoning=(SimReasoning(kind="summary", text="..."),)))
+    sim.inject(Fault.rate_limited(retry_after_s=0.1))
+    with SimulatorServer(sim) as server:
+        os.environ.update(server.environ())  # ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/anthropic
+        ...
+    sim.requests                                 # every request received, for assertions
+
+Each provider lives under its own path prefix (``/anthropic``, ``/openai``, ...) so one
+server stands in for all of them at once; :meth:`SimulatorServer.base_url_for` and
+:meth:`SimulatorServer.environ` give the base URLs to point endpoints at.
+
+The app is plain ASGI (no framework) so that faults can be exact: a connection can be
+cut after a given frame, a first byte delayed, a frame corrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+from urllib.parse import parse_qsl
+
+from thoughtline.testing.transcript import (
+    Frame,
+    SimReasoning,
+    SimRequest,
+    StreamErrorKind,
+    Transcript,
+    WireRenderer,
+)
+from thoughtline.wire.jsonio import MalformedJSON, loads_object
+
+Scope: TypeAlias = MutableMapping[str, Any]
+Message: TypeAlias = MutableMapping[str, Any]
+Receive: TypeAlias = Callable[[], Awaitable[Message]]
+Send: TypeAlias = Callable[[Message], Awaitable[None]]
+
+FaultKind: TypeAlias = Literal[
+    "http_error",
+    "cut_mid_reasoning",
+    "cut_mid_answer",
+    "malformed_json",
+    "stream_error",
+    "slow_first_byte",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fault:
+    """A failure to inject into the next matching request(s)."""
+
+    kind: FaultKind
+    status: int = 500
+    message: str = "simulated failure"
+    retry_after_s: float | None = None
+    retry_after_ms: int | None = None
+    stream_error_kind: StreamErrorKind = "overloaded"
+    delay_s: float = 0.0
+
+    @classmethod
+    def rate_limited(
+        cls, *, retry_after_s: float | None = None, retry_after_ms: int | None = None
+    ) -> Fault:
+        return cls(
+            kind="http_error",
+            status=429,
+            message="Rate limit reached (simulated).",
+            retry_after_s=retry_after_s,
+            retry_after_ms=retry_after_ms,
+        )
+
+    @classmethod
+    def overloaded(cls) -> Fault:
+        return cls(kind="http_error", status=529, message="Overloaded (simulated).")
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Fault:
+        return cls(kind="http_error", status=status, message="Internal server error (simulated).")
+
+    @classmethod
+    def http_error(cls, status: int, message: str) -> Fault:
+        return cls(kind="http_error", status=status, message=message)
+
+    @classmethod
+    def cut_mid_reasoning(cls) -> Fault:
+        """Close the connection after the second reasoning frame."""
+        return cls(kind="cut_mid_reasoning")
+
+    @classmethod
+    def cut_mid_answer(cls) -> Fault:
+        """Close the connection after the second answer frame."""
+        return cls(kind="cut_mid_answer")
+
+    @classmethod
+    def malformed_json(cls) -> Fault:
+        """Send a frame with broken JSON after the first frame."""
+        return cls(kind="malformed_json")
+
+    @classmethod
+    def stream_error(
+        cls, kind: StreamErrorKind = "overloaded", message: str = "Overloaded (simulated)."
+    ) -> Fault:
+        """An error event inside an HTTP-200 stream, after the reasoning frames."""
+        return cls(kind="stream_error", stream_error_kind=kind, message=message)
+
+    @classmethod
+    def slow_first_byte(cls, delay_s: float) -> Fault:
+        return cls(kind="slow_first_byte", delay_s=delay_s)
+
+
+DEFAULT_TRANSCRIPT = Transcript(
+    reasoning=(
+        SimReasoning(
+            kind="summary",
+            text="The user wants a short, direct answer. I will check the request, "
+            "weigh two options and pick the simpler one.",
+            signature="EqQBCkYIBxgCKkDsimulatedSignature==",
+        ),
+    ),
+    answer="Here is a short, direct answer from the simulated model.",
+    input_tokens=40,
+    reasoning_tokens=96,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """A path (regex, matched after the profile prefix) served by a renderer."""
+
+    pattern: re.Pattern[str]
+    renderer: WireRenderer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """One simulated provider: a path prefix, its routes and its endpoint base URL suffix."""
+
+    name: str
+    base_path: str  # appended to the server URL to form the endpoint's base URL
+    routes: tuple[Route, ...]
+    base_url_env: str | None = None
+
+
+@dataclass(slots=True)
+class _Script:
+    transcript: Transcript
+    profile: str | None
+    model: str | None
+    remaining: int | None
+
+
+@dataclass(slots=True)
+class _Injection:
+    fault: Fault
+    profile: str | None
+    remaining: int
+
+
+class Simulator:
+    """Scripted provider behaviour. Thread-safe: the server runs in its own thread."""
+
+    def __init__(
+        self,
+        *,
+        default_transcript: Transcript = DEFAULT_TRANSCRIPT,
+        pace_s: float = 0.0,
+        profiles: Mapping[str, Profile] | None = None,
+    ) -> None:
+        from thoughtline.testing.profiles import default_profiles
+
+        self.default_transcript = default_transcript
+        self.pace_s = pace_s
+        self.profiles: dict[str, Profile] = dict(profiles or default_profiles())
+        self.requests: list[SimRequest] = []
+        self._scripts: list[_Script] = []
+        self._faults: list[_Injection] = []
+        self._lock = threading.Lock()
+
+    # -- scripting ---------------------------------------------------------------
+    def script(
+        self,
+        transcript: Transcript,
+        *,
+        profile: str | None = None,
+        model: str | None = None,
+        times: int | None = None,
+    ) -> None:
+        """Answer matching requests with ``transcript``; later scripts win.
+        ``times=None`` keeps it for every matching request."""
+        with self._lock:
+            self._scripts.append(_Script(transcript, profile, model, times))
+
+    def inject(self, fault: Fault, *, profile: str | None = None, times: int = 1) -> None:
+        """Apply ``fault`` to the next ``times`` matching requests."""
+        with self._lock:
+            self._faults.append(_Injection(fault, profile, times))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._scripts.clear()
+            self._faults.clear()
+            self.requests.clear()
+
+    def requests_for(self, profile: str) -> list[SimRequest]:
+        with self._lock:
+            return [request for request in self.requests if request.profile == profile]
+
+    def _take(self, profile: str, model: str | None) -> tuple[Transcript, Fault | None]:
+        with self._lock:
+            transcript = self.default_transcript
+            for script in reversed(self._scripts):
+                if script.profile not in (None, profile):
+                    continue
+                if script.model not in (None, model):
+                    continue
+                transcript = script.transcript
+                if script.remaining is not None:
+                    script.remaining -= 1
+                    if script.remaining <= 0:
+                        self._scripts.remove(script)
+                break
+            fault = None
+            for injection in self._faults:
+                if injection.profile in (None, profile):
+                    fault = injection.fault
+                    injection.remaining -= 1
+                    if injection.remaining <= 0:
+                        self._faults.remove(injection)
+                    break
+            return transcript, fault
+
+    # -- ASGI ----------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        match = self._route(path)
+        if match is None:
+            await _plain(send, 404, b'{"error": "no simulated provider at this path"}')
+            return
+        profile, renderer = match
+        raw_body = await _read_body(receive)
+        try:
+            body: dict[str, Any] | None = loads_object(raw_body) if raw_body else None
+        except MalformedJSON:
+            await _plain(send, 400, renderer.error_body(400, "request body is not JSON"))
+            return
+        headers = {
+            key.decode("latin-1").lower(): value.decode("latin-1")
+            for key, value in scope["headers"]
+        }
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        partial = SimRequest(
+            method=scope["method"],
+            path=path,
+            query=query,
+            headers=headers,
+            body=body,
+            profile=profile.name,
+            model=None,
+            stream=False,
+            raw_body=raw_body,
+        )
+        model = renderer.model_of(partial)
+        request = SimRequest(
+            method=partial.method,
+            path=path,
+            query=query,
+            headers=headers,
+            body=body,
+            profile=profile.name,
+            model=model,
+            stream=renderer.is_stream(partial),
+            raw_body=raw_body,
+        )
+        with self._lock:
+            self.requests.append(request)
+        transcript, fault = self._take(profile.name, model)
+        await self._respond(send, renderer, transcript, request, fault)
+
+    def _route(self, path: str) -> tuple[Profile, WireRenderer] | None:
+        for profile in self.profiles.values():
+            prefix = f"/{profile.name}"
+            if not path.startswith(prefix + "/"):
+                continue
+            rest = path[len(prefix) :]
+            for route in profile.routes:
+                if route.pattern.fullmatch(rest):
+                    return profile, route.renderer
+        return None
+
+    async def _respond(
+        self,
+        send: Send,
+        renderer: WireRenderer,
+        transcript: Transcript,
+        request: SimRequest,
+        fault: Fault | None,
+    ) -> None:
+        if fault is not None and fault.kind == "slow_first_byte":
+            await asyncio.sleep(fault.delay_s)
+        if fault is not None and fault.kind == "http_error":
+            headers: dict[str, str] = {}
+            if fault.retry_after_s is not None:
+                headers["retry-after"] = f"{fault.retry_after_s:g}"
+            if fault.retry_after_ms is not None:
+                headers["retry-after-ms"] = str(fault.retry_after_ms)
+            await _plain(
+                send, fault.status, renderer.error_body(fault.status, fault.message), headers
+            )
+            return
+        if not request.stream:
+            await _plain(send, 200, renderer.body(transcript, request))
+            return
+        frames = renderer.stream_frames(transcript, request)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", renderer.stream_content_type.encode()),
+                    (b"cache-control", b"no-cache"),
+                ],
+            }
+        )
+        for data in _with_fault(frames, renderer, fault):
+            if data is None:
+                # Abort: uvicorn closes the socket without ending the chunked body, so
+                # the client sees a broken stream, exactly like a dropped connection.
+                raise ConnectionAbortedError("simulated connection cut")
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+            if self.pace_s:
+                await asyncio.sleep(self.pace_s)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _with_fault(
+    frames: list[Frame], renderer: WireRenderer, fault: Fault | None
+) -> list[bytes | None]:
+    """The bytes to send, with the fault applied. ``None`` means: cut the connection."""
+    out: list[bytes | None] = []
+    kind = fault.kind if fault is not None else None
+    seen = {"reasoning": 0, "text": 0}
+    for index, frame in enumerate(frames):
+        if kind == "malformed_json" and index == 1:
+            out.append(renderer.malformed_frame())
+        if kind == "stream_error" and fault is not None and frame.role in ("text", "tool", "end"):
+            out.append(renderer.stream_error_frame(fault.stream_error_kind, fault.message))
+            return out
+        out.append(frame.data)
+        if frame.role in seen:
+            seen[frame.role] += 1
+        if kind == "cut_mid_reasoning" and seen["reasoning"] == 2:
+            out.append(None)
+            return out
+        if kind == "cut_mid_answer" and seen["text"] == 2:
+            out.append(None)
+            return out
+    return out
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(parts)
+
+
+async def _plain(
+    send: Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
+) -> None:
+    raw_headers = [(b"content-type", b"application/json")]
+    raw_headers += [(key.encode(), value.encode()) for key, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class SimulatorServer:
+    """Serves a :class:`Simulator` with uvicorn on 127.0.0.1 and a free port, in a
+    background thread. Use as a context manager, or call :meth:`start`/:meth:`stop`."""
+
+    def __init__(self, simulator: Simulator | None = None, *, host: str = "127.0.0.1") -> None:
+        self.simulator = simulator or Simulator()
+        self.host = host
+        self.port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._server: Any = None
+        self._started = threading.Event()
+        self._failure: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the simulator server is not running; call start() first")
+        return f"http://{self.host}:{self.port}"
+
+    def base_url_for(self, profile: str) -> str:
+        """The base URL an endpoint should use to reach the simulated ``profile``."""
+        return self.url + self.simulator.profiles[profile].base_path
+
+    def environ(self) -> dict[str, str]:
+        """Base-URL environment variables pointing every built-in endpoint here."""
+        return {
+            profile.base_url_env: self.base_url_for(name)
+            for name, profile in self.simulator.profiles.items()
+            if profile.base_url_env
+        }
+
+    def start(self, timeout_s: float = 10.0) -> SimulatorServer:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.simulator,
+            log_level="critical",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+        server = uvicorn.Server(config)
+        self._server = server
+
+        def serve() -> None:
+            try:
+                asyncio.run(server.serve(sockets=[sock]))
+            except BaseException as exc:  # reported to the starting thread
+                self._failure = exc
+            finally:
+                self._started.set()
+                sock.close()
+
+        self._thread = threading.Thread(target=serve, name="thoughtline-simulator", daemon=True)
+        self._thread.start()
+        waited = 0.0
+        while not server.started and waited < timeout_s:
+            if self._failure is not None or not self._thread.is_alive():
+                break
+            self._started.wait(0.01)
+            waited += 0.01
+        if not server.started:
+            self.stop()
+            raise RuntimeError(f"the simulator server did not start: {self._failure!r}")
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+
+    def __enter__(self) -> SimulatorServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
