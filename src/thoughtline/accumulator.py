@@ -74,16 +74,36 @@ class ModelResponse:
         return "\n\n".join(part.text for part in self.reasoning_parts if part.text)
 
 
+_BLOCK_DELTAS = 512
+
+
 class _OpenPart:
-    __slots__ = ("chunks", "kind", "metadata", "name", "order", "tool_call_id")
+    """A part being built. Deltas are gathered in a small list and folded into blocks
+    of ``_BLOCK_DELTAS`` deltas, so memory stays close to the text's own size (a million
+    tiny strings would cost ~60 bytes each) and every character is copied at most twice."""
+
+    __slots__ = ("blocks", "chunks", "kind", "metadata", "name", "order", "tool_call_id")
 
     def __init__(self, order: int, kind: str, metadata: ProviderMetadata) -> None:
         self.order = order
         self.kind = kind
         self.metadata: dict[str, MetadataValue] = dict(metadata)
         self.chunks: list[str] = []
+        self.blocks: list[str] = []
         self.tool_call_id = ""
         self.name = ""
+
+    def append(self, text: str) -> None:
+        chunks = self.chunks
+        chunks.append(text)
+        if len(chunks) >= _BLOCK_DELTAS:
+            self.blocks.append("".join(chunks))
+            chunks.clear()
+
+    def text(self) -> str:
+        if not self.blocks:
+            return "".join(self.chunks)
+        return "".join(self.blocks) + "".join(self.chunks)
 
 
 class ResponseAccumulator:
@@ -102,10 +122,13 @@ class ResponseAccumulator:
 
     def add(self, event: StreamEvent) -> None:
         match event:
-            case ReasoningDelta() | TextDelta():
-                self._part(event.part_id).chunks.append(event.text)
+            case TextDelta():
+                self._part(event.part_id, "text").append(event.text)
+            case ReasoningDelta():
+                # A delta without a start still counts as reasoning, never as answer text.
+                self._part(event.part_id, "raw").append(event.text)
             case ToolCallDelta():
-                self._part(event.part_id).chunks.append(event.arguments_delta)
+                self._part(event.part_id).append(event.arguments_delta)
             case ReasoningStart():
                 self._open(event.part_id, event.kind, event.provider_metadata)
             case ReasoningEnd():
@@ -153,7 +176,7 @@ class ResponseAccumulator:
             part.metadata.update(metadata)
         return part
 
-    def _part(self, part_id: str, kind: str = "text") -> _OpenPart:
+    def _part(self, part_id: str, kind: str) -> _OpenPart:
         # Tolerate a delta without a start (some servers skip it): open the part then.
         part = self._parts.get(part_id)
         if part is None:
@@ -167,7 +190,7 @@ class ResponseAccumulator:
         text_metadata: list[ProviderMetadata] = []
         for part_id, part in sorted(self._parts.items(), key=lambda item: item[1].order):
             complete = part_id in self._closed
-            joined = "".join(part.chunks)
+            joined = part.text()
             if part.kind == "text":
                 texts.append(joined)
                 if part.metadata:

@@ -1,0 +1,263 @@
+"""Stream decoding throughput against the official SDKs, on identical bytes.
+
+Every contender reads the same recorded-shape stream through an ``httpx2.MockTransport``
+(no sockets), in the same process and run, so the ratios compare like with like:
+
+- thoughtline: ``ProviderClient`` (transport + adapter decoder + accumulator), and the
+  sans-IO decoder alone;
+- anthropic SDK: raw ``messages.create(stream=True)`` iteration, and the accumulating
+  ``messages.stream()`` helper;
+- openai SDK: raw ``responses.create(stream=True)`` iteration, and the accumulating
+  ``responses.stream()`` helper.
+
+Throughput is wire events (SSE frames) per second; each figure is the best of
+``--repeat`` runs. Then a scaling run: 10k, 100k and 1M reasoning deltas through the
+decoder and accumulator, with time per delta and peak memory per byte of text.
+
+    .venv/bin/python bench/bench_streams.py [--deltas 20000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import platform
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx2
+
+from thoughtline.accumulator import ResponseAccumulator
+from thoughtline.providers.base import CallContext
+from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.requests import ModelRequest, ReasoningRequest
+from thoughtline.testing.renderers.anthropic import AnthropicRenderer
+from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
+from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
+
+ANTHROPIC_MODEL = "claude-sonnet-4-6"
+OPENAI_MODEL = "gpt-5.5"
+KEY = "bench-key-0000000000"
+
+
+def transcript(deltas: int) -> Transcript:
+    # Four characters a delta; reasoning takes ~90% of the deltas, as in a real
+    # reasoning-heavy answer.
+    reasoning_chars = deltas * 9 // 10 * 4
+    answer_chars = deltas // 10 * 4
+    return Transcript(
+        reasoning=(SimReasoning(kind="summary", text=("thé " * reasoning_chars)[:reasoning_chars], signature="sig"),),
+        answer=("ans " * answer_chars)[:answer_chars],
+        chunk_chars=4,
+    )
+
+
+def anthropic_bytes(deltas: int) -> bytes:
+    request = SimRequest(
+        method="POST", path="/v1/messages", query={}, headers={},
+        body={"model": ANTHROPIC_MODEL, "stream": True, "thinking": {"type": "adaptive", "display": "summarized"}},
+        profile="anthropic", model=ANTHROPIC_MODEL, stream=True,
+    )
+    return b"".join(f.data for f in AnthropicRenderer().stream_frames(transcript(deltas), request))
+
+
+def openai_bytes(deltas: int) -> bytes:
+    request = SimRequest(
+        method="POST", path="/v1/responses", query={}, headers={},
+        body={"model": OPENAI_MODEL, "stream": True, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"]},
+        profile="openai", model=OPENAI_MODEL, stream=True,
+    )
+    return b"".join(f.data for f in OpenAIResponsesRenderer().stream_frames(transcript(deltas), request))
+
+
+def mock_http(data: bytes) -> httpx2.AsyncClient:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        # One chunk per frame, as a socket would deliver a paced stream.
+        chunks = [frame + b"\n\n" for frame in data.split(b"\n\n") if frame]
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_Chunks(chunks))
+
+    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+
+
+class _Chunks(httpx2.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        for chunk in self.chunks:
+            yield chunk
+
+
+async def best_of(repeat: int, run: Callable[[], Awaitable[Any]]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        started = time.perf_counter()
+        await run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+async def thoughtline_run(endpoint_name: str, model: str, data: bytes) -> None:
+    environ = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY}
+    endpoint = EndpointRegistry(environ=environ).resolve(endpoint_name)
+    client = ProviderClient(endpoint, http_client=mock_http(data), capture_body=False)
+    request = ModelRequest.simple(model, "bench", reasoning=ReasoningRequest(enabled=True))
+    call = await client.complete(request)
+    assert call.response.error is None, call.response.error
+    assert call.response.text
+
+
+def decoder_only(endpoint_name: str, model: str, data: bytes) -> Callable[[], Awaitable[None]]:
+    endpoint = EndpointRegistry(environ={}).resolve(endpoint_name)
+    capability = builtin_capabilities().lookup(endpoint_name, model)
+    context = CallContext(endpoint=endpoint, capability=capability)
+    request = ModelRequest.simple(model, "bench", reasoning=ReasoningRequest(enabled=True))
+    chunks = [frame + b"\n\n" for frame in data.split(b"\n\n") if frame]
+    from thoughtline.providers.registry import adapter_for
+
+    adapter = adapter_for(endpoint.wire_api)
+
+    async def run() -> None:
+        decoder = adapter.new_decoder(request, context)
+        accumulator = ResponseAccumulator()
+        add = accumulator.add
+        for chunk in chunks:
+            for event in decoder.feed(chunk):
+                add(event)
+        for event in decoder.close():
+            add(event)
+        assert accumulator.result().text
+
+    return run
+
+
+async def anthropic_raw(data: bytes) -> None:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0)
+    stream = await client.messages.create(model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}], stream=True)
+    async for _ in stream:
+        pass
+
+
+async def anthropic_helper(data: bytes) -> None:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0)
+    async with client.messages.stream(model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}]) as stream:
+        async for _ in stream:
+            pass
+        message = await stream.get_final_message()
+    assert message.content
+
+
+async def openai_raw(data: bytes) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0)
+    stream = await client.responses.create(model=OPENAI_MODEL, input="bench", stream=True)
+    async for _ in stream:
+        pass
+
+
+async def openai_helper(data: bytes) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0)
+    async with client.responses.stream(model=OPENAI_MODEL, input="bench") as stream:
+        async for _ in stream:
+            pass
+        response = await stream.get_final_response()
+    assert response.output
+
+
+def frames_in(data: bytes) -> int:
+    return sum(1 for frame in data.split(b"\n\n") if frame.strip())
+
+
+async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, float]]:
+    rows: list[tuple[str, str, float, float]] = []
+    for stream_name, data, contenders in (
+        (
+            "anthropic-messages",
+            anthropic_bytes(deltas),
+            [
+                ("thoughtline ProviderClient", lambda d: thoughtline_run("anthropic", ANTHROPIC_MODEL, d)),
+                ("thoughtline decoder only", None),
+                ("anthropic SDK raw iteration", anthropic_raw),
+                ("anthropic SDK messages.stream()", anthropic_helper),
+            ],
+        ),
+        (
+            "openai-responses",
+            openai_bytes(deltas),
+            [
+                ("thoughtline ProviderClient", lambda d: thoughtline_run("openai", OPENAI_MODEL, d)),
+                ("thoughtline decoder only", None),
+                ("openai SDK raw iteration", openai_raw),
+                ("openai SDK responses.stream()", openai_helper),
+            ],
+        ),
+    ):
+        frames = frames_in(data)
+        endpoint_name, model = ("anthropic", ANTHROPIC_MODEL) if stream_name.startswith("anthropic") else ("openai", OPENAI_MODEL)
+        for label, runner in contenders:
+            if runner is None:
+                seconds = await best_of(repeat, decoder_only(endpoint_name, model, data))
+            else:
+                seconds = await best_of(repeat, lambda r=runner: r(data))
+            rows.append((stream_name, label, frames / seconds, seconds))
+    return rows
+
+
+def scaling(sizes: list[int]) -> list[tuple[int, float, float, int, float]]:
+    rows = []
+    for size in sizes:
+        data = anthropic_bytes(size)
+        run = decoder_only("anthropic", ANTHROPIC_MODEL, data)
+        gc.collect()
+        started = time.perf_counter()
+        asyncio.run(run())
+        seconds = time.perf_counter() - started
+        tracemalloc.start()
+        asyncio.run(run())
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        text_bytes = size * 4
+        rows.append((size, seconds, seconds / size * 1e6, peak, peak / text_bytes))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deltas", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    args = parser.parse_args()
+    import anthropic
+    import openai
+
+    print(f"python {platform.python_version()} on {platform.machine()}, httpx2 {httpx2.__version__}, anthropic {anthropic.__version__}, openai {openai.__version__}")
+    print(f"\n## Throughput: {args.deltas} deltas per stream, best of {args.repeat}\n")
+    print("| stream | reader | wire events/s | seconds | thoughtline ProviderClient vs this |")
+    print("|---|---|---:|---:|---:|")
+    rows = asyncio.run(throughput(args.deltas, args.repeat))
+    ours = {stream: rate for stream, label, rate, _ in rows if label == "thoughtline ProviderClient"}
+    for stream, label, rate, seconds in rows:
+        ratio = ours[stream] / rate
+        print(f"| {stream} | {label} | {rate:,.0f} | {seconds:.3f} | {ratio:.1f}x |")
+    print("\n## Scaling: reasoning deltas through decoder + accumulator (anthropic stream)\n")
+    print("| deltas | seconds | µs per delta | peak memory | peak bytes per text byte |")
+    print("|---:|---:|---:|---:|---:|")
+    for size, seconds, per_delta, peak, per_byte in scaling([int(s) for s in args.sizes.split(",")]):
+        print(f"| {size:,} | {seconds:.2f} | {per_delta:.2f} | {peak / 1e6:.1f} MB | {per_byte:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
