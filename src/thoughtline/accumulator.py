@@ -128,7 +128,7 @@ class ResponseAccumulator:
                 # A delta without a start still counts as reasoning, never as answer text.
                 self._part(event.part_id, "raw").append(event.text)
             case ToolCallDelta():
-                self._part(event.part_id).append(event.arguments_delta)
+                self._part(event.part_id, "tool").append(event.arguments_delta)
             case ReasoningStart():
                 self._open(event.part_id, event.kind, event.provider_metadata)
             case ReasoningEnd():
