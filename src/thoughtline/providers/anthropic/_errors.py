@@ -54,6 +54,8 @@ def parse_error(status: int, headers: Mapping[str, str], body: bytes) -> Provide
         body_request_id = payload.get("request_id")
         request_id = body_request_id if isinstance(body_request_id, str) else None
     code = CODE_FOR_ERROR_TYPE.get(error_type) if error_type else None
+    if error_type == "api_error" and status >= 500:
+        code = None  # the generic type says less than a 503/504 status does
     error = provider_error(
         status,
         headers,

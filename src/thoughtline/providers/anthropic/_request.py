@@ -69,7 +69,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
     reasoning = request.reasoning
     answer_allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
     control = capability.thinking_control
-    effort = _accepted_effort(reasoning.effort, request, capability, warnings)
+    effort = _accepted_effort(request, capability, warnings)
 
     thinking: dict[str, Any] | None = None
     output_effort: Effort | None = None
@@ -138,7 +138,7 @@ def _accepted_effort(
     effort = request.reasoning.effort
     if capability.accepts_effort(effort):
         return effort
-    accepted = ", ".join(capability.efforts) or "none"
+    accepted = ", ".join(capability.efforts) or "no effort setting"
     budget_on = capability.thinking_control == "budget" and request.reasoning.enabled
     if budget_on and request.reasoning.budget_tokens is not None:
         instead = f"the requested budget_tokens={request.reasoning.budget_tokens}"

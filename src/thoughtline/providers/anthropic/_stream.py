@@ -25,6 +25,7 @@ from thoughtline.events import (
     FinishReason,
     ReasoningDelta,
     ReasoningEnd,
+    ReasoningKind,
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
@@ -68,7 +69,7 @@ _PART_PREFIX: Final[dict[str, str]] = {
 
 
 class _Block:
-    """One open content block."""
+    """One open content block. ``has_content``: thinking text or tool arguments arrived."""
 
     __slots__ = ("has_content", "index", "kind", "part_id", "signature", "warned")
 
@@ -114,7 +115,9 @@ class AnthropicStreamTranslator(PayloadTranslator):
         return handler(payload)
 
     def finish(self) -> list[StreamEvent]:
-        """Close blocks still open (the stream broke or ended early), in start order."""
+        """Close blocks still open when ``message_stop`` arrived (a block without its
+        ``content_block_stop``), in start order. Not called after an error: parts cut by
+        an error stay open so the accumulator marks them incomplete."""
         out: list[StreamEvent] = []
         for block in list(self._blocks.values()):
             self._close(block, out, complete=False)
@@ -213,7 +216,6 @@ class AnthropicStreamTranslator(PayloadTranslator):
             out.append(TextStart(part_id=part_id))
             text = block_payload.get("text")
             if isinstance(text, str) and text:
-                block.has_content = True
                 out.append(TextDelta(part_id=part_id, text=text))
         elif block_type == _TOOL:
             tool_call_id = block_payload.get("id")
@@ -255,7 +257,6 @@ class AnthropicStreamTranslator(PayloadTranslator):
             if kind == _TEXT:
                 text = delta.get("text")
                 if isinstance(text, str) and text:
-                    block.has_content = True
                     return [TextDelta(part_id=block.part_id, text=text)]
                 return []
         elif delta_type == "thinking_delta":
@@ -298,7 +299,9 @@ class AnthropicStreamTranslator(PayloadTranslator):
             signature = block.signature
             metadata = {"signature": signature} if signature is not None else {}
             # A signature with no text is Anthropic's display "omitted": only the carrier.
-            final_kind = "encrypted" if not block.has_content and signature else "summary"
+            final_kind: ReasoningKind = (
+                "encrypted" if not block.has_content and signature else "summary"
+            )
             out.append(ReasoningEnd(part_id=part_id, kind=final_kind, provider_metadata=metadata))
         elif kind == _TEXT:
             out.append(TextEnd(part_id=part_id))
@@ -369,8 +372,8 @@ def _refusal_warning(details: Mapping[str, Any]) -> Warning | None:
     if not isinstance(category, str) and not isinstance(explanation, str):
         return None
     message = f"The model refused (category: {category or 'unspecified'})"
-    if isinstance(explanation, str) and explanation:
-        message = f"{message}: {explanation}"
+    if isinstance(explanation, str) and explanation.strip(" ."):
+        message = f"{message}: {explanation.strip().rstrip('.')}"
     if category == "reasoning_extraction":
         message = (
             f"{message}. Asking the model to write out its reasoning is refused; request "

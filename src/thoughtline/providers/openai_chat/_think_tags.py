@@ -37,12 +37,15 @@ _WHITESPACE = " \t\r\n"
 
 
 def _partial_tag_suffix(text: str, start: int, tag: str) -> int:
-    """Length of the longest suffix of ``text[start:]`` that is a proper prefix of ``tag``."""
-    longest = min(len(tag) - 1, len(text) - start)
-    for length in range(longest, 0, -1):
-        if text.endswith(tag[:length]):
-            return length
-    return 0
+    """Length of the longest suffix of ``text[start:]`` that is a proper prefix of ``tag``.
+
+    Both tags contain ``<`` only at their start, so the only candidate suffix starts at
+    the last ``<`` within the final ``len(tag) - 1`` characters.
+    """
+    bracket = text.rfind("<", max(start, len(text) - len(tag) + 1))
+    if bracket < 0:
+        return 0
+    return len(text) - bracket if tag.startswith(text[bracket:]) else 0
 
 
 class ThinkTagSplitter:

@@ -1,0 +1,99 @@
+"""ModelRequest → Ollama native ``POST /api/chat`` request.
+
+Reasoning: ``think`` is Ollama's only control and carries both axes at once — ``true``
+or an effort (``"low"|"medium"|"high"``) turns thinking on *and* returns it in
+``message.thinking``. So disclosure decides whether ``think`` is sent at all: hidden
+mode sends no ``think`` key (an effort asked for in hidden mode cannot be expressed
+without requesting the thinking text, so it is reported as a warning, not sent).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from thoughtline.events import Warning
+from thoughtline.providers.base import CallContext, WireRequest
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
+
+THINK_LEVELS: Final[frozenset[Effort]] = frozenset({"low", "medium", "high"})
+"""Effort values Ollama's ``think`` accepts as strings."""
+
+
+def build_ollama_request(request: ModelRequest, context: CallContext) -> WireRequest:
+    """The URL, body and warnings for one call."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(
+        {"role": message.role, "content": message.content} for message in request.messages
+    )
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": request.stream,
+    }
+    think, warnings = think_for(request.reasoning, context.capability, request.model)
+    if think is not None:
+        body["think"] = think
+    if request.max_output_tokens is not None:
+        body["options"] = {"num_predict": request.max_output_tokens}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": dict(tool.parameters),
+                },
+            }
+            for tool in request.tools
+        ]
+    return WireRequest(
+        url=f"{context.endpoint.base_url}/api/chat",
+        body=body,
+        headers={},
+        warnings=tuple(warnings),
+    )
+
+
+def think_for(
+    reasoning: ReasoningRequest, capability: ModelCapability, model: str
+) -> tuple[bool | str | None, list[Warning]]:
+    """The ``think`` value (``None`` = leave the key out) and warnings."""
+    effort = reasoning.effort
+    if capability.thinking_control == "none":
+        if reasoning.enabled or effort != "provider-default":
+            return None, [
+                Warning(
+                    code="REASONING_UNSUPPORTED",
+                    message=f"{model} ({capability.label}) does not think; no think "
+                    "parameter was sent.",
+                )
+            ]
+        return None, []
+    if not reasoning.enabled:
+        if effort == "provider-default":
+            return None, []
+        return None, [
+            Warning(
+                code="EFFORT_UNSUPPORTED",
+                message=f"Effort {effort!r} was not sent to {model}: Ollama takes effort "
+                "only through think, which also returns the thinking text, and reasoning "
+                "is hidden for this call. The model's default applies.",
+            )
+        ]
+    if effort == "provider-default":
+        return True, []
+    if effort in THINK_LEVELS and capability.accepts_effort(effort):
+        return effort, []
+    accepted = ", ".join(effort for effort in capability.efforts if effort in THINK_LEVELS)
+    return True, [
+        Warning(
+            code="EFFORT_UNSUPPORTED",
+            message=f"Effort {effort!r} is not accepted by {model} ({capability.label}; "
+            f"accepted: {accepted or 'none'}). Sent think: true instead, so the model's "
+            "default effort applies.",
+        )
+    ]

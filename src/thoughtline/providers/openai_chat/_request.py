@@ -1,0 +1,152 @@
+"""``ModelRequest`` → ``POST {base_url}/chat/completions`` body, per dialect.
+
+Reasoning is shaped by dialect and model capability (DESIGN §2, providers.md §2, §4, §5):
+
+================  =============================================  ==========================
+dialect           reasoning enabled                              hidden
+================  =============================================  ==========================
+openai            ``reasoning_effort`` only (chat completions    ``reasoning_effort`` when
+                  never return reasoning text)                   an effort was given
+openrouter        ``reasoning: {"effort": E}`` /                 ``reasoning: {"exclude":
+                  ``{"max_tokens": B}`` / ``{"enabled": true}``  true}`` (+ ``effort``)
+raw-reasoning,    ``thinking: {"type": "enabled"}``              ``reasoning_effort`` when
+effort control    + ``reasoning_effort``                         an effort was given
+raw-reasoning,    ``chat_template_kwargs: {"enable_thinking":    ``reasoning_effort`` when
+toggle control    true}`` + ``reasoning_effort``                 an effort was given
+================  =============================================  ==========================
+
+Effort and disclosure are separate axes: an explicit effort the model accepts is sent
+even when reasoning is hidden, because it changes how hard the model works, not what it
+returns. An effort the model does not accept becomes an ``EFFORT_UNSUPPORTED`` warning
+and is not sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thoughtline.events import Warning
+from thoughtline.providers.base import CallContext, WireRequest
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.requests import Effort, ModelRequest
+
+CHAT_PATH = "/chat/completions"
+
+
+def _effort_to_send(
+    effort: Effort, capability: ModelCapability, model: str, warnings: list[Warning]
+) -> Effort | None:
+    """The explicit effort to send, or ``None`` (provider default / not accepted)."""
+    if effort == "provider-default":
+        return None
+    if capability.accepts_effort(effort):
+        return effort
+    accepted = ", ".join(capability.efforts) or "none"
+    warnings.append(
+        Warning(
+            code="EFFORT_UNSUPPORTED",
+            message=f"Effort {effort!r} is not accepted by model {model!r} "
+            f"({capability.label}; accepts: {accepted}). No effort was sent, so the "
+            "provider's default effort applies.",
+        )
+    )
+    return None
+
+
+def _shape_openai(body: dict[str, Any], effort: Effort | None) -> None:
+    if effort is not None:
+        body["reasoning_effort"] = effort
+
+
+def _shape_openrouter(body: dict[str, Any], request: ModelRequest, effort: Effort | None) -> None:
+    reasoning = request.reasoning
+    if not reasoning.enabled:
+        # Some upstreams reason and return it by default; hidden must say exclude.
+        hidden: dict[str, Any] = {"exclude": True}
+        if effort is not None:
+            hidden["effort"] = effort
+        body["reasoning"] = hidden
+        return
+    # effort and max_tokens are mutually exclusive on OpenRouter; effort wins because
+    # budget_tokens is only a fallback for wire APIs that take a budget.
+    if effort is not None:
+        body["reasoning"] = {"effort": effort}
+    elif reasoning.budget_tokens is not None:
+        body["reasoning"] = {"max_tokens": reasoning.budget_tokens}
+    else:
+        body["reasoning"] = {"enabled": True}
+
+
+def _shape_raw(
+    body: dict[str, Any], request: ModelRequest, capability: ModelCapability, effort: Effort | None
+) -> None:
+    if request.reasoning.enabled:
+        if capability.thinking_control == "effort":
+            body["thinking"] = {"type": "enabled"}  # DeepSeek
+        else:
+            # vLLM, llama.cpp and other template-driven servers switch thinking here.
+            body["chat_template_kwargs"] = {"enable_thinking": True}
+    if effort is not None:
+        body["reasoning_effort"] = effort
+
+
+def build_chat_request(request: ModelRequest, context: CallContext) -> WireRequest:
+    """The complete wire request for one call (see the module docstring)."""
+    endpoint = context.endpoint
+    capability = context.capability
+    dialect = endpoint.dialect or "openai"
+    warnings: list[Warning] = []
+
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(
+        {"role": message.role, "content": message.content} for message in request.messages
+    )
+    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
+    if request.stream:
+        # Without this, streamed chat completions report no usage at all.
+        body["stream_options"] = {"include_usage": True}
+    if request.max_output_tokens is not None:
+        # OpenAI deprecated max_tokens for reasoning models; other servers only know it.
+        key = "max_completion_tokens" if dialect == "openai" else "max_tokens"
+        body[key] = request.max_output_tokens
+    if request.tools:
+        body["tools"] = [
+            _tool(tool.name, tool.description, tool.parameters) for tool in request.tools
+        ]
+
+    reasoning = request.reasoning
+    if capability.thinking_control == "none":
+        if reasoning.enabled:
+            warnings.append(
+                Warning(
+                    code="REASONING_UNSUPPORTED",
+                    message=f"Model {request.model!r} ({capability.label}) does not reason; "
+                    "no reasoning was requested.",
+                )
+            )
+        _effort_to_send(reasoning.effort, capability, request.model, warnings)
+    else:
+        effort = _effort_to_send(reasoning.effort, capability, request.model, warnings)
+        if dialect == "openrouter":
+            _shape_openrouter(body, request, effort)
+        elif dialect == "raw-reasoning":
+            _shape_raw(body, request, capability, effort)
+        else:
+            _shape_openai(body, effort)
+
+    headers = {"content-type": "application/json"}
+    if request.stream:
+        headers["accept"] = "text/event-stream"
+    return WireRequest(
+        url=endpoint.base_url + CHAT_PATH, body=body, headers=headers, warnings=tuple(warnings)
+    )
+
+
+def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    function["parameters"] = dict(parameters)
+    return {"type": "function", "function": function}

@@ -1,0 +1,44 @@
+"""Shared helpers for the Anthropic adapter tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import decode_in_pieces
+from thoughtline.events import StreamEvent
+from thoughtline.providers.anthropic import AnthropicMessagesAdapter
+from thoughtline.providers.base import CallContext, StreamDecoder
+from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.requests import ModelRequest
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "anthropic"
+ADAPTER = AnthropicMessagesAdapter()
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def context(model: str, *, endpoint: str = "anthropic") -> CallContext:
+    registry = EndpointRegistry(environ={"ANTHROPIC_API_KEY": "sk-ant-test-secret"})
+    return CallContext(
+        endpoint=registry.resolve("anthropic"),
+        capability=builtin_capabilities().lookup(endpoint, model),
+    )
+
+
+def request(model: str = "claude-sonnet-4-6") -> ModelRequest:
+    return ModelRequest.simple(model, "hi")
+
+
+def new_decoder() -> StreamDecoder:
+    return ADAPTER.new_decoder(request(), context("claude-sonnet-4-6"))
+
+
+def decode_stream(data: bytes) -> list[StreamEvent]:
+    return decode_in_pieces(new_decoder, data)
+
+
+def decode_body(data: bytes) -> list[StreamEvent]:
+    return ADAPTER.decode_body(data, request(), context("claude-sonnet-4-6"))
