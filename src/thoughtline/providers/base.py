@@ -147,13 +147,20 @@ class _TranslatingDecoder:
     def finished(self) -> bool:
         return self._errored or self._translator.finished
 
-    def _run(self, event_name: str, data: str, out: list[StreamEvent]) -> None:
+    def _run(
+        self, event_name: str, data: str, out: list[StreamEvent], *, tail: bool = False
+    ) -> None:
         if self._errored:
             return
         try:
             payload = loads_object(data)
         except MalformedJSON as exc:
-            self._fail(malformed_error(str(exc)), out)
+            if tail:
+                # The last frame of a stream that stopped mid-frame: the connection
+                # broke, the provider did not send bad data.
+                self._fail(interrupted_error("the stream stopped in the middle of a frame"), out)
+            else:
+                self._fail(malformed_error(str(exc)), out)
             return
         events = self._translator.translate(event_name, payload)
         out.extend(events)
@@ -167,14 +174,11 @@ class _TranslatingDecoder:
         if error is not None:
             out.append(error)
 
-    def _close(self, out: list[StreamEvent], ended_cleanly: bool) -> list[StreamEvent]:
+    def _close(self, out: list[StreamEvent]) -> list[StreamEvent]:
         if self._errored:
             return out
         if not self._translator.finished:
-            if not ended_cleanly:
-                self._fail(malformed_error("the stream ended inside a frame"), out)
-            else:
-                self._fail(interrupted_error("no terminal event arrived"), out)
+            self._fail(interrupted_error("no terminal event arrived"), out)
             return out
         out.extend(self._translator.finish())
         return out
@@ -204,7 +208,7 @@ class SSEStreamDecoder(_TranslatingDecoder):
             self._frame(frame, out)
         return out
 
-    def _frame(self, frame: SSEFrame, out: list[StreamEvent]) -> None:
+    def _frame(self, frame: SSEFrame, out: list[StreamEvent], *, tail: bool = False) -> None:
         if self._errored:
             return
         data = frame.data
@@ -213,21 +217,19 @@ class SSEStreamDecoder(_TranslatingDecoder):
             return
         if not data:
             return  # e.g. "event: ping" with no data
-        self._run(frame.event, data, out)
+        self._run(frame.event, data, out, tail=tail)
 
     def close(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         if self._errored:
             return out
-        pending = self._frames.pending_bytes
         try:
             frames = self._frames.flush()
-        except FramingError as exc:
-            self._fail(malformed_error(str(exc)), out)
-            return out
+        except FramingError:
+            frames = []  # a character cut in half by the end of the stream
         for frame in frames:
-            self._frame(frame, out)
-        return self._close(out, ended_cleanly=pending == 0 or self._translator.finished)
+            self._frame(frame, out, tail=True)
+        return self._close(out)
 
 
 class NDJSONStreamDecoder(_TranslatingDecoder):
@@ -258,12 +260,11 @@ class NDJSONStreamDecoder(_TranslatingDecoder):
             return out
         try:
             lines = self._lines.flush()
-        except FramingError as exc:
-            self._fail(malformed_error(str(exc)), out)
-            return out
+        except FramingError:
+            lines = []  # a character cut in half by the end of the stream
         for line in lines:
-            self._run("", line, out)
-        return self._close(out, ended_cleanly=True)
+            self._run("", line, out, tail=True)
+        return self._close(out)
 
 
 def decode_whole(decoder: StreamDecoder, body: bytes) -> list[StreamEvent]:

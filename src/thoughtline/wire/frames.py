@@ -8,18 +8,19 @@ Two framings cover every provider:
 
 Both take arbitrary byte chunks (a chunk may end inside a line, inside a CRLF pair, or
 inside a multi-byte UTF-8 character) and only decode text once a whole frame or line
-has arrived, so a split can never corrupt a character. Work per byte is constant: the
-buffer is scanned from where the last scan stopped, never from the start.
+has arrived, so a split can never corrupt a character.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class SSEFrame:
-    """One server-sent event. ``event`` is ``""`` when the frame had no ``event:`` field."""
+class SSEFrame(NamedTuple):
+    """One server-sent event. ``event`` is ``""`` when the frame had no ``event:`` field.
+
+    A named tuple: frames are created once per wire event on the hot path, and tuples
+    are the cheapest immutable record Python has."""
 
     event: str
     data: str
@@ -33,77 +34,67 @@ class FramingError(ValueError):
 class SSEDecoder:
     """Incremental ``text/event-stream`` decoder (WHATWG rules for fields and comments).
 
-    ``feed`` returns the frames completed by the chunk; ``flush`` returns a final frame
-    that the stream ended without terminating. Comment lines (``: OPENROUTER PROCESSING``)
-    are skipped; frames carrying only comments produce nothing.
+    ``feed`` returns the frames completed by the chunk; ``flush`` returns what is left
+    when the stream ends. Comment lines (``: OPENROUTER PROCESSING``) are skipped; frames
+    carrying only comments produce nothing.
+
+    Bytes without a line break are parked in a list and joined only when a line ends,
+    so a long frame that trickles in a few bytes at a time costs linear time. CRLF and
+    CR line ends are normalized to LF, except a trailing CR, which is kept back in case
+    its LF is in the next chunk.
     """
 
-    __slots__ = ("_buffer", "_scan_from")
+    __slots__ = ("_pending", "_pending_size")
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._scan_from = 0
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
         if not chunk:
             return []
-        buffer = self._buffer
-        buffer += chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._pending.append(chunk)
+            self._pending_size += len(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            data = b"".join(self._pending)
+            self._pending.clear()
+        else:
+            data = chunk
+        held_cr = b""
+        if b"\r" in data:
+            if data[-1:] == b"\r":
+                data, held_cr = data[:-1], b"\r"
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        pieces = data.split(b"\n\n")
+        rest = pieces.pop()
+        if rest or held_cr:
+            self._pending.append(rest + held_cr)
+        self._pending_size = len(rest) + len(held_cr)
         frames: list[SSEFrame] = []
-        start = 0
-        scan = max(self._scan_from - 3, 0)
-        while True:
-            end, sep_len = _find_blank_line(buffer, scan)
-            if end < 0:
-                break
-            frame = _parse_frame(bytes(buffer[start:end]))
-            if frame is not None:
-                frames.append(frame)
-            start = end + sep_len
-            scan = start
-        if start:
-            del buffer[:start]
-        self._scan_from = len(buffer)
+        for raw in pieces:
+            if raw:
+                frame = _parse_frame(raw)
+                if frame is not None:
+                    frames.append(frame)
         return frames
 
     def flush(self) -> list[SSEFrame]:
-        """Frames left in the buffer when the stream ends (no trailing blank line)."""
-        rest = bytes(self._buffer)
-        self._buffer.clear()
-        self._scan_from = 0
+        """The frame left when the stream ends without a final blank line, if any."""
+        rest = b"".join(self._pending).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._pending.clear()
+        self._pending_size = 0
         if not rest.strip():
             return []
-        frame = _parse_frame(rest)
+        frame = _parse_frame(rest.strip(b"\n"))
         return [frame] if frame is not None else []
 
     @property
     def pending_bytes(self) -> int:
         """Bytes received but not yet part of a complete frame."""
-        return len(self._buffer)
-
-
-def _find_blank_line(buffer: bytearray, scan: int) -> tuple[int, int]:
-    """Position of the first frame separator at or after ``scan`` and its length.
-
-    Servers use ``\\n\\n``, ``\\r\\n\\r\\n`` and, rarely, ``\\r\\r``. Most frames use
-    ``\\n\\n``; the other forms are checked only when a ``\\r`` is present.
-    """
-    lf = buffer.find(b"\n\n", scan)
-    if b"\r" not in buffer:
-        return (lf, 2) if lf >= 0 else (-1, 0)
-    candidates = [(lf, 2)] if lf >= 0 else []
-    crlf = buffer.find(b"\r\n\r\n", scan)
-    if crlf >= 0:
-        candidates.append((crlf, 4))
-    cr = buffer.find(b"\r\r", scan)
-    if cr >= 0:
-        candidates.append((cr, 2))
-    mixed = buffer.find(b"\n\r\n", scan)
-    if mixed >= 0:
-        candidates.append((mixed, 3))
-    if not candidates:
-        return -1, 0
-    return min(candidates)
+        return self._pending_size
 
 
 def _parse_frame(raw: bytes) -> SSEFrame | None:
@@ -111,8 +102,17 @@ def _parse_frame(raw: bytes) -> SSEFrame | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FramingError(f"server-sent event is not valid UTF-8: {exc}") from exc
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Fast paths for the two shapes providers send: "event: X\ndata: Y" and "data: Y".
+    if text.startswith("event: "):
+        newline = text.find("\n")
+        if (
+            newline > 0
+            and text.startswith("data: ", newline + 1)
+            and "\n" not in text[newline + 1 :]
+        ):
+            return SSEFrame(text[7:newline], text[newline + 7 :])
+    elif text.startswith("data: ") and "\n" not in text:
+        return SSEFrame("", text[6:])
     event = ""
     data_lines: list[str] = []
     event_id: str | None = None
@@ -135,7 +135,7 @@ def _parse_frame(raw: bytes) -> SSEFrame | None:
         # "retry" and unknown fields are ignored, as the SSE standard says.
     if not has_field:
         return None
-    return SSEFrame(event=event, data="\n".join(data_lines), id=event_id)
+    return SSEFrame(event, "\n".join(data_lines), event_id)
 
 
 class NDJSONDecoder:
