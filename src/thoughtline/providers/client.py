@@ -38,7 +38,7 @@ from thoughtline.providers.exchange import Attempt, Exchange, ExchangeTimings
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import adapter_for
 from thoughtline.requests import ModelRequest
-from thoughtline.wire.jsonio import dumps
+from thoughtline.wire.jsonio import dumps, dumps_bytes
 
 MAX_ERROR_BODY_BYTES = 1_000_000
 
@@ -199,21 +199,25 @@ class ProviderCall:
             await iterator.aclose()
 
     async def _run(self) -> AsyncIterator[StreamEvent]:
-        async for event in self._attempts():
-            self._accumulator.add(event)
-            yield event
+        # Inner layers hand over one batch per network chunk; only this loop yields
+        # single events, so each event crosses one generator boundary, not four.
+        add = self._accumulator.add
+        async for batch in self._attempts():
+            for event in batch:
+                add(event)
+                yield event
 
-    async def _attempts(self) -> AsyncIterator[StreamEvent]:
+    async def _attempts(self) -> AsyncIterator[list[StreamEvent]]:
         client = self._client
         clock = _Clock()
         attempts: list[Attempt] = []
         wire = client.adapter.build_request(self.request, self.context)
-        for warning in wire.warnings:
-            yield warning
+        if wire.warnings:
+            yield list(wire.warnings)
         try:
             headers = {**wire.headers, **client._auth_headers()}
         except ProviderError as exc:
-            yield _error_event(exc)
+            yield [_error_event(exc)]
             self.exchange = self._exchange(wire, {}, clock, attempts, None, {}, [])
             return
         waited = 0.0
@@ -221,8 +225,8 @@ class ProviderCall:
         while True:
             attempt_started = time.perf_counter()
             outcome = _AttemptOutcome()
-            async for event in self._attempt(wire, headers, clock, outcome):
-                yield event
+            async for batch in self._attempt(wire, headers, clock, outcome):
+                yield batch
             attempts.append(
                 Attempt(
                     number=len(attempts) + 1,
@@ -256,10 +260,9 @@ class ProviderCall:
             waited = client.retry.delay(retry_number, outcome.retry_after_s)
             await client._sleep(waited)
         if outcome.error is not None:
-            for event in outcome.held:
-                yield event
             # Error bodies sometimes echo what was sent, credentials included.
-            yield replace(outcome.error, message=client.redactor.text(outcome.error.message))
+            error = replace(outcome.error, message=client.redactor.text(outcome.error.message))
+            yield [*outcome.held, error]
         self.exchange = self._exchange(
             wire,
             headers,
@@ -276,8 +279,8 @@ class ProviderCall:
         headers: dict[str, str],
         clock: _Clock,
         outcome: _AttemptOutcome,
-    ) -> AsyncIterator[StreamEvent]:
-        """One HTTP attempt. Yields events only once the response has real content;
+    ) -> AsyncIterator[list[StreamEvent]]:
+        """One HTTP attempt. Yields batches only once the response has real content;
         an error before that is left in ``outcome`` so the caller can retry."""
         client = self._client
         http = client._http
@@ -285,7 +288,7 @@ class ProviderCall:
             wire.method,
             wire.url,
             headers=headers,
-            content=dumps(dict(wire.body)).encode("utf-8"),
+            content=dumps_bytes(wire.body),
             timeout=client.timeouts.for_httpx(),
         )
         deadline = None if client.timeouts.total is None else clock.started + client.timeouts.total
@@ -309,8 +312,8 @@ class ProviderCall:
                 outcome.error = _error_event(exc_)
                 outcome.retry_after_s = exc_.retry_after_s
                 return
-            async for event in self._decode(response, clock, outcome, deadline):
-                yield event
+            async for batch in self._decode(response, clock, outcome, deadline):
+                yield batch
         finally:
             await response.aclose()
 
@@ -320,7 +323,7 @@ class ProviderCall:
         clock: _Clock,
         outcome: _AttemptOutcome,
         deadline: float | None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncIterator[list[StreamEvent]]:
         client = self._client
         held = outcome.held
         streamed = self.request.stream
@@ -333,11 +336,10 @@ class ProviderCall:
                     clock.first_byte_ms = clock.ms()
                 if capture or not streamed:
                     (outcome.body_chunks if capture else body_parts).append(chunk)
-                if decoder is not None:
-                    for event in decoder.feed(chunk):
-                        if outcome.error is None:
-                            async for out in self._route(event, clock, outcome):
-                                yield out
+                if decoder is not None and outcome.error is None:
+                    batch = self._route(decoder.feed(chunk), clock, outcome)
+                    if batch:
+                        yield batch
                 if deadline is not None and time.perf_counter() > deadline:
                     raise httpx2.ReadTimeout("total timeout exceeded")
         except (httpx2.TransportError, httpx2.StreamError) as exc:
@@ -357,37 +359,46 @@ class ProviderCall:
         else:
             body = b"".join(outcome.body_chunks if capture else body_parts)
             remaining = client.adapter.decode_body(body, self.request, self.context)
-        for event in remaining:
-            if outcome.error is None:
-                async for out in self._route(event, clock, outcome):
-                    yield out
+        if outcome.error is None:
+            batch = self._route(remaining, clock, outcome)
+            if batch:
+                yield batch
         if outcome.error is None and held:
             # A response with no content at all (e.g. only usage): release what was held.
-            for event in held:
-                yield event
+            yield list(held)
             held.clear()
 
-    async def _route(
-        self, event: StreamEvent, clock: _Clock, outcome: _AttemptOutcome
-    ) -> AsyncIterator[StreamEvent]:
-        """Hold bookkeeping events until content flows (so a retry can discard them);
-        record first-reasoning / first-text times."""
-        if isinstance(event, Error):
-            outcome.error = event
-            return
-        if not outcome.delivered:
-            if isinstance(event, ResponseStarted | Usage | Warning):
-                outcome.held.append(event)
-                return
-            outcome.delivered = True
-            for held in outcome.held:
-                yield held
-            outcome.held.clear()
-        if clock.first_reasoning_ms is None and isinstance(event, ReasoningStart | ReasoningDelta):
-            clock.first_reasoning_ms = clock.ms()
-        elif clock.first_text_ms is None and isinstance(event, TextDelta):
-            clock.first_text_ms = clock.ms()
-        yield event
+    def _route(
+        self, events: list[StreamEvent], clock: _Clock, outcome: _AttemptOutcome
+    ) -> list[StreamEvent]:
+        """The events to deliver now. Bookkeeping events are held until content flows
+        (so a retry can discard them); an error is kept in ``outcome``, not delivered;
+        first-reasoning / first-text times are recorded."""
+        if not events:
+            return events
+        out: list[StreamEvent] = []
+        for event in events:
+            if outcome.error is not None:
+                break
+            if isinstance(event, Error):
+                outcome.error = event
+                break
+            if not outcome.delivered:
+                if isinstance(event, ResponseStarted | Usage | Warning):
+                    outcome.held.append(event)
+                    continue
+                outcome.delivered = True
+                out.extend(outcome.held)
+                outcome.held.clear()
+            if clock.first_text_ms is None or clock.first_reasoning_ms is None:
+                if clock.first_reasoning_ms is None and isinstance(
+                    event, ReasoningStart | ReasoningDelta
+                ):
+                    clock.first_reasoning_ms = clock.ms()
+                elif clock.first_text_ms is None and isinstance(event, TextDelta):
+                    clock.first_text_ms = clock.ms()
+            out.append(event)
+        return out
 
     def _exchange(
         self,
