@@ -225,8 +225,13 @@ class ProviderCall:
         while True:
             attempt_started = time.perf_counter()
             outcome = _AttemptOutcome()
-            async for batch in self._attempt(wire, headers, clock, outcome):
-                yield batch
+            response = await self._open(wire, headers, clock, outcome)
+            if response is not None:
+                try:
+                    async for batch in self._decode(response, clock, outcome):
+                        yield batch
+                finally:
+                    await response.aclose()
             attempts.append(
                 Attempt(
                     number=len(attempts) + 1,
@@ -273,15 +278,15 @@ class ProviderCall:
             outcome.body_chunks,
         )
 
-    async def _attempt(
+    async def _open(
         self,
         wire: WireRequest,
         headers: dict[str, str],
         clock: _Clock,
         outcome: _AttemptOutcome,
-    ) -> AsyncIterator[list[StreamEvent]]:
-        """One HTTP attempt. Yields batches only once the response has real content;
-        an error before that is left in ``outcome`` so the caller can retry."""
+    ) -> httpx2.Response | None:
+        """Send one attempt. Returns the open response to stream from, or ``None`` when
+        the attempt already failed (the error is in ``outcome``, so the caller can retry)."""
         client = self._client
         http = client._http
         request = http.build_request(
@@ -291,40 +296,40 @@ class ProviderCall:
             content=dumps_bytes(wire.body),
             timeout=client.timeouts.for_httpx(),
         )
-        deadline = None if client.timeouts.total is None else clock.started + client.timeouts.total
         try:
             response = await http.send(request, stream=True)
         except httpx2.TimeoutException as exc:
             outcome.error = _transport_error("PROVIDER_TIMEOUT", client.endpoint, exc)
-            return
+            return None
         except httpx2.TransportError as exc:
             outcome.error = _transport_error("PROVIDER_UNREACHABLE", client.endpoint, exc)
-            return
+            return None
+        outcome.status = response.status_code
+        outcome.response_headers = dict(response.headers)
+        if response.status_code < 400:
+            return response
         try:
-            outcome.status = response.status_code
-            outcome.response_headers = dict(response.headers)
-            if response.status_code >= 400:
-                body = await _read_bounded(response)
-                outcome.body_chunks.append(body)
-                if clock.first_byte_ms is None:
-                    clock.first_byte_ms = clock.ms()
-                exc_ = client.adapter.parse_error(response.status_code, response.headers, body)
-                outcome.error = _error_event(exc_)
-                outcome.retry_after_s = exc_.retry_after_s
-                return
-            async for batch in self._decode(response, clock, outcome, deadline):
-                yield batch
+            body = await _read_bounded(response)
         finally:
             await response.aclose()
+        outcome.body_chunks.append(body)
+        if clock.first_byte_ms is None:
+            clock.first_byte_ms = clock.ms()
+        error = client.adapter.parse_error(response.status_code, response.headers, body)
+        outcome.error = _error_event(error)
+        outcome.retry_after_s = error.retry_after_s
+        return None
 
     async def _decode(
         self,
         response: httpx2.Response,
         clock: _Clock,
         outcome: _AttemptOutcome,
-        deadline: float | None,
     ) -> AsyncIterator[list[StreamEvent]]:
+        """Bytes → decoder → batches of events to deliver (see ``_route``)."""
         client = self._client
+        total = client.timeouts.total
+        deadline = None if total is None else clock.started + total
         held = outcome.held
         streamed = self.request.stream
         decoder = client.adapter.new_decoder(self.request, self.context) if streamed else None
@@ -376,6 +381,13 @@ class ProviderCall:
         first-reasoning / first-text times are recorded."""
         if not events:
             return events
+        if (
+            outcome.delivered
+            and clock.first_text_ms is not None
+            and clock.first_reasoning_ms is not None
+            and type(events[-1]) is not Error  # an error is always a batch's last event
+        ):
+            return events  # the steady state: nothing to hold, time or intercept
         out: list[StreamEvent] = []
         for event in events:
             if outcome.error is not None:

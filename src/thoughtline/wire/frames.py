@@ -53,6 +53,15 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[SSEFrame]:
         if not chunk:
             return []
+        if not self._pending and chunk[-2:] == b"\n\n" and b"\r" not in chunk:
+            # The common case: whole frames, LF line ends, nothing parked.
+            frames: list[SSEFrame] = []
+            for raw in chunk.split(b"\n\n"):
+                if raw:
+                    frame = _parse_frame(raw)
+                    if frame is not None:
+                        frames.append(frame)
+            return frames
         if b"\n" not in chunk and b"\r" not in chunk:
             self._pending.append(chunk)
             self._pending_size += len(chunk)
@@ -73,7 +82,7 @@ class SSEDecoder:
         if rest or held_cr:
             self._pending.append(rest + held_cr)
         self._pending_size = len(rest) + len(held_cr)
-        frames: list[SSEFrame] = []
+        frames = []
         for raw in pieces:
             if raw:
                 frame = _parse_frame(raw)
