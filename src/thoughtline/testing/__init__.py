@@ -1,0 +1,18 @@
+"""Offline testing tools: the provider simulator and its transcripts.
+
+Needs the ``testing`` extra (``pip install 'thoughtline[testing]'``) for the HTTP server.
+"""
+
+from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT, Fault, Simulator, SimulatorServer
+from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
+
+__all__ = [
+    "DEFAULT_TRANSCRIPT",
+    "Fault",
+    "SimReasoning",
+    "SimRequest",
+    "SimToolCall",
+    "Simulator",
+    "SimulatorServer",
+    "Transcript",
+]

@@ -1,0 +1,118 @@
+"""The simulated providers: one path prefix per built-in endpoint, each served by the
+renderer of its wire protocol, configured the way that provider behaves."""
+
+from __future__ import annotations
+
+import re
+
+from thoughtline.testing.renderers.anthropic import AnthropicRenderer
+from thoughtline.testing.renderers.gemini import GeminiRenderer
+from thoughtline.testing.renderers.ollama import OllamaRenderer
+from thoughtline.testing.renderers.openai_chat import OpenAIChatRenderer
+from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
+from thoughtline.testing.simulator import Profile, Route
+
+
+def _route(pattern: str, renderer: object) -> Route:
+    return Route(pattern=re.compile(pattern), renderer=renderer)  # type: ignore[arg-type]
+
+
+def default_profiles() -> dict[str, Profile]:
+    """Every built-in endpoint, plus ``llamacpp-think-tags`` (a llama.cpp server that
+    leaves ``<think>`` tags inline, for a user-defined endpoint with
+    ``reasoning_field = "think_tags"``)."""
+    profiles = [
+        Profile(
+            name="anthropic",
+            base_path="/anthropic",
+            base_url_env="ANTHROPIC_BASE_URL",
+            routes=(_route(r"/v1/messages", AnthropicRenderer()),),
+        ),
+        Profile(
+            name="openai",
+            base_path="/openai/v1",
+            base_url_env="OPENAI_BASE_URL",
+            routes=(
+                _route(r"/v1/responses", OpenAIResponsesRenderer()),
+                _route(
+                    r"/v1/chat/completions",
+                    OpenAIChatRenderer(dialect="openai", reasons_by_default=True),
+                ),
+            ),
+        ),
+        Profile(
+            name="openrouter",
+            base_path="/openrouter/api/v1",
+            base_url_env="OPENROUTER_BASE_URL",
+            routes=(
+                _route(r"/api/v1/chat/completions", OpenAIChatRenderer(dialect="openrouter")),
+            ),
+        ),
+        Profile(
+            name="gemini",
+            base_path="/gemini",
+            base_url_env="GEMINI_BASE_URL",
+            routes=(
+                _route(
+                    r"/v1beta/models/[^/:]+:(?:streamGenerateContent|generateContent)",
+                    GeminiRenderer(),
+                ),
+            ),
+        ),
+        Profile(
+            name="deepseek",
+            base_path="/deepseek",
+            base_url_env="DEEPSEEK_BASE_URL",
+            routes=(
+                _route(
+                    r"/chat/completions",
+                    OpenAIChatRenderer(
+                        dialect="raw-reasoning",
+                        reasoning_field="reasoning_content",
+                        reasons_by_default=True,
+                    ),
+                ),
+            ),
+        ),
+        Profile(
+            name="vllm",
+            base_path="/vllm/v1",
+            base_url_env="VLLM_BASE_URL",
+            routes=(
+                _route(
+                    r"/v1/chat/completions",
+                    OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="reasoning"),
+                ),
+            ),
+        ),
+        Profile(
+            name="llamacpp",
+            base_path="/llamacpp/v1",
+            base_url_env="LLAMACPP_BASE_URL",
+            routes=(
+                _route(
+                    r"/v1/chat/completions",
+                    OpenAIChatRenderer(
+                        dialect="raw-reasoning", reasoning_field="reasoning_content"
+                    ),
+                ),
+            ),
+        ),
+        Profile(
+            name="llamacpp-think-tags",
+            base_path="/llamacpp-think-tags/v1",
+            routes=(
+                _route(
+                    r"/v1/chat/completions",
+                    OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="think_tags"),
+                ),
+            ),
+        ),
+        Profile(
+            name="ollama",
+            base_path="/ollama",
+            base_url_env="OLLAMA_HOST",
+            routes=(_route(r"/api/chat", OllamaRenderer()),),
+        ),
+    ]
+    return {profile.name: profile for profile in profiles}
