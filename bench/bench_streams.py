@@ -51,7 +51,11 @@ def transcript(deltas: int) -> Transcript:
     reasoning_chars = deltas * 9 // 10 * 4
     answer_chars = deltas // 10 * 4
     return Transcript(
-        reasoning=(SimReasoning(kind="summary", text=("thé " * reasoning_chars)[:reasoning_chars], signature="sig"),),
+        reasoning=(
+            SimReasoning(
+                kind="summary", text=("thé " * reasoning_chars)[:reasoning_chars], signature="sig"
+            ),
+        ),
         answer=("ans " * answer_chars)[:answer_chars],
         chunk_chars=4,
     )
@@ -59,27 +63,50 @@ def transcript(deltas: int) -> Transcript:
 
 def anthropic_bytes(deltas: int) -> bytes:
     request = SimRequest(
-        method="POST", path="/v1/messages", query={}, headers={},
-        body={"model": ANTHROPIC_MODEL, "stream": True, "thinking": {"type": "adaptive", "display": "summarized"}},
-        profile="anthropic", model=ANTHROPIC_MODEL, stream=True,
+        method="POST",
+        path="/v1/messages",
+        query={},
+        headers={},
+        body={
+            "model": ANTHROPIC_MODEL,
+            "stream": True,
+            "thinking": {"type": "adaptive", "display": "summarized"},
+        },
+        profile="anthropic",
+        model=ANTHROPIC_MODEL,
+        stream=True,
     )
     return b"".join(f.data for f in AnthropicRenderer().stream_frames(transcript(deltas), request))
 
 
 def openai_bytes(deltas: int) -> bytes:
     request = SimRequest(
-        method="POST", path="/v1/responses", query={}, headers={},
-        body={"model": OPENAI_MODEL, "stream": True, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"]},
-        profile="openai", model=OPENAI_MODEL, stream=True,
+        method="POST",
+        path="/v1/responses",
+        query={},
+        headers={},
+        body={
+            "model": OPENAI_MODEL,
+            "stream": True,
+            "reasoning": {"summary": "auto"},
+            "include": ["reasoning.encrypted_content"],
+        },
+        profile="openai",
+        model=OPENAI_MODEL,
+        stream=True,
     )
-    return b"".join(f.data for f in OpenAIResponsesRenderer().stream_frames(transcript(deltas), request))
+    return b"".join(
+        f.data for f in OpenAIResponsesRenderer().stream_frames(transcript(deltas), request)
+    )
 
 
 def mock_http(data: bytes) -> httpx2.AsyncClient:
     def handler(request: httpx2.Request) -> httpx2.Response:
         # One chunk per frame, as a socket would deliver a paced stream.
         chunks = [frame + b"\n\n" for frame in data.split(b"\n\n") if frame]
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_Chunks(chunks))
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=_Chunks(chunks)
+        )
 
     return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
@@ -130,8 +157,15 @@ def decoder_only(endpoint_name: str, model: str, data: bytes) -> Callable[[], Aw
 async def anthropic_raw(data: bytes) -> None:
     import anthropic
 
-    client = anthropic.AsyncAnthropic(api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0)
-    stream = await client.messages.create(model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}], stream=True)
+    client = anthropic.AsyncAnthropic(
+        api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0
+    )
+    stream = await client.messages.create(
+        model=ANTHROPIC_MODEL,
+        max_tokens=64000,
+        messages=[{"role": "user", "content": "bench"}],
+        stream=True,
+    )
     async for _ in stream:
         pass
 
@@ -139,8 +173,12 @@ async def anthropic_raw(data: bytes) -> None:
 async def anthropic_helper(data: bytes) -> None:
     import anthropic
 
-    client = anthropic.AsyncAnthropic(api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0)
-    async with client.messages.stream(model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}]) as stream:
+    client = anthropic.AsyncAnthropic(
+        api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0
+    )
+    async with client.messages.stream(
+        model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}]
+    ) as stream:
         async for _ in stream:
             pass
         message = await stream.get_final_message()
@@ -150,7 +188,9 @@ async def anthropic_helper(data: bytes) -> None:
 async def openai_raw(data: bytes) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0)
+    client = openai.AsyncOpenAI(
+        api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0
+    )
     stream = await client.responses.create(model=OPENAI_MODEL, input="bench", stream=True)
     async for _ in stream:
         pass
@@ -159,7 +199,9 @@ async def openai_raw(data: bytes) -> None:
 async def openai_helper(data: bytes) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0)
+    client = openai.AsyncOpenAI(
+        api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0
+    )
     async with client.responses.stream(model=OPENAI_MODEL, input="bench") as stream:
         async for _ in stream:
             pass
@@ -176,14 +218,36 @@ async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, fl
     them alike; each keeps its best round."""
     rows: list[tuple[str, str, float, float]] = []
     for stream_name, endpoint_name, model, data, sdk_raw, sdk_helper, sdk in (
-        ("anthropic-messages", "anthropic", ANTHROPIC_MODEL, anthropic_bytes(deltas), anthropic_raw, anthropic_helper, "anthropic"),
-        ("openai-responses", "openai", OPENAI_MODEL, openai_bytes(deltas), openai_raw, openai_helper, "openai"),
+        (
+            "anthropic-messages",
+            "anthropic",
+            ANTHROPIC_MODEL,
+            anthropic_bytes(deltas),
+            anthropic_raw,
+            anthropic_helper,
+            "anthropic",
+        ),
+        (
+            "openai-responses",
+            "openai",
+            OPENAI_MODEL,
+            openai_bytes(deltas),
+            openai_raw,
+            openai_helper,
+            "openai",
+        ),
     ):
         contenders: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-            ("thoughtline ProviderClient", lambda e=endpoint_name, m=model, d=data: thoughtline_run(e, m, d)),
+            (
+                "thoughtline ProviderClient",
+                lambda e=endpoint_name, m=model, d=data: thoughtline_run(e, m, d),
+            ),
             ("thoughtline decoder only", decoder_only(endpoint_name, model, data)),
             (f"{sdk} SDK raw iteration", lambda r=sdk_raw, d=data: r(d)),
-            (f"{sdk} SDK {'messages' if sdk == 'anthropic' else 'responses'}.stream()", lambda h=sdk_helper, d=data: h(d)),
+            (
+                f"{sdk} SDK {'messages' if sdk == 'anthropic' else 'responses'}.stream()",
+                lambda h=sdk_helper, d=data: h(d),
+            ),
         ]
         best = {label: float("inf") for label, _ in contenders}
         for _ in range(repeat):
@@ -225,20 +289,28 @@ def main() -> None:
     import anthropic
     import openai
 
-    print(f"python {platform.python_version()} on {platform.machine()}, httpx2 {httpx2.__version__}, anthropic {anthropic.__version__}, openai {openai.__version__}")
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, httpx2 {httpx2.__version__}, anthropic {anthropic.__version__}, openai {openai.__version__}"
+    )
     print(f"\n## Throughput: {args.deltas} deltas per stream, best of {args.repeat}\n")
     print("| stream | reader | wire events/s | seconds | thoughtline ProviderClient vs this |")
     print("|---|---|---:|---:|---:|")
     rows = asyncio.run(throughput(args.deltas, args.repeat))
-    ours = {stream: rate for stream, label, rate, _ in rows if label == "thoughtline ProviderClient"}
+    ours = {
+        stream: rate for stream, label, rate, _ in rows if label == "thoughtline ProviderClient"
+    }
     for stream, label, rate, seconds in rows:
         ratio = ours[stream] / rate
         print(f"| {stream} | {label} | {rate:,.0f} | {seconds:.3f} | {ratio:.1f}x |")
     print("\n## Scaling: reasoning deltas through decoder + accumulator (anthropic stream)\n")
     print("| deltas | seconds | µs per delta | peak memory | peak bytes per text byte |")
     print("|---:|---:|---:|---:|---:|")
-    for size, seconds, per_delta, peak, per_byte in scaling([int(s) for s in args.sizes.split(",")]):
-        print(f"| {size:,} | {seconds:.2f} | {per_delta:.2f} | {peak / 1e6:.1f} MB | {per_byte:.1f} |")
+    for size, seconds, per_delta, peak, per_byte in scaling(
+        [int(s) for s in args.sizes.split(",")]
+    ):
+        print(
+            f"| {size:,} | {seconds:.2f} | {per_delta:.2f} | {peak / 1e6:.1f} MB | {per_byte:.1f} |"
+        )
 
 
 if __name__ == "__main__":

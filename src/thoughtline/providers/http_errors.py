@@ -19,6 +19,8 @@ from thoughtline.errors import (
     status_is_retryable,
 )
 
+_GENERIC_CODES = frozenset({"PROVIDER_SERVER_ERROR", "PROVIDER_ERROR"})
+
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds to wait, from ``retry-after-ms`` (preferred), then ``retry-after`` (seconds
@@ -64,7 +66,12 @@ def provider_error(
     ``overloaded_error`` type). ``x-should-retry`` from the provider wins over the
     status convention.
     """
-    final_code: ErrorCode = code or code_for_status(status)
+    by_status = code_for_status(status)
+    final_code: ErrorCode = code or by_status
+    if final_code in _GENERIC_CODES and by_status not in _GENERIC_CODES:
+        # A body that only says "server error" must not hide what the status says
+        # precisely (529/503 overloaded, 504 timeout).
+        final_code = by_status
     lowered = {key.lower(): value for key, value in headers.items()}
     should_retry = lowered.get("x-should-retry")
     if should_retry == "true":

@@ -44,9 +44,7 @@ def default_profiles() -> dict[str, Profile]:
             name="openrouter",
             base_path="/openrouter/api/v1",
             base_url_env="OPENROUTER_BASE_URL",
-            routes=(
-                _route(r"/api/v1/chat/completions", OpenAIChatRenderer(dialect="openrouter")),
-            ),
+            routes=(_route(r"/api/v1/chat/completions", OpenAIChatRenderer(dialect="openrouter")),),
         ),
         Profile(
             name="gemini",

@@ -94,12 +94,12 @@ class Fault:
 
     @classmethod
     def cut_mid_reasoning(cls) -> Fault:
-        """Close the connection after the second reasoning frame."""
+        """Close the connection halfway through the reasoning frames."""
         return cls(kind="cut_mid_reasoning")
 
     @classmethod
     def cut_mid_answer(cls) -> Fault:
-        """Close the connection after the second answer frame."""
+        """Close the connection halfway through the answer frames."""
         return cls(kind="cut_mid_answer")
 
     @classmethod
@@ -355,6 +355,10 @@ def _with_fault(
     out: list[bytes | None] = []
     kind = fault.kind if fault is not None else None
     seen = {"reasoning": 0, "text": 0}
+    # Cut halfway through the reasoning (or answer) frames: past the part's opening
+    # frames, inside its deltas, whatever the protocol's framing around them.
+    total = {role: sum(1 for frame in frames if frame.role == role) for role in seen}
+    cut_after = {role: max(1, (count + 1) // 2) for role, count in total.items()}
     for index, frame in enumerate(frames):
         if kind == "malformed_json" and index == 1:
             out.append(renderer.malformed_frame())
@@ -364,10 +368,10 @@ def _with_fault(
         out.append(frame.data)
         if frame.role in seen:
             seen[frame.role] += 1
-        if kind == "cut_mid_reasoning" and seen["reasoning"] == 2:
+        if kind == "cut_mid_reasoning" and seen["reasoning"] == cut_after["reasoning"]:
             out.append(None)
             return out
-        if kind == "cut_mid_answer" and seen["text"] == 2:
+        if kind == "cut_mid_answer" and seen["text"] == cut_after["text"]:
             out.append(None)
             return out
     return out

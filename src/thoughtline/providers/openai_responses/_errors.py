@@ -81,7 +81,11 @@ def parse_http_error(status: int, headers: Mapping[str, str], body: bytes) -> Pr
             error_type = _string(error.get("type"))
             error_code = _string(error.get("code"))
             param = _string(error.get("param"))
-            details = [f"{name}={value}" for name, value in (("param", param), ("code", error_code)) if value]
+            details = [
+                f"{name}={value}"
+                for name, value in (("param", param), ("code", error_code))
+                if value
+            ]
             if message and details:
                 message = f"{message} ({', '.join(details)})"
         elif isinstance(error, str):
@@ -100,9 +104,7 @@ def parse_http_error(status: int, headers: Mapping[str, str], body: bytes) -> Pr
     return exc
 
 
-def stream_error(
-    code: str | None, message: str | None, error_type: str | None = None
-) -> Error:
+def stream_error(code: str | None, message: str | None, error_type: str | None = None) -> Error:
     """An error reported inside an HTTP-200 stream (or a failed non-streaming body)."""
     stable: ErrorCode = code_for(code, error_type) or "PROVIDER_ERROR"
     detail = message.strip() if message else "no message"

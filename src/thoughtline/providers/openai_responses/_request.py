@@ -29,7 +29,9 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
     """The complete wire request; credentials are added later by the transport."""
     body: dict[str, Any] = {
         "model": request.model,
-        "input": [{"role": message.role, "content": message.content} for message in request.messages],
+        "input": [
+            {"role": message.role, "content": message.content} for message in request.messages
+        ],
         "stream": request.stream,
         # Nothing is kept server-side: reasoning is carried by encrypted_content instead.
         "store": False,
