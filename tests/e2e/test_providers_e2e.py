@@ -151,6 +151,7 @@ async def test_overloaded_until_retries_run_out(
     assert error is not None
     assert events[-1] == error
     assert (error.code, error.retryable, error.status) == ("PROVIDER_OVERLOADED", True, 529)
+    assert endpoint in error.message.lower()  # the message names the endpoint
     assert len(sim.requests) == 3
 
 

@@ -93,8 +93,14 @@ class WireAdapter(Protocol):
     ) -> list[StreamEvent]: ...
 
     def parse_error(
-        self, status: int, headers: Mapping[str, str], body: bytes
-    ) -> ProviderError: ...
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
+        """``context`` names the endpoint for messages (one adapter serves many)."""
+        ...
 
 
 class PayloadTranslator(ABC):

@@ -315,7 +315,9 @@ class ProviderCall:
         outcome.body_chunks.append(body)
         if clock.first_byte_ms is None:
             clock.first_byte_ms = clock.ms()
-        error = client.adapter.parse_error(response.status_code, response.headers, body)
+        error = client.adapter.parse_error(
+            response.status_code, response.headers, body, self.context
+        )
         outcome.error = _error_event(error)
         outcome.retry_after_s = error.retry_after_s
         return None

@@ -53,6 +53,12 @@ class AnthropicMessagesAdapter:
         """Events for a non-streaming body: the same sequence the stream would give."""
         return decode_body(body)
 
-    def parse_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    def parse_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
         """The error for an HTTP error response."""
         return parse_error(status, headers, body)

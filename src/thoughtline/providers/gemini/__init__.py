@@ -41,6 +41,12 @@ class GeminiAdapter:
         """Events for a whole non-streaming body (same shape as the stream's)."""
         return decode_gemini_body(body)
 
-    def parse_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    def parse_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
         """A google.rpc status error body → ProviderError (honours ``RetryInfo``)."""
         return parse_gemini_error(status, headers, body)

@@ -41,6 +41,12 @@ class OllamaAdapter:
         """Events for a whole non-streaming body (same shape as the stream's)."""
         return decode_ollama_body(body)
 
-    def parse_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    def parse_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
         """``{"error": "..."}`` with its status → ProviderError."""
         return parse_ollama_error(status, headers, body)

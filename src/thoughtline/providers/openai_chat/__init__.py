@@ -76,5 +76,12 @@ class OpenAIChatAdapter:
             body, self._translator(request, context), provider=_provider_label(context)
         )
 
-    def parse_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
-        return parse_error_body(status, headers, body, provider=self.provider_label)
+    def parse_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
+        label = _provider_label(context) if context is not None else self.provider_label
+        return parse_error_body(status, headers, body, provider=label)

@@ -48,6 +48,12 @@ class OpenAIResponsesAdapter:
         """A non-streaming body, as the same events the stream would give."""
         return decode_response_body(body)
 
-    def parse_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    def parse_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        context: CallContext | None = None,
+    ) -> ProviderError:
         """An HTTP error response → :class:`ProviderError` with a stable code."""
         return parse_http_error(status, headers, body)
