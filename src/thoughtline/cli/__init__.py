@@ -7,6 +7,7 @@ import sys
 import click
 
 from thoughtline import __version__
+from thoughtline.cli.demo_command import demo_command
 from thoughtline.cli.providers_command import providers_command
 from thoughtline.errors import ThoughtlineError
 
@@ -18,6 +19,7 @@ def cli() -> None:
 
 
 cli.add_command(providers_command)
+cli.add_command(demo_command)
 
 
 def main() -> None:

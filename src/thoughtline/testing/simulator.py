@@ -444,6 +444,7 @@ class SimulatorServer:
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(

@@ -1,0 +1,5 @@
+"""``python -m thoughtline.cli``."""
+
+from thoughtline.cli import main
+
+main()
