@@ -252,3 +252,32 @@ async def test_capture_can_be_turned_off(capture: bool) -> None:
     assert call.exchange is not None
     assert (call.exchange.response_body is not None) is capture
     assert call.response.text == "The answer is 42."
+
+
+class ChunkStream(httpx2.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+async def test_gzip_encoded_stream_is_decoded_and_raw_stream_read_directly() -> None:
+    import gzip
+
+    data = stream_bytes()
+    compressed = gzip.compress(data)
+    responses = [
+        httpx2.Response(
+            200,
+            headers={"content-encoding": "gzip"},
+            stream=ChunkStream([compressed[:50], compressed[50:]]),
+        ),
+        httpx2.Response(200, stream=ChunkStream([data[i : i + 7] for i in range(0, len(data), 7)])),
+    ]
+    for _ in range(2):
+        call = await make_client(lambda request: responses.pop(0), sleeps=[]).complete(REQUEST)
+        assert call.response.text == "The answer is 42."
+        assert call.exchange is not None
+        assert call.exchange.response_body == data  # decoded bytes, as the adapter read them

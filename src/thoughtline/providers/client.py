@@ -338,7 +338,7 @@ class ProviderCall:
         body_parts: list[bytes] = []
         capture = client.capture_body
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in _body_chunks(response):
                 if clock.first_byte_ms is None:
                     clock.first_byte_ms = clock.ms()
                 if capture or not streamed:
@@ -462,6 +462,15 @@ class _AttemptOutcome:
     delivered: bool = False
     held: list[StreamEvent] = field(default_factory=list)
     body_chunks: list[bytes] = field(default_factory=list)
+
+
+def _body_chunks(response: httpx2.Response) -> AsyncIterator[bytes]:
+    """The response body as it arrives. Without a content encoding the raw chunks are
+    the body, and reading them directly skips httpx2's decoding layers on the hot path."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding == "identity" and not response.is_stream_consumed:
+        return response.aiter_raw()
+    return response.aiter_bytes()  # decodes gzip & co; also serves already-read bodies
 
 
 async def _read_bounded(response: httpx2.Response) -> bytes:
