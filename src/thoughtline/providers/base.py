@@ -291,6 +291,21 @@ class NDJSONStreamDecoder(_TranslatingDecoder):
         return self._close(out)
 
 
+def decode_single_payload(body: bytes, translator: PayloadTranslator) -> list[StreamEvent]:
+    """A non-streaming body that is shaped like one stream payload (Gemini, Ollama):
+    the same translator, then ``finish``. An error stays the last event and leaves
+    open parts open, exactly as in a stream."""
+    try:
+        payload = loads_object(body)
+    except MalformedJSON as exc:
+        return [malformed_error(str(exc))]
+    events = translator.translate("", payload)
+    if events and isinstance(events[-1], Error):
+        return events
+    events.extend(translator.finish())
+    return events
+
+
 def decode_whole(decoder: StreamDecoder, body: bytes) -> list[StreamEvent]:
     """Run a complete body through a stream decoder (used for recorded streams)."""
     return [*decoder.feed(body), *decoder.close()]

@@ -29,20 +29,17 @@ from typing import Any, Final
 from thoughtline.events import (
     Finish,
     FinishReason,
-    ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
-    TextDelta,
-    TextEnd,
-    TextStart,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
     Usage,
     Warning,
 )
+from thoughtline.providers._runs import AlternatingRuns
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.gemini._errors import stream_error
 from thoughtline.wire.jsonio import dumps
@@ -67,10 +64,6 @@ _PART_METADATA_KEYS: Final = frozenset(
     {"thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution"}
 )
 
-_NONE: Final = 0
-_THOUGHT: Final = 1
-_TEXT: Final = 2
-
 
 class GeminiTranslator(PayloadTranslator):
     """Per-response state: the open thought/text run, ids, tool calls, last usage reported."""
@@ -80,8 +73,7 @@ class GeminiTranslator(PayloadTranslator):
         self._started = False
         self._next_id = 0
         self._tool_calls = 0
-        self._open_id = ""
-        self._open_kind = _NONE
+        self._runs = AlternatingRuns("summary", self._new_id)
         self._last_usage: dict[str, Any] | None = None
 
     def translate(self, event_name: str, payload: dict[str, Any]) -> list[StreamEvent]:
@@ -126,7 +118,7 @@ class GeminiTranslator(PayloadTranslator):
 
     def finish(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
-        self._close(out)
+        self._runs.close(out)
         return out
 
     def _usage(self, usage: dict[str, Any], out: list[StreamEvent]) -> None:
@@ -148,10 +140,10 @@ class GeminiTranslator(PayloadTranslator):
                 if not isinstance(text, str) or not text:
                     attached = "empty"
                 elif part.get("thought") is True:
-                    self._append(_THOUGHT, text, out)
+                    self._runs.reasoning(text, out)
                     attached = "thought"
                 else:
-                    self._append(_TEXT, text, out)
+                    self._runs.text(text, out)
                     attached = "text"
             elif (call := part.get("functionCall")) is not None:
                 self._tool_call(call, signature, out)
@@ -161,31 +153,8 @@ class GeminiTranslator(PayloadTranslator):
             if signature is not None:
                 self._signature(signature, attached, out)
 
-    def _append(self, kind: int, text: str, out: list[StreamEvent]) -> None:
-        if self._open_kind != kind:
-            self._close(out)
-            part_id = self._new_id("reasoning" if kind == _THOUGHT else "text")
-            self._open_id = part_id
-            self._open_kind = kind
-            if kind == _THOUGHT:
-                out.append(ReasoningStart(part_id=part_id, kind="summary"))
-            else:
-                out.append(TextStart(part_id=part_id))
-        if kind == _THOUGHT:
-            out.append(ReasoningDelta(part_id=self._open_id, text=text))
-        else:
-            out.append(TextDelta(part_id=self._open_id, text=text))
-
-    def _close(self, out: list[StreamEvent]) -> None:
-        kind = self._open_kind
-        if kind == _THOUGHT:
-            out.append(ReasoningEnd(part_id=self._open_id, kind="summary"))
-        elif kind == _TEXT:
-            out.append(TextEnd(part_id=self._open_id))
-        self._open_kind = _NONE
-
     def _tool_call(self, call: Any, signature: Any, out: list[StreamEvent]) -> None:
-        self._close(out)
+        self._runs.close(out)
         part_id = self._new_id("tool")
         index = self._tool_calls
         self._tool_calls += 1
@@ -244,7 +213,7 @@ class GeminiTranslator(PayloadTranslator):
     def _finish(
         self, raw_reason: str, reason: FinishReason, usage: Any, out: list[StreamEvent]
     ) -> None:
-        self._close(out)
+        self._runs.close(out)
         if isinstance(usage, dict):
             self._usage(usage, out)
         out.append(Finish(reason=reason, raw_reason=raw_reason))

@@ -17,19 +17,14 @@ from typing import Any, Final
 from thoughtline.events import (
     Finish,
     FinishReason,
-    ReasoningDelta,
-    ReasoningEnd,
-    ReasoningStart,
     ResponseStarted,
     StreamEvent,
-    TextDelta,
-    TextEnd,
-    TextStart,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
     Usage,
 )
+from thoughtline.providers._runs import AlternatingRuns
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.ollama._errors import stream_error
 from thoughtline.wire.jsonio import dumps
@@ -40,10 +35,6 @@ DONE_REASONS: Final[dict[str, FinishReason]] = {
 }
 """Ollama ``done_reason`` → normalized reason; others (``load``, ``unload``) are ``other``."""
 
-_NONE: Final = 0
-_THINKING: Final = 1
-_TEXT: Final = 2
-
 
 class OllamaTranslator(PayloadTranslator):
     """Per-response state: the open thinking/content run, ids and tool calls."""
@@ -53,8 +44,7 @@ class OllamaTranslator(PayloadTranslator):
         self._started = False
         self._next_id = 0
         self._tool_calls = 0
-        self._open_id = ""
-        self._open_kind = _NONE
+        self._runs = AlternatingRuns("raw", self._new_id)
 
     def translate(self, event_name: str, payload: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
@@ -70,16 +60,16 @@ class OllamaTranslator(PayloadTranslator):
         if isinstance(message, dict):
             thinking = message.get("thinking")
             if thinking and isinstance(thinking, str):
-                self._append(_THINKING, thinking, out)
+                self._runs.reasoning(thinking, out)
             content = message.get("content")
             if content and isinstance(content, str):
-                self._append(_TEXT, content, out)
+                self._runs.text(content, out)
             calls = message.get("tool_calls")
             if calls and isinstance(calls, list):
                 for call in calls:
                     self._tool_call(call, out)
         if payload.get("done") is True:
-            self._close(out)
+            self._runs.close(out)
             out.append(
                 Usage(
                     input_tokens=_opt_int(payload.get("prompt_eval_count")),
@@ -96,34 +86,11 @@ class OllamaTranslator(PayloadTranslator):
 
     def finish(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
-        self._close(out)
+        self._runs.close(out)
         return out
 
-    def _append(self, kind: int, text: str, out: list[StreamEvent]) -> None:
-        if self._open_kind != kind:
-            self._close(out)
-            part_id = self._new_id("reasoning" if kind == _THINKING else "text")
-            self._open_id = part_id
-            self._open_kind = kind
-            if kind == _THINKING:
-                out.append(ReasoningStart(part_id=part_id, kind="raw"))
-            else:
-                out.append(TextStart(part_id=part_id))
-        if kind == _THINKING:
-            out.append(ReasoningDelta(part_id=self._open_id, text=text))
-        else:
-            out.append(TextDelta(part_id=self._open_id, text=text))
-
-    def _close(self, out: list[StreamEvent]) -> None:
-        kind = self._open_kind
-        if kind == _THINKING:
-            out.append(ReasoningEnd(part_id=self._open_id, kind="raw"))
-        elif kind == _TEXT:
-            out.append(TextEnd(part_id=self._open_id))
-        self._open_kind = _NONE
-
     def _tool_call(self, call: Any, out: list[StreamEvent]) -> None:
-        self._close(out)
+        self._runs.close(out)
         part_id = self._new_id("tool")
         index = self._tool_calls
         self._tool_calls += 1
