@@ -1,0 +1,1 @@
+"""The runtime: runs, tasks, disclosure, honest reasoning status, the layered trace."""

@@ -1,0 +1,242 @@
+"""Runs, tasks and trace events: the records every surface renders and the store keeps.
+
+The snapshot (``Run.snapshot()``) is the public ``thoughtline.run/v1`` JSON shape of
+DESIGN §3; the CLI, the daemon, MCP and ACP all print this one shape.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias
+
+SNAPSHOT_SCHEMA = "thoughtline.run/v1"
+
+ChainOfThought: TypeAlias = Literal["hidden", "surface", "telemetry_only", "surface_and_telemetry"]
+CHAIN_OF_THOUGHT_MODES: tuple[ChainOfThought, ...] = (
+    "hidden",
+    "surface",
+    "telemetry_only",
+    "surface_and_telemetry",
+)
+ModeSource: TypeAlias = Literal["explicit", "run", "role_config", "config", "default"]
+WorkerBackend: TypeAlias = Literal["provider", "inline"]
+RunStatus: TypeAlias = Literal[
+    "planned",
+    "running",
+    "completed",
+    "completed_with_failures",
+    "completed_prepare_only",
+    "failed",
+    "cancelled",
+    "interrupted",
+]
+TaskStatus: TypeAlias = Literal[
+    "queued", "running", "done", "prepared", "failed", "cancelled", "interrupted"
+]
+ReasoningStatus: TypeAlias = Literal[
+    "shown",
+    "recorded",
+    "not_requested",
+    "not_returned",
+    "omitted_by_provider",
+    "redacted_by_provider",
+    "unsupported",
+    "interrupted",
+    "not_applicable",
+]
+TraceLayer: TypeAlias = Literal["answer", "reasoning", "provider_raw"]
+TRACE_LAYERS: tuple[TraceLayer, ...] = ("answer", "reasoning", "provider_raw")
+
+TERMINAL_RUN_STATUSES: frozenset[str] = frozenset(
+    {
+        "completed",
+        "completed_with_failures",
+        "completed_prepare_only",
+        "failed",
+        "cancelled",
+        "interrupted",
+    }
+)
+TERMINAL_TASK_STATUSES: frozenset[str] = frozenset(
+    {"done", "prepared", "failed", "cancelled", "interrupted"}
+)
+
+
+def now_iso() -> str:
+    """UTC timestamp with milliseconds, sortable as text."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    """``run_…``/``task_…``/``evt_…``: a time-ordered, unguessable id."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
+    return f"{prefix}_{stamp}{secrets.token_hex(4)}"
+
+
+@dataclass(slots=True, kw_only=True)
+class ReasoningPartView:
+    """A reasoning part as surfaces show it: its kind and text (opaque data stays in the
+    trace)."""
+
+    kind: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text}
+
+
+@dataclass(slots=True, kw_only=True)
+class TaskUsage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class TaskError:
+    code: str
+    message: str
+    retryable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "retryable": self.retryable}
+
+
+@dataclass(slots=True, kw_only=True)
+class TaskTimings:
+    started_at: str | None = None
+    finished_at: str | None = None
+    first_reasoning_ms: float | None = None
+    first_answer_ms: float | None = None
+    total_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "first_reasoning_ms": self.first_reasoning_ms,
+            "first_answer_ms": self.first_answer_ms,
+            "total_ms": self.total_ms,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class Task:
+    """One specialist task. ``reasoning``/``reasoning_parts`` are set only when the task's
+    mode displays reasoning; the disclosure gate is the only writer of them."""
+
+    id: str
+    run_id: str
+    position: int
+    role: str
+    provider: str
+    model: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    effort: str = "provider-default"
+    after: list[str] = field(default_factory=list)
+    name: str = ""
+    status: TaskStatus = "queued"
+    executor: str = ""
+    output: str | None = None
+    reasoning: str | None = None
+    reasoning_parts: list[ReasoningPartView] | None = None
+    reasoning_status: ReasoningStatus | None = None
+    reasoning_notice: str | None = None
+    usage: TaskUsage = field(default_factory=TaskUsage)
+    error: TaskError | None = None
+    timings: TaskTimings = field(default_factory=TaskTimings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name or self.role,
+            "role": self.role,
+            "status": self.status,
+            "executor": self.executor,
+            "provider": self.provider,
+            "model": self.model,
+            "chain_of_thought": self.chain_of_thought,
+            "chain_of_thought_source": self.chain_of_thought_source,
+            "effort": self.effort,
+            "after": list(self.after),
+            "output": self.output,
+            "reasoning": self.reasoning,
+            "reasoning_parts": None
+            if self.reasoning_parts is None
+            else [part.to_dict() for part in self.reasoning_parts],
+            "reasoning_status": self.reasoning_status,
+            "reasoning_notice": self.reasoning_notice,
+            "usage": self.usage.to_dict(),
+            "error": None if self.error is None else self.error.to_dict(),
+            "timings": self.timings.to_dict(),
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class Run:
+    id: str
+    request: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    worker_backend: WorkerBackend
+    status: RunStatus = "planned"
+    created_at: str = field(default_factory=now_iso)
+    finished_at: str | None = None
+    tasks: list[Task] = field(default_factory=list)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``thoughtline.run/v1`` snapshot."""
+        return {
+            "schema": SNAPSHOT_SCHEMA,
+            "id": self.id,
+            "status": self.status,
+            "request": self.request,
+            "chain_of_thought": self.chain_of_thought,
+            "chain_of_thought_source": self.chain_of_thought_source,
+            "worker_backend": self.worker_backend,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "tasks": [task.to_dict() for task in self.tasks],
+        }
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+
+@dataclass(slots=True, kw_only=True)
+class TraceEvent:
+    """One trace record. ``metadata`` holds only JSON values; reasoning appears only in
+    events of layer ``reasoning``, raw exchanges only in layer ``provider_raw``."""
+
+    id: str
+    run_id: str
+    task_id: str | None
+    type: str
+    layer: TraceLayer
+    at: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "run_id": self.run_id,
+            "task_id": self.task_id,
+            "type": self.type,
+            "layer": self.layer,
+            "at": self.at,
+            "metadata": self.metadata,
+        }

@@ -1,0 +1,1 @@
+"""Durable runs, tasks and trace events (SQLite by default)."""

@@ -1,0 +1,64 @@
+"""The store contract. SQLite implements it now; PostgreSQL will implement the same.
+
+Every write is durable when the call returns (the runtime writes at each task
+transition). A run left ``planned``/``running`` by a process that died is marked
+``interrupted`` — with its unfinished tasks — by :meth:`Store.recover_interrupted`, which
+every store calls when it is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from thoughtline.runtime.models import Run, Task, TraceEvent, TraceLayer
+
+
+class Store(Protocol):
+    def create_run(self, run: Run) -> None:
+        """Insert the run and all its tasks; this process becomes the run's owner."""
+        ...
+
+    def update_run(self, run: Run) -> None:
+        """Write the run's status and ``finished_at`` (tasks are written separately)."""
+        ...
+
+    def update_task(self, task: Task) -> None:
+        """Write every field of one task."""
+        ...
+
+    def append_trace(self, events: Sequence[TraceEvent]) -> None:
+        """Append trace events (one transaction)."""
+        ...
+
+    def get_run(self, run_id: str) -> Run | None:
+        """The run with its tasks, or ``None``."""
+        ...
+
+    def latest_run(self) -> Run | None: ...
+
+    def list_runs(self, limit: int = 20) -> list[Run]:
+        """Newest first, with tasks."""
+        ...
+
+    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
+        """Trace events of a run in the order written, optionally of one layer."""
+        ...
+
+    def purge(
+        self, retention_s: Mapping[TraceLayer, int | None], *, dry_run: bool = False
+    ) -> dict[TraceLayer, int]:
+        """Delete trace events older than each layer's retention (``None`` = keep
+        forever). Returns how many events of each layer were (or would be) removed."""
+        ...
+
+    def purge_due(self, every_s: int = 86_400) -> bool:
+        """True when no purge ran in the last ``every_s`` seconds (for long-running
+        processes that purge automatically at most once a day); records the check."""
+        ...
+
+    def recover_interrupted(self) -> list[str]:
+        """Mark runs whose owning process is gone as ``interrupted``; returns their ids."""
+        ...
+
+    def close(self) -> None: ...
