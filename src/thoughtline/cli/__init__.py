@@ -9,6 +9,9 @@ import click
 from thoughtline import __version__
 from thoughtline.cli.demo_command import demo_command
 from thoughtline.cli.providers_command import providers_command
+from thoughtline.cli.purge_command import purge_command
+from thoughtline.cli.run_command import run_command
+from thoughtline.cli.runs_command import runs_command, status_command, trace_command
 from thoughtline.errors import ThoughtlineError
 
 
@@ -18,8 +21,16 @@ def cli() -> None:
     """Run LLM specialist tasks and decide, once, what happens to their reasoning."""
 
 
-cli.add_command(providers_command)
-cli.add_command(demo_command)
+for command in (
+    run_command,
+    status_command,
+    runs_command,
+    trace_command,
+    purge_command,
+    providers_command,
+    demo_command,
+):
+    cli.add_command(command)
 
 
 def main() -> None:

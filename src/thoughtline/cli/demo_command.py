@@ -1,160 +1,163 @@
-"""``thoughtline demo``: every endpoint, offline, against the provider simulator.
+"""``thoughtline demo``: every disclosure mode on several endpoints, offline.
 
-Starts the simulator on 127.0.0.1, sends one request through each built-in endpoint with
-reasoning requested and with nothing requested, and prints what each provider returned:
-reasoning parts by kind, the reasoning token count, and timings. The providers are
-simulated; the wire protocols, adapters and transport are the real ones.
+Starts the provider simulator on 127.0.0.1 and runs one request through several
+endpoints in every mode, with a throwaway store, then prints what each run shows,
+records and why. The providers are simulated; the wire protocols, adapters, transport,
+disclosure gate, store and trace are the real ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from thoughtline.accumulator import ModelResponse
-from thoughtline.providers.client import ProviderClient
-from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import ModelRequest, ReasoningRequest
+from thoughtline.config import Config
+from thoughtline.providers.client import RetryPolicy
+from thoughtline.providers.endpoints import EndpointSettings
+from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES
+from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.runner import Runtime
 
-DEMO_ENDPOINTS: tuple[tuple[str, str, str], ...] = (
-    ("anthropic", "claude-sonnet-4-6", "adaptive thinking, summarized"),
-    ("anthropic", "claude-sonnet-4-5", "budget thinking"),
-    ("openai", "gpt-5.5", "Responses API"),
-    ("openrouter", "anthropic/claude-sonnet-4.6", "reasoning_details"),
-    ("gemini", "gemini-3-pro", "thought parts"),
-    ("deepseek", "deepseek-reasoner", "raw reasoning_content"),
-    ("vllm", "qwen3-32b", "raw reasoning"),
-    ("ollama", "qwen3:8b", "native NDJSON"),
+DEMO_TASKS: tuple[tuple[str, str, str, str], ...] = (
+    # (task name, endpoint, model, what it shows)
+    ("anthropic-adaptive", "anthropic", "claude-sonnet-4-6", "adaptive thinking, summarized"),
+    ("anthropic-budget", "anthropic", "claude-sonnet-4-5", "older model: budget_tokens"),
+    ("openai-responses", "openai", "gpt-5.5", "summaries + encrypted carrier"),
+    ("openai-chat", "openai-chat", "gpt-5.5", "Chat Completions: token count only"),
+    ("openrouter", "openrouter", "anthropic/claude-sonnet-4.6", "reasoning_details"),
+    ("gemini", "gemini", "gemini-3-pro", "thought parts + signatures"),
+    ("deepseek", "deepseek", "deepseek-reasoner", "raw reasoning_content"),
 )
 DEMO_KEY = "demo-key-not-a-real-credential"
-DEMO_PROMPT = "In one sentence: why do we keep reasoning separate from the answer?"
+DEMO_REQUEST = "In two sentences: why keep a model's reasoning separate from its answer?"
 
 
-@dataclass(frozen=True, slots=True)
-class DemoRow:
-    endpoint: str
-    model: str
-    note: str
-    requested: bool
-    wire_api: str
-    response: ModelResponse
-    first_reasoning_ms: float | None
-    total_ms: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "wire_api": self.wire_api,
-            "reasoning_requested": self.requested,
-            "reasoning_parts": [
-                {
-                    "kind": part.kind,
-                    "chars": len(part.text),
-                    "opaque": sorted(part.provider_metadata),
-                }
-                for part in self.response.reasoning_parts
-            ],
-            "reasoning_tokens": self.response.usage.reasoning_tokens,
-            "answer_chars": len(self.response.text),
-            "error": self.response.error.code if self.response.error else None,
-            "first_reasoning_ms": self.first_reasoning_ms,
-            "total_ms": self.total_ms,
-        }
+def demo_config(openai_base_url: str) -> Config:
+    return Config(
+        path=None,
+        max_concurrency=8,
+        providers={
+            "openai-chat": EndpointSettings(
+                wire_api="openai-chat",
+                base_url=openai_base_url,
+                api_key_env="OPENAI_API_KEY",
+                dialect="openai",
+            )
+        },
+        trace_provider_raw=True,
+    )
 
 
-async def run_demo(environ: dict[str, str]) -> list[DemoRow]:
-    registry = EndpointRegistry(environ=environ)
-    rows: list[DemoRow] = []
-    for name, model, note in DEMO_ENDPOINTS:
-        endpoint = registry.resolve(name)
-        async with ProviderClient(endpoint) as client:
-            for requested in (True, False):
-                request = ModelRequest.simple(
-                    model, DEMO_PROMPT, reasoning=ReasoningRequest(enabled=requested)
+async def run_demo(
+    environ: dict[str, str], home: Path, openai_base_url: str
+) -> list[dict[str, Any]]:
+    from thoughtline.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(home / "thoughtline.db")
+    config = demo_config(openai_base_url)
+    runtime = Runtime(
+        config=config,
+        store=store,
+        environ=environ,
+        retry=RetryPolicy(max_retries=1, initial_delay_s=0.05),
+    )
+    spec = RunSpec(
+        request=DEMO_REQUEST,
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, endpoint, model, _ in DEMO_TASKS
+        ),
+    )
+    results = []
+    try:
+        for mode in CHAIN_OF_THOUGHT_MODES:
+            run = await runtime.run(replace(spec), explicit_mode=mode)
+            recorded = {
+                event.task_id: len(str(event.metadata.get("reasoning") or ""))
+                for event in store.trace(run.id, "reasoning")
+            }
+            for task in run.tasks:
+                results.append(
+                    {
+                        "mode": mode,
+                        "task": task.name,
+                        "run_id": run.id,
+                        "status": task.status,
+                        "reasoning_status": task.reasoning_status,
+                        "reasoning_notice": task.reasoning_notice,
+                        "shown_chars": len(task.reasoning or ""),
+                        "recorded_chars": recorded.get(task.id),
+                        "reasoning_tokens": task.usage.reasoning_tokens,
+                        "answer_chars": len(task.output or ""),
+                        "error": None if task.error is None else task.error.code,
+                    }
                 )
-                call = await client.complete(request)
-                timings = call.exchange.timings if call.exchange else None
-                rows.append(
-                    DemoRow(
-                        endpoint=name,
-                        model=model,
-                        note=note,
-                        requested=requested,
-                        wire_api=endpoint.wire_api,
-                        response=call.response,
-                        first_reasoning_ms=timings.first_reasoning_ms if timings else None,
-                        total_ms=timings.total_ms if timings else None,
-                    )
-                )
-    return rows
+    finally:
+        store.close()
+    return results
 
 
-def _describe(row: DemoRow) -> str:
-    if row.response.error is not None:
-        return f"[red]{row.response.error.code}[/]"
-    if not row.response.reasoning_parts:
-        return "[dim]none[/]"
-    described = []
-    for part in row.response.reasoning_parts:
-        if part.text:
-            described.append(f"{part.kind} ({len(part.text)} chars)")
-        else:
-            described.append(f"{part.kind} (opaque: {', '.join(sorted(part.provider_metadata))})")
-    return "\n".join(described)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f} ms"
+def _cell(row: dict[str, Any]) -> str:
+    if row["error"]:
+        return f"[red]{row['error']}[/]"
+    parts = [f"[bold]{row['reasoning_status']}[/]"]
+    if row["shown_chars"]:
+        parts.append(f"shows {row['shown_chars']} chars")
+    if row["recorded_chars"] is not None:
+        parts.append(f"records {row['recorded_chars']} chars")
+    return "\n".join(parts)
 
 
 @click.command("demo")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def demo_command(as_json: bool) -> None:
-    """Every endpoint, offline, against the built-in provider simulator."""
+    """Every disclosure mode on several endpoints, offline, against the simulator."""
     from thoughtline.testing import SimulatorServer  # needs the [testing] extra
 
-    with SimulatorServer() as server:
+    with (
+        SimulatorServer() as server,
+        tempfile.TemporaryDirectory(prefix="thoughtline-demo-") as home,
+    ):
         environ = server.environ()
         for variable in ("ANTHROPIC", "OPENAI", "OPENROUTER", "GEMINI", "DEEPSEEK"):
             environ[f"{variable}_API_KEY"] = DEMO_KEY
-        rows = asyncio.run(run_demo(environ))
+        rows = asyncio.run(run_demo(environ, Path(home), server.base_url_for("openai")))
     if as_json:
-        click.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+        click.echo(json.dumps(rows, indent=2))
         return
-    console = Console(width=None if Console().is_terminal else 150)
+    console = Console(width=None if Console().is_terminal else 160)
     console.print(
         "[bold]thoughtline demo[/] — the providers are [bold]simulated[/] on "
-        f"{server.url}; the wire protocols, adapters and transport are the real ones.\n"
-        f"Prompt: {DEMO_PROMPT!r}\n"
+        f"{server.url}; the wire protocols, adapters, disclosure gate, store and trace are real.\n"
+        f"Request: {DEMO_REQUEST!r}, one task per endpoint, one run per mode.\n"
     )
-    table = Table(title="What each provider returns", title_justify="left", show_lines=True)
+    table = Table(
+        title="What each run shows (task.reasoning) and records (trace.reasoning)",
+        title_justify="left",
+        show_lines=True,
+    )
     table.add_column("endpoint / model")
-    table.add_column("wire API")
-    table.add_column("reasoning requested: returned")
-    table.add_column("nothing requested: returned anyway")
-    table.add_column("reasoning tokens", justify="right")
-    table.add_column("first reasoning / total", justify="right")
-    for requested, unrequested in zip(rows[::2], rows[1::2], strict=True):
-        tokens = requested.response.usage.reasoning_tokens
+    for mode in CHAIN_OF_THOUGHT_MODES:
+        table.add_column(mode)
+    table.add_column("why (notice in surface mode)")
+    for name, endpoint, model, note in DEMO_TASKS:
+        cells = {row["mode"]: row for row in rows if row["task"] == name}
         table.add_row(
-            f"{requested.endpoint}\n[dim]{requested.model}\n{requested.note}[/]",
-            requested.wire_api,
-            _describe(requested),
-            _describe(unrequested),
-            "-" if tokens is None else str(tokens),
-            f"{_ms(requested.first_reasoning_ms)} / {_ms(requested.total_ms)}",
+            f"{endpoint}\n[dim]{model}\n{note}[/]",
+            *(_cell(cells[mode]) for mode in CHAIN_OF_THOUGHT_MODES),
+            cells["surface"]["reasoning_notice"] or "",
         )
     console.print(table)
     console.print(
-        "[dim]'none' with reasoning tokens means the model reasoned but the provider did "
-        "not return the text. Reasoning that arrives although nothing was requested "
-        "(DeepSeek, Ollama, Gemini signatures) is what a provider sends by default; "
-        "disclosure modes decide whether it is kept.[/]"
+        "[dim]hidden requests nothing and keeps nothing, even when a provider reasons anyway; "
+        "surface attaches reasoning to the task (every display surface); telemetry_only writes "
+        "it to the reasoning trace layer only; surface_and_telemetry does both.[/]"
     )

@@ -1,0 +1,30 @@
+"""What every command needs: the config, the store under THOUGHTLINE_HOME, a runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from thoughtline.config import Config, load_config, thoughtline_home
+from thoughtline.runtime.runner import Runtime
+from thoughtline.store.sqlite import SQLiteStore
+
+
+def open_store(config: Config) -> SQLiteStore:
+    if config.store != "sqlite":
+        from thoughtline.errors import ConfigError
+
+        raise ConfigError(
+            f"{config.path}: orchestration.store: {config.store!r} is not available yet; "
+            'use "sqlite".'
+        )
+    return SQLiteStore(database_path())
+
+
+def database_path() -> Path:
+    return thoughtline_home() / "thoughtline.db"
+
+
+def open_runtime() -> tuple[Config, SQLiteStore, Runtime]:
+    config = load_config()
+    store = open_store(config)
+    return config, store, Runtime(config=config, store=store)

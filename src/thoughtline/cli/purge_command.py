@@ -1,0 +1,25 @@
+"""``thoughtline purge``: apply [trace.retention] per layer."""
+
+from __future__ import annotations
+
+import click
+
+from thoughtline.cli._context import open_store
+from thoughtline.config import load_config
+from thoughtline.runtime.trace import retention_seconds
+
+
+@click.command("purge")
+@click.option("--dry-run", is_flag=True, help="Print what would be removed, remove nothing.")
+def purge_command(dry_run: bool) -> None:
+    """Remove trace events older than each layer's retention."""
+    config = load_config()
+    store = open_store(config)
+    try:
+        removed = store.purge(retention_seconds(config.retention), dry_run=dry_run)
+    finally:
+        store.close()
+    verb = "would remove" if dry_run else "removed"
+    for layer, count in removed.items():
+        keep = config.retention.get(layer, "forever")
+        click.echo(f"{layer}: {verb} {count} event(s) (retention {keep})")

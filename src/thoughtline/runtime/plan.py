@@ -1,0 +1,184 @@
+"""What a run is asked to do: the request and its tasks, from CLI flags or a plan file.
+
+A plan file (TOML), strictly validated like the config::
+
+    request = "Design a rate limiter"      # optional when given on the command line
+    chain_of_thought = "surface"           # optional: the run-spec mode
+    worker_backend = "provider"            # optional
+
+    [[task]]
+    name = "design"                        # optional, defaults to the role
+    role = "architect"
+    provider = "anthropic"                 # optional, defaults from config
+    model = "claude-sonnet-4-6"            # optional
+    effort = "high"                        # optional
+
+    [[task]]
+    name = "review"
+    role = "reviewer"
+    after = ["design"]                     # runs after, and receives its output
+
+Tasks without ``after`` run concurrently (bounded by ``max_concurrency``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thoughtline.errors import ConfigError
+from thoughtline.requests import EFFORTS
+from thoughtline.runtime.disclosure import check_mode
+
+_TASK_KEYS = ("name", "role", "provider", "model", "effort", "after")
+_PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "task")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskSpec:
+    name: str
+    role: str
+    provider: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    request: str
+    tasks: tuple[TaskSpec, ...]
+    chain_of_thought: str | None = None  # the run-spec mode (a plan file's)
+    worker_backend: str | None = None
+    source: str = "command line"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def spec_from_roles(
+    request: str,
+    roles: list[str],
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    effort: str | None = None,
+) -> RunSpec:
+    """One concurrent task per role (``engineer`` when none is given)."""
+    names = roles or ["engineer"]
+    seen: dict[str, int] = {}
+    tasks = []
+    for role in names:
+        seen[role] = seen.get(role, 0) + 1
+        name = role if seen[role] == 1 else f"{role}-{seen[role]}"
+        tasks.append(TaskSpec(name=name, role=role, provider=provider, model=model, effort=effort))
+    return RunSpec(request=request, tasks=tuple(tasks))
+
+
+def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
+    """Read and validate a plan file; ``request`` (from the command line) wins."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the plan file ({exc}).") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
+
+    def fail(key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{path}: {key}: {problem}")
+
+    for key in data:
+        if key not in _PLAN_KEYS:
+            raise fail(key, f"unknown key. Allowed keys: {', '.join(_PLAN_KEYS)}")
+    text = request if request is not None else data.get("request")
+    if not isinstance(text, str) or not text.strip():
+        raise fail("request", 'missing: give the request on the command line or as request = "..."')
+    mode = data.get("chain_of_thought")
+    if mode is not None:
+        if not isinstance(mode, str):
+            raise fail("chain_of_thought", "must be a string")
+        try:
+            check_mode(mode, f"{path}: chain_of_thought")
+        except Exception as exc:
+            raise ConfigError(str(exc)) from None
+    backend = data.get("worker_backend")
+    if backend is not None and backend not in ("provider", "inline"):
+        raise fail(
+            "worker_backend", f"{backend!r} is not allowed. Allowed values: provider, inline"
+        )
+    raw_tasks = data.get("task")
+    if not isinstance(raw_tasks, list) or not raw_tasks:
+        raise fail("task", "a plan needs at least one [[task]] table")
+    tasks: list[TaskSpec] = []
+    for index, raw in enumerate(raw_tasks):
+        where = f"task[{index}]"
+        if not isinstance(raw, dict):
+            raise fail(where, "must be a table ([[task]])")
+        for key in raw:
+            if key not in _TASK_KEYS:
+                raise fail(f"{where}.{key}", f"unknown key. Allowed keys: {', '.join(_TASK_KEYS)}")
+        role = raw.get("role")
+        if not isinstance(role, str) or not role:
+            raise fail(f"{where}.role", "missing: every task needs a role")
+        name = raw.get("name", role)
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise fail(f"{where}.name", f"{name!r} is not a valid name (letters, digits, - _ .)")
+        for key in ("provider", "model"):
+            if key in raw and (not isinstance(raw[key], str) or not raw[key]):
+                raise fail(f"{where}.{key}", "must be a non-empty string")
+        effort = raw.get("effort")
+        if effort is not None and effort not in EFFORTS:
+            raise fail(
+                f"{where}.effort",
+                f"{effort!r} is not allowed. Allowed values: {', '.join(EFFORTS)}",
+            )
+        after = raw.get("after", [])
+        if not isinstance(after, list) or not all(isinstance(item, str) for item in after):
+            raise fail(f"{where}.after", "must be a list of task names")
+        tasks.append(
+            TaskSpec(
+                name=name,
+                role=role,
+                provider=raw.get("provider"),
+                model=raw.get("model"),
+                effort=effort,
+                after=tuple(after),
+            )
+        )
+    validate_graph(tasks, str(path))
+    return RunSpec(
+        request=text.strip(),
+        tasks=tuple(tasks),
+        chain_of_thought=mode,
+        worker_backend=backend,
+        source=str(path),
+    )
+
+
+def validate_graph(tasks: list[TaskSpec], source: str) -> None:
+    """Names unique, ``after`` names known, no cycles."""
+    names = [task.name for task in tasks]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ConfigError(f"{source}: task names must be unique; repeated: {', '.join(duplicates)}")
+    known = set(names)
+    for task in tasks:
+        for dependency in task.after:
+            if dependency not in known:
+                raise ConfigError(
+                    f"{source}: task {task.name!r} runs after {dependency!r}, which is not a task "
+                    f"of this plan. Tasks: {', '.join(names)}"
+                )
+    edges = {task.name: set(task.after) for task in tasks}
+    done: set[str] = set()
+    while edges:
+        ready = [name for name, deps in edges.items() if deps <= done]
+        if not ready:
+            raise ConfigError(
+                f"{source}: the tasks' 'after' lists form a cycle: {', '.join(sorted(edges))}"
+            )
+        for name in ready:
+            done.add(name)
+            del edges[name]

@@ -1,0 +1,80 @@
+"""Specialist roles: a persona prompt per role.
+
+Built-in roles ship here; a file ``specialists/<role>.md`` next to the config file (or
+in the working directory, or in ``$THOUGHTLINE_HOME/specialists``) adds a role or
+replaces a built-in one. The file's text is the persona prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from thoughtline.errors import ThoughtlineError
+
+BUILTIN_ROLES: dict[str, str] = {
+    "engineer": (
+        "You are a senior software engineer. Give a concrete, correct, implementable answer. "
+        "Prefer simple designs, name the trade-offs, and show code only where it helps."
+    ),
+    "reviewer": (
+        "You are a careful code and design reviewer. Find what is wrong, risky or unclear, "
+        "in order of importance, and say how to fix each point. Do not restate what is fine."
+    ),
+    "architect": (
+        "You are a software architect. Describe the structure: components, what each owns, "
+        "how they communicate, and the decisions that are hard to reverse."
+    ),
+    "security": (
+        "You are an application security specialist. Identify threats, vulnerable inputs and "
+        "secrets handling problems, rate their severity, and give concrete mitigations."
+    ),
+}
+_ROLE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    name: str
+    prompt: str
+    source: str  # "builtin" or the file it came from
+
+
+class UnknownRoleError(ThoughtlineError):
+    def __init__(self, name: str, known: list[str], searched: list[Path]) -> None:
+        places = ", ".join(str(path) for path in searched) or "no specialists/ folder"
+        super().__init__(
+            "ROLE_UNKNOWN",
+            f"Unknown role {name!r}. Known roles: {', '.join(sorted(known))}. "
+            f"Add specialists/{name}.md (looked in: {places}).",
+        )
+
+
+class RoleCatalog:
+    """Built-in roles overlaid with ``specialists/*.md`` from the given folders (earlier
+    folders win)."""
+
+    def __init__(self, folders: list[Path]) -> None:
+        self.folders = [folder for folder in folders if folder.is_dir()]
+        self._roles = {
+            name: Role(name, prompt, "builtin") for name, prompt in BUILTIN_ROLES.items()
+        }
+        for folder in reversed(self.folders):
+            for path in sorted(folder.glob("*.md")):
+                name = path.stem
+                if not _ROLE_NAME.match(name):
+                    continue
+                prompt = path.read_text(encoding="utf-8").strip()
+                if prompt:
+                    self._roles[name] = Role(name, prompt, str(path))
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._roles)
+
+    def get(self, name: str) -> Role:
+        try:
+            return self._roles[name]
+        except KeyError:
+            raise UnknownRoleError(name, self.names, self.folders) from None

@@ -1,0 +1,602 @@
+"""Runs: plan the tasks, execute them (concurrently, with handoffs), record everything.
+
+``Runtime.prepare`` resolves roles, endpoints, models and the disclosure mode of every
+task and stores the run; ``Runtime.execute`` runs it. Observers receive live events
+(``answer.delta``, and ``reasoning.delta`` only when the task's mode displays reasoning),
+already filtered by the disclosure gate, so no surface needs mode logic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from thoughtline.accumulator import ModelResponse
+from thoughtline.config import Config
+from thoughtline.errors import ThoughtlineError
+from thoughtline.events import Error, ReasoningDelta, TextDelta
+from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
+from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.exchange import Exchange
+from thoughtline.providers.redaction import Redactor
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
+from thoughtline.runtime.models import (
+    Run,
+    RunStatus,
+    Task,
+    TaskError,
+    TaskUsage,
+    new_id,
+    now_iso,
+)
+from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
+from thoughtline.runtime.trace import TraceWriter, retention_seconds
+from thoughtline.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5.5",
+    "openrouter": "anthropic/claude-sonnet-4.6",
+    "gemini": "gemini-3-pro",
+    "deepseek": "deepseek-reasoner",
+    "ollama": "qwen3",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """A live event for surfaces. ``data`` is JSON-ready."""
+
+    type: str
+    run_id: str
+    task_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+RunObserver = Callable[[RunEvent], None]
+
+
+class Runtime:
+    """Plans and executes runs against a store. One instance can run many runs."""
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        store: Store,
+        environ: Mapping[str, str] | None = None,
+        roles: RoleCatalog | None = None,
+        capabilities: CapabilityTable | None = None,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.registry = EndpointRegistry(
+            config.providers,
+            environ=environ,
+            config_source=str(config.path) if config.path else "thoughtline.toml",
+        )
+        folders = []
+        if config.path is not None:
+            folders.append(config.path.parent / "specialists")
+        self.roles = roles or RoleCatalog(folders)
+        self.capabilities = capabilities or builtin_capabilities()
+        self.retry = retry
+        self.timeouts = timeouts or Timeouts()
+        self.transport = transport
+        self.redactor = Redactor(self.registry.loaded_secrets())
+        self.retention = retention_seconds(config.retention)
+        self._executions: dict[str, _Execution] = {}
+
+    # -- planning ----------------------------------------------------------------
+    def prepare(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None = None,
+        worker_backend: str | None = None,
+    ) -> Run:
+        """Resolve and store a run (status ``planned``). Raises a clear error for an
+        unknown role, provider or mode, or a missing credential, before anything runs."""
+        config = self.config
+        configured = (
+            config.chain_of_thought if "orchestration.chain_of_thought" in config.sources else None
+        )
+        run_mode = resolve_mode(
+            explicit=explicit_mode,
+            run=spec.chain_of_thought,
+            role=None,
+            by_role={},
+            configured=configured,
+        )
+        backend = worker_backend or spec.worker_backend or config.worker_backend
+        if backend not in ("provider", "inline"):
+            raise ThoughtlineError(
+                "WORKER_BACKEND_UNKNOWN",
+                f"Unknown worker backend {backend!r}. Allowed values: provider, inline.",
+            )
+        run = Run(
+            id=new_id("run"),
+            request=spec.request,
+            chain_of_thought=run_mode.mode,
+            chain_of_thought_source=run_mode.source,
+            worker_backend=backend,  # type: ignore[arg-type]
+        )
+        ids = {task.name: new_id("task") for task in spec.tasks}
+        for position, task_spec in enumerate(spec.tasks):
+            self.roles.get(task_spec.role)
+            provider = task_spec.provider or config.default_provider
+            endpoint = self.registry.resolve(provider)
+            model = task_spec.model or self._default_model(provider)
+            if backend == "provider":
+                endpoint.require_key()
+            mode = resolve_mode(
+                explicit=explicit_mode,
+                run=spec.chain_of_thought,
+                role=task_spec.role,
+                by_role=config.chain_of_thought_by_role,
+                configured=configured,
+            )
+            run.tasks.append(
+                Task(
+                    id=ids[task_spec.name],
+                    run_id=run.id,
+                    position=position,
+                    name=task_spec.name,
+                    role=task_spec.role,
+                    provider=provider,
+                    model=model,
+                    chain_of_thought=mode.mode,
+                    chain_of_thought_source=mode.source,
+                    effort=task_spec.effort or config.default_effort,
+                    after=[ids[name] for name in task_spec.after],
+                )
+            )
+        self.store.create_run(run)
+        return run
+
+    def _default_model(self, provider: str) -> str:
+        if provider == self.config.default_provider:
+            return self.config.default_model
+        model = DEFAULT_MODELS.get(provider)
+        if model is None:
+            raise ThoughtlineError(
+                "MODEL_MISSING",
+                f"No default model for provider {provider!r}: pass --model (or set model in "
+                "the plan's task, or [defaults] model in thoughtline.toml).",
+            )
+        return model
+
+    # -- execution ---------------------------------------------------------------
+    async def run(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None = None,
+        worker_backend: str | None = None,
+        observer: RunObserver | None = None,
+    ) -> Run:
+        run = self.prepare(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        return await self.execute(run, observer=observer)
+
+    def cancel(self, run_id: str) -> bool:
+        """Ask a run executing in this process to stop: running tasks end ``cancelled``
+        with what arrived kept. Returns False if the run is not executing here."""
+        execution = self._executions.get(run_id)
+        if execution is None:
+            return False
+        execution.cancel()
+        return True
+
+    async def execute(self, run: Run, *, observer: RunObserver | None = None) -> Run:
+        """Execute a prepared run to its end (or cancellation). Always returns the run
+        with every task in a final state, written to the store."""
+        execution = _Execution(self, run, observer)
+        self._executions[run.id] = execution
+        running = asyncio.ensure_future(execution.go())
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            # Our caller was cancelled (Ctrl-C): stop the run cleanly, then propagate.
+            execution.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            raise
+        finally:
+            self._executions.pop(run.id, None)
+
+
+class _Execution:
+    """One run executing: its tasks, their ordering and the shared HTTP resources."""
+
+    def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
+        self.runtime = runtime
+        self.run = run
+        self.observer = observer
+        self.trace = TraceWriter(runtime.store, run.id, runtime.retention)
+        self.finished: dict[str, asyncio.Event] = {task.id: asyncio.Event() for task in run.tasks}
+        self.semaphore = asyncio.Semaphore(runtime.config.max_concurrency)
+        self.clients: dict[str, ProviderClient] = {}
+        self.http: httpx2.AsyncClient | None = None
+        self.workers: list[asyncio.Future[None]] = []
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Cancel every task still queued or running (idempotent)."""
+        self.cancelled = True
+        for worker in self.workers:
+            worker.cancel()
+
+    def emit(
+        self, type_: str, task_id: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        if self.observer is not None:
+            self.observer(RunEvent(type_, self.run.id, task_id, data or {}))
+
+    async def go(self) -> Run:
+        run = self.run
+        store = self.runtime.store
+        run.status = "running"
+        store.update_run(run)
+        self.trace.write(
+            "run.started",
+            metadata={
+                "request": run.request,
+                "chain_of_thought": run.chain_of_thought,
+                "chain_of_thought_source": run.chain_of_thought_source,
+                "worker_backend": run.worker_backend,
+                "tasks": [
+                    {"id": t.id, "name": t.name, "role": t.role, "after": t.after}
+                    for t in run.tasks
+                ],
+            },
+        )
+        self.emit("run.started", data=run.snapshot())
+        self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
+        if self.cancelled:  # cancelled before the workers existed
+            self.cancel()
+        try:
+            # Workers record their own outcome; cancellation ends them, not this coroutine.
+            await asyncio.gather(*self.workers, return_exceptions=True)
+        finally:
+            await self.close_clients()
+        run.status = _run_status(run, self.cancelled)
+        run.finished_at = now_iso()
+        store.update_run(run)
+        kind = {"cancelled": "run.cancelled", "failed": "run.failed"}.get(
+            run.status, "run.completed"
+        )
+        self.trace.write(kind, metadata={"status": run.status})
+        self.emit(kind, data=run.snapshot())
+        return run
+
+    async def close_clients(self) -> None:
+        if self.http is not None:
+            await self.http.aclose()
+
+    def client_for(self, provider: str) -> ProviderClient:
+        client = self.clients.get(provider)
+        if client is None:
+            runtime = self.runtime
+            if self.http is None:
+                limit = max(runtime.config.max_concurrency * 2, 10)
+                self.http = httpx2.AsyncClient(
+                    timeout=runtime.timeouts.for_httpx(),
+                    limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+                    transport=runtime.transport,
+                )
+            client = ProviderClient(
+                runtime.registry.resolve(provider),
+                http_client=self.http,
+                capabilities=runtime.capabilities,
+                retry=runtime.retry,
+                timeouts=runtime.timeouts,
+                redactor=runtime.redactor,
+                capture_body=runtime.config.trace_provider_raw,
+            )
+            self.clients[provider] = client
+        return client
+
+    async def task_when_ready(self, task: Task) -> None:
+        try:
+            for dependency in task.after:
+                await self.finished[dependency].wait()
+            failed = [
+                self.run.task(dependency)
+                for dependency in task.after
+                if self.run.task(dependency).status not in ("done", "prepared")
+            ]
+            if failed:
+                names = ", ".join(f"{dep.name} ({dep.status})" for dep in failed)
+                self.finish_task(
+                    task,
+                    status="failed",
+                    error=TaskError(
+                        code="TASK_DEPENDENCY_FAILED",
+                        message=f"Not run: it runs after {names}, which did not finish.",
+                        retryable=False,
+                    ),
+                )
+                return
+            async with self.semaphore:
+                await TaskExecution(self, task).go()
+        except asyncio.CancelledError:
+            if task.status not in ("done", "prepared", "failed", "cancelled"):
+                self.finish_task(task, status="cancelled")
+            raise
+        except Exception as exc:  # a bug must fail one task visibly, not the whole run silently
+            logger.exception("task %s failed unexpectedly", task.id)
+            self.finish_task(
+                task,
+                status="failed",
+                error=TaskError(
+                    code="INTERNAL_ERROR", message=f"{type(exc).__name__}: {exc}", retryable=False
+                ),
+            )
+        finally:
+            self.finished[task.id].set()
+
+    def finish_task(self, task: Task, *, status: str, error: TaskError | None = None) -> None:
+        task.status = status  # type: ignore[assignment]
+        task.error = error
+        task.timings.finished_at = now_iso()
+        if task.reasoning_status is None:
+            task.reasoning_status = "not_applicable" if status != "cancelled" else "interrupted"
+            task.reasoning_notice = (
+                "The task did not run, so no model was called."
+                if status != "cancelled"
+                else "The task was cancelled before the model answered."
+            )
+        self.runtime.store.update_task(task)
+        self.trace.write(
+            "worker.failed" if status == "failed" else f"task.{status}",
+            task_id=task.id,
+            metadata={"status": status, "error": None if error is None else error.to_dict()},
+        )
+        self.emit("task.completed", task.id, task.to_dict())
+
+    def handoff(self, task: Task) -> str:
+        """The user prompt: the request plus upstream *outputs* (never their reasoning)."""
+        parts = [self.run.request]
+        upstream = [self.run.task(dependency) for dependency in task.after]
+        if upstream:
+            parts.append("Outputs of the tasks this one follows:")
+            for source in upstream:
+                output = (
+                    source.output if source.output is not None else "(prepared only: no output)"
+                )
+                parts.append(f"### {source.name} ({source.role})\n{output}")
+        return "\n\n".join(parts)
+
+
+class TaskExecution:
+    """One task through its worker backend, with the gate applied to everything."""
+
+    def __init__(self, execution: _Execution, task: Task) -> None:
+        self.execution = execution
+        self.task = task
+        self.runtime = execution.runtime
+        self.gate = DisclosureGate(task.chain_of_thought)
+
+    async def go(self) -> None:
+        task = self.task
+        execution = self.execution
+        task.status = "running"
+        task.timings.started_at = now_iso()
+        role = self.runtime.roles.get(task.role)
+        prompt = execution.handoff(task)
+        if execution.run.worker_backend == "inline":
+            task.executor = "inline:prepared"
+            self.started()
+            execution.trace.write(
+                "worker.prepared",
+                task_id=task.id,
+                metadata={"system": role.prompt, "prompt": prompt, "model": task.model},
+            )
+            verdict = inline_verdict()
+            task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+            execution.finish_task(task, status="prepared")
+            return
+        task.executor = f"provider:{task.provider}:{task.model}"
+        self.started()
+        client = execution.client_for(task.provider)
+        request = ModelRequest(
+            model=task.model,
+            system=role.prompt,
+            messages=(Message(role="user", content=prompt),),
+            reasoning=ReasoningRequest(
+                enabled=self.gate.requests_reasoning,
+                effort=task.effort,  # type: ignore[arg-type]
+            ),
+        )
+        call = client.call(request)
+        execution.trace.write(
+            "worker.requested",
+            task_id=task.id,
+            metadata={
+                "endpoint": task.provider,
+                "wire_api": client.endpoint.wire_api,
+                "base_url": client.redactor.url(client.endpoint.base_url),
+                "model": task.model,
+                "reasoning_requested": self.gate.requests_reasoning,
+                "effort": task.effort,
+                "capability": call.context.capability.describe(),
+            },
+        )
+        cancelled = False
+        try:
+            async with call:
+                async for event in call:
+                    live = self.gate.live(event)
+                    if isinstance(live, TextDelta):
+                        execution.emit("answer.delta", task.id, {"text": live.text})
+                    elif isinstance(live, ReasoningDelta):
+                        execution.emit("reasoning.delta", task.id, {"text": live.text})
+        except asyncio.CancelledError:
+            cancelled = True
+        self.complete(call, cancelled=cancelled)
+        if cancelled:
+            raise asyncio.CancelledError
+
+    def started(self) -> None:
+        task = self.task
+        self.runtime.store.update_task(task)
+        self.execution.trace.write(
+            "task.started",
+            task_id=task.id,
+            metadata={
+                "role": task.role,
+                "executor": task.executor,
+                "chain_of_thought": task.chain_of_thought,
+                "chain_of_thought_source": task.chain_of_thought_source,
+            },
+        )
+        self.execution.emit("task.started", task.id, task.to_dict())
+
+    def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
+        """Route the outcome through the gate, then record it (task, trace layers)."""
+        task = self.task
+        execution = self.execution
+        response = call.response
+        client = execution.client_for(task.provider)
+        captured = self.gate.capture(response)
+        verdict = derive_reasoning_status(
+            gate=self.gate,
+            response=response,
+            endpoint=client.endpoint,
+            capability=call.context.capability,
+            cancelled=cancelled,
+        )
+        task.output = response.text or None
+        task.reasoning = captured.task_text
+        task.reasoning_parts = captured.for_task
+        task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+        task.usage = TaskUsage(
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            reasoning_tokens=response.usage.reasoning_tokens,
+        )
+        exchange = call.exchange
+        if exchange is not None:
+            task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms
+            task.timings.first_answer_ms = exchange.timings.first_text_ms
+            task.timings.total_ms = exchange.timings.total_ms
+        if captured.for_trace is not None:
+            execution.trace.write(
+                "worker.reasoning",
+                layer="reasoning",
+                task_id=task.id,
+                metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
+            )
+        if exchange is not None and self.runtime.config.trace_provider_raw:
+            execution.trace.write(
+                "provider.exchange",
+                layer="provider_raw",
+                task_id=task.id,
+                metadata=self.raw_exchange(exchange, response),
+            )
+        error = None if cancelled else _task_error(response)
+        status = "cancelled" if cancelled else ("failed" if error else "done")
+        task.status = status  # type: ignore[assignment]
+        task.error = error
+        task.timings.finished_at = now_iso()
+        self.runtime.store.update_task(task)
+        execution.trace.write(
+            "worker.failed" if error else ("task.cancelled" if cancelled else "worker.completed"),
+            task_id=task.id,
+            metadata={
+                "status": status,
+                "reasoning_status": task.reasoning_status,
+                "reasoning_notice": task.reasoning_notice,
+                "usage": task.usage.to_dict(),
+                "timings": task.timings.to_dict(),
+                "finish": None
+                if response.finish is None
+                else {"reason": response.finish.reason, "raw": response.finish.raw_reason},
+                "warnings": [{"code": w.code, "message": w.message} for w in response.warnings],
+                "error": None if error is None else error.to_dict(),
+                "output_chars": len(response.text),
+            },
+        )
+        execution.emit("task.completed", task.id, task.to_dict())
+
+    def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:
+        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded."""
+        raw = exchange.to_dict()
+        if (
+            not self.gate.records
+            and exchange.response_body is not None
+            and (exchange.status is None or exchange.status < 400)
+        ):
+            from thoughtline.runtime.scrub import scrub_reasoning
+
+            client = self.execution.client_for(self.task.provider)
+            scrubbed = scrub_reasoning(
+                exchange.response_body,
+                wire_api=exchange.wire_api,
+                streamed=exchange.streamed,
+                endpoint=client.endpoint,
+            )
+            raw["response_body"] = scrubbed.decode("utf-8", errors="replace")
+            raw["reasoning_scrubbed"] = True
+        else:
+            raw["reasoning_scrubbed"] = False
+        raw["token_diagnostics"] = {
+            "input_tokens": response.usage.input_tokens,
+            "output_tokens": response.usage.output_tokens,
+            "reasoning_tokens": response.usage.reasoning_tokens,
+            "cached_input_tokens": response.usage.cached_input_tokens,
+            "total_tokens": response.usage.total_tokens,
+        }
+        return raw
+
+
+def _task_error(response: ModelResponse) -> TaskError | None:
+    error: Error | None = response.error
+    if error is not None:
+        return TaskError(code=error.code, message=error.message, retryable=error.retryable)
+    if response.finish is not None and response.finish.reason == "content_filter":
+        return TaskError(
+            code="PROVIDER_CONTENT_FILTERED",
+            message="The provider's content filter stopped the answer.",
+            retryable=False,
+        )
+    if not response.text and not response.tool_calls:
+        if any(part.text for part in response.reasoning_parts):
+            return TaskError(
+                code="PROVIDER_REASONING_ONLY",
+                message="The model reasoned but gave no answer (often the output token "
+                "limit was spent on reasoning). Raise max tokens or lower the effort.",
+                retryable=True,
+            )
+        return TaskError(
+            code="PROVIDER_EMPTY_CONTENT",
+            message="The provider returned an empty answer.",
+            retryable=True,
+        )
+    return None
+
+
+def _run_status(run: Run, cancelled: bool) -> RunStatus:
+    statuses = [task.status for task in run.tasks]
+    if cancelled or "cancelled" in statuses:
+        return "cancelled"
+    if statuses and all(status == "prepared" for status in statuses):
+        return "completed_prepare_only"
+    if all(status == "done" for status in statuses):
+        return "completed"
+    if any(status == "done" for status in statuses):
+        return "completed_with_failures"
+    return "failed"

@@ -1,0 +1,123 @@
+"""Honest reasoning status: derived from what arrived, never from what was hoped for.
+
+Every task gets a ``reasoning_status`` and a one-sentence ``reasoning_notice`` for
+people. Whenever reasoning text is absent or partial but the provider reported
+reasoning tokens, the notice states that count. Nothing here invents reasoning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thoughtline.accumulator import ModelResponse
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
+from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.runtime.models import ReasoningStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningVerdict:
+    status: ReasoningStatus
+    notice: str
+
+
+def inline_verdict() -> ReasoningVerdict:
+    return ReasoningVerdict(
+        "not_applicable",
+        "No model was called (inline backend): the prompts were prepared only.",
+    )
+
+
+def derive_reasoning_status(
+    *,
+    gate: DisclosureGate,
+    response: ModelResponse,
+    endpoint: Endpoint,
+    capability: ModelCapability,
+    cancelled: bool = False,
+) -> ReasoningVerdict:
+    """The status for one provider call, from the mode and what the provider returned."""
+    tokens = response.usage.reasoning_tokens
+    token_clause = f" The model reasoned for {tokens} tokens." if tokens else ""
+    if not gate.requests_reasoning:
+        return ReasoningVerdict(
+            "not_requested",
+            "Reasoning was not requested (chain_of_thought is hidden)." + token_clause,
+        )
+
+    parts = response.reasoning_parts
+    text_parts = [part for part in parts if part.text]
+    redacted = [part for part in parts if part.kind == "redacted"]
+    carriers = [part for part in parts if part.kind == "encrypted" and not part.text]
+    error = response.error
+    broken = (error is not None and error.code == "PROVIDER_STREAM_INTERRUPTED") or cancelled
+    partial = any(not part.complete for part in parts)
+
+    if broken or partial:
+        what = "cancelled" if cancelled else "broke"
+        if text_parts:
+            chars = sum(len(part.text) for part in text_parts)
+            kept = f"{chars} characters of reasoning arrived and are kept, marked partial"
+            if not gate.displays:
+                kept += " in the trace" if gate.records else ""
+            return ReasoningVerdict(
+                "interrupted", f"The stream {what} during reasoning; {kept}." + token_clause
+            )
+        return ReasoningVerdict(
+            "interrupted",
+            f"The stream {what} before any reasoning text arrived." + token_clause,
+        )
+
+    if endpoint.wire_api == "openai-chat" and endpoint.dialect == "openai":
+        return ReasoningVerdict(
+            "unsupported",
+            "OpenAI Chat Completions never returns reasoning text; use the Responses API "
+            "(the default wire API of the openai endpoint) for summaries." + token_clause,
+        )
+    if capability.thinking_control == "none":
+        return ReasoningVerdict(
+            "unsupported", f"{capability.label} does not reason, so there is nothing to show."
+        )
+
+    if text_parts:
+        status: ReasoningStatus = "shown" if gate.displays else "recorded"
+        kinds = {part.kind for part in text_parts}
+        what = (
+            "the model's own reasoning"
+            if kinds == {"raw"}
+            else "the provider's summary of the model's reasoning"
+            if "raw" not in kinds
+            else "the model's reasoning (raw and summarized parts)"
+        )
+        where = "Shown" if gate.displays else "Recorded to the trace only (not displayed)"
+        notice = f"{where}: {what}."
+        if redacted:
+            notice += (
+                f" {len(redacted)} of {len(redacted) + len(text_parts)} reasoning blocks "
+                "were redacted by the provider for safety and have no text."
+            )
+        if tokens and "raw" not in kinds:
+            notice += f" The model reasoned for {tokens} tokens; the summary is shorter."
+        return ReasoningVerdict(status, notice)
+
+    if redacted:
+        return ReasoningVerdict(
+            "redacted_by_provider",
+            "The provider redacted all of the model's reasoning for safety; only opaque "
+            "data was returned." + token_clause,
+        )
+    if carriers:
+        return ReasoningVerdict(
+            "omitted_by_provider",
+            "The provider returned only an encrypted or signed carrier of the reasoning, "
+            "not its text." + token_clause,
+        )
+    if tokens:
+        return ReasoningVerdict(
+            "not_returned",
+            f"The model reasoned for {tokens} tokens; this provider does not return the text.",
+        )
+    return ReasoningVerdict(
+        "not_returned", "Reasoning was requested, but the provider returned none for this task."
+    )

@@ -1,0 +1,216 @@
+"""Every mode x endpoint through the real runtime, store and simulator over HTTP.
+
+A canary string sits in the simulated reasoning (text and signature); a canary API key
+is loaded for every provider. The canary must appear exactly where the mode allows —
+snapshot, trace layers, raw bytes of every file under THOUGHTLINE_HOME — and the key
+nowhere at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CANARY_KEY
+from thoughtline.config import Config
+from thoughtline.providers.client import RetryPolicy
+from thoughtline.providers.endpoints import EndpointSettings
+from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.runner import Runtime
+from thoughtline.store.sqlite import SQLiteStore
+from thoughtline.testing import SimReasoning, SimRequest, Simulator, SimulatorServer, Transcript
+
+CANARY = "CANARY-REASONING-5e1f"
+ANSWER = "The final answer, with no reasoning in it."
+TRANSCRIPT = Transcript(
+    reasoning=(
+        SimReasoning(
+            kind="summary",
+            text=f"Weighing the request; {CANARY} marks this thought.",
+            signature=f"sig-{CANARY}",
+        ),
+    ),
+    answer=ANSWER,
+    reasoning_tokens=64,
+    chunk_chars=4096,  # keep the canary whole inside raw stream bytes so a leak is visible
+)
+
+# task name -> (endpoint, model)
+ENDPOINTS = {
+    "anthropic-adaptive": ("anthropic", "claude-sonnet-4-6"),
+    "anthropic-budget": ("anthropic", "claude-sonnet-4-5"),
+    "openai-responses": ("openai", "gpt-5.5"),
+    "openai-chat": ("openai-chat", "gpt-5.5"),
+    "openrouter": ("openrouter", "anthropic/claude-sonnet-4.6"),
+    "gemini": ("gemini", "gemini-3-pro"),
+    "deepseek": ("deepseek", "deepseek-reasoner"),
+    "ollama": ("ollama", "qwen3:8b"),
+}
+NEVER_RETURNS_TEXT = {"openai-chat"}
+MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
+DISPLAYS = {"surface", "surface_and_telemetry"}
+RECORDS = {"telemetry_only", "surface_and_telemetry"}
+
+# What the server must have received: the body key that requests reasoning, per endpoint.
+REQUEST_KEYS = {
+    "anthropic": "thinking",
+    "openai": "reasoning",
+    "openai-chat": None,  # Chat Completions has nothing to request text with
+    "openrouter": "reasoning",
+    "gemini": "generationConfig",
+    "deepseek": "thinking",
+    "ollama": "think",
+}
+
+
+def make_runtime(
+    home: Path, sim_server: SimulatorServer, environ: dict[str, str], **config: object
+) -> tuple[Runtime, SQLiteStore]:
+    store = SQLiteStore(home / "thoughtline.db")
+    settings = {
+        "openai-chat": EndpointSettings(
+            wire_api="openai-chat",
+            base_url=sim_server.base_url_for("openai"),
+            api_key_env="OPENAI_API_KEY",
+            dialect="openai",
+        )
+    }
+    options: dict[str, object] = {"path": None, "providers": settings, "trace_provider_raw": True}
+    options.update(config)
+    runtime = Runtime(
+        config=Config(**options),  # type: ignore[arg-type]
+        store=store,
+        environ=environ,
+        retry=RetryPolicy(max_retries=2, initial_delay_s=0.01, max_delay_s=0.05),
+    )
+    return runtime, store
+
+
+def task_of(request: SimRequest) -> str:
+    """Which demo task a request the simulator received belongs to."""
+    if request.profile == "openai":
+        return "openai-chat" if request.path.endswith("/chat/completions") else "openai-responses"
+    return next(
+        name
+        for name, (endpoint, model) in ENDPOINTS.items()
+        if endpoint == request.profile and model == request.model
+    )
+
+
+def all_bytes_under(home: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file())
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_endpoint_in_each_mode(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str], mode: str
+) -> None:
+    sim.script(TRANSCRIPT)
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request="Explain the decision.",
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, (endpoint, model) in ENDPOINTS.items()
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode=mode)
+    assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
+    assert run.chain_of_thought == mode
+    assert run.chain_of_thought_source == "explicit"
+
+    # What each provider was asked for.
+    for request in sim.requests:
+        name = task_of(request)
+        key = REQUEST_KEYS[ENDPOINTS[name][0]]
+        if key is None:
+            continue
+        body = request.body or {}
+        if mode == "hidden":
+            if key == "reasoning" and ENDPOINTS[name][0] == "openrouter":
+                assert body["reasoning"] == {"exclude": True}
+            elif key == "generationConfig":
+                assert "thinkingConfig" not in body.get("generationConfig", {})
+            else:
+                assert key not in body, (name, body)
+        else:
+            assert key in body, (name, body)
+
+    snapshot = run.snapshot()
+    for task in snapshot["tasks"]:
+        name = task["name"]
+        returns_text = name not in NEVER_RETURNS_TEXT
+        assert task["status"] == "done"
+        assert task["output"] == ANSWER
+        assert task["chain_of_thought"] == mode
+        if mode == "hidden":
+            expected_status = "not_requested"
+        elif not returns_text:
+            expected_status = "unsupported"
+        else:
+            expected_status = "shown" if mode in DISPLAYS else "recorded"
+        assert task["reasoning_status"] == expected_status, (name, task["reasoning_notice"])
+        assert task["reasoning_notice"]
+        if mode in DISPLAYS and returns_text:
+            assert CANARY in task["reasoning"]
+            assert [part["kind"] for part in task["reasoning_parts"]] in (["summary"], ["raw"])
+        elif mode in DISPLAYS:  # displayable, but this API returned no text
+            assert task["reasoning"] is None
+            assert task["reasoning_parts"] == []
+        else:
+            assert task["reasoning"] is None
+            assert task["reasoning_parts"] is None
+    assert (CANARY in json.dumps(snapshot)) is (mode in DISPLAYS)
+
+    # Trace layers.
+    reasoning_layer = store.trace(run.id, "reasoning")
+    raw_layer = store.trace(run.id, "provider_raw")
+    answer_layer = store.trace(run.id, "answer")
+    assert CANARY not in json.dumps([event.to_dict() for event in answer_layer])
+    if mode in RECORDS:
+        recorded = {event.task_id for event in reasoning_layer}
+        assert recorded == {task.id for task in run.tasks}
+        texts = [event for event in reasoning_layer if CANARY in json.dumps(event.metadata)]
+        assert len(texts) == len(ENDPOINTS) - len(NEVER_RETURNS_TEXT)
+    else:
+        assert reasoning_layer == []
+    assert len(raw_layer) == len(ENDPOINTS)
+    raw_json = json.dumps([event.to_dict() for event in raw_layer])
+    assert (CANARY in raw_json) is (mode in RECORDS)
+    assert CANARY_KEY not in raw_json
+    store.close()
+
+    # Every byte of every file under THOUGHTLINE_HOME (database, WAL, anything else).
+    everything = all_bytes_under(home)
+    assert (CANARY.encode() in everything) is (mode in DISPLAYS | RECORDS)
+    assert CANARY_KEY.encode() not in everything
+
+
+async def test_hidden_mode_drops_reasoning_a_provider_sends_anyway(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    # DeepSeek reasoner and Ollama thinking models return reasoning without being asked.
+    sim.script(TRANSCRIPT)
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request="Go.",
+        tasks=(
+            TaskSpec(name="d", role="engineer", provider="deepseek", model="deepseek-reasoner"),
+            TaskSpec(name="o", role="engineer", provider="ollama", model="qwen3"),
+        ),
+    )
+    events: list[object] = []
+    run = await runtime.run(spec, observer=events.append)
+    assert [
+        request.body.get("thinking") for request in sim.requests if request.profile == "deepseek"
+    ] == [None]  # type: ignore[union-attr]
+    assert all(CANARY not in request.raw_body.decode() for request in sim.requests)
+    assert all(task.reasoning_status == "not_requested" for task in run.tasks)
+    assert not any(getattr(event, "type", "") == "reasoning.delta" for event in events)
+    assert CANARY not in json.dumps([getattr(event, "data", {}) for event in events])
+    store.close()
+    assert CANARY.encode() not in all_bytes_under(home)
