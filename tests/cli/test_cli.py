@@ -93,16 +93,28 @@ def test_bad_config_is_one_clear_line_and_non_zero_exit(
     assert "Traceback" not in result.stderr
 
 
-def test_demo_runs_every_endpoint_offline(home: dict[str, str], tmp_path: Path) -> None:
+def test_demo_runs_every_mode_on_every_endpoint_offline(
+    home: dict[str, str], tmp_path: Path
+) -> None:
     result = thoughtline("demo", "--json", env=home, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
-    assert len(rows) == 16
-    assert all(row["error"] is None for row in rows)
-    by_key = {(row["endpoint"], row["model"], row["reasoning_requested"]): row for row in rows}
-    assert [p["kind"] for p in by_key[("openai", "gpt-5.5", True)]["reasoning_parts"]] == [
-        "summary",
-        "encrypted",
-    ]
-    assert by_key[("anthropic", "claude-sonnet-4-6", False)]["reasoning_parts"] == []
-    assert by_key[("anthropic", "claude-sonnet-4-6", False)]["answer_chars"] > 0
+    assert len(rows) == 7 * 4
+    assert all(row["status"] == "done" and row["error"] is None for row in rows)
+    cell = {(row["task"], row["mode"]): row for row in rows}
+    assert cell[("anthropic-adaptive", "hidden")]["reasoning_status"] == "not_requested"
+    assert cell[("anthropic-adaptive", "hidden")]["shown_chars"] == 0
+    assert cell[("anthropic-adaptive", "hidden")]["recorded_chars"] is None
+    assert cell[("anthropic-budget", "surface")]["reasoning_status"] == "shown"
+    assert cell[("anthropic-budget", "surface")]["recorded_chars"] is None
+    assert cell[("openai-responses", "telemetry_only")]["reasoning_status"] == "recorded"
+    assert cell[("openai-responses", "telemetry_only")]["shown_chars"] == 0
+    assert cell[("openai-responses", "telemetry_only")]["recorded_chars"] > 0
+    assert cell[("openai-chat", "surface")]["reasoning_status"] == "unsupported"
+    assert (
+        cell[("deepseek", "surface_and_telemetry")]["shown_chars"]
+        == cell[("deepseek", "surface_and_telemetry")]["recorded_chars"]
+        > 0
+    )
+    # The demo uses a throwaway store: the user's THOUGHTLINE_HOME stays untouched.
+    assert not Path(home["THOUGHTLINE_HOME"]).exists()

@@ -493,7 +493,7 @@ class TaskExecution:
             task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms
             task.timings.first_answer_ms = exchange.timings.first_text_ms
             task.timings.total_ms = exchange.timings.total_ms
-        if captured.for_trace is not None:
+        if captured.for_trace:  # recording mode and something arrived
             execution.trace.write(
                 "worker.reasoning",
                 layer="reasoning",

@@ -1,0 +1,263 @@
+"""``thoughtline run/status/runs/trace/purge`` as a user runs them: real subprocesses
+against the simulator, a real store under a temporary THOUGHTLINE_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CANARY_KEY
+from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_under
+from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+
+def cli_env(home: Path, environ: dict[str, str]) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    env.update(environ)
+    env["THOUGHTLINE_HOME"] = str(home)
+    env.pop("THOUGHTLINE_CONFIG", None)
+    return env
+
+
+def thoughtline(
+    home: Path, environ: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.mark.parametrize("mode", ["hidden", "surface", "telemetry_only", "surface_and_telemetry"])
+def test_run_json_prints_only_the_snapshot_and_discloses_per_mode(
+    home: Path, sim: Simulator, environ: dict[str, str], mode: str
+) -> None:
+    sim.script(TRANSCRIPT)
+    result = thoughtline(
+        home,
+        environ,
+        "run",
+        "Explain.",
+        "--provider",
+        "deepseek",
+        "--chain-of-thought",
+        mode,
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    snapshot = json.loads(result.stdout)
+    assert snapshot["schema"] == "thoughtline.run/v1"
+    assert snapshot["status"] == "completed"
+    task = snapshot["tasks"][0]
+    assert task["executor"] == "provider:deepseek:deepseek-reasoner"
+    shows = mode in ("surface", "surface_and_telemetry")
+    assert (CANARY in result.stdout) is shows
+    assert CANARY not in result.stderr
+    assert CANARY_KEY not in result.stdout + result.stderr
+    trace = thoughtline(home, environ, "trace", snapshot["id"], "--json")
+    assert trace.returncode == 0, trace.stderr
+    events = json.loads(trace.stdout)
+    assert (CANARY in trace.stdout) is (mode in ("telemetry_only", "surface_and_telemetry"))
+    assert {event["layer"] for event in events} <= {"answer", "reasoning"}
+    assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[str, str]) -> None:
+    sim.script(TRANSCRIPT)
+    surface = thoughtline(
+        home,
+        environ,
+        "run",
+        "Explain.",
+        "--role",
+        "engineer",
+        "--role",
+        "reviewer",
+        "--chain-of-thought",
+        "surface",
+    )
+    assert surface.returncode == 0, surface.stderr
+    lines = surface.stdout.splitlines()
+    assert (
+        lines[0].startswith("run run_")
+        and "2 task(s), chain_of_thought=surface (explicit)" in lines[0]
+    )
+    assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
+    assert CANARY in surface.stdout
+    assert "first reasoning" in surface.stdout  # the closing table
+    hidden = thoughtline(home, environ, "run", "Explain.", "--provider", "deepseek")
+    assert hidden.returncode == 0, hidden.stderr
+    assert "reasoning not_requested: Reasoning was not requested" in hidden.stdout
+    assert CANARY not in hidden.stdout
+
+
+def test_status_and_runs(home: Path, sim: Simulator, environ: dict[str, str]) -> None:
+    first = json.loads(thoughtline(home, environ, "run", "one", "--json").stdout)
+    second = json.loads(
+        thoughtline(home, environ, "run", "two", "--worker-backend", "inline", "--json").stdout
+    )
+    assert second["status"] == "completed_prepare_only"
+    latest = json.loads(thoughtline(home, environ, "status", "--json").stdout)
+    assert latest["id"] == second["id"]
+    by_id = json.loads(thoughtline(home, environ, "status", first["id"], "--json").stdout)
+    assert by_id == first
+    runs = json.loads(thoughtline(home, environ, "runs", "--limit", "5", "--json").stdout)
+    assert [run["id"] for run in runs] == [second["id"], first["id"]]
+    missing = thoughtline(home, environ, "status", "run_nope")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr
+        == "thoughtline: No run 'run_nope' in this store. List runs with: thoughtline runs\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env_drop", "expected"),
+    [
+        (
+            ["--provider", "gemini"],
+            "GEMINI_API_KEY",
+            "thoughtline: No API key for provider 'gemini': set GEMINI_API_KEY in the environment",
+        ),
+        (
+            ["--provider", "antropic"],
+            None,
+            "thoughtline: Unknown provider 'antropic'. Known providers: anthropic",
+        ),
+        (
+            ["--role", "poet"],
+            None,
+            "thoughtline: Unknown role 'poet'. Known roles: architect, engineer, reviewer, security",
+        ),
+        (
+            ["--provider", "vllm"],
+            None,
+            "thoughtline: No default model for provider 'vllm': pass --model",
+        ),
+    ],
+)
+def test_bad_input_is_one_clear_sentence(
+    home: Path, environ: dict[str, str], args: list[str], env_drop: str | None, expected: str
+) -> None:
+    env = {k: v for k, v in environ.items() if k != env_drop}
+    result = thoughtline(home, env, "run", "x", *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(expected)
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_server_fails_the_run_with_advice(home: Path, environ: dict[str, str]) -> None:
+    env = {**environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    result = thoughtline(home, env, "run", "x", "--json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["status"] == "failed"
+    assert "PROVIDER_UNREACHABLE: Cannot reach anthropic at http://127.0.0.1:9" in result.stderr
+
+
+def test_purge_applies_retention_per_layer(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(TRANSCRIPT)
+    (home.parent / "thoughtline.toml").write_text(
+        '[trace]\nprovider_raw = true\n[trace.retention]\nreasoning = "1s"\nprovider_raw = "1s"\n'
+    )
+    run = json.loads(
+        thoughtline(
+            home, environ, "run", "x", "--chain-of-thought", "telemetry_only", "--json"
+        ).stdout
+    )
+    time.sleep(1.2)
+    dry = thoughtline(home, environ, "purge", "--dry-run")
+    assert dry.stdout.splitlines() == [
+        "answer: would remove 0 event(s) (retention forever)",
+        "reasoning: would remove 1 event(s) (retention 1s)",
+        "provider_raw: would remove 1 event(s) (retention 1s)",
+    ]
+    assert CANARY.encode() in all_bytes_under(home)
+    real = thoughtline(home, environ, "purge")
+    assert real.stdout.splitlines()[1] == "reasoning: removed 1 event(s) (retention 1s)"
+    layers = {
+        event["layer"]
+        for event in json.loads(thoughtline(home, environ, "trace", run["id"], "--json").stdout)
+    }
+    assert layers == {"answer"}
+    assert CANARY.encode() not in all_bytes_under(home)
+
+
+def _wait_for_running_run(database: Path, timeout_s: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if database.exists():
+            try:
+                with sqlite3.connect(database, timeout=5) as connection:
+                    row = connection.execute(
+                        "select id from runs where status = 'running'"
+                    ).fetchone()
+            except sqlite3.Error:
+                row = None
+            if row:
+                return str(row[0])
+        time.sleep(0.05)
+    raise AssertionError("the run never started")
+
+
+@pytest.mark.parametrize("how", ["kill", "interrupt"])
+def test_killed_or_interrupted_cli_leaves_an_honest_record(
+    home: Path, sim: Simulator, environ: dict[str, str], how: str
+) -> None:
+    sim.pace_s = 0.05
+    sim.script(
+        Transcript(
+            reasoning=(SimReasoning(kind="summary", text="slow thought " * 40),),
+            answer="slow answer " * 40,
+            chunk_chars=6,
+        )
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "run", "slow", "--chain-of-thought", "surface"],
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        run_id = _wait_for_running_run(home / "thoughtline.db")
+        time.sleep(0.5)  # let some reasoning arrive
+        process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    snapshot = json.loads(thoughtline(home, environ, "status", run_id, "--json").stdout)
+    if how == "kill":
+        assert process.returncode == -signal.SIGKILL
+        assert snapshot["status"] == "interrupted"
+        assert [task["status"] for task in snapshot["tasks"]] == ["interrupted"]
+    else:
+        assert process.returncode == 130
+        assert "cancelled; what arrived is kept" in stderr
+        assert snapshot["status"] == "cancelled"
+        task = snapshot["tasks"][0]
+        assert task["status"] == "cancelled"
+        assert task["reasoning_status"] == "interrupted"
+        assert task["reasoning"] and "slow thought" in task["reasoning"]
