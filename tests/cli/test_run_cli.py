@@ -261,3 +261,28 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
         assert task["status"] == "cancelled"
         assert task["reasoning_status"] == "interrupted"
         assert task["reasoning"] and "slow thought" in task["reasoning"]
+
+
+def test_config_shows_sources_and_masks_keys(home: Path, environ: dict[str, str]) -> None:
+    (home.parent / "thoughtline.toml").write_text(
+        '[orchestration]\nchain_of_thought = "surface"\n[orchestration.chain_of_thought_by_role]\nreviewer = "hidden"\n'
+    )
+    result = thoughtline(home, environ, "config", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    settings = {entry["key"]: entry for entry in report["settings"]}
+    config_file = str(home.parent / "thoughtline.toml")
+    assert settings["orchestration.chain_of_thought"] == {
+        "key": "orchestration.chain_of_thought",
+        "value": "surface",
+        "source": config_file,
+    }
+    assert settings["orchestration.chain_of_thought_by_role.reviewer"]["value"] == "hidden"
+    assert settings["orchestration.max_concurrency"]["source"] == "default"
+    anthropic = next(e for e in report["endpoints"] if e["name"] == "anthropic")
+    assert anthropic["api_key"] == f"set ({len(CANARY_KEY)} characters)"
+    assert anthropic["base_url_source"] == "env"
+    assert CANARY_KEY not in result.stdout
+    human = thoughtline(home, environ, "config")
+    assert human.returncode == 0
+    assert CANARY_KEY not in human.stdout

@@ -7,6 +7,7 @@ import sys
 import click
 
 from thoughtline import __version__
+from thoughtline.cli.config_command import config_command
 from thoughtline.cli.demo_command import demo_command
 from thoughtline.cli.providers_command import providers_command
 from thoughtline.cli.purge_command import purge_command
@@ -28,6 +29,7 @@ for command in (
     trace_command,
     purge_command,
     providers_command,
+    config_command,
     demo_command,
 ):
     cli.add_command(command)

@@ -33,6 +33,7 @@ from thoughtline.runtime.models import (
     Task,
     TaskError,
     TaskUsage,
+    TraceLayer,
     new_id,
     now_iso,
 )
@@ -192,6 +193,13 @@ class Runtime:
         run = self.prepare(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
         return await self.execute(run, observer=observer)
 
+    def purge_if_due(self) -> dict[TraceLayer, int] | None:
+        """Apply ``[trace.retention]`` when no process sharing this store has done so in
+        the last day (so retention holds even when nobody runs ``thoughtline purge``)."""
+        if not self.store.purge_due():
+            return None
+        return self.store.purge(self.retention)
+
     def cancel(self, run_id: str) -> bool:
         """Ask a run executing in this process to stop: running tasks end ``cancelled``
         with what arrived kept. Returns False if the run is not executing here."""
@@ -204,6 +212,7 @@ class Runtime:
     async def execute(self, run: Run, *, observer: RunObserver | None = None) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
         with every task in a final state, written to the store."""
+        self.purge_if_due()
         execution = _Execution(self, run, observer)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())

@@ -1,0 +1,99 @@
+"""``thoughtline config``: the resolved configuration, where each value came from,
+credentials masked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from thoughtline.cli._context import database_path
+from thoughtline.config import Config, load_config, thoughtline_home
+from thoughtline.providers.endpoints import EndpointRegistry
+
+
+def config_report(config: Config) -> dict[str, Any]:
+    def entry(key: str, value: Any) -> dict[str, Any]:
+        return {"key": key, "value": value, "source": config.sources.get(key, "default")}
+
+    settings = [
+        entry("orchestration.chain_of_thought", config.chain_of_thought),
+        entry("orchestration.worker_backend", config.worker_backend),
+        entry("orchestration.store", config.store),
+        entry("orchestration.max_concurrency", config.max_concurrency),
+        *(
+            entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
+            for role, mode in config.chain_of_thought_by_role.items()
+        ),
+        entry("defaults.provider", config.default_provider),
+        entry("defaults.model", config.default_model),
+        entry("defaults.effort", config.default_effort),
+        entry("trace.provider_raw", config.trace_provider_raw),
+        *(entry(f"trace.retention.{layer}", value) for layer, value in config.retention.items()),
+        entry("telemetry.exporter", config.telemetry_exporter),
+    ]
+    registry = EndpointRegistry(config.providers, config_source=str(config.path))
+    endpoints = []
+    for name in registry.names:
+        endpoint = registry.resolve(name)
+        endpoints.append(
+            {
+                "name": name,
+                "wire_api": endpoint.wire_api,
+                "base_url": endpoint.base_url,
+                "base_url_source": endpoint.base_url_source,
+                "api_key_env": endpoint.api_key_env,
+                "api_key": _mask(endpoint.api_key),
+            }
+        )
+    return {
+        "config_file": str(config.path) if config.path else None,
+        "thoughtline_home": str(thoughtline_home()),
+        "database": str(database_path()),
+        "settings": settings,
+        "endpoints": endpoints,
+    }
+
+
+def _mask(secret: str | None) -> str:
+    """Whether a key is set, never any part of it."""
+    return f"set ({len(secret)} characters)" if secret else "unset"
+
+
+@click.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def config_command(as_json: bool) -> None:
+    """The resolved configuration and where each value came from (credentials masked)."""
+    report = config_report(load_config())
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    console = Console()
+    console.print(f"config file: {report['config_file'] or '(none: built-in defaults)'}")
+    console.print(f"THOUGHTLINE_HOME: {report['thoughtline_home']}  database: {report['database']}")
+    table = Table(title="Settings", title_justify="left")
+    for column in ("key", "value", "source"):
+        table.add_column(column)
+    for setting in report["settings"]:
+        table.add_row(setting["key"], str(setting["value"]), setting["source"])
+    console.print(table)
+    endpoints = Table(title="Endpoints", title_justify="left")
+    for column in ("name", "wire API", "base URL", "source", "key"):
+        endpoints.add_column(column)
+    for endpoint in report["endpoints"]:
+        key = (
+            endpoint["api_key"]
+            if not endpoint["api_key_env"]
+            else f"{endpoint['api_key_env']}: {endpoint['api_key']}"
+        )
+        endpoints.add_row(
+            endpoint["name"],
+            endpoint["wire_api"],
+            endpoint["base_url"],
+            endpoint["base_url_source"],
+            key,
+        )
+    console.print(endpoints)
