@@ -252,7 +252,11 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
     if how == "kill":
         assert process.returncode == -signal.SIGKILL
         assert snapshot["status"] == "interrupted"
-        assert [task["status"] for task in snapshot["tasks"]] == ["interrupted"]
+        task = snapshot["tasks"][0]
+        assert task["status"] == "interrupted"
+        assert task["reasoning_status"] == "interrupted"
+        assert task["error"]["code"] == "RUN_INTERRUPTED"
+        assert task["reasoning"] is None  # nothing is claimed that was not kept
     else:
         assert process.returncode == 130
         assert "cancelled; what arrived is kept" in stderr

@@ -234,7 +234,7 @@ class _Execution:
         self.runtime = runtime
         self.run = run
         self.observer = observer
-        self.trace = TraceWriter(runtime.store, run.id, runtime.retention)
+        self.trace = TraceWriter(run.id, runtime.retention)
         self.finished: dict[str, asyncio.Event] = {task.id: asyncio.Event() for task in run.tasks}
         self.semaphore = asyncio.Semaphore(runtime.config.max_concurrency)
         self.clients: dict[str, ProviderClient] = {}
@@ -254,12 +254,34 @@ class _Execution:
         if self.observer is not None:
             self.observer(RunEvent(type_, self.run.id, task_id, data or {}))
 
+    def emit_task(self, type_: str, task: Task) -> None:
+        if self.observer is not None:  # build the dict only when someone listens
+            self.observer(RunEvent(type_, self.run.id, task.id, task.to_dict()))
+
+    def emit_run(self, type_: str) -> None:
+        if self.observer is not None:
+            self.observer(RunEvent(type_, self.run.id, None, self.run.snapshot()))
+
+    async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
+        """Write a transition durably — the task (or run) row and the trace events it
+        produced — before the task moves on.
+
+        The writes run on the event loop on purpose: each is a sub-millisecond SQLite
+        transaction, and a writer thread measured twice as slow (it fights the event loop
+        for the GIL between every statement)."""
+        store = self.runtime.store
+        if run:
+            store.update_run(self.run)
+        if task is not None:
+            store.update_task(task)
+        events = self.trace.take()
+        if events:
+            store.append_trace(events)
+
     async def go(self) -> Run:
         run = self.run
-        store = self.runtime.store
         run.status = "running"
-        store.update_run(run)
-        self.trace.write(
+        self.trace.add(
             "run.started",
             metadata={
                 "request": run.request,
@@ -272,7 +294,8 @@ class _Execution:
                 ],
             },
         )
-        self.emit("run.started", data=run.snapshot())
+        await self.persist(run=True)
+        self.emit_run("run.started")
         self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
         if self.cancelled:  # cancelled before the workers existed
             self.cancel()
@@ -283,12 +306,12 @@ class _Execution:
             await self.close_clients()
         run.status = _run_status(run, self.cancelled)
         run.finished_at = now_iso()
-        store.update_run(run)
         kind = {"cancelled": "run.cancelled", "failed": "run.failed"}.get(
             run.status, "run.completed"
         )
-        self.trace.write(kind, metadata={"status": run.status})
-        self.emit(kind, data=run.snapshot())
+        self.trace.add(kind, metadata={"status": run.status})
+        await self.persist(run=True)
+        self.emit_run(kind)
         return run
 
     async def close_clients(self) -> None:
@@ -329,7 +352,7 @@ class _Execution:
             ]
             if failed:
                 names = ", ".join(f"{dep.name} ({dep.status})" for dep in failed)
-                self.finish_task(
+                await self.finish_task(
                     task,
                     status="failed",
                     error=TaskError(
@@ -343,11 +366,11 @@ class _Execution:
                 await TaskExecution(self, task).go()
         except asyncio.CancelledError:
             if task.status not in ("done", "prepared", "failed", "cancelled"):
-                self.finish_task(task, status="cancelled")
+                await self.finish_task(task, status="cancelled")
             raise
         except Exception as exc:  # a bug must fail one task visibly, not the whole run silently
             logger.exception("task %s failed unexpectedly", task.id)
-            self.finish_task(
+            await self.finish_task(
                 task,
                 status="failed",
                 error=TaskError(
@@ -357,7 +380,7 @@ class _Execution:
         finally:
             self.finished[task.id].set()
 
-    def finish_task(self, task: Task, *, status: str, error: TaskError | None = None) -> None:
+    async def finish_task(self, task: Task, *, status: str, error: TaskError | None = None) -> None:
         task.status = status  # type: ignore[assignment]
         task.error = error
         task.timings.finished_at = now_iso()
@@ -368,13 +391,13 @@ class _Execution:
                 if status != "cancelled"
                 else "The task was cancelled before the model answered."
             )
-        self.runtime.store.update_task(task)
-        self.trace.write(
+        self.trace.add(
             "worker.failed" if status == "failed" else f"task.{status}",
             task_id=task.id,
             metadata={"status": status, "error": None if error is None else error.to_dict()},
         )
-        self.emit("task.completed", task.id, task.to_dict())
+        await self.persist(task=task)
+        self.emit_task("task.completed", task)
 
     def handoff(self, task: Task) -> str:
         """The user prompt: the request plus upstream *outputs* (never their reasoning)."""
@@ -408,18 +431,18 @@ class TaskExecution:
         prompt = execution.handoff(task)
         if execution.run.worker_backend == "inline":
             task.executor = "inline:prepared"
-            self.started()
-            execution.trace.write(
+            await self.started()
+            execution.trace.add(
                 "worker.prepared",
                 task_id=task.id,
                 metadata={"system": role.prompt, "prompt": prompt, "model": task.model},
             )
             verdict = inline_verdict()
             task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
-            execution.finish_task(task, status="prepared")
+            await execution.finish_task(task, status="prepared")
             return
         task.executor = f"provider:{task.provider}:{task.model}"
-        self.started()
+        await self.started()
         client = execution.client_for(task.provider)
         request = ModelRequest(
             model=task.model,
@@ -431,7 +454,7 @@ class TaskExecution:
             ),
         )
         call = client.call(request)
-        execution.trace.write(
+        execution.trace.add(
             "worker.requested",
             task_id=task.id,
             metadata={
@@ -455,14 +478,13 @@ class TaskExecution:
                         execution.emit("reasoning.delta", task.id, {"text": live.text})
         except asyncio.CancelledError:
             cancelled = True
-        self.complete(call, cancelled=cancelled)
+        await self.complete(call, cancelled=cancelled)
         if cancelled:
             raise asyncio.CancelledError
 
-    def started(self) -> None:
+    async def started(self) -> None:
         task = self.task
-        self.runtime.store.update_task(task)
-        self.execution.trace.write(
+        self.execution.trace.add(
             "task.started",
             task_id=task.id,
             metadata={
@@ -472,9 +494,10 @@ class TaskExecution:
                 "chain_of_thought_source": task.chain_of_thought_source,
             },
         )
-        self.execution.emit("task.started", task.id, task.to_dict())
+        await self.execution.persist(task=task)
+        self.execution.emit_task("task.started", task)
 
-    def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
+    async def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
         """Route the outcome through the gate, then record it (task, trace layers)."""
         task = self.task
         execution = self.execution
@@ -503,14 +526,14 @@ class TaskExecution:
             task.timings.first_answer_ms = exchange.timings.first_text_ms
             task.timings.total_ms = exchange.timings.total_ms
         if captured.for_trace:  # recording mode and something arrived
-            execution.trace.write(
+            execution.trace.add(
                 "worker.reasoning",
                 layer="reasoning",
                 task_id=task.id,
                 metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
             )
         if exchange is not None and self.runtime.config.trace_provider_raw:
-            execution.trace.write(
+            execution.trace.add(
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
@@ -521,8 +544,7 @@ class TaskExecution:
         task.status = status  # type: ignore[assignment]
         task.error = error
         task.timings.finished_at = now_iso()
-        self.runtime.store.update_task(task)
-        execution.trace.write(
+        execution.trace.add(
             "worker.failed" if error else ("task.cancelled" if cancelled else "worker.completed"),
             task_id=task.id,
             metadata={
@@ -539,7 +561,8 @@ class TaskExecution:
                 "output_chars": len(response.text),
             },
         )
-        execution.emit("task.completed", task.id, task.to_dict())
+        await execution.persist(task=task)
+        execution.emit_task("task.completed", task)
 
     def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:
         """The exchange for the provider_raw layer, reasoning scrubbed unless recorded."""

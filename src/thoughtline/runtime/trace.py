@@ -13,7 +13,6 @@ from typing import Any
 
 from thoughtline.config import parse_duration
 from thoughtline.runtime.models import TraceEvent, TraceLayer, new_id, now_iso
-from thoughtline.store.base import Store
 
 
 def retention_seconds(retention: Mapping[str, str]) -> dict[TraceLayer, int | None]:
@@ -31,16 +30,19 @@ def retention_seconds(retention: Mapping[str, str]) -> dict[TraceLayer, int | No
 
 
 class TraceWriter:
-    """Appends trace events of one run to the store."""
+    """Builds the trace events of one run. Events wait in ``pending`` until the runtime
+    writes them together with the task transition they belong to (one transaction)."""
 
-    def __init__(
-        self, store: Store, run_id: str, retention: Mapping[TraceLayer, int | None]
-    ) -> None:
-        self.store = store
+    def __init__(self, run_id: str, retention: Mapping[TraceLayer, int | None]) -> None:
         self.run_id = run_id
         self.retention = retention
+        self.pending: list[TraceEvent] = []
 
-    def write(
+    def take(self) -> list[TraceEvent]:
+        events, self.pending = self.pending, []
+        return events
+
+    def add(
         self,
         type_: str,
         *,
@@ -48,7 +50,6 @@ class TraceWriter:
         task_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> TraceEvent:
-        at = now_iso()
         keep = self.retention.get(layer)
         expires = (
             None
@@ -63,9 +64,9 @@ class TraceWriter:
             task_id=task_id,
             type=type_,
             layer=layer,
-            at=at,
+            at=now_iso(),
             metadata=metadata or {},
             expires_at=expires,
         )
-        self.store.append_trace([event])
+        self.pending.append(event)
         return event

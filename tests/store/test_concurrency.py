@@ -1,0 +1,78 @@
+"""Several processes share one database file without losing or corrupting writes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from tests.store import children
+from thoughtline.store.sqlite import SQLiteStore
+
+WRITES = 200
+
+
+def test_two_processes_open_a_new_file_and_write_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "thoughtline.db"  # neither the file nor its directory exists
+    spawn = multiprocessing.get_context("spawn")
+    barrier = spawn.Barrier(2)
+    workers = [
+        spawn.Process(target=children.write_many, args=(str(path), worker, WRITES, barrier))
+        for worker in range(2)
+    ]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join()
+
+    assert [process.exitcode for process in workers] == [0, 0]
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        # Both processes raced to create the schema; each migration ran exactly once.
+        assert [row[0] for row in conn.execute("SELECT name FROM migrations")] == [
+            "m001_runs_and_tasks",
+            "m002_trace_events",
+            "m003_meta",
+        ]
+        event_ids = [row[0] for row in conn.execute("SELECT id FROM trace_events ORDER BY seq")]
+    expected = {f"w{worker}_{n:04d}" for worker in range(2) for n in range(WRITES)}
+    store = SQLiteStore(path)
+    runs = store.list_runs(limit=10 * WRITES)
+    assert {run.id.removeprefix("run_") for run in runs} == expected
+    assert len(runs) == 2 * WRITES
+    assert {event_id.removeprefix("evt_") for event_id in event_ids} == expected
+    assert len(event_ids) == 2 * WRITES
+    for worker in range(2):
+        # Each process's events appear in the order that process wrote them.
+        own = [event_id for event_id in event_ids if event_id.startswith(f"evt_w{worker}_")]
+        assert own == sorted(own)
+    for run in runs:
+        assert run.status == "completed"
+        writer, n = run.id.removeprefix("run_w").split("_")
+        assert [(task.status, task.output) for task in run.tasks] == [
+            ("done", f"output {writer}/{int(n)}")
+        ]
+    assert store.recovered == []  # every run was finished by its writer
+    store.close()
+
+
+def test_many_processes_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+    # Switching a new file to WAL is refused at once (no busy wait) while another process
+    # holds the lock; every opener must still succeed.
+    spawn = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        path = tmp_path / f"attempt{attempt}" / "thoughtline.db"
+        barrier = spawn.Barrier(6)
+        openers = [
+            spawn.Process(target=children.open_and_close, args=(str(path), barrier))
+            for _ in range(6)
+        ]
+        for process in openers:
+            process.start()
+        for process in openers:
+            process.join()
+        assert [process.exitcode for process in openers] == [0] * 6
+        with closing(sqlite3.connect(path)) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert conn.execute("SELECT COUNT(*) FROM migrations").fetchone() == (3,)

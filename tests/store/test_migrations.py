@@ -1,0 +1,121 @@
+"""The schema migrates itself from the named migrations recorded in the database."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.store.builders import make_event, make_run
+from thoughtline.errors import ConfigError
+from thoughtline.store.migrations import MIGRATIONS, apply_migrations
+from thoughtline.store.sqlite import SQLiteStore
+
+ALL_NAMES = ["m001_runs_and_tasks", "m002_trace_events", "m003_meta"]
+
+
+def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
+    """Run one statement on its own connection, closed afterwards (so the WAL is
+    checkpointed into the main file when it was the last one)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        return conn.execute(statement).fetchall()
+
+
+def _recorded(path: Path) -> list[tuple[object, ...]]:
+    return _sql(path, "SELECT name, applied_at FROM migrations ORDER BY rowid")
+
+
+def _tables(path: Path) -> set[object]:
+    return {row[0] for row in _sql(path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_the_list_is_what_this_test_expects() -> None:
+    assert [migration.name for migration in MIGRATIONS] == ALL_NAMES
+
+
+def test_fresh_database_records_every_migration_once(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    SQLiteStore(path).close()
+
+    recorded = _recorded(path)
+    assert [name for name, _ in recorded] == ALL_NAMES
+    assert all(str(applied_at).endswith("Z") for _, applied_at in recorded)
+    assert {"runs", "tasks", "trace_events", "meta", "migrations"} <= _tables(path)
+
+
+def test_reopening_applies_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    SQLiteStore(path).close()
+    before = _recorded(path)
+
+    SQLiteStore(path).close()
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        assert apply_migrations(conn, location=str(path)) == []
+
+    assert _recorded(path) == before
+
+
+def test_older_database_gets_only_the_missing_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert apply_migrations(conn, location=str(path), migrations=MIGRATIONS[:1]) == [
+        "m001_runs_and_tasks"
+    ]
+    conn.execute(
+        "INSERT INTO runs (id, status, request, chain_of_thought, chain_of_thought_source, "
+        "worker_backend, created_at) VALUES ('run_old', 'completed', 'old request', 'hidden', "
+        "'default', 'provider', '2025-01-01T00:00:00.000Z')"
+    )
+    conn.close()
+    first = _recorded(path)
+    assert [name for name, _ in first] == ["m001_runs_and_tasks"]
+    assert "trace_events" not in _tables(path)
+
+    store = SQLiteStore(path)
+
+    recorded = _recorded(path)
+    assert [name for name, _ in recorded] == ALL_NAMES
+    assert recorded[0] == first[0]
+    old = store.get_run("run_old")
+    assert old is not None and (old.status, old.request, old.tasks) == (
+        "completed",
+        "old request",
+        [],
+    )
+    store.append_trace([make_event("run_old", event_id="evt_new")])
+    assert [event.id for event in store.trace("run_old")] == ["evt_new"]
+    assert store.purge_due() is True
+    store.close()
+
+
+def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        store.create_run(make_run("run_kept", status="running"))
+        # Make the run's owner look dead, so a store that did open would change it.
+        store._connection().execute("UPDATE runs SET owner_pid = 999999999")
+    _sql(
+        path,
+        "INSERT INTO migrations (name, applied_at) "
+        "VALUES ('m900_from_the_future', '2030-01-01T00:00:00.000Z')",
+    )
+    assert not (tmp_path / "thoughtline.db-wal").exists()
+    before = path.read_bytes()
+
+    with pytest.raises(ConfigError) as raised:
+        SQLiteStore(path)
+
+    message = str(raised.value)
+    assert str(path) in message
+    assert "newer version of thoughtline" in message
+    assert "m900_from_the_future" in message
+    assert path.read_bytes() == before
+    assert not (tmp_path / "thoughtline.db-wal").exists()
+    assert _sql(path, "SELECT status FROM runs") == [("running",)]
+    assert _sql(path, "SELECT COUNT(*) FROM trace_events") == [(0,)]
+    # Without the unknown migration the same database would have been recovered.
+    _sql(path, "DELETE FROM migrations WHERE name = 'm900_from_the_future'")
+    with SQLiteStore(path) as store:
+        assert store.recovered == ["run_kept"]
