@@ -57,6 +57,7 @@ class Config:
     telemetry_exporter: str = "none"
     telemetry_endpoint: str | None = None
     telemetry_capture_content: bool = False
+    roles: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -167,7 +168,15 @@ class _Validator:
         return value
 
     def build(self, data: dict[str, Any]) -> Config:
-        top_allowed = ("orchestration", "defaults", "providers", "trace", "telemetry", "store")
+        top_allowed = (
+            "orchestration",
+            "defaults",
+            "providers",
+            "roles",
+            "trace",
+            "telemetry",
+            "store",
+        )
         for name in data:
             if name not in top_allowed:
                 raise self.fail(
@@ -236,6 +245,17 @@ class _Validator:
             raise self.fail("providers", "must be a table of [providers.NAME] sections")
         providers = {name: self._endpoint(name, value) for name, value in providers_raw.items()}
 
+        roles_raw = data.get("roles", {})
+        if not isinstance(roles_raw, dict):
+            raise self.fail("roles", 'must be a table of [roles.NAME] sections with prompt = "..."')
+        roles = {}
+        for name, value in roles_raw.items():
+            role_table = self.table({name: value}, f"roles.{name}", ("prompt",))
+            prompt = self.string(role_table, f"roles.{name}.prompt", None)
+            if prompt is None:
+                raise self.fail(f"roles.{name}.prompt", "missing: a role needs its persona prompt")
+            roles[name] = prompt
+
         trace = self.table(data, "trace", ("provider_raw", "retention"))
         provider_raw = self.boolean(trace, "trace.provider_raw", False)
         retention_raw = self.table(
@@ -279,6 +299,7 @@ class _Validator:
             telemetry_exporter=exporter,
             telemetry_endpoint=telemetry_endpoint,
             telemetry_capture_content=capture,
+            roles=roles,
             sources=self.sources,
         )
 

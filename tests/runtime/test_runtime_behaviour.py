@@ -347,3 +347,37 @@ def test_snapshot_shape(
     assert set(task["usage"]) == {"input_tokens", "output_tokens", "reasoning_tokens"}
     assert task["timings"]["first_reasoning_ms"] <= task["timings"]["first_answer_ms"]
     store.close()
+
+
+async def test_user_roles_from_specialists_files_and_config(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from thoughtline.config import load_config
+
+    project = tmp_path / "project"
+    (project / "specialists").mkdir(parents=True)
+    (project / "specialists" / "translator.md").write_text(
+        "You translate into French, faithfully.\n"
+    )
+    (project / "thoughtline.toml").write_text(
+        '[roles.poet]\nprompt = "You answer in verse."\n[roles.translator]\nprompt = "overridden by the file"\n'
+    )
+    monkeypatch.chdir(project)
+    config = load_config()
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    from thoughtline.runtime.roles import RoleCatalog
+
+    runtime.roles = RoleCatalog([project / "specialists"], config.roles)
+    run = await runtime.run(
+        RunSpec(request="Hello", tasks=(one_task("t", "translator"), one_task("p", "poet")))
+    )
+    assert run.status == "completed"
+    systems = sorted(json.dumps(request.body) for request in sim.requests)
+    assert any("You translate into French, faithfully." in body for body in systems)
+    assert any("You answer in verse." in body for body in systems)
+    assert not any("overridden by the file" in body for body in systems)
+    store.close()

@@ -1,13 +1,14 @@
 """Specialist roles: a persona prompt per role.
 
-Built-in roles ship here; a file ``specialists/<role>.md`` next to the config file (or
-in the working directory, or in ``$THOUGHTLINE_HOME/specialists``) adds a role or
-replaces a built-in one. The file's text is the persona prompt.
+Built-in roles ship here. ``[roles.NAME] prompt = "..."`` in the config, and a file
+``specialists/<role>.md`` next to the config file or in the working directory, add a role
+or replace a built-in one (files win over the config). The file's text is the prompt.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +56,13 @@ class RoleCatalog:
     """Built-in roles overlaid with ``specialists/*.md`` from the given folders (earlier
     folders win)."""
 
-    def __init__(self, folders: list[Path]) -> None:
+    def __init__(self, folders: list[Path], configured: Mapping[str, str] | None = None) -> None:
         self.folders = [folder for folder in folders if folder.is_dir()]
         self._roles = {
             name: Role(name, prompt, "builtin") for name, prompt in BUILTIN_ROLES.items()
         }
+        for name, prompt in (configured or {}).items():
+            self._roles[name] = Role(name, prompt, "config")
         for folder in reversed(self.folders):
             for path in sorted(folder.glob("*.md")):
                 name = path.stem

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -90,10 +91,10 @@ class Runtime:
             environ=environ,
             config_source=str(config.path) if config.path else "thoughtline.toml",
         )
-        folders = []
+        folders = [Path.cwd() / "specialists"]
         if config.path is not None:
-            folders.append(config.path.parent / "specialists")
-        self.roles = roles or RoleCatalog(folders)
+            folders.insert(0, config.path.parent / "specialists")
+        self.roles = roles or RoleCatalog(folders, config.roles)
         self.capabilities = capabilities or builtin_capabilities()
         self.retry = retry
         self.timeouts = timeouts or Timeouts()
