@@ -9,6 +9,7 @@ nowhere at all.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,14 @@ from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
-from thoughtline.testing import SimReasoning, SimRequest, Simulator, SimulatorServer, Transcript
+from thoughtline.testing import (
+    Fault,
+    SimReasoning,
+    SimRequest,
+    Simulator,
+    SimulatorServer,
+    Transcript,
+)
 
 CANARY = "CANARY-REASONING-5e1f"
 ANSWER = "The final answer, with no reasoning in it."
@@ -214,3 +222,34 @@ async def test_hidden_mode_drops_reasoning_a_provider_sends_anyway(
     assert CANARY not in json.dumps([getattr(event, "data", {}) for event in events])
     store.close()
     assert CANARY.encode() not in all_bytes_under(home)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_nothing_secret_reaches_any_log(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    mode: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Every logger at DEBUG (httpx2, uvicorn, asyncio, thoughtline): neither the key nor
+    # the reasoning canary may appear in any record, whatever the mode.
+    caplog.set_level(logging.DEBUG)
+    sim.script(TRANSCRIPT)
+    sim.inject(Fault.rate_limited(retry_after_s=0.01))
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
+    spec = RunSpec(
+        request="Explain.",
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, (endpoint, model) in ENDPOINTS.items()
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode=mode)
+    store.close()
+    assert run.status == "completed"
+    assert caplog.records  # the loggers did speak
+    text = "\n".join(f"{record.getMessage()} {record.args!r}" for record in caplog.records)
+    assert CANARY_KEY not in text
+    assert CANARY not in text
