@@ -73,6 +73,24 @@ REQUEST_KEYS = {
 }
 
 
+# The exact reasoning request each endpoint receives when the mode requests reasoning.
+REQUESTED_SHAPE: dict[str, dict[str, object]] = {
+    "anthropic-adaptive": {"thinking": {"type": "adaptive", "display": "summarized"}},
+    "anthropic-budget": {
+        "thinking": {"type": "enabled", "budget_tokens": 4096},
+        "max_tokens": 8192 + 4096,
+    },
+    "openai-responses": {
+        "reasoning": {"summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    },
+    "openrouter": {"reasoning": {"enabled": True}},
+    "gemini": {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}},
+    "deepseek": {"thinking": {"type": "enabled"}},
+    "ollama": {"think": True},
+}
+
+
 def make_runtime(
     home: Path, sim_server: SimulatorServer, environ: dict[str, str], **config: object
 ) -> tuple[Runtime, SQLiteStore]:
@@ -146,6 +164,7 @@ async def test_every_endpoint_in_each_mode(
                 assert key not in body, (name, body)
         else:
             assert key in body, (name, body)
+            assert {k: body[k] for k in REQUESTED_SHAPE[name]} == REQUESTED_SHAPE[name], name
 
     snapshot = run.snapshot()
     for task in snapshot["tasks"]:
