@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -380,4 +381,37 @@ async def test_user_roles_from_specialists_files_and_config(
     assert any("You translate into French, faithfully." in body for body in systems)
     assert any("You answer in verse." in body for body in systems)
     assert not any("overridden by the file" in body for body in systems)
+    store.close()
+
+
+async def test_live_events_are_numbered_and_logged_for_replay(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(TRANSCRIPT)
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    spec = RunSpec(request="x", tasks=(one_task("shown"), one_task("hidden-one", "reviewer")))
+    runtime.config = replace(runtime.config, chain_of_thought_by_role={"engineer": "surface"})
+    seen: list[RunEvent] = []
+    run = await runtime.run(spec, observer=seen.append)
+    logged = store.run_events(run.id)
+    assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
+    assert [(e.seq, e.type, e.task_id) for e in logged] == [
+        (e.seq, e.type, e.task_id) for e in seen
+    ]
+    assert logged[0].type == "run.started"
+    assert logged[-1].type == "run.completed"
+    shown, hidden = run.tasks
+    reasoning_deltas = [e for e in logged if e.type == "reasoning.delta"]
+    assert reasoning_deltas
+    assert {e.task_id for e in reasoning_deltas} == {shown.id}  # only the displayed task
+    assert CANARY in "".join(e.data["text"] for e in reasoning_deltas)
+    hidden_events = json.dumps([e.to_dict() for e in logged if e.task_id == hidden.id])
+    assert CANARY not in hidden_events
+    assert (
+        "".join(
+            e.data["text"] for e in logged if e.type == "answer.delta" and e.task_id == hidden.id
+        )
+        == TRANSCRIPT.answer
+    )
+    assert store.run_events(run.id, after_seq=logged[-3].seq) == logged[-2:]
     store.close()

@@ -8,6 +8,7 @@ from contextlib import closing
 from pathlib import Path
 
 from tests.store import children
+from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
 
 WRITES = 200
@@ -34,6 +35,7 @@ def test_two_processes_open_a_new_file_and_write_at_once(tmp_path: Path) -> None
             "m001_runs_and_tasks",
             "m002_trace_events",
             "m003_meta",
+            "m004_run_events",
         ]
         event_ids = [row[0] for row in conn.execute("SELECT id FROM trace_events ORDER BY seq")]
     expected = {f"w{worker}_{n:04d}" for worker in range(2) for n in range(WRITES)}
@@ -75,4 +77,4 @@ def test_many_processes_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -
         assert [process.exitcode for process in openers] == [0] * 6
         with closing(sqlite3.connect(path)) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-            assert conn.execute("SELECT COUNT(*) FROM migrations").fetchone() == (3,)
+            assert conn.execute("SELECT COUNT(*) FROM migrations").fetchone() == (len(MIGRATIONS),)

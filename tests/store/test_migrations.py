@@ -13,7 +13,7 @@ from thoughtline.errors import ConfigError
 from thoughtline.store.migrations import MIGRATIONS, apply_migrations
 from thoughtline.store.sqlite import SQLiteStore
 
-ALL_NAMES = ["m001_runs_and_tasks", "m002_trace_events", "m003_meta"]
+ALL_NAMES = ["m001_runs_and_tasks", "m002_trace_events", "m003_meta", "m004_run_events"]
 
 
 def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:

@@ -240,3 +240,28 @@ class TraceEvent:
             "at": self.at,
             "metadata": self.metadata,
         }
+
+
+@dataclass(slots=True, kw_only=True)
+class RunEventRecord:
+    """One live event of a run, numbered per run from 1 (the SSE event id).
+
+    ``reasoning.delta`` events exist only for tasks whose mode displays reasoning: the
+    disclosure gate filters before events are numbered, stored or sent."""
+
+    run_id: str
+    seq: int
+    type: str
+    task_id: str | None
+    at: str
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "type": self.type,
+            "task_id": self.task_id,
+            "at": self.at,
+            "data": self.data,
+        }

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 
@@ -30,6 +30,7 @@ from thoughtline.requests import Message, ModelRequest, ReasoningRequest
 from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
 from thoughtline.runtime.models import (
     Run,
+    RunEventRecord,
     RunStatus,
     Task,
     TaskError,
@@ -46,6 +47,8 @@ from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
 
+EVENT_FLUSH_INTERVAL_S = 0.1
+
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-5.5",
@@ -58,12 +61,14 @@ DEFAULT_MODELS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
-    """A live event for surfaces. ``data`` is JSON-ready."""
+    """A live event for surfaces. ``data`` is JSON-ready; ``seq`` numbers the run's events
+    from 1 (the same number the store keeps, and the SSE event id)."""
 
     type: str
     run_id: str
     task_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
 
 
 RunObserver = Callable[[RunEvent], None]
@@ -201,6 +206,13 @@ class Runtime:
             return None
         return self.store.purge(self.retention)
 
+    def interrupt_all(self) -> list[str]:
+        """For a process shutting down: stop every run executing here; they end
+        ``interrupted`` (not cancelled, not lost), with what arrived kept."""
+        for execution in list(self._executions.values()):
+            execution.cancel("interrupted")
+        return list(self._executions)
+
     def cancel(self, run_id: str) -> bool:
         """Ask a run executing in this process to stop: running tasks end ``cancelled``
         with what arrived kept. Returns False if the run is not executing here."""
@@ -242,9 +254,15 @@ class _Execution:
         self.http: httpx2.AsyncClient | None = None
         self.workers: list[asyncio.Future[None]] = []
         self.cancelled = False
+        self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
+        self.seq = 0
+        self.pending_events: list[RunEventRecord] = []
 
-    def cancel(self) -> None:
-        """Cancel every task still queued or running (idempotent)."""
+    def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
+        """Stop every task still queued or running (idempotent). ``interrupted`` is for a
+        process shutting down: the run did not fail and nobody cancelled it."""
+        if not self.cancelled:
+            self.stop_status = status
         self.cancelled = True
         for worker in self.workers:
             worker.cancel()
@@ -252,16 +270,40 @@ class _Execution:
     def emit(
         self, type_: str, task_id: str | None = None, data: dict[str, Any] | None = None
     ) -> None:
+        """Number the event, queue it for the store's event log, and tell the observer.
+        Reasoning deltas only get here when the gate let them through."""
+        self.seq += 1
+        payload = data or {}
+        self.pending_events.append(
+            RunEventRecord(
+                run_id=self.run.id,
+                seq=self.seq,
+                type=type_,
+                task_id=task_id,
+                at=now_iso(),
+                data=payload,
+            )
+        )
         if self.observer is not None:
-            self.observer(RunEvent(type_, self.run.id, task_id, data or {}))
+            self.observer(RunEvent(type_, self.run.id, task_id, payload, self.seq))
 
     def emit_task(self, type_: str, task: Task) -> None:
-        if self.observer is not None:  # build the dict only when someone listens
-            self.observer(RunEvent(type_, self.run.id, task.id, task.to_dict()))
+        self.emit(type_, task.id, task.to_dict())
 
     def emit_run(self, type_: str) -> None:
-        if self.observer is not None:
-            self.observer(RunEvent(type_, self.run.id, None, self.run.snapshot()))
+        self.emit(type_, None, self.run.snapshot())
+
+    def flush_events(self) -> None:
+        events, self.pending_events = self.pending_events, []
+        if events:
+            self.runtime.store.append_run_events(events)
+
+    async def flush_periodically(self) -> None:
+        """Deltas between task transitions reach the event log within this interval, so
+        another process can tail the run."""
+        while True:
+            await asyncio.sleep(EVENT_FLUSH_INTERVAL_S)
+            self.flush_events()
 
     async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
         """Write a transition durably — the task (or run) row and the trace events it
@@ -278,6 +320,7 @@ class _Execution:
         events = self.trace.take()
         if events:
             store.append_trace(events)
+        self.flush_events()
 
     async def go(self) -> Run:
         run = self.run
@@ -295,8 +338,9 @@ class _Execution:
                 ],
             },
         )
-        await self.persist(run=True)
         self.emit_run("run.started")
+        await self.persist(run=True)
+        flusher = asyncio.ensure_future(self.flush_periodically())
         self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
         if self.cancelled:  # cancelled before the workers existed
             self.cancel()
@@ -305,14 +349,17 @@ class _Execution:
             await asyncio.gather(*self.workers, return_exceptions=True)
         finally:
             await self.close_clients()
-        run.status = _run_status(run, self.cancelled)
+        run.status = _run_status(run, self.stop_status if self.cancelled else None)
         run.finished_at = now_iso()
-        kind = {"cancelled": "run.cancelled", "failed": "run.failed"}.get(
-            run.status, "run.completed"
-        )
+        kind = {
+            "cancelled": "run.cancelled",
+            "failed": "run.failed",
+            "interrupted": "run.interrupted",
+        }.get(run.status, "run.completed")
         self.trace.add(kind, metadata={"status": run.status})
-        await self.persist(run=True)
+        flusher.cancel()
         self.emit_run(kind)
+        await self.persist(run=True)
         return run
 
     async def close_clients(self) -> None:
@@ -366,8 +413,8 @@ class _Execution:
             async with self.semaphore:
                 await TaskExecution(self, task).go()
         except asyncio.CancelledError:
-            if task.status not in ("done", "prepared", "failed", "cancelled"):
-                await self.finish_task(task, status="cancelled")
+            if task.status not in ("done", "prepared", "failed", "cancelled", "interrupted"):
+                await self.finish_task(task, status=self.stop_status)
             raise
         except Exception as exc:  # a bug must fail one task visibly, not the whole run silently
             logger.exception("task %s failed unexpectedly", task.id)
@@ -386,19 +433,20 @@ class _Execution:
         task.error = error
         task.timings.finished_at = now_iso()
         if task.reasoning_status is None:
-            task.reasoning_status = "not_applicable" if status != "cancelled" else "interrupted"
+            stopped = status in ("cancelled", "interrupted")
+            task.reasoning_status = "interrupted" if stopped else "not_applicable"
             task.reasoning_notice = (
-                "The task did not run, so no model was called."
-                if status != "cancelled"
-                else "The task was cancelled before the model answered."
+                f"The task was {status} before the model answered."
+                if stopped
+                else "The task did not run, so no model was called."
             )
         self.trace.add(
             "worker.failed" if status == "failed" else f"task.{status}",
             task_id=task.id,
             metadata={"status": status, "error": None if error is None else error.to_dict()},
         )
-        await self.persist(task=task)
         self.emit_task("task.completed", task)
+        await self.persist(task=task)
 
     def handoff(self, task: Task) -> str:
         """The user prompt: the request plus upstream *outputs* (never their reasoning)."""
@@ -495,8 +543,8 @@ class TaskExecution:
                 "chain_of_thought_source": task.chain_of_thought_source,
             },
         )
-        await self.execution.persist(task=task)
         self.execution.emit_task("task.started", task)
+        await self.execution.persist(task=task)
 
     async def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
         """Route the outcome through the gate, then record it (task, trace layers)."""
@@ -541,12 +589,12 @@ class TaskExecution:
                 metadata=self.raw_exchange(exchange, response),
             )
         error = None if cancelled else _task_error(response)
-        status = "cancelled" if cancelled else ("failed" if error else "done")
-        task.status = status  # type: ignore[assignment]
+        status = execution.stop_status if cancelled else ("failed" if error else "done")
+        task.status = status
         task.error = error
         task.timings.finished_at = now_iso()
         execution.trace.add(
-            "worker.failed" if error else ("task.cancelled" if cancelled else "worker.completed"),
+            "worker.failed" if error else (f"task.{status}" if cancelled else "worker.completed"),
             task_id=task.id,
             metadata={
                 "status": status,
@@ -562,8 +610,8 @@ class TaskExecution:
                 "output_chars": len(response.text),
             },
         )
-        await execution.persist(task=task)
         execution.emit_task("task.completed", task)
+        await execution.persist(task=task)
 
     def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:
         """The exchange for the provider_raw layer, reasoning scrubbed unless recorded."""
@@ -622,9 +670,11 @@ def _task_error(response: ModelResponse) -> TaskError | None:
     return None
 
 
-def _run_status(run: Run, cancelled: bool) -> RunStatus:
+def _run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) -> RunStatus:
     statuses = [task.status for task in run.tasks]
-    if cancelled or "cancelled" in statuses:
+    if stopped is not None:
+        return stopped
+    if "cancelled" in statuses:
         return "cancelled"
     if statuses and all(status == "prepared" for status in statuses):
         return "completed_prepare_only"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from thoughtline.runtime.models import Run, Task, TraceEvent, TraceLayer
+from thoughtline.runtime.models import Run, RunEventRecord, Task, TraceEvent, TraceLayer
 
 
 class Store(Protocol):
@@ -29,6 +29,16 @@ class Store(Protocol):
 
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
         """Append trace events (one transaction)."""
+        ...
+
+    def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
+        """Append live events of runs (one transaction)."""
+        ...
+
+    def run_events(
+        self, run_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[RunEventRecord]:
+        """A run's live events with ``seq > after_seq``, in order."""
         ...
 
     def get_run(self, run_id: str) -> Run | None:

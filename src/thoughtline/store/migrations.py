@@ -123,10 +123,30 @@ def _m003_meta(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def _m004_run_events(conn: sqlite3.Connection) -> None:
+    # The live events of each run (task.started, answer.delta, reasoning.delta when the
+    # mode displays it, task.completed, the terminal event) with their per-run sequence
+    # numbers, so any process can replay or tail a run's stream by event id.
+    conn.execute(
+        """
+        CREATE TABLE run_events (
+            run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            task_id TEXT,
+            at TEXT NOT NULL,
+            data_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_runs_and_tasks", _m001_runs_and_tasks),
     Migration("m002_trace_events", _m002_trace_events),
     Migration("m003_meta", _m003_meta),
+    Migration("m004_run_events", _m004_run_events),
 )
 
 

@@ -35,6 +35,7 @@ from thoughtline.runtime.models import (
     TRACE_LAYERS,
     ReasoningPartView,
     Run,
+    RunEventRecord,
     Task,
     TaskError,
     TaskTimings,
@@ -263,6 +264,43 @@ class SQLiteStore(Store):
                 ],
             )  # fmt: skip
             _touch(conn, sorted({event.run_id for event in events}))
+
+    def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
+        if not events:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO run_events (run_id, seq, type, task_id, at, data_json) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        event.run_id,
+                        event.seq,
+                        event.type,
+                        event.task_id,
+                        event.at,
+                        _dump(event.data),
+                    )
+                    for event in events
+                ],
+            )
+
+    def run_events(
+        self, run_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[RunEventRecord]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT run_id, seq, type, task_id, at, data_json FROM run_events "
+                "WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (run_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
+        return [
+            RunEventRecord(
+                run_id=row["run_id"], seq=row["seq"], type=row["type"], task_id=row["task_id"],
+                at=row["at"], data=json.loads(row["data_json"]),
+            )
+            for row in rows
+        ]  # fmt: skip
 
     # -- reads -----------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
