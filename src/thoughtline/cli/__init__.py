@@ -1,38 +1,92 @@
-"""The ``thoughtline`` command line. One module per command group; this one wires them."""
+"""The ``thoughtline`` command line. One module per command group; this one wires them.
+
+Commands are imported only when invoked, so ``thoughtline status`` does not pay for the
+HTTP client, and optional integrations (``serve``, ``mcp``, ``acp``) load their extras
+only when used.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 import click
 
 from thoughtline import __version__
-from thoughtline.cli.config_command import config_command
-from thoughtline.cli.demo_command import demo_command
-from thoughtline.cli.providers_command import providers_command
-from thoughtline.cli.purge_command import purge_command
-from thoughtline.cli.run_command import run_command
-from thoughtline.cli.runs_command import runs_command, status_command, trace_command
 from thoughtline.errors import ThoughtlineError
 
+# name -> (module, attribute, one-line help shown by --help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("thoughtline.cli.run_command", "run_command", "Start a run and watch it."),
+    "status": (
+        "thoughtline.cli.runs_command",
+        "status_command",
+        "Snapshot of a run (latest by default).",
+    ),
+    "runs": ("thoughtline.cli.runs_command", "runs_command", "Recent runs, newest first."),
+    "trace": ("thoughtline.cli.runs_command", "trace_command", "Operator view of a run's trace."),
+    "purge": (
+        "thoughtline.cli.purge_command",
+        "purge_command",
+        "Apply [trace.retention] per layer.",
+    ),
+    "providers": (
+        "thoughtline.cli.providers_command",
+        "providers_command",
+        "Endpoints and what each model discloses.",
+    ),
+    "config": (
+        "thoughtline.cli.config_command",
+        "config_command",
+        "Resolved configuration and its sources.",
+    ),
+    "demo": (
+        "thoughtline.cli.demo_command",
+        "demo_command",
+        "Every mode on several endpoints, offline.",
+    ),
+    "serve": (
+        "thoughtline.cli.serve_command",
+        "serve_command",
+        "The HTTP daemon: API, SSE and the web page.",
+    ),
+    "mcp": ("thoughtline.cli.mcp_command", "mcp_command", "An MCP server over stdio."),
+    "acp": ("thoughtline.cli.acp_command", "acp_command", "An ACP agent over stdio."),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        try:
+            module = import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and exc.name.startswith("thoughtline"):
+                raise
+            extra = {"serve": "server", "mcp": "mcp", "acp": "acp"}.get(cmd_name, "all")
+            raise ThoughtlineError(
+                "EXTRA_MISSING",
+                f"'thoughtline {cmd_name}' needs the [{extra}] extra: "
+                f"pip install 'thoughtline[{extra}]' (missing module {exc.name}).",
+            ) from None
+        command: click.Command = getattr(module, attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, _, text) in COMMANDS.items()])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="thoughtline")
 def cli() -> None:
     """Run LLM specialist tasks and decide, once, what happens to their reasoning."""
-
-
-for command in (
-    run_command,
-    status_command,
-    runs_command,
-    trace_command,
-    purge_command,
-    providers_command,
-    config_command,
-    demo_command,
-):
-    cli.add_command(command)
 
 
 def main() -> None:
