@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from thoughtline.cli._context import database_path
+from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry
 
@@ -39,16 +40,7 @@ def config_report(config: Config) -> dict[str, Any]:
     endpoints = []
     for name in registry.names:
         endpoint = registry.resolve(name)
-        endpoints.append(
-            {
-                "name": name,
-                "wire_api": endpoint.wire_api,
-                "base_url": endpoint.base_url,
-                "base_url_source": endpoint.base_url_source,
-                "api_key_env": endpoint.api_key_env,
-                "api_key": _mask(endpoint.api_key),
-            }
-        )
+        endpoints.append({**endpoint_summary(endpoint), "api_key": _mask(endpoint.api_key)})
     return {
         "config_file": str(config.path) if config.path else None,
         "thoughtline_home": str(thoughtline_home()),

@@ -12,7 +12,19 @@ from rich.table import Table
 
 from thoughtline.config import load_config
 from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.endpoints import Endpoint, EndpointRegistry
+
+
+def endpoint_summary(endpoint: Endpoint) -> dict[str, Any]:
+    """Where an endpoint points and where that came from (never its key)."""
+    return {
+        "name": endpoint.name,
+        "wire_api": endpoint.wire_api,
+        "dialect": endpoint.dialect,
+        "base_url": endpoint.base_url,
+        "base_url_source": endpoint.base_url_source,
+        "api_key_env": endpoint.api_key_env,
+    }
 
 
 def providers_report() -> dict[str, Any]:
@@ -25,12 +37,7 @@ def providers_report() -> dict[str, Any]:
         endpoint = registry.resolve(name)
         endpoints.append(
             {
-                "name": name,
-                "wire_api": endpoint.wire_api,
-                "dialect": endpoint.dialect,
-                "base_url": endpoint.base_url,
-                "base_url_source": endpoint.base_url_source,
-                "api_key_env": endpoint.api_key_env,
+                **endpoint_summary(endpoint),
                 "api_key": "set"
                 if endpoint.api_key
                 else ("unset" if endpoint.key_required else "not needed"),
