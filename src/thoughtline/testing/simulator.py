@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl
 
 from thoughtline.testing.transcript import (
     Frame,
+    FrameRole,
     SimReasoning,
     SimRequest,
     StreamErrorKind,
@@ -183,6 +184,9 @@ class Simulator:
         self.pace_s = pace_s
         self.profiles: dict[str, Profile] = dict(profiles or default_profiles())
         self.requests: list[SimRequest] = []
+        # Called after each streamed frame is handed to the server (benchmarks use it to
+        # time delivery end to end); only for responses without an injected fault.
+        self.on_frame_sent: Callable[[SimRequest, FrameRole], None] | None = None
         self._scripts: list[_Script] = []
         self._faults: list[_Injection] = []
         self._lock = threading.Lock()
@@ -337,12 +341,16 @@ class Simulator:
                 ],
             }
         )
-        for data in _with_fault(frames, renderer, fault):
+        observer = self.on_frame_sent
+        roles = [frame.role for frame in frames] if fault is None else None
+        for index, data in enumerate(_with_fault(frames, renderer, fault)):
             if data is None:
                 # Abort: uvicorn closes the socket without ending the chunked body, so
                 # the client sees a broken stream, exactly like a dropped connection.
                 raise ConnectionAbortedError("simulated connection cut")
             await send({"type": "http.response.body", "body": data, "more_body": True})
+            if observer is not None and roles is not None:
+                observer(request, roles[index])
             if self.pace_s:
                 await asyncio.sleep(self.pace_s)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
