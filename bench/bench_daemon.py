@@ -1,0 +1,191 @@
+"""Daemon fan-out: 100 concurrent runs, 5 SSE subscribers each, on loopback.
+
+Three processes share the machine's monotonic clock (CLOCK_MONOTONIC):
+
+1. the provider simulator, streaming each answer at a fixed pace and recording when it
+   handed every answer frame to the socket;
+2. ``thoughtline serve`` (the daemon under test, its own THOUGHTLINE_HOME);
+3. this script: it starts the runs over the API and holds 5 SSE subscribers per run,
+   recording when each ``answer.delta`` arrives.
+
+Latency is subscriber arrival minus simulator emission for the same delta (the k-th
+answer frame of a run ↔ its k-th ``answer.delta``). Also reported: events/second
+delivered to all subscribers, and the daemon's memory per active run (RSS while the runs
+stream, minus RSS when idle, divided by the number of runs).
+
+    .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+from thoughtline.wire.frames import SSEDecoder
+
+SIMULATOR = """
+import json, sys, time
+from thoughtline.testing import Simulator, SimulatorServer, Transcript
+sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(answer="word " * 120, chunk_chars=10))
+sent = []
+def on_frame(request, role):
+    if role == "text":
+        sent.append((json.dumps(request.body), time.monotonic()))
+sim.on_frame_sent = on_frame
+server = SimulatorServer(sim).start()
+print(server.url, flush=True)
+sys.stdin.read()
+json.dump(sent, open(sys.argv[2], "w"))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def subscribe(
+    client: httpx2.AsyncClient, base: str, run_id: str, arrivals: list[float]
+) -> int:
+    decoder = SSEDecoder()
+    count = 0
+    async with client.stream("GET", f"{base}/v1/runs/{run_id}/events") as response:
+        async for chunk in response.aiter_bytes():
+            now = time.monotonic()
+            for frame in decoder.feed(chunk):
+                count += 1
+                if frame.event == "answer.delta":
+                    arrivals.append(now)
+                if frame.event.startswith("run.") and frame.event != "run.started":
+                    return count
+    return count
+
+
+async def drive(
+    base: str, runs: int, subscribers: int, daemon_pid: int
+) -> tuple[dict[str, list[list[float]]], float, int, int]:
+    limits = httpx2.Limits(max_connections=runs * subscribers + 20)
+    async with httpx2.AsyncClient(timeout=120, limits=limits) as client:
+        idle = rss_kib(daemon_pid)
+        ids = []
+        for index in range(runs):
+            response = await client.post(
+                f"{base}/v1/runs",
+                json={"request": f"bench run {index}", "chain_of_thought": "hidden"},
+            )
+            response.raise_for_status()
+            ids.append((f"bench run {index}", response.json()["id"]))
+        arrivals: dict[str, list[list[float]]] = {
+            request: [[] for _ in range(subscribers)] for request, _ in ids
+        }
+        started = time.monotonic()
+        tasks = [
+            asyncio.ensure_future(subscribe(client, base, run_id, arrivals[request][n]))
+            for request, run_id in ids
+            for n in range(subscribers)
+        ]
+        await asyncio.sleep(1.0)
+        busy = rss_kib(daemon_pid)
+        delivered = sum(await asyncio.gather(*tasks))
+        elapsed = time.monotonic() - started
+        return arrivals, elapsed, delivered, max(busy - idle, 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--subscribers", type=int, default=5)
+    parser.add_argument("--pace", type=float, default=0.02, help="seconds between simulator frames")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        sent_path = Path(folder) / "sent.json"
+        simulator = subprocess.Popen(
+            [sys.executable, "-c", SIMULATOR, str(args.pace), str(sent_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert simulator.stdout is not None and simulator.stdin is not None
+        sim_url = simulator.stdout.readline().strip()
+        port = free_port()
+        home = Path(folder) / "home"
+        (Path(folder) / "thoughtline.toml").write_text("[orchestration]\nmax_concurrency = 256\n")
+        env = {
+            **os.environ,
+            "THOUGHTLINE_HOME": str(home),
+            "ANTHROPIC_BASE_URL": f"{sim_url}/anthropic",
+            "ANTHROPIC_API_KEY": "bench-key-0000000000",
+        }
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", str(port)],
+            env=env,
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    if httpx2.get(f"{base}/v1/runs?limit=1", timeout=1).status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    time.sleep(0.1)
+            arrivals, elapsed, delivered, extra_kib = asyncio.run(
+                drive(base, args.runs, args.subscribers, daemon.pid)
+            )
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+            simulator.stdin.close()
+            simulator.wait(timeout=30)
+        sent: dict[str, list[float]] = {}
+        for body, at in json.loads(sent_path.read_text()):
+            request = next(
+                m["content"] for m in json.loads(body)["messages"] if m["role"] == "user"
+            )
+            sent.setdefault(request, []).append(at)
+    latencies = []
+    for request, per_subscriber in arrivals.items():
+        emitted = sent.get(request, [])
+        for received in per_subscriber:
+            latencies += [(r - e) * 1000 for e, r in zip(emitted, received, strict=False)]
+    latencies.sort()
+    print(
+        f"{args.runs} concurrent runs x {args.subscribers} SSE subscribers, simulator pacing {args.pace * 1000:.0f} ms/frame, all on loopback\n"
+    )
+    print(
+        "| delta latency p50 | p99 | max | events delivered | events/s delivered | daemon RSS per active run |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {statistics.median(latencies):.1f} ms | {latencies[int(0.99 * (len(latencies) - 1))]:.1f} ms | {latencies[-1]:.1f} ms "
+        f"| {delivered:,} | {delivered / elapsed:,.0f} | {extra_kib / args.runs:,.0f} KiB |"
+    )
+    print(
+        f"\n({len(latencies):,} answer deltas matched to their emission; run wall time {elapsed:.1f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
