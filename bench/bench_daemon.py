@@ -124,7 +124,8 @@ def main() -> None:
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert simulator.stdout is not None and simulator.stdin is not None
+        assert simulator.stdout is not None
+        assert simulator.stdin is not None
         sim_url = simulator.stdout.readline().strip()
         port = free_port()
         home = Path(folder) / "home"
