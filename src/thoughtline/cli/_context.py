@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 from pathlib import Path
 
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
+from thoughtline.telemetry import open_telemetry
 
 
 def open_store(config: Config) -> SQLiteStore:
@@ -27,4 +29,15 @@ def database_path() -> Path:
 def open_runtime() -> tuple[Config, SQLiteStore, Runtime]:
     config = load_config()
     store = open_store(config)
-    return config, store, Runtime(config=config, store=store)
+    runtime = Runtime(config=config, store=store)
+    # OpenTelemetry export, when [telemetry] or OTEL_* turn it on. Built after the runtime
+    # so it redacts with the same loaded secrets; flushed when the process exits.
+    try:
+        telemetry = open_telemetry(config, redactor=runtime.redactor)
+    except BaseException:
+        store.close()
+        raise
+    if telemetry is not None:
+        runtime.telemetry = telemetry
+        atexit.register(telemetry.shutdown)
+    return config, store, runtime

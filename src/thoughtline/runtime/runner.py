@@ -42,6 +42,7 @@ from thoughtline.runtime.models import (
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
+from thoughtline.runtime.telemetry_hooks import RunTelemetry, first_chunk_ms, notify
 from thoughtline.runtime.trace import TraceWriter, retention_seconds
 from thoughtline.store.base import Store
 
@@ -88,6 +89,7 @@ class Runtime:
         retry: RetryPolicy | None = None,
         timeouts: Timeouts | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
+        telemetry: RunTelemetry | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -106,6 +108,8 @@ class Runtime:
         self.transport = transport
         self.redactor = Redactor(self.registry.loaded_secrets())
         self.retention = retention_seconds(config.retention)
+        # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
+        self.telemetry = telemetry
         self._executions: dict[str, _Execution] = {}
 
     # -- planning ----------------------------------------------------------------
@@ -339,6 +343,7 @@ class _Execution:
             },
         )
         self.emit_run("run.started")
+        notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
         flusher = asyncio.ensure_future(self.flush_periodically())
         self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
@@ -357,6 +362,7 @@ class _Execution:
             "interrupted": "run.interrupted",
         }.get(run.status, "run.completed")
         self.trace.add(kind, metadata={"status": run.status})
+        notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
         flusher.cancel()
         self.emit_run(kind)
         await self.persist(run=True)
@@ -609,6 +615,23 @@ class TaskExecution:
                 "error": None if error is None else error.to_dict(),
                 "output_chars": len(response.text),
             },
+        )
+        # Telemetry hook: reasoning goes to it ONLY as the gate handed it to the trace
+        # (captured.for_trace, None unless the mode records reasoning) — never from
+        # response.reasoning_parts.
+        notify(
+            self.runtime.telemetry,
+            lambda hook: hook.task_finished(
+                execution.run,
+                task,
+                recorded_reasoning=captured.for_trace,
+                response_model=response.model,
+                response_id=response.response_id,
+                finish_reason=None if response.finish is None else response.finish.reason,
+                cached_input_tokens=response.usage.cached_input_tokens,
+                streamed=exchange is not None and exchange.streamed,
+                time_to_first_chunk_ms=first_chunk_ms(exchange),
+            ),
         )
         execution.emit_task("task.completed", task)
         await execution.persist(task=task)

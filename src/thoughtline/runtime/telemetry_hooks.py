@@ -1,0 +1,76 @@
+"""The optional telemetry hook the runtime calls as runs and model calls finish.
+
+The runtime knows nothing about OpenTelemetry: it calls a :class:`RunTelemetry` (when one
+is given) at three points — a run starts, a task's model call completes, a run ends.
+``thoughtline.telemetry`` implements it for OTLP export; tests can pass their own.
+
+Reasoning reaches the hook only as the disclosure gate hands it to the trace
+(``recorded_reasoning``: ``None`` unless the task's mode records reasoning). The hook
+never sees the provider response itself, so it cannot route reasoning around the gate.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from thoughtline.providers.exchange import Exchange
+from thoughtline.runtime.models import Run, Task
+
+logger = logging.getLogger(__name__)
+
+
+class RunTelemetry(Protocol):
+    """Receives finished runs and model calls. Called synchronously on the event loop,
+    so implementations must be quick (queue, do not export inline). An exception raised
+    here is logged and ignored: telemetry never fails a run."""
+
+    def run_started(self, run: Run) -> None:
+        """The run began executing (its tasks are about to be scheduled)."""
+
+    def task_finished(
+        self,
+        run: Run,
+        task: Task,
+        *,
+        recorded_reasoning: Sequence[Mapping[str, Any]] | None,
+        response_model: str | None,
+        response_id: str | None,
+        finish_reason: str | None,
+        cached_input_tokens: int | None,
+        streamed: bool,
+        time_to_first_chunk_ms: float | None,
+    ) -> None:
+        """A task's model call ended (done, failed, cancelled or interrupted).
+
+        ``task`` is final: status, error, usage, ``reasoning_status`` and timings
+        (``started_at``/``finished_at`` are the task's real start and end). Its
+        ``reasoning`` is whatever the gate attached for display surfaces; telemetry uses
+        ``recorded_reasoning`` only — the parts the gate let into the ``reasoning`` trace
+        layer (``kind``, ``text``, ``complete``, ``provider_metadata``), or ``None`` when
+        the mode does not record reasoning."""
+
+    def run_finished(self, run: Run) -> None:
+        """The run reached its final status (every task is final)."""
+
+
+def notify(hook: RunTelemetry | None, call: Callable[[RunTelemetry], None]) -> None:
+    """Call the hook if there is one; a failing hook is logged (type only, since its
+    message could quote content) and the run goes on."""
+    if hook is None:
+        return
+    try:
+        call(hook)
+    except Exception as exc:  # telemetry must never fail or stop a run
+        logger.warning("telemetry hook failed (%s); the run continues", type(exc).__name__)
+
+
+def first_chunk_ms(exchange: Exchange | None) -> float | None:
+    """Time to the first chunk of a streamed, successful response (``None`` otherwise:
+    an error body is not a response chunk)."""
+    if exchange is None or not exchange.streamed:
+        return None
+    if exchange.status is not None and exchange.status >= 400:
+        return None
+    return exchange.timings.first_byte_ms

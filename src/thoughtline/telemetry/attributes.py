@@ -1,0 +1,209 @@
+"""Span attributes for runs and model calls, following the OpenTelemetry GenAI semantic
+conventions (client inference spans), plus ``thoughtline.*`` attributes for disclosure.
+
+Pure functions over runs and tasks — no OpenTelemetry import — so the mapping is testable
+on its own. Every string that could carry content or a credential passes the redactor
+here, once, before anything is exported.
+
+Attribute names follow the current GenAI conventions (the ``semantic-conventions-genai``
+registry): ``gen_ai.provider.name`` (which replaced the deprecated ``gen_ai.system``; the
+old name is not emitted), ``gen_ai.usage.reasoning.output_tokens``,
+``gen_ai.response.time_to_first_chunk`` in seconds, and ``gen_ai.output.messages`` as a
+JSON string of ``[{"role", "parts": [{"type": "reasoning"|"text", "content"}],
+"finish_reason"}]`` (span attributes cannot hold structured values in the Python SDK).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeAlias
+
+from thoughtline.providers.redaction import Redactor
+from thoughtline.runtime.models import Run, Task
+
+AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
+Attributes: TypeAlias = dict[str, AttributeValue]
+
+OPERATION_CHAT = "chat"
+RUN_SPAN_NAME = "thoughtline run"
+
+# thoughtline endpoint name -> gen_ai.provider.name. The well-known values come from the
+# conventions; other endpoints (openrouter, ollama, vllm, llamacpp, user-defined) report
+# their endpoint name, which the conventions allow for providers they do not list.
+PROVIDER_NAMES: Mapping[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "gemini": "gcp.gemini",
+    "deepseek": "deepseek",
+}
+
+# thoughtline's normalized finish reasons -> the conventions' FinishReason values
+# (stop, length, content_filter, tool_call, error); the rest pass through as strings.
+FINISH_REASONS: Mapping[str, str] = {"tool_calls": "tool_call"}
+
+# Run statuses the run span reports as errors.
+_FAILED_RUN_STATUSES = frozenset({"failed", "completed_with_failures"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallReport:
+    """What the runtime reports about one model call besides the task itself.
+    ``recorded_reasoning`` is the gate's trace copy (``None`` unless the mode records)."""
+
+    recorded_reasoning: Sequence[Mapping[str, Any]] | None
+    response_model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
+    cached_input_tokens: int | None = None
+    streamed: bool = False
+    time_to_first_chunk_ms: float | None = None
+
+
+def provider_name(endpoint: str) -> str:
+    return PROVIDER_NAMES.get(endpoint, endpoint)
+
+
+def finish_reason(reason: str | None) -> str:
+    """The convention's value; a call that ended without a finish reports ``error``."""
+    if reason is None:
+        return "error"
+    return FINISH_REASONS.get(reason, reason)
+
+
+def task_span_name(task: Task) -> str:
+    return f"{OPERATION_CHAT} {task.model}"
+
+
+def run_attributes(run: Run) -> Attributes:
+    """Attributes of the ``thoughtline run`` span, known when the run starts."""
+    return {
+        "thoughtline.run.id": run.id,
+        "thoughtline.chain_of_thought": run.chain_of_thought,
+        "thoughtline.chain_of_thought.source": run.chain_of_thought_source,
+        "thoughtline.worker_backend": run.worker_backend,
+        "thoughtline.task.count": len(run.tasks),
+    }
+
+
+def run_end_attributes(run: Run) -> Attributes:
+    attributes: Attributes = {"thoughtline.run.status": run.status}
+    if run.status in _FAILED_RUN_STATUSES:
+        attributes["error.type"] = run.status
+    return attributes
+
+
+def run_failed(run: Run) -> bool:
+    return run.status in _FAILED_RUN_STATUSES
+
+
+def task_attributes(
+    run: Run, task: Task, report: CallReport, *, capture_content: bool, redactor: Redactor
+) -> Attributes:
+    """Attributes of a ``chat {model}`` span. Message content is attached only when the
+    gate recorded reasoning for this task (``report.recorded_reasoning`` is not ``None``)
+    and content capture is on; it is redacted like every other string."""
+    attributes: Attributes = {
+        "gen_ai.operation.name": OPERATION_CHAT,
+        "gen_ai.provider.name": provider_name(task.provider),
+        "gen_ai.request.model": task.model,
+        "gen_ai.response.finish_reasons": [finish_reason(report.finish_reason)],
+        "thoughtline.run.id": run.id,
+        "thoughtline.task.id": task.id,
+        "thoughtline.task.name": task.name or task.role,
+        "thoughtline.task.status": task.status,
+        "thoughtline.role": task.role,
+        "thoughtline.endpoint": task.provider,
+        "thoughtline.effort": task.effort,
+        "thoughtline.chain_of_thought": task.chain_of_thought,
+        "thoughtline.chain_of_thought.source": task.chain_of_thought_source,
+    }
+    if report.streamed:
+        attributes["gen_ai.request.stream"] = True
+    if report.response_model:
+        attributes["gen_ai.response.model"] = report.response_model
+    if report.response_id:
+        attributes["gen_ai.response.id"] = report.response_id
+    if report.time_to_first_chunk_ms is not None:
+        attributes["gen_ai.response.time_to_first_chunk"] = report.time_to_first_chunk_ms / 1000
+    usage = task.usage
+    # None means "not reported": such counts are left out, never sent as 0.
+    for name, value in (
+        ("gen_ai.usage.input_tokens", usage.input_tokens),
+        ("gen_ai.usage.output_tokens", usage.output_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", report.cached_input_tokens),
+    ):
+        if value is not None:
+            attributes[name] = value
+    if task.reasoning_status is not None:
+        attributes["thoughtline.reasoning_status"] = task.reasoning_status
+    if task.reasoning_notice:
+        attributes["thoughtline.reasoning_notice"] = task.reasoning_notice
+    if task.error is not None and task.status == "failed":
+        attributes["error.type"] = task.error.code
+    recorded = report.recorded_reasoning
+    messages = None
+    if capture_content and recorded is not None:
+        messages = output_messages(recorded, task.output, report.finish_reason)
+    attributes["thoughtline.content_captured"] = messages is not None
+    if messages is not None:
+        attributes["gen_ai.output.messages"] = messages
+    return redact_attributes(attributes, redactor)
+
+
+def output_messages(
+    recorded_reasoning: Sequence[Mapping[str, Any]], output: str | None, reason: str | None
+) -> str | None:
+    """``gen_ai.output.messages`` as JSON: one assistant message (one choice) whose parts
+    are the recorded reasoning (text only: signatures and encrypted carriers stay in the
+    trace) followed by the answer text. ``None`` when the call produced neither."""
+    parts: list[dict[str, str]] = [
+        {"type": "reasoning", "content": str(part["text"])}
+        for part in recorded_reasoning
+        if part.get("text")
+    ]
+    if output:
+        parts.append({"type": "text", "content": output})
+    if not parts:
+        return None
+    message = {"role": "assistant", "parts": parts, "finish_reason": finish_reason(reason)}
+    return json.dumps([message], ensure_ascii=False)
+
+
+def error_description(task: Task, redactor: Redactor) -> str | None:
+    if task.error is None:
+        return None
+    return redactor.text(f"{task.error.code}: {task.error.message}")
+
+
+def redact_attributes(attributes: Attributes, redactor: Redactor) -> Attributes:
+    """Every string (and string in a list) through the redactor, once."""
+    redacted: Attributes = {}
+    for key, value in attributes.items():
+        if isinstance(value, str):
+            redacted[key] = redactor.text(value)
+        elif isinstance(value, bool | int | float):
+            redacted[key] = value
+        else:
+            redacted[key] = [redactor.text(item) for item in value]
+    return redacted
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_to_ns(value: str | None) -> int | None:
+    """A stored ``...Z`` timestamp as nanoseconds since the epoch (``None`` if absent or
+    unreadable)."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return ((moment - _EPOCH) // timedelta(microseconds=1)) * 1000
