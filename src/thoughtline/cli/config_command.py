@@ -35,6 +35,8 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("trace.provider_raw", config.trace_provider_raw),
         *(entry(f"trace.retention.{layer}", value) for layer, value in config.retention.items()),
         entry("telemetry.exporter", config.telemetry_exporter),
+        entry("telemetry.endpoint", config.telemetry_endpoint),
+        entry("telemetry.capture_content", config.telemetry_capture_content),
     ]
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
     endpoints = []
