@@ -1,0 +1,66 @@
+"""``thoughtline acp``: an Agent Client Protocol agent over stdio (the ``[acp]`` extra)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from thoughtline.cli._context import open_runtime
+from thoughtline.integrations.acp_agent import SessionSettings, run_stdio_agent, validate_settings
+from thoughtline.requests import EFFORTS
+from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES
+
+
+@click.command("acp")
+@click.option(
+    "--role",
+    "roles",
+    multiple=True,
+    help="Default role for new sessions; repeat for several tasks.",
+)
+@click.option("--provider", help="Default endpoint name for new sessions.")
+@click.option("--model", help="Default model id for new sessions.")
+@click.option(
+    "--chain-of-thought",
+    "chain_of_thought",
+    type=click.Choice(CHAIN_OF_THOUGHT_MODES),
+    help="Default disclosure mode for new sessions (clients can switch it per session).",
+)
+@click.option("--effort", type=click.Choice(EFFORTS), help="Default reasoning effort.")
+@click.option(
+    "--log-level",
+    type=click.Choice(("debug", "info", "warning", "error")),
+    default="warning",
+    show_default=True,
+    help="Log level (logs go to stderr; stdout carries only the protocol).",
+)
+def acp_command(
+    roles: tuple[str, ...],
+    provider: str | None,
+    model: str | None,
+    chain_of_thought: str | None,
+    effort: str | None,
+    log_level: str,
+) -> None:
+    """Serve ACP on stdin/stdout: each prompt starts a run; sessions pick the
+    chain-of-thought mode (session modes), roles, provider, model and effort."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=log_level.upper(),
+        format="thoughtline acp: %(levelname)s %(name)s: %(message)s",
+    )
+    defaults = SessionSettings(
+        chain_of_thought=chain_of_thought,
+        roles=roles,
+        provider=provider,
+        model=model,
+        effort=effort,
+    )
+    _config, store, runtime = open_runtime()
+    try:
+        validate_settings(runtime, defaults)
+        run_stdio_agent(runtime, defaults)
+    finally:
+        store.close()

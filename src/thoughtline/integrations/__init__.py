@@ -1,0 +1,1 @@
+"""Adapters that expose thoughtline through other protocols (ACP, ...); each behind its extra."""

@@ -1,0 +1,193 @@
+"""The agent in-process (no subprocess): how failures end a turn, and the event-to-update
+mapping for cases a simulator run does not produce on demand (interleaved tasks, a task
+that never started)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.helpers import text_block
+from acp.meta import PROTOCOL_VERSION
+from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, ToolCallStart
+
+from tests.runtime.test_disclosure_e2e import make_runtime
+from thoughtline.integrations.acp_agent import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
+from thoughtline.runtime.models import Task, TaskError
+from thoughtline.runtime.runner import RunEvent
+from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
+
+
+@dataclass
+class FakeClient:
+    updates: list[Any] = field(default_factory=list)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+
+async def prompt_once(
+    tmp_path: Path,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    settings: SessionSettings,
+) -> tuple[Any, list[Any]]:
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
+    try:
+        agent = ThoughtlineAcpAgent(runtime, settings)
+        client = FakeClient()
+        agent.on_connect(client)  # type: ignore[arg-type]
+        await agent.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await agent.new_session(cwd="/", mcp_servers=[])
+        response = await agent.prompt(prompt=[text_block("Do it.")], session_id=session.session_id)
+        return response, client.updates
+    finally:
+        store.close()
+
+
+def message_text(updates: list[Any]) -> str:
+    return "".join(u.content.text for u in updates if isinstance(u, AgentMessageChunk))
+
+
+async def test_a_provider_failure_is_a_failed_tool_call_and_ends_the_turn(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.inject(Fault.http_error(401, "invalid x-api-key"))
+    response, updates = await prompt_once(
+        tmp_path, sim_server, environ, SessionSettings(provider="deepseek")
+    )
+    assert response.stop_reason == "end_turn"
+    assert response.field_meta["thoughtline"]["status"] == "failed"
+    assert [u.session_update for u in updates] == [
+        "tool_call",
+        "agent_message_chunk",  # ⓘ notice
+        "agent_message_chunk",  # ✗ error
+        "tool_call_update",
+    ]
+    end = updates[-1]
+    assert isinstance(end, ToolCallProgress)
+    assert end.status == "failed"
+    assert end.raw_output["error"]["code"] == "PROVIDER_AUTH_ERROR"
+    assert "PROVIDER_AUTH_ERROR: " in end.content[0].content.text
+    assert "✗ PROVIDER_AUTH_ERROR: " in message_text(updates)
+
+
+async def test_a_content_filter_ends_the_turn_as_a_refusal(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(Transcript(answer="", finish="content_filter"))
+    response, updates = await prompt_once(
+        tmp_path, sim_server, environ, SessionSettings(provider="deepseek")
+    )
+    assert response.stop_reason == "refusal"
+    assert updates[-1].raw_output["error"]["code"] == "PROVIDER_CONTENT_FILTERED"
+
+
+async def test_reasoning_without_an_answer_ends_the_turn_at_max_tokens(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(
+        Transcript(
+            answer="", reasoning=(SimReasoning(kind="raw", text="Long thought."),), finish="length"
+        )
+    )
+    response, updates = await prompt_once(
+        tmp_path,
+        sim_server,
+        environ,
+        SessionSettings(provider="deepseek", chain_of_thought="surface"),
+    )
+    assert response.stop_reason == "max_tokens"
+    assert updates[-1].raw_output["error"]["code"] == "PROVIDER_REASONING_ONLY"
+    assert any(isinstance(u, AgentThoughtChunk) for u in updates)
+
+
+def task_dict(task_id: str, role: str, **changes: Any) -> dict[str, Any]:
+    task = Task(
+        id=task_id,
+        run_id="run_1",
+        position=0,
+        role=role,
+        provider="deepseek",
+        model="deepseek-reasoner",
+        chain_of_thought="hidden",
+        chain_of_thought_source="default",
+    )
+    for name, value in changes.items():
+        setattr(task, name, value)
+    return task.to_dict()
+
+
+def started(*tasks: dict[str, Any]) -> RunEvent:
+    return RunEvent(
+        "run.started", "run_1", None, {"worker_backend": "provider", "tasks": list(tasks)}
+    )
+
+
+def test_interleaved_tasks_get_a_heading_whenever_the_speaker_changes() -> None:
+    a, b = task_dict("task_a", "architect"), task_dict("task_b", "reviewer")
+    renderer = TurnRenderer()
+    events = [
+        started(a, b),
+        RunEvent("task.started", "run_1", "task_a", a),
+        RunEvent("task.started", "run_1", "task_b", b),
+        RunEvent("answer.delta", "run_1", "task_a", {"text": "A1"}),
+        RunEvent("answer.delta", "run_1", "task_a", {"text": "A2"}),
+        RunEvent("answer.delta", "run_1", "task_b", {"text": "B1"}),
+        RunEvent("answer.delta", "run_1", "task_a", {"text": "A3"}),
+    ]
+    updates = [update for event in events for update in renderer.render(event)]
+    assert [type(u) for u in updates[:2]] == [ToolCallStart, ToolCallStart]
+    assert message_text(updates) == (
+        "**architect · deepseek:deepseek-reasoner**\n\nA1A2"
+        "\n\n**reviewer · deepseek:deepseek-reasoner**\n\nB1"
+        "\n\n**architect · deepseek:deepseek-reasoner**\n\nA3"
+    )
+
+
+def test_a_task_that_never_started_is_announced_pending_then_failed() -> None:
+    design = task_dict("task_a", "architect")
+    review = task_dict(
+        "task_b",
+        "reviewer",
+        status="failed",
+        reasoning_status="not_applicable",
+        reasoning_notice="The task did not run, so no model was called.",
+        error=TaskError(
+            code="TASK_DEPENDENCY_FAILED", message="Not run: it runs after design.", retryable=False
+        ),
+    )
+    renderer = TurnRenderer()
+    renderer.render(started(design, review))
+    updates = renderer.render(RunEvent("task.completed", "run_1", "task_b", review))
+    assert [u.session_update for u in updates] == [
+        "tool_call",
+        "agent_message_chunk",  # heading (several tasks)
+        "agent_message_chunk",  # ⓘ notice
+        "agent_message_chunk",  # ✗ error
+        "tool_call_update",
+    ]
+    assert (updates[0].status, updates[-1].status) == ("pending", "failed")
+    assert message_text(updates) == (
+        "**reviewer · deepseek:deepseek-reasoner**\n\n"
+        "ⓘ The task did not run, so no model was called."
+        "\n\n✗ TASK_DEPENDENCY_FAILED: Not run: it runs after design."
+    )
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"chain_of_thought": "loud"}, "Unknown chain_of_thought mode 'loud'"),
+        ({"effort": "extreme"}, "unknown effort 'extreme'"),
+        ({"roles": "engineer"}, "roles must be a list of role names"),
+        ({"model": ""}, "model must be a non-empty string"),
+        ("surface", "must be an object"),
+    ],
+)
+def test_bad_session_meta_is_named(meta: object, message: str) -> None:
+    with pytest.raises(Exception, match=message) as caught:
+        SessionSettings().with_meta(meta)
+    assert getattr(caught.value, "code", None) == -32602
