@@ -1,0 +1,203 @@
+// Wires the page: the runs list (refreshed), the new-run form, the token dialog and a
+// hash router (#/runs/<id> and #/runs/<id>/trace).
+
+import { api, getToken, setToken, setTokenPrompt } from "./api.js";
+import { h, statusBadge, timeElement } from "./dom.js";
+import { RunView } from "./runview.js";
+
+const REFRESH_MS = 3000;
+const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+const emptyState = /** @type {HTMLElement} */ (document.querySelector("[data-testid=empty-state]"));
+const runsList = /** @type {HTMLElement} */ (document.querySelector("[data-testid=runs-list]"));
+const runsError = /** @type {HTMLElement} */ (document.querySelector("[data-testid=runs-error]"));
+const connection = /** @type {HTMLElement} */ (document.querySelector("[data-testid=connection]"));
+const form = /** @type {HTMLFormElement} */ (document.getElementById("run-form"));
+const formError = /** @type {HTMLElement} */ (document.querySelector("[data-testid=form-error]"));
+const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("token-dialog"));
+
+/** @type {RunView | null} */
+let view = null;
+let listSignature = "";
+let refreshTimer = 0;
+
+// ---- token dialog ---------------------------------------------------------------
+/** Open the dialog; resolves with the token, or null when cancelled. */
+function promptForToken(reason) {
+  return new Promise((resolve) => {
+    const reasonText = /** @type {HTMLElement} */ (dialog.querySelector("[data-testid=token-reason]"));
+    const input = /** @type {HTMLInputElement} */ (dialog.querySelector("input[name=token]"));
+    reasonText.textContent = reason || "The daemon requires a bearer token.";
+    input.value = getToken() ?? "";
+    dialog.addEventListener(
+      "close",
+      () => {
+        const choice = dialog.returnValue;
+        if (choice === "save" && input.value.trim()) {
+          setToken(input.value.trim());
+          resolve(input.value.trim());
+        } else if (choice === "forget") {
+          setToken(null);
+          resolve(null);
+        } else {
+          resolve(null);
+        }
+        input.value = "";
+      },
+      { once: true },
+    );
+    dialog.returnValue = "";
+    dialog.showModal();
+    input.focus();
+  });
+}
+setTokenPrompt(promptForToken);
+document.getElementById("token-button")?.addEventListener("click", async () => {
+  setToken(getToken()); // re-enable prompting after a cancel
+  const token = await promptForToken("Set or replace the bearer token this tab sends.");
+  if (token !== null) refreshRuns();
+});
+
+// ---- runs list --------------------------------------------------------------------
+function runModes(run) {
+  const tasks = Array.isArray(run.tasks) ? run.tasks : [];
+  return [...new Set([run.chain_of_thought, ...tasks.map((task) => task.chain_of_thought)].filter(Boolean))];
+}
+
+function renderRuns(runs) {
+  const selected = view?.runId ?? null;
+  const signature = JSON.stringify([
+    selected,
+    runs.map((run) => [run.id, run.status, run.request, runModes(run), run.created_at]),
+    Math.floor(Date.now() / 60000),
+  ]);
+  if (signature === listSignature) return;
+  listSignature = signature;
+  if (runs.length === 0) {
+    runsList.replaceChildren(h("li", { class: "muted", testid: "runs-empty" }, "No runs yet."));
+    return;
+  }
+  runsList.replaceChildren(
+    ...runs.map((run) => {
+      const tasks = Array.isArray(run.tasks) ? run.tasks.length : 0;
+      return h(
+        "li",
+        {},
+        h(
+          "a",
+          {
+            href: `#/runs/${encodeURIComponent(run.id)}`,
+            class: "run-item",
+            testid: "run-item",
+            "data-run-id": run.id,
+            "data-status": run.status,
+            "aria-current": run.id === selected ? "page" : null,
+          },
+          h("span", { class: "run-item-top" }, statusBadge(run.status), timeElement(run.created_at, { class: "run-item-time" })),
+          h("span", { class: "run-item-request", testid: "run-item-request" }, String(run.request ?? "")),
+          h(
+            "span",
+            { class: "run-item-meta" },
+            runModes(run).join(", "),
+            ` · ${tasks} task${tasks === 1 ? "" : "s"}`,
+            run.worker_backend && run.worker_backend !== "provider" ? ` · ${run.worker_backend}` : "",
+          ),
+        ),
+      );
+    }),
+  );
+}
+
+async function refreshRuns() {
+  clearTimeout(refreshTimer);
+  try {
+    const runs = await api.listRuns(30);
+    renderRuns(Array.isArray(runs) ? runs : []);
+    runsError.hidden = true;
+    connection.textContent = "";
+    connection.dataset.state = "ok";
+  } catch (error) {
+    runsError.hidden = false;
+    runsError.textContent = `Could not load runs: ${error.message}`;
+    connection.textContent = error.status === 0 ? "daemon unreachable" : "";
+    connection.dataset.state = "error";
+  } finally {
+    refreshTimer = window.setTimeout(scheduledRefresh, REFRESH_MS);
+  }
+}
+
+function scheduledRefresh() {
+  if (document.hidden) {
+    refreshTimer = window.setTimeout(scheduledRefresh, REFRESH_MS);
+    return;
+  }
+  refreshRuns();
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden) refreshRuns();
+});
+document.getElementById("runs-refresh")?.addEventListener("click", () => refreshRuns());
+
+// ---- new-run form -------------------------------------------------------------------
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const data = new FormData(form);
+  const text = (name) => String(data.get(name) ?? "").trim();
+  const request = text("request");
+  const roles = text("roles")
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  if (!request || roles.length === 0) {
+    showFormError(!request ? "Write a request first." : "Name at least one role.");
+    return;
+  }
+  /** @type {Record<string, unknown>} */
+  const body = { request, roles };
+  for (const name of ["provider", "model", "chain_of_thought", "effort", "worker_backend"]) {
+    if (text(name)) body[name] = text(name);
+  }
+  const submit = /** @type {HTMLButtonElement} */ (form.querySelector("button[type=submit]"));
+  submit.disabled = true;
+  showFormError(null);
+  try {
+    const created = await api.startRun(body);
+    location.hash = `#/runs/${encodeURIComponent(created.id)}`;
+    refreshRuns();
+  } catch (error) {
+    showFormError(`${error.message}${error.code ? ` (${error.code})` : ""}`);
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+function showFormError(message) {
+  formError.hidden = !message;
+  formError.textContent = message ?? "";
+}
+
+// ---- router ---------------------------------------------------------------------------
+function route() {
+  const match = /^#\/runs\/([^/]+)(\/trace)?$/.exec(location.hash);
+  if (!match) {
+    view?.close();
+    view = null;
+    main.replaceChildren(emptyState);
+    document.title = "thoughtline";
+    listSignature = "";
+    refreshRuns();
+    return;
+  }
+  const runId = decodeURIComponent(match[1]);
+  const tab = match[2] ? "trace" : "tasks";
+  if (!view || view.runId !== runId) {
+    view?.close();
+    view = new RunView(runId, { onFinished: () => refreshRuns() });
+    main.replaceChildren(view.element);
+    listSignature = "";
+    refreshRuns();
+  }
+  view.selectTab(tab);
+}
+
+window.addEventListener("hashchange", route);
+route();

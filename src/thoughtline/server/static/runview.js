@@ -1,0 +1,241 @@
+// The live view of one run: header, tabs (tasks / trace), one card per task, fed by
+// the run's SSE stream (snapshot, task and delta events, terminal event).
+
+import { api } from "./api.js";
+import { h, statusBadge, timeElement } from "./dom.js";
+import { followRun } from "./sse.js";
+import { TaskCard } from "./tasks.js";
+import { TraceView } from "./trace.js";
+
+const TERMINAL_EVENTS = new Set(["run.completed", "run.failed", "run.cancelled", "run.interrupted"]);
+const TERMINAL_RUN = new Set([
+  "completed",
+  "completed_with_failures",
+  "completed_prepare_only",
+  "failed",
+  "cancelled",
+  "interrupted",
+]);
+const CANCELLABLE = new Set(["planned", "running"]);
+const STREAM_LABELS = {
+  connecting: "connecting…",
+  live: "live",
+  reconnecting: "reconnecting…",
+  ended: "final",
+  error: "stream unavailable",
+};
+
+export class RunView {
+  /**
+   * @param {string} runId
+   * @param {{onFinished: () => void}} hooks
+   */
+  constructor(runId, hooks) {
+    this.runId = runId;
+    this.hooks = hooks;
+    /** @type {Record<string, any> | null} */
+    this.run = null;
+    /** task id -> TaskCard */
+    this.cards = new Map();
+    /** task ids that received reasoning.delta events */
+    this.reasoningStreamed = new Set();
+    this.tab = "tasks";
+
+    this.heading = h("h2", { class: "run-request", testid: "run-request" }, "Loading run…");
+    this.statusSlot = h("span", { class: "run-status-slot", role: "status", "aria-live": "polite" });
+    this.streamState = h("span", { class: "stream-state", testid: "stream-state" });
+    this.meta = h("dl", { class: "run-meta", testid: "run-meta" });
+    this.cancelButton = h(
+      "button",
+      { type: "button", class: "button danger small", testid: "cancel-run", hidden: true, onclick: () => this.cancel() },
+      "Cancel run",
+    );
+    this.message = h("p", { class: "note error", testid: "run-error", role: "alert", hidden: true });
+    this.tabButtons = {
+      tasks: this.tabButton("tasks", "Tasks"),
+      trace: this.tabButton("trace", "Trace"),
+    };
+    this.taskGrid = h("div", { class: "task-grid", testid: "task-grid" });
+    this.tasksPanel = h("section", { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" }, this.taskGrid);
+    this.trace = new TraceView(runId);
+    this.tracePanel = h("section", { class: "tab-panel", testid: "trace-panel", role: "tabpanel", hidden: true }, this.trace.element);
+
+    this.element = h(
+      "div",
+      { class: "run-view", testid: "run-view", "data-run-id": runId },
+      h(
+        "header",
+        { class: "run-head" },
+        h("div", { class: "run-title-row" }, this.heading, this.statusSlot),
+        h("div", { class: "run-subline" }, h("code", { class: "run-id", testid: "run-id" }, runId), this.streamState, this.cancelButton),
+        this.meta,
+      ),
+      this.message,
+      h("div", { class: "tabs", role: "tablist", "aria-label": "Run view" }, this.tabButtons.tasks, this.tabButtons.trace),
+      this.tasksPanel,
+      this.tracePanel,
+    );
+    this.selectTab("tasks");
+    this.stream = followRun(runId, {
+      onEvent: (event) => this.handle(event),
+      onState: (state, error) => this.streamStateChanged(state, error),
+      isFinished: () => this.run !== null && TERMINAL_RUN.has(this.run.status),
+    });
+  }
+
+  tabButton(tab, label) {
+    return h(
+      "a",
+      { href: `#/runs/${encodeURIComponent(this.runId)}${tab === "trace" ? "/trace" : ""}`, role: "tab", class: "tab", testid: `tab-${tab}` },
+      label,
+    );
+  }
+
+  selectTab(tab) {
+    this.tab = tab;
+    for (const [name, button] of Object.entries(this.tabButtons)) {
+      button.setAttribute("aria-selected", String(name === tab));
+    }
+    this.tasksPanel.hidden = tab !== "tasks";
+    this.tracePanel.hidden = tab !== "trace";
+    if (tab === "trace") this.trace.activate();
+  }
+
+  close() {
+    this.stream.close();
+  }
+
+  /** @returns {boolean} true for the terminal event */
+  handle(event) {
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return false;
+    }
+    switch (event.type) {
+      case "snapshot":
+      case "resync":
+        this.applySnapshot(data);
+        return false;
+      case "task.started":
+      case "task.completed":
+        this.upsertTask(data);
+        return false;
+      case "answer.delta":
+        this.appendText(data.task_id, "output", data.text);
+        return false;
+      case "reasoning.delta":
+        this.reasoningStreamed.add(data.task_id);
+        this.appendText(data.task_id, "reasoning", data.text);
+        return false;
+      default:
+        if (TERMINAL_EVENTS.has(event.type)) {
+          this.applySnapshot(data);
+          this.hooks.onFinished();
+          return true;
+        }
+        return false; // unknown events are ignored: newer daemons may send more
+    }
+  }
+
+  applySnapshot(snapshot) {
+    if (!snapshot || typeof snapshot !== "object") return;
+    this.run = { ...snapshot, tasks: Array.isArray(snapshot.tasks) ? snapshot.tasks.map((task) => ({ ...task })) : [] };
+    this.renderHead();
+    const seen = new Set();
+    for (const task of this.run.tasks) {
+      seen.add(task.id);
+      this.renderTask(task);
+    }
+    for (const [id, card] of this.cards) {
+      if (!seen.has(id)) {
+        card.element.remove();
+        this.cards.delete(id);
+      }
+    }
+  }
+
+  upsertTask(incoming) {
+    if (!this.run || !incoming || !incoming.id) return;
+    const index = this.run.tasks.findIndex((task) => task.id === incoming.id);
+    const previous = index === -1 ? null : this.run.tasks[index];
+    const task = { ...incoming };
+    // A task dict without text keeps what already streamed in.
+    if (previous) {
+      if (task.output == null && previous.output != null) task.output = previous.output;
+      if (task.reasoning == null && previous.reasoning != null) task.reasoning = previous.reasoning;
+    }
+    if (index === -1) this.run.tasks.push(task);
+    else this.run.tasks[index] = task;
+    this.renderTask(task);
+  }
+
+  appendText(taskId, field, text) {
+    if (!this.run || typeof text !== "string") return;
+    const task = this.run.tasks.find((candidate) => candidate.id === taskId);
+    if (!task) return;
+    task[field] = (task[field] ?? "") + text;
+    this.renderTask(task);
+  }
+
+  renderTask(task) {
+    let card = this.cards.get(task.id);
+    if (!card) {
+      card = new TaskCard(task);
+      this.cards.set(task.id, card);
+      this.taskGrid.append(card.element);
+    }
+    card.update(task, this.reasoningStreamed.has(task.id));
+  }
+
+  renderHead() {
+    const run = this.run;
+    if (!run) return;
+    this.heading.textContent = run.request ?? "";
+    document.title = `${run.status} · ${run.request ?? run.id} — thoughtline`;
+    this.statusSlot.replaceChildren(statusBadge(run.status, "run-status"));
+    this.element.dataset.status = run.status ?? "";
+    const modes = [...new Set([run.chain_of_thought, ...run.tasks.map((task) => task.chain_of_thought)].filter(Boolean))];
+    const rows = [
+      ["chain of thought", modes.join(", ") + (run.chain_of_thought_source ? ` (${run.chain_of_thought_source})` : "")],
+      ["worker backend", run.worker_backend],
+      ["tasks", String(run.tasks.length)],
+      ["created", timeElement(run.created_at)],
+      ["finished", timeElement(run.finished_at)],
+    ];
+    this.meta.replaceChildren(
+      ...rows
+        .filter(([, value]) => value)
+        .map(([label, value]) => h("div", { "data-field": label }, h("dt", {}, label), h("dd", {}, value))),
+    );
+    this.cancelButton.hidden = !CANCELLABLE.has(run.status);
+  }
+
+  streamStateChanged(state, error) {
+    this.streamState.textContent = STREAM_LABELS[state] ?? state;
+    this.streamState.dataset.state = state;
+    if (state === "error" && error) {
+      this.showMessage(`${error.message} (${error.code})`);
+      if (!this.run) this.heading.textContent = "Run unavailable";
+    } else if (state === "live") {
+      this.showMessage(null);
+    }
+  }
+
+  showMessage(text) {
+    this.message.hidden = !text;
+    this.message.textContent = text ?? "";
+  }
+
+  async cancel() {
+    this.cancelButton.disabled = true;
+    try {
+      await api.cancelRun(this.runId);
+    } catch (error) {
+      this.showMessage(`Could not cancel: ${error.message}`);
+    } finally {
+      this.cancelButton.disabled = false;
+    }
+  }
+}

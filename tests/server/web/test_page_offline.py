@@ -1,0 +1,280 @@
+"""The page's own logic in a real browser, against canned daemon answers: SSE parsing,
+resuming with Last-Event-ID, the token prompt, trace layers (including a refused one),
+reasoning shown only when the data has it, and untrusted text kept as text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playwright.sync_api import Page, Route, expect
+
+from tests.server.web.support import (
+    FAKE_ORIGIN,
+    FakeDaemon,
+    error_body,
+    fulfill_json,
+    snapshot,
+    sse_frames,
+    task,
+)
+
+RUN = "run_fake"
+EVENTS = f"/v1/runs/{RUN}/events"
+
+
+def open_run(page: Page, tab: str = "") -> None:
+    page.goto(f"{FAKE_ORIGIN}/#/runs/{RUN}{tab}")
+
+
+def test_sse_parser_follows_the_event_stream_rules(page: Page, fake_daemon: FakeDaemon) -> None:
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [])
+    page.goto(f"{FAKE_ORIGIN}/")
+    events = page.evaluate(
+        """async () => {
+            const { SseParser } = await import("./static/sse.js");
+            const seen = [];
+            const parser = new SseParser((event) => seen.push(event));
+            const stream = ": comment\\r\\nid: 1\\r\\nevent: answer.delta\\r\\ndata: {\\"text\\":\\"a\\"}\\r\\n\\r\\n"
+              + "id: 2\\revent: x\\rdata: one\\rdata:two\\r\\r"
+              + "event: ignored-without-data\\n\\n"
+              + "data:  lead\\nid: 3\\n\\n"
+              + "event: unfinished\\ndata: never";
+            // feed one character at a time: frames and CRLF pairs split across chunks
+            for (const char of stream) parser.push(char);
+            return seen;
+        }"""
+    )
+    assert events == [
+        {"type": "answer.delta", "data": '{"text":"a"}', "id": "1"},
+        {"type": "x", "data": "one\ntwo", "id": "2"},
+        {"type": "message", "data": " lead", "id": "3"},
+    ]
+
+
+def test_a_broken_stream_resumes_with_last_event_id_without_duplicates(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    connections: list[str | None] = []
+
+    def events(route: Route, _: FakeDaemon) -> None:
+        connections.append(route.request.headers.get("last-event-id"))
+        if len(connections) == 1:
+            body = sse_frames(
+                [
+                    (1, "snapshot", snapshot(tasks=[task(status="queued")])),
+                    (2, "task.started", task()),
+                    (3, "answer.delta", {"task_id": "task_fake", "text": "Hello, "}),
+                ]
+            )  # the connection ends here without a terminal event
+        else:
+            final = task(
+                status="done",
+                output="Hello, world.",
+                reasoning_status="unsupported",
+                reasoning_notice="This wire API never returns reasoning.",
+            )
+            body = sse_frames(
+                [
+                    (4, "answer.delta", {"task_id": "task_fake", "text": "world."}),
+                    (5, "task.completed", final),
+                    (6, "run.completed", snapshot(status="completed", tasks=[final])),
+                ]
+            )
+        route.fulfill(status=200, body=body, headers={"content-type": "text/event-stream"})
+
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [])
+    fake_daemon.routes[f"GET {EVENTS}"] = events
+    open_run(page)
+    expect(page.get_by_test_id("stream-state")).to_have_text("final")
+    assert connections == [None, "3"]
+    expect(page.get_by_test_id("task-answer")).to_have_text("Hello, world.")
+    expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    expect(page.get_by_test_id("task-reasoning")).to_have_count(0)
+    expect(page.get_by_test_id("task-reasoning-notice")).to_have_text(
+        "This wire API never returns reasoning."
+    )
+
+
+def test_reasoning_section_only_when_the_task_has_reasoning(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    shown = task(
+        "task_shown",
+        status="done",
+        output="Answer one.",
+        reasoning="I weighed it.",
+        reasoning_parts=[{"kind": "summary", "text": "I weighed it."}],
+        reasoning_status="shown",
+        reasoning_notice="Reasoning summary shown.",
+        usage={"input_tokens": 40, "output_tokens": 900, "reasoning_tokens": None},
+        timings={
+            "started_at": None,
+            "finished_at": None,
+            "first_reasoning_ms": 310,
+            "first_answer_ms": 2200,
+            "total_ms": 2900,
+        },
+    )
+    not_shown = task(
+        "task_hidden",
+        role="reviewer",
+        name="reviewer",
+        status="done",
+        output="Answer two.",
+        chain_of_thought="hidden",
+        reasoning_status="not_requested",
+        reasoning_notice="Reasoning was not requested (chain_of_thought = hidden).",
+    )
+    run = snapshot(status="completed", tasks=[shown, not_shown])
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", run), (2, "run.completed", run)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    expect(page.get_by_test_id("stream-state")).to_have_text("final")
+    first = page.locator("[data-task-id=task_shown]")
+    second = page.locator("[data-task-id=task_hidden]")
+    details = first.get_by_test_id("task-reasoning")
+    expect(details).not_to_have_attribute("open", "")  # collapsed until asked for
+    expect(first.get_by_test_id("task-reasoning-text")).to_be_hidden()
+    first.get_by_test_id("task-reasoning-summary").click()
+    expect(first.get_by_test_id("task-reasoning-text")).to_have_text("I weighed it.")
+    expect(first.get_by_test_id("reasoning-kinds")).to_have_text("summary")
+    expect(first.get_by_test_id("task-reasoning-notice")).to_have_count(0)
+    expect(second.get_by_test_id("task-reasoning")).to_have_count(0)
+    expect(second.get_by_test_id("task-reasoning-notice")).to_have_text(
+        "Reasoning was not requested (chain_of_thought = hidden)."
+    )
+    # Charts: reported numbers are drawn, a null is "not reported", never a zero bar.
+    tokens = first.get_by_test_id("chart-tokens")
+    expect(tokens.locator("[data-key=input] .chart-value")).to_have_text("40")
+    expect(tokens.locator("[data-key=output] .chart-value")).to_have_text("900")
+    expect(tokens.locator("[data-key=reasoning] .chart-value")).to_have_text("not reported")
+    expect(tokens.locator("[data-key=reasoning] rect")).to_have_count(0)
+    timings = first.get_by_test_id("chart-timings")
+    expect(timings.locator("[data-key=first_reasoning] .chart-value")).to_have_text("310 ms")
+    expect(timings.locator("[data-key=total] .chart-value")).to_have_text("2.9 s")
+    expect(second.get_by_test_id("chart-timings").locator("rect")).to_have_count(0)
+
+
+def test_untrusted_text_is_rendered_as_text(page: Page, fake_daemon: FakeDaemon) -> None:
+    markup = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
+    run = snapshot(
+        status="completed",
+        request=markup,
+        tasks=[task(status="done", output=markup, reasoning=markup, reasoning_notice=markup)],
+    )
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", run), (2, "run.completed", run)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    expect(page.get_by_test_id("task-answer")).to_have_text(markup)
+    expect(page.get_by_test_id("run-request")).to_have_text(markup)
+    expect(page.get_by_test_id("run-item-request")).to_have_text(markup)
+    page.get_by_test_id("task-reasoning-summary").click()
+    expect(page.get_by_test_id("task-reasoning-text")).to_have_text(markup)
+    assert page.locator("main img, aside img, main b, aside b").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_token_prompt_after_401_and_the_token_is_sent(page: Page, fake_daemon: FakeDaemon) -> None:
+    def runs(route: Route, _: FakeDaemon) -> None:
+        if route.request.headers.get("authorization") != "Bearer s3cret":
+            route.fulfill(
+                status=401,
+                body=error_body("UNAUTHORIZED", "This daemon needs a bearer token."),
+                content_type="application/json",
+            )
+            return
+        fulfill_json(route, [snapshot(status="completed")])
+
+    fake_daemon.routes["GET /v1/runs"] = runs
+    page.goto(f"{FAKE_ORIGIN}/")
+    dialog = page.get_by_test_id("token-dialog")
+    expect(dialog).to_be_visible()
+    expect(page.get_by_test_id("token-reason")).to_have_text("This daemon needs a bearer token.")
+    page.get_by_test_id("token-input").fill("s3cret")
+    page.get_by_test_id("token-save").click()
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_test_id("run-item")).to_have_count(1)
+    assert page.evaluate("sessionStorage.getItem('thoughtline.token')") == "s3cret"
+    authorizations = [headers.get("authorization") for _, _, headers in fake_daemon.requests]
+    assert authorizations[0] is None
+    assert authorizations[-1] == "Bearer s3cret"
+
+
+def test_trace_layers_with_metadata_and_a_refused_layer(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    run = snapshot(status="completed", tasks=[task(status="done", output="ok")])
+    answer_events: list[dict[str, Any]] = [
+        {
+            "id": "evt_1",
+            "run_id": RUN,
+            "task_id": None,
+            "type": "run.started",
+            "layer": "answer",
+            "at": "2025-01-01T12:00:00.000Z",
+            "metadata": {"tasks": 1},
+        },
+        {
+            "id": "evt_2",
+            "run_id": RUN,
+            "task_id": "task_fake",
+            "type": "worker.completed",
+            "layer": "answer",
+            "at": "2025-01-01T12:00:01.000Z",
+            "metadata": {"reasoning_status": "shown", "usage": {"input_tokens": 40}},
+        },
+    ]
+
+    def trace(route: Route, _: FakeDaemon) -> None:
+        layer = route.request.url.rsplit("layer=", 1)[1]
+        if layer == "answer":
+            fulfill_json(route, answer_events)
+        elif layer == "reasoning":
+            fulfill_json(route, [])
+        else:
+            route.fulfill(
+                status=403,
+                body=error_body(
+                    "OPERATOR_TOKEN_REQUIRED", "The provider_raw layer needs the operator token."
+                ),
+                content_type="application/json",
+            )
+
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", run), (2, "run.completed", run)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    fake_daemon.routes[f"GET /v1/runs/{RUN}/trace"] = trace
+    open_run(page)
+    page.get_by_test_id("tab-trace").click()
+    expect(page).to_have_url(f"{FAKE_ORIGIN}/#/runs/{RUN}/trace")
+    events = page.get_by_test_id("trace-event")
+    expect(events).to_have_count(2)
+    expect(events.nth(1)).to_have_attribute("data-type", "worker.completed")
+    expect(events.nth(1).get_by_test_id("trace-metadata")).to_be_hidden()
+    events.nth(1).locator("summary").click()
+    metadata = events.nth(1).get_by_test_id("trace-metadata")
+    assert json.loads(metadata.inner_text()) == answer_events[1]["metadata"]
+
+    page.get_by_test_id("trace-layer-reasoning").click()
+    expect(page.get_by_test_id("trace-empty")).to_be_visible()
+    page.get_by_test_id("trace-layer-provider_raw").click()
+    expect(page.get_by_test_id("trace-forbidden")).to_contain_text(
+        "The provider_raw layer needs the operator token."
+    )
+    # The tasks tab still works, and the stream was not reopened for the tab switch.
+    page.get_by_test_id("tab-tasks").click()
+    expect(page.get_by_test_id("task-answer")).to_have_text("ok")
+    opened = [path for _, path, _ in fake_daemon.requests if path.startswith(EVENTS)]
+    assert len(opened) == 1
