@@ -1,0 +1,75 @@
+"""``thoughtline serve``: the HTTP daemon (JSON API, SSE, web page)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from thoughtline.cli._context import open_runtime
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="0 = any free port.",
+)
+@click.option(
+    "--token",
+    envvar="THOUGHTLINE_TOKEN",
+    help="Bearer token every /v1 request must carry (env THOUGHTLINE_TOKEN). "
+    "Required to listen on a non-loopback address.",
+)
+@click.option(
+    "--operator-token",
+    envvar="THOUGHTLINE_OPERATOR_TOKEN",
+    help="Bearer token for the reasoning and provider_raw trace layers "
+    "(env THOUGHTLINE_OPERATOR_TOKEN); it also grants access.",
+)
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    help="Allow browser requests from this origin (repeatable). No CORS by default.",
+)
+def serve_command(
+    host: str,
+    port: int,
+    token: str | None,
+    operator_token: str | None,
+    cors_origins: tuple[str, ...],
+) -> None:
+    """Serve runs over HTTP: /v1 JSON API, SSE live events, the web page."""
+    from thoughtline.server.app import DaemonServer, bind_socket, is_loopback
+    from thoughtline.server.daemon import Daemon, ServerSettings
+
+    token = token or None
+    operator_token = operator_token or None
+    if not is_loopback(host) and token is None:
+        click.echo(
+            f"thoughtline: refusing to listen on {host} without a token: pass --token "
+            "(or set THOUGHTLINE_TOKEN), or listen on 127.0.0.1.",
+            err=True,
+        )
+        sys.exit(2)
+    settings = ServerSettings(
+        host=host,
+        port=port,
+        token=token,
+        operator_token=operator_token,
+        cors_origins=cors_origins,
+    )
+    sock = bind_socket(host, port)
+    _config, store, runtime = open_runtime()
+    server = DaemonServer(Daemon(runtime=runtime, store=store, settings=settings), sock)
+    click.echo(f"thoughtline: serving on {server.url} (API {server.url}/v1, Ctrl-C to stop)")
+    sys.stdout.flush()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C once the shutdown is complete
+        click.echo("thoughtline: daemon stopped.", err=True)
+        sys.exit(130)

@@ -1,0 +1,170 @@
+"""The JSON API under ``/v1`` and the SSE route."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from thoughtline.runtime.models import TraceLayer
+from thoughtline.server.auth import Credentials, is_operator, require_access
+from thoughtline.server.daemon import Daemon, run_not_found
+from thoughtline.server.errors import ApiError
+from thoughtline.server.schemas import (
+    CancelAccepted,
+    ErrorResponse,
+    RunCreate,
+    RunCreated,
+    RunList,
+    RunSnapshot,
+    TraceEventBody,
+)
+from thoughtline.server.sse import HEADERS, MEDIA_TYPE, run_stream
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    descriptions = {
+        400: "Bad input (unknown mode, role or provider; missing key; malformed JSON).",
+        401: "Missing or wrong bearer token.",
+        403: "The operator token is required for this trace layer.",
+        404: "No such run.",
+        409: "The run cannot be cancelled (finished, or executing in another process).",
+        413: "The request body is too large.",
+        422: "The request does not match the schema (REQUEST_INVALID).",
+        503: "The daemon is shutting down or its store is unavailable.",
+    }
+    return {
+        status: {"model": ErrorResponse, "description": descriptions[status]}
+        for status in (401, 422, *statuses)
+    }
+
+
+router = APIRouter(prefix="/v1", dependencies=[Depends(require_access)], tags=["runs"])
+
+
+def get_daemon(request: Request) -> Daemon:
+    daemon: Daemon = request.app.state.daemon
+    return daemon
+
+
+DaemonDep = Annotated[Daemon, Depends(get_daemon)]
+
+
+def _links(run_id: str) -> dict[str, str]:
+    base = f"/v1/runs/{run_id}"
+    return {
+        "self": base,
+        "events": f"{base}/events",
+        "cancel": f"{base}/cancel",
+        "trace": f"{base}/trace",
+    }
+
+
+@router.post(
+    "/runs",
+    status_code=202,
+    response_model=RunCreated,
+    responses=_errors(400, 413, 503),
+    summary="Start a run",
+)
+async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
+    """Plan the run (bad input is a 400 with the thoughtline error code) and start it in
+    the daemon. Watch it at ``links.events``."""
+    run = await daemon.start_run(body)
+    return JSONResponse(
+        {"id": run.id, "status": "planned", "links": _links(run.id)},
+        status_code=202,
+        headers={"Location": f"/v1/runs/{run.id}"},
+    )
+
+
+@router.get("/runs", response_model=RunList, responses=_errors(), summary="Recent runs")
+async def list_runs(
+    daemon: DaemonDep, limit: Annotated[int, Query(ge=1, le=500)] = 20
+) -> JSONResponse:
+    """Snapshots, newest first, including runs other processes wrote to the same store."""
+    return JSONResponse({"runs": daemon.list_runs(limit)})
+
+
+@router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")
+async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
+    """The run's snapshot; for runs executing in this daemon, with partial outputs."""
+    return JSONResponse(daemon.snapshot(run_id))
+
+
+@router.post(
+    "/runs/{run_id}/cancel",
+    status_code=202,
+    response_model=CancelAccepted,
+    responses=_errors(404, 409),
+    summary="Cancel a run",
+)
+async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
+    """Stop a run executing in this daemon; it ends ``cancelled`` with what arrived kept
+    (the events stream ends with ``run.cancelled``)."""
+    await daemon.cancel(run_id)
+    return JSONResponse({"id": run_id, "status": "cancelling"}, status_code=202)
+
+
+@router.get(
+    "/runs/{run_id}/trace",
+    response_model=list[TraceEventBody],
+    responses=_errors(403, 404),
+    summary="A run's trace",
+)
+async def get_trace(
+    run_id: str,
+    request: Request,
+    daemon: DaemonDep,
+    credentials: Credentials,
+    layer: TraceLayer | None = None,
+) -> JSONResponse:
+    """Trace events in the order written. ``reasoning``, ``provider_raw`` and the
+    unfiltered trace need the operator token when the daemon has one."""
+    if layer != "answer" and not is_operator(request, credentials):
+        raise ApiError(
+            403,
+            "OPERATOR_TOKEN_REQUIRED",
+            "The reasoning and provider_raw layers (and the unfiltered trace) need the "
+            "operator token; ask for ?layer=answer otherwise.",
+        )
+    return JSONResponse([event.to_dict() for event in daemon.trace(run_id, layer)])
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Server-sent events: snapshot, task/answer/reasoning events, "
+            "then the terminal event. Reconnect with Last-Event-ID to resume.",
+            "content": {MEDIA_TYPE: {"schema": {"type": "string"}}},
+        },
+        **_errors(400, 404),
+    },
+    summary="Live events of a run (SSE)",
+)
+async def run_events(
+    run_id: str,
+    daemon: DaemonDep,
+    last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[int | None, Query(ge=0)] = None,
+) -> StreamingResponse:
+    """``text/event-stream`` of the run. ``Last-Event-ID`` (or ``?last_event_id=``)
+    resumes after that seq without a snapshot."""
+    resume = last_event_id
+    if last_event_id_header is not None and last_event_id_header.strip():
+        try:
+            resume = int(last_event_id_header.strip())
+        except ValueError:
+            raise ApiError(
+                400, "REQUEST_INVALID", "Last-Event-ID must be an event id (an integer)."
+            ) from None
+        if resume < 0:
+            raise ApiError(400, "REQUEST_INVALID", "Last-Event-ID must not be negative.")
+    if not daemon.exists(run_id):
+        raise run_not_found(run_id)
+    return StreamingResponse(
+        run_stream(daemon, run_id, resume), media_type=MEDIA_TYPE, headers=HEADERS
+    )

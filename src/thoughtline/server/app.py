@@ -1,0 +1,277 @@
+"""The ASGI application and the server that runs it.
+
+:func:`create_app` wires the API, error handlers, the body-size limit, optional CORS and
+the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
+with uvicorn on a pre-bound socket and shuts down gracefully: on SIGTERM/SIGINT (or
+:meth:`DaemonServer.stop`) runs executing here are interrupted and record
+``interrupted`` before the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from thoughtline import __version__
+from thoughtline.errors import ThoughtlineError
+from thoughtline.server.api import router
+from thoughtline.server.auth import Tokens
+from thoughtline.server.daemon import Daemon
+from thoughtline.server.errors import error_response, install_error_handlers
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+_PLACEHOLDER_PAGE = (
+    "<!doctype html><meta charset='utf-8'><title>thoughtline</title>"
+    "<h1>thoughtline</h1><p>The daemon is running; the API is under /v1 "
+    "(<a href='/openapi.json'>OpenAPI document</a>).</p>"
+)
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with a 413 JSON error, whether the
+    client announced the length or streams the body."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await self._refuse(scope, receive, send)
+            return
+        if scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        # Read the (small) body up front, so an oversized one is refused before the app
+        # sees any of it; then replay it.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(
+            413,
+            "REQUEST_TOO_LARGE",
+            f"The request body is larger than {self.limit} bytes.",
+            headers={"Connection": "close"},
+        )
+        await response(scope, receive, send)
+
+
+def create_app(daemon: Daemon) -> FastAPI:
+    """The daemon's ASGI app. Its lifespan starts retention and, on shutdown, interrupts
+    the runs executing here and waits until they recorded it."""
+    settings = daemon.settings
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await daemon.startup()
+        try:
+            yield
+        finally:
+            await daemon.shutdown()
+
+    app = FastAPI(
+        title="thoughtline daemon",
+        version=__version__,
+        description="Runs of LLM specialist tasks, their live events (SSE) and traces.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.daemon = daemon
+    app.state.tokens = Tokens(access=settings.token, operator=settings.operator_token)
+    install_error_handlers(app)
+    app.include_router(router)
+
+    @app.get("/", include_in_schema=False, response_model=None)
+    async def index() -> Response:
+        page = STATIC_DIR / "index.html"
+        if page.is_file():
+            return FileResponse(page, media_type="text/html")
+        return HTMLResponse(_PLACEHOLDER_PAGE)
+
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+        )
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A bound socket with TCP_NODELAY (small SSE frames must not wait for Nagle)."""
+    host = host.strip("[]")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ThoughtlineError(
+            "SERVE_BIND_FAILED", f"Cannot listen on {host}:{port} ({exc})."
+        ) from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ThoughtlineError(
+            "SERVE_BIND_FAILED",
+            f"Cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port.",
+        ) from exc
+    sock.set_inheritable(False)
+    return sock
+
+
+def url_for(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+class DaemonServer:
+    """uvicorn serving a :class:`Daemon` on a pre-bound socket, in this thread
+    (:meth:`run`, with signal handling) or a background thread (:meth:`start`)."""
+
+    def __init__(self, daemon: Daemon, sock: socket.socket | None = None) -> None:
+        self.daemon = daemon
+        self.sock = sock or bind_socket(daemon.settings.host, daemon.settings.port)
+        self.url = url_for(self.sock)
+        self.app = create_app(daemon)
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=int(daemon.settings.shutdown_timeout_s) + 5,
+        )
+        self.server = _Server(config, self._signalled)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    def _signalled(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.daemon.begin_shutdown)
+
+    async def serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        try:
+            await self.server.serve(sockets=[self.sock])
+        finally:
+            self.sock.close()
+
+    def run(self) -> None:
+        """Serve until SIGTERM/SIGINT (this must be the main thread)."""
+        asyncio.run(self.serve())
+
+    def start(self, timeout_s: float = 10.0) -> DaemonServer:
+        """Serve from a background thread (tests, embedding)."""
+        started = threading.Event()
+
+        def target() -> None:
+            try:
+                asyncio.run(self.serve())
+            except BaseException as exc:  # reported to the starting thread
+                self._failure = exc
+            finally:
+                started.set()
+
+        self._thread = threading.Thread(target=target, name="thoughtline-daemon", daemon=True)
+        self._thread.start()
+        waited = 0.0
+        while not self.server.started and waited < timeout_s and self._thread.is_alive():
+            started.wait(0.01)
+            waited += 0.01
+        if not self.server.started:
+            self.stop()
+            raise RuntimeError(f"the daemon did not start: {self._failure!r}")
+        return self
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Graceful shutdown: interrupt runs, let them record it, stop serving."""
+        self._signalled()
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=timeout_s)
+            self._thread = None
+
+    def __enter__(self) -> DaemonServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the daemon about SIGTERM/SIGINT first: runs are
+    interrupted at once, so the SSE streams watching them end and the connections close
+    instead of holding up the shutdown."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._on_exit()
+        super().handle_exit(sig, frame)

@@ -1,0 +1,216 @@
+"""The daemon's state: one runtime and store, the runs it executes (asyncio tasks on its
+loop), the live event hub, periodic retention and graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from thoughtline.runtime.models import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
+from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.server.errors import ApiError
+from thoughtline.server.events import (
+    DEFAULT_SUBSCRIBER_QUEUE,
+    EventHub,
+    RunChannel,
+    fold,
+    from_record,
+)
+from thoughtline.server.schemas import RunCreate
+from thoughtline.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSettings:
+    """How the daemon serves; the defaults are what ``thoughtline serve`` uses."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    operator_token: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = MAX_BODY_BYTES
+    keepalive_s: float = 15.0
+    """Idle SSE streams get a ``: keep-alive`` comment this often."""
+    poll_s: float = 0.1
+    """How often a stream of a run executing in another process polls the store."""
+    subscriber_queue: int = DEFAULT_SUBSCRIBER_QUEUE
+    purge_interval_s: float = 3600.0
+    shutdown_timeout_s: float = 30.0
+    """How long shutdown waits for interrupted runs to record their end."""
+    recover_interval_s: float = 5.0
+    """While tailing another process's run, how often to check its owner is alive."""
+
+
+@dataclass(slots=True)
+class Daemon:
+    """Runs and their live events for one ``thoughtline serve`` process."""
+
+    runtime: Runtime
+    store: Store
+    settings: ServerSettings = field(default_factory=ServerSettings)
+    hub: EventHub = field(init=False)
+    closing: asyncio.Event = field(init=False)
+    _tasks: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
+    _purger: asyncio.Task[None] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.hub = EventHub(self.settings.subscriber_queue)
+        self.closing = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def startup(self) -> None:
+        self._purge()
+        self._purger = asyncio.create_task(self._purge_periodically())
+
+    def _purge(self) -> None:
+        try:
+            purged = self.runtime.purge_if_due()
+        except Exception:  # retention must never take the daemon down
+            logger.exception("applying trace retention failed")
+            return
+        if purged:
+            logger.info("trace retention applied: %s", purged)
+
+    async def _purge_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.purge_interval_s)
+            self._purge()
+
+    def begin_shutdown(self) -> None:
+        """Stop accepting work, interrupt every run executing here (they end
+        ``interrupted``) and end streams that tail the store. Idempotent, synchronous."""
+        if self.closing.is_set():
+            return
+        self.closing.set()
+        interrupted = self.runtime.interrupt_all()
+        if interrupted:
+            logger.info("interrupting %d run(s) for shutdown", len(interrupted))
+
+    async def shutdown(self) -> None:
+        """Interrupt, wait until every run recorded its end, then close the store."""
+        self.begin_shutdown()
+        if self._purger is not None:
+            self._purger.cancel()
+        running = list(self._tasks.values())
+        if running:
+            _done, pending = await asyncio.wait(running, timeout=self.settings.shutdown_timeout_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        self.store.close()
+
+    # -- runs ------------------------------------------------------------------------
+    async def start_run(self, body: RunCreate) -> Run:
+        """Prepare (raising ThoughtlineError for bad input) and start executing."""
+        if self.closing.is_set():
+            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
+        spec = spec_from_roles(
+            body.request,
+            list(body.roles or []),
+            provider=body.provider,
+            model=body.model,
+            effort=body.effort,
+        )
+        run = self.runtime.prepare(
+            spec, explicit_mode=body.chain_of_thought, worker_backend=body.worker_backend
+        )
+        self.hub.open(run.id, run.snapshot())
+        self._tasks[run.id] = asyncio.create_task(self._execute(run), name=f"run {run.id}")
+        # Let the task start, so the runtime knows the run (and can cancel it) by the
+        # time the client hears about it.
+        await asyncio.sleep(0)
+        return run
+
+    async def _execute(self, run: Run) -> None:
+        try:
+            await self.runtime.execute(run, observer=self._observe)
+        except Exception:
+            logger.exception("run %s failed unexpectedly", run.id)
+        finally:
+            # Everything the run emitted is in the store once execute returns.
+            self.hub.close(run.id)
+            self._tasks.pop(run.id, None)
+
+    def _observe(self, event: RunEvent) -> None:
+        try:
+            self.hub.observe(event)
+        except Exception:  # a surface bug must not break the run
+            logger.exception("publishing event %s of run %s failed", event.seq, event.run_id)
+
+    def channel(self, run_id: str) -> RunChannel | None:
+        return self.hub.get(run_id)
+
+    def snapshot(self, run_id: str) -> dict[str, Any]:
+        """The live (folded) snapshot for runs executing here, the stored one otherwise."""
+        channel = self.hub.get(run_id)
+        if channel is not None:
+            return channel.folder.snapshot()
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise run_not_found(run_id)
+        return self._stored_snapshot(run)
+
+    def _stored_snapshot(self, run: Run) -> dict[str, Any]:
+        """A stored run; one still executing in another process is folded with its
+        event log, so partial outputs show there too."""
+        if run.status not in TERMINAL_RUN_STATUSES:
+            events = [from_record(record) for record in self.store.run_events(run.id)]
+            if events:
+                return fold(run.snapshot(), events, events[-1].seq)
+        return run.snapshot()
+
+    def list_runs(self, limit: int) -> list[dict[str, Any]]:
+        snapshots = []
+        for run in self.store.list_runs(limit):
+            channel = self.hub.get(run.id)
+            snapshots.append(channel.folder.snapshot() if channel else self._stored_snapshot(run))
+        return snapshots
+
+    async def cancel(self, run_id: str) -> None:
+        channel = self.hub.get(run_id)
+        if channel is not None:
+            if channel.finished:
+                raise run_finished(run_id, str(channel.folder.snapshot()["status"]))
+            for _ in range(100):  # the run's task may not have reached the runtime yet
+                if self.runtime.cancel(run_id):
+                    return
+                await asyncio.sleep(0)
+            if self.hub.get(run_id) is None:
+                raise run_finished(run_id, self.snapshot(run_id)["status"])
+            raise ApiError(409, "RUN_NOT_CANCELLABLE", f"Run {run_id} cannot be cancelled now.")
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise run_not_found(run_id)
+        if run.status in TERMINAL_RUN_STATUSES:
+            raise run_finished(run_id, run.status)
+        raise ApiError(
+            409,
+            "RUN_IN_OTHER_PROCESS",
+            f"Run {run_id} is executing in another thoughtline process, not in this daemon; "
+            "cancel it there (Ctrl-C in its terminal).",
+        )
+
+    def trace(self, run_id: str, layer: TraceLayer | None) -> list[TraceEvent]:
+        if self.hub.get(run_id) is None and self.store.get_run(run_id) is None:
+            raise run_not_found(run_id)
+        return self.store.trace(run_id, layer)
+
+    def exists(self, run_id: str) -> bool:
+        return self.hub.get(run_id) is not None or self.store.get_run(run_id) is not None
+
+
+def run_not_found(run_id: str) -> ApiError:
+    return ApiError(404, "RUN_NOT_FOUND", f"No run {run_id!r} in this daemon's store.")
+
+
+def run_finished(run_id: str, status: str) -> ApiError:
+    return ApiError(409, "RUN_FINISHED", f"Run {run_id} already finished ({status}).")

@@ -1,0 +1,127 @@
+"""One error shape for every response: ``{"error": {"code", "message"[, "details"]}}``.
+
+Handlers for the daemon's own errors, thoughtline errors (bad mode, role, provider,
+missing key), FastAPI's validation errors, Starlette's HTTP errors (404 route, 405) and
+anything unexpected (500, logged, never with internals in the message).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from thoughtline.errors import ThoughtlineError
+
+logger = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    413: "REQUEST_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+}
+
+# Thoughtline error codes that are not the caller's fault.
+_SERVER_SIDE = {"STORE_UNAVAILABLE": 503, "INTERNAL_ERROR": 500}
+
+
+class ApiError(Exception):
+    """An error response the daemon chose to send."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.code, exc.message, headers=exc.headers)
+
+
+async def _thoughtline_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ThoughtlineError)
+    return error_response(_SERVER_SIDE.get(exc.code, 400), exc.code, exc.message)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
+    message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").lower()
+    if exc.status_code == 404:
+        message = f"No route {request.method} {request.url.path}."
+    elif exc.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path}."
+    return error_response(
+        exc.status_code, code, message, headers=getattr(exc, "headers", None) or None
+    )
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    if any(error.get("type") == "json_invalid" for error in errors):
+        return error_response(400, "JSON_INVALID", "The request body is not valid JSON.")
+    # loc/msg/type only: echoing the input back could repeat a secret the caller pasted.
+    details = [
+        {"loc": list(error.get("loc", ())), "msg": error.get("msg", ""), "type": error.get("type")}
+        for error in errors
+    ]
+    summary = "; ".join(
+        f"{'.'.join(str(part) for part in detail['loc'])}: {detail['msg']}"
+        for detail in details[:5]
+    )
+    return error_response(
+        422,
+        "REQUEST_INVALID",
+        f"The request is invalid: {summary}.",
+        details=jsonable_encoder(details),
+    )
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unexpected error on %s %s", request.method, request.url.path)
+    return error_response(
+        500, "INTERNAL_ERROR", "The daemon failed unexpectedly; its log has the details."
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(ThoughtlineError, _thoughtline_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,203 @@
+"""The live event hub: runs executing in this daemon fan their events out to SSE
+subscribers, and any run's snapshot can be folded up to a given ``seq``.
+
+Everything here runs on the daemon's event loop; nothing awaits while the hub's state
+changes, so "take a snapshot at seq N and subscribe to everything after N" is atomic.
+
+A subscriber's queue is bounded. Publishing never blocks and never waits for a reader:
+a subscriber whose queue is full is marked *behind*, its queue is dropped, and its
+reader sends a ``resync`` (the snapshot folded up to the current seq) before going on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from thoughtline.runtime.models import RunEventRecord
+from thoughtline.runtime.runner import RunEvent
+
+TERMINAL_EVENTS: frozenset[str] = frozenset(
+    {"run.completed", "run.failed", "run.cancelled", "run.interrupted"}
+)
+"""Event types that end a run's stream."""
+
+DEFAULT_SUBSCRIBER_QUEUE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One event as the SSE stream sends it: ``seq`` is the ``id:`` line, ``type`` the
+    ``event:`` line, ``data`` the JSON of the ``data:`` line."""
+
+    seq: int
+    type: str
+    data: dict[str, Any]
+
+    @property
+    def terminal(self) -> bool:
+        return self.type in TERMINAL_EVENTS
+
+
+def stream_event(type_: str, task_id: str | None, data: dict[str, Any], seq: int) -> StreamEvent:
+    """The wire shape of a run event: deltas carry their ``task_id`` next to the text;
+    task events carry the task dict, run events the run snapshot."""
+    if type_ in ("answer.delta", "reasoning.delta"):
+        return StreamEvent(seq, type_, {"task_id": task_id, "text": data.get("text", "")})
+    return StreamEvent(seq, type_, data)
+
+
+def from_live(event: RunEvent) -> StreamEvent:
+    return stream_event(event.type, event.task_id, event.data, event.seq)
+
+
+def from_record(record: RunEventRecord) -> StreamEvent:
+    return stream_event(record.type, record.task_id, record.data, record.seq)
+
+
+class SnapshotFolder:
+    """Folds a run's events onto its snapshot: task events replace the task, answer and
+    reasoning deltas extend the running task's ``output``/``reasoning``, run events
+    replace the whole snapshot.
+
+    Reasoning only ever comes from ``reasoning.delta`` events (which exist only when the
+    task's mode displays reasoning) or from task dicts the runtime produced, so folding
+    adds no disclosure logic of its own. Dicts from events are copied before they are
+    changed: the runtime shares them with the records it writes to the store.
+    """
+
+    def __init__(self, snapshot: dict[str, Any], seq: int = 0) -> None:
+        self.seq = seq
+        self._run = {key: value for key, value in snapshot.items() if key != "tasks"}
+        self._tasks: dict[str, dict[str, Any]] = {
+            task["id"]: dict(task) for task in snapshot.get("tasks", [])
+        }
+
+    def apply(self, event: StreamEvent) -> None:
+        self.seq = max(self.seq, event.seq)
+        data = event.data
+        if event.type.startswith("run.") and "tasks" in data:
+            self._run = {key: value for key, value in data.items() if key != "tasks"}
+            self._tasks = {task["id"]: dict(task) for task in data["tasks"]}
+        elif event.type.startswith("task.") and "id" in data:
+            self._tasks[data["id"]] = dict(data)
+        elif event.type in ("answer.delta", "reasoning.delta"):
+            task = self._tasks.get(data.get("task_id") or "")
+            if task is not None:
+                key = "output" if event.type == "answer.delta" else "reasoning"
+                task[key] = (task.get(key) or "") + str(data.get("text", ""))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The folded snapshot (a new dict; tasks in their original order)."""
+        # A replaced task keeps its place: dicts keep the order keys were first inserted.
+        return {**self._run, "tasks": [dict(task) for task in self._tasks.values()]}
+
+
+def fold(snapshot: dict[str, Any], events: list[StreamEvent], upto: int) -> dict[str, Any]:
+    """``snapshot`` (the run as planned) with every event of ``seq <= upto`` applied."""
+    folder = SnapshotFolder(snapshot)
+    for event in events:
+        if event.seq > upto:
+            break
+        folder.apply(event)
+    return folder.snapshot()
+
+
+@dataclass(slots=True, eq=False)
+class Subscriber:
+    """One SSE reader of a live run: a bounded queue and a wake-up signal."""
+
+    limit: int
+    queue: deque[StreamEvent] = field(default_factory=deque)
+    behind: bool = False
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def offer(self, event: StreamEvent) -> None:
+        if self.behind:
+            return
+        if len(self.queue) >= self.limit:
+            # Too far behind: drop what is queued; the reader resyncs from a snapshot.
+            self.queue.clear()
+            self.behind = True
+        else:
+            self.queue.append(event)
+        self.wake.set()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """Wait until something is queued (True) or ``timeout_s`` passed (False)."""
+        if self.queue or self.behind:
+            return True
+        self.wake.clear()
+        try:
+            await asyncio.wait_for(self.wake.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+
+class RunChannel:
+    """A run executing in this daemon: its events so far, its folded snapshot and its
+    subscribers."""
+
+    def __init__(self, run_id: str, planned: dict[str, Any]) -> None:
+        self.run_id = run_id
+        self.planned = planned
+        self.events: list[StreamEvent] = []
+        self.folder = SnapshotFolder(planned)
+        self.subscribers: set[Subscriber] = set()
+        self.finished = False
+
+    @property
+    def seq(self) -> int:
+        return self.folder.seq
+
+    def publish(self, event: StreamEvent) -> None:
+        self.events.append(event)
+        self.folder.apply(event)
+        if event.terminal:
+            self.finished = True
+        for subscriber in self.subscribers:
+            subscriber.offer(event)
+
+    def subscribe(self, limit: int) -> Subscriber:
+        subscriber = Subscriber(limit)
+        self.subscribers.add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.discard(subscriber)
+
+    def after(self, seq: int) -> list[StreamEvent]:
+        """Events with ``seq`` greater than ``seq`` (events are numbered from 1 in order)."""
+        return self.events[max(seq, 0) :]
+
+
+class EventHub:
+    """Channels of the runs executing in this daemon, fed by the runtime observer."""
+
+    def __init__(self, subscriber_queue: int = DEFAULT_SUBSCRIBER_QUEUE) -> None:
+        self.subscriber_queue = subscriber_queue
+        self._channels: dict[str, RunChannel] = {}
+
+    def open(self, run_id: str, planned: dict[str, Any]) -> RunChannel:
+        channel = RunChannel(run_id, planned)
+        self._channels[run_id] = channel
+        return channel
+
+    def close(self, run_id: str) -> None:
+        """Forget a run once everything it emitted is in the store."""
+        self._channels.pop(run_id, None)
+
+    def get(self, run_id: str) -> RunChannel | None:
+        return self._channels.get(run_id)
+
+    def observe(self, event: RunEvent) -> None:
+        """The runtime observer: called synchronously on the loop for every event."""
+        channel = self._channels.get(event.run_id)
+        if channel is not None:
+            channel.publish(from_live(event))
+
+    def run_ids(self) -> list[str]:
+        return list(self._channels)

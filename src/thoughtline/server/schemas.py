@@ -1,0 +1,164 @@
+"""Request and response models of the daemon's JSON API (they are the OpenAPI document).
+
+Responses are built from ``Run.snapshot()`` / ``TraceEvent.to_dict()`` and sent as they
+are; these models describe them (the schemathesis test checks every response against
+them, so a drift between the two fails a test).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from thoughtline.runtime.models import (
+    ChainOfThought,
+    ModeSource,
+    ReasoningStatus,
+    RunStatus,
+    TaskStatus,
+    TraceLayer,
+    WorkerBackend,
+)
+
+Effort = Literal["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class RunCreate(BaseModel):
+    """``POST /v1/runs``: one concurrent task per role (``engineer`` when none given)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    request: str = Field(min_length=1, description="What the specialists should do.")
+    roles: list[str] | None = Field(
+        default=None, description="Specialist roles, one task each (default: engineer)."
+    )
+    provider: str | None = Field(default=None, description="Endpoint name (default from config).")
+    model: str | None = Field(default=None, description="Model id for the endpoint.")
+    chain_of_thought: str | None = Field(
+        default=None,
+        description="Disclosure mode: hidden | surface | telemetry_only | "
+        "surface_and_telemetry (wins over config). Unknown names are a 400 "
+        "CHAIN_OF_THOUGHT_UNKNOWN.",
+    )
+    effort: Effort | None = Field(default=None, description="Reasoning effort.")
+    worker_backend: WorkerBackend | None = Field(
+        default=None, description="provider calls the model; inline prepares prompts only."
+    )
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunLinks(_Out):
+    self: str
+    events: str
+    cancel: str
+    trace: str
+
+
+class RunCreated(_Out):
+    id: str
+    status: Literal["planned"]
+    links: RunLinks
+
+
+class CancelAccepted(_Out):
+    id: str
+    status: Literal["cancelling"]
+
+
+class ReasoningPart(_Out):
+    kind: str
+    text: str
+
+
+class TaskUsage(_Out):
+    input_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+
+
+class TaskErrorBody(_Out):
+    code: str
+    message: str
+    retryable: bool
+
+
+class TaskTimings(_Out):
+    started_at: str | None
+    finished_at: str | None
+    first_reasoning_ms: float | None
+    first_answer_ms: float | None
+    total_ms: float | None
+
+
+class TaskSnapshot(_Out):
+    """A task; ``reasoning``/``reasoning_parts`` are null unless its mode displays
+    reasoning (render ``reasoning_notice`` then)."""
+
+    id: str
+    name: str
+    role: str
+    status: TaskStatus
+    executor: str
+    provider: str
+    model: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    effort: str
+    after: list[str]
+    output: str | None
+    reasoning: str | None
+    reasoning_parts: list[ReasoningPart] | None
+    reasoning_status: ReasoningStatus | None
+    reasoning_notice: str | None
+    usage: TaskUsage
+    error: TaskErrorBody | None
+    timings: TaskTimings
+
+
+class RunSnapshot(_Out):
+    """The ``thoughtline.run/v1`` snapshot (DESIGN §3)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["thoughtline.run/v1"] = Field(alias="schema")
+    id: str
+    status: RunStatus
+    request: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    worker_backend: WorkerBackend
+    created_at: str
+    finished_at: str | None
+    tasks: list[TaskSnapshot]
+
+
+class RunList(_Out):
+    runs: list[RunSnapshot] = Field(description="Newest first.")
+
+
+class TraceEventBody(_Out):
+    id: str
+    run_id: str
+    task_id: str | None
+    type: str
+    layer: TraceLayer
+    at: str
+    metadata: dict[str, Any]
+
+
+class ErrorDetail(_Out):
+    code: str = Field(description="Stable error code (e.g. RUN_NOT_FOUND, ROLE_UNKNOWN).")
+    message: str = Field(description="One sentence a person can act on.")
+    details: list[dict[str, Any]] | None = Field(
+        default=None, description="Field errors, for REQUEST_INVALID."
+    )
+
+
+class ErrorResponse(_Out):
+    """Every error the daemon returns has this shape."""
+
+    error: ErrorDetail

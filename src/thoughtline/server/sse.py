@@ -1,0 +1,199 @@
+"""The ``text/event-stream`` of one run.
+
+Wire format (one frame per event, UTF-8, LF line ends)::
+
+    id: <seq>
+    event: <type>
+    data: <one line of JSON>
+    <blank line>
+
+- Fresh connection: first ``event: snapshot`` (the run folded up to seq N, ``id: N``),
+  then every event with seq > N, ending with the terminal event (``run.completed`` /
+  ``run.failed`` / ``run.cancelled`` / ``run.interrupted``, data = final snapshot);
+  then the stream closes. For a finished run N is the seq just before the terminal
+  event, so every stream that reaches the end of a run ends with its terminal event.
+- Resume (``Last-Event-ID: N`` header or ``?last_event_id=N``): no snapshot; every event
+  with seq > N.
+- ``event: resync`` (data: folded snapshot, ``id:`` its seq) replaces events a slow
+  reader missed.
+- ``: keep-alive`` comment lines while idle.
+
+Runs executing in this daemon are served from the in-process hub; every other run
+(finished, or executing in another process sharing the store) from the store's
+``run_events``, polled until the terminal event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from thoughtline.runtime.models import TERMINAL_RUN_STATUSES
+from thoughtline.server.daemon import Daemon
+from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
+
+KEEPALIVE = b": keep-alive\n\n"
+MEDIA_TYPE = "text/event-stream"
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+_TERMINAL_FOR_STATUS = {
+    "cancelled": "run.cancelled",
+    "failed": "run.failed",
+    "interrupted": "run.interrupted",
+}
+
+
+def frame(seq: int, type_: str, data: dict[str, Any]) -> bytes:
+    """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
+
+
+def event_frame(event: StreamEvent) -> bytes:
+    return frame(event.seq, event.type, event.data)
+
+
+async def run_stream(
+    daemon: Daemon, run_id: str, last_event_id: int | None
+) -> AsyncIterator[bytes]:
+    channel = daemon.channel(run_id)
+    if channel is not None:
+        source = _live(daemon, channel, last_event_id)
+    else:
+        source = _stored(daemon, run_id, last_event_id)
+    async for chunk in source:
+        yield chunk
+
+
+def _closing_frames(planned: dict[str, Any], events: list[StreamEvent]) -> list[bytes]:
+    """For a finished run: the snapshot just before the terminal event, then the event."""
+    terminal = events[-1]
+    upto = terminal.seq - 1
+    return [frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)]
+
+
+async def _live(daemon: Daemon, channel: RunChannel, after: int | None) -> AsyncIterator[bytes]:
+    settings = daemon.settings
+    # Subscribing and reading what came before happen in one step on the loop, so the
+    # queue holds exactly the events after the backlog: nothing lost, nothing twice.
+    subscriber = channel.subscribe(settings.subscriber_queue)
+    # Events at or below what the client already has are never sent again (a client may
+    # resume from an id newer than this channel's events reached when it subscribed).
+    floor = channel.seq if after is None else max(after, channel.seq)
+    try:
+        if after is None:
+            if channel.finished:
+                for chunk in _closing_frames(channel.planned, channel.events):
+                    yield chunk
+                return
+            yield frame(channel.seq, "snapshot", channel.folder.snapshot())
+        else:
+            for event in channel.after(after):
+                yield event_frame(event)
+                if event.terminal:
+                    return
+        while True:
+            if not await subscriber.wait(settings.keepalive_s):
+                yield KEEPALIVE
+                continue
+            if subscriber.behind:
+                subscriber.behind = False
+                subscriber.queue.clear()
+                if channel.finished:
+                    resync = _closing_frames(channel.planned, channel.events)
+                    yield resync[0].replace(b"event: snapshot\n", b"event: resync\n", 1)
+                    yield resync[1]
+                    return
+                floor = channel.seq
+                yield frame(channel.seq, "resync", channel.folder.snapshot())
+                continue
+            while subscriber.queue:
+                event = subscriber.queue.popleft()
+                if event.seq <= floor:
+                    continue
+                yield event_frame(event)
+                if event.terminal:
+                    return
+    finally:
+        channel.unsubscribe(subscriber)
+
+
+async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncIterator[bytes]:
+    store = daemon.store
+    if after is None:
+        run = store.get_run(run_id)
+        if run is None:
+            return
+        planned = run.snapshot()
+        events = [from_record(record) for record in store.run_events(run_id)]
+        if events and events[-1].terminal:
+            for chunk in _closing_frames(planned, events):
+                yield chunk
+            return
+        after = events[-1].seq if events else 0
+        yield frame(after, "snapshot", fold(planned, events, after))
+    async for chunk in _tail(daemon, run_id, after):
+        yield chunk
+
+
+async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]:
+    """Poll the store for events after ``after`` until the terminal event.
+
+    A run whose owner died never gets a terminal event: once the store says the run
+    ended (twice, a second apart — the owner writes the status just before the event),
+    the stream ends with a terminal event made from the stored snapshot, numbered one
+    past the last stored event."""
+    settings = daemon.settings
+    store = daemon.store
+    if after > 0:
+        previous = store.run_events(run_id, after_seq=after - 1, limit=1)
+        if previous and previous[0].seq == after and from_record(previous[0]).terminal:
+            return  # the client already has the end
+    seq = after
+    last_sent = time.monotonic()
+    next_check = time.monotonic() + 1.0
+    next_recover = time.monotonic() + settings.recover_interval_s
+    ended_checks = 0
+    while not daemon.closing.is_set():
+        records = store.run_events(run_id, after_seq=seq)
+        for record in records:
+            event = from_record(record)
+            yield event_frame(event)
+            seq = event.seq
+            if event.terminal:
+                return
+        now = time.monotonic()
+        if records:
+            last_sent = now
+            ended_checks = 0
+        elif now >= next_check:
+            next_check = now + 1.0
+            if now >= next_recover:
+                next_recover = now + settings.recover_interval_s
+                store.recover_interrupted()
+            run = store.get_run(run_id)
+            if run is None:
+                return
+            if run.status in TERMINAL_RUN_STATUSES:
+                ended_checks += 1
+                if ended_checks >= 2:
+                    stored = store.run_events(run_id)
+                    last_stored = stored[-1].seq if stored else 0
+                    ended = bool(stored) and from_record(stored[-1]).terminal
+                    if ended and seq < last_stored:
+                        ended_checks = 0  # written since we polled: the loop sends it
+                    else:
+                        if not ended and seq <= last_stored:
+                            yield frame(
+                                last_stored + 1,
+                                _TERMINAL_FOR_STATUS.get(run.status, "run.completed"),
+                                run.snapshot(),
+                            )
+                        return
+        if now - last_sent >= settings.keepalive_s:
+            last_sent = now
+            yield KEEPALIVE
+        await asyncio.sleep(settings.poll_s)

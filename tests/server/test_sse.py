@@ -1,0 +1,160 @@
+"""The SSE stream of a run, end to end over HTTP: ordering, deltas, resume, fan-out."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2
+
+from tests.runtime.test_disclosure_e2e import TRANSCRIPT
+from tests.server.conftest import StartDaemon
+from tests.server.support import (
+    TERMINAL,
+    Event,
+    LiveDaemon,
+    read_all,
+    start_run,
+    wait_for_status,
+)
+from thoughtline.testing import Simulator, Transcript
+
+SLOW = Transcript(answer="0123456789" * 6, chunk_chars=3)
+
+
+def test_snapshot_first_then_deltas_then_terminal(daemon: LiveDaemon, sim: Simulator) -> None:
+    sim.script(SLOW)
+    sim.pace_s = 0.01
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    events = read_all(client, run_id)
+    assert events[0].type == "snapshot"
+    assert events[0].data["id"] == run_id
+    assert events[-1].type == "run.completed"
+    assert [e.type for e in events].count("run.completed") == 1
+    seqs = [e.seq for e in events[1:]]
+    assert seqs == list(range(events[0].seq + 1, events[0].seq + 1 + len(seqs)))
+    text = "".join(e.data["text"] for e in events if e.type == "answer.delta")
+    snapshot = events[0].data
+    already = "".join(t["output"] or "" for t in snapshot["tasks"])
+    assert already + text == SLOW.answer
+    completed = [e for e in events if e.type == "task.completed"]
+    assert completed[0].data["status"] == "done"
+    assert completed[0].data["reasoning_notice"]
+    assert events[-1].data["tasks"][0]["output"] == SLOW.answer
+
+
+def _full(client: httpx2.Client, run_id: str) -> list[Event]:
+    """Every event of the run from seq 1 (Last-Event-ID: 0)."""
+    return read_all(client, run_id, headers={"Last-Event-ID": "0"})
+
+
+def test_resume_mid_run_loses_and_duplicates_nothing(daemon: LiveDaemon, sim: Simulator) -> None:
+    sim.script(SLOW)
+    sim.pace_s = 0.02
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    with ThreadPoolExecutor(1) as pool:
+        uninterrupted = pool.submit(read_all, daemon.client(), run_id)
+        first = read_all(client, run_id, stop=lambda events: len(events) >= 4)
+        assert first[0].type == "snapshot"
+        assert first[-1].type not in TERMINAL, "the run ended before the reconnect"
+        rest = read_all(client, run_id, headers={"Last-Event-ID": str(first[-1].seq)})
+        whole = uninterrupted.result(timeout=30)
+    assert all(event.type != "snapshot" for event in rest)
+    union = first[1:] + rest
+    assert [e.seq for e in union] == list(range(first[0].seq + 1, union[-1].seq + 1))
+    # Both subscribers saw the same events from where both had started.
+    start = max(first[0].seq, whole[0].seq)
+    assert [e for e in union if e.seq > start] == [e for e in whole[1:] if e.seq > start]
+    assert union[-1].type == "run.completed"
+    # Everything is also in the store, numbered identically.
+    assert [e for e in _full(client, run_id) if e.seq > first[0].seq] == union
+
+
+def test_resume_after_the_end_replays_from_the_store(daemon: LiveDaemon, sim: Simulator) -> None:
+    sim.script(SLOW)
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    live = read_all(client, run_id, headers={"Last-Event-ID": "0"})
+    assert live[0].type == "run.started" and live[0].seq == 1
+    assert live[-1].type == "run.completed"
+    wait_for_status(client, run_id, {"completed"})
+    replay = _full(client, run_id)
+    assert replay == live
+    middle = live[len(live) // 2].seq
+    assert read_all(client, run_id, headers={"Last-Event-ID": str(middle)}) == [
+        e for e in live if e.seq > middle
+    ]
+    assert read_all(client, run_id, query=f"?last_event_id={middle}") == [
+        e for e in live if e.seq > middle
+    ]
+    assert read_all(client, run_id, headers={"Last-Event-ID": str(live[-1].seq)}) == []
+    # A fresh connection to a finished run: the snapshot before the end, then the end.
+    fresh = read_all(client, run_id)
+    assert [e.type for e in fresh] == ["snapshot", "run.completed"]
+    assert fresh[0].seq == live[-1].seq - 1
+    assert fresh[0].data["tasks"][0]["output"] == SLOW.answer
+    assert fresh[1] == live[-1]
+
+
+def test_two_subscribers_receive_identical_sequences(daemon: LiveDaemon, sim: Simulator) -> None:
+    sim.script(SLOW)
+    sim.pace_s = 0.01
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek", roles=["engineer", "reviewer"])
+    with ThreadPoolExecutor(4) as pool:
+        replays = [pool.submit(_full, daemon.client(), run_id) for _ in range(2)]
+        fresh = [pool.submit(read_all, daemon.client(), run_id) for _ in range(2)]
+        a, b = (future.result(timeout=30) for future in replays)
+        c, d = (future.result(timeout=30) for future in fresh)
+    assert a == b
+    assert [e.seq for e in a] == list(range(1, len(a) + 1))
+    for stream in (c, d):
+        assert stream[0].type == "snapshot"
+        assert stream[1:] == [e for e in a if e.seq > stream[0].seq]
+    assert sum(e.type == "task.completed" for e in a) == 2
+
+
+def test_keep_alive_comments_while_idle(start_daemon: StartDaemon, sim: Simulator) -> None:
+    daemon = start_daemon(keepalive_s=0.02)
+    sim.script(Transcript(answer="slow answer", chunk_chars=4))
+    sim.pace_s = 0.08
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    raw = b""
+    with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
+        for chunk in response.iter_bytes():
+            raw += chunk
+    assert b": keep-alive\n\n" in raw
+    assert raw.rstrip().splitlines()[-3].startswith(b"id: ")
+    assert b"event: run.completed" in raw
+
+
+def test_unknown_run_and_bad_last_event_id(daemon: LiveDaemon) -> None:
+    client = daemon.client()
+    response = client.get("/v1/runs/run_nope/events")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "RUN_NOT_FOUND"
+    run_id = start_run(client, worker_backend="inline")
+    response = client.get(f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "x"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "REQUEST_INVALID"
+
+
+def test_inline_run_streams_prepared_tasks(daemon: LiveDaemon) -> None:
+    client = daemon.client()
+    run_id = start_run(client, worker_backend="inline", roles=["architect", "reviewer"])
+    events = read_all(client, run_id, headers={"Last-Event-ID": "0"})
+    assert events[-1].type == "run.completed"
+    assert events[-1].data["status"] == "completed_prepare_only"
+    assert {e.data["status"] for e in events if e.type == "task.completed"} == {"prepared"}
+
+
+def test_uses_sim_transcript_with_reasoning(daemon: LiveDaemon, sim: Simulator) -> None:
+    sim.script(TRANSCRIPT)
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek", chain_of_thought="surface")
+    events = read_all(client, run_id)
+    deltas = [e for e in events if e.type == "reasoning.delta"]
+    assert all(set(e.data) == {"task_id", "text"} for e in deltas)
+    assert events[-1].data["tasks"][0]["reasoning_status"] == "shown"
