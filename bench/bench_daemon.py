@@ -37,7 +37,7 @@ from thoughtline.wire.frames import SSEDecoder
 SIMULATOR = """
 import json, sys, time
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
-sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(answer="word " * 120, chunk_chars=10))
+sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(answer="word " * 120, chunk_chars=10))  # CHUNK_CHARS
 sent = []
 def on_frame(request, role):
     if role == "text":
@@ -63,47 +63,57 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+CHUNK_CHARS = 10  # the simulator's answer arrives in deltas of this many characters
+
+
 async def subscribe(
-    client: httpx2.AsyncClient, base: str, run_id: str, arrivals: list[float]
+    client: httpx2.AsyncClient, base: str, run_id: str, arrivals: dict[int, float]
 ) -> int:
+    """Read one SSE stream to its end; record when each answer delta arrived, keyed by
+    the delta's position in the answer (a subscriber that joins mid-run starts from the
+    partial answer folded into its snapshot)."""
     decoder = SSEDecoder()
     count = 0
+    position = 0
     async with client.stream("GET", f"{base}/v1/runs/{run_id}/events") as response:
         async for chunk in response.aiter_bytes():
             now = time.monotonic()
             for frame in decoder.feed(chunk):
                 count += 1
-                if frame.event == "answer.delta":
-                    arrivals.append(now)
-                if frame.event.startswith("run.") and frame.event != "run.started":
+                if frame.event == "snapshot":
+                    output = json.loads(frame.data)["tasks"][0]["output"] or ""
+                    position = len(output) // CHUNK_CHARS
+                elif frame.event == "answer.delta":
+                    arrivals[position] = now
+                    position += 1
+                elif frame.event.startswith("run.") and frame.event != "run.started":
                     return count
     return count
 
 
 async def drive(
     base: str, runs: int, subscribers: int, daemon_pid: int
-) -> tuple[dict[str, list[list[float]]], float, int, int]:
+) -> tuple[dict[str, list[dict[int, float]]], float, int, int]:
+    """Start the runs one after another, each followed at once by its subscribers."""
     limits = httpx2.Limits(max_connections=runs * subscribers + 20)
     async with httpx2.AsyncClient(timeout=120, limits=limits) as client:
         idle = rss_kib(daemon_pid)
-        ids = []
+        arrivals: dict[str, list[dict[int, float]]] = {}
+        tasks = []
+        started = time.monotonic()
         for index in range(runs):
+            request = f"bench run {index}"
             response = await client.post(
-                f"{base}/v1/runs",
-                json={"request": f"bench run {index}", "chain_of_thought": "hidden"},
+                f"{base}/v1/runs", json={"request": request, "chain_of_thought": "hidden"}
             )
             response.raise_for_status()
-            ids.append((f"bench run {index}", response.json()["id"]))
-        arrivals: dict[str, list[list[float]]] = {
-            request: [[] for _ in range(subscribers)] for request, _ in ids
-        }
-        started = time.monotonic()
-        tasks = [
-            asyncio.ensure_future(subscribe(client, base, run_id, arrivals[request][n]))
-            for request, run_id in ids
-            for n in range(subscribers)
-        ]
-        await asyncio.sleep(1.0)
+            run_id = response.json()["id"]
+            arrivals[request] = [{} for _ in range(subscribers)]
+            tasks += [
+                asyncio.ensure_future(subscribe(client, base, run_id, arrivals[request][n]))
+                for n in range(subscribers)
+            ]
+        await asyncio.sleep(0.5)
         busy = rss_kib(daemon_pid)
         delivered = sum(await asyncio.gather(*tasks))
         elapsed = time.monotonic() - started
@@ -170,7 +180,11 @@ def main() -> None:
     for request, per_subscriber in arrivals.items():
         emitted = sent.get(request, [])
         for received in per_subscriber:
-            latencies += [(r - e) * 1000 for e, r in zip(emitted, received, strict=False)]
+            latencies += [
+                (at - emitted[index]) * 1000
+                for index, at in received.items()
+                if index < len(emitted)
+            ]
     latencies.sort()
     print(
         f"{args.runs} concurrent runs x {args.subscribers} SSE subscribers, simulator pacing {args.pace * 1000:.0f} ms/frame, all on loopback\n"

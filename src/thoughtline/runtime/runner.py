@@ -26,7 +26,7 @@ from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPoli
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.exchange import Exchange
 from thoughtline.providers.redaction import Redactor
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.requests import EFFORTS, Message, ModelRequest, ReasoningRequest
 from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
 from thoughtline.runtime.models import (
     Run,
@@ -147,6 +147,14 @@ class Runtime:
             worker_backend=backend,  # type: ignore[arg-type]
         )
         ids = {task.name: new_id("task") for task in spec.tasks}
+        for task_spec in spec.tasks:
+            effort = task_spec.effort or config.default_effort
+            if effort not in EFFORTS:
+                raise ThoughtlineError(
+                    "EFFORT_UNKNOWN",
+                    f"Unknown effort {effort!r} for task {task_spec.name!r}. "
+                    f"Allowed values: {', '.join(EFFORTS)}.",
+                )
         for position, task_spec in enumerate(spec.tasks):
             self.roles.get(task_spec.role)
             provider = task_spec.provider or config.default_provider

@@ -1,0 +1,557 @@
+"""``thoughtline mcp``: the run API as an MCP server over stdio (needs the ``mcp`` extra).
+
+Two tools, both with typed output schemas:
+
+- ``orchestration_run`` starts a run. With ``wait`` (the default) it returns the final
+  ``thoughtline.run/v1`` snapshot and sends a progress notification per task started and
+  completed when the client asked for progress; with ``timeout_s`` exceeded it returns
+  the current snapshot (status ``running``) and the run goes on. With ``wait=false`` it
+  returns at once (status ``planned``/``running``) and this process keeps running it.
+- ``orchestration_status`` returns a run's snapshot (the latest when no id is given) and
+  the most recent runs.
+
+Bad input (unknown mode, role or provider, a missing key, an unknown run id) comes back
+as a tool error whose text starts with the stable error code. Like every surface, this
+one renders the snapshot and contains no disclosure logic: reasoning is in the snapshot
+exactly when the run's gate attached it to a task.
+
+Every ``mcp`` import of thoughtline lives in this module. stdout carries the protocol;
+logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Final, get_args
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, WithJsonSchema
+
+from thoughtline import __version__
+from thoughtline.errors import ThoughtlineError
+from thoughtline.events import REASONING_KINDS
+from thoughtline.requests import EFFORTS
+from thoughtline.runtime.models import (
+    CHAIN_OF_THOUGHT_MODES,
+    SNAPSHOT_SCHEMA,
+    TERMINAL_RUN_STATUSES,
+    ModeSource,
+    ReasoningStatus,
+    Run,
+    RunStatus,
+    TaskStatus,
+    WorkerBackend,
+)
+from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME: Final = "thoughtline"
+DEFAULT_STATUS_LIMIT: Final = 10
+MAX_STATUS_LIMIT: Final = 100
+
+# -- output schemas ----------------------------------------------------------------
+# Written out by hand from DESIGN §3 and ``Run.snapshot()``; the enums come from the
+# model's own Literal aliases so the two cannot drift. ``additionalProperties: false``
+# makes a new snapshot field fail the tests until it is described here.
+
+
+def _string(description: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The same schema, also accepting ``null`` (``type`` becomes a two-item list)."""
+    out = dict(schema)
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    kind = out["type"]
+    out["type"] = [kind, "null"] if isinstance(kind, str) else [*kind, "null"]
+    return out
+
+
+def _enum(values: tuple[str, ...], description: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "enum": list(values)}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _object(properties: dict[str, Any], description: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+_MODE = _enum(CHAIN_OF_THOUGHT_MODES)
+_MODE_SOURCE = _enum(
+    get_args(ModeSource),
+    "Where the mode came from: explicit > run > role_config > config > default.",
+)
+_TIMESTAMP = _string("UTC, ISO 8601 with milliseconds.")
+_TOKENS = _nullable({"type": "integer", "minimum": 0})
+_MILLISECONDS = _nullable({"type": "number", "minimum": 0})
+
+TASK_SCHEMA: Final[dict[str, Any]] = _object(
+    {
+        "id": _string(),
+        "name": _string("Unique within the run; defaults to the role."),
+        "role": _string(),
+        "status": _enum(get_args(TaskStatus)),
+        "executor": _string("provider:ENDPOINT:MODEL, inline:prepared, or empty before start."),
+        "provider": _string(),
+        "model": _string(),
+        "chain_of_thought": _MODE,
+        "chain_of_thought_source": _MODE_SOURCE,
+        "effort": _enum(EFFORTS),
+        "after": {
+            "type": "array",
+            "items": _string(),
+            "description": "Ids of the tasks this one runs after (and receives outputs from).",
+        },
+        "output": _nullable(_string("The answer; null until the task produced one.")),
+        "reasoning": _nullable(
+            _string("Reasoning text; null unless the task's mode displays reasoning.")
+        ),
+        "reasoning_parts": _nullable(
+            {
+                "type": "array",
+                "items": _object({"kind": _enum(REASONING_KINDS), "text": _string()}),
+                "description": "Null unless the task's mode displays reasoning.",
+            }
+        ),
+        "reasoning_status": _nullable(
+            _enum(get_args(ReasoningStatus), "What happened to reasoning; null until decided.")
+        ),
+        "reasoning_notice": _nullable(_string("One sentence for people about reasoning.")),
+        "usage": _object(
+            {
+                "input_tokens": _TOKENS,
+                "output_tokens": _TOKENS,
+                "reasoning_tokens": _TOKENS,
+            },
+            "Token counts; null means the provider did not report it.",
+        ),
+        "error": _nullable(
+            _object(
+                {
+                    "code": _string("Stable error code, e.g. PROVIDER_RATE_LIMITED."),
+                    "message": _string(),
+                    "retryable": {"type": "boolean"},
+                }
+            )
+        ),
+        "timings": _object(
+            {
+                "started_at": _nullable(_TIMESTAMP),
+                "finished_at": _nullable(_TIMESTAMP),
+                "first_reasoning_ms": _MILLISECONDS,
+                "first_answer_ms": _MILLISECONDS,
+                "total_ms": _MILLISECONDS,
+            }
+        ),
+    },
+    "One specialist task.",
+)
+
+RUN_SNAPSHOT_SCHEMA: Final[dict[str, Any]] = _object(
+    {
+        "schema": {"type": "string", "const": SNAPSHOT_SCHEMA},
+        "id": _string(),
+        "status": _enum(get_args(RunStatus)),
+        "request": _string(),
+        "chain_of_thought": _MODE,
+        "chain_of_thought_source": _MODE_SOURCE,
+        "worker_backend": _enum(get_args(WorkerBackend)),
+        "created_at": _TIMESTAMP,
+        "finished_at": _nullable(_TIMESTAMP),
+        "tasks": {"type": "array", "items": TASK_SCHEMA},
+    },
+    f"A run snapshot ({SNAPSHOT_SCHEMA}).",
+)
+
+RUN_SUMMARY_SCHEMA: Final[dict[str, Any]] = _object(
+    {
+        "id": _string(),
+        "status": _enum(get_args(RunStatus)),
+        "request": _string(),
+        "chain_of_thought": _MODE,
+        "created_at": _TIMESTAMP,
+        "finished_at": _nullable(_TIMESTAMP),
+    }
+)
+
+STATUS_SCHEMA: Final[dict[str, Any]] = _object(
+    {
+        "run": RUN_SNAPSHOT_SCHEMA,
+        "runs": {
+            "type": "array",
+            "items": RUN_SUMMARY_SCHEMA,
+            "description": "The most recent runs, newest first (at most `limit`).",
+        },
+    }
+)
+
+# -- input annotations -------------------------------------------------------------
+# Mode and effort are declared as enums for clients but accepted as any string, so an
+# unknown name comes back as a tool error with a thoughtline code (the runtime's
+# CHAIN_OF_THOUGHT_UNKNOWN for a mode) rather than a pydantic validation dump.
+
+ModeArgument = Annotated[
+    str | None,
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "enum": list(CHAIN_OF_THOUGHT_MODES)}, {"type": "null"}],
+            "default": None,
+            "description": "Disclosure mode for this run; wins over the config. "
+            "hidden: reasoning not requested; surface: shown in the result; "
+            "telemetry_only: recorded to the trace only; surface_and_telemetry: both.",
+        }
+    ),
+]
+
+EffortArgument = Annotated[
+    str | None,
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "enum": list(EFFORTS)}, {"type": "null"}],
+            "default": None,
+            "description": "Reasoning effort (a separate axis from disclosure); "
+            "the config's default when omitted.",
+        }
+    ),
+]
+
+
+# -- the service -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _LiveRun:
+    """A run executing in this process, and who is listening to its live events."""
+
+    run: Run
+    task: asyncio.Task[Run] | None = None
+    listeners: list[asyncio.Queue[RunEvent | None]] = field(default_factory=list)
+
+    def observe(self, event: RunEvent) -> None:
+        for queue in self.listeners:
+            queue.put_nowait(event)
+
+    def finished(self, task: asyncio.Task[Run]) -> None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            # The runtime records task failures itself; this is a bug in it, kept visible.
+            logger.error("run %s stopped unexpectedly", self.run.id, exc_info=error)
+        for queue in self.listeners:
+            queue.put_nowait(None)
+
+
+class ThoughtlineMCP:
+    """One Runtime and store shared by every tool call of this server process."""
+
+    def __init__(self, runtime: Runtime, store: Store) -> None:
+        self.runtime = runtime
+        self.store = store
+        self.live_runs: dict[str, _LiveRun] = {}
+
+    # -- tools ----------------------------------------------------------------------
+    async def orchestration_run(
+        self,
+        ctx: Context,
+        request: Annotated[str, Field(min_length=1, description="What the specialists should do.")],
+        roles: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                description="One concurrent task per role (built in: engineer, reviewer, "
+                "architect, security; or roles from the config).",
+            ),
+        ] = ["engineer"],  # noqa: B006 -- pydantic copies defaults; this one is the schema's
+        provider: Annotated[
+            str | None,
+            Field(description="Endpoint name (anthropic, openai, openrouter, gemini, ...)."),
+        ] = None,
+        model: Annotated[str | None, Field(description="Model id for the endpoint.")] = None,
+        chain_of_thought: ModeArgument = None,
+        effort: EffortArgument = None,
+        wait: Annotated[
+            bool,
+            Field(
+                description="true: return the final snapshot; false: return at once and "
+                "poll orchestration_status."
+            ),
+        ] = True,
+        timeout_s: Annotated[
+            float | None,
+            Field(
+                gt=0,
+                description="With wait, return the current snapshot (status running) after "
+                "this many seconds; the run goes on.",
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Run a request through thoughtline specialists and return the run snapshot."""
+        try:
+            if effort is not None and effort not in EFFORTS:
+                raise ThoughtlineError(
+                    "CONFIG_INVALID",
+                    f"Unknown effort {effort!r}. Allowed values: {', '.join(EFFORTS)}.",
+                )
+            spec = spec_from_roles(request, roles, provider=provider, model=model, effort=effort)
+            run = self.runtime.prepare(spec, explicit_mode=chain_of_thought)
+        except ThoughtlineError as exc:
+            return tool_error(exc)
+        live_run = self.start(run)
+        if not wait:
+            return run_result(run, waiting=False)
+        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        live_run.listeners.append(queue)
+        try:
+            await self.follow(ctx, run, queue, timeout_s)
+        except asyncio.CancelledError:
+            # The client cancelled this request: it no longer wants the run either.
+            self.runtime.cancel(run.id)
+            raise
+        finally:
+            live_run.listeners.remove(queue)
+        return run_result(run, waiting=True)
+
+    async def orchestration_status(
+        self,
+        run_id: Annotated[
+            str | None, Field(description="A run id; the latest run when omitted.")
+        ] = None,
+        limit: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=MAX_STATUS_LIMIT,
+                description="How many recent runs to list in `runs` (0 for none).",
+            ),
+        ] = DEFAULT_STATUS_LIMIT,
+    ) -> CallToolResult:
+        """Snapshot of a run (the latest when run_id is omitted) and the most recent runs."""
+        run = self.find_run(run_id)
+        if run is None:
+            if run_id is None:
+                error = ThoughtlineError(
+                    "RUN_NOT_FOUND", "No runs yet. Start one with the orchestration_run tool."
+                )
+            else:
+                error = ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} in this store.")
+            return tool_error(error)
+        runs = [self.live(item) for item in self.store.list_runs(limit)] if limit else []
+        structured = {"run": run.snapshot(), "runs": [run_summary(item) for item in runs]}
+        text = summarize(run)
+        if runs:
+            text += "\n\nRecent runs:\n" + "\n".join(
+                f"- {item.id} {item.status} ({item.created_at})" for item in runs
+            )
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured
+        )
+
+    # -- runs -----------------------------------------------------------------------
+    def start(self, run: Run) -> _LiveRun:
+        """Execute ``run`` on this event loop; it outlives the tool call that started it."""
+        live_run = _LiveRun(run)
+        self.live_runs[run.id] = live_run
+        task = asyncio.get_running_loop().create_task(
+            self.runtime.execute(run, observer=live_run.observe), name=f"thoughtline {run.id}"
+        )
+        task.add_done_callback(live_run.finished)
+        task.add_done_callback(lambda _: self.live_runs.pop(run.id, None))
+        live_run.task = task
+        return live_run
+
+    async def follow(
+        self,
+        ctx: Context,
+        run: Run,
+        queue: asyncio.Queue[RunEvent | None],
+        timeout_s: float | None,
+    ) -> None:
+        """Wait for the run's end (or the timeout), reporting task progress on the way.
+
+        Progress counts task starts and completions plus the run's end, so it only grows;
+        ``report_progress`` does nothing when the client sent no progress token."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
+        total = 2 * len(run.tasks) + 1
+        progress = 0
+        while True:
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return
+            try:
+                event = await asyncio.wait_for(queue.get(), remaining)
+            except TimeoutError:
+                return
+            if event is None:
+                return
+            message = progress_message(event)
+            if message is not None:
+                progress += 1
+                await ctx.report_progress(progress, total, message)
+
+    def find_run(self, run_id: str | None) -> Run | None:
+        run = self.store.latest_run() if run_id is None else self.store.get_run(run_id)
+        return None if run is None else self.live(run)
+
+    def live(self, run: Run) -> Run:
+        """The in-memory run when it is executing here (fresher than the stored row)."""
+        live_run = self.live_runs.get(run.id)
+        return run if live_run is None else live_run.run
+
+    async def shutdown(self) -> None:
+        """End every run still executing here as ``interrupted`` (what arrived is kept)."""
+        self.runtime.interrupt_all()
+        tasks = [live_run.task for live_run in self.live_runs.values() if live_run.task]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# -- rendering ---------------------------------------------------------------------
+
+
+def tool_error(error: ThoughtlineError) -> CallToolResult:
+    """A tool error (``isError``) whose text starts with the stable code."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{error.code}: {error.message}")],
+        is_error=True,
+    )
+
+
+def run_result(run: Run, *, waiting: bool) -> CallToolResult:
+    text = summarize(run)
+    if run.status not in TERMINAL_RUN_STATUSES:
+        how = "The wait timed out; the" if waiting else "The"
+        text += (
+            f"\n{how} run goes on: call orchestration_status with run_id={run.id} "
+            "until its status is final."
+        )
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=run.snapshot()
+    )
+
+
+def summarize(run: Run) -> str:
+    """A short text for the model: each task's status, reasoning notice and answer.
+
+    Reasoning text stays in the structured snapshot (present only when displayed)."""
+    count = len(run.tasks)
+    lines = [
+        f"Run {run.id}: {run.status} (chain_of_thought {run.chain_of_thought} from "
+        f"{run.chain_of_thought_source}; {count} task{'s' if count != 1 else ''})."
+    ]
+    for task in run.tasks:
+        where = task.executor or f"{task.provider}:{task.model}"
+        lines.append(f"- {task.name} [{task.status}] {where}")
+        if task.reasoning_status is not None:
+            notice = f" - {task.reasoning_notice}" if task.reasoning_notice else ""
+            lines.append(f"  reasoning: {task.reasoning_status}{notice}")
+        if task.error is not None:
+            lines.append(f"  error: {task.error.code}: {task.error.message}")
+        if task.output:
+            lines.append(f"  answer: {task.output}")
+    return "\n".join(lines)
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "request": run.request,
+        "chain_of_thought": run.chain_of_thought,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def progress_message(event: RunEvent) -> str | None:
+    """One line per task start and completion and for the run's end; deltas are not
+    progress."""
+    data = event.data
+    if event.type == "task.started":
+        return f"{data['name']} started ({data['executor']})"
+    if event.type == "task.completed":
+        message = f"{data['name']} {data['status']}"
+        if data.get("reasoning_status"):
+            message += f"; reasoning {data['reasoning_status']}"
+        return message
+    if event.type in ("run.completed", "run.failed", "run.cancelled", "run.interrupted"):
+        return f"run {data['status']}"
+    return None
+
+
+# -- the server --------------------------------------------------------------------
+
+
+def build_server(service: ThoughtlineMCP) -> MCPServer:
+    """The MCP server with both tools, their input schemas and hand-written output
+    schemas."""
+    run_tool = Tool.from_function(
+        service.orchestration_run,
+        name="orchestration_run",
+        title="Run thoughtline specialists",
+        description=(
+            "Run a request through one thoughtline specialist task per role and return the "
+            f"{SNAPSHOT_SCHEMA} snapshot: per task its status, answer, reasoning_status and "
+            "reasoning_notice, and reasoning text only when chain_of_thought displays it "
+            "(surface, surface_and_telemetry). Sends progress per task when asked. With "
+            "wait=false it returns at once; poll orchestration_status."
+        ),
+        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
+    )
+    run_tool.fn_metadata.output_schema = RUN_SNAPSHOT_SCHEMA
+    status_tool = Tool.from_function(
+        service.orchestration_status,
+        name="orchestration_status",
+        title="thoughtline run status",
+        description=(
+            f"The {SNAPSHOT_SCHEMA} snapshot of a run (the latest when run_id is omitted) as "
+            "`run`, and the most recent runs (id, status, request) as `runs`."
+        ),
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    status_tool.fn_metadata.output_schema = STATUS_SCHEMA
+    return MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=(
+            "thoughtline runs LLM specialist tasks and decides per run what happens to the "
+            "model's reasoning (chain_of_thought: hidden, surface, telemetry_only, "
+            "surface_and_telemetry). Use orchestration_run, then orchestration_status."
+        ),
+        tools=[run_tool, status_tool],
+        log_level="WARNING",
+    )
+
+
+async def serve_stdio(runtime: Runtime, store: Store) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin; runs still executing
+    then end ``interrupted``."""
+    service = ThoughtlineMCP(runtime, store)
+    server = build_server(service)
+    try:
+        await server.run_stdio_async()
+    finally:
+        with contextlib.suppress(asyncio.CancelledError):
+            await service.shutdown()

@@ -1,0 +1,395 @@
+"""``thoughtline mcp`` as an MCP client sees it: the SDK's own stdio client spawns the
+server (``python -m thoughtline.cli mcp``) with a temporary THOUGHTLINE_HOME and the
+simulator's base URLs; every call goes over real stdio.
+
+The reasoning canary must reach the client's structured content exactly in the modes that
+display reasoning, never the text summary or progress messages, and the canary key
+nothing at all (including the server's stderr and the store).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from tests.conftest import CANARY_KEY
+from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
+from thoughtline.store.sqlite import SQLiteStore
+from thoughtline.testing import Simulator, Transcript
+
+MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
+DISPLAYS = {"surface", "surface_and_telemetry"}
+EXPECTED_REASONING_STATUS = {
+    "hidden": "not_requested",
+    "surface": "shown",
+    "telemetry_only": "recorded",
+    "surface_and_telemetry": "shown",
+}
+FINAL_RUN_STATUSES = {
+    "completed",
+    "completed_with_failures",
+    "completed_prepare_only",
+    "failed",
+    "cancelled",
+    "interrupted",
+}
+# Enough frames that a paced run takes well over the short timeouts below.
+SLOW_TRANSCRIPT = Transcript(answer="slow and steady " * 20, chunk_chars=8)
+POLL_LIMIT = 400  # polls, POLL_INTERVAL_S apart: a bound, not a timing assertion
+POLL_INTERVAL_S = 0.05
+
+
+def server_env(home: Path, environ: dict[str, str]) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    env.update(environ)
+    env["THOUGHTLINE_HOME"] = str(home)
+    env.pop("THOUGHTLINE_CONFIG", None)
+    return env
+
+
+class Server:
+    """A connected client session plus what it needs to check the server's output."""
+
+    def __init__(self, session: ClientSession, stderr_path: Path) -> None:
+        self.session = session
+        self.stderr_path = stderr_path
+        self.schemas: dict[str, dict[str, Any]] = {}
+
+    async def list_schemas(self) -> None:
+        listing = await self.session.list_tools()
+        for tool in listing.tools:
+            assert tool.output_schema is not None, tool.name
+            self.schemas[tool.name] = tool.output_schema
+
+    async def call(self, name: str, arguments: dict[str, Any], **options: Any) -> CallToolResult:
+        result = await self.session.call_tool(name, arguments, **options)
+        assert isinstance(result, CallToolResult)
+        if not result.is_error:
+            jsonschema.validate(result.structured_content, self.schemas[name])
+        return result
+
+
+@asynccontextmanager
+async def mcp_server(tmp_path: Path, environ: dict[str, str]) -> AsyncIterator[Server]:
+    home = tmp_path / "home"
+    stderr_path = tmp_path / "server-stderr.txt"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "thoughtline.cli", "mcp"],
+        env=server_env(home, environ),
+        cwd=str(tmp_path),
+    )
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            server = Server(session, stderr_path)
+            await server.list_schemas()
+            yield server
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def test_lists_both_tools_with_input_and_output_schemas(
+    tmp_path: Path, environ: dict[str, str]
+) -> None:
+    async with mcp_server(tmp_path, environ) as server:
+        listing = await server.session.list_tools()
+    tools = {tool.name: tool for tool in listing.tools}
+    assert set(tools) == {"orchestration_run", "orchestration_status"}
+    run_tool = tools["orchestration_run"]
+    assert run_tool.input_schema["required"] == ["request"]
+    properties = run_tool.input_schema["properties"]
+    assert properties["chain_of_thought"]["anyOf"][0]["enum"] == list(MODES)
+    assert properties["roles"]["default"] == ["engineer"]
+    assert properties["wait"]["default"] is True
+    snapshot_schema = run_tool.output_schema
+    assert snapshot_schema is not None
+    assert snapshot_schema["properties"]["schema"] == {
+        "type": "string",
+        "const": "thoughtline.run/v1",
+    }
+    assert "completed_with_failures" in snapshot_schema["properties"]["status"]["enum"]
+    task_schema = snapshot_schema["properties"]["tasks"]["items"]
+    assert task_schema["properties"]["reasoning"]["type"] == ["string", "null"]
+    assert "not_returned" in task_schema["properties"]["reasoning_status"]["enum"]
+    status_schema = tools["orchestration_status"].output_schema
+    assert status_schema is not None
+    assert status_schema["properties"]["run"] == snapshot_schema
+    assert set(status_schema["required"]) == {"run", "runs"}
+    # Every declared schema is a valid JSON Schema document.
+    for tool in listing.tools:
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+
+
+async def test_run_in_every_mode_discloses_reasoning_exactly_when_displayed(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(TRANSCRIPT)
+    outputs: list[str] = []
+    async with mcp_server(tmp_path, environ) as server:
+        for count, mode in enumerate(MODES, start=1):
+            progress: list[tuple[float, float | None, str | None]] = []
+
+            async def on_progress(
+                value: float,
+                total: float | None,
+                message: str | None,
+                progress: list[tuple[float, float | None, str | None]] = progress,
+            ) -> None:
+                progress.append((value, total, message))
+
+            result = await server.call(
+                "orchestration_run",
+                {"request": "Explain the decision.", "chain_of_thought": mode},
+                progress_callback=on_progress,
+            )
+            status = await server.call("orchestration_status", {})
+            check_mode_run(mode, result, status, progress, runs_so_far=count)
+            outputs += [json.dumps(result.structured_content), text_of(result)]
+            outputs += [json.dumps(status.structured_content), text_of(status)]
+            outputs += [message or "" for _, _, message in progress]
+    stderr = server.stderr_path.read_text(encoding="utf-8")
+    assert CANARY not in stderr
+    for output in (*outputs, stderr):
+        assert CANARY_KEY not in output
+    assert CANARY_KEY.encode() not in all_bytes_under(tmp_path / "home")
+
+
+def check_mode_run(
+    mode: str,
+    result: CallToolResult,
+    status: CallToolResult,
+    progress: list[tuple[float, float | None, str | None]],
+    *,
+    runs_so_far: int,
+) -> None:
+    assert not result.is_error, (mode, text_of(result))
+    snapshot = result.structured_content
+    assert snapshot is not None
+    # The snapshot is the final one, and the status tool agrees with it.
+    assert snapshot["status"] == "completed", mode
+    assert snapshot["chain_of_thought"] == mode
+    assert snapshot["chain_of_thought_source"] == "explicit"
+    assert status.structured_content is not None
+    assert status.structured_content["run"] == snapshot, mode
+    runs = status.structured_content["runs"]
+    assert len(runs) == runs_so_far
+    assert runs[0]["id"] == snapshot["id"]
+    assert runs[0]["status"] == "completed"
+    (task,) = snapshot["tasks"]
+    assert task["status"] == "done"
+    assert task["output"] == ANSWER
+    assert task["reasoning_status"] == EXPECTED_REASONING_STATUS[mode], mode
+
+    structured = json.dumps(snapshot)
+    text = text_of(result)
+    if mode in DISPLAYS:
+        assert CANARY in task["reasoning"], mode
+        assert task["reasoning_parts"][0]["kind"] == "summary"
+        assert CANARY in structured
+    else:
+        assert task["reasoning"] is None, mode
+        assert task["reasoning_parts"] is None, mode
+        assert CANARY not in structured, mode
+    # The text summary names each task's status and notice and carries the answer, never
+    # the reasoning (that is in the structured snapshot, when displayed).
+    assert "engineer [done]" in text
+    assert task["reasoning_notice"] in text
+    assert ANSWER in text
+    assert CANARY not in text, mode
+    assert CANARY not in text_of(status), mode
+
+    # Progress: one per task start and completion, then the run's end, always growing.
+    assert [value for value, _, _ in progress] == [1, 2, 3], mode
+    assert {total for _, total, _ in progress} == {3}
+    messages = [message or "" for _, _, message in progress]
+    assert messages[0].startswith("engineer started (provider:anthropic:")
+    assert messages[1] == f"engineer done; reasoning {EXPECTED_REASONING_STATUS[mode]}"
+    assert messages[2] == "run completed"
+    assert all(CANARY not in message for message in messages), mode
+
+
+async def test_wait_false_returns_at_once_then_status_polls_to_the_end(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW_TRANSCRIPT)
+    sim.pace_s = 0.02
+    async with mcp_server(tmp_path, environ) as server:
+        started = await server.call(
+            "orchestration_run", {"request": "Take your time.", "wait": False}
+        )
+        assert started.structured_content is not None
+        run_id = started.structured_content["id"]
+        assert started.structured_content["status"] in ("planned", "running")
+        assert "orchestration_status" in text_of(started)
+        snapshot: dict[str, Any] = {}
+        seen: set[str] = set()
+        for _ in range(POLL_LIMIT):
+            status = await server.call("orchestration_status", {"run_id": run_id, "limit": 0})
+            assert status.structured_content is not None
+            assert status.structured_content["runs"] == []
+            snapshot = status.structured_content["run"]
+            seen.add(snapshot["status"])
+            if snapshot["status"] in FINAL_RUN_STATUSES:
+                break
+            await anyio.sleep(POLL_INTERVAL_S)
+        else:
+            pytest.fail(f"run {run_id} did not finish within {POLL_LIMIT} polls: {seen}")
+    assert snapshot["id"] == run_id
+    assert snapshot["status"] == "completed"
+    assert snapshot["tasks"][0]["output"] == SLOW_TRANSCRIPT.answer
+    assert "running" in seen
+
+
+async def test_timeout_returns_the_running_snapshot_and_the_run_goes_on(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW_TRANSCRIPT)
+    sim.pace_s = 0.02
+    async with mcp_server(tmp_path, environ) as server:
+        early = await server.call(
+            "orchestration_run", {"request": "Take your time.", "timeout_s": 0.05}
+        )
+        assert early.structured_content is not None
+        assert early.structured_content["status"] == "running"
+        assert "timed out" in text_of(early)
+        run_id = early.structured_content["id"]
+        final: dict[str, Any] = {}
+        for _ in range(POLL_LIMIT):
+            status = await server.call("orchestration_status", {"run_id": run_id})
+            assert status.structured_content is not None
+            final = status.structured_content["run"]
+            if final["status"] in FINAL_RUN_STATUSES:
+                break
+            await anyio.sleep(POLL_INTERVAL_S)
+        else:
+            pytest.fail(f"run {run_id} did not finish within {POLL_LIMIT} polls")
+    assert final["status"] == "completed"
+    assert final["tasks"][0]["output"] == SLOW_TRANSCRIPT.answer
+
+
+async def test_cancelling_a_waiting_call_cancels_the_run_and_keeps_it(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW_TRANSCRIPT)
+    sim.pace_s = 0.05
+    async with mcp_server(tmp_path, environ) as server:
+        task_started = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            if message and "started" in message:
+                task_started.set()
+
+        async def call() -> None:
+            await server.call(
+                "orchestration_run", {"request": "Long."}, progress_callback=on_progress
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await task_started.wait()
+            group.cancel_scope.cancel()
+        snapshot: dict[str, Any] = {}
+        for _ in range(POLL_LIMIT):
+            status = await server.call("orchestration_status", {})
+            assert status.structured_content is not None
+            snapshot = status.structured_content["run"]
+            if snapshot["status"] in FINAL_RUN_STATUSES:
+                break
+            await anyio.sleep(POLL_INTERVAL_S)
+        else:
+            pytest.fail("the cancelled run never reached a final status")
+    assert snapshot["status"] == "cancelled"
+    assert snapshot["tasks"][0]["status"] == "cancelled"
+
+
+async def test_disconnecting_mid_run_ends_it_interrupted_by_the_server_itself(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW_TRANSCRIPT)
+    sim.pace_s = 0.05
+    async with mcp_server(tmp_path, environ) as server:
+        started = await server.call("orchestration_run", {"request": "Long.", "wait": False})
+        assert started.structured_content is not None
+        run_id = started.structured_content["id"]
+    store = SQLiteStore(tmp_path / "home" / "thoughtline.db")
+    try:
+        run = store.get_run(run_id)
+        events = store.run_events(run_id)
+    finally:
+        store.close()
+    assert run is not None
+    assert run.status == "interrupted"
+    # The server ended it on its way out (a terminal event, no RUN_INTERRUPTED error),
+    # not a later process recovering a run left "running".
+    assert events[-1].type == "run.interrupted"
+    assert run.tasks[0].status == "interrupted"
+    assert run.tasks[0].error is None
+
+
+async def test_bad_input_comes_back_as_tool_errors_with_codes(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    environ = {key: value for key, value in environ.items() if key != "DEEPSEEK_API_KEY"}
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("orchestration_status", {}, "RUN_NOT_FOUND"),
+        (
+            "orchestration_run",
+            {"request": "x", "chain_of_thought": "verbose"},
+            "CHAIN_OF_THOUGHT_UNKNOWN",
+        ),
+        ("orchestration_run", {"request": "x", "roles": ["wizard"]}, "ROLE_UNKNOWN"),
+        ("orchestration_run", {"request": "x", "provider": "nowhere"}, "ENDPOINT_UNKNOWN"),
+        ("orchestration_run", {"request": "x", "provider": "deepseek"}, "PROVIDER_KEY_MISSING"),
+        ("orchestration_run", {"request": "x", "effort": "turbo"}, "CONFIG_INVALID"),
+        ("orchestration_status", {"run_id": "run_missing"}, "RUN_NOT_FOUND"),
+    ]
+    async with mcp_server(tmp_path, environ) as server:
+        for name, arguments, code in cases:
+            result = await server.call(name, arguments)
+            assert result.is_error, (arguments, text_of(result))
+            assert text_of(result).startswith(f"{code}: "), text_of(result)
+            assert result.structured_content is None
+        # Arguments the input schema rejects are tool errors too, and the server lives on.
+        invalid = await server.call("orchestration_run", {"request": ""})
+        assert invalid.is_error
+        assert "request" in text_of(invalid)
+        # No progress token: no progress, and the run completes all the same.
+        still_alive = await server.call(
+            "orchestration_run",
+            {"request": "Two views.", "roles": ["engineer", "reviewer"], "effort": "low"},
+        )
+    assert not still_alive.is_error, text_of(still_alive)
+    snapshot = still_alive.structured_content
+    assert snapshot is not None
+    assert snapshot["status"] == "completed"
+    assert (snapshot["chain_of_thought"], snapshot["chain_of_thought_source"]) == (
+        "hidden",
+        "default",
+    )
+    assert [(task["name"], task["effort"]) for task in snapshot["tasks"]] == [
+        ("engineer", "low"),
+        ("reviewer", "low"),
+    ]
+    assert "engineer [done]" in text_of(still_alive)
+    assert "reviewer [done]" in text_of(still_alive)
+    # Only the good run reached a provider: one request per task.
+    assert len(sim.requests) == 2
