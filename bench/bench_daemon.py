@@ -120,6 +120,48 @@ async def drive(
         return arrivals, elapsed, delivered, max(busy - idle, 0)
 
 
+async def direct_baseline(sim_url: str, runs: int) -> dict[str, list[dict[int, float]]]:
+    """The same number of concurrent streams read straight from the simulator by
+    ``ProviderClient`` (no daemon): the floor the daemon's latency is compared to."""
+    from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, TextDelta
+
+    environ = {
+        "ANTHROPIC_BASE_URL": f"{sim_url}/anthropic",
+        "ANTHROPIC_API_KEY": "bench-key-0000000000",
+    }
+    endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
+    arrivals: dict[str, list[dict[int, float]]] = {}
+    http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=runs + 10), timeout=120)
+    async with ProviderClient(endpoint, http_client=http) as client:
+
+        async def one(request: str) -> None:
+            received: dict[int, float] = {}
+            arrivals[request] = [received]
+            async with client.call(ModelRequest.simple("claude-sonnet-4-6", request)) as call:
+                async for event in call:
+                    if isinstance(event, TextDelta):
+                        received[len(received)] = time.monotonic()
+
+        await asyncio.gather(*(one(f"direct run {index}") for index in range(runs)))
+    await http.aclose()
+    return arrivals
+
+
+def latencies_of(
+    arrivals: dict[str, list[dict[int, float]]], sent: dict[str, list[float]]
+) -> list[float]:
+    values = []
+    for request, per_subscriber in arrivals.items():
+        emitted = sent.get(request, [])
+        for received in per_subscriber:
+            values += [
+                (at - emitted[index]) * 1000
+                for index, at in received.items()
+                if index < len(emitted)
+            ]
+    return sorted(values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -162,6 +204,7 @@ def main() -> None:
                         break
                 except httpx2.TransportError:
                     time.sleep(0.1)
+            baseline = asyncio.run(direct_baseline(sim_url, args.runs))
             arrivals, elapsed, delivered, extra_kib = asyncio.run(
                 drive(base, args.runs, args.subscribers, daemon.pid)
             )
@@ -176,29 +219,31 @@ def main() -> None:
                 m["content"] for m in json.loads(body)["messages"] if m["role"] == "user"
             )
             sent.setdefault(request, []).append(at)
-    latencies = []
-    for request, per_subscriber in arrivals.items():
-        emitted = sent.get(request, [])
-        for received in per_subscriber:
-            latencies += [
-                (at - emitted[index]) * 1000
-                for index, at in received.items()
-                if index < len(emitted)
-            ]
-    latencies.sort()
+    latencies = latencies_of(arrivals, sent)
+    floor = latencies_of(baseline, sent)
+
+    def p99(values: list[float]) -> float:
+        return values[int(0.99 * (len(values) - 1))]
+
     print(
         f"{args.runs} concurrent runs x {args.subscribers} SSE subscribers, simulator pacing {args.pace * 1000:.0f} ms/frame, all on loopback\n"
     )
     print(
-        "| delta latency p50 | p99 | max | events delivered | events/s delivered | daemon RSS per active run |"
+        "| path | delta latency p50 | p99 | max | events delivered | events/s delivered | daemon RSS per active run |"
     )
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     print(
-        f"| {statistics.median(latencies):.1f} ms | {latencies[int(0.99 * (len(latencies) - 1))]:.1f} ms | {latencies[-1]:.1f} ms "
+        f"| direct ProviderClient, {args.runs} streams (baseline) | {statistics.median(floor):.1f} ms | {p99(floor):.1f} ms | {floor[-1]:.1f} ms | - | - | - |"
+    )
+    print(
+        f"| daemon: runtime + SSE to {args.runs * args.subscribers} subscribers | {statistics.median(latencies):.1f} ms | {p99(latencies):.1f} ms | {latencies[-1]:.1f} ms "
         f"| {delivered:,} | {delivered / elapsed:,.0f} | {extra_kib / args.runs:,.0f} KiB |"
     )
     print(
-        f"\n({len(latencies):,} answer deltas matched to their emission; run wall time {elapsed:.1f} s)"
+        f"\nlatency added by the daemon: p50 {statistics.median(latencies) - statistics.median(floor):+.1f} ms, p99 {p99(latencies) - p99(floor):+.1f} ms"
+    )
+    print(
+        f"({len(latencies):,} subscriber deltas and {len(floor):,} baseline deltas matched to their emission; daemon phase wall time {elapsed:.1f} s)"
     )
 
 
