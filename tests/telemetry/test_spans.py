@@ -265,7 +265,7 @@ async def test_a_failing_hook_never_fails_the_run(
         def run_started(self, run: Run) -> None:
             raise RuntimeError("boom")
 
-        def task_finished(self, run: Run, task: Task, **report: object) -> None:
+        def task_finished(self, run: Run, task: Task, report: object) -> None:
             raise RuntimeError(f"boom {CANARY}")
 
         def run_finished(self, run: Run) -> None:

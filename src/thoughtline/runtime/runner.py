@@ -42,7 +42,12 @@ from thoughtline.runtime.models import (
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
-from thoughtline.runtime.telemetry_hooks import RunTelemetry, first_chunk_ms, notify
+from thoughtline.runtime.telemetry_hooks import (
+    CallReport,
+    RunTelemetry,
+    first_chunk_ms,
+    notify,
+)
 from thoughtline.runtime.trace import TraceWriter, retention_seconds
 from thoughtline.store.base import Store
 
@@ -632,13 +637,15 @@ class TaskExecution:
             lambda hook: hook.task_finished(
                 execution.run,
                 task,
-                recorded_reasoning=captured.for_trace,
-                response_model=response.model,
-                response_id=response.response_id,
-                finish_reason=None if response.finish is None else response.finish.reason,
-                cached_input_tokens=response.usage.cached_input_tokens,
-                streamed=exchange is not None and exchange.streamed,
-                time_to_first_chunk_ms=first_chunk_ms(exchange),
+                CallReport(
+                    recorded_reasoning=captured.for_trace,
+                    response_model=response.model,
+                    response_id=response.response_id,
+                    finish_reason=None if response.finish is None else response.finish.reason,
+                    cached_input_tokens=response.usage.cached_input_tokens,
+                    streamed=exchange is not None and exchange.streamed,
+                    time_to_first_chunk_ms=first_chunk_ms(exchange),
+                ),
             ),
         )
         execution.emit_task("task.completed", task)

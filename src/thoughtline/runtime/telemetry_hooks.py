@@ -13,12 +13,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from thoughtline.providers.exchange import Exchange
 from thoughtline.runtime.models import Run, Task
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallReport:
+    """What the runtime reports about one model call besides the task itself.
+    ``recorded_reasoning`` is the gate's trace copy (``None`` unless the mode records)."""
+
+    recorded_reasoning: Sequence[Mapping[str, Any]] | None
+    response_model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
+    cached_input_tokens: int | None = None
+    streamed: bool = False
+    time_to_first_chunk_ms: float | None = None
 
 
 class RunTelemetry(Protocol):
@@ -29,19 +44,7 @@ class RunTelemetry(Protocol):
     def run_started(self, run: Run) -> None:
         """The run began executing (its tasks are about to be scheduled)."""
 
-    def task_finished(
-        self,
-        run: Run,
-        task: Task,
-        *,
-        recorded_reasoning: Sequence[Mapping[str, Any]] | None,
-        response_model: str | None,
-        response_id: str | None,
-        finish_reason: str | None,
-        cached_input_tokens: int | None,
-        streamed: bool,
-        time_to_first_chunk_ms: float | None,
-    ) -> None:
+    def task_finished(self, run: Run, task: Task, report: CallReport) -> None:
         """A task's model call ended (done, failed, cancelled or interrupted).
 
         ``task`` is final: status, error, usage, ``reasoning_status`` and timings

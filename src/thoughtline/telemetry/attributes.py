@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeAlias
 
 from thoughtline.providers.redaction import Redactor
 from thoughtline.runtime.models import Run, Task
+from thoughtline.runtime.telemetry_hooks import CallReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
 Attributes: TypeAlias = dict[str, AttributeValue]
@@ -46,20 +46,6 @@ FINISH_REASONS: Mapping[str, str] = {"tool_calls": "tool_call"}
 
 # Run statuses the run span reports as errors.
 _FAILED_RUN_STATUSES = frozenset({"failed", "completed_with_failures"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallReport:
-    """What the runtime reports about one model call besides the task itself.
-    ``recorded_reasoning`` is the gate's trace copy (``None`` unless the mode records)."""
-
-    recorded_reasoning: Sequence[Mapping[str, Any]] | None
-    response_model: str | None = None
-    response_id: str | None = None
-    finish_reason: str | None = None
-    cached_input_tokens: int | None = None
-    streamed: bool = False
-    time_to_first_chunk_ms: float | None = None
 
 
 def provider_name(endpoint: str) -> str:

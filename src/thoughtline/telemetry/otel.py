@@ -13,15 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
 from thoughtline.runtime.models import Run, Task
+from thoughtline.runtime.telemetry_hooks import CallReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,
-    CallReport,
     error_description,
     iso_to_ns,
     run_attributes,
@@ -98,28 +96,7 @@ class OtelTelemetry:
     def run_started(self, run: Run) -> None:
         self._run_span(run, start_ns=_now_ms_ns())
 
-    def task_finished(
-        self,
-        run: Run,
-        task: Task,
-        *,
-        recorded_reasoning: Sequence[Mapping[str, Any]] | None,
-        response_model: str | None,
-        response_id: str | None,
-        finish_reason: str | None,
-        cached_input_tokens: int | None,
-        streamed: bool,
-        time_to_first_chunk_ms: float | None,
-    ) -> None:
-        report = CallReport(
-            recorded_reasoning=recorded_reasoning,
-            response_model=response_model,
-            response_id=response_id,
-            finish_reason=finish_reason,
-            cached_input_tokens=cached_input_tokens,
-            streamed=streamed,
-            time_to_first_chunk_ms=time_to_first_chunk_ms,
-        )
+    def task_finished(self, run: Run, task: Task, report: CallReport) -> None:
         parent = self._run_span(run, start_ns=iso_to_ns(run.created_at))
         attributes = task_attributes(
             run, task, report, capture_content=self.capture_content, redactor=self.redactor
