@@ -6,6 +6,7 @@ import atexit
 from pathlib import Path
 
 from thoughtline.config import Config, load_config, thoughtline_home
+from thoughtline.providers.discovery import load_capabilities
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.telemetry import open_telemetry
@@ -29,7 +30,10 @@ def database_path() -> Path:
 def open_runtime() -> tuple[Config, SQLiteStore, Runtime]:
     config = load_config()
     store = open_store(config)
-    runtime = Runtime(config=config, store=store)
+    # The built-in capability table, plus what `thoughtline providers --refresh` cached.
+    runtime = Runtime(
+        config=config, store=store, capabilities=load_capabilities(thoughtline_home())
+    )
     # OpenTelemetry export, when [telemetry] or OTEL_* turn it on. Built after the runtime
     # so it redacts with the same loaded secrets; flushed when the process exits.
     try:

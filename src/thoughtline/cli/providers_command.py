@@ -44,8 +44,14 @@ def providers_report() -> dict[str, Any]:
                 "families": [family.family for family in table.for_endpoint(name)],
             }
         )
+    from thoughtline.config import thoughtline_home
+    from thoughtline.providers.discovery import CachedCapabilityTable, load_capabilities
+
+    loaded = load_capabilities(thoughtline_home())
+    cached = loaded.cached if isinstance(loaded, CachedCapabilityTable) else {}
     return {
         "schema": "thoughtline.providers/v1",
+        "cached_models": cached,
         "config": str(config.path) if config.path else None,
         "endpoints": endpoints,
         "families": [
@@ -57,8 +63,15 @@ def providers_report() -> dict[str, Any]:
 
 @click.command("providers")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def providers_command(as_json: bool) -> None:
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Ask Anthropic's model API what each model accepts and cache it in THOUGHTLINE_HOME.",
+)
+def providers_command(as_json: bool, refresh: bool) -> None:
     """Endpoints, wire APIs and what each model family discloses."""
+    if refresh:
+        _refresh()
     report = providers_report()
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -106,6 +119,31 @@ def providers_command(as_json: bool) -> None:
     console.print(families)
     if report["config"]:
         console.print(f"[dim]config: {report['config']}[/]")
+
+
+def _refresh() -> None:
+    import asyncio
+
+    import httpx2
+
+    from thoughtline.config import thoughtline_home
+    from thoughtline.providers.discovery import refresh_anthropic, write_cache
+
+    config = load_config()
+    endpoint = EndpointRegistry(config.providers, config_source=str(config.path)).resolve(
+        "anthropic"
+    )
+
+    async def fetch() -> dict[str, dict[str, Any]]:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            return await refresh_anthropic(endpoint, http)
+
+    entries = asyncio.run(fetch())
+    path = write_cache(thoughtline_home(), "anthropic", entries)
+    click.echo(
+        f"Refreshed {len(entries)} Anthropic model(s) from {endpoint.base_url} into {path}.",
+        err=True,
+    )
 
 
 def _terminal_width() -> int:

@@ -23,6 +23,7 @@ cut after a given frame, a first byte delayed, a frame corrupted.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import threading
@@ -187,6 +188,8 @@ class Simulator:
         # Called after each streamed frame is handed to the server (benchmarks use it to
         # time delivery end to end); only for responses without an injected fault.
         self.on_frame_sent: Callable[[SimRequest, FrameRole], None] | None = None
+        # What the simulated Anthropic model API reports (GET /v1/models/{id}).
+        self.anthropic_models: dict[str, dict[str, Any]] = {}
         self._scripts: list[_Script] = []
         self._faults: list[_Injection] = []
         self._lock = threading.Lock()
@@ -252,6 +255,9 @@ class Simulator:
         if scope["type"] != "http":
             return
         path: str = scope["path"]
+        if scope["method"] == "GET" and path.startswith("/anthropic/v1/models"):
+            await self._models(path, send)
+            return
         match = self._route(path)
         if match is None:
             await _plain(send, 404, b'{"error": "no simulated provider at this path"}')
@@ -295,6 +301,26 @@ class Simulator:
             self.requests.append(request)
         transcript, fault = self._take(profile.name, model)
         await self._respond(send, renderer, transcript, request, fault)
+
+    async def _models(self, path: str, send: Send) -> None:
+        """Anthropic's model API (``GET /v1/models`` and ``/v1/models/{id}``), answering
+        from :attr:`anthropic_models` (model id → ``capabilities`` object)."""
+        rest = path[len("/anthropic/v1/models") :].strip("/")
+        if not rest:
+            data = [{"type": "model", "id": model_id} for model_id in self.anthropic_models]
+            body = {"data": data, "has_more": False, "first_id": None, "last_id": None}
+            await _plain(send, 200, json.dumps(body).encode())
+            return
+        capabilities = self.anthropic_models.get(rest)
+        if capabilities is None:
+            error = {
+                "type": "error",
+                "error": {"type": "not_found_error", "message": f"model: {rest}"},
+            }
+            await _plain(send, 404, json.dumps(error).encode())
+            return
+        info = {"type": "model", "id": rest, "display_name": rest, "capabilities": capabilities}
+        await _plain(send, 200, json.dumps(info).encode())
 
     def _route(self, path: str) -> tuple[Profile, WireRenderer] | None:
         for profile in self.profiles.values():
