@@ -180,26 +180,40 @@ def test_purge_applies_retention_per_layer(
     (home.parent / "thoughtline.toml").write_text(
         '[trace]\nprovider_raw = true\n[trace.retention]\nreasoning = "1s"\nprovider_raw = "1s"\n'
     )
+    # surface_and_telemetry: the canary is in the reasoning layer, the raw exchange, the
+    # task row and the run's live event log — retention must reach every copy.
     run = json.loads(
         thoughtline(
-            home, environ, "run", "x", "--chain-of-thought", "telemetry_only", "--json"
+            home, environ, "run", "x", "--chain-of-thought", "surface_and_telemetry", "--json"
         ).stdout
     )
+    assert CANARY in run["tasks"][0]["reasoning"]
     time.sleep(1.2)
     dry = thoughtline(home, environ, "purge", "--dry-run")
     assert dry.stdout.splitlines() == [
         "answer: would remove 0 event(s) (retention forever)",
         "reasoning: would remove 1 event(s) (retention 1s)",
         "provider_raw: would remove 1 event(s) (retention 1s)",
+        "displayed reasoning: would remove from 1 task(s) (retention 1s)",
     ]
     assert CANARY.encode() in all_bytes_under(home)
     real = thoughtline(home, environ, "purge")
     assert real.stdout.splitlines()[1] == "reasoning: removed 1 event(s) (retention 1s)"
+    assert (
+        real.stdout.splitlines()[3] == "displayed reasoning: removed from 1 task(s) (retention 1s)"
+    )
     layers = {
         event["layer"]
         for event in json.loads(thoughtline(home, environ, "trace", run["id"], "--json").stdout)
     }
     assert layers == {"answer"}
+    task = json.loads(thoughtline(home, environ, "status", run["id"], "--json").stdout)["tasks"][0]
+    assert task["reasoning"] is None
+    assert task["reasoning_parts"] == []
+    assert task["reasoning_notice"].endswith(
+        "The reasoning text was removed by the reasoning retention."
+    )
+    assert task["output"] == run["tasks"][0]["output"]  # answers stay (retention forever)
     assert CANARY.encode() not in all_bytes_under(home)
 
 

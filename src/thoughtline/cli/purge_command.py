@@ -15,11 +15,23 @@ def purge_command(dry_run: bool) -> None:
     """Remove trace events older than each layer's retention."""
     config = load_config()
     store = open_store(config)
+    retention = retention_seconds(config.retention)
     try:
-        removed = store.purge(retention_seconds(config.retention), dry_run=dry_run)
+        removed = store.purge(retention, dry_run=dry_run)
+        keep_reasoning = retention.get("reasoning")
+        cleared = (
+            0
+            if keep_reasoning is None
+            else store.purge_displayed_reasoning(keep_reasoning, dry_run=dry_run)
+        )
     finally:
         store.close()
     verb = "would remove" if dry_run else "removed"
     for layer, count in removed.items():
         keep = config.retention.get(layer, "forever")
         click.echo(f"{layer}: {verb} {count} event(s) (retention {keep})")
+    # The reasoning retention also reaches the copies shown on display surfaces.
+    click.echo(
+        f"displayed reasoning: {verb} from {cleared} task(s) "
+        f"(retention {config.retention.get('reasoning', 'forever')})"
+    )

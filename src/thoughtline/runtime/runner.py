@@ -221,7 +221,11 @@ class Runtime:
         the last day (so retention holds even when nobody runs ``thoughtline purge``)."""
         if not self.store.purge_due():
             return None
-        return self.store.purge(self.retention)
+        removed = self.store.purge(self.retention)
+        keep = self.retention.get("reasoning")
+        if keep is not None:
+            self.store.purge_displayed_reasoning(keep)
+        return removed
 
     def interrupt_all(self) -> list[str]:
         """For a process shutting down: stop every run executing here; they end

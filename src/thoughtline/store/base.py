@@ -62,6 +62,11 @@ class Store(Protocol):
         forever). Returns how many events of each layer were (or would be) removed."""
         ...
 
+    def purge_displayed_reasoning(self, older_than_s: int, *, dry_run: bool = False) -> int:
+        """Clear displayed reasoning (task rows, run event log) of tasks that finished
+        more than ``older_than_s`` ago. Returns how many tasks were (or would be) cleared."""
+        ...
+
     def purge_due(self, every_s: int = 86_400) -> bool:
         """True when no purge ran in the last ``every_s`` seconds (for long-running
         processes that purge automatically at most once a day); records the check."""

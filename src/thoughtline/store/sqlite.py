@@ -77,6 +77,8 @@ _INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(_TASK_COLUMNS)}) "
     f"VALUES ({', '.join(':' + column for column in _TASK_COLUMNS)})"
 )
+_RETENTION_NOTE = "The reasoning text was removed by the reasoning retention."
+
 _UPDATE_TASK = (
     f"UPDATE tasks SET {', '.join(f'{column} = :{column}' for column in _TASK_COLUMNS[1:])} "
     "WHERE id = :id"
@@ -381,6 +383,56 @@ class SQLiteStore(Store):
             with self._lock, self._usage_errors():
                 self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return counts
+
+    def purge_displayed_reasoning(self, older_than_s: int, *, dry_run: bool = False) -> int:
+        """Remove the displayed copies of reasoning (``task.reasoning``, its parts, and
+        the run event log's reasoning deltas and task/run snapshots) of tasks that
+        finished more than ``older_than_s`` ago — the ``reasoning`` retention applies to
+        every copy, not only the trace layer. Returns how many tasks were (or would be)
+        cleared; each keeps a notice saying its reasoning was removed by retention."""
+        cutoff = _iso(time.time() - older_than_s)
+        select = (
+            "SELECT id FROM tasks WHERE finished_at IS NOT NULL AND finished_at < ? "
+            "AND (reasoning IS NOT NULL OR (reasoning_parts_json IS NOT NULL "
+            "AND reasoning_parts_json != '[]'))"
+        )
+        if dry_run:
+            with self._read() as conn:
+                return len(conn.execute(select, (cutoff,)).fetchall())
+        with self._write() as conn:
+            task_ids = [row[0] for row in conn.execute(select, (cutoff,)).fetchall()]
+            conn.executemany(
+                "UPDATE tasks SET reasoning = NULL, reasoning_parts_json = '[]', "
+                "reasoning_notice = COALESCE(reasoning_notice || ' ', '') || ? WHERE id = ?",
+                [(_RETENTION_NOTE, task_id) for task_id in task_ids],
+            )
+            conn.execute(
+                "DELETE FROM run_events WHERE type = 'reasoning.delta' AND at < ?", (cutoff,)
+            )
+            rows = conn.execute(
+                "SELECT run_id, seq, data_json FROM run_events WHERE at < ? AND type != "
+                "'reasoning.delta' AND data_json LIKE '%\"reasoning\":%'",
+                (cutoff,),
+            ).fetchall()
+            for run_id, seq, data_json in rows:
+                data = json.loads(data_json)
+                tasks = data["tasks"] if isinstance(data.get("tasks"), list) else [data]
+                changed = False
+                for task in tasks:
+                    if isinstance(task, dict) and (
+                        task.get("reasoning") or task.get("reasoning_parts")
+                    ):
+                        task["reasoning"], task["reasoning_parts"] = None, []
+                        changed = True
+                if changed:
+                    conn.execute(
+                        "UPDATE run_events SET data_json = ? WHERE run_id = ? AND seq = ?",
+                        (_dump(data), run_id, seq),
+                    )
+        if task_ids:
+            with self._lock, self._usage_errors():
+                self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return len(task_ids)
 
     def purge_due(self, every_s: int = 86_400) -> bool:
         def due(conn: sqlite3.Connection, now: float) -> bool:
