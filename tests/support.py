@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from thoughtline.events import StreamEvent
-from thoughtline.providers.base import StreamDecoder
+from thoughtline.providers.base import CallContext, StreamDecoder
+from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
 
 
 def decode_in_pieces(
@@ -26,3 +28,18 @@ def decode_in_pieces(
 
 def byte_by_byte(new_decoder: Callable[[], StreamDecoder], data: bytes) -> list[StreamEvent]:
     return decode_in_pieces(new_decoder, data, range(1, len(data)))
+
+
+def call_context(
+    endpoint: str,
+    model: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    settings: Mapping[str, EndpointSettings] | None = None,
+    capability_endpoint: str | None = None,
+) -> CallContext:
+    """The context an adapter gets for ``model`` on a built-in (or configured) endpoint,
+    capability looked up as the transport does (optionally under another endpoint name)."""
+    resolved = EndpointRegistry(settings, environ=environ or {}).resolve(endpoint)
+    capability = builtin_capabilities().lookup(capability_endpoint or endpoint, model)
+    return CallContext(endpoint=resolved, capability=capability)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support import decode_in_pieces
+from tests.support import call_context, decode_in_pieces
 from thoughtline.events import StreamEvent
 from thoughtline.providers.anthropic import AnthropicMessagesAdapter
 from thoughtline.providers.base import CallContext, StreamDecoder
-from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.requests import ModelRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "anthropic"
@@ -21,10 +19,11 @@ def fixture(name: str) -> bytes:
 
 
 def context(model: str, *, endpoint: str = "anthropic") -> CallContext:
-    registry = EndpointRegistry(environ={"ANTHROPIC_API_KEY": "sk-ant-test-secret"})
-    return CallContext(
-        endpoint=registry.resolve("anthropic"),
-        capability=builtin_capabilities().lookup(endpoint, model),
+    return call_context(
+        "anthropic",
+        model,
+        environ={"ANTHROPIC_API_KEY": "sk-ant-test-secret"},
+        capability_endpoint=endpoint,
     )
 
 

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, decode_whole
-from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.gemini import GeminiAdapter
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimRequest
@@ -37,8 +36,7 @@ def sse_payloads(name: str) -> list[dict[str, Any]]:
 
 
 def context(model: str = "gemini-2.5-flash") -> CallContext:
-    endpoint = EndpointRegistry(environ={}).resolve("gemini")
-    return CallContext(endpoint=endpoint, capability=builtin_capabilities().lookup("gemini", model))
+    return call_context("gemini", model)
 
 
 def request(

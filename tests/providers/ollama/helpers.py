@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, decode_whole
-from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.ollama import OllamaAdapter
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimRequest
@@ -32,8 +31,7 @@ def ndjson_lines(name: str) -> list[dict[str, Any]]:
 
 
 def context(model: str = "qwen3:8b") -> CallContext:
-    endpoint = EndpointRegistry(environ={}).resolve("ollama")
-    return CallContext(endpoint=endpoint, capability=builtin_capabilities().lookup("ollama", model))
+    return call_context("ollama", model)
 
 
 def request(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext
-from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings, ReasoningField
+from thoughtline.providers.endpoints import EndpointSettings, ReasoningField
 from thoughtline.providers.openai_chat import OpenAIChatAdapter
 from thoughtline.requests import ModelRequest, ReasoningRequest
 
@@ -45,9 +45,7 @@ def make_context(
     settings: dict[str, EndpointSettings] = {}
     if reasoning_field is not None or wire_api is not None:
         settings[endpoint] = EndpointSettings(reasoning_field=reasoning_field, wire_api=wire_api)
-    registry = EndpointRegistry(settings, environ={})
-    resolved = registry.resolve(endpoint)
-    return CallContext(endpoint=resolved, capability=builtin_capabilities().lookup(endpoint, model))
+    return call_context(endpoint, model, settings=settings)
 
 
 def fixture_context(stem: str) -> tuple[ModelRequest, CallContext]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support import call_context
 from thoughtline.events import (
     ReasoningDelta,
     StreamEvent,
@@ -11,8 +12,6 @@ from thoughtline.events import (
     ToolCallDelta,
 )
 from thoughtline.providers.base import CallContext, StreamDecoder, decode_whole
-from thoughtline.providers.capabilities import builtin_capabilities
-from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.openai_responses import OpenAIResponsesAdapter
 from thoughtline.requests import ModelRequest
 from thoughtline.testing.transcript import SimRequest
@@ -27,9 +26,7 @@ def fixture(name: str) -> bytes:
 
 
 def context(model: str = "gpt-5.5", *, base_url: str | None = None) -> CallContext:
-    environ = {"OPENAI_BASE_URL": base_url} if base_url else {}
-    endpoint = EndpointRegistry(environ=environ).resolve("openai")
-    return CallContext(endpoint=endpoint, capability=builtin_capabilities().lookup("openai", model))
+    return call_context("openai", model, environ={"OPENAI_BASE_URL": base_url} if base_url else {})
 
 
 def new_decoder() -> StreamDecoder:
