@@ -38,7 +38,7 @@ from thoughtline.providers.exchange import Attempt, Exchange, ExchangeTimings
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import adapter_for
 from thoughtline.requests import ModelRequest
-from thoughtline.wire.jsonio import dumps, dumps_bytes
+from thoughtline.wire.jsonio import dumps_bytes
 
 MAX_ERROR_BODY_BYTES = 1_000_000
 
@@ -174,6 +174,7 @@ class ProviderCall:
         self._accumulator = ResponseAccumulator()
         self._iterator: AsyncIterator[StreamEvent] | None = None
         self.exchange: Exchange | None = None
+        self._request_body = b""
 
     @property
     def response(self) -> ModelResponse:
@@ -212,6 +213,8 @@ class ProviderCall:
         clock = _Clock()
         attempts: list[Attempt] = []
         wire = client.adapter.build_request(self.request, self.context)
+        # Serialized once: every attempt sends these bytes and the exchange records them.
+        self._request_body = dumps_bytes(wire.body)
         if wire.warnings:
             yield list(wire.warnings)
         try:
@@ -293,7 +296,7 @@ class ProviderCall:
             wire.method,
             wire.url,
             headers=headers,
-            content=dumps_bytes(wire.body),
+            content=self._request_body,
             timeout=client.timeouts.for_httpx(),
         )
         try:
@@ -436,7 +439,7 @@ class ProviderCall:
             method=wire.method,
             url=redactor.url(wire.url),
             request_headers=redactor.headers(headers),
-            request_body=redactor.text(dumps(dict(wire.body))),
+            request_body=redactor.text(self._request_body.decode("utf-8")),
             status=status,
             response_headers=redactor.headers(response_headers),
             response_body=None if body is None else redactor.bytes(body),

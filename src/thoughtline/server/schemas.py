@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from thoughtline.requests import Effort
 from thoughtline.runtime.models import (
     ChainOfThought,
     ModeSource,
@@ -20,8 +21,6 @@ from thoughtline.runtime.models import (
     TraceLayer,
     WorkerBackend,
 )
-
-Effort = Literal["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 
 class RunCreate(BaseModel):
