@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import CANARY_KEY
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CACHE_FILE, load_capabilities
 from thoughtline.testing import Simulator
@@ -50,6 +51,9 @@ def test_refresh_caches_what_the_model_api_reports_and_requests_follow_it(
     result = thoughtline(home, environ, "providers", "--refresh", "--json")
     assert result.returncode == 0, result.stderr
     assert "Refreshed 2 Anthropic model(s)" in result.stderr
+    # The key went to the model API and nowhere else: not to the cache, not to the output.
+    assert CANARY_KEY not in (home / CACHE_FILE).read_text()
+    assert CANARY_KEY not in result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert report["cached_models"]["anthropic"]["claude-future-9"] == {
         "thinking_control": "adaptive",
