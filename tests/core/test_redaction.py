@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from thoughtline.providers.redaction import REDACTED, Redactor
 
 CANARY_KEY = "tl-canary-key-6f1d2c9e8b7a"
@@ -59,3 +62,103 @@ def test_short_values_are_not_treated_as_secrets() -> None:
 def test_ordinary_text_is_left_alone() -> None:
     text = "The model reasoned about sk- prefixes and keys in general."
     assert Redactor().text(text) == text
+
+
+# -- streaming: loaded values cut across pieces -----------------------------------------
+
+# Secrets that overlap and share prefixes, from the same small alphabet as the text, so
+# random texts keep almost completing one of them.
+STREAM_SECRETS = ("abcab-cab", "abcabc", "ba-ba-ba-c", "cccccc")
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    pieces, start = [], 0
+    for point in points:
+        pieces.append(text[start:point])
+        start = point
+    pieces.append(text[start:])
+    return pieces
+
+
+def _stream(redactor: Redactor, pieces: list[str]) -> list[str]:
+    stream = redactor.stream()
+    released = [stream.feed(piece) for piece in pieces]
+    released.append(stream.flush())
+    return released
+
+
+fragments = st.one_of(
+    st.sampled_from(STREAM_SECRETS),
+    st.sampled_from(STREAM_SECRETS).map(lambda secret: secret[: len(secret) // 2 + 1]),
+    st.text(alphabet="abc- ", max_size=6),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(fragments, max_size=14),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+    secret_count=st.integers(min_value=1, max_value=len(STREAM_SECRETS)),
+)
+def test_stream_redaction_equals_whole_text_redaction_for_any_split(
+    parts: list[str], cuts: list[int], secret_count: int
+) -> None:
+    secrets = STREAM_SECRETS[:secret_count]
+    redactor = Redactor(secrets)
+    whole = "".join(parts)
+    released = "".join(_stream(redactor, _split(whole, cuts)))
+    assert released == redactor.values(whole) == redactor.text(whole)
+    for secret in secrets:
+        assert secret not in released
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet="abc- ", max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+)
+def test_stream_holds_back_only_an_open_prefix_of_a_secret(text: str, cuts: list[int]) -> None:
+    redactor = Redactor(STREAM_SECRETS)
+    stream = redactor.stream()
+    fed = ""
+    released = ""
+    for piece in _split(text, cuts):
+        fed += piece
+        released += stream.feed(piece)
+        held = fed[len(fed) - len(stream._held) :] if stream._held else ""
+        assert stream._held == held
+        # What is held could still become a secret, and nothing shorter would do.
+        assert held == "" or any(
+            len(held) < len(secret) and secret.startswith(held) for secret in STREAM_SECRETS
+        )
+    assert released + stream.flush() == redactor.values(text)
+
+
+def test_a_key_split_across_deltas_never_appears_and_nothing_lags_after_it() -> None:
+    redactor = Redactor([CANARY_KEY])
+    text = f"The key is {CANARY_KEY}, as you asked. Done."
+    pieces = [text[i : i + 5] for i in range(0, len(text), 5)]
+    released = _stream(redactor, pieces)
+    assert "".join(released) == f"The key is {REDACTED}, as you asked. Done."
+    assert all(CANARY_KEY[:5] not in piece for piece in released)
+    assert released[-1] == ""  # the text ends with no open prefix: nothing left to flush
+
+
+def test_pieces_that_cannot_start_a_secret_pass_through_unchanged() -> None:
+    stream = Redactor(["zq-secret-value"]).stream()
+    piece = "plain reasoning text"
+    assert stream.feed(piece) is piece
+    assert Redactor().stream().feed(piece) is piece
+    assert stream.feed("ends with z") == "ends with "  # "z" might start the value
+    assert stream.feed("ebra") == "zebra"
+    assert stream.flush() == ""
+
+
+def test_stream_keeps_key_shapes_that_are_not_loaded_values() -> None:
+    # A model writing an example key shape is not leaking a credential; Redactor.text
+    # (used for raw exchanges and error messages) still removes shapes.
+    example = "sk-ant-api03-" + "E" * 30
+    stream = Redactor([CANARY_KEY]).stream()
+    assert stream.feed(example) + stream.flush() == example
+    assert Redactor([CANARY_KEY]).text(example) == REDACTED

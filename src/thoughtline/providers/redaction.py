@@ -8,12 +8,17 @@ What is replaced with ``[REDACTED]``:
   ``access_token``);
 - known key shapes anywhere in text (Anthropic, OpenAI, OpenRouter, Google, bearer tokens);
 - the exact value of every credential the process loaded, wherever it appears.
+
+Model output (answer text, reasoning text) is redacted for the exact loaded values only,
+as it streams, by :class:`StreamRedactor`: a model that writes an example key shape is
+not leaking a credential, but one that echoes a loaded key is.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
@@ -43,6 +48,7 @@ _KEY_SHAPES = re.compile(
 )
 
 _MIN_SECRET_LENGTH = 6  # shorter "secrets" would redact ordinary words
+_NEVER = re.compile(r"(?!)")
 
 
 class Redactor:
@@ -63,14 +69,39 @@ class Redactor:
         self._secret_pattern = (
             re.compile("|".join(re.escape(value) for value in values)) if values else None
         )
+        # For streams: where a loaded value could start (a fast reject for a whole delta),
+        # and the earliest position from which the text's end is a proper prefix of one.
+        self._first_characters = (
+            re.compile("[" + "".join(re.escape(c) for c in {v[0] for v in values}) + "]")
+            if values
+            else _NEVER
+        )
+        self._open_prefix = _proper_prefix_pattern(values) if values else _NEVER
+        self._longest = len(values[0]) if values else 0
 
     def with_secrets(self, secrets: Iterable[str]) -> Redactor:
         return Redactor((*self._secrets, *secrets))
+
+    @property
+    def has_secrets(self) -> bool:
+        """Whether any credential value was loaded (else :meth:`values` changes nothing)."""
+        return self._secret_pattern is not None
 
     def text(self, value: str) -> str:
         if self._secret_pattern is not None:
             value = self._secret_pattern.sub(REDACTED, value)
         return _KEY_SHAPES.sub(REDACTED, value)
+
+    def values(self, value: str) -> str:
+        """Only the exact loaded credential values replaced (no key shapes): what
+        :class:`StreamRedactor` produces for the same text, however it is split."""
+        if self._secret_pattern is None:
+            return value
+        return self._secret_pattern.sub(REDACTED, value)
+
+    def stream(self) -> StreamRedactor:
+        """A fresh :class:`StreamRedactor` for one stream of text (one part)."""
+        return StreamRedactor(self)
 
     def bytes(self, value: bytes) -> bytes:
         if not value:
@@ -99,3 +130,94 @@ class Redactor:
             netloc = parts.netloc.replace(f":{parts.password}@", f":{REDACTED}@")
             parts = parts._replace(netloc=netloc)
         return self.text(urlunsplit(parts))
+
+
+class StreamRedactor:
+    """Sans-IO redaction of loaded credential values in text that arrives in pieces.
+
+    :meth:`feed` returns what can be released now; :meth:`flush` returns the rest at the
+    end of the part or stream. The concatenation of everything returned equals
+    ``Redactor.values`` of the concatenated input, however it was split: a value cut
+    across two pieces is still removed whole.
+
+    Only the shortest tail that could still become a loaded value is held back (a proper
+    prefix of one, so never longer than the longest value minus one character), and it is
+    released as soon as it cannot. Each call looks at the held tail and the new piece
+    only, never at text already released, so the cost per piece does not grow with the
+    stream. A piece that cannot hold the first character of any value, with nothing
+    held, is returned as is.
+    """
+
+    __slots__ = ("_first", "_held", "_longest", "_open_prefix", "_pattern")
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._pattern = redactor._secret_pattern
+        self._first = redactor._first_characters
+        self._open_prefix = redactor._open_prefix
+        self._longest = redactor._longest
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        pattern = self._pattern
+        if pattern is None:
+            return text
+        held = self._held
+        if not held:
+            if self._first.search(text) is None:
+                return text
+            buffer = text
+        else:
+            buffer = held + text
+        end = len(buffer)
+        # Only the last (longest - 1) positions can start a proper prefix of a value.
+        window = max(0, end - self._longest + 1)
+        open_at = self._open_prefix.search(buffer, window)
+        cut = end if open_at is None else open_at.start()
+        match = pattern.search(buffer)
+        if match is None or match.start() >= cut:
+            self._held = buffer[cut:] if cut < end else ""
+            return buffer if cut == end else buffer[:cut]
+        # A value starts before the cut: it is complete (its start is not an open prefix),
+        # so it is replaced; a match reaching past the cut moves the cut after it.
+        pieces: list[str] = []
+        position = 0
+        while match is not None and match.start() < cut:
+            pieces.append(buffer[position : match.start()])
+            pieces.append(REDACTED)
+            position = match.end()
+            if position > cut:
+                open_at = self._open_prefix.search(buffer, max(position, window))
+                cut = end if open_at is None else open_at.start()
+            match = pattern.search(buffer, position)
+        pieces.append(buffer[position:cut])
+        self._held = buffer[cut:]
+        return "".join(pieces)
+
+    def flush(self) -> str:
+        """Release the held tail (redacted) at the end of a part or stream."""
+        held, self._held = self._held, ""
+        if not held or self._pattern is None:
+            return held
+        return self._pattern.sub(REDACTED, held)
+
+
+def _proper_prefix_pattern(values: Iterable[str]) -> re.Pattern[str]:
+    """Matches where the text's end is a proper prefix of one of ``values`` (a value that
+    might still be completed by the next piece); ``search`` finds the earliest such start.
+
+    Built as a trie, so a position is rejected at its first character that leads nowhere.
+    """
+    root: dict[str, dict[str, Any]] = {}
+    for value in values:
+        node = root
+        for character in value:
+            node = node.setdefault(character, {})
+
+    def below(node: dict[str, Any]) -> str:
+        # ``node`` has children, so stopping here is a proper prefix; a child with no
+        # children of its own ends a whole value, which is not an open prefix.
+        options = [re.escape(char) + below(child) for char, child in node.items() if child]
+        return "(?:" + "|".join(options) + ")?" if options else ""
+
+    first = [re.escape(char) + below(child) for char, child in root.items() if child]
+    return re.compile("(?:" + "|".join(first) + r")\Z")
