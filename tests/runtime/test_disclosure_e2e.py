@@ -18,8 +18,9 @@ from tests.conftest import CANARY_KEY
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
+from thoughtline.providers.redaction import REDACTED
 from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
     Fault,
@@ -272,3 +273,97 @@ async def test_nothing_secret_reaches_any_log(
     text = "\n".join(f"{record.getMessage()} {record.args!r}" for record in caplog.records)
     assert CANARY_KEY not in text
     assert CANARY not in text
+
+
+# The model echoes the loaded key in its answer and its reasoning; with small deltas the
+# key is cut across several of them.
+ECHO = Transcript(
+    reasoning=(
+        SimReasoning(
+            kind="summary",
+            text=f"The prompt carried {CANARY_KEY}; I must not repeat it. {CANARY}.",
+            signature="sig-echo",
+        ),
+    ),
+    answer=f"Your key is {CANARY_KEY} and again {CANARY_KEY}, sorry.",
+    reasoning_tokens=64,
+    chunk_chars=7,
+)
+
+
+def deltas_of(events: list[RunEvent], task_id: str, type_: str) -> str:
+    return "".join(
+        event.data["text"] for event in events if event.task_id == task_id and event.type == type_
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_key_the_model_echoes_is_redacted_before_anything_keeps_it(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str], mode: str
+) -> None:
+    sim.script(ECHO)
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request="Explain the decision.",
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, (endpoint, model) in ENDPOINTS.items()
+        ),
+    )
+    events: list[RunEvent] = []
+    run = await runtime.run(spec, explicit_mode=mode, observer=events.append)
+    assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
+    for task in run.tasks:
+        assert task.output == f"Your key is {REDACTED} and again {REDACTED}, sorry.", task.name
+        # What the surfaces streamed is exactly what the task keeps.
+        assert deltas_of(events, task.id, "answer.delta") == task.output
+        streamed_reasoning = deltas_of(events, task.id, "reasoning.delta")
+        if mode in DISPLAYS and task.name not in NEVER_RETURNS_TEXT:
+            assert task.reasoning_parts is not None
+            assert streamed_reasoning == "".join(part.text for part in task.reasoning_parts)
+            assert f"carried {REDACTED}; I must" in streamed_reasoning
+            assert CANARY in streamed_reasoning
+        else:
+            assert streamed_reasoning == ""
+    recorded = json.dumps([event.to_dict() for event in store.trace(run.id, "reasoning")])
+    assert (f"carried {REDACTED}; I must" in recorded) is (mode in RECORDS)
+    assert CANARY_KEY not in json.dumps([event.data for event in events])
+    assert CANARY_KEY not in json.dumps(run.snapshot())
+    store.close()
+    assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.stream_error("server_error", message=f"upstream rejected key {CANARY_KEY}"),
+        Fault.http_error(400, f"Invalid header x-api-key: {CANARY_KEY}"),
+    ],
+    ids=["in-stream", "http-400"],
+)
+async def test_a_key_a_provider_error_reflects_is_redacted(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    fault: Fault,
+) -> None:
+    sim.script(ECHO)
+    sim.inject(fault)
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request="Go.",
+        tasks=(
+            TaskSpec(name="a", role="engineer", provider="anthropic", model="claude-sonnet-4-6"),
+        ),
+    )
+    events: list[RunEvent] = []
+    run = await runtime.run(spec, explicit_mode="surface_and_telemetry", observer=events.append)
+    task = run.tasks[0]
+    assert task.status == "failed"
+    assert task.error is not None and REDACTED in task.error.message, task.error
+    assert CANARY_KEY not in json.dumps([event.data for event in events])
+    store.close()
+    assert CANARY_KEY.encode() not in all_bytes_under(home)

@@ -1,9 +1,16 @@
 """The disclosure decision: which mode applies, and the one gate that applies it.
 
-Every byte of reasoning passes :class:`DisclosureGate` on its way from the provider layer
-to anything else. The gate decides, from the mode alone, whether reasoning may reach the
-task (display surfaces), the ``reasoning`` trace layer and telemetry, or nowhere. No other
-module looks at the mode to route reasoning; surfaces only render ``task.reasoning``.
+Every byte of model output passes :class:`DisclosureGate` on its way from the provider
+layer to anything else. The gate decides, from the mode alone, whether reasoning may reach
+the task (display surfaces), the ``reasoning`` trace layer and telemetry, or nowhere. No
+other module looks at the mode to route reasoning; surfaces only render ``task.reasoning``.
+
+The gate is also where loaded credential values are removed from what the model wrote
+(answer, reasoning, tool-call arguments, provider error messages), once, before anything
+reaches a task, the event log, the trace, a surface or telemetry: a model that echoes a
+key from its prompt, or a proxy that reflects a header, leaks nothing. Streamed text is
+redacted as it arrives (:class:`~thoughtline.providers.redaction.StreamRedactor`), so the
+final output equals the concatenation of the deltas surfaces were shown.
 
 =========================  =================  =================  ===========================
 mode                       request reasoning  attach to task     write trace.reasoning/OTel
@@ -18,12 +25,13 @@ surface_and_telemetry      yes                yes                yes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart
 from thoughtline.errors import ThoughtlineError
-from thoughtline.events import ReasoningDelta, ReasoningEnd, ReasoningStart, StreamEvent
+from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta
+from thoughtline.providers.redaction import Redactor, StreamRedactor
 from thoughtline.runtime.models import (
     CHAIN_OF_THOUGHT_MODES,
     ChainOfThought,
@@ -81,17 +89,29 @@ def resolve_mode(
     return ResolvedMode("hidden", "default")
 
 
+LiveText: TypeAlias = tuple[Literal["answer.delta", "reasoning.delta"], str]
+"""A run event type and the text a live surface may show."""
+
+
 @dataclass(frozen=True, slots=True)
-class CapturedReasoning:
+class Captured:
     """What the gate let through at the end of a task.
 
-    ``for_task`` is attached to the task (display surfaces) — ``None`` unless the mode
-    displays reasoning. ``for_trace`` goes to the ``reasoning`` trace layer and telemetry
-    (with opaque provider data) — ``None`` unless the mode records reasoning.
+    ``response`` is the call's response with loaded credential values removed from the
+    answer, the reasoning text (when the mode requests reasoning), tool-call arguments,
+    warnings and the error message: the only copy anything else reads. ``for_task`` is
+    attached to the task (display surfaces) — ``None`` unless the mode displays reasoning.
+    ``for_trace`` goes to the ``reasoning`` trace layer and telemetry (with opaque provider
+    data) — ``None`` unless the mode records reasoning.
     """
 
+    response: ModelResponse
     for_task: list[ReasoningPartView] | None
     for_trace: list[dict[str, Any]] | None
+
+    @property
+    def output(self) -> str | None:
+        return self.response.text or None
 
     @property
     def task_text(self) -> str | None:
@@ -108,41 +128,97 @@ class CapturedReasoning:
 
 
 class DisclosureGate:
-    """The one place reasoning is routed. See the module docstring."""
+    """The one place model output is routed and cleaned, per task. See the module
+    docstring. Feed it the call's events with :meth:`live`, then :meth:`finish` the
+    stream and :meth:`capture` the response."""
 
-    __slots__ = ("mode",)
+    __slots__ = ("_answer", "_reasoning", "displays", "mode", "records", "redactor")
 
-    def __init__(self, mode: ChainOfThought) -> None:
+    def __init__(self, mode: ChainOfThought, redactor: Redactor | None = None) -> None:
         self.mode = mode
+        self.displays = mode in ("surface", "surface_and_telemetry")
+        self.records = mode in ("telemetry_only", "surface_and_telemetry")
+        self.redactor = redactor or Redactor()
+        # One stream for the answer (task.output is every text part joined), one per
+        # displayed reasoning part (each part is shown on its own).
+        self._answer = self.redactor.stream()
+        self._reasoning: dict[str, StreamRedactor] = {}
 
     @property
     def requests_reasoning(self) -> bool:
         return self.mode != "hidden"
 
-    @property
-    def displays(self) -> bool:
-        return self.mode in ("surface", "surface_and_telemetry")
+    def live(self, event: StreamEvent) -> LiveText | None:
+        """What live surfaces may show for this event, credentials removed, or ``None``
+        (nothing to show: not a delta, reasoning the mode hides, or a tail held back
+        because it could be the start of a credential)."""
+        if isinstance(event, TextDelta):
+            text = self._answer.feed(event.text)
+            return ("answer.delta", text) if text else None
+        if not self.displays:
+            return None
+        if isinstance(event, ReasoningDelta):
+            stream = self._reasoning.get(event.part_id)
+            if stream is None:
+                stream = self._reasoning[event.part_id] = self.redactor.stream()
+            text = stream.feed(event.text)
+            return ("reasoning.delta", text) if text else None
+        if isinstance(event, ReasoningEnd):
+            ended = self._reasoning.pop(event.part_id, None)
+            text = ended.flush() if ended is not None else ""
+            return ("reasoning.delta", text) if text else None
+        return None
 
-    @property
-    def records(self) -> bool:
-        return self.mode in ("telemetry_only", "surface_and_telemetry")
+    def finish(self) -> list[LiveText]:
+        """The tails still held when the stream ends (completed, broken or cancelled)."""
+        released: list[LiveText] = []
+        for stream in self._reasoning.values():
+            text = stream.flush()
+            if text:
+                released.append(("reasoning.delta", text))
+        self._reasoning.clear()
+        text = self._answer.flush()
+        if text:
+            released.append(("answer.delta", text))
+        return released
 
-    def live(self, event: StreamEvent) -> StreamEvent | None:
-        """A streamed event for live surfaces, or ``None`` when the mode hides it."""
-        if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd):
-            return event if self.displays else None
-        return event
-
-    def capture(self, response: ModelResponse) -> CapturedReasoning:
-        """Route the response's reasoning parts (the only copy anything else receives)."""
-        parts = response.reasoning_parts
+    def capture(self, response: ModelResponse) -> Captured:
+        """Clean the response and route its reasoning parts (the only copy anything else
+        receives)."""
+        cleaned = self._clean(response)
+        parts = cleaned.reasoning_parts
         for_task = (
             [ReasoningPartView(kind=part.kind, text=part.text) for part in parts if part.text]
             if self.displays
             else None
         )
         for_trace = [_trace_part(part) for part in parts] if self.records else None
-        return CapturedReasoning(for_task=for_task, for_trace=for_trace)
+        return Captured(response=cleaned, for_task=for_task, for_trace=for_trace)
+
+    def _clean(self, response: ModelResponse) -> ModelResponse:
+        redactor = self.redactor
+        values = redactor.values
+        reasoning = response.reasoning_parts
+        if self.requests_reasoning and redactor.has_secrets:
+            reasoning = tuple(
+                replace(part, text=values(part.text)) if part.text else part for part in reasoning
+            )
+        error = response.error
+        if error is not None:
+            error = replace(error, message=redactor.text(error.message))
+        return replace(
+            response,
+            text=values(response.text),
+            reasoning_parts=reasoning,
+            tool_calls=tuple(
+                replace(call, arguments=values(call.arguments)) for call in response.tool_calls
+            ),
+            warnings=tuple(
+                replace(warning, message=redactor.text(warning.message))
+                for warning in response.warnings
+            ),
+            error=error,
+        )
 
 
 def _trace_part(part: ReasoningPart) -> dict[str, Any]:

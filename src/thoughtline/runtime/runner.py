@@ -20,7 +20,7 @@ import httpx2
 from thoughtline.accumulator import ModelResponse
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.events import Error, ReasoningDelta, TextDelta
+from thoughtline.events import Error
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -49,7 +49,7 @@ from thoughtline.runtime.telemetry_hooks import (
     notify,
 )
 from thoughtline.runtime.trace import TraceWriter, retention_seconds
-from thoughtline.store.base import Store
+from thoughtline.store.base import Store, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -278,6 +278,7 @@ class _Execution:
         self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
         self.seq = 0
         self.pending_events: list[RunEventRecord] = []
+        self.store_failure: StoreError | None = None
 
     def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -287,6 +288,15 @@ class _Execution:
         self.cancelled = True
         for worker in self.workers:
             worker.cancel()
+
+    def store_failed(self, error: StoreError) -> None:
+        """A write to the store failed (disk full, damaged file): nothing more can be
+        recorded, so the run stops and writes nothing else. What was written stays, and
+        the next process that opens the store marks the run interrupted, keeping what
+        reached the event log."""
+        if self.store_failure is None:
+            self.store_failure = error
+        self.cancel("interrupted")
 
     def emit(
         self, type_: str, task_id: str | None = None, data: dict[str, Any] | None = None
@@ -492,7 +502,7 @@ class TaskExecution:
         self.execution = execution
         self.task = task
         self.runtime = execution.runtime
-        self.gate = DisclosureGate(task.chain_of_thought)
+        self.gate = DisclosureGate(task.chain_of_thought, self.runtime.redactor)
 
     async def go(self) -> None:
         task = self.task
@@ -544,10 +554,8 @@ class TaskExecution:
             async with call:
                 async for event in call:
                     live = self.gate.live(event)
-                    if isinstance(live, TextDelta):
-                        execution.emit("answer.delta", task.id, {"text": live.text})
-                    elif isinstance(live, ReasoningDelta):
-                        execution.emit("reasoning.delta", task.id, {"text": live.text})
+                    if live is not None:
+                        execution.emit(live[0], task.id, {"text": live[1]})
         except asyncio.CancelledError:
             cancelled = True
         await self.complete(call, cancelled=cancelled)
@@ -573,9 +581,12 @@ class TaskExecution:
         """Route the outcome through the gate, then record it (task, trace layers)."""
         task = self.task
         execution = self.execution
-        response = call.response
+        for type_, text in self.gate.finish():  # tails held back as a possible credential
+            execution.emit(type_, task.id, {"text": text})
         client = execution.client_for(task.provider)
-        captured = self.gate.capture(response)
+        # From here on only the gate's cleaned copy of the response is read.
+        captured = self.gate.capture(call.response)
+        response = captured.response
         verdict = derive_reasoning_status(
             gate=self.gate,
             response=response,
@@ -583,7 +594,7 @@ class TaskExecution:
             capability=call.context.capability,
             cancelled=cancelled,
         )
-        task.output = response.text or None
+        task.output = captured.output
         task.reasoning = captured.task_text
         task.reasoning_parts = captured.for_task
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
