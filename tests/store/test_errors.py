@@ -1,4 +1,4 @@
-"""Paths that cannot hold a database give a ConfigError naming the path, not a traceback."""
+"""Paths that cannot hold a database give a clear error naming the path, not a traceback."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from thoughtline.errors import ConfigError
+from thoughtline.store.base import StoreError
 from thoughtline.store.sqlite import SQLiteStore
 
 
@@ -40,9 +41,11 @@ def test_not_a_database_file(tmp_path: Path) -> None:
     path = tmp_path / "thoughtline.db"
     junk = b"this is a text file, not SQLite\n" * 200
     path.write_bytes(junk)
-    with pytest.raises(ConfigError, match="is not a thoughtline database") as raised:
+    with pytest.raises(StoreError, match="is not a thoughtline database") as raised:
         SQLiteStore(path)
     assert str(path) in str(raised.value)
+    assert raised.value.problem == "damaged"
+    assert ".recover" in str(raised.value)
     assert isinstance(raised.value.__cause__, Exception)
     assert path.read_bytes() == junk
 

@@ -2,16 +2,29 @@
 
 Every write is durable when the call returns (the runtime writes at each task
 transition). A run left ``planned``/``running`` by a process that died is marked
-``interrupted`` — with its unfinished tasks — by :meth:`Store.recover_interrupted`, which
-every store calls when it is opened.
+``interrupted`` — with its unfinished tasks, which keep what had arrived — by
+:meth:`Store.recover_interrupted`, which every store calls when it is opened.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Literal, Protocol, TypeAlias
 
+from thoughtline.errors import ThoughtlineError
 from thoughtline.runtime.models import Run, RunEventRecord, Task, TraceEvent, TraceLayer
+
+StoreProblem: TypeAlias = Literal["damaged", "full", "locked", "unavailable"]
+
+
+class StoreError(ThoughtlineError):
+    """The store cannot be used as it is: its file is damaged, its disk is full, another
+    process holds it locked, or it cannot be read or written. The message names the file
+    (or server) and what to do; ``problem`` says which, for code that reacts to it."""
+
+    def __init__(self, problem: StoreProblem, message: str) -> None:
+        super().__init__("STORE_UNAVAILABLE", message, retryable=problem == "locked")
+        self.problem = problem
 
 
 class Store(Protocol):
@@ -72,8 +85,15 @@ class Store(Protocol):
         processes that purge automatically at most once a day); records the check."""
         ...
 
+    def purge_residue(self) -> str | None:
+        """After :meth:`purge`: ``None`` when what it removed is gone from every file of
+        the store, otherwise why it is still on disk and how to finish (one sentence)."""
+        ...
+
     def recover_interrupted(self) -> list[str]:
-        """Mark runs whose owning process is gone as ``interrupted``; returns their ids."""
+        """Mark runs whose owning process is gone as ``interrupted``, their unfinished
+        tasks rebuilt from the run event log (see :mod:`thoughtline.store.recovery`);
+        returns their ids."""
         ...
 
     def close(self) -> None: ...

@@ -8,15 +8,25 @@
   guarded by a lock.
 - **Retention.** Trace events are rows with their layer, so :meth:`SQLiteStore.purge`
   reaches every one. ``secure_delete`` zeroes deleted content and a ``TRUNCATE``
-  checkpoint empties the WAL, so purged reasoning does not linger in free pages or the log.
+  checkpoint empties the WAL, so purged reasoning does not linger in free pages or the
+  log. The checkpoint cannot finish while another connection reads an older snapshot;
+  then :meth:`SQLiteStore.purge_residue` says so, and the next purge finishes the job.
 - **Crash recovery.** Each run records the process that owns it (host, pid, process
   start time, boot id) and a heartbeat refreshed by every write. Opening the store marks
-  runs whose owner is gone as ``interrupted``; runs of live processes are never touched.
+  runs whose owner is gone as ``interrupted``, their unfinished tasks rebuilt from the run
+  event log (:mod:`thoughtline.store.recovery`); runs of live processes are never touched.
+- **Private files.** The home directory thoughtline creates is ``0700``; the database
+  and its ``-wal``/``-shm`` files are ``0600`` (:mod:`thoughtline.store.files`).
+- **Damage.** Opening runs ``quick_check`` (within :data:`INTEGRITY_CHECK_BUDGET_S`)
+  before anything is written, so a damaged file is reported — and left byte for byte as
+  it is — instead of being written to. Every SQLite failure reaches callers as one
+  :class:`~thoughtline.store.base.StoreError` naming the file and what to do.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sqlite3
@@ -30,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.errors import ConfigError
 from thoughtline.runtime.models import (
     TRACE_LAYERS,
     ReasoningPartView,
@@ -45,17 +55,32 @@ from thoughtline.runtime.models import (
     new_id,
     now_iso,
 )
-from thoughtline.store.base import Store
+from thoughtline.store.base import Store, StoreError
+from thoughtline.store.files import create_private_file, make_private, make_private_dir
 from thoughtline.store.migrations import apply_migrations, check_not_newer
+from thoughtline.store.recovery import (
+    UNFINISHED_TASK_STATUSES,
+    Stop,
+    interrupted_task,
+    log_is_complete,
+)
+
+logger = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another process's transaction before giving up."""
 HEARTBEAT_STALE_S = 15 * 60
 """A run owned by another host is presumed dead after this long without a write."""
+ERASE_WAIT_S = 5.0
+"""How long a purge waits for other connections to let the checkpoint overwrite what
+it removed, before saying the content is still on disk."""
+INTEGRITY_CHECK_BUDGET_S = 2.0
+"""Opening checks the file's structure for at most this long (a few hundred MB); a
+larger file is opened unchecked and damage is reported when a damaged page is read."""
 
 _LAST_PURGE_KEY = "last_purge_at"
 _UNFINISHED_RUNS = "('planned', 'running')"
-_UNFINISHED_TASKS = "('queued', 'running')"
+_UNFINISHED_TASKS = "(" + ", ".join(f"'{status}'" for status in UNFINISHED_TASK_STATUSES) + ")"
 
 # Columns named like the model's fields, so rows and records map by name.
 _RUN_FIELDS = (
@@ -95,9 +120,18 @@ class SQLiteStore(Store):
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._residue: str | None = None
         self._conn: sqlite3.Connection | None = self._open()
+        self.recovered: list[str] = []
         try:
-            self.recovered: list[str] = self.recover_interrupted()
+            self.recovered = self.recover_interrupted()
+        except StoreError as exc:
+            if exc.problem != "full":
+                self.close()
+                raise
+            # A full disk must not hide what was written: open for reading, and let
+            # the next open with some free space mark the runs.
+            logger.warning("thoughtline: %s", exc.message)
         except BaseException:
             self.close()
             raise
@@ -106,7 +140,9 @@ class SQLiteStore(Store):
     def _open(self) -> sqlite3.Connection:
         location = str(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.path.parent)
+            if not self.path.exists():
+                create_private_file(self.path)  # so SQLite's -wal and -shm start 0600 too
         except OSError as exc:
             raise ConfigError(
                 f"Cannot create the directory for the thoughtline database {location} "
@@ -127,9 +163,17 @@ class SQLiteStore(Store):
             )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            # Refuse a newer database before anything here could write to it.
+            # Refuse a newer database, or a damaged one, before anything here could
+            # write to it.
             check_not_newer(conn, location=location)
+            _check_integrity(conn, self.path)
             _enable_wal(conn)
+            for private in (
+                self.path,
+                _side_file(self.path, "-wal"),
+                _side_file(self.path, "-shm"),
+            ):
+                make_private(private)
             # NORMAL is enough under WAL: a commit is appended to the log with write(), so
             # it survives the crash or kill of any process; the file is never corrupted.
             # Only an OS crash or power loss can roll back the last few commits (FULL
@@ -141,13 +185,16 @@ class SQLiteStore(Store):
             # must really remove reasoning text from the file.
             conn.execute("PRAGMA secure_delete = ON")
             apply_migrations(conn, location=location)
-        except ConfigError:
+        except (ConfigError, StoreError):
             if conn is not None:
                 conn.close()
             raise
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
+            problem = _problem(exc)
+            if problem in ("damaged", "full"):
+                raise _store_error(self.path, exc) from exc
             raise ConfigError(_open_error_message(location, exc)) from exc
         return conn
 
@@ -158,23 +205,15 @@ class SQLiteStore(Store):
 
     @contextmanager
     def _usage_errors(self) -> Iterator[None]:
-        # Disk full, I/O errors and a lock held past the timeout reach callers as one
-        # thoughtline error naming the file, never as a bare sqlite3 traceback.
+        # A damaged file, a full disk, I/O errors and a lock held past the timeout reach
+        # callers as one StoreError naming the file, never as a bare sqlite3 traceback.
+        # A constraint violation is a caller's bug and stays what it is.
         try:
             yield
-        except sqlite3.OperationalError as exc:
-            text = str(exc)
-            locked = "locked" in text or "busy" in text
-            advice = (
-                f"Another process held the database longer than {BUSY_TIMEOUT_S:.0f} s; try again."
-                if locked
-                else "Check free disk space and the permissions of the file and its directory."
-            )
-            raise ThoughtlineError(
-                "STORE_UNAVAILABLE",
-                f"The thoughtline database {self.path} could not be used ({text}). {advice}",
-                retryable=locked,
-            ) from exc
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise _store_error(self.path, exc) from exc
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -286,6 +325,8 @@ class SQLiteStore(Store):
                     for event in events
                 ],
             )
+            # Streaming deltas prove the owner alive as much as any other write.
+            _touch(conn, sorted({event.run_id for event in events}))
 
     def run_events(
         self, run_id: str, after_seq: int = 0, limit: int | None = None
@@ -296,13 +337,7 @@ class SQLiteStore(Store):
                 "WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (run_id, after_seq, -1 if limit is None else limit),
             ).fetchall()
-        return [
-            RunEventRecord(
-                run_id=row["run_id"], seq=row["seq"], type=row["type"], task_id=row["task_id"],
-                at=row["at"], data=json.loads(row["data_json"]),
-            )
-            for row in rows
-        ]  # fmt: skip
+        return [_run_event_from_row(row) for row in rows]
 
     # -- reads -----------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
@@ -375,13 +410,9 @@ class SQLiteStore(Store):
                     "DELETE FROM trace_events WHERE layer = ? AND at_epoch < ?", (layer, cutoff)
                 ).rowcount
             _set_meta(conn, _LAST_PURGE_KEY, _iso(now))
-        if any(counts.values()):
-            # secure_delete zeroed the rows, but in WAL mode the zeroed pages sit in the
-            # log and the old ones in the main file until a checkpoint copies them back;
-            # TRUNCATE does that and empties the log (waiting up to the busy timeout for
-            # readers of other processes).
-            with self._lock, self._usage_errors():
-                self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        # Also when nothing was deleted now: an earlier purge may have left its deleted
+        # content on disk (see purge_residue), and this finishes it.
+        self._erase()
         return counts
 
     def purge_displayed_reasoning(self, older_than_s: int, *, dry_run: bool = False) -> int:
@@ -400,6 +431,7 @@ class SQLiteStore(Store):
             with self._read() as conn:
                 return len(conn.execute(select, (cutoff,)).fetchall())
         with self._write() as conn:
+            changes_before = conn.total_changes
             task_ids = [row[0] for row in conn.execute(select, (cutoff,)).fetchall()]
             conn.executemany(
                 "UPDATE tasks SET reasoning = NULL, reasoning_parts_json = '[]', "
@@ -429,10 +461,40 @@ class SQLiteStore(Store):
                         "UPDATE run_events SET data_json = ? WHERE run_id = ? AND seq = ?",
                         (_dump(data), run_id, seq),
                     )
-        if task_ids:
-            with self._lock, self._usage_errors():
-                self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            changed = bool(task_ids) or conn.total_changes != changes_before
+        if changed:
+            self._erase()
         return len(task_ids)
+
+    def purge_residue(self) -> str | None:
+        return self._residue
+
+    def _erase(self) -> None:
+        """Overwrite deleted content in every file: secure_delete zeroed it in the pages
+        just written, which in WAL mode sit in the log while the main file (and older
+        log frames) still hold the old bytes. A ``TRUNCATE`` checkpoint copies the log
+        into the main file and empties it — unless a connection of another process
+        reads an older snapshot or writes, which it waits :data:`ERASE_WAIT_S` for."""
+        with self._lock, self._usage_errors():
+            conn = self._connection()
+            conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
+            try:
+                busy, log_frames, copied = conn.execute(
+                    "PRAGMA wal_checkpoint(TRUNCATE)"
+                ).fetchone()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if not busy:
+            self._residue = None
+            return
+        wal = _side_file(self.path, "-wal")
+        self._residue = (
+            f"What the purge removed is still on disk in {self.path} and {wal}: another "
+            f"process held the database open for more than {ERASE_WAIT_S:.0f} s (a "
+            f"thoughtline daemon or run, or another program reading it; {copied} of "
+            f"{log_frames} log pages were copied), so its pages could not be overwritten "
+            "yet; run thoughtline purge again once that process has closed the database."
+        )
 
     def purge_due(self, every_s: int = 86_400) -> bool:
         def due(conn: sqlite3.Connection, now: float) -> bool:
@@ -465,48 +527,58 @@ class SQLiteStore(Store):
         recovered: list[str] = []
         for row, (reason, detail) in orphans:
             with self._write() as conn:
-                at = now_iso()
+                stop = Stop(reason=reason, detail=detail, at=now_iso())
                 # Only if nothing was written since we looked: the owner (or another
                 # process recovering the same run) may have moved it on meanwhile.
                 marked = conn.execute(
                     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? "
                     f"AND status IN {_UNFINISHED_RUNS} AND heartbeat_at IS ?",
-                    (at, row["id"], row["heartbeat_at"]),
+                    (stop.at, row["id"], row["heartbeat_at"]),
                 ).rowcount
                 if not marked:
                     continue
-                task_ids = [
-                    task["id"]
-                    for task in conn.execute(
-                        f"SELECT id FROM tasks WHERE run_id = ? AND status IN {_UNFINISHED_TASKS} "
-                        "ORDER BY position",
-                        (row["id"],),
-                    )
-                ]
-                # Say what happened in the task's own words; reasoning that had arrived
-                # was never written (capture happens at the end), so none is claimed.
-                conn.execute(
-                    "UPDATE tasks SET status = 'interrupted', finished_at = COALESCE("
-                    "finished_at, ?), reasoning_status = 'interrupted', reasoning_notice = ?, "
-                    "error_code = 'RUN_INTERRUPTED', error_message = ?, error_retryable = 1 "
-                    f"WHERE run_id = ? AND status IN {_UNFINISHED_TASKS}",
-                    (
-                        at,
-                        "The process running this task stopped before it finished; "
-                        "no reasoning from it was kept.",
-                        f"The process running this task stopped ({detail}). Run it again.",
-                        row["id"],
-                    ),
-                )
+                task_ids = self._rebuild_unfinished_tasks(conn, row["id"], stop)
                 metadata = {"reason": reason, "detail": detail, "interrupted_tasks": task_ids}
                 conn.execute(
                     "INSERT INTO trace_events (id, run_id, task_id, type, layer, at, at_epoch, "
                     "expires_at, metadata_json) VALUES (?, ?, NULL, 'run.interrupted', "
                     "'answer', ?, ?, NULL, ?)",
-                    (new_id("evt"), row["id"], at, _event_epoch(at), _dump(metadata)),
+                    (new_id("evt"), row["id"], stop.at, _event_epoch(stop.at), _dump(metadata)),
                 )
             recovered.append(row["id"])
         return recovered
+
+    def _rebuild_unfinished_tasks(
+        self, conn: sqlite3.Connection, run_id: str, stop: Stop
+    ) -> list[str]:
+        """Write every unfinished task of the run as recovery rebuilds it from the run
+        event log; returns their ids."""
+        tasks = [
+            _task_from_row(task)
+            for task in conn.execute(
+                f"SELECT * FROM tasks WHERE run_id = ? AND status IN {_UNFINISHED_TASKS} "
+                "ORDER BY position, rowid",
+                (run_id,),
+            )
+        ]
+        if not tasks:
+            return []
+        count, last_seq = conn.execute(
+            "SELECT COUNT(*), MAX(seq) FROM run_events WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        deltas = [
+            _run_event_from_row(event)
+            for event in conn.execute(
+                "SELECT run_id, seq, type, task_id, at, data_json FROM run_events "
+                "WHERE run_id = ? AND type IN ('answer.delta', 'reasoning.delta') ORDER BY seq",
+                (run_id,),
+            )
+        ]
+        complete = log_is_complete(count, last_seq)
+        for task in tasks:
+            rebuilt = interrupted_task(task, deltas, stop, log_complete=complete)
+            conn.execute(_UPDATE_TASK, _task_params(rebuilt))
+        return [task.id for task in tasks]
 
 
 # -- process identity ----------------------------------------------------------------
@@ -689,6 +761,17 @@ def _run_from_row(row: sqlite3.Row, tasks: list[Task]) -> Run:
     return Run(**{name: row[name] for name in _RUN_FIELDS}, tasks=tasks)
 
 
+def _run_event_from_row(row: sqlite3.Row) -> RunEventRecord:
+    return RunEventRecord(
+        run_id=row["run_id"],
+        seq=row["seq"],
+        type=row["type"],
+        task_id=row["task_id"],
+        at=row["at"],
+        data=json.loads(row["data_json"]),
+    )
+
+
 def _event_from_row(row: sqlite3.Row) -> TraceEvent:
     return TraceEvent(
         id=row["id"],
@@ -721,13 +804,85 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
         pause = min(pause * 2, 0.1)
 
 
+def _side_file(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise :class:`StoreError` when SQLite's ``quick_check`` finds the file damaged.
+    Stops unchecked after :data:`INTEGRITY_CHECK_BUDGET_S`: every command opens the
+    store, and a huge file must not slow each of them down."""
+    deadline = time.monotonic() + INTEGRITY_CHECK_BUDGET_S
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        found = conn.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            return
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+    if found is not None and found[0] != "ok":
+        raise StoreError("damaged", _damaged_message(path, f"quick_check: {found[0]}"))
+
+
+def _problem(exc: sqlite3.Error) -> str:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text:
+        return "damaged"
+    if "not a database" in text:
+        return "damaged"
+    if name == "SQLITE_FULL" or "is full" in text:
+        return "full"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text:
+        return "locked"
+    return "unavailable"
+
+
+def _damaged_message(path: Path, text: str) -> str:
+    return (
+        f"The thoughtline database {path} is damaged ({text}) and was left as it is: move "
+        "it aside (thoughtline then starts a new one) or restore it from a backup; to "
+        f"salvage what it holds, try: sqlite3 {path} .recover | sqlite3 recovered.db"
+    )
+
+
+def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    """One sentence naming the file, what is wrong and what to do."""
+    text = str(exc)
+    problem = _problem(exc)
+    if problem == "damaged":
+        if "not a database" in text:
+            return StoreError(
+                "damaged",
+                f"{path} is not a thoughtline database, or its header is damaged ({text}); "
+                "it was left as it is: move it aside (thoughtline then starts a new one) or "
+                "restore it from a backup; to salvage a damaged database, try: "
+                f"sqlite3 {path} .recover | sqlite3 recovered.db",
+            )
+        return StoreError("damaged", _damaged_message(path, text))
+    if problem == "full":
+        return StoreError(
+            "full",
+            f"The disk holding the thoughtline database {path} is full ({text}); what was "
+            "written before stays readable: free some space, then try again.",
+        )
+    if problem == "locked":
+        return StoreError(
+            "locked",
+            f"The thoughtline database {path} could not be used ({text}): another process "
+            f"held it longer than {BUSY_TIMEOUT_S:.0f} s; try again.",
+        )
+    return StoreError(
+        "unavailable",
+        f"The thoughtline database {path} could not be used ({text}); check the "
+        "permissions of the file and its directory, and free disk space.",
+    )
+
+
 def _open_error_message(location: str, exc: sqlite3.Error) -> str:
     text = str(exc)
-    if "not a database" in text:
-        return (
-            f"{location} is not a thoughtline database ({text}). Move the file away, or set "
-            "THOUGHTLINE_HOME to another directory."
-        )
     if "locked" in text or "busy" in text:
         return (
             f"The thoughtline database {location} stayed locked by another process for "
