@@ -12,10 +12,12 @@ import sys
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.conftest import CANARY_KEY
-from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_under
+from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
+from thoughtline.providers.redaction import REDACTED
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 
@@ -304,3 +306,100 @@ def test_config_shows_sources_and_masks_keys(home: Path, environ: dict[str, str]
     human = thoughtline(home, environ, "config")
     assert human.returncode == 0
     assert CANARY_KEY not in human.stdout
+
+
+ECHO_PLAN = """
+[[task]]
+name = "adaptive"
+role = "engineer"
+provider = "anthropic"
+
+[[task]]
+name = "raw"
+role = "reviewer"
+provider = "deepseek"
+"""
+
+
+@pytest.mark.parametrize("mode", ["hidden", "surface", "telemetry_only", "surface_and_telemetry"])
+def test_a_key_the_model_echoes_leaves_no_trace_through_the_cli(
+    home: Path, sim: Simulator, environ: dict[str, str], mode: str
+) -> None:
+    # The simulated model repeats the loaded key in its answer and its reasoning, cut
+    # across deltas; the raw exchange layer is on too.
+    sim.script(ECHO)
+    (home.parent / "thoughtline.toml").write_text("[trace]\nprovider_raw = true\n")
+    plan = home.parent / "plan.toml"
+    plan.write_text(ECHO_PLAN)
+    piped = thoughtline(
+        home, environ, "run", "Echo.", "--plan", str(plan), "--chain-of-thought", mode
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert f"Your key is {REDACTED} and again {REDACTED}, sorry." in piped.stdout
+    as_json = thoughtline(
+        home, environ, "run", "Echo.", "--plan", str(plan), "--chain-of-thought", mode, "--json"
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    run_id = json.loads(as_json.stdout)["id"]
+    outputs = [
+        piped,
+        as_json,
+        thoughtline(home, environ, "status"),
+        thoughtline(home, environ, "status", run_id, "--json"),
+        thoughtline(home, environ, "runs"),
+        thoughtline(home, environ, "runs", "--json"),
+        thoughtline(home, environ, "trace", run_id),
+        thoughtline(home, environ, "trace", run_id, "--json"),
+    ]
+    shows = mode in ("surface", "surface_and_telemetry")
+    assert (f"carried {REDACTED}; I must" in piped.stdout) is shows
+    for result in outputs:
+        assert result.returncode == 0, (result.args, result.stderr)
+        assert CANARY_KEY not in result.stdout + result.stderr, result.args
+    assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(ECHO)
+    modes = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
+    cli_run = json.loads(
+        thoughtline(home, environ, "run", "Echo.", "--chain-of-thought", "surface", "--json").stdout
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+    )
+    streams: dict[str, bytes] = {}
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
+        with httpx2.Client(base_url=line.split()[3], timeout=30) as client:
+            run_ids = {"cli": cli_run["id"]}
+            for mode in modes:
+                created = client.post(
+                    "/v1/runs",
+                    json={"request": "Echo.", "provider": "deepseek", "chain_of_thought": mode},
+                )
+                assert created.status_code == 202, created.text
+                run_ids[mode] = created.json()["id"]
+            for name, run_id in run_ids.items():
+                with client.stream(
+                    "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
+                ) as response:
+                    streams[name] = b"".join(response.iter_bytes())
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    for name, body in streams.items():
+        assert b"event: run.completed" in body, (name, body[-300:])
+        assert b"event: answer.delta" in body
+        assert CANARY_KEY.encode() not in body, name
+    assert (b"event: reasoning.delta" in streams["surface"]) is True
+    assert CANARY_KEY.encode() not in all_bytes_under(home)
