@@ -326,8 +326,11 @@ class _Execution:
 
     def flush_events(self) -> None:
         events, self.pending_events = self.pending_events, []
-        if events:
-            self.runtime.store.append_run_events(events)
+        if events and self.store_failure is None:
+            try:
+                self.runtime.store.append_run_events(events)
+            except StoreError as exc:
+                self.store_failed(exc)
 
     async def flush_periodically(self) -> None:
         """Deltas between task transitions reach the event log within this interval, so
@@ -344,13 +347,19 @@ class _Execution:
         transaction, and a writer thread measured twice as slow (it fights the event loop
         for the GIL between every statement)."""
         store = self.runtime.store
-        if run:
-            store.update_run(self.run)
-        if task is not None:
-            store.update_task(task)
         events = self.trace.take()
-        if events:
-            store.append_trace(events)
+        if self.store_failure is not None:
+            return
+        try:
+            if run:
+                store.update_run(self.run)
+            if task is not None:
+                store.update_task(task)
+            if events:
+                store.append_trace(events)
+        except StoreError as exc:
+            self.store_failed(exc)
+            return
         self.flush_events()
 
     async def go(self) -> Run:
@@ -393,6 +402,12 @@ class _Execution:
         flusher.cancel()
         self.emit_run(kind)
         await self.persist(run=True)
+        if self.store_failure is not None:
+            raise StoreError(
+                self.store_failure.problem,
+                f"{self.store_failure.message} Run {run.id} stopped there; what it wrote "
+                f"before is shown by: thoughtline status {run.id}",
+            ) from self.store_failure
         return run
 
     async def close_clients(self) -> None:
