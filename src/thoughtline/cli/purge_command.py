@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from thoughtline.cli._context import open_store
@@ -24,6 +26,7 @@ def purge_command(dry_run: bool) -> None:
             if keep_reasoning is None
             else store.purge_displayed_reasoning(keep_reasoning, dry_run=dry_run)
         )
+        residue = None if dry_run else store.purge_residue()
     finally:
         store.close()
     verb = "would remove" if dry_run else "removed"
@@ -35,3 +38,7 @@ def purge_command(dry_run: bool) -> None:
         f"displayed reasoning: {verb} from {cleared} task(s) "
         f"(retention {config.retention.get('reasoning', 'forever')})"
     )
+    if residue is not None:
+        # Removed from the database, not yet from the disk: say so, never report success.
+        click.echo(f"thoughtline: {residue}", err=True)
+        sys.exit(1)

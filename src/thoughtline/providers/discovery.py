@@ -28,6 +28,7 @@ from thoughtline.providers.capabilities import (
 )
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.requests import EFFORTS, Effort
+from thoughtline.store.files import make_private_dir, write_private_text
 
 logger = logging.getLogger(__name__)
 
@@ -113,14 +114,14 @@ async def _get_json(
 
 def write_cache(home: Path, endpoint_name: str, entries: dict[str, dict[str, Any]]) -> Path:
     path = home / CACHE_FILE
-    home.mkdir(parents=True, exist_ok=True)
+    make_private_dir(home)  # the home holds private files (0700 when created here)
     try:
         cache = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError):
         cache = {}
     cache[endpoint_name] = {"fetched_at": datetime.now(UTC).isoformat(), "models": entries}
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(cache, indent=2), encoding="utf-8")
+    write_private_text(temporary, json.dumps(cache, indent=2))  # 0600, like the database
     temporary.replace(path)  # atomic: a reader never sees half a file
     return path
 
