@@ -77,3 +77,78 @@ def test_sse_linear_in_many_small_chunks() -> None:
     for index in range(0, len(payload), 7):
         frames += decoder.feed(payload[index : index + 7])
     assert len(frames) == 1 and len(frames[0].data) == 200_000
+
+
+# -- bounded memory: a frame or line that never ends ---------------------------------
+
+
+def test_sse_frame_without_line_end_past_the_cap_is_refused_and_dropped() -> None:
+    decoder = SSEDecoder(max_frame_bytes=1024)
+    assert decoder.feed(b"data: " + b"x" * 1000) == []
+    with pytest.raises(FramingError, match="exceeds the limit of 1024 bytes"):
+        decoder.feed(b"x" * 100)
+    assert decoder.pending_bytes == 0  # what was held is let go
+    with pytest.raises(FramingError):  # and nothing more is accepted
+        decoder.feed(b'\n\ndata: {"ok": 1}\n\n')
+    assert decoder.flush() == []
+
+
+def test_sse_frame_of_many_lines_without_blank_line_is_capped() -> None:
+    # Line ends but never the blank line that ends a frame: the frame is what grows.
+    decoder = SSEDecoder(max_frame_bytes=4096)
+    with pytest.raises(FramingError):
+        for _ in range(1000):
+            decoder.feed(b"data: " + b"y" * 58 + b"\n")
+    assert decoder.pending_bytes == 0
+
+
+def test_sse_whole_frame_over_the_cap_in_one_chunk_is_refused() -> None:
+    small = b'data: {"a": 1}\n\n'
+    big = b"data: " + b"z" * 5000 + b"\n\n"
+    with pytest.raises(FramingError):
+        SSEDecoder(max_frame_bytes=4096).feed(small + big)
+    # Frames at the cap pass, in one chunk or in many.
+    exact = b"data: " + b"z" * (4096 - 6) + b"\n\n"
+    assert len(SSEDecoder(max_frame_bytes=4096).feed(small + exact + small)) == 3
+    assert decode([exact[i : i + 100] for i in range(0, len(exact), 100)])[0].data == "z" * 4090
+
+
+def test_sse_default_cap_is_16_mib_and_real_frames_pass() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: " + b"x" * (8 * 1024 * 1024)) == []
+    frames = decoder.feed(b"\n\n")
+    assert len(frames) == 1 and len(frames[0].data) == 8 * 1024 * 1024
+    with pytest.raises(FramingError, match="16 MiB"):
+        for _ in range(17):
+            decoder.feed(b"x" * (1024 * 1024))
+
+
+def test_ndjson_line_past_the_cap_is_refused_and_dropped() -> None:
+    decoder = NDJSONDecoder(max_line_bytes=1024)
+    assert decoder.feed(b'{"a": 1}\n{"b": "' + b"x" * 900) == ['{"a": 1}']
+    with pytest.raises(FramingError, match="NDJSON line exceeds the limit of 1024 bytes"):
+        decoder.feed(b"x" * 200)
+    assert decoder.pending_bytes == 0
+    with pytest.raises(FramingError):
+        decoder.feed(b'"}\n')
+    assert decoder.flush() == []
+    with pytest.raises(FramingError):  # a complete line over the cap in one chunk
+        NDJSONDecoder(max_line_bytes=1024).feed(b'{"a": "' + b"x" * 2000 + b'"}\n')
+
+
+def test_stream_decoder_turns_an_endless_frame_into_one_malformed_error() -> None:
+    from thoughtline.events import Error
+    from thoughtline.providers.anthropic._stream import AnthropicStreamTranslator
+    from thoughtline.providers.base import NDJSONStreamDecoder, SSEStreamDecoder
+    from thoughtline.providers.ollama._stream import OllamaTranslator
+
+    for decoder in (
+        SSEStreamDecoder(AnthropicStreamTranslator(), max_frame_bytes=1000),
+        NDJSONStreamDecoder(OllamaTranslator(), max_line_bytes=1000),
+    ):
+        events = [event for _ in range(5) for event in decoder.feed(b"q" * 400)]
+        assert len(events) == 1 and isinstance(events[0], Error)
+        assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
+        assert "exceeds the limit of 1000 bytes" in events[0].message
+        assert decoder.finished
+        assert decoder.feed(b"\n\n") == [] and decoder.close() == []

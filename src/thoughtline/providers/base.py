@@ -26,7 +26,13 @@ from thoughtline.events import Error, StreamEvent, Warning
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.requests import ModelRequest
-from thoughtline.wire.frames import FramingError, NDJSONDecoder, SSEDecoder, SSEFrame
+from thoughtline.wire.frames import (
+    DEFAULT_MAX_FRAME_BYTES,
+    FramingError,
+    NDJSONDecoder,
+    SSEDecoder,
+    SSEFrame,
+)
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
 WireApi: TypeAlias = Literal[
@@ -192,13 +198,20 @@ class _TranslatingDecoder:
 
 class SSEStreamDecoder(_TranslatingDecoder):
     """SSE framing + a translator. ``done_sentinel`` (``[DONE]``) marks the end for
-    OpenAI-compatible chat streams."""
+    OpenAI-compatible chat streams. A frame longer than ``max_frame_bytes`` ends the
+    stream with ``PROVIDER_MALFORMED_RESPONSE``."""
 
     __slots__ = ("_done_sentinel", "_frames")
 
-    def __init__(self, translator: PayloadTranslator, *, done_sentinel: str | None = None) -> None:
+    def __init__(
+        self,
+        translator: PayloadTranslator,
+        *,
+        done_sentinel: str | None = None,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    ) -> None:
         super().__init__(translator)
-        self._frames = SSEDecoder()
+        self._frames = SSEDecoder(max_frame_bytes=max_frame_bytes)
         self._done_sentinel = done_sentinel
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
@@ -257,13 +270,16 @@ class SSEStreamDecoder(_TranslatingDecoder):
 
 
 class NDJSONStreamDecoder(_TranslatingDecoder):
-    """NDJSON framing + a translator (Ollama native)."""
+    """NDJSON framing + a translator (Ollama native). A line longer than
+    ``max_line_bytes`` ends the stream with ``PROVIDER_MALFORMED_RESPONSE``."""
 
     __slots__ = ("_lines",)
 
-    def __init__(self, translator: PayloadTranslator) -> None:
+    def __init__(
+        self, translator: PayloadTranslator, *, max_line_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    ) -> None:
         super().__init__(translator)
-        self._lines = NDJSONDecoder()
+        self._lines = NDJSONDecoder(max_line_bytes=max_line_bytes)
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []

@@ -9,11 +9,20 @@ Two framings cover every provider:
 Both take arbitrary byte chunks (a chunk may end inside a line, inside a CRLF pair, or
 inside a multi-byte UTF-8 character) and only decode text once a whole frame or line
 has arrived, so a split can never corrupt a character.
+
+Both are bounded: a frame (SSE) or line (NDJSON) longer than ``max_frame_bytes``
+(16 MiB by default, far above any real provider event) raises :class:`FramingError`
+as soon as the limit is crossed, and the decoder then drops what it held and refuses
+further input. A hostile or broken server that never ends a line therefore costs at
+most one frame's worth of memory, not the whole stream.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
+
+DEFAULT_MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
+"""The default cap on one SSE frame or NDJSON line, in bytes."""
 
 
 class SSEFrame(NamedTuple):
@@ -28,7 +37,21 @@ class SSEFrame(NamedTuple):
 
 
 class FramingError(ValueError):
-    """The bytes cannot be framed (e.g. invalid UTF-8 inside a frame)."""
+    """The bytes cannot be framed (e.g. invalid UTF-8 inside a frame, or a frame
+    longer than the decoder's limit)."""
+
+
+def _too_long(what: str, limit: int) -> FramingError:
+    return FramingError(
+        f"{what} exceeds the limit of {_size(limit)} without ending; the stream was "
+        "stopped there (a real provider event is far smaller)"
+    )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
+        return f"{count // (1024 * 1024)} MiB"
+    return f"{count} bytes"
 
 
 class SSEDecoder:
@@ -42,18 +65,35 @@ class SSEDecoder:
     so a long frame that trickles in a few bytes at a time costs linear time. CRLF and
     CR line ends are normalized to LF, except a trailing CR, which is kept back in case
     its LF is in the next chunk.
+
+    ``max_frame_bytes`` caps one frame (its lines up to the blank line that ends it):
+    crossing it raises :class:`FramingError`, and every later ``feed`` raises again.
+    The checks cost one comparison per chunk; frames are measured one by one only in a
+    chunk that is itself longer than the cap.
     """
 
-    __slots__ = ("_pending", "_pending_size")
+    __slots__ = ("_broken", "_limit", "_pending", "_pending_size")
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        if max_frame_bytes < 1:
+            raise ValueError(f"max_frame_bytes must be positive, got {max_frame_bytes}")
         self._pending: list[bytes] = []
         self._pending_size = 0
+        self._limit = max_frame_bytes
+        self._broken: FramingError | None = None
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
+        if self._broken is not None:
+            raise self._broken
         if not chunk:
             return []
-        if not self._pending and chunk[-2:] == b"\n\n" and b"\r" not in chunk:
+        limit = self._limit
+        if (
+            not self._pending
+            and chunk[-2:] == b"\n\n"
+            and b"\r" not in chunk
+            and len(chunk) <= limit
+        ):
             # The common case: whole frames, LF line ends, nothing parked.
             frames: list[SSEFrame] = []
             for raw in chunk.split(b"\n\n"):
@@ -63,8 +103,10 @@ class SSEDecoder:
                         frames.append(frame)
             return frames
         if b"\n" not in chunk and b"\r" not in chunk:
-            self._pending.append(chunk)
             self._pending_size += len(chunk)
+            if self._pending_size > limit:
+                self._fail()
+            self._pending.append(chunk)
             return []
         if self._pending:
             self._pending.append(chunk)
@@ -79,9 +121,13 @@ class SSEDecoder:
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         pieces = data.split(b"\n\n")
         rest = pieces.pop()
+        self._pending_size = len(rest) + len(held_cr)
+        if len(data) > limit and (
+            self._pending_size > limit or any(len(raw) > limit for raw in pieces)
+        ):
+            self._fail()
         if rest or held_cr:
             self._pending.append(rest + held_cr)
-        self._pending_size = len(rest) + len(held_cr)
         frames = []
         for raw in pieces:
             if raw:
@@ -90,8 +136,16 @@ class SSEDecoder:
                     frames.append(frame)
         return frames
 
+    def _fail(self) -> None:
+        self._pending.clear()
+        self._pending_size = 0
+        self._broken = _too_long("a server-sent event", self._limit)
+        raise self._broken
+
     def flush(self) -> list[SSEFrame]:
         """The frame left when the stream ends without a final blank line, if any."""
+        if self._broken is not None:
+            return []
         rest = b"".join(self._pending).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         self._pending.clear()
         self._pending_size = 0
@@ -148,27 +202,51 @@ def _parse_frame(raw: bytes) -> SSEFrame | None:
 
 
 class NDJSONDecoder:
-    """Incremental newline-delimited JSON framing: returns complete non-empty lines."""
+    """Incremental newline-delimited JSON framing: returns complete non-empty lines.
 
-    __slots__ = ("_buffer",)
+    ``max_line_bytes`` caps one line: crossing it raises :class:`FramingError`, and
+    every later ``feed`` raises again.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_broken", "_buffer", "_limit")
+
+    def __init__(self, *, max_line_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be positive, got {max_line_bytes}")
         self._buffer = bytearray()
+        self._limit = max_line_bytes
+        self._broken: FramingError | None = None
 
     def feed(self, chunk: bytes) -> list[str]:
+        if self._broken is not None:
+            raise self._broken
         if not chunk:
             return []
         buffer = self._buffer
         previous = len(buffer)
         buffer += chunk
+        limit = self._limit
         if buffer.find(b"\n", previous) < 0:
+            if len(buffer) > limit:
+                self._fail()
             return []
         cut = buffer.rfind(b"\n") + 1
         complete = bytes(buffer[:cut])
         del buffer[:cut]
+        if len(buffer) > limit or (
+            cut > limit and any(len(line) > limit for line in complete.split(b"\n"))
+        ):
+            self._fail()
         return [line for line in _decode_lines(complete) if line]
 
+    def _fail(self) -> None:
+        self._buffer = bytearray()
+        self._broken = _too_long("an NDJSON line", self._limit)
+        raise self._broken
+
     def flush(self) -> list[str]:
+        if self._broken is not None:
+            return []
         rest = bytes(self._buffer)
         self._buffer.clear()
         return [line for line in _decode_lines(rest) if line]
