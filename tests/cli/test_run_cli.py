@@ -3,6 +3,7 @@ against the simulator, a real store under a temporary THOUGHTLINE_HOME."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -17,7 +18,9 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
+from thoughtline.cli.live_view import LiveRunView, text_console
 from thoughtline.providers.redaction import REDACTED
+from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 
@@ -403,3 +406,76 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
         assert CANARY_KEY.encode() not in body, name
     assert (b"event: reasoning.delta" in streams["surface"]) is True
     assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+# Model and user text that rich would read as markup (or emoji codes) if it were parsed.
+MARKUP = "[/INST] [bold]x[/bold] [link=http://x]y[/link] [red on] :smile: \\[z]"
+MARKUP_REQUEST = "[/INST] [bold]ask[/bold] [link=http://x]q[/link]"
+
+
+def test_model_and_user_text_is_printed_verbatim_never_as_markup(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(
+        Transcript(
+            reasoning=(SimReasoning(kind="summary", text=f"Thinking {MARKUP}"),),
+            answer=f"Answer {MARKUP}",
+        )
+    )
+    wide = {**environ, "COLUMNS": "400"}  # so tables print each cell on one line
+    run = thoughtline(home, wide, "run", MARKUP_REQUEST, "--chain-of-thought", "surface")
+    assert run.returncode == 0, run.stderr
+    assert f"Answer {MARKUP}" in run.stdout
+    assert f"Thinking {MARKUP}" in run.stdout
+    status = thoughtline(home, wide, "status")
+    runs = thoughtline(home, wide, "runs")
+    run_id = json.loads(thoughtline(home, wide, "status", "--json").stdout)["id"]
+    trace = thoughtline(home, wide, "trace", run_id)
+    for result in (status, runs, trace):
+        assert result.returncode == 0, (result.args, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert f"request: {MARKUP_REQUEST}" in status.stdout
+    assert f"Answer {MARKUP}" in status.stdout
+    assert MARKUP_REQUEST in runs.stdout
+    assert json.dumps(MARKUP_REQUEST) in trace.stdout  # the run.started metadata
+
+
+def test_the_live_view_renders_markup_like_text_as_text() -> None:
+    console = text_console(file=io.StringIO(), width=200, record=True)
+    view = LiveRunView(console)
+    task = {
+        "id": "task_1",
+        "name": "engineer",
+        "provider": "anthropic",
+        "model": "[bold]m[/bold]",
+        "chain_of_thought": "surface",
+        "status": "running",
+        "output": None,
+        "reasoning_notice": None,
+        "error": None,
+    }
+    events = [
+        RunEvent("run.started", "run_1", None, {"tasks": [task]}),
+        RunEvent("task.started", "run_1", "task_1", task),
+        RunEvent("reasoning.delta", "run_1", "task_1", {"text": f"Thinking {MARKUP}"}),
+        RunEvent("answer.delta", "run_1", "task_1", {"text": f"Answer {MARKUP}"}),
+    ]
+    failed = {
+        **task,
+        "status": "failed",
+        "error": {"code": "PROVIDER_ERROR", "message": f"Upstream said {MARKUP}"},
+        "reasoning_notice": f"Notice {MARKUP}",
+    }
+    with view:
+        for event in events:
+            view.handle(event)
+        view.handle(RunEvent("task.completed", "run_1", "task_1", failed))
+    shown = console.export_text()
+    for text in (
+        f"Thinking {MARKUP}",
+        f"Answer {MARKUP}",
+        f"Upstream said {MARKUP}",
+        f"Notice {MARKUP}",
+        "[bold]m[/bold]",
+    ):
+        assert text in shown, text

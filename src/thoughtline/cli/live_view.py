@@ -3,6 +3,11 @@
 Both render only what the runtime's events carry: reasoning appears only if the runtime
 sent ``reasoning.delta`` events, which it does only when the task's mode displays
 reasoning. There is no mode logic here.
+
+Everything a model or a user wrote (answers, reasoning, requests, names, models, error
+messages) is printed as text, never parsed as rich markup: a model that writes
+``[/INST]`` or ``[bold]`` must not break or restyle the output. Styling comes only from
+:class:`~rich.text.Text` spans built here, on consoles from :func:`text_console`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,12 @@ from thoughtline.runtime.runner import RunEvent
 
 _TAIL_LINES = 12
 _REASONING_TAIL_LINES = 4
+
+
+def text_console(**options: Any) -> Console:
+    """A console that prints strings as they are: no markup, emoji codes or highlighting
+    (most of what thoughtline prints was written by a model or a user)."""
+    return Console(markup=False, emoji=False, highlight=False, **options)
 
 
 @dataclass(slots=True)
@@ -143,18 +154,18 @@ class PlainRunView:
 def print_outputs(console: Console, snapshot: dict[str, Any]) -> None:
     """Each task's answer and, only when present in the snapshot, its reasoning."""
     for task in snapshot["tasks"]:
-        console.rule(f"[bold]{task['name']}[/] [dim]{task['executor']}[/]")
+        console.rule(Text.assemble((task["name"], "bold"), " ", (task["executor"], "dim")))
         if task.get("reasoning"):
             console.print(Text("reasoning:\n" + task["reasoning"], style="dim italic"))
         if task.get("output"):
-            console.print(task["output"])
+            console.print(Text(task["output"]))
         if task.get("reasoning_notice"):
             console.print(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
 
 
 def summary_table(snapshot: dict[str, Any]) -> Table:
     """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total)."""
-    table = Table(title=f"run {snapshot['id']} · {snapshot['status']}", title_justify="left")
+    table = Table(title=Text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left")
     for column in (
         "task",
         "status",
@@ -172,9 +183,9 @@ def summary_table(snapshot: dict[str, Any]) -> Table:
     for task in snapshot["tasks"]:
         usage, timings = task["usage"], task["timings"]
         table.add_row(
-            task["name"],
-            task["status"],
-            task["reasoning_status"] or "-",
+            Text(task["name"]),
+            Text(task["status"]),
+            Text(task["reasoning_status"] or "-"),
             _count(usage["input_tokens"]),
             _count(usage["output_tokens"]),
             _count(usage["reasoning_tokens"]),

@@ -7,9 +7,10 @@ import os
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from thoughtline.cli.live_view import text_console
 from thoughtline.config import load_config
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint, EndpointRegistry
@@ -76,7 +77,7 @@ def providers_command(as_json: bool, refresh: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    console = Console(width=max(100, _terminal_width()))
+    console = text_console(width=max(100, _terminal_width()))
     endpoints = Table(title="Endpoints", title_justify="left")
     for column in ("name", "wire API", "base URL", "key"):
         endpoints.add_column(column)
@@ -88,7 +89,7 @@ def providers_command(as_json: bool, refresh: bool) -> None:
         endpoints.add_row(
             endpoint["name"],
             wire,
-            f"{endpoint['base_url']} [dim]({endpoint['base_url_source']})[/]",
+            Text.assemble(endpoint["base_url"], " ", (f"({endpoint['base_url_source']})", "dim")),
             key,
         )
     console.print(endpoints)
@@ -104,13 +105,15 @@ def providers_command(as_json: bool, refresh: bool) -> None:
         families.add_column(column)
     for family in report["families"]:
         families.add_row(
-            f"{family['family']}\n[dim]{family['label']}[/]",
+            Text.assemble(family["family"], "\n", (family["label"], "dim")),
             ", ".join(family["endpoints"]),
-            family["thinking_control"]
-            + (
-                f"\n[dim]default display: {family['default_display']}[/]"
-                if family["default_display"]
-                else ""
+            Text.assemble(
+                family["thinking_control"],
+                (
+                    (f"\ndefault display: {family['default_display']}", "dim")
+                    if family["default_display"]
+                    else ""
+                ),
             ),
             ", ".join(family["efforts"]) or "-",
             ", ".join(family["returns"]) or "nothing (token count at most)",
@@ -118,7 +121,7 @@ def providers_command(as_json: bool, refresh: bool) -> None:
         )
     console.print(families)
     if report["config"]:
-        console.print(f"[dim]config: {report['config']}[/]")
+        console.print(Text(f"config: {report['config']}", style="dim"))
 
 
 def _refresh() -> None:

@@ -8,10 +8,15 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.cli.live_view import LiveRunView, PlainRunView, print_outputs, summary_table
+from thoughtline.cli.live_view import (
+    LiveRunView,
+    PlainRunView,
+    print_outputs,
+    summary_table,
+    text_console,
+)
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES, Run
 from thoughtline.runtime.plan import load_plan, spec_from_roles
@@ -109,11 +114,11 @@ def _execute(runtime: Runtime, run: Run, *, as_json: bool) -> Run:
     if not stdout_is_tty:
         plain = PlainRunView(sys.stdout)
         final = _drive(runtime, run, plain.handle)
-        console = Console(file=sys.stdout, width=120)
+        console = text_console(file=sys.stdout, width=120)
         print_outputs(console, final.snapshot())
         console.print(summary_table(final.snapshot()))
         return final
-    console = Console()
+    console = text_console()
     with LiveRunView(console) as view:
         final = _drive(runtime, run, view.handle)
     console.print(summary_table(final.snapshot()))

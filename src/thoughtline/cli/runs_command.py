@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from thoughtline.cli._context import open_store
-from thoughtline.cli.live_view import print_outputs, summary_table
+from thoughtline.cli.live_view import print_outputs, summary_table, text_console
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.runtime.models import TRACE_LAYERS
@@ -41,11 +41,15 @@ def status_command(run_id: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
         return
-    console = Console()
+    console = text_console()
     console.print(
-        f"[bold]{run.id}[/] {run.status} · chain_of_thought={run.chain_of_thought} ({run.chain_of_thought_source}) · {run.worker_backend}"
+        Text.assemble(
+            (run.id, "bold"),
+            f" {run.status} · chain_of_thought={run.chain_of_thought}"
+            f" ({run.chain_of_thought_source}) · {run.worker_backend}",
+        )
     )
-    console.print(f"request: {run.request}")
+    console.print(Text(f"request: {run.request}"))
     print_outputs(console, snapshot)
     console.print(summary_table(snapshot))
 
@@ -69,8 +73,20 @@ def runs_command(limit: int, as_json: bool) -> None:
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
         request = run.request if len(run.request) <= 60 else run.request[:57] + "..."
-        table.add_row(run.id, run.status, run.created_at, run.chain_of_thought, statuses, request)
-    Console().print(table)
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (
+                    run.id,
+                    run.status,
+                    run.created_at,
+                    run.chain_of_thought,
+                    statuses,
+                    request,
+                )
+            )
+        )
+    text_console().print(table)
 
 
 @click.command("trace")
@@ -89,10 +105,15 @@ def trace_command(run_id: str, layer: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([event.to_dict() for event in events], indent=2, ensure_ascii=False))
         return
-    console = Console()
+    console = text_console()
     for event in events:
         console.print(
-            f"[dim]{event.at}[/] [bold]{event.layer:<12}[/] {event.type:<20} {event.task_id or ''}"
+            Text.assemble(
+                (event.at, "dim"),
+                " ",
+                (f"{event.layer:<12}", "bold"),
+                f" {event.type:<20} {event.task_id or ''}",
+            )
         )
         if event.metadata:
             console.print_json(data=event.metadata)
