@@ -8,8 +8,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from tests.store.builders import make_event, make_run
-from thoughtline.runtime.models import TaskUsage
+from tests.store.builders import ago, make_event, make_run
+from thoughtline.runtime.models import RunEventRecord, TaskUsage
 from thoughtline.store.sqlite import SQLiteStore
 
 
@@ -62,3 +62,49 @@ def hold_run(path: str, run_id: str, pipe: Connection) -> None:
 def open_and_close(path: str, barrier: Barrier) -> None:
     barrier.wait()
     SQLiteStore(Path(path)).close()
+
+
+def crash_mid_stream(path: str, run_id: str, deltas_at: str | None = None) -> None:
+    """Create a running run whose tasks (one per mode, plus a queued one) had streamed
+    part of their answers (and, where the mode displays it, reasoning) to the run event
+    log, then die hard. ``deltas_at`` dates the deltas (default: now)."""
+    store = SQLiteStore(Path(path))
+    run = make_run(run_id, tasks=5)
+    modes = ("surface", "hidden", "telemetry_only", "surface_and_telemetry", "surface")
+    for task, mode in zip(run.tasks, modes, strict=True):
+        task.chain_of_thought = mode  # type: ignore[assignment]
+    for task in run.tasks[:4]:
+        task.status = "running"
+        task.timings.started_at = "2026-01-01T00:00:00.000Z"
+    store.create_run(run)
+    store.append_run_events(stream_events(run.id, [task.id for task in run.tasks], deltas_at))
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def stream_events(run_id: str, task_ids: list[str], at: str | None) -> list[RunEventRecord]:
+    """What the runtime logs for the tasks of :func:`crash_mid_stream`: reasoning deltas
+    only for the modes that display it, answer deltas for every started task."""
+    surface, hidden, telemetry, both, _queued = task_ids
+    script: list[tuple[str, str, str]] = [
+        ("task.started", surface, ""),
+        ("reasoning.delta", surface, "Weigh "),
+        ("reasoning.delta", both, "Both modes "),
+        ("reasoning.delta", surface, "the options."),
+        ("answer.delta", surface, "Use a "),
+        ("answer.delta", hidden, "Hidden answer "),
+        ("answer.delta", telemetry, "Telemetry answer"),
+        ("answer.delta", surface, "token bucket"),
+        ("answer.delta", hidden, "so far ✓"),
+    ]
+    stamp = at or ago(0)
+    return [
+        RunEventRecord(
+            run_id=run_id,
+            seq=seq,
+            type=type_,
+            task_id=task_id,
+            at=stamp,
+            data={"text": text} if type_.endswith(".delta") else {"id": task_id},
+        )
+        for seq, (type_, task_id, text) in enumerate(script, start=1)
+    ]

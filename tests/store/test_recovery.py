@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.store import children
-from tests.store.builders import ago, make_run
+from tests.store.builders import DAY, ago, make_run
 from thoughtline.runtime.models import TaskUsage
 from thoughtline.store.sqlite import ProcessIdentity, SQLiteStore
 
@@ -172,6 +172,148 @@ def test_writes_refresh_the_heartbeat(tmp_path: Path) -> None:
         store.create_run(run)
         _sql(path, "UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?", (stale,))
         store.update_task(run.tasks[0])  # a write by the owner proves it is alive
+
+    with SQLiteStore(path) as store:
+        assert store.recovered == []
+
+
+def _crash_mid_stream(path: Path, run_id: str, deltas_at: str | None = None) -> int:
+    """Run :func:`children.crash_mid_stream` in a spawned process; returns its pid."""
+    child = multiprocessing.get_context("spawn").Process(
+        target=children.crash_mid_stream, args=(str(path), run_id, deltas_at)
+    )
+    child.start()
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+    assert child.pid is not None
+    return child.pid
+
+
+def test_what_reached_the_event_log_is_kept_per_mode(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    pid = _crash_mid_stream(path, "run_stream")
+
+    with SQLiteStore(path) as store:
+        assert store.recovered == ["run_stream"]
+        run = store.get_run("run_stream")
+        log = store.run_events("run_stream")
+    assert run is not None and run.status == "interrupted"
+    surface, hidden, telemetry, both, queued = run.tasks
+    stopped = f"The process running this task stopped (process {pid} that ran it has exited)"
+    deltas_at = log[0].at
+
+    # surface: the answer and the reasoning that arrived, exactly as the log has them.
+    assert (surface.status, surface.output) == ("interrupted", "Use a token bucket")
+    assert surface.reasoning == "Weigh the options."
+    assert surface.reasoning_parts == []  # the log does not name part kinds; none is guessed
+    assert surface.reasoning_status == "interrupted"
+    assert surface.reasoning_notice == (
+        f"{stopped}; the 18 characters of answer that arrived before it are kept; so are "
+        "the 18 characters of reasoning that arrived, marked partial."
+    )
+    assert surface.error is not None and surface.error.code == "RUN_INTERRUPTED"
+    assert surface.timings.finished_at == deltas_at  # when its output last arrived
+
+    # hidden: the answer only, and no word about reasoning that was never requested.
+    assert (hidden.status, hidden.output) == ("interrupted", "Hidden answer so far ✓")
+    assert (hidden.reasoning, hidden.reasoning_parts) == (None, None)
+    assert hidden.reasoning_status == "not_requested"
+    assert hidden.reasoning_notice == (
+        f"{stopped}; the 22 characters of answer that arrived before it are kept; "
+        "reasoning was not requested (chain_of_thought is hidden)."
+    )
+
+    # telemetry_only: reasoning is never displayed, so none is rebuilt or claimed.
+    assert (telemetry.output, telemetry.reasoning, telemetry.reasoning_parts) == (
+        "Telemetry answer",
+        None,
+        None,
+    )
+    assert telemetry.reasoning_status == "interrupted"
+    assert telemetry.reasoning_notice is not None
+    assert "reasoning was not recorded" in telemetry.reasoning_notice
+
+    # surface_and_telemetry: reasoning arrived, no answer yet.
+    assert (both.output, both.reasoning) == (None, "Both modes ")
+    assert both.reasoning_notice == (
+        f"{stopped}; no answer had arrived; the 11 characters of reasoning that arrived "
+        "are kept, marked partial."
+    )
+
+    # queued: never started, nothing to keep.
+    assert (queued.status, queued.output, queued.reasoning) == ("interrupted", None, None)
+    assert queued.reasoning_notice == (
+        f"The process running this run stopped (process {pid} that ran it has exited) "
+        "before this task started."
+    )
+    assert queued.timings.finished_at == run.finished_at
+
+
+def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    _crash_mid_stream(path, "run_old", deltas_at=ago(40 * DAY))
+
+    with SQLiteStore(path) as store:
+        run = store.get_run("run_old")
+        assert run is not None and run.tasks[0].reasoning == "Weigh the options."
+        # The reasoning retention treats the rebuilt copy like the deltas it came from.
+        assert store.purge_displayed_reasoning(30 * DAY) == 2
+        run = store.get_run("run_old")
+        assert run is not None
+        assert [task.reasoning for task in run.tasks] == [None] * 5
+        assert [e.type for e in store.run_events("run_old")].count("reasoning.delta") == 0
+        assert run.tasks[0].output == "Use a token bucket"  # answers are not reasoning
+
+    with SQLiteStore(path) as store:
+        assert store.recovered == []
+        again = store.get_run("run_old")
+        assert again is not None and [task.reasoning for task in again.tasks] == [None] * 5
+    assert b"Weigh the options" not in path.read_bytes()
+
+
+def test_reasoning_partly_removed_by_retention_is_not_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        run = make_run("run_gap", tasks=5)
+        for task in run.tasks:
+            task.status = "running"
+        store.create_run(run)
+        events = children.stream_events("run_gap", [task.id for task in run.tasks], None)
+        # The first reasoning delta is old enough for the reasoning retention.
+        events[1].at = ago(40 * DAY)
+        store.append_run_events(events)
+        # The owner is alive (another host, recent heartbeat) while retention runs.
+        _sql(path, "UPDATE runs SET owner_host = 'other-machine'")
+        assert store.purge_displayed_reasoning(30 * DAY) == 0  # no task has finished
+        assert [e.seq for e in store.run_events("run_gap")][:2] == [1, 3]
+    _sql(path, "UPDATE runs SET heartbeat_at = ?", (ago(16 * 60),))
+
+    with SQLiteStore(path) as store:
+        assert store.recovered == ["run_gap"]
+        recovered = store.get_run("run_gap")
+    assert recovered is not None
+    surface, _hidden, _telemetry, both, _queued = recovered.tasks
+    # "the options." alone would pose as what arrived; nothing is shown instead.
+    assert (surface.reasoning, surface.output) == (None, "Use a token bucket")
+    assert both.reasoning is None
+    assert surface.reasoning_notice is not None
+    assert "the reasoning retention removed part of this run's event log" in (
+        surface.reasoning_notice
+    )
+
+
+def test_streaming_deltas_refresh_the_heartbeat(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        run = make_run("run_streaming", tasks=5)
+        store.create_run(run)
+        _sql(
+            path, "UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?", (ago(16 * 60),)
+        )
+        # Only deltas for a long while: the owner is evidently alive.
+        store.append_run_events(
+            children.stream_events(run.id, [task.id for task in run.tasks], None)
+        )
 
     with SQLiteStore(path) as store:
         assert store.recovered == []

@@ -93,7 +93,11 @@ def interrupted_task(
         )
         notice = f"The process running this task stopped ({stop.detail}); {kept}"
         notice += "; " + _reasoning_clause(
-            gate, reasoning, bool(reasoning_events), log_complete=log_complete
+            gate,
+            reasoning,
+            bool(reasoning_events),
+            answer_kept=bool(answer),
+            log_complete=log_complete,
         )
     status: ReasoningStatus = "interrupted" if gate.requests_reasoning else "not_requested"
     return replace(
@@ -116,7 +120,12 @@ def interrupted_task(
 
 
 def _reasoning_clause(
-    gate: DisclosureGate, reasoning: str | None, logged: bool, *, log_complete: bool
+    gate: DisclosureGate,
+    reasoning: str | None,
+    logged: bool,
+    *,
+    answer_kept: bool,
+    log_complete: bool,
 ) -> str:
     if not gate.requests_reasoning:
         return "reasoning was not requested (chain_of_thought is hidden)"
@@ -124,7 +133,11 @@ def _reasoning_clause(
         # telemetry_only: reasoning reaches the trace when a task ends, never the log.
         return "its reasoning was not recorded (the trace records reasoning when a task ends)"
     if reasoning is not None:
-        return f"so are the {len(reasoning)} characters of reasoning that arrived, marked partial"
+        if answer_kept:
+            return (
+                f"so are the {len(reasoning)} characters of reasoning that arrived, marked partial"
+            )
+        return f"the {len(reasoning)} characters of reasoning that arrived are kept, marked partial"
     if not log_complete:
         return (
             "no reasoning is shown, because the reasoning retention removed part of this "
