@@ -7,6 +7,7 @@ else ``$THOUGHTLINE_HOME/config.toml``; no file at all means built-in defaults.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -24,6 +25,7 @@ from thoughtline.providers.endpoints import (
     EndpointSettings,
     ReasoningField,
 )
+from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
 from thoughtline.requests import EFFORTS
 
 CHAIN_OF_THOUGHT_MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
@@ -57,6 +59,8 @@ class Config:
     telemetry_exporter: str = "none"
     telemetry_endpoint: str | None = None
     telemetry_capture_content: bool = False
+    timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
+    """``[timeouts]``: only the keys the file sets (defaults live with the transport)."""
     roles: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -176,6 +180,7 @@ class _Validator:
             "trace",
             "telemetry",
             "store",
+            "timeouts",
         )
         for name in data:
             if name not in top_allowed:
@@ -281,6 +286,7 @@ class _Validator:
         exporter = self.choice(telemetry, "telemetry.exporter", ("none", "otlp"), "none")
         telemetry_endpoint = self.string(telemetry, "telemetry.endpoint", None)
         capture = self.boolean(telemetry, "telemetry.capture_content", False)
+        timeouts = self.timeouts(data, "timeouts")
 
         return Config(
             path=self.path,
@@ -299,9 +305,28 @@ class _Validator:
             telemetry_exporter=exporter,
             telemetry_endpoint=telemetry_endpoint,
             telemetry_capture_content=capture,
+            timeouts=timeouts,
             roles=roles,
             sources=self.sources,
         )
+
+    def timeouts(self, data: Mapping[str, Any], key: str) -> TimeoutSettings:
+        """``[timeouts]`` or ``[providers.NAME.timeouts]``: seconds, each key optional."""
+        table = self.table(data, key, TIMEOUT_NAMES)
+        values: dict[str, float] = {}
+        for name, value in table.items():
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise self.fail(
+                    f"{key}.{name}", f"must be a positive number of seconds, got {value!r}"
+                )
+            values[name] = float(value)
+            self.sources[f"{key}.{name}"] = str(self.path)
+        return TimeoutSettings(**values)
 
     def _endpoint(self, name: str, value: Any) -> EndpointSettings:
         key = f"providers.{name}"
@@ -310,7 +335,7 @@ class _Validator:
         table = self.table(
             {name: value},
             key,
-            ("wire_api", "base_url", "api_key_env", "reasoning_field", "dialect"),
+            ("wire_api", "base_url", "api_key_env", "reasoning_field", "dialect", "timeouts"),
         )
         wire_api = self.choice(table, f"{key}.wire_api", WIRE_APIS, "") or None
         base_url = self.string(table, f"{key}.base_url", None)
@@ -329,4 +354,5 @@ class _Validator:
             api_key_env=api_key_env,
             reasoning_field=reasoning_field,  # type: ignore[arg-type]
             dialect=dialect,  # type: ignore[arg-type]
+            timeouts=self.timeouts(table, f"{key}.timeouts"),
         )

@@ -13,7 +13,7 @@ from rich.table import Table
 from thoughtline.cli._context import database_path
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
 
 
 def config_report(config: Config) -> dict[str, Any]:
@@ -37,6 +37,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("telemetry.exporter", config.telemetry_exporter),
         entry("telemetry.endpoint", config.telemetry_endpoint),
         entry("telemetry.capture_content", config.telemetry_capture_content),
+        *(entry(key, value) for key, value in timeout_entries(config.timeouts, config.providers)),
     ]
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
     endpoints = []

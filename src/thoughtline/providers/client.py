@@ -4,6 +4,12 @@ decoder, times the call and captures a redacted exchange. The same for every ada
 Provider failures never raise out of a call: they arrive as the last event, an
 :class:`~thoughtline.events.Error` with a stable code, so a consumer handles one channel.
 Retries happen only while nothing of the response has reached the consumer.
+
+Every call ends and stays bounded, whatever the server does: ``read`` bounds silence,
+a timer bounds each attempt at ``total`` (pings do not keep it alive, see
+:mod:`thoughtline.providers.timeouts`), the stream decoders cap one frame
+(:mod:`thoughtline.wire.frames`), and whole bodies, error bodies and captured streams
+are capped here. Reading stops at the first error.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 
 import httpx2
 
@@ -37,10 +43,24 @@ from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.exchange import Attempt, Exchange, ExchangeTimings
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.timeouts import Timeouts
 from thoughtline.requests import ModelRequest
 from thoughtline.wire.jsonio import dumps_bytes
 
-MAX_ERROR_BODY_BYTES = 1_000_000
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_ERROR_BODY_BYTES",
+    "ProviderCall",
+    "ProviderClient",
+    "RetryPolicy",
+    "Timeouts",
+]
+
+MAX_ERROR_BODY_BYTES: Final = 1_000_000
+"""An HTTP error body is read up to this size; the rest is not read."""
+MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+"""Cap on a whole non-streamed response body, and on the bytes of a stream kept for the
+exchange (capture stops there; decoding goes on)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,22 +85,6 @@ class RetryPolicy:
         return float(max(0.0, base * (1.0 + random.uniform(-self.jitter, self.jitter))))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Timeouts:
-    """Seconds. ``read`` bounds the wait for each chunk; ``total`` (optional) the call."""
-
-    connect: float = 10.0
-    read: float = 120.0
-    write: float = 30.0
-    pool: float = 10.0
-    total: float | None = None
-
-    def for_httpx(self) -> httpx2.Timeout:
-        return httpx2.Timeout(
-            connect=self.connect, read=self.read, write=self.write, pool=self.pool
-        )
-
-
 @dataclass(slots=True)
 class _Clock:
     started: float = field(default_factory=time.perf_counter)
@@ -99,7 +103,9 @@ class ProviderClient:
     ``http_client`` is injectable (tests pass ``httpx2.AsyncClient(transport=
     httpx2.MockTransport(...))``); when omitted the client creates and owns one.
     ``redactor`` should know every credential the process loaded; the endpoint's own key
-    is always added.
+    is always added. ``timeouts`` apply to every call; keys the endpoint sets itself
+    (``[providers.NAME.timeouts]``) win over them. ``max_body_bytes`` caps a whole
+    non-streamed body and the captured bytes of a stream.
     """
 
     def __init__(
@@ -113,16 +119,18 @@ class ProviderClient:
         timeouts: Timeouts | None = None,
         redactor: Redactor | None = None,
         capture_body: bool = True,
+        max_body_bytes: int = MAX_BODY_BYTES,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.endpoint = endpoint
         self.adapter = adapter or adapter_for(endpoint.wire_api)
         self.capabilities = capabilities or builtin_capabilities()
         self.retry = retry or RetryPolicy()
-        self.timeouts = timeouts or Timeouts()
+        self.timeouts = (timeouts or Timeouts()).overridden_by(endpoint.timeouts)
         base_redactor = redactor or Redactor()
         self.redactor = base_redactor.with_secrets([endpoint.api_key] if endpoint.api_key else [])
         self.capture_body = capture_body
+        self.max_body_bytes = max_body_bytes
         self._sleep = sleep
         self._owns_http = http_client is None
         self._http = http_client or httpx2.AsyncClient(timeout=self.timeouts.for_httpx())
@@ -169,7 +177,7 @@ class ProviderCall:
     def __init__(self, client: ProviderClient, request: ModelRequest) -> None:
         self._client = client
         self.request = request
-        capability = client.capabilities.lookup(client.endpoint.name, request.model)
+        capability = client.capabilities.lookup(client.endpoint.capability_key, request.model)
         self.context = CallContext(endpoint=client.endpoint, capability=capability)
         self._accumulator = ResponseAccumulator()
         self._iterator: AsyncIterator[StreamEvent] | None = None
@@ -228,13 +236,17 @@ class ProviderCall:
         while True:
             attempt_started = time.perf_counter()
             outcome = _AttemptOutcome()
-            response = await self._open(wire, headers, clock, outcome)
-            if response is not None:
-                try:
-                    async for batch in self._decode(response, clock, outcome):
-                        yield batch
-                finally:
-                    await response.aclose()
+            deadline = _Deadline(client.timeouts.total)
+            try:
+                response = await self._open(wire, headers, clock, outcome, deadline)
+                if response is not None:
+                    try:
+                        async for batch in self._decode(response, clock, outcome, deadline):
+                            yield batch
+                    finally:
+                        await response.aclose()
+            finally:
+                deadline.disarm()
             attempts.append(
                 Attempt(
                     number=len(attempts) + 1,
@@ -245,7 +257,7 @@ class ProviderCall:
                 )
             )
             error = outcome.error
-            if error is None or outcome.delivered or not error.retryable:
+            if error is None or outcome.delivered or not error.retryable or outcome.final:
                 break
             if retry_number >= client.retry.max_retries:
                 break
@@ -279,6 +291,7 @@ class ProviderCall:
             outcome.status,
             outcome.response_headers,
             outcome.body_chunks,
+            body_truncated=outcome.capture_truncated,
         )
 
     async def _open(
@@ -287,6 +300,7 @@ class ProviderCall:
         headers: dict[str, str],
         clock: _Clock,
         outcome: _AttemptOutcome,
+        deadline: _Deadline,
     ) -> httpx2.Response | None:
         """Send one attempt. Returns the open response to stream from, or ``None`` when
         the attempt already failed (the error is in ``outcome``, so the caller can retry)."""
@@ -299,21 +313,38 @@ class ProviderCall:
             content=self._request_body,
             timeout=client.timeouts.for_httpx(),
         )
+        deadline.waiting = True
         try:
             response = await http.send(request, stream=True)
-        except httpx2.TimeoutException as exc:
-            outcome.error = _transport_error("PROVIDER_TIMEOUT", client.endpoint, exc)
+        except asyncio.CancelledError:
+            if not deadline.absorb():
+                raise
+            outcome.error = self._total_timeout(outcome)
             return None
         except httpx2.TransportError as exc:
-            outcome.error = _transport_error("PROVIDER_UNREACHABLE", client.endpoint, exc)
+            outcome.error = (
+                self._total_timeout(outcome)
+                if deadline.expired
+                else _transport_error(client.endpoint, client.timeouts, exc)
+            )
             return None
+        finally:
+            deadline.waiting = False
         outcome.status = response.status_code
         outcome.response_headers = dict(response.headers)
         if response.status_code < 400:
             return response
+        deadline.waiting = True
         try:
             body = await _read_bounded(response)
+        except asyncio.CancelledError:
+            if not deadline.absorb():
+                raise
+            body = b""  # the status still says what went wrong
+        except (httpx2.TransportError, httpx2.StreamError):
+            body = b""
         finally:
+            deadline.waiting = False
             await response.aclose()
         outcome.body_chunks.append(body)
         if clock.first_byte_ms is None:
@@ -330,44 +361,68 @@ class ProviderCall:
         response: httpx2.Response,
         clock: _Clock,
         outcome: _AttemptOutcome,
+        deadline: _Deadline,
     ) -> AsyncIterator[list[StreamEvent]]:
-        """Bytes → decoder → batches of events to deliver (see ``_route``)."""
+        """Bytes → decoder → batches of events to deliver (see ``_route``).
+
+        Reading stops at the first error (a hostile stream may never end), when the
+        attempt's deadline expires, and when a non-streamed body passes the size cap."""
         client = self._client
-        total = client.timeouts.total
-        deadline = None if total is None else clock.started + total
         held = outcome.held
         streamed = self.request.stream
         decoder = client.adapter.new_decoder(self.request, self.context) if streamed else None
-        body_parts: list[bytes] = []
-        capture = client.capture_body
+        capture = client.capture_body or not streamed
+        captured = outcome.body_chunks
+        room = client.max_body_bytes
+        chunks = _body_chunks(response)
         try:
-            async for chunk in _body_chunks(response):
+            while True:
+                if deadline.expired:
+                    raise _DeadlineExceeded
+                deadline.waiting = True
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
+                except asyncio.CancelledError:
+                    if deadline.absorb():
+                        raise _DeadlineExceeded from None
+                    raise
+                finally:
+                    deadline.waiting = False
                 if clock.first_byte_ms is None:
                     clock.first_byte_ms = clock.ms()
-                if capture or not streamed:
-                    (outcome.body_chunks if capture else body_parts).append(chunk)
-                if decoder is not None and outcome.error is None:
+                if capture:
+                    room -= len(chunk)
+                    if room >= 0:
+                        captured.append(chunk)
+                    elif decoder is None:
+                        outcome.error = _body_too_large(client.max_body_bytes)
+                        return
+                    else:  # the exchange keeps the start of a very long stream
+                        outcome.capture_truncated = True
+                        capture = False
+                if decoder is not None:
                     batch = self._route(decoder.feed(chunk), clock, outcome)
                     if batch:
                         yield batch
-                if deadline is not None and time.perf_counter() > deadline:
-                    raise httpx2.ReadTimeout("total timeout exceeded")
+                    if outcome.error is not None:
+                        return
+        except _DeadlineExceeded:
+            outcome.error = self._total_timeout(outcome)
+            return
         except (httpx2.TransportError, httpx2.StreamError) as exc:
-            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            if outcome.delivered:
-                outcome.error = interrupted_error(f"connection lost: {detail}")
+            if deadline.expired:
+                outcome.error = self._total_timeout(outcome)
+            elif outcome.delivered:
+                outcome.error = interrupted_error(_lost_detail(client.timeouts, exc))
             else:
-                code = (
-                    "PROVIDER_TIMEOUT"
-                    if isinstance(exc, httpx2.TimeoutException)
-                    else "PROVIDER_UNREACHABLE"
-                )
-                outcome.error = _transport_error(code, client.endpoint, exc)
+                outcome.error = _transport_error(client.endpoint, client.timeouts, exc)
             return
         if decoder is not None:
             remaining = decoder.close()
         else:
-            body = b"".join(outcome.body_chunks if capture else body_parts)
+            body = b"".join(captured)
             remaining = client.adapter.decode_body(body, self.request, self.context)
         if outcome.error is None:
             batch = self._route(remaining, clock, outcome)
@@ -377,6 +432,28 @@ class ProviderCall:
             # A response with no content at all (e.g. only usage): release what was held.
             yield list(held)
             held.clear()
+
+    def _total_timeout(self, outcome: _AttemptOutcome) -> Error:
+        """The error for an attempt stopped by its total timeout. Not retried: the attempt
+        used the whole budget, and what arrived has been delivered already."""
+        outcome.final = True
+        endpoint = self._client.endpoint
+        seconds = self._client.timeouts.total
+        kept = " What arrived before that is kept." if outcome.delivered else ""
+        if endpoint.timeouts.total is not None:
+            key = f"[providers.{endpoint.name}.timeouts] total"
+        else:
+            key = (
+                f"[timeouts] total (or [providers.{endpoint.name}.timeouts] total for "
+                "this endpoint alone)"
+            )
+        return Error(
+            code="PROVIDER_TIMEOUT",
+            message=f"The call to {endpoint.name} exceeded the total timeout of "
+            f"{seconds:g} s and was stopped.{kept} If the provider needs longer, raise "
+            f"{key} in thoughtline.toml.",
+            retryable=True,
+        )
 
     def _route(
         self, events: list[StreamEvent], clock: _Clock, outcome: _AttemptOutcome
@@ -426,6 +503,8 @@ class ProviderCall:
         status: int | None,
         response_headers: dict[str, str],
         body_chunks: list[bytes],
+        *,
+        body_truncated: bool = False,
     ) -> Exchange:
         redactor = self._client.redactor
         body = (
@@ -443,6 +522,7 @@ class ProviderCall:
             status=status,
             response_headers=redactor.headers(response_headers),
             response_body=None if body is None else redactor.bytes(body),
+            response_body_truncated=body_truncated and body is not None,
             streamed=self.request.stream,
             timings=ExchangeTimings(
                 started_at=clock.started_at,
@@ -465,6 +545,63 @@ class _AttemptOutcome:
     delivered: bool = False
     held: list[StreamEvent] = field(default_factory=list)
     body_chunks: list[bytes] = field(default_factory=list)
+    final: bool = False  # not to be retried whatever its code says
+    capture_truncated: bool = False
+
+
+class _DeadlineExceeded(Exception):
+    """The attempt's total timeout expired (internal; it becomes an ``Error`` event)."""
+
+
+class _Deadline:
+    """The ``total`` timeout of one attempt, kept by a timer, not by chunk arrival.
+
+    ``asyncio.timeout`` cannot wrap a generator that yields to its consumer: it would
+    cancel whatever the consumer is awaiting. So the transport marks the moments it
+    awaits the network (``waiting``). When the timer fires during one, it cancels the
+    task, the await raises ``CancelledError`` and :meth:`absorb` turns that back into a
+    timeout; otherwise it sets ``expired``, which the read loop checks before each
+    read. Per chunk that costs two attribute stores and one load, no clock call.
+
+    The task that starts the attempt must be the one that iterates the call (as
+    ``async for`` does).
+    """
+
+    __slots__ = ("_cancelled", "_cancelling", "_handle", "_task", "expired", "waiting")
+
+    def __init__(self, seconds: float | None) -> None:
+        self.expired = False
+        self.waiting = False
+        self._cancelled = False
+        self._task = asyncio.current_task()
+        self._cancelling = 0 if self._task is None else self._task.cancelling()
+        self._handle: asyncio.TimerHandle | None = None
+        if seconds is not None and self._task is not None:
+            self._handle = asyncio.get_running_loop().call_later(seconds, self._fire)
+
+    def _fire(self) -> None:
+        self.expired = True
+        if self.waiting and self._task is not None:
+            self._cancelled = True
+            self._task.cancel()
+
+    def absorb(self) -> bool:
+        """For a ``CancelledError`` raised while waiting: True when the timer caused it
+        (the cancellation is withdrawn), False when the task was cancelled by someone
+        else, which must propagate."""
+        if not self._cancelled or self._task is None:
+            return False
+        self._cancelled = False
+        return self._task.uncancel() <= self._cancelling
+
+    def disarm(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._cancelled and self._task is not None:
+            # The timer's cancellation was turned into another error on the way (the
+            # read still failed, and was reported as a timeout): withdraw it.
+            self._cancelled = False
+            self._task.uncancel()
 
 
 def _body_chunks(response: httpx2.Response) -> AsyncIterator[bytes]:
@@ -484,7 +621,7 @@ async def _read_bounded(response: httpx2.Response) -> bytes:
         size += len(chunk)
         if size >= MAX_ERROR_BODY_BYTES:
             break
-    return b"".join(parts)
+    return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
 
 
 def _error_event(exc: ProviderError) -> Error:
@@ -497,16 +634,57 @@ def _error_event(exc: ProviderError) -> Error:
     )
 
 
-def _transport_error(code: str, endpoint: Endpoint, exc: Exception) -> Error:
+def _transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> Error:
+    """A failure before any content arrived (retryable: the next attempt may work)."""
     detail = str(exc) or type(exc).__name__
-    if code == "PROVIDER_TIMEOUT":
+    where = f"{endpoint.name} at {endpoint.base_url}"
+    name = endpoint.name
+    if isinstance(exc, httpx2.ConnectTimeout):
         message = (
-            f"{endpoint.name} at {endpoint.base_url} did not answer in time ({detail}). "
-            "Try again, or raise the timeout."
+            f"Could not connect to {where} within {timeouts.connect:g} s. Check that the "
+            f"server is reachable, or raise [timeouts] connect (or "
+            f"[providers.{name}.timeouts] connect)."
         )
+    elif isinstance(exc, httpx2.ReadTimeout):
+        message = (
+            f"{where} sent nothing for {timeouts.read:g} s (the read timeout). Try again, "
+            f"or raise [timeouts] read (or [providers.{name}.timeouts] read) if the model "
+            "needs longer before it starts answering."
+        )
+    elif isinstance(exc, httpx2.PoolTimeout):
+        message = (
+            f"No connection to {where} became free within {timeouts.pool:g} s. "
+            "Lower max_concurrency."
+        )
+    elif isinstance(exc, httpx2.TimeoutException):
+        message = f"{where} did not answer in time ({detail}). Try again."
     else:
         message = (
-            f"Cannot reach {endpoint.name} at {endpoint.base_url} ({detail}). "
+            f"Cannot reach {where} ({detail}). "
             "Check that the server is running and the base URL is right."
         )
+    code = (
+        "PROVIDER_TIMEOUT" if isinstance(exc, httpx2.TimeoutException) else "PROVIDER_UNREACHABLE"
+    )
     return Error(code=code, message=message, retryable=True)
+
+
+def _lost_detail(timeouts: Timeouts, exc: Exception) -> str:
+    """Why a stream that had delivered content stopped, for the interruption error."""
+    if isinstance(exc, httpx2.ReadTimeout):
+        return (
+            f"nothing arrived for {timeouts.read:g} s, the read timeout; raise "
+            "[timeouts] read to wait longer"
+        )
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return f"connection lost: {detail}"
+
+
+def _body_too_large(limit: int) -> Error:
+    return Error(
+        code="PROVIDER_MALFORMED_RESPONSE",
+        message=f"The provider's response body is larger than {limit // (1024 * 1024)} MiB; "
+        "thoughtline stopped reading it. Use streaming, or check the base URL points at "
+        "the provider's API.",
+        retryable=False,
+    )

@@ -1,18 +1,28 @@
 """Named provider endpoints: base URL, credential source, wire API, dialect.
 
 Built-in endpoints need no configuration. ``[providers.NAME]`` in thoughtline.toml
-overrides a built-in's settings or defines a new OpenAI-compatible endpoint.
+overrides a built-in's settings or defines a new endpoint (OpenAI-compatible unless it
+names another ``wire_api``).
 Base URL precedence: config ``base_url`` > the endpoint's environment variable > default.
+
+What follows from the wire API unless the endpoint says otherwise:
+
+- how the key is sent (``AUTH_FOR_WIRE_API``: ``x-api-key`` for ``anthropic-messages``,
+  ``x-goog-api-key`` for ``gemini``, a bearer token for the others);
+- whose capability data its models use (``CAPABILITIES_FOR_WIRE_API``): a user-defined
+  endpoint speaking ``anthropic-messages`` in front of Claude shapes requests for Claude
+  models exactly as the ``anthropic`` endpoint does.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
 from thoughtline.errors import ConfigError, ProviderError, UnknownEndpointError
+from thoughtline.providers.timeouts import Timeouts, TimeoutSettings
 
 AuthStyle: TypeAlias = Literal["x-api-key", "bearer", "x-goog-api-key", "none"]
 ReasoningField: TypeAlias = Literal["auto", "reasoning", "reasoning_content", "think_tags", "none"]
@@ -24,6 +34,26 @@ ChatDialect: TypeAlias = Literal["openai", "openrouter", "raw-reasoning"]
 - ``raw-reasoning``: DeepSeek/vLLM/llama.cpp/Ollama ``/v1`` — ``reasoning_content`` or
   ``reasoning`` text, optionally ``<think>`` tags inline in ``content``.
 """
+
+AUTH_FOR_WIRE_API: dict[str, AuthStyle] = {
+    "anthropic-messages": "x-api-key",
+    "openai-responses": "bearer",
+    "openai-chat": "bearer",
+    "gemini": "x-goog-api-key",
+    # Ollama itself takes no key; a proxy or hosted Ollama in front of it takes a bearer
+    # token. Without a key nothing is sent either way.
+    "ollama": "bearer",
+}
+"""How each wire API expects the key, as its official SDK sends it."""
+
+CAPABILITIES_FOR_WIRE_API: dict[str, str] = {
+    "anthropic-messages": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+}
+"""Wire APIs spoken by one model vendor: a user-defined endpoint speaking one of them
+looks its models up under that built-in endpoint's capability data. OpenAI-compatible
+wire APIs front many vendors' models, so those endpoints use the generic family."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +90,16 @@ class Endpoint:
     key_required: bool
     dialect: ChatDialect | None = None
     reasoning_field: ReasoningField = "auto"
+    capability_endpoint: str = ""
+    """The endpoint whose capability data this endpoint's models follow (``""``: its own
+    name)."""
+    timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
+    """Timeouts from ``[providers.NAME.timeouts]``; they win over the client's own."""
+
+    @property
+    def capability_key(self) -> str:
+        """The endpoint name to look models up under in the capability table."""
+        return self.capability_endpoint or self.name
 
     def __repr__(self) -> str:  # never show the key, even in a debugger or a traceback
         key = "set" if self.api_key else "unset"
@@ -185,6 +225,9 @@ class EndpointSettings:
     api_key_env: str | None = None
     reasoning_field: ReasoningField | None = None
     dialect: ChatDialect | None = None
+    auth: AuthStyle | None = None
+    """How to send the key; by default what the wire API expects (``AUTH_FOR_WIRE_API``)."""
+    timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
 
 
 def _user_defined_spec(name: str, settings: EndpointSettings, source: str) -> EndpointSpec:
@@ -200,7 +243,7 @@ def _user_defined_spec(name: str, settings: EndpointSettings, source: str) -> En
         default_base_url=settings.base_url,
         base_url_env=None,
         api_key_env=settings.api_key_env,
-        auth="bearer" if wire_api != "gemini" else "x-goog-api-key",
+        auth=AUTH_FOR_WIRE_API.get(wire_api, "bearer"),
         key_required=False,
         dialect=settings.dialect or ("raw-reasoning" if wire_api == "openai-chat" else None),
         reasoning_field=settings.reasoning_field or "auto",
@@ -254,17 +297,27 @@ class EndpointRegistry:
         api_key = self._environ.get(key_env) if key_env else None
         wire_api = settings.wire_api or spec.wire_api
         dialect = settings.dialect or spec.dialect
+        if settings.auth is not None:
+            auth = settings.auth
+        elif wire_api == spec.wire_api:
+            auth = spec.auth
+        else:  # a built-in endpoint told to speak another wire API: send the key its way
+            auth = AUTH_FOR_WIRE_API.get(wire_api, spec.auth)
+        builtin = spec.name in BUILTIN_ENDPOINTS
+        capability_endpoint = "" if builtin else CAPABILITIES_FOR_WIRE_API.get(wire_api, "")
         endpoint = Endpoint(
             name=spec.name,
             wire_api=wire_api,
             base_url=base_url.rstrip("/"),
             base_url_source=source,  # type: ignore[arg-type]
-            auth=spec.auth,
+            auth=auth,
             api_key=api_key or None,
             api_key_env=key_env,
             key_required=spec.key_required,
             dialect=dialect,
             reasoning_field=settings.reasoning_field or spec.reasoning_field,
+            capability_endpoint=capability_endpoint,
+            timeouts=settings.timeouts,
         )
         if wire_api == "openai-chat" and endpoint.dialect is None:
             endpoint = replace(endpoint, dialect="openai")
@@ -281,3 +334,23 @@ class EndpointRegistry:
             if value:
                 secrets.append(value)
         return secrets
+
+
+def timeout_entries(
+    configured: TimeoutSettings, providers: Mapping[str, EndpointSettings]
+) -> list[tuple[str, float]]:
+    """The timeout keys to show a person, as ``(dotted key, seconds)``: every
+    ``timeouts.*`` key with its effective value (built-in default unless configured),
+    then each ``providers.NAME.timeouts.*`` key an endpoint sets."""
+    effective = Timeouts().overridden_by(configured)
+    entries: list[tuple[str, float]] = [
+        ("timeouts.connect", effective.connect),
+        ("timeouts.read", effective.read),
+    ]
+    if effective.total is not None:
+        entries.append(("timeouts.total", effective.total))
+    for name, settings in providers.items():
+        entries += [
+            (f"providers.{name}.timeouts.{key}", value) for key, value in settings.timeouts.items()
+        ]
+    return entries

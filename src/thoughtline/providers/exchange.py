@@ -38,6 +38,8 @@ class Exchange:
 
     ``response_body`` is the raw response body, or for a stream the raw stream bytes as
     received (decoded from any content encoding); ``None`` when capture was off.
+    ``response_body_truncated`` says the stream was longer than the transport keeps
+    (``MAX_BODY_BYTES``) and ``response_body`` holds its start only.
     """
 
     endpoint: str
@@ -53,6 +55,7 @@ class Exchange:
     timings: ExchangeTimings
     attempts: tuple[Attempt, ...] = ()
     capability: dict[str, Any] = field(default_factory=dict)
+    response_body_truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (body bytes decoded as UTF-8, invalid bytes replaced)."""
@@ -68,6 +71,7 @@ class Exchange:
             "response_body": None
             if self.response_body is None
             else self.response_body.decode("utf-8", errors="replace"),
+            "response_body_truncated": self.response_body_truncated,
             "streamed": self.streamed,
             "timings": {
                 "started_at": self.timings.started_at,

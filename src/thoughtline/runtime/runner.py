@@ -109,7 +109,8 @@ class Runtime:
         self.roles = roles or RoleCatalog(folders, config.roles)
         self.capabilities = capabilities or builtin_capabilities()
         self.retry = retry
-        self.timeouts = timeouts or Timeouts()
+        # [providers.NAME.timeouts] win for their endpoint: ProviderClient applies them.
+        self.timeouts = timeouts or Timeouts().overridden_by(config.timeouts)
         self.transport = transport
         self.redactor = Redactor(self.registry.loaded_secrets())
         self.retention = retention_seconds(config.retention)

@@ -17,7 +17,11 @@ server stands in for all of them at once; :meth:`SimulatorServer.base_url_for` a
 :meth:`SimulatorServer.environ` give the base URLs to point endpoints at.
 
 The app is plain ASGI (no framework) so that faults can be exact: a connection can be
-cut after a given frame, a first byte delayed, a frame corrupted.
+cut after a given frame, a first byte delayed, a frame corrupted, a stream held open
+with keep-alive pings or in silence, a line sent that never ends.
+
+Faults that hold a connection open end when the client goes away (or after their
+``max_s``), so a test that gives up never leaves the server busy.
 """
 
 from __future__ import annotations
@@ -55,7 +59,13 @@ FaultKind: TypeAlias = Literal[
     "malformed_json",
     "stream_error",
     "slow_first_byte",
+    "keep_alive_forever",
+    "stall",
+    "endless_line",
 ]
+HoldPoint: TypeAlias = Literal["start", "mid_reasoning", "mid_answer"]
+"""Where a held stream stops sending content: right after the response headers, or
+halfway through the reasoning or answer frames (as the ``cut_*`` faults count them)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +79,10 @@ class Fault:
     retry_after_ms: int | None = None
     stream_error_kind: StreamErrorKind = "overloaded"
     delay_s: float = 0.0
+    at: HoldPoint = "mid_answer"
+    interval_s: float = 1.0
+    max_s: float = 60.0
+    size_bytes: int = 0
 
     @classmethod
     def rate_limited(
@@ -119,6 +133,27 @@ class Fault:
     @classmethod
     def slow_first_byte(cls, delay_s: float) -> Fault:
         return cls(kind="slow_first_byte", delay_s=delay_s)
+
+    @classmethod
+    def keep_alive_forever(
+        cls, *, at: HoldPoint = "mid_answer", interval_s: float = 1.0, max_s: float = 60.0
+    ) -> Fault:
+        """Stop the content at ``at``, then send the provider's keep-alive (Anthropic
+        ``event: ping``, an SSE comment, a blank NDJSON line) every ``interval_s``
+        until the client leaves (at most ``max_s``): bytes keep flowing, nothing comes."""
+        return cls(kind="keep_alive_forever", at=at, interval_s=interval_s, max_s=max_s)
+
+    @classmethod
+    def stall(cls, *, at: HoldPoint = "start", max_s: float = 60.0) -> Fault:
+        """Stop sending at ``at`` and keep the connection open in silence until the
+        client leaves (at most ``max_s``)."""
+        return cls(kind="stall", at=at, max_s=max_s)
+
+    @classmethod
+    def endless_line(cls, size_bytes: int) -> Fault:
+        """Answer 200 and stream ``size_bytes`` bytes of one line that never ends (no
+        newline), in 64 KiB chunks, then close: a broken or hostile server."""
+        return cls(kind="endless_line", size_bytes=size_bytes)
 
 
 DEFAULT_TRANSCRIPT = Transcript(
@@ -300,7 +335,7 @@ class Simulator:
         with self._lock:
             self.requests.append(request)
         transcript, fault = self._take(profile.name, model)
-        await self._respond(send, renderer, transcript, request, fault)
+        await self._respond(send, renderer, transcript, request, fault, receive)
 
     async def _models(self, path: str, send: Send) -> None:
         """Anthropic's model API (``GET /v1/models`` and ``/v1/models/{id}``), answering
@@ -340,6 +375,7 @@ class Simulator:
         transcript: Transcript,
         request: SimRequest,
         fault: Fault | None,
+        receive: Receive,
     ) -> None:
         if fault is not None and fault.kind == "slow_first_byte":
             await asyncio.sleep(fault.delay_s)
@@ -353,20 +389,14 @@ class Simulator:
                 send, fault.status, renderer.error_body(fault.status, fault.message), headers
             )
             return
+        if fault is not None and fault.kind in ("keep_alive_forever", "stall", "endless_line"):
+            await self._hostile(send, receive, renderer, transcript, request, fault)
+            return
         if not request.stream:
             await _plain(send, 200, renderer.body(transcript, request))
             return
         frames = renderer.stream_frames(transcript, request)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", renderer.stream_content_type.encode()),
-                    (b"cache-control", b"no-cache"),
-                ],
-            }
-        )
+        await _start_stream(send, renderer.stream_content_type)
         observer = self.on_frame_sent
         roles = [frame.role for frame in frames] if fault is None else None
         for index, data in enumerate(_with_fault(frames, renderer, fault)):
@@ -380,6 +410,40 @@ class Simulator:
             if self.pace_s:
                 await asyncio.sleep(self.pace_s)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _hostile(
+        self,
+        send: Send,
+        receive: Receive,
+        renderer: WireRenderer,
+        transcript: Transcript,
+        request: SimRequest,
+        fault: Fault,
+    ) -> None:
+        """Faults that keep the response going without ever finishing it."""
+        content_type = renderer.stream_content_type if request.stream else "application/json"
+        await _start_stream(send, content_type)
+        if fault.kind == "endless_line":
+            block = b"data: " + b"x" * (64 * 1024 - 6)
+            sent = 0
+            while sent < fault.size_bytes:
+                await send({"type": "http.response.body", "body": block, "more_body": True})
+                sent += len(block)
+                block = b"x" * len(block)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        if request.stream:
+            frames = renderer.stream_frames(transcript, request)
+            for data in _until(frames, fault.at):
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+        keep_alive = renderer.keep_alive_frame() if request.stream else b" "
+        await _hold_open(
+            send,
+            receive,
+            keep_alive if fault.kind == "keep_alive_forever" else None,
+            interval_s=fault.interval_s,
+            max_s=fault.max_s,
+        )
 
 
 def _with_fault(
@@ -409,6 +473,63 @@ def _with_fault(
             out.append(None)
             return out
     return out
+
+
+def _until(frames: list[Frame], at: HoldPoint) -> list[bytes]:
+    """The frames sent before a stream is held at ``at`` (same halfway point as the
+    ``cut_*`` faults)."""
+    if at == "start":
+        return []
+    role = "reasoning" if at == "mid_reasoning" else "text"
+    total = sum(1 for frame in frames if frame.role == role)
+    stop_after = max(1, (total + 1) // 2)
+    out: list[bytes] = []
+    seen = 0
+    for frame in frames:
+        out.append(frame.data)
+        if frame.role == role:
+            seen += 1
+            if seen == stop_after:
+                break
+    return out
+
+
+async def _hold_open(
+    send: Send, receive: Receive, keep_alive: bytes | None, *, interval_s: float, max_s: float
+) -> None:
+    """Keep the response open, sending ``keep_alive`` every ``interval_s`` (or nothing),
+    until the client disconnects or ``max_s`` has passed; then end the body unfinished
+    as far as the protocol is concerned."""
+    loop = asyncio.get_running_loop()
+    gone = asyncio.ensure_future(_disconnected(receive))
+    ends = loop.time() + max_s
+    try:
+        while not gone.done() and loop.time() < ends:
+            if keep_alive is not None:
+                await send({"type": "http.response.body", "body": keep_alive, "more_body": True})
+            await asyncio.wait({gone}, timeout=min(interval_s, max(ends - loop.time(), 0.0)))
+        if not gone.done():
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        gone.cancel()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _start_stream(send: Send, content_type: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", content_type.encode()),
+                (b"cache-control", b"no-cache"),
+            ],
+        }
+    )
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -143,3 +143,8 @@ class WireRenderer(Protocol):
     def malformed_frame(self) -> bytes:
         """A frame whose JSON payload is broken (framing intact)."""
         ...
+
+    def keep_alive_frame(self) -> bytes:
+        """What the provider sends to keep an idle stream open (a ping event, an SSE
+        comment, a blank line): it carries nothing, so a client must ignore it."""
+        ...

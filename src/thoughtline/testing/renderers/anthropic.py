@@ -194,6 +194,9 @@ class AnthropicRenderer:
             b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta",\n\n'
         )
 
+    def keep_alive_frame(self) -> bytes:
+        return _sse("ping", {"type": "ping"})
+
     # ------------------------------------------------------------------ helpers
 
     def _thinking_display(self, request: SimRequest) -> str | None:

@@ -256,3 +256,6 @@ class GeminiRenderer:
 
     def malformed_frame(self) -> bytes:
         return b'data: {"candidates":[{"content":{"parts":[{"text":"cut\r\n\r\n'
+
+    def keep_alive_frame(self) -> bytes:
+        return b": keep-alive\r\n\r\n"

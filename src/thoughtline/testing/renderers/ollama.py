@@ -173,3 +173,6 @@ class OllamaRenderer:
 
     def malformed_frame(self) -> bytes:
         return b'{"model":"qwen3","message":{"role":"assistant","content":"cut\n'
+
+    def keep_alive_frame(self) -> bytes:
+        return b"\n"

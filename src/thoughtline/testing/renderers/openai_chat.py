@@ -346,3 +346,8 @@ class OpenAIChatRenderer:
 
     def malformed_frame(self) -> bytes:
         return b'data: {"id":"chatcmpl-broken","choices":[{"delta":\n\n'
+
+    def keep_alive_frame(self) -> bytes:
+        if self.dialect == "openrouter":
+            return b": OPENROUTER PROCESSING\n\n"
+        return b": keep-alive\n\n"

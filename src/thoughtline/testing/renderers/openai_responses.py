@@ -192,6 +192,9 @@ class OpenAIResponsesRenderer:
             b'data: {"type":"response.output_text.delta","delta":"unterminated\n\n'
         )
 
+    def keep_alive_frame(self) -> bytes:
+        return b": keep-alive\n\n"
+
     # ------------------------------------------------------------------ planning
 
     def _plan(self, transcript: Transcript, request: SimRequest) -> _Plan:
