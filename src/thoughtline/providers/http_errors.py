@@ -1,8 +1,9 @@
 """HTTP error responses → :class:`ProviderError`, shared by every adapter.
 
 Adapters read the provider's own error body (message, type) and call
-:func:`provider_error`; status mapping, ``retryable``, ``retry-after`` and request ids
-are handled here once.
+:func:`provider_error`; status mapping, ``retryable``, ``retry-after`` request ids and
+the advice for a rejected key (:func:`credential_advice`, naming the endpoint and the
+variable the key came from) are handled here once.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from thoughtline.errors import (
     ErrorCode,
@@ -19,7 +21,41 @@ from thoughtline.errors import (
     status_is_retryable,
 )
 
+if TYPE_CHECKING:
+    from thoughtline.providers.endpoints import Endpoint
+
 _GENERIC_CODES = frozenset({"PROVIDER_SERVER_ERROR", "PROVIDER_ERROR"})
+_CREDENTIAL_CODES = frozenset({"PROVIDER_AUTH_ERROR", "PROVIDER_PERMISSION_DENIED"})
+
+
+def credential_advice(code: str, endpoint: Endpoint) -> str:
+    """What to check when ``endpoint`` rejected the request's credentials: the endpoint
+    and the environment variable the key came from, never the key. ``""`` for codes
+    that are not about credentials."""
+    if code not in _CREDENTIAL_CODES:
+        return ""
+    name = endpoint.name
+    variable = endpoint.api_key_env
+    if endpoint.api_key is None:
+        if variable is None:
+            return (
+                f"Endpoint {name!r} sent no API key: set api_key_env under "
+                f"[providers.{name}] in thoughtline.toml to the environment variable "
+                "that holds the key, and set that variable."
+            )
+        return (
+            f"Endpoint {name!r} sent no API key because {variable} is not set: set "
+            f"{variable} to a valid key for {name}."
+        )
+    if code == "PROVIDER_AUTH_ERROR":
+        return (
+            f"Endpoint {name!r} rejected the API key from {variable}: check that "
+            f"{variable} holds a valid, current key for {name}."
+        )
+    return (
+        f"The API key from {variable} is not allowed to do this on endpoint {name!r}: "
+        f"check its permissions, or that {variable} holds the key you meant."
+    )
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -59,18 +95,23 @@ def provider_error(
     message: str | None,
     provider_error_type: str | None = None,
     code: ErrorCode | None = None,
+    endpoint: Endpoint | None = None,
 ) -> ProviderError:
     """Build the error for an HTTP error response.
 
     ``code`` overrides the status mapping when the body says more (e.g. Anthropic's
     ``overloaded_error`` type). ``x-should-retry`` from the provider wins over the
-    status convention.
+    status convention. With ``endpoint``, a rejected key's advice names the endpoint and
+    the variable the key came from.
     """
     by_status = code_for_status(status)
     final_code: ErrorCode = code or by_status
     if final_code in _GENERIC_CODES and by_status not in _GENERIC_CODES:
         # A body that only says "server error" must not hide what the status says
         # precisely (529/503 overloaded, 504 timeout).
+        final_code = by_status
+    elif final_code == "PROVIDER_BAD_REQUEST" and by_status in _CREDENTIAL_CODES:
+        # A 401/403 whose body only says "invalid request" is still about the key.
         final_code = by_status
     lowered = {key.lower(): value for key, value in headers.items()}
     should_retry = lowered.get("x-should-retry")
@@ -81,7 +122,7 @@ def provider_error(
     else:
         retryable = status_is_retryable(status)
     detail = message.strip() if message else f"HTTP {status}"
-    advice = advice_for(final_code)
+    advice = (credential_advice(final_code, endpoint) if endpoint else "") or advice_for(final_code)
     text = f"{provider} returned HTTP {status}: {detail}"
     if advice:
         text = f"{text}. {advice}"

@@ -60,5 +60,8 @@ class AnthropicMessagesAdapter:
         body: bytes,
         context: CallContext | None = None,
     ) -> ProviderError:
-        """The error for an HTTP error response."""
-        return parse_error(status, headers, body)
+        """The error for an HTTP error response (a rejected key names the endpoint's
+        key variable)."""
+        return parse_error(
+            status, headers, body, endpoint=context.endpoint if context is not None else None
+        )

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import Error
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -35,7 +36,9 @@ CODE_FOR_ERROR_TYPE: Final[dict[str, ErrorCode]] = {
 _MAX_TEXT_PREVIEW: Final = 300
 
 
-def parse_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+def parse_error(
+    status: int, headers: Mapping[str, str], body: bytes, *, endpoint: Endpoint | None = None
+) -> ProviderError:
     """The error for an HTTP error response from ``/v1/messages``.
 
     Bodies that are not Anthropic's JSON shape (an HTML page from a proxy, an empty
@@ -63,6 +66,7 @@ def parse_error(status: int, headers: Mapping[str, str], body: bytes) -> Provide
         message=message,
         provider_error_type=error_type,
         code=code,
+        endpoint=endpoint,
     )
     if error.request_id is None:
         error.request_id = request_id

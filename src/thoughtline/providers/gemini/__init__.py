@@ -49,4 +49,6 @@ class GeminiAdapter:
         context: CallContext | None = None,
     ) -> ProviderError:
         """A google.rpc status error body → ProviderError (honours ``RetryInfo``)."""
-        return parse_gemini_error(status, headers, body)
+        return parse_gemini_error(
+            status, headers, body, endpoint=context.endpoint if context is not None else None
+        )

@@ -22,6 +22,7 @@ from thoughtline.errors import (
     code_for_status,
 )
 from thoughtline.events import Error
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -51,7 +52,9 @@ _AUTH_REASONS: Final = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
-def parse_gemini_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+def parse_gemini_error(
+    status: int, headers: Mapping[str, str], body: bytes, *, endpoint: Endpoint | None = None
+) -> ProviderError:
     """An HTTP error response → ProviderError with the rpc status as the error type."""
     try:
         payload: dict[str, Any] | None = loads_object(body)
@@ -60,7 +63,9 @@ def parse_gemini_error(status: int, headers: Mapping[str, str], body: bytes) -> 
     error = payload.get("error") if payload is not None else None
     if not isinstance(error, dict):
         text = body.decode("utf-8", "replace").strip()[:500] or None
-        return provider_error(status, headers, provider=PROVIDER_NAME, message=text)
+        return provider_error(
+            status, headers, provider=PROVIDER_NAME, message=text, endpoint=endpoint
+        )
 
     rpc_status = _str(error.get("status"))
     message = _str(error.get("message"))
@@ -73,6 +78,7 @@ def parse_gemini_error(status: int, headers: Mapping[str, str], body: bytes) -> 
         message=message,
         provider_error_type=rpc_status,
         code=code,
+        endpoint=endpoint,
     )
     if result.retry_after_s is None:
         result.retry_after_s = retry_delay(details)

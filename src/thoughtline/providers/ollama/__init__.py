@@ -49,4 +49,6 @@ class OllamaAdapter:
         context: CallContext | None = None,
     ) -> ProviderError:
         """``{"error": "..."}`` with its status → ProviderError."""
-        return parse_ollama_error(status, headers, body)
+        return parse_ollama_error(
+            status, headers, body, endpoint=context.endpoint if context is not None else None
+        )

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import Error
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -34,7 +35,9 @@ _OVERLOADED_WORDS: Final = ("server busy", "overloaded", "maximum pending reques
 _RATE_LIMIT_WORDS: Final = ("too many requests", "rate limit")
 
 
-def parse_ollama_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+def parse_ollama_error(
+    status: int, headers: Mapping[str, str], body: bytes, *, endpoint: Endpoint | None = None
+) -> ProviderError:
     """An HTTP error response → ProviderError; a missing model says how to pull it."""
     message = _message_of(body)
     code: ErrorCode | None = None
@@ -55,7 +58,9 @@ def parse_ollama_error(status: int, headers: Mapping[str, str], body: bytes) -> 
             )
         elif any(word in lowered for word in _OVERLOADED_WORDS):
             code = "PROVIDER_OVERLOADED"
-    return provider_error(status, headers, provider=PROVIDER_NAME, message=message, code=code)
+    return provider_error(
+        status, headers, provider=PROVIDER_NAME, message=message, code=code, endpoint=endpoint
+    )
 
 
 def stream_error(error: Any) -> Error:

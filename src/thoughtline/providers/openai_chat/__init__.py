@@ -84,4 +84,5 @@ class OpenAIChatAdapter:
         context: CallContext | None = None,
     ) -> ProviderError:
         label = _provider_label(context) if context is not None else self.provider_label
-        return parse_error_body(status, headers, body, provider=label)
+        endpoint = context.endpoint if context is not None else None
+        return parse_error_body(status, headers, body, provider=label, endpoint=endpoint)

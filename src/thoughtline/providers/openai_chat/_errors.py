@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, code_for_status
 from thoughtline.events import Error
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -90,7 +91,12 @@ def _clip(text: str) -> str:
 
 
 def parse_error_body(
-    status: int, headers: Mapping[str, str], body: bytes, *, provider: str
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    provider: str,
+    endpoint: Endpoint | None = None,
 ) -> ProviderError:
     """An HTTP error response in any of the shapes listed in the module docstring."""
     try:
@@ -99,7 +105,9 @@ def parse_error_body(
         payload = None
     if payload is None:
         raw = body.decode("utf-8", "replace").strip()
-        return provider_error(status, headers, provider=provider, message=_clip(raw) or None)
+        return provider_error(
+            status, headers, provider=provider, message=_clip(raw) or None, endpoint=endpoint
+        )
     error = payload.get("error")
     if isinstance(error, str):
         error = {"message": error}
@@ -130,6 +138,7 @@ def parse_error_body(
         message=_with_upstream(_clip(message) if message else None, metadata),
         provider_error_type=error_type or string_code or _stringify(raw_code),
         code=code,
+        endpoint=endpoint,
     )
     if code == "PROVIDER_PAYMENT_REQUIRED":
         # OpenAI sends an exhausted quota as HTTP 429; waiting does not help.

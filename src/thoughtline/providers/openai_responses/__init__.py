@@ -56,4 +56,6 @@ class OpenAIResponsesAdapter:
         context: CallContext | None = None,
     ) -> ProviderError:
         """An HTTP error response → :class:`ProviderError` with a stable code."""
-        return parse_http_error(status, headers, body)
+        return parse_http_error(
+            status, headers, body, endpoint=context.endpoint if context is not None else None
+        )

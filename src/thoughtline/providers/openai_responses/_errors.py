@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import Error
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -64,7 +65,9 @@ def code_for(code: str | None, error_type: str | None) -> ErrorCode | None:
     return None
 
 
-def parse_http_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+def parse_http_error(
+    status: int, headers: Mapping[str, str], body: bytes, *, endpoint: Endpoint | None = None
+) -> ProviderError:
     """An HTTP error response (any shape, including an HTML page from a proxy)."""
     message: str | None = None
     error_type: str | None = None
@@ -98,6 +101,7 @@ def parse_http_error(status: int, headers: Mapping[str, str], body: bytes) -> Pr
         message=message,
         provider_error_type=error_type or error_code,
         code=mapped,
+        endpoint=endpoint,
     )
     if mapped in _NEVER_RETRY:
         exc.retryable = False
