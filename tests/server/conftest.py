@@ -33,10 +33,12 @@ def start_daemon(
     """Start a daemon on a free loopback port; every one started is stopped at the end."""
     started: list[LiveDaemon] = []
 
-    def start(env: dict[str, str] | None = None, **settings: Any) -> LiveDaemon:
+    def start(
+        env: dict[str, str] | None = None, config: Config | None = None, **settings: Any
+    ) -> LiveDaemon:
         store = SQLiteStore(home / "thoughtline.db")
         runtime = Runtime(
-            config=Config(path=None, trace_provider_raw=True),
+            config=config or Config(path=None, trace_provider_raw=True),
             store=store,
             environ=environ if env is None else env,
             retry=RetryPolicy(max_retries=1, initial_delay_s=0.01, max_delay_s=0.02),

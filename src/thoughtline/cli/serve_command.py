@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -36,19 +37,38 @@ from thoughtline.cli._context import open_runtime
     multiple=True,
     help="Allow browser requests from this origin (repeatable). No CORS by default.",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host is NAME (repeatable; env THOUGHTLINE_ALLOWED_HOSTS, "
+    "comma-separated). localhost, loopback addresses and --host are always answered.",
+)
 def serve_command(
     host: str,
     port: int,
     token: str | None,
     operator_token: str | None,
     cors_origins: tuple[str, ...],
+    allowed_hosts: tuple[str, ...],
 ) -> None:
-    """Serve runs over HTTP: /v1 JSON API, SSE live events, the web page."""
+    """Serve runs over HTTP: /v1 JSON API, SSE live events, the web page.
+
+    Requests naming another Host are refused (a web page could otherwise reach a
+    loopback daemon through a hostname it points at 127.0.0.1); on 0.0.0.0 or :: any
+    Host is answered, since a token is required there, unless --allowed-host is given.
+    """
     from thoughtline.server.app import DaemonServer, bind_socket, is_loopback
     from thoughtline.server.daemon import Daemon, ServerSettings
+    from thoughtline.server.guard import normalize_allowed_host
 
     token = token or None
     operator_token = operator_token or None
+    from_env = os.environ.get("THOUGHTLINE_ALLOWED_HOSTS", "").split(",")
+    names = [name for name in (*from_env, *allowed_hosts) if name.strip()]
+    for name in names:
+        normalize_allowed_host(name)  # a bad value stops here, with what is allowed
     if not is_loopback(host) and token is None:
         click.echo(
             f"thoughtline: refusing to listen on {host} without a token: pass --token "
@@ -62,6 +82,7 @@ def serve_command(
         token=token,
         operator_token=operator_token,
         cors_origins=cors_origins,
+        allowed_hosts=tuple(dict.fromkeys(name.strip() for name in names)),
     )
     sock = bind_socket(host, port)
     _config, store, runtime = open_runtime()

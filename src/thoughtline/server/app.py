@@ -1,7 +1,8 @@
 """The ASGI application and the server that runs it.
 
-:func:`create_app` wires the API, error handlers, the body-size limit, optional CORS and
-the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
+:func:`create_app` wires the API, error handlers, the request guard (Host allow-list,
+cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS
+and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
 with uvicorn on a pre-bound socket and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
 ``interrupted`` before the process exits.
@@ -31,6 +32,7 @@ from thoughtline.server.api import router
 from thoughtline.server.auth import Tokens
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.errors import error_response, install_error_handlers
+from thoughtline.server.guard import AllowedHosts, RequestGuard
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +146,15 @@ def create_app(daemon: Daemon) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    # Outermost: a request to a foreign Host, or a cross-site state change, is refused
+    # before anything else looks at it.
+    app.add_middleware(
+        RequestGuard,
+        hosts=AllowedHosts.build(
+            settings.host, settings.allowed_hosts, token=settings.token is not None
+        ),
+        cors_origins=settings.cors_origins,
+    )
     return app
 
 

@@ -36,6 +36,9 @@ class ServerSettings:
     token: str | None = None
     operator_token: str | None = None
     cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names answered besides localhost, loopback addresses and ``host``
+    (``--allowed-host``); see :mod:`thoughtline.server.guard`."""
     max_body_bytes: int = MAX_BODY_BYTES
     keepalive_s: float = 15.0
     """Idle SSE streams get a ``: keep-alive`` comment this often."""

@@ -29,6 +29,7 @@ _HTTP_CODES = {
     406: "NOT_ACCEPTABLE",
     413: "REQUEST_TOO_LARGE",
     415: "UNSUPPORTED_MEDIA_TYPE",
+    421: "HOST_NOT_ALLOWED",
 }
 
 # Thoughtline error codes that are not the caller's fault.
@@ -64,7 +65,19 @@ def error_response(
     body: dict[str, Any] = {"code": code, "message": message}
     if details is not None:
         body["details"] = details
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
+    return JSONResponse({"error": _encodable(body)}, status_code=status, headers=headers)
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with lone surrogates written as ``\\udXXX``: messages and field paths can
+    quote what a client sent, and a response that cannot be encoded would be a 500."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
