@@ -275,7 +275,18 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
         assert task["status"] == "interrupted"
         assert task["reasoning_status"] == "interrupted"
         assert task["error"]["code"] == "RUN_INTERRUPTED"
-        assert task["reasoning"] is None  # nothing is claimed that was not kept
+        # What reached the run event log is kept, and nothing else is claimed.
+        with sqlite3.connect(home / "thoughtline.db") as connection:
+            logged = "".join(
+                json.loads(data)["text"]
+                for (data,) in connection.execute(
+                    "select data_json from run_events where run_id = ? "
+                    "and type = 'reasoning.delta' order by seq",
+                    (run_id,),
+                )
+            )
+        assert task["reasoning"] == (logged or None)
+        assert ("slow thought " * 40).startswith(logged)
     else:
         assert process.returncode == 130
         assert "cancelled; what arrived is kept" in stderr

@@ -406,8 +406,8 @@ class _Execution:
         if self.store_failure is not None:
             raise StoreError(
                 self.store_failure.problem,
-                f"{self.store_failure.message} Run {run.id} stopped there; what it wrote "
-                f"before is shown by: thoughtline status {run.id}",
+                f"{self.store_failure.message} Run {run.id} stopped there; see what it "
+                f"kept with: thoughtline status {run.id}",
             ) from self.store_failure
         return run
 

@@ -865,8 +865,8 @@ def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
     if problem == "full":
         return StoreError(
             "full",
-            f"The disk holding the thoughtline database {path} is full ({text}); what was "
-            "written before stays readable: free some space, then try again.",
+            f"The disk holding the thoughtline database {path} is full ({text}); free some "
+            "space, then try again (what was written before stays readable).",
         )
     if problem == "locked":
         return StoreError(

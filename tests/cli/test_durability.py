@@ -1,0 +1,374 @@
+"""Nothing that arrived is lost: real `thoughtline run` / `thoughtline serve` processes
+killed with SIGKILL mid-answer, or stopped by a full disk, against the simulator; a new
+process then shows exactly what had reached the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.cli.test_run_cli import cli_env, thoughtline
+from tests.runtime.test_disclosure_e2e import all_bytes_under
+from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+CANARY = "CANARY-HIDDEN-REASONING-9d3e"
+REASONING = "First I weigh the two designs, then I pick the simpler one. "
+ANSWER = "".join(f"[{n:04d}] a token bucket per client. " for n in range(400))
+SLOW = Transcript(
+    reasoning=(SimReasoning(kind="raw", text=REASONING),),
+    answer=ANSWER,
+    chunk_chars=8,
+)
+PACE_S = 0.01  # per frame: the answer alone takes tens of seconds, the kill lands mid-way
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _log(database: Path, run_id: str | None = None) -> list[tuple[str, str, str | None, str]]:
+    """(run_id, type, task_id, text) of the run event log, read like any other process."""
+    if not database.exists():
+        return []
+    try:
+        with closing(sqlite3.connect(database, timeout=5)) as conn:
+            rows = conn.execute(
+                "SELECT run_id, type, task_id, data_json FROM run_events "
+                "WHERE (? IS NULL OR run_id = ?) ORDER BY run_id, seq",
+                (run_id, run_id),
+            ).fetchall()
+    except sqlite3.OperationalError:  # not created yet
+        return []
+    return [(run, type_, task, json.loads(data).get("text")) for run, type_, task, data in rows]
+
+
+def _wait_for_answer_deltas(database: Path, count: int) -> str:
+    """Poll the store (bounded) until a run logged ``count`` answer deltas; its id."""
+    for _ in range(600):
+        runs = [run for run, type_, _, _ in _log(database) if type_ == "answer.delta"]
+        if len(runs) >= count:
+            return runs[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no run logged {count} answer deltas")
+
+
+def _joined(database: Path, run_id: str, type_: str) -> str:
+    return "".join(text or "" for _, kind, _, text in _log(database, run_id) if kind == type_)
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+
+
+def _status(home: Path, environ: dict[str, str], run_id: str) -> dict[str, object]:
+    result = thoughtline(home, environ, "status", run_id, "--json")
+    assert result.returncode == 0, result.stderr
+    snapshot: dict[str, object] = json.loads(result.stdout)
+    return snapshot
+
+
+def _start_cli_run(home: Path, environ: dict[str, str], mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "run", "Design a rate limiter.",
+         "--provider", "deepseek", "--chain-of-thought", mode, "--json"],
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+
+
+def _assert_kept_what_arrived(task: dict[str, object], answer: str) -> None:
+    assert task["status"] == "interrupted"
+    assert task["output"] == answer
+    assert isinstance(answer, str) and 0 < len(answer) < len(ANSWER)
+    assert ANSWER.startswith(answer)
+    notice = str(task["reasoning_notice"])
+    assert notice.startswith("The process running this task stopped (process ")
+    assert f"the {len(answer)} characters of answer that arrived before it are kept" in notice
+    error = task["error"]
+    assert isinstance(error, dict) and error["code"] == "RUN_INTERRUPTED"
+
+
+def test_killed_cli_run_keeps_the_answer_and_displayed_reasoning_that_arrived(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW)
+    sim.pace_s = PACE_S
+    process = _start_cli_run(home, environ, "surface")
+    try:
+        run_id = _wait_for_answer_deltas(home / "thoughtline.db", 5)
+        _kill(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    database = home / "thoughtline.db"
+    answer = _joined(database, run_id, "answer.delta")
+    reasoning = _joined(database, run_id, "reasoning.delta")
+
+    snapshot = _status(home, environ, run_id)  # a new process: recovery runs here
+
+    assert snapshot["status"] == "interrupted"
+    (task,) = snapshot["tasks"]  # type: ignore[misc]
+    _assert_kept_what_arrived(task, answer)
+    # All of the reasoning streamed before the answer began, so all of it arrived.
+    assert reasoning == REASONING
+    assert task["reasoning"] == reasoning
+    assert task["reasoning_status"] == "interrupted"
+    assert f"so are the {len(reasoning)} characters of reasoning" in task["reasoning_notice"]
+    # Every surface reads the same rows: the run list too.
+    listed = thoughtline(home, environ, "runs", "--json")
+    assert json.loads(listed.stdout)[0]["tasks"][0]["output"] == answer
+
+
+def test_killed_hidden_run_keeps_the_answer_and_no_reasoning_anywhere(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    # DeepSeek reasons (and returns it) even when nothing was requested.
+    sim.script(
+        Transcript(
+            reasoning=(SimReasoning(kind="raw", text=f"Secret thought {CANARY}."),),
+            answer=ANSWER,
+            chunk_chars=8,
+        )
+    )
+    sim.pace_s = PACE_S
+    process = _start_cli_run(home, environ, "hidden")
+    try:
+        run_id = _wait_for_answer_deltas(home / "thoughtline.db", 5)
+        _kill(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    database = home / "thoughtline.db"
+    answer = _joined(database, run_id, "answer.delta")
+    assert _joined(database, run_id, "reasoning.delta") == ""
+
+    snapshot = _status(home, environ, run_id)
+
+    (task,) = snapshot["tasks"]  # type: ignore[misc]
+    _assert_kept_what_arrived(task, answer)
+    assert (task["reasoning"], task["reasoning_parts"]) == (None, None)
+    assert task["reasoning_status"] == "not_requested"
+    assert "reasoning" not in str(task["reasoning_notice"]).replace(
+        "reasoning was not requested", ""
+    )
+    assert CANARY not in json.dumps(snapshot)
+    assert CANARY.encode() not in all_bytes_under(home)
+
+
+def _serve(home: Path, environ: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
+    url = line.split()[3]
+    for _ in range(200):  # bounded: the socket accepts once uvicorn has started
+        try:
+            if httpx2.get(f"{url}/openapi.json", timeout=5).status_code == 200:
+                break
+        except httpx2.TransportError:
+            time.sleep(0.05)
+    return process, url
+
+
+@contextmanager
+def _daemon(home: Path, environ: dict[str, str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    process, url = _serve(home, environ)
+    try:
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_killed_daemon_run_is_shown_with_what_arrived_by_a_new_daemon_and_the_cli(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW)
+    sim.pace_s = PACE_S
+    with (
+        _daemon(home, environ) as (process, url),
+        httpx2.Client(base_url=url, timeout=20) as client,
+    ):
+        response = client.post(
+            "/v1/runs",
+            json={"request": "Design it.", "provider": "deepseek", "chain_of_thought": "surface"},
+        )
+        assert response.status_code == 202, response.text
+        run_id = response.json()["id"]
+        assert _wait_for_answer_deltas(home / "thoughtline.db", 5) == run_id
+        _kill(process)
+    database = home / "thoughtline.db"
+    answer = _joined(database, run_id, "answer.delta")
+    reasoning = _joined(database, run_id, "reasoning.delta")
+
+    with (
+        _daemon(home, environ) as (process, url),
+        httpx2.Client(base_url=url, timeout=20) as client,
+    ):
+        served = client.get(f"/v1/runs/{run_id}").json()
+        listed = client.get("/v1/runs").json()["runs"]
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    snapshot = _status(home, environ, run_id)
+
+    assert served == snapshot
+    assert [run["id"] for run in listed] == [run_id]
+    assert listed[0]["tasks"] == snapshot["tasks"]
+    assert snapshot["status"] == "interrupted"
+    (task,) = snapshot["tasks"]  # type: ignore[misc]
+    _assert_kept_what_arrived(task, answer)
+    assert task["reasoning"] == reasoning == REASONING
+
+
+# -- a full disk ---------------------------------------------------------------------
+# The run's process sees a database that may grow only a little (PRAGMA max_page_count):
+# SQLite refuses the write that would exceed it with SQLITE_FULL, as on a full disk.
+FULL_AFTER_PAGES = """
+import sys
+from thoughtline.store import sqlite as store_sqlite
+from thoughtline.cli import main
+
+extra_pages = int(sys.argv.pop(1))
+opened = store_sqlite.SQLiteStore._open
+
+
+def _open_with_little_room(self):
+    conn = opened(self)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages + extra_pages}")
+    return conn
+
+
+store_sqlite.SQLiteStore._open = _open_with_little_room
+sys.argv[0] = "thoughtline"
+main()
+"""
+
+BIG = Transcript(answer="".join(f"<{n:05d}> " for n in range(30_000)), chunk_chars=64)
+
+
+def _assert_one_final_line(stderr: str, *needles: str) -> None:
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("thoughtline: "), stderr
+    for needle in needles:
+        assert needle in lines[0], stderr
+
+
+@pytest.mark.parametrize("mode", ["--json", "--plain"])
+def test_a_full_database_mid_run_ends_with_one_line_and_keeps_what_was_written(
+    home: Path, sim: Simulator, environ: dict[str, str], mode: str
+) -> None:
+    sim.script(BIG)
+    sim.pace_s = 0.002  # small batches of deltas, so some fit before the limit
+    assert thoughtline(home, environ, "runs").returncode == 0  # the store exists
+    args = ["run", "Write a lot.", "--provider", "deepseek"] + ([mode] if mode == "--json" else [])
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_AFTER_PAGES, "40", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 2, result.stderr
+    database = home / "thoughtline.db"
+    _assert_one_final_line(result.stderr, "is full", str(database), "thoughtline status run_")
+    if mode == "--json":
+        assert result.stdout == ""
+    run_id = result.stderr.rsplit("thoughtline status ", 1)[1].strip()
+    answer = _joined(database, run_id, "answer.delta")
+    assert answer and BIG.answer.startswith(answer) and len(answer) < len(BIG.answer)
+
+    snapshot = _status(home, environ, run_id)  # the disk has room again: recovery marks it
+    assert snapshot["status"] == "interrupted"
+    (task,) = snapshot["tasks"]  # type: ignore[misc]
+    assert task["output"] == answer
+    with closing(sqlite3.connect(database)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+@contextmanager
+def _small_tmpfs(directory: Path, size: str) -> Iterator[Path]:
+    directory.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)], check=False)
+
+
+@pytest.mark.skipif(
+    shutil.which("mount") is None or not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="mounting a small tmpfs needs root",
+)
+def test_a_really_full_disk_mid_run_ends_with_one_line_and_stays_readable(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(BIG)
+    with _small_tmpfs(tmp_path / "disk", "1m") as disk:
+        home = disk / "home"
+        spare = disk / "spare"
+        spare.write_bytes(b"\0" * 256 * 1024)  # freed below, so the disk has room again
+        result = thoughtline(
+            home, environ, "run", "Write a lot.", "--provider", "deepseek", "--json"
+        )
+
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == ""
+        _assert_one_final_line(result.stderr, str(home / "thoughtline.db"))
+        assert "full" in result.stderr or "disk I/O error" in result.stderr
+        run_id = _log(home / "thoughtline.db")[0][0]
+        answer = _joined(home / "thoughtline.db", run_id, "answer.delta")
+        assert answer and BIG.answer.startswith(answer)
+
+        # Still full: reading works, and says why the run could not be marked yet.
+        still_full = thoughtline(home, environ, "status", run_id, "--json")
+        assert still_full.returncode == 0, still_full.stderr
+        assert json.loads(still_full.stdout)["id"] == run_id
+        assert "Traceback" not in still_full.stderr
+
+        # Room again: the next process marks it interrupted with what arrived.
+        spare.unlink()
+        snapshot = _status(home, environ, run_id)
+        assert snapshot["status"] == "interrupted"
+        (task,) = snapshot["tasks"]  # type: ignore[misc]
+        assert task["output"] == answer
