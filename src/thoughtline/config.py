@@ -48,6 +48,8 @@ class Config:
     store: str = "sqlite"
     store_dsn: str | None = None
     max_concurrency: int = 8
+    max_tasks_per_run: int = 32
+    """A run with more tasks is refused before anything is stored or called."""
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
     default_effort: str = "provider-default"
@@ -195,6 +197,7 @@ class _Validator:
                 "worker_backend",
                 "store",
                 "max_concurrency",
+                "max_tasks_per_run",
                 "chain_of_thought_by_role",
             ),
         )
@@ -229,6 +232,16 @@ class _Validator:
                 )
             max_concurrency = value
             self.sources["orchestration.max_concurrency"] = str(self.path)
+        max_tasks_per_run = 32
+        if "max_tasks_per_run" in orchestration:
+            value = orchestration["max_tasks_per_run"]
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
+                raise self.fail(
+                    "orchestration.max_tasks_per_run",
+                    f"must be an integer from 1 to 1000, got {value!r}",
+                )
+            max_tasks_per_run = value
+            self.sources["orchestration.max_tasks_per_run"] = str(self.path)
 
         store_table = self.table(data, "store", ("dsn",))
         dsn = self.string(store_table, "store.dsn", None)
@@ -296,6 +309,7 @@ class _Validator:
             store=store,
             store_dsn=dsn,
             max_concurrency=max_concurrency,
+            max_tasks_per_run=max_tasks_per_run,
             default_provider=default_provider,
             default_model=default_model,
             default_effort=default_effort,

@@ -129,6 +129,15 @@ class Runtime:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
         unknown role, provider or mode, or a missing credential, before anything runs."""
         config = self.config
+        # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
+        # and an oversized run must cost nothing before it is refused.
+        if len(spec.tasks) > config.max_tasks_per_run:
+            raise ThoughtlineError(
+                "RUN_TOO_MANY_TASKS",
+                f"This run has {len(spec.tasks)} tasks, more than the limit of "
+                f"{config.max_tasks_per_run}; raise orchestration.max_tasks_per_run "
+                "(up to 1000) in thoughtline.toml to allow more.",
+            )
         configured = (
             config.chain_of_thought if "orchestration.chain_of_thought" in config.sources else None
         )

@@ -70,12 +70,14 @@ class Daemon:
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> None:
-        self._purge()
+        await self._purge()
         self._purger = asyncio.create_task(self._purge_periodically())
 
-    def _purge(self) -> None:
+    async def _purge(self) -> None:
+        # In a thread: a purge deletes (and zeroes) whole layers and may wait for another
+        # process's write lock, and clients must be answered meanwhile.
         try:
-            purged = self.runtime.purge_if_due()
+            purged = await asyncio.to_thread(self.runtime.purge_if_due)
         except Exception:  # retention must never take the daemon down
             logger.exception("applying trace retention failed")
             return
@@ -85,7 +87,7 @@ class Daemon:
     async def _purge_periodically(self) -> None:
         while True:
             await asyncio.sleep(self.settings.purge_interval_s)
-            self._purge()
+            await self._purge()
 
     def begin_shutdown(self) -> None:
         """Stop accepting work, interrupt every run executing here (they end
@@ -123,9 +125,18 @@ class Daemon:
             model=body.model,
             effort=body.effort,
         )
-        run = self.runtime.prepare(
-            spec, explicit_mode=body.chain_of_thought, worker_backend=body.worker_backend
+        # Preparing stores the run in one transaction, which may wait for another
+        # process's write lock: in a thread, so other clients are answered meanwhile.
+        run = await asyncio.to_thread(
+            self.runtime.prepare,
+            spec,
+            explicit_mode=body.chain_of_thought,
+            worker_backend=body.worker_backend,
         )
+        if self.closing.is_set():
+            # Shutdown began while it was being stored; it stays planned and is marked
+            # interrupted by the next process that opens the store.
+            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
         self.hub.open(run.id, run.snapshot())
         self._tasks[run.id] = asyncio.create_task(self._execute(run), name=f"run {run.id}")
         # Let the task start, so the runtime knows the run (and can cancel it) by the

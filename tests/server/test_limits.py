@@ -1,0 +1,137 @@
+"""Limits that protect the daemon process: the cap on tasks per run (on the daemon and
+on the command line with a plan file), and a run being stored while another process
+holds the store's write lock does not stop the daemon answering others."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from tests.cli.test_run_cli import thoughtline
+from tests.server.conftest import StartDaemon
+from tests.server.support import LiveDaemon, wait_for_status
+from tests.server.test_api import error_of
+from thoughtline.config import Config
+from thoughtline.runtime.runner import Runtime
+
+
+def test_a_run_over_the_task_cap_is_refused_before_anything_is_stored(
+    daemon: LiveDaemon,
+) -> None:
+    client = daemon.client()
+    for count in (33, 5000):
+        body = {"request": "x", "roles": ["engineer"] * count, "worker_backend": "inline"}
+        error = error_of(client.post("/v1/runs", json=body), 400)
+        assert error["code"] == "RUN_TOO_MANY_TASKS"
+        assert error["message"] == (
+            f"This run has {count} tasks, more than the limit of 32; raise "
+            "orchestration.max_tasks_per_run (up to 1000) in thoughtline.toml to allow more."
+        )
+    assert client.get("/v1/runs").json()["runs"] == []
+    at_cap = {"request": "x", "roles": ["engineer"] * 32, "worker_backend": "inline"}
+    created = client.post("/v1/runs", json=at_cap)
+    assert created.status_code == 202, created.text
+    snapshot = wait_for_status(client, created.json()["id"], {"completed_prepare_only"})
+    assert len(snapshot["tasks"]) == 32
+
+
+def test_the_task_cap_follows_the_config(start_daemon: StartDaemon) -> None:
+    daemon = start_daemon(config=Config(path=None, max_tasks_per_run=2))
+    client = daemon.client()
+    body = {"request": "x", "roles": ["engineer", "reviewer", "architect"]}
+    error = error_of(client.post("/v1/runs", json={**body, "worker_backend": "inline"}), 400)
+    assert error["code"] == "RUN_TOO_MANY_TASKS"
+    assert "3 tasks, more than the limit of 2" in error["message"]
+    body["roles"] = ["engineer", "reviewer"]
+    assert client.post("/v1/runs", json={**body, "worker_backend": "inline"}).status_code == 202
+
+
+PLAN = """
+request = "Design a cache"
+[[task]]
+role = "architect"
+[[task]]
+role = "engineer"
+[[task]]
+role = "reviewer"
+after = ["architect", "engineer"]
+"""
+
+
+def test_the_cli_applies_the_configured_cap_to_plan_files(
+    home: Path, environ: dict[str, str]
+) -> None:
+    home.mkdir(parents=True)
+    plan = home / "plan.toml"
+    plan.write_text(PLAN, encoding="utf-8")
+    config = home / "config.toml"
+    config.write_text("[orchestration]\nmax_tasks_per_run = 2\n", encoding="utf-8")
+    refused = thoughtline(home, environ, "run", "--plan", str(plan), "--worker-backend", "inline")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert refused.stderr.strip() == (
+        "thoughtline: This run has 3 tasks, more than the limit of 2; raise "
+        "orchestration.max_tasks_per_run (up to 1000) in thoughtline.toml to allow more."
+    )
+    config.write_text("[orchestration]\nmax_tasks_per_run = 3\n", encoding="utf-8")
+    allowed = thoughtline(
+        home, environ, "run", "--plan", str(plan), "--worker-backend", "inline", "--json"
+    )
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_a_bad_task_cap_in_the_config_names_the_key(home: Path, environ: dict[str, str]) -> None:
+    home.mkdir(parents=True)
+    config = home / "config.toml"
+    for value in ("0", "1001", '"32"', "true"):
+        config.write_text(f"[orchestration]\nmax_tasks_per_run = {value}\n", encoding="utf-8")
+        result = thoughtline(home, environ, "run", "x", "--worker-backend", "inline")
+        assert result.returncode == 2, (value, result.stderr)
+        assert "orchestration.max_tasks_per_run" in result.stderr
+        assert "1 to 1000" in result.stderr
+
+
+def test_other_clients_are_answered_while_a_run_waits_for_the_store(
+    daemon: LiveDaemon,
+) -> None:
+    """Another process holds the SQLite write lock (as a busy CLI run can): storing a new
+    run waits for it, off the event loop, and unrelated requests are answered."""
+    runtime: Runtime = daemon.daemon.runtime
+    preparing = threading.Event()
+    real_prepare = runtime.prepare
+
+    def prepare(*args: Any, **kwargs: Any) -> Any:
+        preparing.set()  # the POST reached the store
+        return real_prepare(*args, **kwargs)
+
+    runtime.prepare = prepare  # type: ignore[method-assign]
+    other_process = sqlite3.connect(daemon.home / "thoughtline.db", isolation_level=None)
+    other_process.execute("BEGIN IMMEDIATE")  # the write lock, until released
+    outcome: dict[str, httpx2.Response] = {}
+    body = {"request": "x", "roles": ["engineer"] * 32, "worker_backend": "inline"}
+
+    def post() -> None:
+        outcome["post"] = daemon.client().post("/v1/runs", json=body)
+
+    poster = threading.Thread(target=post)
+    try:
+        poster.start()
+        assert preparing.wait(20), "the POST never reached the store"
+        # The store's busy timeout is 10 s: a daemon blocked on the lock would answer
+        # this only after it, with the POST failed and done.
+        with httpx2.Client(base_url=daemon.url, timeout=8) as client:
+            for path in ("/openapi.json", "/"):
+                assert client.get(path).status_code == 200
+        assert poster.is_alive(), "the run was stored while the lock was held"
+    finally:
+        other_process.execute("ROLLBACK")
+        other_process.close()
+        poster.join(30)
+    assert outcome["post"].status_code == 202, outcome["post"].text
+    run_id = outcome["post"].json()["id"]
+    snapshot = wait_for_status(daemon.client(), run_id, {"completed_prepare_only"})
+    assert len(snapshot["tasks"]) == 32
