@@ -34,6 +34,9 @@ STORES = ("sqlite", "postgres")
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+# Role names are also file names (specialists/<role>.md), so no paths, spaces or dots.
+ROLE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+ROLE_NAME_RULE = "use lowercase letters, digits, '-' and '_', starting with a letter or digit"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +83,11 @@ def find_config_path(
     explicit = env.get("THOUGHTLINE_CONFIG")
     if explicit:
         path = Path(explicit)
+        if path.is_dir():
+            raise ConfigError(
+                f"THOUGHTLINE_CONFIG points to {path}, which is a directory, not a file. "
+                f"Point it at a TOML file (e.g. {path / 'thoughtline.toml'}) or unset it."
+            )
         if not path.is_file():
             raise ConfigError(
                 f"THOUGHTLINE_CONFIG points to {path}, which does not exist. "
@@ -113,13 +121,47 @@ def load_config(
     config_path = path or find_config_path(environ, cwd)
     if config_path is None:
         return Config(path=None)
+    text = read_text_file(config_path, "config file")
     try:
-        data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{config_path}: cannot read the config file ({exc}).") from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_path}: not valid TOML: {exc}.") from exc
     return _Validator(config_path).build(data)
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A file users write (config, plan, role prompt) as text, or a :class:`ConfigError`
+    that names the file and says what is wrong with it (missing, a directory, not UTF-8)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: the {what} is a directory, not a file.") from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"{path}: cannot read the {what} ({reason}).") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: the {what} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+            f"on line {line}); save it as UTF-8."
+        ) from None
+
+
+def describe_value(value: object) -> str:
+    """A TOML value's type and value for error messages: ``an integer (5)``."""
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return f"an integer ({value})"
+    if isinstance(value, float):
+        return f"a float ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a date/time ({value})"
 
 
 class _Validator:
@@ -133,7 +175,9 @@ class _Validator:
     def table(self, data: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
         value = data.get(key.rsplit(".", 1)[-1], {})
         if not isinstance(value, dict):
-            raise self.fail(key, f"must be a table ([{key}]), got {type(value).__name__}")
+            raise self.fail(
+                key, f"wrong type: must be a table ([{key}]), got {describe_value(value)}"
+            )
         for name in value:
             if name not in allowed:
                 raise self.fail(
@@ -148,7 +192,13 @@ class _Validator:
         if name not in table:
             return default
         value = table[name]
-        if not isinstance(value, str) or value not in allowed:
+        if not isinstance(value, str):
+            raise self.fail(
+                key,
+                f"wrong type: must be a string, one of {', '.join(allowed)}; "
+                f"got {describe_value(value)}",
+            )
+        if value not in allowed:
             raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
         self.sources[key] = str(self.path)
         return value
@@ -158,8 +208,10 @@ class _Validator:
         if name not in table:
             return default
         value = table[name]
-        if not isinstance(value, str) or not value:
-            raise self.fail(key, f"must be a non-empty string, got {value!r}")
+        if not isinstance(value, str):
+            raise self.fail(key, f"wrong type: must be a string, got {describe_value(value)}")
+        if not value:
+            raise self.fail(key, "must not be empty")
         self.sources[key] = str(self.path)
         return value
 
@@ -169,7 +221,7 @@ class _Validator:
             return default
         value = table[name]
         if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false, got {value!r}")
+            raise self.fail(key, f"wrong type: must be true or false, got {describe_value(value)}")
         self.sources[key] = str(self.path)
         return value
 
@@ -260,14 +312,26 @@ class _Validator:
 
         providers_raw = data.get("providers", {})
         if not isinstance(providers_raw, dict):
-            raise self.fail("providers", "must be a table of [providers.NAME] sections")
+            raise self.fail(
+                "providers",
+                "wrong type: must be a table of [providers.NAME] sections, "
+                f"got {describe_value(providers_raw)}",
+            )
         providers = {name: self._endpoint(name, value) for name, value in providers_raw.items()}
 
         roles_raw = data.get("roles", {})
         if not isinstance(roles_raw, dict):
-            raise self.fail("roles", 'must be a table of [roles.NAME] sections with prompt = "..."')
+            raise self.fail(
+                "roles",
+                'wrong type: must be a table of [roles.NAME] sections with prompt = "...", '
+                f"got {describe_value(roles_raw)}",
+            )
         roles = {}
         for name, value in roles_raw.items():
+            if not ROLE_NAME.match(name):
+                raise self.fail(
+                    f"roles.{name}", f"{name!r} is not a valid role name: {ROLE_NAME_RULE}"
+                )
             role_table = self.table({name: value}, f"roles.{name}", ("prompt",))
             prompt = self.string(role_table, f"roles.{name}.prompt", None)
             if prompt is None:
@@ -282,9 +346,13 @@ class _Validator:
         retention = {"provider_raw": "7d", "reasoning": "30d", "answer": "forever"}
         for layer, value in retention_raw.items():
             key = f"trace.retention.{layer}"
+            if not isinstance(value, str):
+                raise self.fail(
+                    key,
+                    'wrong type: must be a string such as "7d" or "forever", '
+                    f"got {describe_value(value)}",
+                )
             try:
-                if not isinstance(value, str):
-                    raise ValueError(value)
                 parse_duration(value)
             except ValueError:
                 raise self.fail(

@@ -118,3 +118,129 @@ def test_demo_runs_every_mode_on_every_endpoint_offline(
     )
     # The demo uses a throwaway store: the user's THOUGHTLINE_HOME stays untouched.
     assert not Path(home["THOUGHTLINE_HOME"]).exists()
+
+
+NOT_UTF8 = os.fsdecode(b"\xff\xfe")  # what Python makes of those bytes in argv on POSIX
+
+# (files to write under the working directory, extra environment, arguments after "run",
+#  the start of the one sentence on stderr after "thoughtline: ")
+BAD_INPUT: dict[str, tuple[dict[str, bytes], dict[str, str], list[str], str]] = {
+    "config-not-utf8": (
+        {"thoughtline.toml": b'[orchestration]\nchain_of_thought = "\xff"\n'},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: the config file is not UTF-8 text (byte 0xff on line 2)",
+    ),
+    "plan-not-utf8": (
+        {"plan.toml": b'request = "x"\n[[task]]\nrole = "\xfe"\n'},
+        {},
+        ["--plan", "plan.toml"],
+        "plan.toml: the plan file is not UTF-8 text (byte 0xfe on line 3)",
+    ),
+    "role-file-not-utf8": (
+        {"specialists/poet.md": b"You write \xff verse."},
+        {},
+        ["x", "--role", "poet"],
+        "{cwd}/specialists/poet.md: the role prompt file is not UTF-8 text (byte 0xff on line 1)",
+    ),
+    "argument-not-utf8": (
+        {},
+        {},
+        [NOT_UTF8],
+        "command-line argument 2 ('\\xff\\xfe') is not valid UTF-8 text",
+    ),
+    "option-value-not-utf8": (
+        {},
+        {},
+        ["x", f"--role={NOT_UTF8}"],
+        "the value of --role ('\\xff\\xfe') is not valid UTF-8 text",
+    ),
+    "config-variable-is-a-directory": (
+        {"conf.d/.keep": b""},
+        {"THOUGHTLINE_CONFIG": "conf.d"},
+        ["x"],
+        "THOUGHTLINE_CONFIG points to conf.d, which is a directory, not a file.",
+    ),
+    "config-wrong-type-choice": (
+        {"thoughtline.toml": b"[orchestration]\nchain_of_thought = 5\n"},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: orchestration.chain_of_thought: wrong type: must be a "
+        "string, one of hidden, surface, telemetry_only, surface_and_telemetry; "
+        "got an integer (5)",
+    ),
+    "config-wrong-type-string": (
+        {"thoughtline.toml": b"[roles.poet]\nprompt = 3\n"},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: roles.poet.prompt: wrong type: must be a string, "
+        "got an integer (3)",
+    ),
+    "config-wrong-type-duration": (
+        {"thoughtline.toml": b"[trace.retention]\nreasoning = 7\n"},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: trace.retention.reasoning: wrong type: must be a string "
+        'such as "7d" or "forever", got an integer (7)',
+    ),
+    "config-invalid-role-name": (
+        {"thoughtline.toml": b'[roles."bad name"]\nprompt = "x"\n'},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: roles.bad name: 'bad name' is not a valid role name: "
+        "use lowercase letters, digits, '-' and '_'",
+    ),
+    "argument-invalid-role-name": (
+        {},
+        {},
+        ["x", "--role", "../x"],
+        "Invalid role name '../x': use lowercase letters, digits, '-' and '_'",
+    ),
+    "role-file-invalid-name": (
+        {"specialists/My Role.md": b"You are mine."},
+        {},
+        ["x", "--role", "My Role"],
+        "Invalid role name 'My Role': use lowercase letters, digits, '-' and '_', starting "
+        "with a letter or digit ({cwd}/specialists/My Role.md is ignored for that reason).",
+    ),
+    "plan-wrong-type-request": (
+        {"plan.toml": b'request = 5\n[[task]]\nrole = "engineer"\n'},
+        {},
+        ["--plan", "plan.toml"],
+        "plan.toml: request: wrong type: must be a string, got an integer (5)",
+    ),
+    "plan-wrong-type-role": (
+        {"plan.toml": b'request = "x"\n[[task]]\nrole = ["engineer"]\n'},
+        {},
+        ["--plan", "plan.toml"],
+        "plan.toml: task[0].role: wrong type: must be a string, got an array",
+    ),
+    "plan-invalid-role-name": (
+        {"plan.toml": b'request = "x"\n[[task]]\nrole = "a/b"\n'},
+        {},
+        ["--plan", "plan.toml"],
+        "plan.toml: task[0].role: 'a/b' is not a valid role name",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_is_one_sentence_naming_what_is_wrong(
+    home: dict[str, str], tmp_path: Path, case: str
+) -> None:
+    files, extra_env, args, expected = BAD_INPUT[case]
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(content)
+    # Nothing may get as far as a provider; if it did, it would find nothing listening.
+    env = {
+        **home,
+        "THOUGHTLINE_CONFIG": "",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        **extra_env,
+    }
+    result = thoughtline("run", *args, env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("thoughtline: " + expected.format(cwd=tmp_path)), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

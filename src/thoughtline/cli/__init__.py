@@ -7,6 +7,7 @@ only when used.
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 
@@ -89,8 +90,31 @@ def cli() -> None:
     """Run LLM specialist tasks and decide, once, what happens to their reasoning."""
 
 
+def undecodable_argument(args: list[str]) -> str | None:
+    """A sentence naming the first argument that is not UTF-8, or ``None``.
+
+    On POSIX, Python hands over such bytes as lone surrogates; they would fail later,
+    wherever the text is stored or printed, so they are refused before anything runs.
+    """
+    for index, argument in enumerate(args):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            what = f"command-line argument {index + 1}"
+            if argument.startswith("--") and "=" in argument:
+                option, argument = argument.split("=", 1)
+                what = f"the value of {option}"
+            shown = repr(os.fsencode(argument))[2:-1]
+            return f"{what} ('{shown}') is not valid UTF-8 text; pass arguments as UTF-8."
+    return None
+
+
 def main() -> None:
     """Console entry point: known errors print one clear sentence and exit non-zero."""
+    problem = undecodable_argument(sys.argv[1:])
+    if problem is not None:
+        click.echo(f"thoughtline: {problem}", err=True)
+        sys.exit(2)
     try:
         cli.main(standalone_mode=False)
     except ThoughtlineError as exc:

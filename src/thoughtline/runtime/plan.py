@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value, read_text_file
 from thoughtline.errors import ConfigError
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.disclosure import check_mode
@@ -79,10 +80,9 @@ def spec_from_roles(
 
 def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
     """Read and validate a plan file; ``request`` (from the command line) wins."""
+    text = read_text_file(path, "plan file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the plan file ({exc}).") from exc
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
 
@@ -92,51 +92,74 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
     for key in data:
         if key not in _PLAN_KEYS:
             raise fail(key, f"unknown key. Allowed keys: {', '.join(_PLAN_KEYS)}")
-    text = request if request is not None else data.get("request")
-    if not isinstance(text, str) or not text.strip():
+
+    def wrong_type(key: str, expected: str, value: object) -> ConfigError:
+        return fail(key, f"wrong type: must be {expected}, got {describe_value(value)}")
+
+    request_text = request if request is not None else data.get("request")
+    if request_text is not None and not isinstance(request_text, str):
+        raise wrong_type("request", "a string", request_text)
+    if request_text is None or not request_text.strip():
         raise fail("request", 'missing: give the request on the command line or as request = "..."')
     mode = data.get("chain_of_thought")
     if mode is not None:
         if not isinstance(mode, str):
-            raise fail("chain_of_thought", "must be a string")
+            raise wrong_type("chain_of_thought", "a string", mode)
         try:
             check_mode(mode, f"{path}: chain_of_thought")
         except Exception as exc:
             raise ConfigError(str(exc)) from None
     backend = data.get("worker_backend")
+    if backend is not None and not isinstance(backend, str):
+        raise wrong_type("worker_backend", "a string (provider or inline)", backend)
     if backend is not None and backend not in ("provider", "inline"):
         raise fail(
             "worker_backend", f"{backend!r} is not allowed. Allowed values: provider, inline"
         )
     raw_tasks = data.get("task")
-    if not isinstance(raw_tasks, list) or not raw_tasks:
-        raise fail("task", "a plan needs at least one [[task]] table")
+    if raw_tasks is not None and not isinstance(raw_tasks, list):
+        raise wrong_type("task", "an array of [[task]] tables", raw_tasks)
+    if not raw_tasks:
+        raise fail("task", "missing: a plan needs at least one [[task]] table")
     tasks: list[TaskSpec] = []
     for index, raw in enumerate(raw_tasks):
         where = f"task[{index}]"
         if not isinstance(raw, dict):
-            raise fail(where, "must be a table ([[task]])")
+            raise wrong_type(where, "a table ([[task]])", raw)
         for key in raw:
             if key not in _TASK_KEYS:
                 raise fail(f"{where}.{key}", f"unknown key. Allowed keys: {', '.join(_TASK_KEYS)}")
         role = raw.get("role")
-        if not isinstance(role, str) or not role:
+        if role is not None and not isinstance(role, str):
+            raise wrong_type(f"{where}.role", "a string", role)
+        if not role:
             raise fail(f"{where}.role", "missing: every task needs a role")
+        if not ROLE_NAME.match(role):
+            raise fail(f"{where}.role", f"{role!r} is not a valid role name: {ROLE_NAME_RULE}")
         name = raw.get("name", role)
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str):
+            raise wrong_type(f"{where}.name", "a string", name)
+        if not _NAME.match(name):
             raise fail(f"{where}.name", f"{name!r} is not a valid name (letters, digits, - _ .)")
         for key in ("provider", "model"):
-            if key in raw and (not isinstance(raw[key], str) or not raw[key]):
-                raise fail(f"{where}.{key}", "must be a non-empty string")
+            if key in raw and not isinstance(raw[key], str):
+                raise wrong_type(f"{where}.{key}", "a string", raw[key])
+            if key in raw and not raw[key]:
+                raise fail(f"{where}.{key}", "must not be empty")
         effort = raw.get("effort")
+        if effort is not None and not isinstance(effort, str):
+            raise wrong_type(f"{where}.effort", f"a string, one of {', '.join(EFFORTS)}", effort)
         if effort is not None and effort not in EFFORTS:
             raise fail(
                 f"{where}.effort",
                 f"{effort!r} is not allowed. Allowed values: {', '.join(EFFORTS)}",
             )
         after = raw.get("after", [])
-        if not isinstance(after, list) or not all(isinstance(item, str) for item in after):
-            raise fail(f"{where}.after", "must be a list of task names")
+        if not isinstance(after, list):
+            raise wrong_type(f"{where}.after", "an array of task names", after)
+        for item in after:
+            if not isinstance(item, str):
+                raise wrong_type(f"{where}.after", "an array of task names (strings)", item)
         tasks.append(
             TaskSpec(
                 name=name,
@@ -149,7 +172,7 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         )
     validate_graph(tasks, str(path))
     return RunSpec(
-        request=text.strip(),
+        request=request_text.strip(),
         tasks=tuple(tasks),
         chain_of_thought=mode,
         worker_backend=backend,

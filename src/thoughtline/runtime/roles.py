@@ -3,15 +3,18 @@
 Built-in roles ship here. ``[roles.NAME] prompt = "..."`` in the config, and a file
 ``specialists/<role>.md`` next to the config file or in the working directory, add a role
 or replace a built-in one (files win over the config). The file's text is the prompt.
+
+Role names are lowercase letters, digits, ``-`` and ``_`` (they are also file names); a
+name outside that rule is reported as invalid, never as unknown.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, read_text_file
 from thoughtline.errors import ThoughtlineError
 
 BUILTIN_ROLES: dict[str, str] = {
@@ -32,7 +35,6 @@ BUILTIN_ROLES: dict[str, str] = {
         "secrets handling problems, rate their severity, and give concrete mitigations."
     ),
 }
-_ROLE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,19 @@ class UnknownRoleError(ThoughtlineError):
         )
 
 
+class InvalidRoleNameError(ThoughtlineError):
+    def __init__(self, name: str, files: list[Path]) -> None:
+        ignored = (
+            f" ({', '.join(str(path) for path in files)} is ignored for that reason)"
+            if files
+            else ""
+        )
+        super().__init__(
+            "ROLE_INVALID",
+            f"Invalid role name {name!r}: {ROLE_NAME_RULE}{ignored}.",
+        )
+
+
 class RoleCatalog:
     """Built-in roles overlaid with ``specialists/*.md`` from the given folders (earlier
     folders win)."""
@@ -61,14 +76,18 @@ class RoleCatalog:
         self._roles = {
             name: Role(name, prompt, "builtin") for name, prompt in BUILTIN_ROLES.items()
         }
+        # specialists/*.md whose name is not a role name (README.md, "My Role.md"): not
+        # roles, but named when someone asks for that name.
+        self._invalid_files: dict[str, list[Path]] = {}
         for name, prompt in (configured or {}).items():
             self._roles[name] = Role(name, prompt, "config")
         for folder in reversed(self.folders):
             for path in sorted(folder.glob("*.md")):
                 name = path.stem
-                if not _ROLE_NAME.match(name):
+                if not ROLE_NAME.match(name):
+                    self._invalid_files.setdefault(name, []).append(path)
                     continue
-                prompt = path.read_text(encoding="utf-8").strip()
+                prompt = read_text_file(path, "role prompt file").strip()
                 if prompt:
                     self._roles[name] = Role(name, prompt, str(path))
 
@@ -77,7 +96,9 @@ class RoleCatalog:
         return sorted(self._roles)
 
     def get(self, name: str) -> Role:
-        try:
-            return self._roles[name]
-        except KeyError:
-            raise UnknownRoleError(name, self.names, self.folders) from None
+        role = self._roles.get(name)
+        if role is not None:
+            return role
+        if not ROLE_NAME.match(name):
+            raise InvalidRoleNameError(name, self._invalid_files.get(name, []))
+        raise UnknownRoleError(name, self.names, self.folders)
