@@ -395,6 +395,12 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
         line = process.stdout.readline()
         assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
         with httpx2.Client(base_url=line.split()[3], timeout=30) as client:
+            for _ in range(200):  # the line is printed just before the socket accepts
+                try:
+                    if client.get("/openapi.json").status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    time.sleep(0.05)
             run_ids = {"cli": cli_run["id"]}
             for mode in modes:
                 created = client.post(

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from thoughtline.cli._context import database_path
+from thoughtline.cli.live_view import text_console
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
@@ -66,7 +66,7 @@ def config_command(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    console = Console()
+    console = text_console()
     console.print(f"config file: {report['config_file'] or '(none: built-in defaults)'}")
     console.print(f"THOUGHTLINE_HOME: {report['thoughtline_home']}  database: {report['database']}")
     table = Table(title="Settings", title_justify="left")
