@@ -813,7 +813,7 @@ def _check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     Stops unchecked after :data:`INTEGRITY_CHECK_BUDGET_S`: every command opens the
     store, and a huge file must not slow each of them down."""
     deadline = time.monotonic() + INTEGRITY_CHECK_BUDGET_S
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1_000)
     try:
         found = conn.execute("PRAGMA quick_check(1)").fetchone()
     except sqlite3.OperationalError as exc:
@@ -823,7 +823,9 @@ def _check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     finally:
         conn.set_progress_handler(None, 0)
     if found is not None and found[0] != "ok":
-        raise StoreError("damaged", _damaged_message(path, f"quick_check: {found[0]}"))
+        # One line: SQLite's report spans several ("*** in database main ***\nPage 7: ...").
+        report = " ".join(str(found[0]).replace("*** in database main ***", "").split())
+        raise StoreError("damaged", _damaged_message(path, f"quick_check: {report}"))
 
 
 def _problem(exc: sqlite3.Error) -> str:
