@@ -77,6 +77,8 @@ class Redactor:
             else _NEVER
         )
         self._open_prefix = _proper_prefix_pattern(values) if values else _NEVER
+        # A text can end inside a value only on a character of some proper prefix.
+        self._prefix_characters = frozenset("".join(value[:-1] for value in values))
         self._longest = len(values[0]) if values else 0
 
     def with_secrets(self, secrets: Iterable[str]) -> Redactor:
@@ -148,13 +150,14 @@ class StreamRedactor:
     held, is returned as is.
     """
 
-    __slots__ = ("_first", "_held", "_longest", "_open_prefix", "_pattern")
+    __slots__ = ("_first", "_held", "_longest", "_open_prefix", "_pattern", "_prefix_characters")
 
     def __init__(self, redactor: Redactor) -> None:
         self._pattern = redactor._secret_pattern
         self._first = redactor._first_characters
         self._open_prefix = redactor._open_prefix
         self._longest = redactor._longest
+        self._prefix_characters = redactor._prefix_characters
         self._held = ""
 
     def feed(self, text: str) -> str:
@@ -162,18 +165,24 @@ class StreamRedactor:
         if pattern is None:
             return text
         held = self._held
-        if not held:
-            if self._first.search(text) is None:
+        if held:
+            buffer = held + text
+            start = 0  # the held tail starts with an open prefix
+        else:
+            first = self._first.search(text)
+            if first is None:
                 return text
             buffer = text
-        else:
-            buffer = held + text
+            start = first.start()  # nothing before it can start a value
         end = len(buffer)
         # Only the last (longest - 1) positions can start a proper prefix of a value.
-        window = max(0, end - self._longest + 1)
-        open_at = self._open_prefix.search(buffer, window)
-        cut = end if open_at is None else open_at.start()
-        match = pattern.search(buffer)
+        window = max(start, end - self._longest + 1)
+        if buffer[-1] in self._prefix_characters:
+            open_at = self._open_prefix.search(buffer, window)
+            cut = end if open_at is None else open_at.start()
+        else:
+            cut = end
+        match = pattern.search(buffer, start)
         if match is None or match.start() >= cut:
             self._held = buffer[cut:] if cut < end else ""
             return buffer if cut == end else buffer[:cut]
