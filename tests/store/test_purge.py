@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -10,6 +13,7 @@ import pytest
 
 from tests.store.builders import DAY, ago, make_event, make_run
 from thoughtline.runtime.models import TraceEvent, TraceLayer
+from thoughtline.store import sqlite as store_sqlite
 from thoughtline.store.sqlite import SQLiteStore
 
 RETENTION: dict[TraceLayer, int | None] = {
@@ -153,3 +157,102 @@ def test_purge_due_once_per_window(tmp_path: Path) -> None:
     assert store.purge_due(every_s=DAY) is False
     store.close()
     other.close()
+
+
+# Holds a read transaction on the database (as another program reading it would) until
+# a line arrives on stdin.
+HOLD_READ = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+print(conn.execute("SELECT COUNT(*) FROM trace_events").fetchone()[0], flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+conn.close()
+"""
+
+
+def _hold_read(path: Path) -> subprocess.Popen[str]:
+    reader = subprocess.Popen(
+        [sys.executable, "-c", HOLD_READ, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert reader.stdout is not None
+    assert int(reader.stdout.readline()) > 0  # its snapshot is open
+    return reader
+
+
+def _release(reader: subprocess.Popen[str]) -> None:
+    reader.communicate("done\n", timeout=30)
+    assert reader.returncode == 0
+
+
+def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_sqlite, "ERASE_WAIT_S", 0.5)
+    home = tmp_path / "home"
+    store = _seed(home / "thoughtline.db")
+    store.close()  # checkpointed: the canaries sit in the main file
+    assert SHORT_CANARY.encode() in (home / "thoughtline.db").read_bytes()
+    store = SQLiteStore(home / "thoughtline.db")
+    reader = _hold_read(home / "thoughtline.db")
+    try:
+        assert store.purge(RETENTION)["reasoning"] == 2
+        residue = store.purge_residue()
+        assert residue is not None
+        assert "still on disk" in residue and str(home / "thoughtline.db") in residue
+        assert "run thoughtline purge again" in residue
+        # It says so because it is so.
+        assert SHORT_CANARY.encode() in b"".join(_disk_bytes(home).values())
+    finally:
+        _release(reader)
+
+    assert store.purge(RETENTION)["reasoning"] == 0  # nothing left to delete, only to erase
+    assert store.purge_residue() is None
+    for name, content in _disk_bytes(home).items():
+        assert SHORT_CANARY.encode() not in content, name
+        assert b"CANARY-long" not in content, name
+    store.close()
+
+
+def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _seed(home / "thoughtline.db").close()
+    env = {key: value for key, value in os.environ.items() if key != "THOUGHTLINE_CONFIG"}
+    env["THOUGHTLINE_HOME"] = str(home)
+
+    def purge() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "thoughtline.cli", "purge"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+
+    reader = _hold_read(home / "thoughtline.db")
+    try:
+        held = purge()
+        on_disk = b"".join(_disk_bytes(home).values())
+    finally:
+        _release(reader)
+    assert held.returncode == 1, held.stderr
+    assert "reasoning: removed 2 event(s)" in held.stdout
+    lines = held.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in held.stderr, held.stderr
+    assert lines[0].startswith("thoughtline: What the purge removed is still on disk in ")
+    assert "another process held the database open" in lines[0]
+    assert "run thoughtline purge again once that process has closed the database" in lines[0]
+    assert SHORT_CANARY.encode() in on_disk  # the message was true
+
+    again = purge()
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == ""
+    for name, content in _disk_bytes(home).items():
+        assert SHORT_CANARY.encode() not in content, name
+        assert b"CANARY-long" not in content, name
