@@ -20,23 +20,27 @@ from thoughtline.server.schemas import (
     RunSnapshot,
     TraceEventBody,
 )
-from thoughtline.server.sse import HEADERS, MEDIA_TYPE, run_stream
+from thoughtline.server.sse import HEADERS, MAX_EVENT_ID, MEDIA_TYPE, run_stream
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
         400: "Bad input (unknown mode, role or provider; missing key; malformed JSON).",
         401: "Missing or wrong bearer token.",
-        403: "The operator token is required for this trace layer.",
+        403: "The operator token is required for this trace layer (OPERATOR_TOKEN_REQUIRED), "
+        "or a state-changing request came from another origin (CROSS_SITE_REQUEST).",
         404: "No such run.",
         409: "The run cannot be cancelled (finished, or executing in another process).",
         413: "The request body is too large.",
+        415: "The request body is not sent as application/json.",
+        421: "The Host header names a host this daemon is not served under "
+        "(HOST_NOT_ALLOWED; see --allowed-host).",
         422: "The request does not match the schema (REQUEST_INVALID).",
         503: "The daemon is shutting down or its store is unavailable.",
     }
     return {
         status: {"model": ErrorResponse, "description": descriptions[status]}
-        for status in (401, 422, *statuses)
+        for status in (401, 421, 422, *statuses)
     }
 
 
@@ -65,7 +69,7 @@ def _links(run_id: str) -> dict[str, str]:
     "/runs",
     status_code=202,
     response_model=RunCreated,
-    responses=_errors(400, 413, 503),
+    responses=_errors(400, 403, 413, 415, 503),
     summary="Start a run",
 )
 async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
@@ -97,7 +101,7 @@ async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
     "/runs/{run_id}/cancel",
     status_code=202,
     response_model=CancelAccepted,
-    responses=_errors(404, 409),
+    responses=_errors(403, 404, 409, 415),
     summary="Cancel a run",
 )
 async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
@@ -149,22 +153,34 @@ async def run_events(
     run_id: str,
     daemon: DaemonDep,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    last_event_id: Annotated[int | None, Query(ge=0)] = None,
+    last_event_id: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> StreamingResponse:
     """``text/event-stream`` of the run. ``Last-Event-ID`` (or ``?last_event_id=``)
     resumes after that seq without a snapshot."""
     resume = last_event_id
     if last_event_id_header is not None and last_event_id_header.strip():
-        try:
-            resume = int(last_event_id_header.strip())
-        except ValueError:
-            raise ApiError(
-                400, "REQUEST_INVALID", "Last-Event-ID must be an event id (an integer)."
-            ) from None
-        if resume < 0:
-            raise ApiError(400, "REQUEST_INVALID", "Last-Event-ID must not be negative.")
+        resume = parse_event_id(last_event_id_header)
     if not daemon.exists(run_id):
         raise run_not_found(run_id)
     return StreamingResponse(
         run_stream(daemon, run_id, resume), media_type=MEDIA_TYPE, headers=HEADERS
     )
+
+
+def parse_event_id(value: str) -> int:
+    """A ``Last-Event-ID`` header: ASCII digits only (``int()`` would also take ``1_0``,
+    ``+1`` or other scripts' digits) and no larger than the store can hold."""
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()):
+        raise ApiError(
+            400,
+            "REQUEST_INVALID",
+            "Last-Event-ID must be an event id: a whole number of at least 0.",
+        )
+    if len(text) > len(str(MAX_EVENT_ID)) or int(text) > MAX_EVENT_ID:
+        raise ApiError(
+            400,
+            "REQUEST_INVALID",
+            f"Last-Event-ID is larger than any event id (at most {MAX_EVENT_ID}).",
+        )
+    return int(text)

@@ -223,7 +223,8 @@ class Daemon:
 
 
 def run_not_found(run_id: str) -> ApiError:
-    return ApiError(404, "RUN_NOT_FOUND", f"No run {run_id!r} in this daemon's store.")
+    shown = run_id if len(run_id) <= 80 else f"{run_id[:80]}..."  # the path can be long
+    return ApiError(404, "RUN_NOT_FOUND", f"No run {shown!r} in this daemon's store.")
 
 
 def run_finished(run_id: str, status: str) -> ApiError:

@@ -94,7 +94,11 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
     message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").lower()
-    if exc.status_code == 404:
+    if exc.status_code == 400:
+        # FastAPI's only 400: a body its JSON parser gave up on (e.g. nested too deep).
+        code = "JSON_INVALID"
+        message = "The request body could not be parsed as JSON (malformed or nested too deep)."
+    elif exc.status_code == 404:
         message = f"No route {request.method} {request.url.path}."
     elif exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path}."

@@ -7,9 +7,9 @@ them, so a drift between the two fails a test).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from thoughtline.requests import Effort
 from thoughtline.runtime.models import (
@@ -23,18 +23,38 @@ from thoughtline.runtime.models import (
 )
 
 
+def _text(value: str) -> str:
+    """Refuse blank strings and strings that are not Unicode text: JSON can carry a lone
+    surrogate (``"\\ud800"``), which no store, log or response could encode."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be Unicode text, without lone surrogate escapes") from None
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]
+"""A non-blank string that is valid Unicode."""
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_text)]
+"""A role, endpoint or model name."""
+
+
 class RunCreate(BaseModel):
     """``POST /v1/runs``: one concurrent task per role (``engineer`` when none given)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    request: str = Field(min_length=1, description="What the specialists should do.")
-    roles: list[str] | None = Field(
-        default=None, description="Specialist roles, one task each (default: engineer)."
+    request: Text = Field(min_length=1, description="What the specialists should do.")
+    roles: list[Name] | None = Field(
+        default=None,
+        description="Specialist roles, one task each (default: engineer). At most "
+        "orchestration.max_tasks_per_run (default 32); more is a 400 RUN_TOO_MANY_TASKS.",
     )
-    provider: str | None = Field(default=None, description="Endpoint name (default from config).")
-    model: str | None = Field(default=None, description="Model id for the endpoint.")
-    chain_of_thought: str | None = Field(
+    provider: Name | None = Field(default=None, description="Endpoint name (default from config).")
+    model: Name | None = Field(default=None, description="Model id for the endpoint.")
+    chain_of_thought: Name | None = Field(
         default=None,
         description="Disclosure mode: hidden | surface | telemetry_only | "
         "surface_and_telemetry (wins over config). Unknown names are a 400 "

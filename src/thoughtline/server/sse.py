@@ -39,6 +39,8 @@ from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
 KEEPALIVE = b": keep-alive\n\n"
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+MAX_EVENT_ID = 2**63 - 1
+"""The largest event id a client may resume from (the store's integer range)."""
 
 _TERMINAL_FOR_STATUS = {
     "cancelled": "run.cancelled",
@@ -112,9 +114,8 @@ async def _live(daemon: Daemon, channel: RunChannel, after: int | None) -> Async
                 continue
             while subscriber.queue:
                 event = subscriber.queue.popleft()
-                if event.seq <= floor:
-                    continue
-                yield event_frame(event)
+                if event.seq > floor:
+                    yield event_frame(event)
                 if event.terminal:
                     return
     finally:
