@@ -20,7 +20,13 @@ from thoughtline.server.schemas import (
     RunSnapshot,
     TraceEventBody,
 )
-from thoughtline.server.sse import HEADERS, MAX_EVENT_ID, MEDIA_TYPE, run_stream
+from thoughtline.server.sse import (
+    HEADERS,
+    MAX_EVENT_ID,
+    MEDIA_TYPE,
+    EventStreamResponse,
+    run_stream,
+)
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -162,7 +168,7 @@ async def run_events(
         resume = parse_event_id(last_event_id_header)
     if not daemon.exists(run_id):
         raise run_not_found(run_id)
-    return StreamingResponse(
+    return EventStreamResponse(
         run_stream(daemon, run_id, resume), media_type=MEDIA_TYPE, headers=HEADERS
     )
 

@@ -21,26 +21,51 @@ Wire format (one frame per event, UTF-8, LF line ends)::
 Runs executing in this daemon are served from the in-process hub; every other run
 (finished, or executing in another process sharing the store) from the store's
 ``run_events``, polled until the terminal event.
+
+Frames that are ready together (a backlog, a burst of deltas) go out as one write. A
+client that goes away ends its stream quietly: the stream yields to the event loop
+after every write, so the server learns of the closed connection before it writes
+again (instead of writing a whole backlog into a dead socket, which asyncio reports
+line by line), and a send that fails is logged once, at debug level.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import orjson
+from fastapi.responses import StreamingResponse
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
 
 from thoughtline.runtime.models import TERMINAL_RUN_STATUSES
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
+
+logger = logging.getLogger(__name__)
 
 KEEPALIVE = b": keep-alive\n\n"
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 MAX_EVENT_ID = 2**63 - 1
 """The largest event id a client may resume from (the store's integer range)."""
+_BATCH_BYTES = 64 * 1024
+
+
+class EventStreamResponse(StreamingResponse):
+    """The SSE response: a client that disconnects ends it without an error."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except (ClientDisconnect, OSError) as exc:
+            # Servers implementing ASGI 2.4 raise from send() once the client is gone.
+            logger.debug("event stream %s: the client went away (%r)", scope.get("path"), exc)
+
 
 _TERMINAL_FOR_STATUS = {
     "cancelled": "run.cancelled",
@@ -58,6 +83,20 @@ def event_frame(event: StreamEvent) -> bytes:
     return frame(event.seq, event.type, event.data)
 
 
+def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
+    """Consecutive frames joined into writes of about ``_BATCH_BYTES``."""
+    batch: list[bytes] = []
+    size = 0
+    for data in frames:
+        batch.append(data)
+        size += len(data)
+        if size >= _BATCH_BYTES:
+            yield b"".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield b"".join(batch)
+
+
 async def run_stream(
     daemon: Daemon, run_id: str, last_event_id: int | None
 ) -> AsyncIterator[bytes]:
@@ -66,8 +105,16 @@ async def run_stream(
         source = _live(daemon, channel, last_event_id)
     else:
         source = _stored(daemon, run_id, last_event_id)
-    async for chunk in source:
-        yield chunk
+    try:
+        async for chunk in source:
+            yield chunk
+            # Let the server see a closed connection before the next write (see above).
+            await asyncio.sleep(0)
+    except (asyncio.CancelledError, GeneratorExit):
+        logger.debug("event stream of run %s ended before its last event", run_id)
+        raise
+    finally:
+        await source.aclose()
 
 
 def _closing_frames(planned: dict[str, Any], events: list[StreamEvent]) -> list[bytes]:
@@ -77,7 +124,9 @@ def _closing_frames(planned: dict[str, Any], events: list[StreamEvent]) -> list[
     return [frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)]
 
 
-async def _live(daemon: Daemon, channel: RunChannel, after: int | None) -> AsyncIterator[bytes]:
+async def _live(
+    daemon: Daemon, channel: RunChannel, after: int | None
+) -> AsyncGenerator[bytes, None]:
     settings = daemon.settings
     # Subscribing and reading what came before happen in one step on the loop, so the
     # queue holds exactly the events after the backlog: nothing lost, nothing twice.
@@ -93,10 +142,11 @@ async def _live(daemon: Daemon, channel: RunChannel, after: int | None) -> Async
                 return
             yield frame(channel.seq, "snapshot", channel.folder.snapshot())
         else:
-            for event in channel.after(after):
-                yield event_frame(event)
-                if event.terminal:
-                    return
+            backlog = channel.after(after)
+            for chunk in _batched(event_frame(event) for event in backlog):
+                yield chunk
+            if backlog and backlog[-1].terminal:
+                return
         while True:
             if not await subscriber.wait(settings.keepalive_s):
                 yield KEEPALIVE
@@ -112,17 +162,22 @@ async def _live(daemon: Daemon, channel: RunChannel, after: int | None) -> Async
                 floor = channel.seq
                 yield frame(channel.seq, "resync", channel.folder.snapshot())
                 continue
-            while subscriber.queue:
+            frames: list[bytes] = []
+            ended = False
+            while subscriber.queue and not ended:
                 event = subscriber.queue.popleft()
+                ended = event.terminal
                 if event.seq > floor:
-                    yield event_frame(event)
-                if event.terminal:
-                    return
+                    frames.append(event_frame(event))
+            for chunk in _batched(frames):
+                yield chunk
+            if ended:
+                return
     finally:
         channel.unsubscribe(subscriber)
 
 
-async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncIterator[bytes]:
+async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenerator[bytes, None]:
     store = daemon.store
     if after is None:
         run = store.get_run(run_id)
@@ -160,11 +215,12 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     ended_checks = 0
     while not daemon.closing.is_set():
         records = store.run_events(run_id, after_seq=seq)
-        for record in records:
-            event = from_record(record)
-            yield event_frame(event)
-            seq = event.seq
-            if event.terminal:
+        events = [from_record(record) for record in records]
+        for chunk in _batched(event_frame(event) for event in events):
+            yield chunk
+        if events:
+            seq = events[-1].seq
+            if events[-1].terminal:
                 return
         now = time.monotonic()
         if records:
