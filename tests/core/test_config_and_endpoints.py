@@ -145,3 +145,90 @@ def test_no_config_file_means_defaults(tmp_path: Path) -> None:
 def test_thoughtline_config_pointing_nowhere_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="THOUGHTLINE_CONFIG points to"):
         load_config(environ={"THOUGHTLINE_CONFIG": str(tmp_path / "nope.toml")})
+
+
+# -- timeouts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("[timeouts]\nreed = 30\n", "timeouts.reed", ("unknown key", "connect, read, total")),
+        ("[timeouts]\ntotal = 0\n", "timeouts.total", ("positive number of seconds", "0")),
+        ("[timeouts]\nread = -5\n", "timeouts.read", ("positive number of seconds", "-5")),
+        ('[timeouts]\nconnect = "10s"\n', "timeouts.connect", ("positive number", "10s")),
+        ("[timeouts]\ntotal = true\n", "timeouts.total", ("positive number", "True")),
+        ("[timeouts]\ntotal = inf\n", "timeouts.total", ("positive number", "inf")),
+        ("timeouts = 5\n", "timeouts", ("table",)),
+        (
+            "[providers.anthropic.timeouts]\ntotl = 5\n",
+            "providers.anthropic.timeouts.totl",
+            ("unknown key", "connect, read, total"),
+        ),
+        (
+            "[providers.anthropic.timeouts]\nread = 0\n",
+            "providers.anthropic.timeouts.read",
+            ("positive number of seconds",),
+        ),
+    ],
+)
+def test_bad_timeouts_name_file_and_key(
+    tmp_path: Path, text: str, key: str, words: tuple[str, ...]
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = caught.value.message
+    assert str(path) in message and f"{key}:" in message
+    assert all(word in message for word in words), message
+
+
+def test_timeouts_load_with_sources_and_reach_endpoints(tmp_path: Path) -> None:
+    from thoughtline.cli.config_command import config_report
+    from thoughtline.providers.client import ProviderClient, Timeouts
+
+    path = write(
+        tmp_path,
+        "[timeouts]\nread = 30\ntotal = 600.5\n"
+        "[providers.ollama.timeouts]\ntotal = 3600\n"
+        '[providers.slow]\nbase_url = "http://127.0.0.1:9/v1"\n[providers.slow.timeouts]\nread = 300\n',
+    )
+    config = load_config(path)
+    assert (config.timeouts.connect, config.timeouts.read, config.timeouts.total) == (
+        None,
+        30.0,
+        600.5,
+    )
+    settings = {
+        entry["key"]: (entry["value"], entry["source"])
+        for entry in config_report(config)["settings"]
+        if "timeouts" in entry["key"]
+    }
+    assert settings == {
+        "timeouts.connect": (10.0, "default"),
+        "timeouts.read": (30.0, str(path)),
+        "timeouts.total": (600.5, str(path)),
+        "providers.ollama.timeouts.total": (3600.0, str(path)),
+        "providers.slow.timeouts.read": (300.0, str(path)),
+    }
+    registry = EndpointRegistry(config.providers, environ={})
+    configured = Timeouts().overridden_by(config.timeouts)
+    assert ProviderClient(registry.resolve("ollama"), timeouts=configured).timeouts == Timeouts(
+        read=30.0, total=3600.0
+    )
+    assert ProviderClient(registry.resolve("slow"), timeouts=configured).timeouts == Timeouts(
+        read=300.0, total=600.5
+    )
+    assert ProviderClient(registry.resolve("anthropic"), timeouts=configured).timeouts == configured
+
+
+def test_no_timeouts_configured_means_the_defaults(tmp_path: Path) -> None:
+    from thoughtline.cli.config_command import config_report
+
+    config = load_config(write(tmp_path, '[defaults]\nprovider = "anthropic"\n'))
+    timeouts = [e for e in config_report(config)["settings"] if "timeouts" in e["key"]]
+    assert timeouts == [
+        {"key": "timeouts.connect", "value": 10.0, "source": "default"},
+        {"key": "timeouts.read", "value": 120.0, "source": "default"},
+        {"key": "timeouts.total", "value": 900.0, "source": "default"},
+    ]

@@ -378,7 +378,13 @@ class Simulator:
         receive: Receive,
     ) -> None:
         if fault is not None and fault.kind == "slow_first_byte":
-            await asyncio.sleep(fault.delay_s)
+            gone = asyncio.ensure_future(_disconnected(receive))
+            try:
+                await asyncio.wait({gone}, timeout=fault.delay_s)
+                if gone.done():
+                    return  # the client gave up waiting
+            finally:
+                gone.cancel()
         if fault is not None and fault.kind == "http_error":
             headers: dict[str, str] = {}
             if fault.retry_after_s is not None:
