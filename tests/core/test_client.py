@@ -281,3 +281,64 @@ async def test_gzip_encoded_stream_is_decoded_and_raw_stream_read_directly() -> 
         assert call.response.text == "The answer is 42."
         assert call.exchange is not None
         assert call.exchange.response_body == data  # decoded bytes, as the adapter read them
+
+
+async def test_error_body_is_read_up_to_its_cap_only() -> None:
+    from thoughtline.providers.client import MAX_ERROR_BODY_BYTES
+
+    served: list[int] = []
+
+    class HugeErrorBody(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for _ in range(64):  # 64 MB on offer
+                served.append(1)
+                yield b"x" * 1_000_000
+
+    call = await make_client(
+        lambda request: httpx2.Response(401, stream=HugeErrorBody()), sleeps=[]
+    ).complete(REQUEST)
+    assert call.response.error is not None
+    assert call.response.error.code == "PROVIDER_AUTH_ERROR"
+    assert call.exchange is not None and call.exchange.response_body is not None
+    assert len(call.exchange.response_body) == MAX_ERROR_BODY_BYTES
+    assert len(served) <= 2  # reading stopped at the cap
+
+
+async def test_captured_stream_is_capped_and_says_so() -> None:
+    data = stream_bytes()
+    client = make_client(
+        lambda request: httpx2.Response(
+            200, stream=ChunkStream([data[i : i + 64] for i in range(0, len(data), 64)])
+        ),
+        sleeps=[],
+    )
+    client.max_body_bytes = 256
+    call = await client.complete(REQUEST)
+    assert call.response.text == "The answer is 42."  # decoding goes on past the cap
+    assert call.exchange is not None
+    assert call.exchange.response_body == data[:256]
+    assert call.exchange.response_body_truncated is True
+    assert call.exchange.to_dict()["response_body_truncated"] is True
+
+
+async def test_reading_stops_at_the_first_error() -> None:
+    data = stream_bytes()
+    broken = data[: data.index(b"event: content_block_start")] + (
+        b'event: error\ndata: {"type":"error","error":{"type":"invalid_request_error",'
+        b'"message":"bad"}}\n\n'
+    )
+    pulled: list[int] = []
+
+    class EndlessAfterError(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield broken
+            for _ in range(10_000):
+                pulled.append(1)
+                yield b": keep-alive\n\n"
+
+    call = await make_client(
+        lambda request: httpx2.Response(200, stream=EndlessAfterError()), sleeps=[]
+    ).complete(REQUEST)
+    assert call.response.error is not None
+    assert call.response.error.code == "PROVIDER_BAD_REQUEST"
+    assert len(pulled) <= 1
