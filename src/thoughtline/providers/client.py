@@ -374,14 +374,14 @@ class ProviderCall:
         capture = client.capture_body or not streamed
         captured = outcome.body_chunks
         room = client.max_body_bytes
-        chunks = _body_chunks(response)
+        next_chunk = _body_chunks(response).__anext__
         try:
             while True:
                 if deadline.expired:
                     raise _DeadlineExceeded
                 deadline.waiting = True
                 try:
-                    chunk = await chunks.__anext__()
+                    chunk = await next_chunk()
                 except StopAsyncIteration:
                     break
                 except asyncio.CancelledError:
