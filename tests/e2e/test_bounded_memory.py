@@ -24,8 +24,17 @@ HOSTILE_BYTES = 300 * 1024 * 1024
 PEAK_LIMIT_MB = 200
 
 CHILD = """
-import asyncio, json, os, resource
+import asyncio, json, os
 from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, RetryPolicy
+
+def peak_mb() -> float:
+    # VmHWM belongs to this process image alone; ru_maxrss would also count the parent's
+    # peak, which Linux carries into a child across fork and exec.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 async def main() -> None:
     endpoint = EndpointRegistry(environ=os.environ).resolve(os.environ["TL_ENDPOINT"])
@@ -43,7 +52,7 @@ async def main() -> None:
         "code": None if error is None else error.code,
         "message": "" if error is None else error.message,
         "captured": len(call.exchange.response_body or b""),
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_mb": peak_mb(),
     }))
 
 asyncio.run(main())
