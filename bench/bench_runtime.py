@@ -84,7 +84,12 @@ async def through_runtime(
 ) -> tuple[float, list[float], list[float], int]:
     store = SQLiteStore(home / f"bench-{provider_raw}.db")
     runtime = Runtime(
-        config=Config(path=None, max_concurrency=concurrency, trace_provider_raw=provider_raw),
+        config=Config(
+            path=None,
+            max_concurrency=concurrency,
+            max_tasks_per_run=1000,
+            trace_provider_raw=provider_raw,
+        ),
         store=store,
         environ=environ,
     )

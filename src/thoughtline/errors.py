@@ -42,6 +42,8 @@ ErrorCode: TypeAlias = Literal[
     "RUN_INTERRUPTED",
     "RUN_NOT_FOUND",
     "ROLE_UNKNOWN",
+    "ROLE_INVALID",
+    "RUN_TOO_MANY_TASKS",
     "MODEL_MISSING",
     "CHAIN_OF_THOUGHT_UNKNOWN",
     "WORKER_BACKEND_UNKNOWN",
@@ -63,6 +65,11 @@ ErrorCode: TypeAlias = Literal[
     "RUN_NOT_CANCELLABLE",
     "DAEMON_SHUTTING_DOWN",
     "SERVE_BIND_FAILED",
+    "SERVE_ALLOWED_HOST_INVALID",
+    "HOST_NOT_ALLOWED",
+    "HOST_MISSING",
+    "CROSS_SITE_REQUEST",
+    "UNSUPPORTED_MEDIA_TYPE",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(

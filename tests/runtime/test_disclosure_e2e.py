@@ -367,3 +367,24 @@ async def test_a_key_a_provider_error_reflects_is_redacted(
     assert CANARY_KEY not in json.dumps([event.data for event in events])
     store.close()
     assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+async def test_a_key_typed_into_the_request_is_neither_stored_nor_sent(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request=f"Why does {CANARY_KEY} fail?",
+        tasks=(
+            TaskSpec(name="a", role="engineer", provider="anthropic", model="claude-sonnet-4-6"),
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode="surface")
+    assert run.status == "completed"
+    assert run.request == f"Why does {REDACTED} fail?"
+    bodies = [request.raw_body.decode() for request in sim.requests]
+    assert bodies and all(CANARY_KEY not in body for body in bodies)
+    assert any(f"Why does {REDACTED} fail?" in body for body in bodies)
+    store.close()
+    assert CANARY_KEY.encode() not in all_bytes_under(home)

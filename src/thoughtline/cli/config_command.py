@@ -25,6 +25,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.worker_backend", config.worker_backend),
         entry("orchestration.store", config.store),
         entry("orchestration.max_concurrency", config.max_concurrency),
+        entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
             for role, mode in config.chain_of_thought_by_role.items()

@@ -156,7 +156,9 @@ class Runtime:
             )
         run = Run(
             id=new_id("run"),
-            request=spec.request,
+            # A loaded key's value typed into the request is replaced before the run is
+            # stored or sent: nothing thoughtline keeps or forwards may carry a key.
+            request=self.redactor.values(spec.request),
             chain_of_thought=run_mode.mode,
             chain_of_thought_source=run_mode.source,
             worker_backend=backend,  # type: ignore[arg-type]
@@ -469,6 +471,9 @@ class _Execution:
                 )
                 return
             async with self.semaphore:
+                # Inline tasks never wait on the network: yield once per task so a large
+                # run does not hold the event loop (and a daemon's other clients) for long.
+                await asyncio.sleep(0)
                 await TaskExecution(self, task).go()
         except asyncio.CancelledError:
             if task.status not in ("done", "prepared", "failed", "cancelled", "interrupted"):

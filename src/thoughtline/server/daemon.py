@@ -20,7 +20,7 @@ from thoughtline.server.events import (
     from_record,
 )
 from thoughtline.server.schemas import RunCreate
-from thoughtline.store.base import Store
+from thoughtline.store.base import Store, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +147,8 @@ class Daemon:
     async def _execute(self, run: Run) -> None:
         try:
             await self.runtime.execute(run, observer=self._observe)
+        except StoreError as exc:  # disk full, damaged file: one line, the run says the rest
+            logger.error("run %s stopped: %s", run.id, exc.message)
         except Exception:
             logger.exception("run %s failed unexpectedly", run.id)
         finally:

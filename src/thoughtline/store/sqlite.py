@@ -74,7 +74,7 @@ HEARTBEAT_STALE_S = 15 * 60
 ERASE_WAIT_S = 5.0
 """How long a purge waits for other connections to let the checkpoint overwrite what
 it removed, before saying the content is still on disk."""
-INTEGRITY_CHECK_BUDGET_S = 2.0
+INTEGRITY_CHECK_BUDGET_S = 0.5
 """Opening checks the file's structure for at most this long (a few hundred MB); a
 larger file is opened unchecked and damage is reported when a damaged page is read."""
 
