@@ -28,8 +28,8 @@ from pathlib import Path
 from thoughtline.config import Config
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.records import Run, TraceEvent, new_id, now_iso
 from thoughtline.requests import ModelRequest, ReasoningRequest
-from thoughtline.runtime.models import Run, TraceEvent, new_id, now_iso
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore

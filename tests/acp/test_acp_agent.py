@@ -33,7 +33,7 @@ from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT
 from thoughtline import __version__
-from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 

@@ -15,7 +15,7 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, T
 
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.integrations.acp_agent import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
-from thoughtline.runtime.models import Task, TaskError
+from thoughtline.records import Task, TaskError
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
 

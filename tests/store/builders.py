@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from thoughtline.runtime.models import Run, Task, TraceEvent, TraceLayer, new_id
+from thoughtline.records import Run, Task, TraceEvent, TraceLayer, new_id
 
 
 def ago(seconds: float) -> str:

@@ -9,7 +9,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 from tests.store.builders import ago, make_event, make_run
-from thoughtline.runtime.models import RunEventRecord, TaskUsage
+from thoughtline.records import RunEventRecord, TaskUsage
 from thoughtline.store.sqlite import SQLiteStore
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.builders import DAY, ago, make_event, make_run
-from thoughtline.runtime.models import TraceEvent, TraceLayer
+from thoughtline.records import TraceEvent, TraceLayer
 from thoughtline.store import sqlite as store_sqlite
 from thoughtline.store.sqlite import SQLiteStore
 

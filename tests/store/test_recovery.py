@@ -12,7 +12,7 @@ import pytest
 
 from tests.store import children
 from tests.store.builders import DAY, ago, make_run
-from thoughtline.runtime.models import TaskUsage
+from thoughtline.records import TaskUsage
 from thoughtline.store.sqlite import ProcessIdentity, SQLiteStore
 
 LINUX_PROC = Path("/proc/self/stat").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.builders import make_event, make_run, make_task
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     ReasoningPartView,
     Run,
     TaskError,

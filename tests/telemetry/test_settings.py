@@ -12,7 +12,7 @@ import pytest
 
 from thoughtline.config import Config
 from thoughtline.providers.redaction import Redactor
-from thoughtline.runtime.models import Run, Task, TaskError, TaskUsage
+from thoughtline.records import Run, Task, TaskError, TaskUsage
 from thoughtline.runtime.telemetry_hooks import CallReport
 from thoughtline.telemetry import open_telemetry, resolve_settings
 from thoughtline.telemetry.attributes import (

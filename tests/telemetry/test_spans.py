@@ -24,7 +24,7 @@ from tests.runtime.test_disclosure_e2e import (
 from tests.telemetry.support import RUN_SPAN, by_name, spans_json, traced_runtime
 from thoughtline.config import Config
 from thoughtline.providers.redaction import Redactor
-from thoughtline.runtime.models import Run, Task
+from thoughtline.records import Run, Task
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore

@@ -22,7 +22,7 @@ from rich.table import Table
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
-from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 

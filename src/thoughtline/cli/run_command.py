@@ -17,8 +17,8 @@ from thoughtline.cli.live_view import (
     summary_table,
     text_console,
 )
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES, Run
 from thoughtline.runtime.plan import load_plan, spec_from_roles
 from thoughtline.runtime.runner import RunObserver, Runtime
 

@@ -12,7 +12,7 @@ from thoughtline.cli._context import open_store
 from thoughtline.cli.live_view import print_outputs, summary_table, text_console
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.models import TRACE_LAYERS
+from thoughtline.records import TRACE_LAYERS
 
 
 def _not_found(run_id: str | None) -> ThoughtlineError:

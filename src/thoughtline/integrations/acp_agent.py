@@ -129,9 +129,9 @@ from acp.schema import (
 
 from thoughtline import __version__
 from thoughtline.errors import ThoughtlineError
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, new_id
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.disclosure import check_mode
-from thoughtline.runtime.models import CHAIN_OF_THOUGHT_MODES, Run, new_id
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 

@@ -36,8 +36,7 @@ from pydantic import Field, WithJsonSchema
 from thoughtline import __version__
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import REASONING_KINDS
-from thoughtline.requests import EFFORTS
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     CHAIN_OF_THOUGHT_MODES,
     SNAPSHOT_SCHEMA,
     TERMINAL_RUN_STATUSES,
@@ -48,6 +47,7 @@ from thoughtline.runtime.models import (
     TaskStatus,
     WorkerBackend,
 )
+from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.base import Store

@@ -32,7 +32,7 @@ from thoughtline.accumulator import ModelResponse, ReasoningPart
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta
 from thoughtline.providers.redaction import Redactor, StreamRedactor
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     CHAIN_OF_THOUGHT_MODES,
     ChainOfThought,
     ModeSource,

@@ -26,9 +26,7 @@ from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPoli
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.exchange import Exchange
 from thoughtline.providers.redaction import Redactor
-from thoughtline.requests import EFFORTS, Message, ModelRequest, ReasoningRequest
-from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     Run,
     RunEventRecord,
     RunStatus,
@@ -39,6 +37,8 @@ from thoughtline.runtime.models import (
     new_id,
     now_iso,
 )
+from thoughtline.requests import EFFORTS, Message, ModelRequest, ReasoningRequest
+from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from thoughtline.accumulator import ModelResponse
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.records import ReasoningStatus
 from thoughtline.runtime.disclosure import DisclosureGate
-from thoughtline.runtime.models import ReasoningStatus
 
 
 @dataclass(frozen=True, slots=True)

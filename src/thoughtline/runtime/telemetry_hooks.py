@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from thoughtline.providers.exchange import Exchange
-from thoughtline.runtime.models import Run, Task
+from thoughtline.records import Run, Task
 
 logger = logging.getLogger(__name__)
 

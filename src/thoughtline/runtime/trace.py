@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from thoughtline.config import parse_duration
-from thoughtline.runtime.models import TraceEvent, TraceLayer, new_id, now_iso
+from thoughtline.records import TraceEvent, TraceLayer, new_id, now_iso
 
 
 def retention_seconds(retention: Mapping[str, str]) -> dict[TraceLayer, int | None]:

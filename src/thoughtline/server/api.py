@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from thoughtline.runtime.models import TraceLayer
+from thoughtline.records import TraceLayer
 from thoughtline.server.auth import Credentials, is_operator, require_access
 from thoughtline.server.daemon import Daemon, run_not_found
 from thoughtline.server.errors import ApiError

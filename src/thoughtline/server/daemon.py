@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from thoughtline.runtime.models import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
+from thoughtline.records import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.server.errors import ApiError

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from thoughtline.runtime.models import RunEventRecord
+from thoughtline.records import RunEventRecord
 from thoughtline.runtime.runner import RunEvent
 
 TERMINAL_EVENTS: frozenset[str] = frozenset(

@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from thoughtline.requests import Effort
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     ChainOfThought,
     ModeSource,
     ReasoningStatus,
@@ -21,6 +20,7 @@ from thoughtline.runtime.models import (
     TraceLayer,
     WorkerBackend,
 )
+from thoughtline.requests import Effort
 
 
 def _text(value: str) -> str:

@@ -42,7 +42,7 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from thoughtline.runtime.models import TERMINAL_RUN_STATUSES
+from thoughtline.records import TERMINAL_RUN_STATUSES
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
 

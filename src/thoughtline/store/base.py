@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol, TypeAlias
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.models import Run, RunEventRecord, Task, TraceEvent, TraceLayer
+from thoughtline.records import Run, RunEventRecord, Task, TraceEvent, TraceLayer
 
 StoreProblem: TypeAlias = Literal["damaged", "full", "locked", "unavailable"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from thoughtline.errors import ConfigError
-from thoughtline.runtime.models import now_iso
+from thoughtline.records import now_iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,14 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from thoughtline.events import REASONING_KINDS
-from thoughtline.runtime.disclosure import DisclosureGate
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     ReasoningPartView,
     ReasoningStatus,
     RunEventRecord,
     Task,
     TaskError,
 )
+from thoughtline.runtime.disclosure import DisclosureGate
 
 UNFINISHED_TASK_STATUSES: tuple[str, ...] = ("queued", "running")
 """Statuses of tasks recovery rebuilds; every other status is final and left alone."""

@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import Any
 
 from thoughtline.errors import ConfigError
-from thoughtline.runtime.models import (
+from thoughtline.records import (
     TRACE_LAYERS,
     ReasoningPartView,
     Run,

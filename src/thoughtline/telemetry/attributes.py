@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeAlias
 
 from thoughtline.providers.redaction import Redactor
-from thoughtline.runtime.models import Run, Task
+from thoughtline.records import Run, Task
 from thoughtline.runtime.telemetry_hooks import CallReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]

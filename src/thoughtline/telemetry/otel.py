@@ -16,7 +16,7 @@ import time
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
-from thoughtline.runtime.models import Run, Task
+from thoughtline.records import Run, Task
 from thoughtline.runtime.telemetry_hooks import CallReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,

@@ -1,7 +1,8 @@
 """Runs, tasks and trace events: the records every surface renders and the store keeps.
+They sit below both the runtime and the store, which each import them and not each other.
 
-The snapshot (``Run.snapshot()``) is the public ``thoughtline.run/v1`` JSON shape of
-DESIGN §3; the CLI, the daemon, MCP and ACP all print this one shape.
+The snapshot (``Run.snapshot()``) is the public ``thoughtline.run/v1`` JSON shape; the
+CLI, the daemon, MCP and ACP all print this one shape.
 """
 
 from __future__ import annotations
