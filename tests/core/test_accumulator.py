@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Iterator
+
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
     Error,
@@ -10,6 +13,7 @@ from thoughtline.events import (
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamEvent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -72,9 +76,33 @@ def test_parts_open_at_an_error_are_marked_incomplete() -> None:
     assert response.usage == Usage()
 
 
+def _reasoning_stream(deltas: int) -> Iterator[StreamEvent]:
+    """One reasoning part of ``deltas`` two-character deltas, each its own string object
+    (as a decoder produces them), made one at a time so only the accumulator holds text."""
+    yield ReasoningStart(part_id="r", kind="raw")
+    for index in range(deltas):
+        yield ReasoningDelta(part_id="r", text=f"{index % 100:02d}")
+    yield ReasoningEnd(part_id="r", kind="raw")
+
+
+def _peak_bytes_while_accumulating(deltas: int) -> tuple[int, str]:
+    tracemalloc.start()
+    try:
+        response = accumulate(_reasoning_stream(deltas))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak, response.reasoning_parts[0].text
+
+
 def test_million_deltas_join_linearly() -> None:
-    events = [ReasoningStart(part_id="r", kind="raw")]
-    events += [ReasoningDelta(part_id="r", text="ab") for _ in range(1_000_000)]
-    events.append(ReasoningEnd(part_id="r", kind="raw"))
-    response = accumulate(events)
-    assert len(response.reasoning_parts[0].text) == 2_000_000
+    """Ten times the deltas cost ten times the memory, and the peak stays a small
+    multiple of the text itself. Keeping each delta as its own string would cost ~25
+    bytes per character; a join that copies the text per delta grows with its square."""
+    small_peak, small_text = _peak_bytes_while_accumulating(100_000)
+    large_peak, large_text = _peak_bytes_while_accumulating(1_000_000)
+
+    assert small_text == "".join(f"{index % 100:02d}" for index in range(100_000))
+    assert large_text == "".join(f"{index % 100:02d}" for index in range(1_000_000))
+    assert 8 <= large_peak / small_peak <= 12
+    assert large_peak <= 4 * len(large_text)
