@@ -14,7 +14,7 @@ from acp.meta import PROTOCOL_VERSION
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, ToolCallStart
 
 from tests.runtime.test_disclosure_e2e import make_runtime
-from thoughtline.integrations.acp_agent import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
+from thoughtline.integrations.acp import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
 from thoughtline.records import Task, TaskError
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript

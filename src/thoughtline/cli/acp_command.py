@@ -8,7 +8,7 @@ import sys
 import click
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.integrations.acp_agent import SessionSettings, run_stdio_agent, validate_settings
+from thoughtline.integrations.acp import SessionSettings, run_stdio_agent, validate_settings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
 

@@ -7,7 +7,7 @@ import asyncio
 import click
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.integrations.mcp_server import serve_stdio
+from thoughtline.integrations.mcp import serve_stdio
 
 
 @click.command("mcp")

@@ -1,52 +1,20 @@
-"""``thoughtline mcp``: the run API as an MCP server over stdio (needs the ``mcp`` extra).
-
-Two tools, both with typed output schemas:
-
-- ``orchestration_run`` starts a run. With ``wait`` (the default) it returns the final
-  ``thoughtline.run/v1`` snapshot and sends a progress notification per task started and
-  completed when the client asked for progress; with ``timeout_s`` exceeded it returns
-  the current snapshot (status ``running``) and the run goes on. With ``wait=false`` it
-  returns at once (status ``planned``/``running``) and this process keeps running it.
-- ``orchestration_status`` returns a run's snapshot (the latest when no id is given) and
-  the most recent runs.
-
-Bad input (unknown mode, role or provider, a missing key, an unknown run id) comes back
-as a tool error whose text starts with the stable error code. Like every surface, this
-one renders the snapshot and contains no disclosure logic: reasoning is in the snapshot
-exactly when the run's gate attached it to a task.
-
-Every ``mcp`` import of thoughtline lives in this module. stdout carries the protocol;
-logs go to stderr.
-"""
+"""The two tools (``orchestration_run``, ``orchestration_status``), the runs they start
+on this process's event loop, and their results as text and structured content."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Final, get_args
+from typing import Annotated, Any, Final
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, WithJsonSchema
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
 
-from thoughtline import __version__
 from thoughtline.errors import ThoughtlineError
-from thoughtline.events import REASONING_KINDS
-from thoughtline.records import (
-    CHAIN_OF_THOUGHT_MODES,
-    SNAPSHOT_SCHEMA,
-    TERMINAL_RUN_STATUSES,
-    ModeSource,
-    ReasoningStatus,
-    Run,
-    RunStatus,
-    TaskStatus,
-    WorkerBackend,
-)
+from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
+from thoughtline.records import TERMINAL_RUN_STATUSES, Run
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
@@ -54,193 +22,8 @@ from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
 
-SERVER_NAME: Final = "thoughtline"
 DEFAULT_STATUS_LIMIT: Final = 10
 MAX_STATUS_LIMIT: Final = 100
-
-# -- output schemas ----------------------------------------------------------------
-# Written out by hand from DESIGN §3 and ``Run.snapshot()``; the enums come from the
-# model's own Literal aliases so the two cannot drift. ``additionalProperties: false``
-# makes a new snapshot field fail the tests until it is described here.
-
-
-def _string(description: str | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string"}
-    if description:
-        schema["description"] = description
-    return schema
-
-
-def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The same schema, also accepting ``null`` (``type`` becomes a two-item list)."""
-    out = dict(schema)
-    if "enum" in out:
-        out["enum"] = [*out["enum"], None]
-    kind = out["type"]
-    out["type"] = [kind, "null"] if isinstance(kind, str) else [*kind, "null"]
-    return out
-
-
-def _enum(values: tuple[str, ...], description: str | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "enum": list(values)}
-    if description:
-        schema["description"] = description
-    return schema
-
-
-def _object(properties: dict[str, Any], description: str | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-    if description:
-        schema["description"] = description
-    return schema
-
-
-_MODE = _enum(CHAIN_OF_THOUGHT_MODES)
-_MODE_SOURCE = _enum(
-    get_args(ModeSource),
-    "Where the mode came from: explicit > run > role_config > config > default.",
-)
-_TIMESTAMP = _string("UTC, ISO 8601 with milliseconds.")
-_TOKENS = _nullable({"type": "integer", "minimum": 0})
-_MILLISECONDS = _nullable({"type": "number", "minimum": 0})
-
-TASK_SCHEMA: Final[dict[str, Any]] = _object(
-    {
-        "id": _string(),
-        "name": _string("Unique within the run; defaults to the role."),
-        "role": _string(),
-        "status": _enum(get_args(TaskStatus)),
-        "executor": _string("provider:ENDPOINT:MODEL, inline:prepared, or empty before start."),
-        "provider": _string(),
-        "model": _string(),
-        "chain_of_thought": _MODE,
-        "chain_of_thought_source": _MODE_SOURCE,
-        "effort": _enum(EFFORTS),
-        "after": {
-            "type": "array",
-            "items": _string(),
-            "description": "Ids of the tasks this one runs after (and receives outputs from).",
-        },
-        "output": _nullable(_string("The answer; null until the task produced one.")),
-        "reasoning": _nullable(
-            _string("Reasoning text; null unless the task's mode displays reasoning.")
-        ),
-        "reasoning_parts": _nullable(
-            {
-                "type": "array",
-                "items": _object({"kind": _enum(REASONING_KINDS), "text": _string()}),
-                "description": "Null unless the task's mode displays reasoning.",
-            }
-        ),
-        "reasoning_status": _nullable(
-            _enum(get_args(ReasoningStatus), "What happened to reasoning; null until decided.")
-        ),
-        "reasoning_notice": _nullable(_string("One sentence for people about reasoning.")),
-        "usage": _object(
-            {
-                "input_tokens": _TOKENS,
-                "output_tokens": _TOKENS,
-                "reasoning_tokens": _TOKENS,
-            },
-            "Token counts; null means the provider did not report it.",
-        ),
-        "error": _nullable(
-            _object(
-                {
-                    "code": _string("Stable error code, e.g. PROVIDER_RATE_LIMITED."),
-                    "message": _string(),
-                    "retryable": {"type": "boolean"},
-                }
-            )
-        ),
-        "timings": _object(
-            {
-                "started_at": _nullable(_TIMESTAMP),
-                "finished_at": _nullable(_TIMESTAMP),
-                "first_reasoning_ms": _MILLISECONDS,
-                "first_answer_ms": _MILLISECONDS,
-                "total_ms": _MILLISECONDS,
-            }
-        ),
-    },
-    "One specialist task.",
-)
-
-RUN_SNAPSHOT_SCHEMA: Final[dict[str, Any]] = _object(
-    {
-        "schema": {"type": "string", "const": SNAPSHOT_SCHEMA},
-        "id": _string(),
-        "status": _enum(get_args(RunStatus)),
-        "request": _string(),
-        "chain_of_thought": _MODE,
-        "chain_of_thought_source": _MODE_SOURCE,
-        "worker_backend": _enum(get_args(WorkerBackend)),
-        "created_at": _TIMESTAMP,
-        "finished_at": _nullable(_TIMESTAMP),
-        "tasks": {"type": "array", "items": TASK_SCHEMA},
-    },
-    f"A run snapshot ({SNAPSHOT_SCHEMA}).",
-)
-
-RUN_SUMMARY_SCHEMA: Final[dict[str, Any]] = _object(
-    {
-        "id": _string(),
-        "status": _enum(get_args(RunStatus)),
-        "request": _string(),
-        "chain_of_thought": _MODE,
-        "created_at": _TIMESTAMP,
-        "finished_at": _nullable(_TIMESTAMP),
-    }
-)
-
-STATUS_SCHEMA: Final[dict[str, Any]] = _object(
-    {
-        "run": RUN_SNAPSHOT_SCHEMA,
-        "runs": {
-            "type": "array",
-            "items": RUN_SUMMARY_SCHEMA,
-            "description": "The most recent runs, newest first (at most `limit`).",
-        },
-    }
-)
-
-# -- input annotations -------------------------------------------------------------
-# Mode and effort are declared as enums for clients but accepted as any string, so an
-# unknown name comes back as a tool error with a thoughtline code (the runtime's
-# CHAIN_OF_THOUGHT_UNKNOWN for a mode) rather than a pydantic validation dump.
-
-ModeArgument = Annotated[
-    str | None,
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "string", "enum": list(CHAIN_OF_THOUGHT_MODES)}, {"type": "null"}],
-            "default": None,
-            "description": "Disclosure mode for this run; wins over the config. "
-            "hidden: reasoning not requested; surface: shown in the result; "
-            "telemetry_only: recorded to the trace only; surface_and_telemetry: both.",
-        }
-    ),
-]
-
-EffortArgument = Annotated[
-    str | None,
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "string", "enum": list(EFFORTS)}, {"type": "null"}],
-            "default": None,
-            "description": "Reasoning effort (a separate axis from disclosure); "
-            "the config's default when omitted.",
-        }
-    ),
-]
-
-
-# -- the service -------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -428,9 +211,6 @@ class ThoughtlineMCP:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-# -- rendering ---------------------------------------------------------------------
-
-
 def tool_error(error: ThoughtlineError) -> CallToolResult:
     """A tool error (``isError``) whose text starts with the stable code."""
     return CallToolResult(
@@ -499,59 +279,3 @@ def progress_message(event: RunEvent) -> str | None:
     if event.type in ("run.completed", "run.failed", "run.cancelled", "run.interrupted"):
         return f"run {data['status']}"
     return None
-
-
-# -- the server --------------------------------------------------------------------
-
-
-def build_server(service: ThoughtlineMCP) -> MCPServer:
-    """The MCP server with both tools, their input schemas and hand-written output
-    schemas."""
-    run_tool = Tool.from_function(
-        service.orchestration_run,
-        name="orchestration_run",
-        title="Run thoughtline specialists",
-        description=(
-            "Run a request through one thoughtline specialist task per role and return the "
-            f"{SNAPSHOT_SCHEMA} snapshot: per task its status, answer, reasoning_status and "
-            "reasoning_notice, and reasoning text only when chain_of_thought displays it "
-            "(surface, surface_and_telemetry). Sends progress per task when asked. With "
-            "wait=false it returns at once; poll orchestration_status."
-        ),
-        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
-    )
-    run_tool.fn_metadata.output_schema = RUN_SNAPSHOT_SCHEMA
-    status_tool = Tool.from_function(
-        service.orchestration_status,
-        name="orchestration_status",
-        title="thoughtline run status",
-        description=(
-            f"The {SNAPSHOT_SCHEMA} snapshot of a run (the latest when run_id is omitted) as "
-            "`run`, and the most recent runs (id, status, request) as `runs`."
-        ),
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
-    )
-    status_tool.fn_metadata.output_schema = STATUS_SCHEMA
-    return MCPServer(
-        SERVER_NAME,
-        version=__version__,
-        instructions=(
-            "thoughtline runs LLM specialist tasks and decides per run what happens to the "
-            "model's reasoning (chain_of_thought: hidden, surface, telemetry_only, "
-            "surface_and_telemetry). Use orchestration_run, then orchestration_status."
-        ),
-        tools=[run_tool, status_tool],
-        log_level="WARNING",
-    )
-
-
-async def serve_stdio(runtime: Runtime, store: Store) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin; runs still executing
-    then end ``interrupted``."""
-    service = ThoughtlineMCP(runtime, store)
-    server = build_server(service)
-    try:
-        await server.run_stdio_async()
-    finally:
-        with contextlib.suppress(asyncio.CancelledError):
-            await service.shutdown()

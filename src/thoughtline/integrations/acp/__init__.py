@@ -1,0 +1,98 @@
+"""``thoughtline acp``: thoughtline as an Agent Client Protocol (ACP) agent over stdio.
+
+Every ``acp`` import of thoughtline lives in this package (the ``[acp]`` extra):
+``settings`` (session settings, modes and config options), ``render`` (run events as
+session updates), ``agent`` (the ``Agent``) and ``stdio`` (serving it). The agent
+calls the public runtime API only (``Runtime.prepare`` / ``execute`` / ``cancel``) and
+contains no disclosure logic: it forwards the ``reasoning.delta`` events the runtime emits
+(only for tasks whose mode displays reasoning) and renders ``task.reasoning_notice``
+whenever ``task.reasoning`` is null.
+
+Sessions
+    ``session/new`` creates a session whose prompts run with: a ``chain_of_thought`` mode,
+    roles (one concurrent task per role, ``engineer`` when none), provider, model and
+    effort. Defaults come from ``thoughtline acp``'s flags, then the config file. A client
+    sets them per session in three ways:
+
+    * ``_meta.thoughtline`` on ``session/new``: ``{"chain_of_thought": "surface",
+      "roles": ["architect", "reviewer"], "provider": "anthropic", "model": "...",
+      "effort": "low"}`` (every key optional; unknown keys and bad values are errors);
+    * session modes (chosen because ACP has them for exactly this: a per-session
+      operating mode the client's UI can offer): ``session/new`` returns ``modes`` with the
+      four ``chain_of_thought`` values as mode ids, and ``session/set_mode`` switches;
+    * session config options (the newer ACP mechanism that is meant to replace modes; we
+      offer both, as the protocol recommends during the transition): ``chain_of_thought``
+      (category ``mode``) and ``effort`` (category ``thought_level``), changed with
+      ``session/set_config_option``. The two stay in sync: a mode set through one is
+      announced through the other (``config_option_update`` / ``current_mode_update``).
+
+    A mode chosen in any of these ways is the run's *explicit* mode. A session where no
+    mode was chosen leaves the decision to the config (``chain_of_thought_by_role`` and
+    ``orchestration.chain_of_thought``), exactly like ``thoughtline run`` without the flag;
+    its ``currentModeId`` shows the configured default. Changes apply to the next prompt.
+
+A prompt turn
+    The prompt's text blocks (and resource links, as ``name: uri`` lines) become the run's
+    request. A client sees, for a one-task run::
+
+        tool_call            {toolCallId: task id, title: "engineer · deepseek:deepseek-reasoner",
+                              kind: "think", status: "in_progress", rawInput: {...}}
+        agent_thought_chunk  reasoning text, one per reasoning.delta (display modes only)
+        agent_message_chunk  answer text, one per answer.delta
+        agent_message_chunk  "ⓘ <reasoning_notice>"   (only when task.reasoning is null)
+        agent_message_chunk  "✗ CODE: message"         (only when the task failed)
+        tool_call_update     {status: "completed" | "failed", content: [summary text],
+                              rawOutput: the task as in the thoughtline.run/v1 snapshot}
+        -> session/prompt result {stopReason, _meta: {thoughtline: {run_id, status}}}
+
+    With several tasks their streams interleave, so a heading chunk ``**role · provider:model**``
+    is sent whenever the task speaking in a stream (message or thought) changes. A task that
+    never started (its dependency failed, or the run was cancelled first) is announced with
+    ``tool_call`` status ``pending`` right before its final ``tool_call_update``. Cancelled
+    tasks end ``failed`` (ACP has no cancelled tool-call status) with a summary that says so.
+
+    The reasoning notice goes out as an ``agent_message_chunk`` line, not as tool-call
+    content: it is a sentence for the person reading the answer, and message chunks are
+    what every client renders in the conversation, while tool-call content is often
+    collapsed or not shown at all. The tool call's content is a one-line summary
+    (status, tokens, duration, error).
+
+Stop reasons
+    ``cancelled`` when the client sent ``session/cancel`` during the turn (as the protocol
+    requires, even if the run finished meanwhile) or the run ended cancelled/interrupted;
+    when every task failed: ``refusal`` if a provider's content filter stopped a task,
+    ``max_tokens`` if a model spent its output budget on reasoning
+    (``PROVIDER_REASONING_ONLY``); otherwise ``end_turn``. Provider failures (auth, rate
+    limits, server errors) end the turn with ``end_turn``: ACP v1 has no error stop reason,
+    and a JSON-RPC error would make clients discard what was streamed; the failure is
+    visible as a ``failed`` tool call, a ``✗`` line, and ``_meta.thoughtline.status``.
+
+Errors
+    Bad requests are JSON-RPC errors, never a crash: unknown session id, unknown mode,
+    config option or value, bad ``_meta.thoughtline``, unsupported prompt content, a
+    second prompt while one runs, and anything ``Runtime.prepare`` rejects (unknown role
+    or provider, missing key) are ``-32602``/``-32600`` with one clear sentence and the
+    thoughtline error ``code`` in ``data``; malformed params are ``-32602`` from the schema
+    validation; unknown methods ``-32601``.
+
+stdio
+    stdout carries only protocol frames: on POSIX the protocol writes to a duplicate of
+    file descriptor 1, and descriptor 1 and ``sys.stdout`` are pointed at stderr, so a
+    stray print cannot corrupt the stream. Logs go to stderr. When stdin closes (or on
+    SIGTERM/SIGINT) running runs end ``interrupted`` and the process exits.
+"""
+
+from thoughtline.integrations.acp.agent import ThoughtlineAcpAgent
+from thoughtline.integrations.acp.render import TurnRenderer, stop_reason
+from thoughtline.integrations.acp.settings import SessionSettings, validate_settings
+from thoughtline.integrations.acp.stdio import run_stdio_agent, serve
+
+__all__ = [
+    "SessionSettings",
+    "ThoughtlineAcpAgent",
+    "TurnRenderer",
+    "run_stdio_agent",
+    "serve",
+    "stop_reason",
+    "validate_settings",
+]

@@ -1,0 +1,328 @@
+"""The ACP ``Agent``: sessions, prompts as runs, cancellation and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeAlias
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AudioContentBlock,
+    ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    Implementation,
+    InitializeResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    TextContentBlock,
+)
+
+from thoughtline import __version__
+from thoughtline.errors import ThoughtlineError
+from thoughtline.integrations.acp.render import SessionUpdate, TurnRenderer, stop_reason
+from thoughtline.integrations.acp.settings import (
+    EFFORT_OPTION,
+    INVALID_REQUEST,
+    META_KEY,
+    MODE_OPTION,
+    SessionSettings,
+    config_options,
+    from_thoughtline,
+    invalid_params,
+    mode_state,
+    parse_effort,
+    parse_mode,
+    validate_settings,
+)
+from thoughtline.records import Run, new_id
+from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.runner import RunEvent, Runtime
+
+logger = logging.getLogger(__name__)
+
+PromptBlock: TypeAlias = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+SUPPORTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
+SHUTDOWN_GRACE_S = 5.0
+
+
+class _Turn:
+    """One prompt's run: renders its events and sends them, in order, on the connection."""
+
+    def __init__(self, client: Client | None, session_id: str, run: Run) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.run_id = run.id
+        self.cancel_requested = False
+        self.handler = asyncio.current_task()
+        self.renderer = TurnRenderer()
+        self._queue: asyncio.Queue[SessionUpdate | None] = asyncio.Queue()
+        self._sender = asyncio.ensure_future(self._send_all())
+
+    def observe(self, event: RunEvent) -> None:
+        """The runtime's observer (synchronous, on the event loop): queue, never block."""
+        for update in self.renderer.render(event):
+            self._queue.put_nowait(update)
+
+    async def _send_all(self) -> None:
+        connected = self.client is not None
+        while (update := await self._queue.get()) is not None:
+            if not connected or self.client is None:
+                continue
+            try:
+                await self.client.session_update(session_id=self.session_id, update=update)
+            except OSError as exc:  # the client went away; the run still ends and is stored
+                logger.warning("session %s: cannot send updates (%s)", self.session_id, exc)
+                connected = False
+
+    async def finish(self) -> None:
+        """Send everything queued; the prompt's result must come after its updates."""
+        self._queue.put_nowait(None)
+        await self._sender
+
+    def abort(self) -> None:
+        self._sender.cancel()
+
+
+@dataclass(slots=True)
+class _Session:
+    id: str
+    cwd: str
+    settings: SessionSettings
+    turn: _Turn | None = None
+
+
+class ThoughtlineAcpAgent:
+    """The ACP ``Agent``: sessions, prompts as runs, cancellation. One per connection; all
+    sessions share one ``Runtime`` (one per process)."""
+
+    def __init__(self, runtime: Runtime, defaults: SessionSettings | None = None) -> None:
+        self.runtime = runtime
+        self.defaults = defaults or SessionSettings()
+        self.client: Client | None = None
+        self.sessions: dict[str, _Session] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    # -- initialization ----------------------------------------------------------------
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        # The client's version when we speak it, else the latest we do (the client then
+        # decides whether to continue).
+        version = (
+            protocol_version
+            if protocol_version in SUPPORTED_PROTOCOL_VERSIONS
+            else max(SUPPORTED_PROTOCOL_VERSIONS)
+        )
+        return InitializeResponse(
+            protocol_version=version,
+            agent_capabilities=AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=False
+                ),
+            ),
+            auth_methods=[],
+            agent_info=Implementation(name="thoughtline", title="thoughtline", version=__version__),
+        )
+
+    # -- sessions ----------------------------------------------------------------------
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: Sequence[object] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        settings = self.defaults.with_meta(kwargs.get(META_KEY))
+        try:
+            validate_settings(self.runtime, settings)
+        except ThoughtlineError as exc:
+            raise from_thoughtline(exc) from None
+        if mcp_servers:
+            logger.info(
+                "ignoring %d MCP server(s): thoughtline tasks use no tools", len(mcp_servers)
+            )
+        session = _Session(id=new_id("sess"), cwd=cwd, settings=settings)
+        self.sessions[session.id] = session
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=self._modes(session),
+            config_options=self._config_options(session),
+        )
+
+    def _session(self, session_id: str) -> _Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise invalid_params(
+                f"Unknown session {session_id!r}: create one with session/new.",
+                code="SESSION_UNKNOWN",
+                sessionId=session_id,
+            )
+        return session
+
+    def _current_mode(self, session: _Session) -> str:
+        return session.settings.chain_of_thought or self.runtime.config.chain_of_thought
+
+    def _current_effort(self, session: _Session) -> str:
+        return session.settings.effort or self.runtime.config.default_effort
+
+    def _modes(self, session: _Session) -> SessionModeState:
+        return mode_state(self._current_mode(session))
+
+    def _config_options(
+        self, session: _Session
+    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        return config_options(self._current_mode(session), self._current_effort(session))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        mode = parse_mode(mode_id, "session/set_mode modeId")
+        session.settings = replace(session.settings, chain_of_thought=mode)
+        await self._notify(
+            session.id,
+            ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=self._config_options(session),
+            ),
+        )
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        where = f"session/set_config_option {config_id}"
+        if config_id == MODE_OPTION:
+            mode = parse_mode(value, where)
+            session.settings = replace(session.settings, chain_of_thought=mode)
+            await self._notify(
+                session.id,
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
+            )
+        elif config_id == EFFORT_OPTION:
+            session.settings = replace(session.settings, effort=parse_effort(value, where))
+        else:
+            raise invalid_params(
+                f"Unknown config option {config_id!r}. Options: {MODE_OPTION}, {EFFORT_OPTION}.",
+                code="CONFIG_OPTION_UNKNOWN",
+            )
+        return SetSessionConfigOptionResponse(config_options=self._config_options(session))
+
+    async def _notify(self, session_id: str, update: SessionUpdate) -> None:
+        if self.client is not None:
+            await self.client.session_update(session_id=session_id, update=update)
+
+    # -- prompts -----------------------------------------------------------------------
+    async def prompt(
+        self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
+    ) -> PromptResponse:
+        session = self._session(session_id)
+        if session.turn is not None:
+            raise RequestError(
+                INVALID_REQUEST,
+                f"Session {session_id!r} is already running a prompt; wait for its result "
+                "or send session/cancel.",
+                {"code": "SESSION_BUSY", "sessionId": session_id},
+            )
+        settings = session.settings
+        spec = spec_from_roles(
+            _request_text(prompt),
+            list(settings.roles),
+            provider=settings.provider,
+            model=settings.model,
+            effort=settings.effort,
+        )
+        try:
+            run = self.runtime.prepare(spec, explicit_mode=settings.chain_of_thought)
+        except ThoughtlineError as exc:
+            raise from_thoughtline(exc) from None
+        turn = _Turn(self.client, session.id, run)
+        session.turn = turn
+        try:
+            # execute() registers the run before its first await, so a session/cancel
+            # handled from here on always finds it.
+            final = await self.runtime.execute(run, observer=turn.observe)
+        except BaseException:
+            turn.abort()
+            raise
+        finally:
+            session.turn = None
+        await turn.finish()
+        return PromptResponse(
+            stop_reason=stop_reason(final, cancel_requested=turn.cancel_requested),
+            field_meta={META_KEY: {"run_id": final.id, "status": final.status}},
+        )
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """``session/cancel`` is a notification: nothing to answer, so problems are logged."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            logger.warning("session/cancel for unknown session %r ignored", session_id)
+            return
+        turn = session.turn
+        if turn is None:
+            return
+        turn.cancel_requested = True
+        self.runtime.cancel(turn.run_id)
+
+    # -- shutdown ----------------------------------------------------------------------
+    async def shutdown(self) -> None:
+        """The process is ending: running runs end ``interrupted`` (kept, not lost) and
+        their prompts get their results, within a bounded wait."""
+        self.runtime.interrupt_all()
+        handlers = [
+            session.turn.handler
+            for session in self.sessions.values()
+            if session.turn is not None and session.turn.handler is not None
+        ]
+        if handlers:
+            await asyncio.wait(handlers, timeout=SHUTDOWN_GRACE_S)
+
+
+def _request_text(blocks: Sequence[PromptBlock]) -> str:
+    """The run's request: text blocks, and resource links as ``name: uri`` lines."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"{block.name}: {block.uri}")
+        else:
+            raise invalid_params(
+                f"This agent accepts text and resource links only, not {block.type!r} content.",
+                code="PROMPT_CONTENT_UNSUPPORTED",
+            )
+    text = "\n\n".join(part for part in parts if part.strip())
+    if not text:
+        raise invalid_params("The prompt has no text to run.", code="PROMPT_EMPTY")
+    return text

@@ -1,0 +1,182 @@
+"""Turning one run's live events into ACP session updates, and a finished run into the
+prompt's stop reason. Pure (no I/O), so the mapping is testable on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ConfigOptionUpdate,
+    ContentToolCallContent,
+    CurrentModeUpdate,
+    StopReason,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+)
+
+from thoughtline.records import Run
+from thoughtline.runtime.runner import RunEvent
+
+SessionUpdate: TypeAlias = (
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+)
+Stream: TypeAlias = Literal["message", "thought"]
+
+
+def _title(task: Mapping[str, Any]) -> str:
+    return f"{task['role']} · {task['provider']}:{task['model']}"
+
+
+def _text_block(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)
+
+
+def _summary(task: Mapping[str, Any]) -> str:
+    """One line for the tool call's content: status, tokens, duration, error."""
+    parts = [str(task["status"])]
+    usage = task.get("usage") or {}
+    tokens = [
+        f"{usage[key]} {label}"
+        for key, label in (
+            ("input_tokens", "input"),
+            ("output_tokens", "output"),
+            ("reasoning_tokens", "reasoning"),
+        )
+        if usage.get(key) is not None
+    ]
+    if tokens:
+        parts.append(", ".join(tokens) + " tokens")
+    total_ms = (task.get("timings") or {}).get("total_ms")
+    if total_ms is not None:
+        parts.append(f"{total_ms / 1000:.1f} s")
+    if task["status"] in ("cancelled", "interrupted"):
+        parts.append("what arrived is kept")
+    error = task.get("error")
+    if error:
+        parts.append(f"{error['code']}: {error['message']}")
+    return " · ".join(parts)
+
+
+class TurnRenderer:
+    """Turns one run's live events into ACP session updates. Pure (no I/O), so the
+    mapping is testable on its own; it renders what the events carry and nothing else."""
+
+    def __init__(self) -> None:
+        self.titles: dict[str, str] = {}
+        self.several = False
+        self.kind: ToolKind = "think"
+        self.announced: set[str] = set()
+        self.speaker: dict[Stream, str | None] = {"message": None, "thought": None}
+        self.written: dict[Stream, bool] = {"message": False, "thought": False}
+
+    def render(self, event: RunEvent) -> list[SessionUpdate]:
+        data = event.data
+        match event.type:
+            case "run.started":
+                tasks = data.get("tasks", [])
+                self.several = len(tasks) > 1
+                self.titles = {task["id"]: _title(task) for task in tasks}
+                # Inline runs call no model: nothing "thinks".
+                self.kind = "think" if data.get("worker_backend") == "provider" else "other"
+                return []
+            case "task.started":
+                return [self._announce(data, "in_progress")]
+            case "answer.delta" if event.task_id is not None:
+                return self._chunks("message", event.task_id, str(data.get("text", "")))
+            case "reasoning.delta" if event.task_id is not None:
+                return self._chunks("thought", event.task_id, str(data.get("text", "")))
+            case "task.completed":
+                return self._completed(data)
+            case _:  # run.completed/failed/cancelled/interrupted: the prompt result says it
+                return []
+
+    def _announce(self, task: Mapping[str, Any], status: ToolCallStatus) -> ToolCallStart:
+        task_id = str(task["id"])
+        self.announced.add(task_id)
+        self.titles.setdefault(task_id, _title(task))
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=task_id,
+            title=self.titles[task_id],
+            kind=self.kind,
+            status=status,
+            raw_input={
+                key: task.get(key)
+                for key in ("name", "role", "provider", "model", "effort", "chain_of_thought")
+            },
+        )
+
+    def _chunks(
+        self, stream: Stream, task_id: str, text: str, *, paragraph: bool = False
+    ) -> list[SessionUpdate]:
+        if not text:
+            return []
+        updates: list[SessionUpdate] = []
+        if self.several and self.speaker[stream] != task_id:
+            lead = "\n\n" if self.written[stream] else ""
+            title = self.titles.get(task_id, task_id)
+            updates.append(self._chunk(stream, f"{lead}**{title}**\n\n"))
+        elif paragraph and self.written[stream]:
+            text = f"\n\n{text}"
+        self.speaker[stream] = task_id
+        self.written[stream] = True
+        updates.append(self._chunk(stream, text))
+        return updates
+
+    @staticmethod
+    def _chunk(stream: Stream, text: str) -> AgentMessageChunk | AgentThoughtChunk:
+        if stream == "thought":
+            return AgentThoughtChunk(
+                session_update="agent_thought_chunk", content=_text_block(text)
+            )
+        return AgentMessageChunk(session_update="agent_message_chunk", content=_text_block(text))
+
+    def _completed(self, task: Mapping[str, Any]) -> list[SessionUpdate]:
+        task_id = str(task["id"])
+        updates: list[SessionUpdate] = []
+        if task_id not in self.announced:
+            updates.append(self._announce(task, "pending"))
+        notice = task.get("reasoning_notice")
+        if task.get("reasoning") is None and notice:
+            updates += self._chunks("message", task_id, f"ⓘ {notice}", paragraph=True)
+        error = task.get("error")
+        if error:
+            line = f"✗ {error['code']}: {error['message']}"
+            updates += self._chunks("message", task_id, line, paragraph=True)
+        status: ToolCallStatus = "completed" if task["status"] in ("done", "prepared") else "failed"
+        updates.append(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=task_id,
+                status=status,
+                content=[
+                    ContentToolCallContent(type="content", content=_text_block(_summary(task)))
+                ],
+                raw_output=dict(task),
+            )
+        )
+        return updates
+
+
+def stop_reason(run: Run, *, cancel_requested: bool) -> StopReason:
+    """The ACP stop reason for a finished run (see the module docstring for why)."""
+    if cancel_requested or run.status in ("cancelled", "interrupted"):
+        return "cancelled"
+    if run.status == "failed":
+        codes = {task.error.code for task in run.tasks if task.error is not None}
+        if "PROVIDER_CONTENT_FILTERED" in codes:
+            return "refusal"
+        if "PROVIDER_REASONING_ONLY" in codes:
+            return "max_tokens"
+    return "end_turn"
