@@ -1,4 +1,4 @@
-"""Reasoning scrubbing of raw response bodies (DESIGN §2 "Trace layers").
+"""Reasoning scrubbing of raw response bodies for the ``provider_raw`` trace layer.
 
 Real wire bytes come from the simulator renderers, given the request body each adapter
 builds when reasoning is requested. Every reasoning value carries a canary; the scrubbed

@@ -1,10 +1,10 @@
 """Scrub reasoning out of raw provider response bodies for the ``provider_raw`` trace layer.
 
-DESIGN §2 "Trace layers": reasoning fields inside raw bodies are scrubbed unless the
-mode records reasoning. In ``hidden`` and ``surface`` modes the bytes written to the trace
-must carry no reasoning at all — not its text, not signatures, not encrypted carriers —
-while everything else (answer text, usage including reasoning token counts, ids, finish
-reasons, errors) stays.
+Reasoning fields inside raw bodies are scrubbed unless the mode records reasoning
+(``telemetry_only``, ``surface_and_telemetry``): in ``hidden`` and ``surface`` modes the
+bytes written to the trace must carry no reasoning at all — not its text, not signatures,
+not encrypted carriers — while everything else (answer text, usage including reasoning
+token counts, ids, finish reasons, errors) stays.
 
 :func:`scrub_reasoning` takes the body exactly as :class:`~thoughtline.providers.exchange.
 Exchange` holds it and returns it with every reasoning value replaced:

@@ -139,7 +139,7 @@ class TaskSnapshot(_Out):
 
 
 class RunSnapshot(_Out):
-    """The ``thoughtline.run/v1`` snapshot (DESIGN §3)."""
+    """The ``thoughtline.run/v1`` snapshot (fields listed in docs/contracts.md)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -1,8 +1,9 @@
 """Fixtures and simulator output have the shape of Ollama's /api/chat objects.
 
 No official Ollama SDK is installed, so each object is checked structurally against a
-strict local model of the documented response (field names and types as in providers.md
-§6 and the ``ollama`` package's ``ChatResponse``); unknown fields fail.
+strict local model of the documented response (field names and types as in Ollama's
+API reference for ``/api/chat`` and the ``ollama`` package's ``ChatResponse``); unknown
+fields fail.
 """
 
 from __future__ import annotations

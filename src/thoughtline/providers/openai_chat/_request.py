@@ -1,6 +1,6 @@
 """``ModelRequest`` → ``POST {base_url}/chat/completions`` body, per dialect.
 
-Reasoning is shaped by dialect and model capability (DESIGN §2, providers.md §2, §4, §5):
+Reasoning is shaped by dialect and model capability:
 
 ================  =============================================  ==========================
 dialect           reasoning enabled                              hidden
