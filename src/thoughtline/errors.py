@@ -8,7 +8,7 @@
     └── ProviderError             anything a provider call can end with
         (status, provider_error_type, request_id, retry_after_s)
 
-The codes are part of the public contract (DESIGN §3); tests, the daemon and the MCP
+The codes are part of the public contract (docs/contracts.md); tests, the daemon and the MCP
 and ACP servers report them unchanged.
 """
 
