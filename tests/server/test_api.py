@@ -230,7 +230,8 @@ def test_cors_when_configured(start_daemon: StartDaemon) -> None:
 
 
 def test_retention_is_applied_at_start(daemon: LiveDaemon) -> None:
+    from thoughtline.runtime.retention import purge_due
     from thoughtline.store.sqlite import SQLiteStore
 
     with SQLiteStore(daemon.home / "thoughtline.db") as store:
-        assert store.purge_due() is False  # the daemon purged (and recorded it) on start
+        assert purge_due(store) is False  # the daemon purged (and recorded it) on start

@@ -8,6 +8,7 @@ from contextlib import closing
 from pathlib import Path
 
 from tests.store import children
+from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -55,7 +56,7 @@ def test_two_processes_open_a_new_file_and_write_at_once(tmp_path: Path) -> None
         assert [(task.status, task.output) for task in run.tasks] == [
             ("done", f"output {writer}/{int(n)}")
         ]
-    assert store.recovered == []  # every run was finished by its writer
+    assert recover_interrupted(store) == []  # every run was finished by its writer
     store.close()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.builders import make_event, make_run
-from thoughtline.store import sqlite as store_sqlite
+from thoughtline.store import _sqlite_connection as sqlite_connection
 from thoughtline.store.base import StoreError
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -102,7 +102,7 @@ def test_damage_found_after_opening_is_one_store_error(
     _overwritten_mid_file(path)
     before = path.read_bytes()
     # A file too large to check within the budget is opened unchecked ...
-    monkeypatch.setattr(store_sqlite, "_check_integrity", lambda conn, path: None)
+    monkeypatch.setattr(sqlite_connection, "check_integrity", lambda conn, path: None)
     store = SQLiteStore(path)
     try:
         # ... and the damaged page, once read, is reported like damage found on opening.

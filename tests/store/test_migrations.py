@@ -10,6 +10,8 @@ import pytest
 
 from tests.store.builders import make_event, make_run
 from thoughtline.errors import ConfigError
+from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.runtime.retention import purge_due
 from thoughtline.store.migrations import MIGRATIONS, apply_migrations
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -86,7 +88,7 @@ def test_older_database_gets_only_the_missing_migrations(tmp_path: Path) -> None
     )
     store.append_trace([make_event("run_old", event_id="evt_new")])
     assert [event.id for event in store.trace("run_old")] == ["evt_new"]
-    assert store.purge_due() is True
+    assert purge_due(store) is True
     store.close()
 
 
@@ -118,4 +120,4 @@ def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> N
     # Without the unknown migration the same database would have been recovered.
     _sql(path, "DELETE FROM migrations WHERE name = 'm900_from_the_future'")
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_kept"]
+        assert recover_interrupted(store) == ["run_kept"]

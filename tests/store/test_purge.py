@@ -13,6 +13,7 @@ import pytest
 
 from tests.store.builders import DAY, ago, make_event, make_run
 from thoughtline.records import TraceEvent, TraceLayer
+from thoughtline.runtime.retention import purge, purge_due
 from thoughtline.store import sqlite as store_sqlite
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -69,11 +70,11 @@ def test_dry_run_counts_without_deleting(tmp_path: Path) -> None:
     store = _seed(tmp_path / "thoughtline.db")
     before = _ids(store)
 
-    counts = store.purge(RETENTION, dry_run=True)
+    counts = purge(store, RETENTION, dry_run=True)
 
     assert counts == {"answer": 0, "reasoning": 2, "provider_raw": 1}
     assert _ids(store) == before
-    assert store.purge_due() is True  # a dry run is not a purge
+    assert purge_due(store) is True  # a dry run is not a purge
     store.close()
 
 
@@ -81,12 +82,12 @@ def test_purge_deletes_only_expired_events(tmp_path: Path) -> None:
     store = _seed(tmp_path / "thoughtline.db")
     before = _ids(store)
 
-    counts = store.purge(RETENTION)
+    counts = purge(store, RETENTION)
 
     assert counts == {"answer": 0, "reasoning": 2, "provider_raw": 1}
     gone = {"reasoning_old", "reasoning_older", "raw_old"}
     assert _ids(store) == [event_id for event_id in before if event_id not in gone]
-    assert store.purge(RETENTION) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
+    assert purge(store, RETENTION) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
     store.close()
 
 
@@ -94,17 +95,17 @@ def test_layers_left_out_or_forever_are_kept(tmp_path: Path) -> None:
     store = _seed(tmp_path / "thoughtline.db")
     before = _ids(store)
 
-    assert store.purge({"answer": None}) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
-    assert store.purge({}) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
+    assert purge(store, {"answer": None}) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
+    assert purge(store, {}) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
     assert _ids(store) == before
 
-    counts = store.purge({"answer": 0, "reasoning": None, "provider_raw": None})
+    counts = purge(store, {"answer": 0, "reasoning": None, "provider_raw": None})
     assert counts == {"answer": 202, "reasoning": 0, "provider_raw": 0}
     assert [event.layer for event in store.trace("run_p")] == ["reasoning"] * 3 + [
         "provider_raw"
     ] * 2
     with pytest.raises(ValueError, match="reasoning"):
-        store.purge({"reasoning": -1})
+        purge(store, {"reasoning": -1})
     store.close()
 
 
@@ -118,7 +119,7 @@ def test_purged_reasoning_is_gone_from_every_file(tmp_path: Path) -> None:
     assert SHORT_CANARY.encode() in on_disk  # the scan below can see what it looks for
     assert LONG_CANARY.encode()[:200] in on_disk
 
-    store.purge(RETENTION)
+    purge(store, RETENTION)
 
     files = _disk_bytes(home)
     assert "thoughtline.db" in files
@@ -139,22 +140,22 @@ def test_purged_reasoning_is_gone_from_every_file(tmp_path: Path) -> None:
 def test_purge_due_once_per_window(tmp_path: Path) -> None:
     path = tmp_path / "thoughtline.db"
     store = SQLiteStore(path)
-    assert store.purge_due(every_s=DAY) is True
-    assert store.purge_due(every_s=DAY) is False
+    assert purge_due(store, every_s=DAY) is True
+    assert purge_due(store, every_s=DAY) is False
     other = SQLiteStore(path)  # another process sharing the file sees the same record
-    assert other.purge_due(every_s=DAY) is False
-    assert other.purge_due(every_s=0) is True
+    assert purge_due(other, every_s=DAY) is False
+    assert purge_due(other, every_s=0) is True
 
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
-    assert store.purge_due(every_s=DAY) is True
-    assert other.purge_due(every_s=DAY) is False
+    assert purge_due(store, every_s=DAY) is True
+    assert purge_due(other, every_s=DAY) is False
 
-    store.purge(RETENTION)  # a real purge counts as one
+    purge(store, RETENTION)  # a real purge counts as one
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
-    store.purge(RETENTION)
-    assert store.purge_due(every_s=DAY) is False
+    purge(store, RETENTION)
+    assert purge_due(store, every_s=DAY) is False
     store.close()
     other.close()
 
@@ -200,7 +201,7 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     store = SQLiteStore(home / "thoughtline.db")
     reader = _hold_read(home / "thoughtline.db")
     try:
-        assert store.purge(RETENTION)["reasoning"] == 2
+        assert purge(store, RETENTION)["reasoning"] == 2
         residue = store.purge_residue()
         assert residue is not None
         assert "still on disk" in residue and str(home / "thoughtline.db") in residue
@@ -210,7 +211,7 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     finally:
         _release(reader)
 
-    assert store.purge(RETENTION)["reasoning"] == 0  # nothing left to delete, only to erase
+    assert purge(store, RETENTION)["reasoning"] == 0  # nothing left to delete, only to erase
     assert store.purge_residue() is None
     for name, content in _disk_bytes(home).items():
         assert SHORT_CANARY.encode() not in content, name
@@ -224,7 +225,7 @@ def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> 
     env = {key: value for key, value in os.environ.items() if key != "THOUGHTLINE_CONFIG"}
     env["THOUGHTLINE_HOME"] = str(home)
 
-    def purge() -> subprocess.CompletedProcess[str]:
+    def purge_command() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "thoughtline.cli", "purge"],
             capture_output=True,
@@ -237,7 +238,7 @@ def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> 
 
     reader = _hold_read(home / "thoughtline.db")
     try:
-        held = purge()
+        held = purge_command()
         on_disk = b"".join(_disk_bytes(home).values())
     finally:
         _release(reader)
@@ -250,7 +251,7 @@ def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> 
     assert "run thoughtline purge again once that process has closed the database" in lines[0]
     assert SHORT_CANARY.encode() in on_disk  # the message was true
 
-    again = purge()
+    again = purge_command()
     assert again.returncode == 0, again.stderr
     assert again.stderr == ""
     for name, content in _disk_bytes(home).items():

@@ -13,7 +13,10 @@ import pytest
 from tests.store import children
 from tests.store.builders import DAY, ago, make_run
 from thoughtline.records import TaskUsage
-from thoughtline.store.sqlite import ProcessIdentity, SQLiteStore
+from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.runtime.retention import purge_displayed_reasoning
+from thoughtline.store.owner import ProcessIdentity
+from thoughtline.store.sqlite import SQLiteStore
 
 LINUX_PROC = Path("/proc/self/stat").exists()
 
@@ -34,7 +37,7 @@ def test_run_of_a_killed_process_is_interrupted(tmp_path: Path) -> None:
 
     store = SQLiteStore(path)
 
-    assert store.recovered == ["run_crashed"]
+    assert recover_interrupted(store) == ["run_crashed"]
     run = store.get_run("run_crashed")
     assert run is not None
     assert run.status == "interrupted"
@@ -64,8 +67,7 @@ def test_run_of_a_killed_process_is_interrupted(tmp_path: Path) -> None:
 
     # Recovery happens once: the next open finds nothing to do and changes nothing.
     again = SQLiteStore(path)
-    assert again.recovered == []
-    assert again.recover_interrupted() == []
+    assert recover_interrupted(again) == []
     assert again.get_run("run_crashed") == run
     assert len(again.trace("run_crashed")) == 2
     again.close()
@@ -80,8 +82,7 @@ def test_run_of_a_live_process_is_not_touched(tmp_path: Path) -> None:
     try:
         assert ours.recv() == "created"
         store = SQLiteStore(path)
-        assert store.recovered == []
-        assert store.recover_interrupted() == []
+        assert recover_interrupted(store) == []
         run = store.get_run("run_live")
         assert run is not None
         assert (run.status, run.finished_at) == ("running", None)
@@ -93,7 +94,7 @@ def test_run_of_a_live_process_is_not_touched(tmp_path: Path) -> None:
     assert child.exitcode == 0
 
     # The owner is gone now (it exited without finishing the run).
-    assert store.recover_interrupted() == ["run_live"]
+    assert recover_interrupted(store) == ["run_live"]
     run = store.get_run("run_live")
     assert run is not None and run.status == "interrupted"
     store.close()
@@ -104,7 +105,7 @@ def test_runs_of_this_process_are_not_touched(tmp_path: Path) -> None:
     first = SQLiteStore(path)
     first.create_run(make_run("run_mine", status="planned"))
     second = SQLiteStore(path)
-    assert second.recovered == []
+    assert recover_interrupted(second) == []
     run = second.get_run("run_mine")
     assert run is not None and run.status == "planned"
     first.close()
@@ -122,7 +123,7 @@ def test_reused_pid_is_recognised(tmp_path: Path) -> None:
     _sql(path, "UPDATE runs SET owner_start_time = ?", (me.start_time - 1,))
 
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_reused"]
+        assert recover_interrupted(store) == ["run_reused"]
         event = store.trace("run_reused")[-1]
         assert (event.type, event.metadata["reason"]) == ("run.interrupted", "owner_pid_reused")
 
@@ -135,7 +136,7 @@ def test_run_from_before_a_reboot_is_interrupted(tmp_path: Path) -> None:
     _sql(path, "UPDATE runs SET owner_boot_id = 'an-earlier-boot'")
 
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_old_boot"]
+        assert recover_interrupted(store) == ["run_old_boot"]
         assert store.trace("run_old_boot")[-1].metadata["reason"] == "host_rebooted"
 
 
@@ -151,7 +152,7 @@ def test_other_hosts_are_judged_by_heartbeat(tmp_path: Path) -> None:
     _sql(path, "UPDATE runs SET heartbeat_at = ? WHERE id = 'run_recent'", (ago(60),))
 
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_silent"]
+        assert recover_interrupted(store) == ["run_silent"]
         statuses = {run.id: run.status for run in store.list_runs()}
         assert statuses == {
             "run_silent": "interrupted",
@@ -174,7 +175,7 @@ def test_writes_refresh_the_heartbeat(tmp_path: Path) -> None:
         store.update_task(run.tasks[0])  # a write by the owner proves it is alive
 
     with SQLiteStore(path) as store:
-        assert store.recovered == []
+        assert recover_interrupted(store) == []
 
 
 def _crash_mid_stream(path: Path, run_id: str, deltas_at: str | None = None) -> int:
@@ -194,7 +195,7 @@ def test_what_reached_the_event_log_is_kept_per_mode(tmp_path: Path) -> None:
     pid = _crash_mid_stream(path, "run_stream")
 
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_stream"]
+        assert recover_interrupted(store) == ["run_stream"]
         run = store.get_run("run_stream")
         log = store.run_events("run_stream")
     assert run is not None and run.status == "interrupted"
@@ -254,10 +255,11 @@ def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(tmp_path: Pa
     _crash_mid_stream(path, "run_old", deltas_at=ago(40 * DAY))
 
     with SQLiteStore(path) as store:
+        assert recover_interrupted(store) == ["run_old"]
         run = store.get_run("run_old")
         assert run is not None and run.tasks[0].reasoning == "Weigh the options."
         # The reasoning retention treats the rebuilt copy like the deltas it came from.
-        assert store.purge_displayed_reasoning(30 * DAY) == 2
+        assert purge_displayed_reasoning(store, 30 * DAY) == 2
         run = store.get_run("run_old")
         assert run is not None
         assert [task.reasoning for task in run.tasks] == [None] * 5
@@ -265,7 +267,7 @@ def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(tmp_path: Pa
         assert run.tasks[0].output == "Use a token bucket"  # answers are not reasoning
 
     with SQLiteStore(path) as store:
-        assert store.recovered == []
+        assert recover_interrupted(store) == []
         again = store.get_run("run_old")
         assert again is not None and [task.reasoning for task in again.tasks] == [None] * 5
     assert b"Weigh the options" not in path.read_bytes()
@@ -284,12 +286,12 @@ def test_reasoning_partly_removed_by_retention_is_not_rebuilt(tmp_path: Path) ->
         store.append_run_events(events)
         # The owner is alive (another host, recent heartbeat) while retention runs.
         _sql(path, "UPDATE runs SET owner_host = 'other-machine'")
-        assert store.purge_displayed_reasoning(30 * DAY) == 0  # no task has finished
+        assert purge_displayed_reasoning(store, 30 * DAY) == 0  # no task has finished
         assert [e.seq for e in store.run_events("run_gap")][:2] == [1, 3]
     _sql(path, "UPDATE runs SET heartbeat_at = ?", (ago(16 * 60),))
 
     with SQLiteStore(path) as store:
-        assert store.recovered == ["run_gap"]
+        assert recover_interrupted(store) == ["run_gap"]
         recovered = store.get_run("run_gap")
     assert recovered is not None
     surface, _hidden, _telemetry, both, _queued = recovered.tasks
@@ -316,4 +318,4 @@ def test_streaming_deltas_refresh_the_heartbeat(tmp_path: Path) -> None:
         )
 
     with SQLiteStore(path) as store:
-        assert store.recovered == []
+        assert recover_interrupted(store) == []

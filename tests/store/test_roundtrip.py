@@ -15,7 +15,7 @@ from thoughtline.records import (
     TaskTimings,
     TaskUsage,
 )
-from thoughtline.store.base import Store
+from thoughtline.store.base import RunNotFoundError, Store, StoreError
 from thoughtline.store.sqlite import SQLiteStore
 
 
@@ -127,10 +127,13 @@ def test_unknown_ids(tmp_path: Path) -> None:
         assert store.latest_run() is None
         assert store.list_runs() == []
         assert store.trace("run_missing") == []
-        with pytest.raises(KeyError):
+        with pytest.raises(RunNotFoundError, match="run_missing") as missing_run:
             store.update_run(make_run("run_missing"))
-        with pytest.raises(KeyError):
+        assert missing_run.value.code == "RUN_NOT_FOUND"
+        with pytest.raises(RunNotFoundError, match="run_missing") as missing_task:
             store.update_task(make_task("run_missing", 0))
+        assert missing_task.value.code == "RUN_NOT_FOUND"
+        assert store.list_runs() == []  # a refused update writes nothing
 
 
 def test_list_and_latest_are_newest_first(tmp_path: Path) -> None:
@@ -220,5 +223,10 @@ def test_closed_store_refuses_use(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "thoughtline.db")
     store.close()
     store.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(StoreError, match="closed") as raised:
         store.get_run("run_x")
+    assert raised.value.problem == "closed"
+    assert raised.value.code == "STORE_UNAVAILABLE"
+    assert str(store.path) in raised.value.message
+    with pytest.raises(StoreError, match="closed"):
+        store.create_run(make_run("run_x"))

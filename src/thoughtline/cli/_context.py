@@ -7,6 +7,7 @@ from pathlib import Path
 
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.discovery import load_capabilities
+from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.telemetry import open_telemetry
@@ -20,7 +21,14 @@ def open_store(config: Config) -> SQLiteStore:
             f"{config.path}: orchestration.store: {config.store!r} is not available yet; "
             'use "sqlite".'
         )
-    return SQLiteStore(database_path())
+    store = SQLiteStore(database_path())
+    try:
+        # Runs whose process died (SIGKILL, power loss) end interrupted, with what arrived.
+        recover_on_open(store)
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def database_path() -> Path:

@@ -8,6 +8,7 @@ import click
 
 from thoughtline.cli._context import open_store
 from thoughtline.config import load_config
+from thoughtline.runtime.retention import purge, purge_displayed_reasoning
 from thoughtline.runtime.trace import retention_seconds
 
 
@@ -19,12 +20,12 @@ def purge_command(dry_run: bool) -> None:
     store = open_store(config)
     retention = retention_seconds(config.retention)
     try:
-        removed = store.purge(retention, dry_run=dry_run)
+        removed = purge(store, retention, dry_run=dry_run)
         keep_reasoning = retention.get("reasoning")
         cleared = (
             0
             if keep_reasoning is None
-            else store.purge_displayed_reasoning(keep_reasoning, dry_run=dry_run)
+            else purge_displayed_reasoning(store, keep_reasoning, dry_run=dry_run)
         )
         residue = None if dry_run else store.purge_residue()
     finally:

@@ -38,6 +38,7 @@ from thoughtline.records import (
     now_iso,
 )
 from thoughtline.requests import EFFORTS, Message, ModelRequest, ReasoningRequest
+from thoughtline.runtime import retention
 from thoughtline.runtime.disclosure import DisclosureGate, resolve_mode
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.roles import RoleCatalog
@@ -231,13 +232,7 @@ class Runtime:
     def purge_if_due(self) -> dict[TraceLayer, int] | None:
         """Apply ``[trace.retention]`` when no process sharing this store has done so in
         the last day (so retention holds even when nobody runs ``thoughtline purge``)."""
-        if not self.store.purge_due():
-            return None
-        removed = self.store.purge(self.retention)
-        keep = self.retention.get("reasoning")
-        if keep is not None:
-            self.store.purge_displayed_reasoning(keep)
-        return removed
+        return retention.purge_if_due(self.store, self.retention)
 
     def interrupt_all(self) -> list[str]:
         """For a process shutting down: stop every run executing here; they end

@@ -43,6 +43,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from thoughtline.records import TERMINAL_RUN_STATUSES
+from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
 
@@ -230,7 +231,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
             next_check = now + 1.0
             if now >= next_recover:
                 next_recover = now + settings.recover_interval_s
-                store.recover_interrupted()
+                recover_interrupted(store)
             run = store.get_run(run_id)
             if run is None:
                 return

@@ -1,47 +1,102 @@
-"""The store contract. SQLite implements it now; PostgreSQL will implement the same.
+"""The store contract: persistence only. SQLite implements it now; PostgreSQL will
+implement the same.
 
 Every write is durable when the call returns (the runtime writes at each task
-transition). A run left ``planned``/``running`` by a process that died is marked
-``interrupted`` — with its unfinished tasks, which keep what had arrived — by
-:meth:`Store.recover_interrupted`, which every store calls when it is opened.
+transition). A store decides nothing: which trace rows expire when, when a purge is due,
+which runs are orphaned and what their unfinished tasks keep are decided above it, by
+the runtime's retention and crash recovery, so every store applies the same policy.
+
+Errors: a store raises :class:`StoreError` when it cannot be used (damaged, full,
+locked, unavailable, closed) and :class:`RunNotFoundError` when a run or task to update
+does not exist; reads of a missing run return ``None``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run, RunEventRecord, Task, TraceEvent, TraceLayer
 
-StoreProblem: TypeAlias = Literal["damaged", "full", "locked", "unavailable"]
+StoreProblem: TypeAlias = Literal["damaged", "full", "locked", "unavailable", "closed"]
 
 
 class StoreError(ThoughtlineError):
     """The store cannot be used as it is: its file is damaged, its disk is full, another
-    process holds it locked, or it cannot be read or written. The message names the file
-    (or server) and what to do; ``problem`` says which, for code that reacts to it."""
+    process holds it locked, it cannot be read or written, or it was closed. The message
+    names the file (or server) and what to do; ``problem`` says which, for code that
+    reacts to it."""
 
     def __init__(self, problem: StoreProblem, message: str) -> None:
         super().__init__("STORE_UNAVAILABLE", message, retryable=problem == "locked")
         self.problem = problem
 
 
+class RunNotFoundError(ThoughtlineError):
+    """A run (or a task of one) to update is not in the store."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RUN_NOT_FOUND", message)
+
+
+@dataclass(frozen=True, slots=True)
+class UnfinishedRun:
+    """A run still ``planned`` or ``running``, with what its owner left behind: who it
+    is (any field may be missing in rows written before owners were recorded) and when
+    it last wrote. Recovery decides from this whether the owner is gone."""
+
+    run_id: str
+    owner_host: str | None
+    owner_pid: int | None
+    owner_start_time: int | None
+    owner_boot_id: str | None
+    heartbeat_at: str | None
+    """When the owner last wrote anything for this run (every write refreshes it)."""
+    created_at: str
+    event_count: int
+    """How many events the run's event log holds now (see :meth:`Store.interrupt_run`)."""
+    last_event_seq: int
+    """The highest event number of the run's log, ``0`` when it is empty."""
+
+
 class Store(Protocol):
+    # -- runs and tasks ----------------------------------------------------------
     def create_run(self, run: Run) -> None:
-        """Insert the run and all its tasks; this process becomes the run's owner."""
+        """Insert the run and all its tasks; this process becomes the run's owner
+        (:class:`~thoughtline.store.owner.ProcessIdentity`), its heartbeat now."""
         ...
 
     def update_run(self, run: Run) -> None:
-        """Write the run's status and ``finished_at`` (tasks are written separately)."""
+        """Write the run's status and ``finished_at`` (tasks are written separately).
+        Raises :class:`RunNotFoundError` when the run is not stored."""
         ...
 
     def update_task(self, task: Task) -> None:
-        """Write every field of one task."""
+        """Write every field of one task. Raises :class:`RunNotFoundError` when the task
+        is not stored."""
         ...
 
+    def get_run(self, run_id: str) -> Run | None:
+        """The run with its tasks, or ``None``."""
+        ...
+
+    def latest_run(self) -> Run | None:
+        """The newest run with its tasks, or ``None`` when there is none."""
+        ...
+
+    def list_runs(self, limit: int = 20) -> list[Run]:
+        """Newest first, with tasks."""
+        ...
+
+    # -- trace and run event log -------------------------------------------------
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
         """Append trace events (one transaction)."""
+        ...
+
+    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
+        """Trace events of a run in the order written, optionally of one layer."""
         ...
 
     def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
@@ -49,51 +104,75 @@ class Store(Protocol):
         ...
 
     def run_events(
-        self, run_id: str, after_seq: int = 0, limit: int | None = None
+        self,
+        run_id: str,
+        after_seq: int = 0,
+        limit: int | None = None,
+        *,
+        types: Collection[str] | None = None,
     ) -> list[RunEventRecord]:
-        """A run's live events with ``seq > after_seq``, in order."""
+        """A run's live events with ``seq > after_seq``, in order; only those of
+        ``types`` when given."""
         ...
 
-    def get_run(self, run_id: str) -> Run | None:
-        """The run with its tasks, or ``None``."""
-        ...
-
-    def latest_run(self) -> Run | None: ...
-
-    def list_runs(self, limit: int = 20) -> list[Run]:
-        """Newest first, with tasks."""
-        ...
-
-    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
-        """Trace events of a run in the order written, optionally of one layer."""
-        ...
-
-    def purge(
-        self, retention_s: Mapping[TraceLayer, int | None], *, dry_run: bool = False
+    # -- deleting what expired ---------------------------------------------------
+    def delete_trace_before(
+        self, cutoffs: Mapping[TraceLayer, float], *, dry_run: bool = False
     ) -> dict[TraceLayer, int]:
-        """Delete trace events older than each layer's retention (``None`` = keep
-        forever). Returns how many events of each layer were (or would be) removed."""
+        """Delete the trace events of each layer in ``cutoffs`` that happened before its
+        cutoff (seconds since the epoch); layers not named are untouched. Returns how
+        many of each layer of every layer were (or would be) deleted."""
         ...
 
-    def purge_displayed_reasoning(self, older_than_s: int, *, dry_run: bool = False) -> int:
-        """Clear displayed reasoning (task rows, run event log) of tasks that finished
-        more than ``older_than_s`` ago. Returns how many tasks were (or would be) cleared."""
-        ...
-
-    def purge_due(self, every_s: int = 86_400) -> bool:
-        """True when no purge ran in the last ``every_s`` seconds (for long-running
-        processes that purge automatically at most once a day); records the check."""
+    def clear_displayed_reasoning(
+        self, finished_before: str, notice: str, *, dry_run: bool = False
+    ) -> int:
+        """Remove the displayed copies of reasoning of tasks that finished before
+        ``finished_before`` (ISO timestamp): the task's reasoning and its parts, and in
+        the run event log the reasoning deltas and the reasoning inside task and run
+        snapshots written before then. Each cleared task's notice gets ``notice``
+        appended. Returns how many tasks were (or would be) cleared."""
         ...
 
     def purge_residue(self) -> str | None:
-        """After :meth:`purge`: ``None`` when what it removed is gone from every file of
-        the store, otherwise why it is still on disk and how to finish (one sentence)."""
+        """After a deletion: ``None`` when what it removed is gone from every file of the
+        store, otherwise why it is still on disk and how to finish (one sentence)."""
         ...
 
-    def recover_interrupted(self) -> list[str]:
-        """Mark runs whose owning process is gone as ``interrupted``, their unfinished
-        tasks rebuilt from the run event log (see :mod:`thoughtline.store.recovery`);
-        returns their ids."""
+    # -- small shared values (e.g. when the last purge ran) ----------------------
+    def get_meta(self, key: str) -> str | None:
+        """The value stored under ``key``, or ``None``."""
         ...
 
-    def close(self) -> None: ...
+    def set_meta(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key``."""
+        ...
+
+    def replace_meta(self, key: str, expected: str | None, value: str) -> bool:
+        """Store ``value`` under ``key`` only if it still holds ``expected`` (``None``:
+        no value); True when it was stored. Of processes racing from the same value,
+        exactly one succeeds."""
+        ...
+
+    # -- runs whose owner may be gone --------------------------------------------
+    def unfinished_runs(self) -> list[UnfinishedRun]:
+        """Every ``planned`` or ``running`` run, with its owner and heartbeat."""
+        ...
+
+    def interrupt_run(
+        self,
+        seen: UnfinishedRun,
+        *,
+        finished_at: str,
+        tasks: Sequence[Task],
+        event: TraceEvent,
+    ) -> bool:
+        """In one transaction, and only if nothing was written for the run since
+        ``seen`` was read (still unfinished, same heartbeat, same event log): mark it
+        ``interrupted`` at ``finished_at``, write ``tasks`` and append ``event``. False
+        (and nothing written) when the run moved on meanwhile."""
+        ...
+
+    def close(self) -> None:
+        """Release the store; any later call raises :class:`StoreError` (``closed``)."""
+        ...

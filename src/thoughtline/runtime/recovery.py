@@ -1,10 +1,18 @@
-"""What a task keeps when the process running it dies: the policy, above any SQL.
+"""Crash recovery: which runs lost their owner, and what their tasks keep. The policy,
+above any store; every store implementation is recovered by :func:`recover_interrupted`.
 
-A task's row gets its output and reasoning when the task ends. While it runs, what
-arrives goes to the run event log instead (``answer.delta``, and ``reasoning.delta`` only
-when the task's mode displays reasoning), flushed every fraction of a second. When the
-process dies first (SIGKILL, out of memory, power loss), recovery rebuilds each
-unfinished task from that log:
+**Which runs.** A run records the process that owns it (host, pid, process start time,
+boot id) and a heartbeat refreshed by every write. A run left ``planned``/``running`` is
+orphaned when its owner on this host has exited (or its pid now names another process,
+or the machine rebooted since), or — for an owner on another host, which cannot be
+probed — when nothing was written for it for :data:`HEARTBEAT_STALE_S`. Runs of live
+processes are never touched.
+
+**What a task keeps.** A task's row gets its output and reasoning when the task ends.
+While it runs, what arrives goes to the run event log instead (``answer.delta``, and
+``reasoning.delta`` only when the task's mode displays reasoning), flushed every fraction
+of a second. When the process dies first (SIGKILL, out of memory, power loss), recovery
+rebuilds each unfinished task from that log:
 
 - ``output`` is the answer deltas that reached the log, in order: exactly what every
   surface had shown.
@@ -19,13 +27,17 @@ unfinished task from that log:
 - ``finished_at`` is when the last of its output arrived (recovery may notice much
   later), so the reasoning retention ages a rebuilt copy like the log it came from.
 
-Pure functions over records, so every store applies the same policy.
+The decisions are pure functions over records; the store only reads and writes.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from thoughtline.events import REASONING_KINDS
 from thoughtline.records import (
@@ -34,8 +46,18 @@ from thoughtline.records import (
     RunEventRecord,
     Task,
     TaskError,
+    TraceEvent,
+    new_id,
+    now_iso,
 )
 from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.store.base import Store, StoreError, UnfinishedRun
+from thoughtline.store.owner import ProcessIdentity, proc_stat
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_STALE_S = 15 * 60
+"""A run owned by another host is presumed dead after this long without a write."""
 
 UNFINISHED_TASK_STATUSES: tuple[str, ...] = ("queued", "running")
 """Statuses of tasks recovery rebuilds; every other status is final and left alone."""
@@ -50,6 +72,125 @@ class Stop:
     detail: str
     """For people, e.g. ``process 4242 that ran it has exited``."""
     at: str
+
+
+def recover_interrupted(store: Store) -> list[str]:
+    """Mark the runs of ``store`` whose owning process is gone as ``interrupted``, their
+    unfinished tasks rebuilt from the run event log; returns their ids.
+
+    A run written to since it was looked at (its owner is alive after all, or another
+    process recovered it first) is left alone."""
+    me = ProcessIdentity.current()
+    now = time.time()
+    recovered: list[str] = []
+    for seen in store.unfinished_runs():
+        why = why_orphaned(seen, me, now)
+        if why is None:
+            continue
+        stop = Stop(reason=why[0], detail=why[1], at=now_iso())
+        run = store.get_run(seen.run_id)
+        if run is None:
+            continue
+        unfinished = [task for task in run.tasks if task.status in UNFINISHED_TASK_STATUSES]
+        deltas = (
+            store.run_events(seen.run_id, types=("answer.delta", "reasoning.delta"))
+            if unfinished
+            else []
+        )
+        complete = log_is_complete(seen.event_count, seen.last_event_seq)
+        rebuilt = [
+            interrupted_task(task, deltas, stop, log_complete=complete) for task in unfinished
+        ]
+        event = TraceEvent(
+            id=new_id("evt"),
+            run_id=seen.run_id,
+            task_id=None,
+            type="run.interrupted",
+            layer="answer",
+            at=stop.at,
+            metadata={
+                "reason": stop.reason,
+                "detail": stop.detail,
+                "interrupted_tasks": [task.id for task in unfinished],
+            },
+            expires_at=None,
+        )
+        if store.interrupt_run(seen, finished_at=stop.at, tasks=rebuilt, event=event):
+            recovered.append(seen.run_id)
+    return recovered
+
+
+def recover_on_open(store: Store) -> list[str]:
+    """:func:`recover_interrupted` for a store just opened. A full disk must not hide
+    what was written: the store stays open for reading (a warning is logged), and the
+    next open with some free space marks the runs."""
+    try:
+        return recover_interrupted(store)
+    except StoreError as exc:
+        if exc.problem != "full":
+            raise
+        logger.warning("thoughtline: %s", exc.message)
+        return []
+
+
+def why_orphaned(run: UnfinishedRun, me: ProcessIdentity, now: float) -> tuple[str, str] | None:
+    """(reason, detail) when the run's owner is gone, ``None`` while it may be alive."""
+    host, pid = run.owner_host, run.owner_pid
+    if host == me.host and pid is not None:
+        state = _local_owner_state(pid, run.owner_start_time, run.owner_boot_id, me)
+        if state == "alive":
+            return None
+        if state != "unknown":
+            details = {
+                "owner_exited": f"process {pid} that ran it has exited",
+                "owner_pid_reused": f"process {pid} that ran it has exited (pid reused)",
+                "host_rebooted": f"the machine rebooted since process {pid} ran it",
+            }
+            return state, details[state]
+    # Another machine's process cannot be probed; only its silence tells.
+    last = run.heartbeat_at or run.created_at
+    seen = _parse_epoch(last)
+    if seen is not None and now - seen > HEARTBEAT_STALE_S:
+        return "heartbeat_stale", f"no write from process {pid} on {host} since {last}"
+    return None
+
+
+def _local_owner_state(
+    pid: int, start_time: int | None, boot_id: str | None, me: ProcessIdentity
+) -> str:
+    """``alive``, ``unknown``, or why a process on this host is gone."""
+    if boot_id is not None and me.boot_id is not None and boot_id != me.boot_id:
+        return "host_rebooted"
+    stat = proc_stat(pid)
+    if stat is not None:
+        if stat[0] in ("Z", "X"):  # exited, not yet reaped by its parent
+            return "owner_exited"
+        if start_time is not None and stat[1] != start_time:
+            return "owner_pid_reused"
+        return "alive"
+    if os.name != "posix":
+        # os.kill(pid, 0) would terminate the process on Windows; rely on the heartbeat.
+        return "unknown"
+    try:
+        os.kill(pid, 0)  # signal 0 only checks existence (also where /proc hides pids)
+    except ProcessLookupError:
+        return "owner_exited"
+    except PermissionError:
+        return "alive"  # exists, owned by another user
+    return "alive"
+
+
+def _parse_epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an ISO timestamp (naive = UTC), ``None`` if unparsable."""
+    if stamp is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
 
 
 def log_is_complete(count: int, last_seq: int | None) -> bool:

@@ -1,0 +1,170 @@
+"""Rows of the SQLite store ↔ thoughtline's records. Columns are named like the
+records' fields, so most of them map by name."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from thoughtline.records import (
+    ReasoningPartView,
+    Run,
+    RunEventRecord,
+    Task,
+    TaskError,
+    TaskTimings,
+    TaskUsage,
+    TraceEvent,
+)
+
+RUN_FIELDS = (
+    "id", "status", "request", "chain_of_thought", "chain_of_thought_source",
+    "worker_backend", "created_at", "finished_at",
+)  # fmt: skip
+TASK_FIELDS = (
+    "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
+    "chain_of_thought_source", "effort", "status", "executor", "output", "reasoning",
+    "reasoning_status", "reasoning_notice",
+)  # fmt: skip
+USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens")
+TIMING_FIELDS = ("started_at", "finished_at", "first_reasoning_ms", "first_answer_ms", "total_ms")
+TASK_COLUMNS = (
+    *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS,
+    "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
+)  # fmt: skip
+INSERT_TASK = (
+    f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
+    f"VALUES ({', '.join(':' + column for column in TASK_COLUMNS)})"
+)
+UPDATE_TASK = (
+    f"UPDATE tasks SET {', '.join(f'{column} = :{column}' for column in TASK_COLUMNS[1:])} "
+    "WHERE id = :id"
+)
+INSERT_TRACE = (
+    "INSERT INTO trace_events (id, run_id, task_id, type, layer, at, at_epoch, "
+    "expires_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+RUN_EVENT_COLUMNS = "run_id, seq, type, task_id, at, data_json"
+
+
+def dump(value: Any) -> str:
+    # ASCII escapes keep lone surrogates from provider text storable as UTF-8.
+    return json.dumps(value, separators=(",", ":"))
+
+
+def iso(epoch: float) -> str:
+    """An ISO timestamp (UTC, milliseconds, ``Z``) of seconds since the epoch."""
+    return (
+        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
+
+
+def parse_epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an ISO timestamp (naive = UTC), ``None`` if unparsable."""
+    if stamp is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def event_epoch(at: str) -> float:
+    """When a trace event happened, for retention; an unparsable ``at`` counts from the
+    write, so retention still reaches the event."""
+    parsed = parse_epoch(at)
+    return time.time() if parsed is None else parsed
+
+
+def trace_params(event: TraceEvent) -> tuple[object, ...]:
+    return (
+        event.id, event.run_id, event.task_id, event.type, event.layer,
+        event.at, event_epoch(event.at), event.expires_at, dump(event.metadata),
+    )  # fmt: skip
+
+
+def run_event_params(event: RunEventRecord) -> tuple[object, ...]:
+    return (event.run_id, event.seq, event.type, event.task_id, event.at, dump(event.data))
+
+
+def task_params(task: Task) -> dict[str, Any]:
+    parts, error = task.reasoning_parts, task.error
+    return {
+        **{name: getattr(task, name) for name in TASK_FIELDS},
+        **{name: getattr(task.usage, name) for name in USAGE_FIELDS},
+        **{name: getattr(task.timings, name) for name in TIMING_FIELDS},
+        "after_json": dump(task.after),
+        # NULL (not displayed) differs from "[]" (displayed, no parts).
+        "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
+        "error_code": None if error is None else error.code,
+        "error_message": None if error is None else error.message,
+        "error_retryable": None if error is None else int(error.retryable),
+    }
+
+
+def task_from_row(row: sqlite3.Row) -> Task:
+    parts = row["reasoning_parts_json"]
+    return Task(
+        **{name: row[name] for name in TASK_FIELDS},
+        after=json.loads(row["after_json"]),
+        reasoning_parts=None
+        if parts is None
+        else [
+            ReasoningPartView(kind=part["kind"], text=part["text"]) for part in json.loads(parts)
+        ],
+        usage=TaskUsage(**{name: row[name] for name in USAGE_FIELDS}),
+        timings=TaskTimings(**{name: row[name] for name in TIMING_FIELDS}),
+        error=None
+        if row["error_code"] is None
+        else TaskError(
+            code=row["error_code"],
+            message=row["error_message"],
+            retryable=bool(row["error_retryable"]),
+        ),
+    )
+
+
+def run_from_row(row: sqlite3.Row, tasks: list[Task]) -> Run:
+    return Run(**{name: row[name] for name in RUN_FIELDS}, tasks=tasks)
+
+
+def run_event_from_row(row: sqlite3.Row) -> RunEventRecord:
+    return RunEventRecord(
+        run_id=row["run_id"],
+        seq=row["seq"],
+        type=row["type"],
+        task_id=row["task_id"],
+        at=row["at"],
+        data=json.loads(row["data_json"]),
+    )
+
+
+def trace_event_from_row(row: sqlite3.Row) -> TraceEvent:
+    return TraceEvent(
+        id=row["id"],
+        run_id=row["run_id"],
+        task_id=row["task_id"],
+        type=row["type"],
+        layer=row["layer"],
+        at=row["at"],
+        metadata=json.loads(row["metadata_json"]),
+        expires_at=row["expires_at"],
+    )
+
+
+def without_reasoning(data: dict[str, Any]) -> bool:
+    """Clear the reasoning of the task (or of every task of the run) a logged snapshot
+    holds, in place; True when there was any."""
+    tasks = data["tasks"] if isinstance(data.get("tasks"), list) else [data]
+    changed = False
+    for task in tasks:
+        if isinstance(task, dict) and (task.get("reasoning") or task.get("reasoning_parts")):
+            task["reasoning"], task["reasoning_parts"] = None, []
+            changed = True
+    return changed

@@ -1,0 +1,146 @@
+"""The store is persistence only: it decides nothing about retention or recovery, its
+conditional writes refuse stale views, and it sits below the runtime."""
+
+from __future__ import annotations
+
+import ast
+import multiprocessing
+import signal
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import thoughtline.store
+from tests.store import children
+from tests.store.builders import ago, make_event, make_run
+from thoughtline.records import TraceEvent
+from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.store.base import UnfinishedRun
+from thoughtline.store.owner import ProcessIdentity
+from thoughtline.store.sqlite import SQLiteStore
+
+
+def _sql(path: Path, statement: str, params: tuple[object, ...] = ()) -> None:
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(statement, params)
+
+
+def _crash(path: Path, run_id: str) -> None:
+    child = multiprocessing.get_context("spawn").Process(
+        target=children.crash_mid_run, args=(str(path), run_id)
+    )
+    child.start()
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+
+
+def _interrupted_event(run_id: str) -> TraceEvent:
+    return make_event(run_id, type_="run.interrupted", metadata={"reason": "test"})
+
+
+def test_no_store_module_imports_the_runtime() -> None:
+    package = Path(thoughtline.store.__file__).parent
+    offenders = []
+    for module in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [
+                (module.name, name) for name in names if name.startswith("thoughtline.runtime")
+            ]
+    assert offenders == []
+
+
+def test_opening_the_store_decides_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    _crash(path, "run_orphan")
+    with SQLiteStore(path) as store:
+        run = store.get_run("run_orphan")
+        assert run is not None and run.status == "running"  # recovery is the runtime's call
+        (seen,) = store.unfinished_runs()
+        me = ProcessIdentity.current()
+        assert (seen.run_id, seen.owner_host, seen.owner_boot_id) == (
+            "run_orphan",
+            me.host,
+            me.boot_id,
+        )
+        assert seen.owner_pid is not None and seen.owner_pid != me.pid
+        assert seen.heartbeat_at is not None
+        assert (seen.event_count, seen.last_event_seq) == (0, 0)
+        assert recover_interrupted(store) == ["run_orphan"]
+        assert store.unfinished_runs() == []
+
+
+def test_interrupt_run_refuses_a_run_written_since_it_was_seen(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        run = make_run("run_moving", tasks=5)
+        store.create_run(run)
+        (seen,) = store.unfinished_runs()
+        _sql(path, "UPDATE runs SET heartbeat_at = ?", (ago(-1),))  # the owner wrote since
+        assert not store.interrupt_run(
+            seen, finished_at=ago(0), tasks=[], event=_interrupted_event(run.id)
+        )
+        (fresh,) = store.unfinished_runs()
+        store.append_run_events(
+            children.stream_events(run.id, [task.id for task in run.tasks], None)
+        )
+        assert not store.interrupt_run(  # its event log grew meanwhile
+            fresh, finished_at=ago(0), tasks=[], event=_interrupted_event(run.id)
+        )
+        stored = store.get_run("run_moving")
+        assert stored is not None and stored.status == "running"
+        assert store.trace("run_moving") == []
+
+        (current,) = store.unfinished_runs()
+        assert current.event_count > 0 and current.last_event_seq == current.event_count
+        task = run.tasks[0]
+        task.status = "interrupted"
+        task.output = "kept"
+        stopped_at = ago(0)
+        assert store.interrupt_run(
+            current, finished_at=stopped_at, tasks=[task], event=_interrupted_event(run.id)
+        )
+        assert not store.interrupt_run(  # once only
+            current, finished_at=stopped_at, tasks=[task], event=_interrupted_event(run.id)
+        )
+        stored = store.get_run("run_moving")
+    assert stored is not None
+    assert (stored.status, stored.finished_at) == ("interrupted", stopped_at)
+    assert (stored.tasks[0].status, stored.tasks[0].output) == ("interrupted", "kept")
+
+
+def test_replace_meta_succeeds_once_from_the_same_value(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as first, SQLiteStore(path) as second:
+        assert first.get_meta("k") is None
+        assert first.replace_meta("k", None, "1")
+        assert not second.replace_meta("k", None, "2")
+        assert second.get_meta("k") == "1"
+        assert second.replace_meta("k", "1", "2")
+        assert not first.replace_meta("k", "1", "3")
+        first.set_meta("k", "4")
+        assert second.get_meta("k") == "4"
+
+
+def test_unfinished_run_reads_what_the_row_holds(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        store.create_run(make_run("run_old_row"))
+        store.create_run(make_run("run_done", status="completed"))
+    _sql(path, "UPDATE runs SET owner_host = NULL, owner_pid = NULL, heartbeat_at = NULL")
+    with SQLiteStore(path) as store:
+        (seen,) = store.unfinished_runs()
+    assert (seen.run_id, seen.owner_host, seen.owner_pid, seen.heartbeat_at) == (
+        "run_old_row",
+        None,
+        None,
+        None,
+    )
+    assert (seen.event_count, seen.last_event_seq) == (0, 0)
+    assert isinstance(seen, UnfinishedRun)
