@@ -1,0 +1,326 @@
+"""One run executing: its tasks in order, live events, and everything written durably.
+
+Tasks run concurrently up to ``max_concurrency``; a task that runs after others waits for
+them and receives their outputs (never their reasoning) as handoff. Every transition is
+written to the store before the task moves on; live events are numbered, handed to the
+observer and queued for the store's event log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import httpx2
+
+from thoughtline.providers.client import ProviderClient
+from thoughtline.records import (
+    TERMINAL_TASK_STATUSES,
+    Run,
+    RunEventRecord,
+    RunStatus,
+    Task,
+    TaskError,
+    now_iso,
+)
+from thoughtline.runtime.task_call import TaskCall
+from thoughtline.runtime.telemetry_hooks import notify
+from thoughtline.runtime.trace import TraceWriter
+from thoughtline.store.base import StoreError
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.runner import Runtime
+
+logger = logging.getLogger(__name__)
+
+EVENT_FLUSH_INTERVAL_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """A live event for surfaces. ``data`` is JSON-ready; ``seq`` numbers the run's events
+    from 1 (the same number the store keeps, and the SSE event id)."""
+
+    type: str
+    run_id: str
+    task_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+
+
+RunObserver = Callable[[RunEvent], None]
+
+
+class RunExecution:
+    """One run executing: its tasks, their ordering and the shared HTTP resources."""
+
+    def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
+        self.runtime = runtime
+        self.run = run
+        self.observer = observer
+        self.trace = TraceWriter(run.id, runtime.retention)
+        self.finished: dict[str, asyncio.Event] = {task.id: asyncio.Event() for task in run.tasks}
+        self.semaphore = asyncio.Semaphore(runtime.config.max_concurrency)
+        self.clients: dict[str, ProviderClient] = {}
+        self.http: httpx2.AsyncClient | None = None
+        self.workers: list[asyncio.Future[None]] = []
+        self.cancelled = False
+        self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
+        self.seq = 0
+        self.pending_events: list[RunEventRecord] = []
+        self.store_failure: StoreError | None = None
+
+    def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
+        """Stop every task still queued or running (idempotent). ``interrupted`` is for a
+        process shutting down: the run did not fail and nobody cancelled it."""
+        if not self.cancelled:
+            self.stop_status = status
+        self.cancelled = True
+        for worker in self.workers:
+            worker.cancel()
+
+    def store_failed(self, error: StoreError) -> None:
+        """A write to the store failed (disk full, damaged file): nothing more can be
+        recorded, so the run stops and writes nothing else. What was written stays, and
+        the next process that opens the store marks the run interrupted, keeping what
+        reached the event log."""
+        if self.store_failure is None:
+            self.store_failure = error
+        self.cancel("interrupted")
+
+    def emit(
+        self, type_: str, task_id: str | None = None, data: dict[str, Any] | None = None
+    ) -> None:
+        """Number the event, queue it for the store's event log, and tell the observer.
+        Reasoning deltas only get here when the gate let them through."""
+        self.seq += 1
+        payload = data or {}
+        self.pending_events.append(
+            RunEventRecord(
+                run_id=self.run.id,
+                seq=self.seq,
+                type=type_,
+                task_id=task_id,
+                at=now_iso(),
+                data=payload,
+            )
+        )
+        if self.observer is not None:
+            self.observer(RunEvent(type_, self.run.id, task_id, payload, self.seq))
+
+    def emit_task(self, type_: str, task: Task) -> None:
+        self.emit(type_, task.id, task.to_dict())
+
+    def emit_run(self, type_: str) -> None:
+        self.emit(type_, None, self.run.snapshot())
+
+    def flush_events(self) -> None:
+        events, self.pending_events = self.pending_events, []
+        if events and self.store_failure is None:
+            try:
+                self.runtime.store.append_run_events(events)
+            except StoreError as exc:
+                self.store_failed(exc)
+
+    async def flush_periodically(self) -> None:
+        """Deltas between task transitions reach the event log within this interval, so
+        another process can tail the run."""
+        while True:
+            await asyncio.sleep(EVENT_FLUSH_INTERVAL_S)
+            self.flush_events()
+
+    async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
+        """Write a transition durably — the task (or run) row and the trace events it
+        produced — before the task moves on.
+
+        The writes run on the event loop on purpose: each is a sub-millisecond SQLite
+        transaction, and a writer thread measured twice as slow (it fights the event loop
+        for the GIL between every statement)."""
+        store = self.runtime.store
+        events = self.trace.take()
+        if self.store_failure is not None:
+            return
+        try:
+            if run:
+                store.update_run(self.run)
+            if task is not None:
+                store.update_task(task)
+            if events:
+                store.append_trace(events)
+        except StoreError as exc:
+            self.store_failed(exc)
+            return
+        self.flush_events()
+
+    async def go(self) -> Run:
+        run = self.run
+        run.status = "running"
+        self.trace.add(
+            "run.started",
+            metadata={
+                "request": run.request,
+                "chain_of_thought": run.chain_of_thought,
+                "chain_of_thought_source": run.chain_of_thought_source,
+                "worker_backend": run.worker_backend,
+                "tasks": [
+                    {"id": t.id, "name": t.name, "role": t.role, "after": t.after}
+                    for t in run.tasks
+                ],
+            },
+        )
+        self.emit_run("run.started")
+        notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
+        await self.persist(run=True)
+        flusher = asyncio.ensure_future(self.flush_periodically())
+        self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
+        if self.cancelled:  # cancelled before the workers existed
+            self.cancel()
+        try:
+            # Workers record their own outcome; cancellation ends them, not this coroutine.
+            await asyncio.gather(*self.workers, return_exceptions=True)
+            # A worker cancelled before its first step never recorded an outcome.
+            for task in run.tasks:
+                if task.status not in TERMINAL_TASK_STATUSES:
+                    await self.finish_task(task, status=self.stop_status)
+        finally:
+            await self.close_clients()
+        run.status = run_status(run, self.stop_status if self.cancelled else None)
+        run.finished_at = now_iso()
+        kind = {
+            "cancelled": "run.cancelled",
+            "failed": "run.failed",
+            "interrupted": "run.interrupted",
+        }.get(run.status, "run.completed")
+        self.trace.add(kind, metadata={"status": run.status})
+        notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
+        flusher.cancel()
+        self.emit_run(kind)
+        await self.persist(run=True)
+        if self.store_failure is not None:
+            raise StoreError(
+                self.store_failure.problem,
+                f"{self.store_failure.message} Run {run.id} stopped there; see what it "
+                f"kept with: thoughtline status {run.id}",
+            ) from self.store_failure
+        return run
+
+    async def close_clients(self) -> None:
+        if self.http is not None:
+            await self.http.aclose()
+
+    def client_for(self, provider: str) -> ProviderClient:
+        client = self.clients.get(provider)
+        if client is None:
+            runtime = self.runtime
+            if self.http is None:
+                limit = max(runtime.config.max_concurrency * 2, 10)
+                self.http = httpx2.AsyncClient(
+                    timeout=runtime.timeouts.for_httpx(),
+                    limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+                    transport=runtime.transport,
+                )
+            client = ProviderClient(
+                runtime.registry.resolve(provider),
+                http_client=self.http,
+                capabilities=runtime.capabilities,
+                retry=runtime.retry,
+                timeouts=runtime.timeouts,
+                redactor=runtime.redactor,
+                capture_body=runtime.config.trace_provider_raw,
+            )
+            self.clients[provider] = client
+        return client
+
+    async def task_when_ready(self, task: Task) -> None:
+        try:
+            for dependency in task.after:
+                await self.finished[dependency].wait()
+            failed = [
+                self.run.task(dependency)
+                for dependency in task.after
+                if self.run.task(dependency).status not in ("done", "prepared")
+            ]
+            if failed:
+                names = ", ".join(f"{dep.name} ({dep.status})" for dep in failed)
+                await self.finish_task(
+                    task,
+                    status="failed",
+                    error=TaskError(
+                        code="TASK_DEPENDENCY_FAILED",
+                        message=f"Not run: it runs after {names}, which did not finish.",
+                        retryable=False,
+                    ),
+                )
+                return
+            async with self.semaphore:
+                # Inline tasks never wait on the network: yield once per task so a large
+                # run does not hold the event loop (and a daemon's other clients) for long.
+                await asyncio.sleep(0)
+                await TaskCall(self, task).go()
+        except asyncio.CancelledError:
+            if task.status not in ("done", "prepared", "failed", "cancelled", "interrupted"):
+                await self.finish_task(task, status=self.stop_status)
+            raise
+        except Exception as exc:  # a bug must fail one task visibly, not the whole run silently
+            logger.exception("task %s failed unexpectedly", task.id)
+            await self.finish_task(
+                task,
+                status="failed",
+                error=TaskError(
+                    code="INTERNAL_ERROR", message=f"{type(exc).__name__}: {exc}", retryable=False
+                ),
+            )
+        finally:
+            self.finished[task.id].set()
+
+    async def finish_task(self, task: Task, *, status: str, error: TaskError | None = None) -> None:
+        task.status = status  # type: ignore[assignment]
+        task.error = error
+        task.timings.finished_at = now_iso()
+        if task.reasoning_status is None:
+            stopped = status in ("cancelled", "interrupted")
+            task.reasoning_status = "interrupted" if stopped else "not_applicable"
+            task.reasoning_notice = (
+                f"The task was {status} before the model answered."
+                if stopped
+                else "The task did not run, so no model was called."
+            )
+        self.trace.add(
+            "worker.failed" if status == "failed" else f"task.{status}",
+            task_id=task.id,
+            metadata={"status": status, "error": None if error is None else error.to_dict()},
+        )
+        self.emit_task("task.completed", task)
+        await self.persist(task=task)
+
+    def handoff(self, task: Task) -> str:
+        """The user prompt: the request plus upstream *outputs* (never their reasoning)."""
+        parts = [self.run.request]
+        upstream = [self.run.task(dependency) for dependency in task.after]
+        if upstream:
+            parts.append("Outputs of the tasks this one follows:")
+            for source in upstream:
+                output = (
+                    source.output if source.output is not None else "(prepared only: no output)"
+                )
+                parts.append(f"### {source.name} ({source.role})\n{output}")
+        return "\n\n".join(parts)
+
+
+def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) -> RunStatus:
+    """A finished run's status from its tasks' (``stopped``: how it was stopped, if it was)."""
+    statuses = [task.status for task in run.tasks]
+    if stopped is not None:
+        return stopped
+    if "cancelled" in statuses:
+        return "cancelled"
+    if statuses and all(status == "prepared" for status in statuses):
+        return "completed_prepare_only"
+    if all(status == "done" for status in statuses):
+        return "completed"
+    if any(status == "done" for status in statuses):
+        return "completed_with_failures"
+    return "failed"

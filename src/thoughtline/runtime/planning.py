@@ -1,0 +1,128 @@
+"""Planning: a run spec becomes a run, every task resolved before anything runs.
+
+Roles, endpoints, models, effort and each task's disclosure mode are resolved here (mode
+precedence: :func:`~thoughtline.runtime.disclosure.resolve_mode`), so a bad name or a
+missing credential is refused before a single request is sent.
+"""
+
+from __future__ import annotations
+
+from thoughtline.config import Config
+from thoughtline.errors import ThoughtlineError
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.redaction import Redactor
+from thoughtline.records import Run, Task, new_id
+from thoughtline.requests import EFFORTS
+from thoughtline.runtime.disclosure import resolve_mode
+from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.roles import RoleCatalog
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5.5",
+    "openrouter": "anthropic/claude-sonnet-4.6",
+    "gemini": "gemini-3-pro",
+    "deepseek": "deepseek-reasoner",
+    "ollama": "qwen3",
+}
+
+
+def plan_run(
+    spec: RunSpec,
+    *,
+    config: Config,
+    registry: EndpointRegistry,
+    roles: RoleCatalog,
+    redactor: Redactor,
+    explicit_mode: str | None = None,
+    worker_backend: str | None = None,
+) -> Run:
+    """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
+    an unknown role, provider, mode, effort or backend, or a missing credential."""
+    # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
+    # and an oversized run must cost nothing before it is refused.
+    if len(spec.tasks) > config.max_tasks_per_run:
+        raise ThoughtlineError(
+            "RUN_TOO_MANY_TASKS",
+            f"This run has {len(spec.tasks)} tasks, more than the limit of "
+            f"{config.max_tasks_per_run}; raise orchestration.max_tasks_per_run "
+            "(up to 1000) in thoughtline.toml to allow more.",
+        )
+    configured = (
+        config.chain_of_thought if "orchestration.chain_of_thought" in config.sources else None
+    )
+    run_mode = resolve_mode(
+        explicit=explicit_mode,
+        run=spec.chain_of_thought,
+        role=None,
+        by_role={},
+        configured=configured,
+    )
+    backend = worker_backend or spec.worker_backend or config.worker_backend
+    if backend not in ("provider", "inline"):
+        raise ThoughtlineError(
+            "WORKER_BACKEND_UNKNOWN",
+            f"Unknown worker backend {backend!r}. Allowed values: provider, inline.",
+        )
+    run = Run(
+        id=new_id("run"),
+        # A loaded key's value typed into the request is replaced before the run is
+        # stored or sent: nothing thoughtline keeps or forwards may carry a key.
+        request=redactor.values(spec.request),
+        chain_of_thought=run_mode.mode,
+        chain_of_thought_source=run_mode.source,
+        worker_backend=backend,  # type: ignore[arg-type]
+    )
+    ids = {task.name: new_id("task") for task in spec.tasks}
+    for task_spec in spec.tasks:
+        effort = task_spec.effort or config.default_effort
+        if effort not in EFFORTS:
+            raise ThoughtlineError(
+                "EFFORT_UNKNOWN",
+                f"Unknown effort {effort!r} for task {task_spec.name!r}. "
+                f"Allowed values: {', '.join(EFFORTS)}.",
+            )
+    for position, task_spec in enumerate(spec.tasks):
+        roles.get(task_spec.role)
+        provider = task_spec.provider or config.default_provider
+        endpoint = registry.resolve(provider)
+        model = task_spec.model or default_model(config, provider)
+        if backend == "provider":
+            endpoint.require_key()
+        mode = resolve_mode(
+            explicit=explicit_mode,
+            run=spec.chain_of_thought,
+            role=task_spec.role,
+            by_role=config.chain_of_thought_by_role,
+            configured=configured,
+        )
+        run.tasks.append(
+            Task(
+                id=ids[task_spec.name],
+                run_id=run.id,
+                position=position,
+                name=task_spec.name,
+                role=task_spec.role,
+                provider=provider,
+                model=model,
+                chain_of_thought=mode.mode,
+                chain_of_thought_source=mode.source,
+                effort=task_spec.effort or config.default_effort,
+                after=[ids[name] for name in task_spec.after],
+            )
+        )
+    return run
+
+
+def default_model(config: Config, provider: str) -> str:
+    """The model a task on ``provider`` uses when none is named."""
+    if provider == config.default_provider:
+        return config.default_model
+    model = DEFAULT_MODELS.get(provider)
+    if model is None:
+        raise ThoughtlineError(
+            "MODEL_MISSING",
+            f"No default model for provider {provider!r}: pass --model (or set model in "
+            "the plan's task, or [defaults] model in thoughtline.toml).",
+        )
+    return model

@@ -1,0 +1,255 @@
+"""One task through its worker backend, with the disclosure gate applied to everything.
+
+The provider backend streams the model's answer (and reasoning, when the task's mode asks
+for it) through :class:`~thoughtline.runtime.disclosure.DisclosureGate`: live deltas reach
+the run's observers only as the gate lets them through, and the task, the trace layers and
+telemetry receive only the gate's cleaned copy of the response. The inline backend
+prepares the prompts, records them and calls nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from thoughtline.accumulator import ModelResponse
+from thoughtline.events import Error
+from thoughtline.providers.client import ProviderCall
+from thoughtline.providers.exchange import Exchange
+from thoughtline.records import Task, TaskError, TaskUsage, now_iso
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
+from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.execution import RunExecution
+
+
+class TaskCall:
+    """One task through its worker backend, with the gate applied to everything."""
+
+    def __init__(self, execution: RunExecution, task: Task) -> None:
+        self.execution = execution
+        self.task = task
+        self.runtime = execution.runtime
+        self.gate = DisclosureGate(task.chain_of_thought, self.runtime.redactor)
+
+    async def go(self) -> None:
+        task = self.task
+        execution = self.execution
+        task.status = "running"
+        task.timings.started_at = now_iso()
+        role = self.runtime.roles.get(task.role)
+        prompt = execution.handoff(task)
+        if execution.run.worker_backend == "inline":
+            task.executor = "inline:prepared"
+            await self.started()
+            execution.trace.add(
+                "worker.prepared",
+                task_id=task.id,
+                metadata={"system": role.prompt, "prompt": prompt, "model": task.model},
+            )
+            verdict = inline_verdict()
+            task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+            await execution.finish_task(task, status="prepared")
+            return
+        task.executor = f"provider:{task.provider}:{task.model}"
+        await self.started()
+        client = execution.client_for(task.provider)
+        request = ModelRequest(
+            model=task.model,
+            system=role.prompt,
+            messages=(Message(role="user", content=prompt),),
+            reasoning=ReasoningRequest(
+                enabled=self.gate.requests_reasoning,
+                effort=task.effort,  # type: ignore[arg-type]
+            ),
+        )
+        call = client.call(request)
+        execution.trace.add(
+            "worker.requested",
+            task_id=task.id,
+            metadata={
+                "endpoint": task.provider,
+                "wire_api": client.endpoint.wire_api,
+                "base_url": client.redactor.url(client.endpoint.base_url),
+                "model": task.model,
+                "reasoning_requested": self.gate.requests_reasoning,
+                "effort": task.effort,
+                "capability": call.context.capability.describe(),
+            },
+        )
+        cancelled = False
+        try:
+            async with call:
+                async for event in call:
+                    live = self.gate.live(event)
+                    if live is not None:
+                        execution.emit(live[0], task.id, {"text": live[1]})
+        except asyncio.CancelledError:
+            cancelled = True
+        await self.complete(call, cancelled=cancelled)
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def started(self) -> None:
+        task = self.task
+        self.execution.trace.add(
+            "task.started",
+            task_id=task.id,
+            metadata={
+                "role": task.role,
+                "executor": task.executor,
+                "chain_of_thought": task.chain_of_thought,
+                "chain_of_thought_source": task.chain_of_thought_source,
+            },
+        )
+        self.execution.emit_task("task.started", task)
+        await self.execution.persist(task=task)
+
+    async def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
+        """Route the outcome through the gate, then record it (task, trace layers)."""
+        task = self.task
+        execution = self.execution
+        for type_, text in self.gate.finish():  # tails held back as a possible credential
+            execution.emit(type_, task.id, {"text": text})
+        client = execution.client_for(task.provider)
+        # From here on only the gate's cleaned copy of the response is read.
+        captured = self.gate.capture(call.response)
+        response = captured.response
+        verdict = derive_reasoning_status(
+            gate=self.gate,
+            response=response,
+            endpoint=client.endpoint,
+            capability=call.context.capability,
+            cancelled=cancelled,
+        )
+        task.output = captured.output
+        task.reasoning = captured.task_text
+        task.reasoning_parts = captured.for_task
+        task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+        task.usage = TaskUsage(
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            reasoning_tokens=response.usage.reasoning_tokens,
+        )
+        exchange = call.exchange
+        if exchange is not None:
+            task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms
+            task.timings.first_answer_ms = exchange.timings.first_text_ms
+            task.timings.total_ms = exchange.timings.total_ms
+        if captured.for_trace:  # recording mode and something arrived
+            execution.trace.add(
+                "worker.reasoning",
+                layer="reasoning",
+                task_id=task.id,
+                metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
+            )
+        if exchange is not None and self.runtime.config.trace_provider_raw:
+            execution.trace.add(
+                "provider.exchange",
+                layer="provider_raw",
+                task_id=task.id,
+                metadata=self.raw_exchange(exchange, response),
+            )
+        error = None if cancelled else task_error(response)
+        status = execution.stop_status if cancelled else ("failed" if error else "done")
+        task.status = status
+        task.error = error
+        task.timings.finished_at = now_iso()
+        execution.trace.add(
+            "worker.failed" if error else (f"task.{status}" if cancelled else "worker.completed"),
+            task_id=task.id,
+            metadata={
+                "status": status,
+                "reasoning_status": task.reasoning_status,
+                "reasoning_notice": task.reasoning_notice,
+                "usage": task.usage.to_dict(),
+                "timings": task.timings.to_dict(),
+                "finish": None
+                if response.finish is None
+                else {"reason": response.finish.reason, "raw": response.finish.raw_reason},
+                "warnings": [{"code": w.code, "message": w.message} for w in response.warnings],
+                "error": None if error is None else error.to_dict(),
+                "output_chars": len(response.text),
+            },
+        )
+        # Telemetry hook: reasoning goes to it ONLY as the gate handed it to the trace
+        # (captured.for_trace, None unless the mode records reasoning) — never from
+        # response.reasoning_parts.
+        notify(
+            self.runtime.telemetry,
+            lambda hook: hook.task_finished(
+                execution.run,
+                task,
+                CallReport(
+                    recorded_reasoning=captured.for_trace,
+                    response_model=response.model,
+                    response_id=response.response_id,
+                    finish_reason=None if response.finish is None else response.finish.reason,
+                    cached_input_tokens=response.usage.cached_input_tokens,
+                    streamed=exchange is not None and exchange.streamed,
+                    time_to_first_chunk_ms=first_chunk_ms(exchange),
+                ),
+            ),
+        )
+        execution.emit_task("task.completed", task)
+        await execution.persist(task=task)
+
+    def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:
+        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded."""
+        raw = exchange.to_dict()
+        if (
+            not self.gate.records
+            and exchange.response_body is not None
+            and (exchange.status is None or exchange.status < 400)
+        ):
+            from thoughtline.runtime.scrub import scrub_reasoning
+
+            client = self.execution.client_for(self.task.provider)
+            scrubbed = scrub_reasoning(
+                exchange.response_body,
+                wire_api=exchange.wire_api,
+                streamed=exchange.streamed,
+                endpoint=client.endpoint,
+            )
+            raw["response_body"] = scrubbed.decode("utf-8", errors="replace")
+            raw["reasoning_scrubbed"] = True
+        else:
+            raw["reasoning_scrubbed"] = False
+        raw["token_diagnostics"] = {
+            "input_tokens": response.usage.input_tokens,
+            "output_tokens": response.usage.output_tokens,
+            "reasoning_tokens": response.usage.reasoning_tokens,
+            "cached_input_tokens": response.usage.cached_input_tokens,
+            "total_tokens": response.usage.total_tokens,
+        }
+        return raw
+
+
+def task_error(response: ModelResponse) -> TaskError | None:
+    """The task's error for a response that ended without a usable answer, else None."""
+    error: Error | None = response.error
+    if error is not None:
+        return TaskError(code=error.code, message=error.message, retryable=error.retryable)
+    if response.finish is not None and response.finish.reason == "content_filter":
+        return TaskError(
+            code="PROVIDER_CONTENT_FILTERED",
+            message="The provider's content filter stopped the answer.",
+            retryable=False,
+        )
+    if not response.text and not response.tool_calls:
+        if any(part.text for part in response.reasoning_parts):
+            return TaskError(
+                code="PROVIDER_REASONING_ONLY",
+                message="The model reasoned but gave no answer (often the output token "
+                "limit was spent on reasoning). Raise max tokens or lower the effort.",
+                retryable=True,
+            )
+        return TaskError(
+            code="PROVIDER_EMPTY_CONTENT",
+            message="The provider returned an empty answer.",
+            retryable=True,
+        )
+    return None
