@@ -1,0 +1,389 @@
+"""The run API: start runs, watch them, cancel them, read what the store keeps.
+
+::
+
+    import thoughtline
+
+    run = thoughtline.run("Design a rate limiter", roles=["architect", "reviewer"],
+                          chain_of_thought="surface")
+    for task in run.tasks:
+        print(task.role, task.output, task.reasoning, task.reasoning_notice)
+
+In async code, an :class:`Orchestrator` owns the config, the store and the runtime; a
+:class:`RunHandle` is one run executing::
+
+    async with thoughtline.Orchestrator.open() as orchestrator:
+        handle = orchestrator.start("Design a rate limiter", roles=["architect"])
+        async for event in handle:        # live events, in order
+            ...
+        run = await handle                # the final Run, every task in a final state
+
+Everything here goes through the same runtime as the command line, so the disclosure
+gate, the store and the trace behave exactly as they do for ``thoughtline run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from thoughtline.config import Config, load_config, thoughtline_home
+from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
+from thoughtline.runtime import retention as _retention
+from thoughtline.runtime.plan import RunSpec, spec_from_roles
+from thoughtline.runtime.recovery import recover_on_open
+from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.runtime.trace import retention_seconds
+
+if TYPE_CHECKING:
+    from thoughtline.store.base import Store
+    from thoughtline.telemetry import OtelTelemetry
+
+__all__ = ["Orchestrator", "PurgeReport", "RunHandle", "run"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PurgeReport:
+    """What :meth:`Orchestrator.purge` removed (or would remove, with ``dry_run``).
+
+    ``removed`` counts trace events per layer; ``displayed_reasoning_cleared`` counts tasks
+    whose displayed reasoning outlived the ``reasoning`` retention; ``residue`` is set when
+    data left the database but not yet the disk (the purge is not complete)."""
+
+    removed: Mapping[TraceLayer, int]
+    displayed_reasoning_cleared: int
+    dry_run: bool
+    residue: str | None = None
+
+
+class RunHandle:
+    """One run executing. Await it for the final :class:`~thoughtline.Run`, iterate it
+    (``async for``) for its live events in order, or :meth:`cancel` it.
+
+    Every iteration replays the events from the run's first one, so a consumer that starts
+    late misses nothing. ``run`` is the live record: its tasks change as the run goes."""
+
+    def __init__(self, runtime: Runtime, run: Run, *, keep_events: bool = True) -> None:
+        self.run = run
+        self._runtime = runtime
+        self._keep_events = keep_events
+        self._events: list[RunEvent] = []
+        self._arrived = asyncio.Event()
+        self._cancel_requested = False
+        self._cancel_delivered = False
+        self._task: asyncio.Task[Run] = asyncio.ensure_future(self._execute())
+
+    @property
+    def run_id(self) -> str:
+        """The run's id (``run_...``), known before it starts executing."""
+        return self.run.id
+
+    def done(self) -> bool:
+        """Whether the run has ended (completed, failed, cancelled or interrupted)."""
+        return self._task.done()
+
+    def cancel(self) -> bool:
+        """Stop the run: queued and running tasks end ``cancelled``, what arrived is kept,
+        and awaiting the handle returns the run with status ``cancelled``. Returns False
+        when the run had already ended."""
+        if self._task.done():
+            return False
+        self._cancel_requested = True
+        self._deliver_cancel()
+        return True
+
+    async def wait(self) -> Run:
+        """The final run (the same as ``await handle``)."""
+        return await self._task
+
+    def __await__(self) -> Generator[object, None, Run]:
+        return self._task.__await__()
+
+    async def __aiter__(self) -> AsyncIterator[RunEvent]:
+        position = 0
+        while True:
+            while position < len(self._events):
+                yield self._events[position]
+                position += 1
+            if self._task.done():
+                return
+            self._arrived.clear()
+            waiter = asyncio.ensure_future(self._arrived.wait())
+            await asyncio.wait((waiter, self._task), return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+
+    async def _execute(self) -> Run:
+        try:
+            return await self._runtime.execute(self.run, observer=self._observe)
+        finally:
+            self._arrived.set()
+
+    def _observe(self, event: RunEvent) -> None:
+        # The first event is emitted once the run is registered as executing, so a cancel
+        # asked for before that point is delivered here.
+        if self._cancel_requested:
+            self._deliver_cancel()
+        if self._keep_events:
+            self._events.append(event)
+            self._arrived.set()
+
+    def _deliver_cancel(self) -> None:
+        if not self._cancel_delivered:
+            self._cancel_delivered = self._runtime.cancel(self.run.id)
+
+
+class Orchestrator:
+    """Runs specialist tasks against one config and one store.
+
+    Build it with :meth:`open` (config file, :class:`~thoughtline.Config` or the
+    environment) and close it when done; ``async with`` does both."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        telemetry: OtelTelemetry | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self._telemetry = telemetry
+        self._handles: set[RunHandle] = set()
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        config: Config | str | os.PathLike[str] | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> Orchestrator:
+        """Load the config (a path, a :class:`~thoughtline.Config`, or ``None`` for
+        ``THOUGHTLINE_CONFIG`` / ``./thoughtline.toml`` / ``$THOUGHTLINE_HOME/config.toml``),
+        open the store under ``THOUGHTLINE_HOME`` and turn telemetry export on when
+        configured. ``environ`` replaces ``os.environ`` for every look-up (credentials,
+        base URLs, home, ``OTEL_*``)."""
+        from thoughtline.providers.discovery import load_capabilities
+        from thoughtline.store.sqlite import SQLiteStore
+        from thoughtline.telemetry import open_telemetry
+
+        if isinstance(config, Config):
+            loaded = config
+        else:
+            path = None if config is None else Path(config)
+            loaded = load_config(path, environ=environ)
+        if loaded.store != "sqlite":
+            raise ConfigError(
+                f"{loaded.path}: orchestration.store: {loaded.store!r} is not available yet; "
+                'use "sqlite".'
+            )
+        home = thoughtline_home(environ)
+        store = SQLiteStore(home / "thoughtline.db")
+        try:
+            recover_on_open(store)
+            runtime = Runtime(
+                config=loaded,
+                store=store,
+                environ=environ,
+                capabilities=load_capabilities(home),
+            )
+            telemetry = open_telemetry(loaded, redactor=runtime.redactor, environ=environ)
+        except BaseException:
+            store.close()
+            raise
+        runtime.telemetry = telemetry
+        return cls(runtime, telemetry=telemetry)
+
+    @property
+    def config(self) -> Config:
+        """The validated config this orchestrator runs with."""
+        return self.runtime.config
+
+    @property
+    def store(self) -> Store:
+        """The store runs, tasks and trace events are kept in."""
+        return self.runtime.store
+
+    # -- running -------------------------------------------------------------------
+    def start(
+        self,
+        request: str | RunSpec,
+        *,
+        roles: Sequence[str] = (),
+        chain_of_thought: str | None = None,
+        effort: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        worker_backend: str | None = None,
+    ) -> RunHandle:
+        """Plan and store a run, then start executing it on the running event loop.
+
+        ``request`` is the request text (one concurrent task per role in ``roles``,
+        ``engineer`` when none is given) or a :class:`~thoughtline.RunSpec` (e.g. from
+        :func:`~thoughtline.load_plan`), which declares its own tasks. ``chain_of_thought``
+        and ``worker_backend`` win over the spec and the config. Raises a
+        :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
+        backend; missing credential) before anything runs."""
+        handle = RunHandle(
+            self.runtime,
+            self._prepare(
+                request,
+                roles=roles,
+                chain_of_thought=chain_of_thought,
+                effort=effort,
+                provider=provider,
+                model=model,
+                worker_backend=worker_backend,
+            ),
+        )
+        self._handles.add(handle)
+        return handle
+
+    def _prepare(
+        self,
+        request: str | RunSpec,
+        *,
+        roles: Sequence[str],
+        chain_of_thought: str | None,
+        effort: str | None,
+        provider: str | None,
+        model: str | None,
+        worker_backend: str | None,
+    ) -> Run:
+        if isinstance(request, RunSpec):
+            if roles or effort or provider or model:
+                raise ThoughtlineError(
+                    "REQUEST_INVALID",
+                    "A RunSpec declares its tasks; do not combine it with roles, effort, "
+                    "provider or model.",
+                )
+            spec = request
+        else:
+            if not request.strip():
+                raise ThoughtlineError("REQUEST_INVALID", "The request must not be empty.")
+            if isinstance(roles, str):
+                raise ThoughtlineError(
+                    "REQUEST_INVALID",
+                    f"roles must be a list of role names, e.g. roles=[{roles!r}], not one string.",
+                )
+            spec = spec_from_roles(
+                request, list(roles), provider=provider, model=model, effort=effort
+            )
+        return self.runtime.prepare(
+            spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+        )
+
+    # -- reading -------------------------------------------------------------------
+    def status(self, run_id: str | None = None) -> Run:
+        """A run as the store holds it (the latest when ``run_id`` is omitted), the same
+        record ``thoughtline status`` prints. Raises ``RUN_NOT_FOUND``."""
+        found = self.store.get_run(run_id) if run_id else self.store.latest_run()
+        if found is None:
+            raise _not_found(run_id)
+        return found
+
+    def runs(self, limit: int = 20) -> list[Run]:
+        """Recent runs, newest first (``thoughtline runs``)."""
+        return self.store.list_runs(limit)
+
+    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
+        """A run's trace events in order, all layers or one (``thoughtline trace``)."""
+        if layer is not None and layer not in TRACE_LAYERS:
+            raise ThoughtlineError(
+                "TRACE_LAYER_UNKNOWN",
+                f"Unknown trace layer {layer!r}. Allowed values: {', '.join(TRACE_LAYERS)}.",
+            )
+        if self.store.get_run(run_id) is None:
+            raise _not_found(run_id)
+        return self.store.trace(run_id, layer)
+
+    def purge(self, *, dry_run: bool = False) -> PurgeReport:
+        """Apply ``[trace.retention]`` per layer, also to displayed reasoning
+        (``thoughtline purge``); with ``dry_run``, only count."""
+        retention = retention_seconds(self.config.retention)
+        removed = _retention.purge(self.store, retention, dry_run=dry_run)
+        keep_reasoning = retention.get("reasoning")
+        cleared = (
+            0
+            if keep_reasoning is None
+            else _retention.purge_displayed_reasoning(self.store, keep_reasoning, dry_run=dry_run)
+        )
+        residue = None if dry_run else self.store.purge_residue()
+        return PurgeReport(
+            removed=removed, displayed_reasoning_cleared=cleared, dry_run=dry_run, residue=residue
+        )
+
+    # -- closing -------------------------------------------------------------------
+    def close(self) -> None:
+        """Flush telemetry and close the store. Runs still executing are interrupted
+        first: they end ``interrupted`` with what arrived kept."""
+        if self._closed:
+            return
+        self._closed = True
+        self.runtime.interrupt_all()
+        try:
+            if self._telemetry is not None:
+                self._telemetry.shutdown()
+        finally:
+            self.store.close()
+
+    async def __aenter__(self) -> Orchestrator:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        running = [handle for handle in self._handles if not handle.done()]
+        if running:
+            # Leaving the block ends what still executes: those runs end interrupted,
+            # with what arrived kept, before the store closes.
+            self.runtime.interrupt_all()
+            await asyncio.gather(*(handle.wait() for handle in running), return_exceptions=True)
+        self._handles.clear()
+        self.close()
+
+
+def run(
+    request: str | RunSpec,
+    *,
+    roles: Sequence[str] = (),
+    chain_of_thought: str | None = None,
+    effort: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    worker_backend: str | None = None,
+    config: Config | str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Run:
+    """Run a request to its end and return the final :class:`~thoughtline.Run`: the
+    synchronous way, for scripts. Arguments are those of :meth:`Orchestrator.start` and
+    :meth:`Orchestrator.open`. On Ctrl-C the run ends ``cancelled`` (what arrived is
+    kept in the store) before ``KeyboardInterrupt`` propagates."""
+
+    async def main() -> Run:
+        async with Orchestrator.open(config, environ=environ) as orchestrator:
+            prepared = orchestrator._prepare(
+                request,
+                roles=roles,
+                chain_of_thought=chain_of_thought,
+                effort=effort,
+                provider=provider,
+                model=model,
+                worker_backend=worker_backend,
+            )
+            return await RunHandle(orchestrator.runtime, prepared, keep_events=False)
+
+    return asyncio.run(main())
+
+
+def _not_found(run_id: str | None) -> ThoughtlineError:
+    if run_id is None:
+        return ThoughtlineError("RUN_NOT_FOUND", "No runs yet in this store.")
+    return ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} in this store.")

@@ -1,0 +1,266 @@
+"""The run API as a library user meets it: the example script as a real process, live
+events from a handle, cancellation, the store read back as the CLI prints it, and bad
+input refused with thoughtline's own errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+import thoughtline
+from thoughtline import Orchestrator, ThoughtlineError
+from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two_specialists.py"
+OWN_VARIABLES = ("THOUGHTLINE_HOME", "THOUGHTLINE_CONFIG", "THOUGHTLINE_STORE_URL")
+
+
+@pytest.fixture
+def user_env(tmp_path: Path, environ: dict[str, str]) -> dict[str, str]:
+    """What a user's shell would hold: keys, base URLs (the simulator), a fresh home."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in OWN_VARIABLES and not name.startswith("OTEL_")
+    }
+    env.update(environ)
+    env["THOUGHTLINE_HOME"] = str(tmp_path / "home")
+    return env
+
+
+@pytest.fixture
+async def orchestrator(user_env: dict[str, str], tmp_path: Path) -> AsyncIterator[Orchestrator]:
+    async with Orchestrator.open(thoughtline.Config(path=None), environ=user_env) as opened:
+        yield opened
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_example_script_prints_both_specialists_with_their_reasoning(
+    tmp_path: Path, sim: Simulator, user_env: dict[str, str]
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        env=user_env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    reasoning = DEFAULT_TRANSCRIPT.reasoning[0].text
+    lines = done.stdout.splitlines()
+    assert lines[0::4] == ["## architect: done", "## reviewer: done"]
+    assert lines[1::4] == [f"answer: {DEFAULT_TRANSCRIPT.answer}"] * 2
+    assert lines[2::4] == [f"reasoning: {reasoning}"] * 2
+    assert all(line.startswith("notice: ") and len(line) > 20 for line in lines[3::4])
+    assert len(lines) == 8
+    # Both specialists asked the model, and asked for its reasoning (surface mode).
+    bodies = [request.body for request in sim.requests_for("anthropic")]
+    assert len(bodies) == 2
+    assert all("thinking" in body for body in bodies)
+    assert sorted(body["system"][:20] for body in bodies) == sorted(
+        ["You are a software a", "You are a careful co"]
+    )
+
+
+async def test_handle_yields_live_events_in_order_then_the_final_run(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    handle = orchestrator.start(
+        "Design a cache", roles=["architect", "reviewer"], chain_of_thought="surface"
+    )
+    assert handle.run.status == "planned"
+    seen = [event async for event in handle]
+    run = await handle
+    assert run.status == "completed"
+    assert run.id == handle.run_id
+    assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
+    assert seen[0].type == "run.started" and seen[-1].type == "run.completed"
+    for task in run.tasks:
+        mine = [event.type for event in seen if event.task_id == task.id]
+        assert mine[0] == "task.started" and mine[-1] == "task.completed"
+        assert {"reasoning.delta", "answer.delta"} <= set(mine)
+        answer = "".join(
+            event.data["text"]
+            for event in seen
+            if event.task_id == task.id and event.type == "answer.delta"
+        )
+        assert answer == task.output == DEFAULT_TRANSCRIPT.answer
+    # The events are the ones the store logged, and a second iteration replays them all.
+    stored = orchestrator.store.run_events(run.id)
+    assert [(e.seq, e.type, e.task_id) for e in stored] == [
+        (e.seq, e.type, e.task_id) for e in seen
+    ]
+    assert [event async for event in handle] == seen
+
+
+async def test_hidden_mode_sends_no_reasoning_events(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    handle = orchestrator.start("Design a cache", roles=["architect"])
+    types = {event.type async for event in handle}
+    run = await handle
+    assert "reasoning.delta" not in types and "answer.delta" in types
+    assert run.tasks[0].reasoning is None
+    assert run.tasks[0].reasoning_status == "not_requested"
+
+
+async def test_cancel_while_running_keeps_the_run_and_ends_it_cancelled(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    sim.inject(Fault.stall(at="mid_answer", max_s=30), profile="anthropic")
+    handle = orchestrator.start("Design a cache", roles=["architect"])
+    async for event in handle:
+        if event.type == "answer.delta":
+            assert handle.cancel() is True
+    run = await handle
+    assert run.status == "cancelled"
+    assert run.tasks[0].status == "cancelled"
+    assert run.tasks[0].output  # what arrived is kept
+    assert orchestrator.status(run.id).status == "cancelled"
+    assert handle.cancel() is False  # already ended
+
+
+async def test_cancel_before_the_run_starts_executing(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    handle = orchestrator.start("Design a cache", roles=["architect", "reviewer"])
+    assert handle.cancel() is True
+    run = await handle
+    assert run.status == "cancelled"
+    assert {task.status for task in run.tasks} == {"cancelled"}
+    assert sim.requests_for("anthropic") == []
+
+
+async def test_leaving_the_block_interrupts_what_still_runs(
+    sim: Simulator, user_env: dict[str, str]
+) -> None:
+    sim.inject(Fault.stall(at="mid_answer", max_s=30), profile="anthropic")
+    async with Orchestrator.open(thoughtline.Config(path=None), environ=user_env) as opened:
+        handle = opened.start("Design a cache", roles=["architect"])
+        async for event in handle:
+            if event.type == "answer.delta":
+                break
+    assert handle.done()
+    run = await handle
+    assert run.status == "interrupted"
+    async with Orchestrator.open(thoughtline.Config(path=None), environ=user_env) as reopened:
+        assert reopened.status(run.id).status == "interrupted"
+
+
+async def test_status_runs_trace_and_purge_return_what_the_cli_shows(
+    sim: Simulator, orchestrator: Orchestrator, user_env: dict[str, str], tmp_path: Path
+) -> None:
+    first = await orchestrator.start("one", roles=["architect"], chain_of_thought="telemetry_only")
+    second = await orchestrator.start(
+        RunSpec(
+            request="two",
+            tasks=(
+                TaskSpec(name="design", role="architect"),
+                TaskSpec(name="review", role="reviewer", after=("design",)),
+            ),
+        ),
+        chain_of_thought="surface",
+    )
+
+    def cli_json(*args: str) -> object:
+        done = cli(*args, "--json", env=user_env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert orchestrator.status().snapshot() == cli_json("status")
+    assert orchestrator.status(first.id).snapshot() == cli_json("status", first.id)
+    assert [run.id for run in orchestrator.runs()] == [second.id, first.id]
+    assert [run.snapshot() for run in orchestrator.runs(limit=1)] == cli_json(
+        "runs", "--limit", "1"
+    )
+    trace = orchestrator.trace(first.id)
+    assert [event.to_dict() for event in trace] == cli_json("trace", first.id)
+    reasoning = orchestrator.trace(first.id, "reasoning")
+    assert [event.type for event in reasoning] == ["worker.reasoning"]
+    assert [event.to_dict() for event in reasoning] == cli_json(
+        "trace", first.id, "--layer", "reasoning"
+    )
+
+    report = orchestrator.purge(dry_run=True)
+    shown = cli("purge", "--dry-run", env=user_env, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert report.dry_run is True
+    expected = [
+        f"{layer}: would remove {count} event(s)" for layer, count in report.removed.items()
+    ] + [f"displayed reasoning: would remove from {report.displayed_reasoning_cleared} task(s)"]
+    assert [line.split(" (retention")[0] for line in shown.stdout.splitlines()] == expected
+    assert orchestrator.purge().residue is None
+
+
+async def test_bad_input_raises_thoughtline_errors_and_stores_nothing(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"chain_of_thought": "loud"}, "CHAIN_OF_THOUGHT_UNKNOWN"),
+        ({"roles": ["astrologer"]}, "ROLE_UNKNOWN"),
+        ({"effort": "extreme"}, "EFFORT_UNKNOWN"),
+        ({"worker_backend": "remote"}, "WORKER_BACKEND_UNKNOWN"),
+        ({"provider": "nowhere"}, "ENDPOINT_UNKNOWN"),
+        ({"roles": "architect"}, "REQUEST_INVALID"),
+    ]
+    for options, code in cases:
+        with pytest.raises(ThoughtlineError) as raised:
+            orchestrator.start("Design a cache", **options)  # type: ignore[arg-type]
+        assert raised.value.code == code, options
+    with pytest.raises(ThoughtlineError) as raised:
+        orchestrator.start(
+            RunSpec(request="x", tasks=(TaskSpec(name="a", role="architect"),)), roles=["reviewer"]
+        )
+    assert raised.value.code == "REQUEST_INVALID"
+    assert orchestrator.runs() == []
+    for call, code in (
+        (lambda: orchestrator.status(), "RUN_NOT_FOUND"),
+        (lambda: orchestrator.status("run_missing"), "RUN_NOT_FOUND"),
+        (lambda: orchestrator.trace("run_missing"), "RUN_NOT_FOUND"),
+        (lambda: orchestrator.trace("run_missing", "thoughts"), "TRACE_LAYER_UNKNOWN"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ThoughtlineError) as raised:
+            call()
+        assert raised.value.code == code
+
+
+def test_run_is_synchronous_and_honours_the_environment(
+    sim: Simulator, user_env: dict[str, str]
+) -> None:
+    run = thoughtline.run(
+        "Design a cache",
+        roles=["reviewer"],
+        chain_of_thought="surface",
+        effort="low",
+        worker_backend="inline",
+        config=thoughtline.Config(path=None),
+        environ=user_env,
+    )
+    assert run.status == "completed_prepare_only"
+    assert [(task.role, task.status, task.effort) for task in run.tasks] == [
+        ("reviewer", "prepared", "low")
+    ]
+    assert sim.requests_for("anthropic") == []
+    with pytest.raises(ThoughtlineError) as raised:
+        thoughtline.run("x", chain_of_thought="loud", environ=user_env)
+    assert raised.value.code == "CHAIN_OF_THOUGHT_UNKNOWN"
