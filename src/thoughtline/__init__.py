@@ -1,6 +1,15 @@
 """thoughtline: run LLM specialist tasks and decide, once, what happens to their reasoning.
 
-The provider layer in one import::
+Run specialists (the run layer)::
+
+    import thoughtline
+
+    run = thoughtline.run("Design a rate limiter", roles=["architect", "reviewer"],
+                          chain_of_thought="surface")
+    for task in run.tasks:
+        print(task.role, task.output, task.reasoning, task.reasoning_notice)
+
+Call one model (the provider layer)::
 
     from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, ReasoningRequest
 
@@ -9,20 +18,98 @@ The provider layer in one import::
         request = ModelRequest.simple("claude-sonnet-4-6", "Why is the sky blue?",
                                       reasoning=ReasoningRequest(enabled=True, effort="low"))
         async with client.call(request) as call:
-            async for event in call:          # thoughtline.events.StreamEvent
+            async for event in call:          # a StreamEvent
                 ...
         call.response.reasoning_parts         # kinds, text, signatures kept byte-for-byte
         call.exchange                         # redacted request/response + timings
+
+Public names (everything else lives in its module and may change):
+
+Runs
+    run                   run a request to its end, synchronously, and return the Run
+    Orchestrator          config + store + runtime: start, status, runs, trace, purge
+    RunHandle             one run executing: await it, iterate its events, cancel it
+    RunEvent              one live event of a run (answer/reasoning deltas, task changes)
+    PurgeReport           what Orchestrator.purge removed, per trace layer
+    RunSpec               a request and its tasks (what a plan file holds)
+    TaskSpec              one task of a RunSpec: role, endpoint, model, effort, after
+    load_plan             read and validate a TOML plan file into a RunSpec
+    Run                   a run as stored: status, mode and its source, tasks
+    Task                  one task: output, reasoning (when shown), status and notice
+    TaskError             why a task failed: stable code, message, retryable
+    TaskUsage             token counts of a task (None: not reported)
+    TaskTimings           when a task started and finished, first reasoning/answer times
+    ReasoningPartView     one displayed part of reasoning: kind and text
+    TraceEvent            one record of the layered trace (answer/reasoning/provider_raw)
+    ChainOfThought        the disclosure modes: hidden, surface, telemetry_only, ...
+    WorkerBackend         provider (calls the model) or inline (prepares prompts only)
+    RunStatus             planned, running, completed, ..., cancelled, interrupted
+    TaskStatus            queued, running, done, prepared, failed, cancelled, interrupted
+    ReasoningStatus       shown, recorded, not_requested, not_returned, ...
+    TraceLayer            answer, reasoning, provider_raw
+
+Configuration
+    Config                the validated thoughtline.toml
+    load_config           find, read and validate the config file
+
+Errors
+    ThoughtlineError      base of every error thoughtline raises: code, message, retryable
+    ConfigError           a config or plan file, key or value is wrong (CONFIG_INVALID)
+    ProviderError         a provider call failed (status, request id, retry-after)
+    UnknownEndpointError  no endpoint with that name (ENDPOINT_UNKNOWN)
+    ErrorCode             every stable error code
+
+Providers
+    ProviderClient        calls one endpoint: streaming, retries, timeouts, redaction
+    ProviderCall          one call: iterate its events, then read response and exchange
+    EndpointRegistry      the built-in and configured endpoints, resolved by name
+    Endpoint              one resolved endpoint: base URL, credential, wire API
+    EndpointSettings      a [providers.NAME] table: overrides for an endpoint
+    RetryPolicy           how retryable failures are retried (attempts, backoff)
+    Timeouts              connect, read (silence between bytes), total per call
+    ModelCapability       what a model supports and how reasoning is requested
+    builtin_capabilities  the built-in model capability table
+    Exchange              a call's redacted request and response, with timings
+    ModelRequest          what is sent: model, system, messages, reasoning, tools
+    ReasoningRequest      whether reasoning is asked for, and the effort
+    Effort                provider-default, none, minimal, low, medium, high, xhigh, max
+    Message               one message of a request
+    ToolSpec              a tool the model may call
+    ModelResponse         the accumulated result of a call: text, reasoning, usage, finish
+    ReasoningPart         one part of reasoning as it arrived, signatures byte-for-byte
+    ToolCall              one tool call the model made
+
+Stream events (the closed union a provider call yields)
+    StreamEvent           the union of the events below
+    ResponseStarted       the provider accepted the call (response id, model)
+    ReasoningStart        a reasoning part begins (its kind)
+    ReasoningDelta        reasoning text arrived
+    ReasoningEnd          a reasoning part ended (signature kept byte-for-byte)
+    ReasoningKind         summary, raw, redacted, encrypted
+    TextStart             an answer part begins
+    TextDelta             answer text arrived
+    TextEnd               an answer part ended
+    ToolCallStart         a tool call begins (id, name)
+    ToolCallDelta         tool-call arguments arrived
+    ToolCallEnd           a tool call ended
+    Usage                 token counts (None: not reported, never 0)
+    Finish                the normalized finish reason
+    Warning               something unsupported or unexpected, reported not dropped
+    Error                 the call ended with an error (stable code, retryable)
 """
 
-from thoughtline.accumulator import (
-    ModelResponse,
-    ReasoningPart,
-    ResponseAccumulator,
-    ToolCall,
-    accumulate,
+from typing import TYPE_CHECKING
+
+# Light modules (dataclasses and Literals only) are imported eagerly; everything that
+# pulls in the HTTP client, asyncio or the runtime is imported on first use.
+from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall
+from thoughtline.errors import (
+    ConfigError,
+    ErrorCode,
+    ProviderError,
+    ThoughtlineError,
+    UnknownEndpointError,
 )
-from thoughtline.errors import ConfigError, ProviderError, ThoughtlineError, UnknownEndpointError
 from thoughtline.events import (
     Error,
     Finish,
@@ -41,42 +128,117 @@ from thoughtline.events import (
     Usage,
     Warning,
 )
-from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
-from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
-from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
-from thoughtline.providers.exchange import Exchange
-from thoughtline.providers.redaction import Redactor
+from thoughtline.records import (
+    ChainOfThought,
+    ReasoningPartView,
+    ReasoningStatus,
+    Run,
+    RunStatus,
+    Task,
+    TaskError,
+    TaskStatus,
+    TaskTimings,
+    TaskUsage,
+    TraceEvent,
+    TraceLayer,
+    WorkerBackend,
+)
 from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
+
+if TYPE_CHECKING:
+    from thoughtline.config import Config, load_config
+    from thoughtline.orchestrator import Orchestrator, PurgeReport, RunHandle, run
+    from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
+    from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
+    from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
+    from thoughtline.providers.exchange import Exchange
+    from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
+    from thoughtline.runtime.runner import RunEvent
 
 __version__ = "0.1.0"
 
+_LAZY: dict[str, str] = {
+    "Config": "thoughtline.config",
+    "load_config": "thoughtline.config",
+    "Orchestrator": "thoughtline.orchestrator",
+    "PurgeReport": "thoughtline.orchestrator",
+    "RunHandle": "thoughtline.orchestrator",
+    "run": "thoughtline.orchestrator",
+    "ModelCapability": "thoughtline.providers.capabilities",
+    "builtin_capabilities": "thoughtline.providers.capabilities",
+    "ProviderCall": "thoughtline.providers.client",
+    "ProviderClient": "thoughtline.providers.client",
+    "RetryPolicy": "thoughtline.providers.client",
+    "Timeouts": "thoughtline.providers.client",
+    "Endpoint": "thoughtline.providers.endpoints",
+    "EndpointRegistry": "thoughtline.providers.endpoints",
+    "EndpointSettings": "thoughtline.providers.endpoints",
+    "Exchange": "thoughtline.providers.exchange",
+    "RunSpec": "thoughtline.runtime.plan",
+    "TaskSpec": "thoughtline.runtime.plan",
+    "load_plan": "thoughtline.runtime.plan",
+    "RunEvent": "thoughtline.runtime.runner",
+}
+
+
+def __getattr__(name: str) -> object:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'thoughtline' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module_name), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 __all__ = [
+    "ChainOfThought",
+    "Config",
     "ConfigError",
     "Effort",
     "Endpoint",
     "EndpointRegistry",
     "EndpointSettings",
     "Error",
+    "ErrorCode",
     "Exchange",
     "Finish",
     "Message",
     "ModelCapability",
     "ModelRequest",
     "ModelResponse",
+    "Orchestrator",
     "ProviderCall",
     "ProviderClient",
     "ProviderError",
+    "PurgeReport",
     "ReasoningDelta",
     "ReasoningEnd",
     "ReasoningKind",
     "ReasoningPart",
+    "ReasoningPartView",
     "ReasoningRequest",
     "ReasoningStart",
-    "Redactor",
-    "ResponseAccumulator",
+    "ReasoningStatus",
     "ResponseStarted",
     "RetryPolicy",
+    "Run",
+    "RunEvent",
+    "RunHandle",
+    "RunSpec",
+    "RunStatus",
     "StreamEvent",
+    "Task",
+    "TaskError",
+    "TaskSpec",
+    "TaskStatus",
+    "TaskTimings",
+    "TaskUsage",
     "TextDelta",
     "TextEnd",
     "TextStart",
@@ -87,9 +249,14 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallStart",
     "ToolSpec",
+    "TraceEvent",
+    "TraceLayer",
     "UnknownEndpointError",
     "Usage",
     "Warning",
-    "accumulate",
+    "WorkerBackend",
     "builtin_capabilities",
+    "load_config",
+    "load_plan",
+    "run",
 ]

@@ -108,6 +108,8 @@ class ConfigError(ThoughtlineError):
 
 
 class UnknownEndpointError(ThoughtlineError):
+    """No endpoint has this name; the message lists the known ones."""
+
     def __init__(self, name: str, known: list[str]) -> None:
         super().__init__(
             "ENDPOINT_UNKNOWN",

@@ -1,0 +1,71 @@
+"""``import thoughtline``: a deliberate, documented surface that stays light to import."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+
+import thoughtline
+
+
+def listed_in_module_docstring() -> dict[str, str]:
+    """Name -> one-line description, from the "Public names" listing of the package."""
+    doc = thoughtline.__doc__ or ""
+    listing = doc.split("Public names", 1)[1]
+    return dict(re.findall(r"^    (\w+) {2,}(\S.*)$", listing, flags=re.MULTILINE))
+
+
+def test_every_public_name_exists_and_is_documented() -> None:
+    listed = listed_in_module_docstring()
+    assert sorted(thoughtline.__all__) == sorted(listed)
+    assert len(set(thoughtline.__all__)) == len(thoughtline.__all__)
+    for name in thoughtline.__all__:
+        value = getattr(thoughtline, name)
+        if inspect.isclass(value):
+            assert vars(value).get("__doc__"), f"{name} has no docstring of its own"
+        elif inspect.isfunction(value):
+            assert value.__doc__, f"{name} has no docstring"
+        assert len(listed[name]) > 10, name
+
+
+def test_star_import_gives_exactly_the_public_names() -> None:
+    namespace: dict[str, object] = {}
+    exec("from thoughtline import *", namespace)
+    assert sorted(key for key in namespace if key != "__builtins__") == sorted(thoughtline.__all__)
+
+
+def test_internals_are_not_exported_but_stay_importable() -> None:
+    from thoughtline.accumulator import ResponseAccumulator, accumulate
+    from thoughtline.providers.redaction import Redactor
+
+    for name, value in (
+        ("ResponseAccumulator", ResponseAccumulator),
+        ("Redactor", Redactor),
+        ("accumulate", accumulate),
+    ):
+        assert name not in thoughtline.__all__
+        assert not hasattr(thoughtline, name), name
+        assert value is not None
+
+
+def test_lazy_names_are_the_objects_of_their_modules() -> None:
+    from thoughtline.orchestrator import Orchestrator
+    from thoughtline.providers.client import ProviderClient
+
+    assert thoughtline.Orchestrator is Orchestrator
+    assert thoughtline.ProviderClient is ProviderClient
+    assert "Orchestrator" in dir(thoughtline)
+
+
+def test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio() -> None:
+    code = (
+        "import sys, thoughtline; "
+        "print(sorted(m for m in ('httpx2', 'asyncio', 'thoughtline.runtime.runner') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
