@@ -1,5 +1,6 @@
-"""The daemon's state: one runtime and store, the runs it executes (asyncio tasks on its
-loop), the live event hub, periodic retention and graceful shutdown."""
+"""The daemon's state: one runtime and store, the runs it executes (through a
+:class:`~thoughtline.runtime.background.RunManager` on its loop), the live event hub,
+periodic retention and graceful shutdown."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
+from thoughtline.runtime.background import RunHandle, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
-from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.runtime.runner import Runtime
 from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (
     DEFAULT_SUBSCRIBER_QUEUE,
@@ -20,7 +22,7 @@ from thoughtline.server.events import (
     from_record,
 )
 from thoughtline.server.schemas import RunCreate
-from thoughtline.store.base import Store, StoreError
+from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
 
@@ -61,12 +63,13 @@ class Daemon:
     settings: ServerSettings = field(default_factory=ServerSettings)
     hub: EventHub = field(init=False)
     closing: asyncio.Event = field(init=False)
-    _tasks: dict[str, asyncio.Task[None]] = field(init=False, default_factory=dict)
+    runs: RunManager = field(init=False)
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.hub = EventHub(self.settings.subscriber_queue)
         self.closing = asyncio.Event()
+        self.runs = RunManager(self.runtime)
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> None:
@@ -95,7 +98,7 @@ class Daemon:
         if self.closing.is_set():
             return
         self.closing.set()
-        interrupted = self.runtime.interrupt_all()
+        interrupted = self.runs.interrupt_all()
         if interrupted:
             logger.info("interrupting %d run(s) for shutdown", len(interrupted))
 
@@ -104,13 +107,7 @@ class Daemon:
         self.begin_shutdown()
         if self._purger is not None:
             self._purger.cancel()
-        running = list(self._tasks.values())
-        if running:
-            _done, pending = await asyncio.wait(running, timeout=self.settings.shutdown_timeout_s)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=5)
+        await self.runs.shutdown(self.settings.shutdown_timeout_s)
         self.store.close()
 
     # -- runs ------------------------------------------------------------------------
@@ -125,42 +122,25 @@ class Daemon:
             model=body.model,
             effort=body.effort,
         )
-        # Preparing stores the run in one transaction, which may wait for another
-        # process's write lock: in a thread, so other clients are answered meanwhile.
-        run = await asyncio.to_thread(
-            self.runtime.prepare,
-            spec,
-            explicit_mode=body.chain_of_thought,
-            worker_backend=body.worker_backend,
-        )
-        if self.closing.is_set():
-            # Shutdown began while it was being stored; it stays planned and is marked
-            # interrupted by the next process that opens the store.
-            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
-        self.hub.open(run.id, run.snapshot())
-        self._tasks[run.id] = asyncio.create_task(self._execute(run), name=f"run {run.id}")
-        # Let the task start, so the runtime knows the run (and can cancel it) by the
-        # time the client hears about it.
-        await asyncio.sleep(0)
-        return run
-
-    async def _execute(self, run: Run) -> None:
         try:
-            await self.runtime.execute(run, observer=self._observe)
-        except StoreError as exc:  # disk full, damaged file: one line, the run says the rest
-            logger.error("run %s stopped: %s", run.id, exc.message)
-        except Exception:
-            logger.exception("run %s failed unexpectedly", run.id)
-        finally:
-            # Everything the run emitted is in the store once execute returns.
-            self.hub.close(run.id)
-            self._tasks.pop(run.id, None)
+            handle = await self.runs.start(
+                spec,
+                explicit_mode=body.chain_of_thought,
+                worker_backend=body.worker_backend,
+                observer=self.hub.observe,
+                on_start=self._started,
+                on_finish=self._finished,
+            )
+        except RunManagerClosed:
+            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
+        return handle.run
 
-    def _observe(self, event: RunEvent) -> None:
-        try:
-            self.hub.observe(event)
-        except Exception:  # a surface bug must not break the run
-            logger.exception("publishing event %s of run %s failed", event.seq, event.run_id)
+    def _started(self, handle: RunHandle) -> None:
+        self.hub.open(handle.run_id, handle.run.snapshot())
+
+    def _finished(self, handle: RunHandle) -> None:
+        # Everything the run emitted is in the store once it has finished.
+        self.hub.close(handle.run_id)
 
     def channel(self, run_id: str) -> RunChannel | None:
         return self.hub.get(run_id)
@@ -197,7 +177,7 @@ class Daemon:
             if channel.finished:
                 raise run_finished(run_id, str(channel.folder.snapshot()["status"]))
             for _ in range(100):  # the run's task may not have reached the runtime yet
-                if self.runtime.cancel(run_id):
+                if self.runs.cancel(run_id):
                     return
                 await asyncio.sleep(0)
             if self.hub.get(run_id) is None:

@@ -3,7 +3,7 @@
 Every ``acp`` import of thoughtline lives in this package (the ``[acp]`` extra):
 ``settings`` (session settings, modes and config options), ``render`` (run events as
 session updates), ``agent`` (the ``Agent``) and ``stdio`` (serving it). The agent
-calls the public runtime API only (``Runtime.prepare`` / ``execute`` / ``cancel``) and
+starts runs through the runtime's background-run manager (``RunManager``) and
 contains no disclosure logic: it forwards the ``reasoning.delta`` events the runtime emits
 (only for tasks whose mode displays reasoning) and renders ``task.reasoning_notice``
 whenever ``task.reasoning`` is null.

@@ -49,7 +49,8 @@ from thoughtline.integrations.acp.settings import (
     parse_mode,
     validate_settings,
 )
-from thoughtline.records import Run, new_id
+from thoughtline.records import new_id
+from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 
@@ -70,10 +71,10 @@ SHUTDOWN_GRACE_S = 5.0
 class _Turn:
     """One prompt's run: renders its events and sends them, in order, on the connection."""
 
-    def __init__(self, client: Client | None, session_id: str, run: Run) -> None:
+    def __init__(self, client: Client | None, session_id: str) -> None:
         self.client = client
         self.session_id = session_id
-        self.run_id = run.id
+        self.run_id: str | None = None  # known once the run is prepared
         self.cancel_requested = False
         self.handler = asyncio.current_task()
         self.renderer = TurnRenderer()
@@ -119,6 +120,7 @@ class ThoughtlineAcpAgent:
 
     def __init__(self, runtime: Runtime, defaults: SessionSettings | None = None) -> None:
         self.runtime = runtime
+        self.runs = RunManager(runtime)
         self.defaults = defaults or SessionSettings()
         self.client: Client | None = None
         self.sessions: dict[str, _Session] = {}
@@ -262,16 +264,24 @@ class ThoughtlineAcpAgent:
             model=settings.model,
             effort=settings.effort,
         )
-        try:
-            run = self.runtime.prepare(spec, explicit_mode=settings.chain_of_thought)
-        except ThoughtlineError as exc:
-            raise from_thoughtline(exc) from None
-        turn = _Turn(self.client, session.id, run)
+        # The session is busy from here on: preparing the run awaits.
+        turn = _Turn(self.client, session.id)
         session.turn = turn
         try:
-            # execute() registers the run before its first await, so a session/cancel
-            # handled from here on always finds it.
-            final = await self.runtime.execute(run, observer=turn.observe)
+            try:
+                handle = await self.runs.start(
+                    spec, explicit_mode=settings.chain_of_thought, observer=turn.observe
+                )
+            except ThoughtlineError as exc:
+                raise from_thoughtline(exc) from None
+            turn.run_id = handle.run_id
+            if turn.cancel_requested:  # session/cancel arrived while it was being prepared
+                self.runs.cancel(handle.run_id)
+            try:
+                final = await handle.wait()
+            except asyncio.CancelledError:
+                self.runs.cancel(handle.run_id)  # nobody waits for this prompt any more
+                raise
         except BaseException:
             turn.abort()
             raise
@@ -293,13 +303,14 @@ class ThoughtlineAcpAgent:
         if turn is None:
             return
         turn.cancel_requested = True
-        self.runtime.cancel(turn.run_id)
+        if turn.run_id is not None:
+            self.runs.cancel(turn.run_id)
 
     # -- shutdown ----------------------------------------------------------------------
     async def shutdown(self) -> None:
         """The process is ending: running runs end ``interrupted`` (kept, not lost) and
         their prompts get their results, within a bounded wait."""
-        self.runtime.interrupt_all()
+        self.runs.interrupt_all()
         handlers = [
             session.turn.handler
             for session in self.sessions.values()
@@ -307,6 +318,7 @@ class ThoughtlineAcpAgent:
         ]
         if handlers:
             await asyncio.wait(handlers, timeout=SHUTDOWN_GRACE_S)
+        await self.runs.shutdown(SHUTDOWN_GRACE_S)
 
 
 def _request_text(blocks: Sequence[PromptBlock]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
 from mcp.server.mcpserver import Context
@@ -16,6 +15,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
 from thoughtline.requests import EFFORTS
+from thoughtline.runtime.background import RunHandle, RunManager
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.base import Store
@@ -26,33 +26,13 @@ DEFAULT_STATUS_LIMIT: Final = 10
 MAX_STATUS_LIMIT: Final = 100
 
 
-@dataclass(slots=True)
-class _LiveRun:
-    """A run executing in this process, and who is listening to its live events."""
-
-    run: Run
-    task: asyncio.Task[Run] | None = None
-    listeners: list[asyncio.Queue[RunEvent | None]] = field(default_factory=list)
-
-    def observe(self, event: RunEvent) -> None:
-        for queue in self.listeners:
-            queue.put_nowait(event)
-
-    def finished(self, task: asyncio.Task[Run]) -> None:
-        if not task.cancelled() and (error := task.exception()) is not None:
-            # The runtime records task failures itself; this is a bug in it, kept visible.
-            logger.error("run %s stopped unexpectedly", self.run.id, exc_info=error)
-        for queue in self.listeners:
-            queue.put_nowait(None)
-
-
 class ThoughtlineMCP:
     """One Runtime and store shared by every tool call of this server process."""
 
     def __init__(self, runtime: Runtime, store: Store) -> None:
         self.runtime = runtime
         self.store = store
-        self.live_runs: dict[str, _LiveRun] = {}
+        self.runs = RunManager(runtime)
 
     # -- tools ----------------------------------------------------------------------
     async def orchestration_run(
@@ -91,6 +71,11 @@ class ThoughtlineMCP:
         ] = None,
     ) -> CallToolResult:
         """Run a request through thoughtline specialists and return the run snapshot."""
+        listening: list[asyncio.Queue[RunEvent | None]] = []
+
+        def listen(handle: RunHandle) -> None:  # before the run's first event
+            listening.append(handle.subscribe())
+
         try:
             if effort is not None and effort not in EFFORTS:
                 raise ThoughtlineError(
@@ -98,22 +83,25 @@ class ThoughtlineMCP:
                     f"Unknown effort {effort!r}. Allowed values: {', '.join(EFFORTS)}.",
                 )
             spec = spec_from_roles(request, roles, provider=provider, model=model, effort=effort)
-            run = self.runtime.prepare(spec, explicit_mode=chain_of_thought)
+            # The run outlives this tool call (wait=false, a timeout): it belongs to the
+            # manager, and this call only listens to it.
+            handle = await self.runs.start(
+                spec, explicit_mode=chain_of_thought, on_start=listen if wait else None
+            )
         except ThoughtlineError as exc:
             return tool_error(exc)
-        live_run = self.start(run)
+        run = handle.run
         if not wait:
             return run_result(run, waiting=False)
-        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-        live_run.listeners.append(queue)
+        queue = listening[0]
         try:
             await self.follow(ctx, run, queue, timeout_s)
         except asyncio.CancelledError:
             # The client cancelled this request: it no longer wants the run either.
-            self.runtime.cancel(run.id)
+            self.runs.cancel(run.id)
             raise
         finally:
-            live_run.listeners.remove(queue)
+            handle.unsubscribe(queue)
         return run_result(run, waiting=True)
 
     async def orchestration_status(
@@ -152,18 +140,6 @@ class ThoughtlineMCP:
         )
 
     # -- runs -----------------------------------------------------------------------
-    def start(self, run: Run) -> _LiveRun:
-        """Execute ``run`` on this event loop; it outlives the tool call that started it."""
-        live_run = _LiveRun(run)
-        self.live_runs[run.id] = live_run
-        task = asyncio.get_running_loop().create_task(
-            self.runtime.execute(run, observer=live_run.observe), name=f"thoughtline {run.id}"
-        )
-        task.add_done_callback(live_run.finished)
-        task.add_done_callback(lambda _: self.live_runs.pop(run.id, None))
-        live_run.task = task
-        return live_run
-
     async def follow(
         self,
         ctx: Context,
@@ -200,15 +176,12 @@ class ThoughtlineMCP:
 
     def live(self, run: Run) -> Run:
         """The in-memory run when it is executing here (fresher than the stored row)."""
-        live_run = self.live_runs.get(run.id)
-        return run if live_run is None else live_run.run
+        handle = self.runs.get(run.id)
+        return run if handle is None else handle.run
 
     async def shutdown(self) -> None:
         """End every run still executing here as ``interrupted`` (what arrived is kept)."""
-        self.runtime.interrupt_all()
-        tasks = [live_run.task for live_run in self.live_runs.values() if live_run.task]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await self.runs.shutdown()
 
 
 def tool_error(error: ThoughtlineError) -> CallToolResult:
