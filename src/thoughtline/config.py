@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from platformdirs import user_data_dir
 
@@ -26,11 +26,12 @@ from thoughtline.providers.endpoints import (
     ReasoningField,
 )
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
-from thoughtline.requests import EFFORTS
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, ChainOfThought, WorkerBackend
+from thoughtline.requests import EFFORTS, Effort
 
-CHAIN_OF_THOUGHT_MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
-WORKER_BACKENDS = ("provider", "inline")
+WORKER_BACKENDS: tuple[WorkerBackend, ...] = ("provider", "inline")
 STORES = ("sqlite", "postgres")
+_Choice = TypeVar("_Choice", bound=str)
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -45,9 +46,9 @@ class Config:
     from (``default``, or the config file's path)."""
 
     path: Path | None
-    chain_of_thought: str = "hidden"
-    chain_of_thought_by_role: Mapping[str, str] = field(default_factory=dict)
-    worker_backend: str = "provider"
+    chain_of_thought: ChainOfThought = "hidden"
+    chain_of_thought_by_role: Mapping[str, ChainOfThought] = field(default_factory=dict)
+    worker_backend: WorkerBackend = "provider"
     store: str = "sqlite"
     store_dsn: str | None = None
     max_concurrency: int = 8
@@ -55,7 +56,7 @@ class Config:
     """A run with more tasks is refused before anything is stored or called."""
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
-    default_effort: str = "provider-default"
+    default_effort: Effort = "provider-default"
     providers: Mapping[str, EndpointSettings] = field(default_factory=dict)
     trace_provider_raw: bool = False
     retention: Mapping[str, str] = field(
@@ -186,11 +187,22 @@ class _Validator:
         return value
 
     def choice(
-        self, table: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str
-    ) -> str:
+        self,
+        table: Mapping[str, Any],
+        key: str,
+        allowed: tuple[_Choice, ...],
+        default: _Choice,
+    ) -> _Choice:
+        """The value at ``key``, one of ``allowed`` (typed as they are), or ``default``."""
+        chosen = self.optional_choice(table, key, allowed)
+        return default if chosen is None else chosen
+
+    def optional_choice(
+        self, table: Mapping[str, Any], key: str, allowed: tuple[_Choice, ...]
+    ) -> _Choice | None:
         name = key.rsplit(".", 1)[-1]
         if name not in table:
-            return default
+            return None
         value = table[name]
         if not isinstance(value, str):
             raise self.fail(
@@ -198,10 +210,11 @@ class _Validator:
                 f"wrong type: must be a string, one of {', '.join(allowed)}; "
                 f"got {describe_value(value)}",
             )
-        if value not in allowed:
-            raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
-        self.sources[key] = str(self.path)
-        return value
+        for option in allowed:
+            if value == option:
+                self.sources[key] = str(self.path)
+                return option
+        raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
 
     def string(self, table: Mapping[str, Any], key: str, default: str | None) -> str | None:
         name = key.rsplit(".", 1)[-1]
@@ -266,7 +279,7 @@ class _Validator:
                 by_role_raw,
                 f"orchestration.chain_of_thought_by_role.{role}",
                 CHAIN_OF_THOUGHT_MODES,
-                "",
+                "hidden",  # never used: the role's key is present
             )
             for role in by_role_raw
         }
@@ -419,22 +432,24 @@ class _Validator:
             key,
             ("wire_api", "base_url", "api_key_env", "reasoning_field", "dialect", "timeouts"),
         )
-        wire_api = self.choice(table, f"{key}.wire_api", WIRE_APIS, "") or None
+        wire_api = self.optional_choice(table, f"{key}.wire_api", WIRE_APIS)
         base_url = self.string(table, f"{key}.base_url", None)
         if base_url is not None and not base_url.startswith(("http://", "https://")):
             raise self.fail(
                 f"{key}.base_url", f"must start with http:// or https://, got {base_url!r}"
             )
         api_key_env = self.string(table, f"{key}.api_key_env", None)
-        reasoning_field = (
-            self.choice(table, f"{key}.reasoning_field", get_args(ReasoningField), "") or None
+        reasoning_field: ReasoningField | None = self.optional_choice(
+            table, f"{key}.reasoning_field", get_args(ReasoningField)
         )
-        dialect = self.choice(table, f"{key}.dialect", get_args(ChatDialect), "") or None
+        dialect: ChatDialect | None = self.optional_choice(
+            table, f"{key}.dialect", get_args(ChatDialect)
+        )
         return EndpointSettings(
             wire_api=wire_api,
             base_url=base_url,
             api_key_env=api_key_env,
-            reasoning_field=reasoning_field,  # type: ignore[arg-type]
-            dialect=dialect,  # type: ignore[arg-type]
+            reasoning_field=reasoning_field,
+            dialect=dialect,
             timeouts=self.timeouts(table, f"{key}.timeouts"),
         )

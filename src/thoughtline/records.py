@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
+from thoughtline.requests import Effort
+
 SNAPSHOT_SCHEMA = "thoughtline.run/v1"
 
 ChainOfThought: TypeAlias = Literal["hidden", "surface", "telemetry_only", "surface_and_telemetry"]
@@ -143,7 +145,7 @@ class Task:
     model: str
     chain_of_thought: ChainOfThought
     chain_of_thought_source: ModeSource
-    effort: str = "provider-default"
+    effort: Effort = "provider-default"
     after: list[str] = field(default_factory=list)
     name: str = ""
     status: TaskStatus = "queued"

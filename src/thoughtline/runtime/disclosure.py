@@ -29,31 +29,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart
-from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta
 from thoughtline.providers.redaction import Redactor, StreamRedactor
-from thoughtline.records import (
-    CHAIN_OF_THOUGHT_MODES,
-    ChainOfThought,
-    ModeSource,
-    ReasoningPartView,
-)
-
-
-class UnknownModeError(ThoughtlineError):
-    def __init__(self, value: str, where: str) -> None:
-        super().__init__(
-            "CHAIN_OF_THOUGHT_UNKNOWN",
-            f"Unknown chain_of_thought mode {value!r} ({where}). "
-            f"Allowed values: {', '.join(CHAIN_OF_THOUGHT_MODES)}.",
-        )
-
-
-def check_mode(value: str, where: str) -> ChainOfThought:
-    """The mode, or a clear error naming where the bad value came from."""
-    if value not in CHAIN_OF_THOUGHT_MODES:
-        raise UnknownModeError(value, where)
-    return value
+from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView
+from thoughtline.runtime.checks import UnknownModeError as UnknownModeError
+from thoughtline.runtime.checks import check_mode as check_mode
 
 
 @dataclass(frozen=True, slots=True)

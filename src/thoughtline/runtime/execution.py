@@ -24,6 +24,7 @@ from thoughtline.records import (
     RunStatus,
     Task,
     TaskError,
+    TaskStatus,
     now_iso,
 )
 from thoughtline.runtime.task_call import TaskCall
@@ -276,8 +277,10 @@ class RunExecution:
         finally:
             self.finished[task.id].set()
 
-    async def finish_task(self, task: Task, *, status: str, error: TaskError | None = None) -> None:
-        task.status = status  # type: ignore[assignment]
+    async def finish_task(
+        self, task: Task, *, status: TaskStatus, error: TaskError | None = None
+    ) -> None:
+        task.status = status
         task.error = error
         task.timings.finished_at = now_iso()
         if task.reasoning_status is None:

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value, read_text_file
-from thoughtline.errors import ConfigError
+from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.disclosure import check_mode
+from thoughtline.runtime.checks import check_effort, check_mode, check_worker_backend
 
 _TASK_KEYS = ("name", "role", "provider", "model", "effort", "after")
 _PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "task")
@@ -93,6 +94,13 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         if key not in _PLAN_KEYS:
             raise fail(key, f"unknown key. Allowed keys: {', '.join(_PLAN_KEYS)}")
 
+    def in_file(check: Callable[[str, str], object], value: str, key: str) -> None:
+        """A value the runtime checks too, reported as a mistake in this file."""
+        try:
+            check(value, f"{path}: {key}")
+        except ThoughtlineError as exc:
+            raise ConfigError(exc.message) from None
+
     def wrong_type(key: str, expected: str, value: object) -> ConfigError:
         return fail(key, f"wrong type: must be {expected}, got {describe_value(value)}")
 
@@ -105,17 +113,12 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
     if mode is not None:
         if not isinstance(mode, str):
             raise wrong_type("chain_of_thought", "a string", mode)
-        try:
-            check_mode(mode, f"{path}: chain_of_thought")
-        except Exception as exc:
-            raise ConfigError(str(exc)) from None
+        in_file(check_mode, mode, "chain_of_thought")
     backend = data.get("worker_backend")
     if backend is not None and not isinstance(backend, str):
         raise wrong_type("worker_backend", "a string (provider or inline)", backend)
-    if backend is not None and backend not in ("provider", "inline"):
-        raise fail(
-            "worker_backend", f"{backend!r} is not allowed. Allowed values: provider, inline"
-        )
+    if backend is not None:
+        in_file(check_worker_backend, backend, "worker_backend")
     raw_tasks = data.get("task")
     if raw_tasks is not None and not isinstance(raw_tasks, list):
         raise wrong_type("task", "an array of [[task]] tables", raw_tasks)
@@ -149,11 +152,8 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         effort = raw.get("effort")
         if effort is not None and not isinstance(effort, str):
             raise wrong_type(f"{where}.effort", f"a string, one of {', '.join(EFFORTS)}", effort)
-        if effort is not None and effort not in EFFORTS:
-            raise fail(
-                f"{where}.effort",
-                f"{effort!r} is not allowed. Allowed values: {', '.join(EFFORTS)}",
-            )
+        if effort is not None:
+            in_file(check_effort, effort, f"{where}.effort")
         after = raw.get("after", [])
         if not isinstance(after, list):
             raise wrong_type(f"{where}.after", "an array of task names", after)

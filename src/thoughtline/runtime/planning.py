@@ -12,7 +12,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id
-from thoughtline.requests import EFFORTS
+from thoughtline.runtime.checks import check_effort, check_worker_backend
 from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.roles import RoleCatalog
@@ -58,12 +58,12 @@ def plan_run(
         by_role={},
         configured=configured,
     )
-    backend = worker_backend or spec.worker_backend or config.worker_backend
-    if backend not in ("provider", "inline"):
-        raise ThoughtlineError(
-            "WORKER_BACKEND_UNKNOWN",
-            f"Unknown worker backend {backend!r}. Allowed values: provider, inline.",
-        )
+    if worker_backend is not None:
+        backend = check_worker_backend(worker_backend, "explicit argument")
+    elif spec.worker_backend is not None:
+        backend = check_worker_backend(spec.worker_backend, spec.source)
+    else:
+        backend = config.worker_backend
     run = Run(
         id=new_id("run"),
         # A loaded key's value typed into the request is replaced before the run is
@@ -71,17 +71,15 @@ def plan_run(
         request=redactor.values(spec.request),
         chain_of_thought=run_mode.mode,
         chain_of_thought_source=run_mode.source,
-        worker_backend=backend,  # type: ignore[arg-type]
+        worker_backend=backend,
     )
     ids = {task.name: new_id("task") for task in spec.tasks}
-    for task_spec in spec.tasks:
-        effort = task_spec.effort or config.default_effort
-        if effort not in EFFORTS:
-            raise ThoughtlineError(
-                "EFFORT_UNKNOWN",
-                f"Unknown effort {effort!r} for task {task_spec.name!r}. "
-                f"Allowed values: {', '.join(EFFORTS)}.",
-            )
+    efforts = [
+        config.default_effort
+        if task_spec.effort is None
+        else check_effort(task_spec.effort, f"task {task_spec.name!r}")
+        for task_spec in spec.tasks
+    ]
     for position, task_spec in enumerate(spec.tasks):
         roles.get(task_spec.role)
         provider = task_spec.provider or config.default_provider
@@ -107,7 +105,7 @@ def plan_run(
                 model=model,
                 chain_of_thought=mode.mode,
                 chain_of_thought_source=mode.source,
-                effort=task_spec.effort or config.default_effort,
+                effort=efforts[position],
                 after=[ids[name] for name in task_spec.after],
             )
         )

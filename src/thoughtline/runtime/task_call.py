@@ -63,7 +63,7 @@ class TaskCall:
             messages=(Message(role="user", content=prompt),),
             reasoning=ReasoningRequest(
                 enabled=self.gate.requests_reasoning,
-                effort=task.effort,  # type: ignore[arg-type]
+                effort=task.effort,
             ),
         )
         call = client.call(request)
