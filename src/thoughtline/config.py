@@ -188,7 +188,7 @@ class _Validator:
 
     def choice(
         self,
-        table: Mapping[str, Any],
+        table: Mapping[str, object],
         key: str,
         allowed: tuple[_Choice, ...],
         default: _Choice,
@@ -198,7 +198,7 @@ class _Validator:
         return default if chosen is None else chosen
 
     def optional_choice(
-        self, table: Mapping[str, Any], key: str, allowed: tuple[_Choice, ...]
+        self, table: Mapping[str, object], key: str, allowed: tuple[_Choice, ...]
     ) -> _Choice | None:
         name = key.rsplit(".", 1)[-1]
         if name not in table:
@@ -216,7 +216,7 @@ class _Validator:
                 return option
         raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
 
-    def string(self, table: Mapping[str, Any], key: str, default: str | None) -> str | None:
+    def string(self, table: Mapping[str, object], key: str, default: str | None) -> str | None:
         name = key.rsplit(".", 1)[-1]
         if name not in table:
             return default
@@ -228,7 +228,7 @@ class _Validator:
         self.sources[key] = str(self.path)
         return value
 
-    def boolean(self, table: Mapping[str, Any], key: str, default: bool) -> bool:
+    def boolean(self, table: Mapping[str, object], key: str, default: bool) -> bool:
         name = key.rsplit(".", 1)[-1]
         if name not in table:
             return default
