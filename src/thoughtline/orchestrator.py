@@ -228,6 +228,11 @@ class Orchestrator:
         and ``worker_backend`` win over the spec and the config. Raises a
         :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
         backend; missing credential) before anything runs."""
+        _require_running_loop(
+            "Orchestrator.start() runs on the event loop; in synchronous code use "
+            "thoughtline.run()",
+            running=True,
+        )
         handle = RunHandle(
             self.runtime,
             self._prepare(
@@ -366,6 +371,11 @@ def run(
     synchronous way, for scripts. Arguments are those of :meth:`Orchestrator.start` and
     :meth:`Orchestrator.open`. On Ctrl-C the run ends ``cancelled`` (what arrived is
     kept in the store) before ``KeyboardInterrupt`` propagates."""
+    _require_running_loop(
+        "thoughtline.run() is for synchronous code; in async code await "
+        "Orchestrator.start() instead",
+        running=False,
+    )
 
     async def main() -> Run:
         async with Orchestrator.open(config, environ=environ) as orchestrator:
@@ -381,6 +391,18 @@ def run(
             return await RunHandle(orchestrator.runtime, prepared, keep_events=False)
 
     return asyncio.run(main())
+
+
+def _require_running_loop(message: str, *, running: bool) -> None:
+    """Refuse, before anything is stored, a call made where it cannot work."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        if running:
+            raise RuntimeError(message) from None
+        return
+    if not running:
+        raise RuntimeError(message)
 
 
 def _not_found(run_id: str | None) -> ThoughtlineError:

@@ -4,6 +4,7 @@ input refused with thoughtline's own errors."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -264,3 +265,17 @@ def test_run_is_synchronous_and_honours_the_environment(
     with pytest.raises(ThoughtlineError) as raised:
         thoughtline.run("x", chain_of_thought="loud", environ=user_env)
     assert raised.value.code == "CHAIN_OF_THOUGHT_UNKNOWN"
+
+
+async def test_sync_run_inside_a_loop_and_start_outside_one_are_refused_before_storing(
+    orchestrator: Orchestrator, user_env: dict[str, str]
+) -> None:
+    with pytest.raises(RuntimeError, match=r"in async code await Orchestrator\.start\(\)"):
+        thoughtline.run("x", environ=user_env)
+
+    def start_without_a_loop() -> None:
+        orchestrator.start("x", roles=["architect"])
+
+    with pytest.raises(RuntimeError, match=r"in synchronous code use thoughtline\.run\(\)"):
+        await asyncio.to_thread(start_without_a_loop)
+    assert orchestrator.runs() == []
