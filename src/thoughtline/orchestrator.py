@@ -323,13 +323,25 @@ class Orchestrator:
         )
 
     # -- closing -------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Interrupt the runs still executing (they end ``interrupted``, what arrived
+        kept) and wait for them, then flush telemetry and close the store. Leaving an
+        ``async with`` block does this."""
+        running = [handle for handle in self._handles if not handle.done()]
+        if running:
+            self.runtime.interrupt_all()
+            await asyncio.gather(*(handle.wait() for handle in running), return_exceptions=True)
+        self._handles.clear()
+        self.close()
+
     def close(self) -> None:
-        """Flush telemetry and close the store. Runs still executing are interrupted
-        first: they end ``interrupted`` with what arrived kept."""
+        """Flush telemetry and close the store, when no run of this orchestrator is
+        executing (else use :meth:`aclose`, which interrupts them first)."""
         if self._closed:
             return
+        if any(not handle.done() for handle in self._handles):
+            raise RuntimeError("runs are still executing; use: await orchestrator.aclose()")
         self._closed = True
-        self.runtime.interrupt_all()
         try:
             if self._telemetry is not None:
                 self._telemetry.shutdown()
@@ -345,14 +357,7 @@ class Orchestrator:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        running = [handle for handle in self._handles if not handle.done()]
-        if running:
-            # Leaving the block ends what still executes: those runs end interrupted,
-            # with what arrived kept, before the store closes.
-            self.runtime.interrupt_all()
-            await asyncio.gather(*(handle.wait() for handle in running), return_exceptions=True)
-        self._handles.clear()
-        self.close()
+        await self.aclose()
 
 
 def run(
