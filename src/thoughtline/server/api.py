@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from thoughtline.records import TraceLayer
+from thoughtline.schema.run import RunSnapshot
 from thoughtline.server.auth import Credentials, is_operator, require_access
 from thoughtline.server.daemon import Daemon, run_not_found
 from thoughtline.server.errors import ApiError
@@ -17,7 +18,6 @@ from thoughtline.server.schemas import (
     RunCreate,
     RunCreated,
     RunList,
-    RunSnapshot,
     TraceEventBody,
 )
 from thoughtline.server.sse import (

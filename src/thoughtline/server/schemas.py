@@ -2,7 +2,8 @@
 
 Responses are built from ``Run.snapshot()`` / ``TraceEvent.to_dict()`` and sent as they
 are; these models describe them (the schemathesis test checks every response against
-them, so a drift between the two fails a test).
+them, so a drift between the two fails a test). The snapshot itself is
+:class:`thoughtline.schema.run.RunSnapshot`, the one definition the MCP tools use too.
 """
 
 from __future__ import annotations
@@ -11,16 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from thoughtline.records import (
-    ChainOfThought,
-    ModeSource,
-    ReasoningStatus,
-    RunStatus,
-    TaskStatus,
-    TraceLayer,
-    WorkerBackend,
-)
+from thoughtline.records import TraceLayer, WorkerBackend
 from thoughtline.requests import Effort
+from thoughtline.schema.run import RunSnapshot
 
 
 def _text(value: str) -> str:
@@ -86,73 +80,6 @@ class RunCreated(_Out):
 class CancelAccepted(_Out):
     id: str
     status: Literal["cancelling"]
-
-
-class ReasoningPart(_Out):
-    kind: str
-    text: str
-
-
-class TaskUsage(_Out):
-    input_tokens: int | None
-    output_tokens: int | None
-    reasoning_tokens: int | None
-
-
-class TaskErrorBody(_Out):
-    code: str
-    message: str
-    retryable: bool
-
-
-class TaskTimings(_Out):
-    started_at: str | None
-    finished_at: str | None
-    first_reasoning_ms: float | None
-    first_answer_ms: float | None
-    total_ms: float | None
-
-
-class TaskSnapshot(_Out):
-    """A task; ``reasoning``/``reasoning_parts`` are null unless its mode displays
-    reasoning (render ``reasoning_notice`` then)."""
-
-    id: str
-    name: str
-    role: str
-    status: TaskStatus
-    executor: str
-    provider: str
-    model: str
-    chain_of_thought: ChainOfThought
-    chain_of_thought_source: ModeSource
-    effort: str
-    after: list[str]
-    output: str | None
-    reasoning: str | None
-    reasoning_parts: list[ReasoningPart] | None
-    reasoning_status: ReasoningStatus | None
-    reasoning_notice: str | None
-    usage: TaskUsage
-    error: TaskErrorBody | None
-    timings: TaskTimings
-
-
-class RunSnapshot(_Out):
-    """The ``thoughtline.run/v1`` snapshot (fields listed in docs/contracts.md)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["thoughtline.run/v1"] = Field(alias="schema")
-    id: str
-    status: RunStatus
-    request: str
-    chain_of_thought: ChainOfThought
-    chain_of_thought_source: ModeSource
-    worker_backend: WorkerBackend
-    created_at: str
-    finished_at: str | None
-    tasks: list[TaskSnapshot]
 
 
 class RunList(_Out):
