@@ -27,7 +27,8 @@ SLOW_PATHS = (
     "tests/acp/test_acp_agent.py",  # the ACP agent as a child process over stdio
     "tests/cli/",  # the command line as a user runs it: one process per command
     "tests/e2e/test_bounded_memory.py",  # children reading 300 MB endless lines
-    "tests/mcp/",  # the MCP server over stdio, and the MCP inspector (node)
+    "tests/mcp/test_inspector_cli.py",  # the MCP inspector (node) driving a server process
+    "tests/mcp/test_mcp_server.py",  # the MCP server as a child process over stdio
     "tests/server/test_openapi_fuzz.py",  # schemathesis against the OpenAPI document
     "tests/server/test_processes.py",  # daemons in child processes, signals
     "tests/server/web/",  # chromium driving the daemon's page
