@@ -161,7 +161,7 @@ async def test_leaving_the_block_interrupts_what_still_runs(
         async for event in handle:
             if event.type == "answer.delta":
                 break
-        with pytest.raises(RuntimeError, match="await orchestrator.aclose"):
+        with pytest.raises(RuntimeError, match=r"await orchestrator\.aclose\(\)"):
             opened.close()  # the store must not close under a run
     assert handle.done()
     run = await handle
