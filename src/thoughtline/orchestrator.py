@@ -36,6 +36,7 @@ from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.runtime import retention as _retention
+from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import RunSpec, spec_from_roles
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.runner import RunEvent, Runtime
@@ -67,17 +68,19 @@ class RunHandle:
     (``async for``) for its live events in order, or :meth:`cancel` it.
 
     Every iteration replays the events from the run's first one, so a consumer that starts
-    late misses nothing. ``run`` is the live record: its tasks change as the run goes."""
+    late misses nothing. ``run`` is the live record: its tasks change as the run goes.
+    :meth:`Orchestrator.start` returns one; the run executes in the orchestrator's
+    :class:`~thoughtline.runtime.background.RunManager`."""
 
-    def __init__(self, runtime: Runtime, run: Run, *, keep_events: bool = True) -> None:
+    def __init__(self, manager: RunManager, run: Run, *, keep_events: bool = True) -> None:
         self.run = run
-        self._runtime = runtime
+        self._manager = manager
         self._keep_events = keep_events
         self._events: list[RunEvent] = []
         self._arrived = asyncio.Event()
         self._cancel_requested = False
         self._cancel_delivered = False
-        self._task: asyncio.Task[Run] = asyncio.ensure_future(self._execute())
+        self._task: asyncio.Task[Run] = manager.launch(run, observer=self._observe).task
 
     @property
     def run_id(self) -> str:
@@ -118,12 +121,6 @@ class RunHandle:
             await asyncio.wait((waiter, self._task), return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
 
-    async def _execute(self) -> Run:
-        try:
-            return await self._runtime.execute(self.run, observer=self._observe)
-        finally:
-            self._arrived.set()
-
     def _observe(self, event: RunEvent) -> None:
         # The first event is emitted once the run is registered as executing, so a cancel
         # asked for before that point is delivered here.
@@ -135,7 +132,7 @@ class RunHandle:
 
     def _deliver_cancel(self) -> None:
         if not self._cancel_delivered:
-            self._cancel_delivered = self._runtime.cancel(self.run.id)
+            self._cancel_delivered = self._manager.cancel(self.run.id)
 
 
 class Orchestrator:
@@ -152,7 +149,7 @@ class Orchestrator:
     ) -> None:
         self.runtime = runtime
         self._telemetry = telemetry
-        self._handles: set[RunHandle] = set()
+        self._runs = RunManager(runtime)
         self._closed = False
 
     @classmethod
@@ -233,8 +230,8 @@ class Orchestrator:
             "thoughtline.run()",
             running=True,
         )
-        handle = RunHandle(
-            self.runtime,
+        return RunHandle(
+            self._runs,
             self._prepare(
                 request,
                 roles=roles,
@@ -245,8 +242,6 @@ class Orchestrator:
                 worker_backend=worker_backend,
             ),
         )
-        self._handles.add(handle)
-        return handle
 
     def _prepare(
         self,
@@ -325,13 +320,10 @@ class Orchestrator:
     # -- closing -------------------------------------------------------------------
     async def aclose(self) -> None:
         """Interrupt the runs still executing (they end ``interrupted``, what arrived
-        kept) and wait for them, then flush telemetry and close the store. Leaving an
-        ``async with`` block does this."""
-        running = [handle for handle in self._handles if not handle.done()]
-        if running:
-            self.runtime.interrupt_all()
-            await asyncio.gather(*(handle.wait() for handle in running), return_exceptions=True)
-        self._handles.clear()
+        kept) and wait for them (see :meth:`RunManager.shutdown
+        <thoughtline.runtime.background.RunManager.shutdown>`), then flush telemetry and
+        close the store. Leaving an ``async with`` block does this."""
+        await self._runs.shutdown()
         self.close()
 
     def close(self) -> None:
@@ -339,7 +331,7 @@ class Orchestrator:
         executing (else use :meth:`aclose`, which interrupts them first)."""
         if self._closed:
             return
-        if any(not handle.done() for handle in self._handles):
+        if self._runs.running():
             raise RuntimeError("runs are still executing; use: await orchestrator.aclose()")
         self._closed = True
         try:
@@ -393,7 +385,7 @@ def run(
                 model=model,
                 worker_backend=worker_backend,
             )
-            return await RunHandle(orchestrator.runtime, prepared, keep_events=False)
+            return await RunHandle(orchestrator._runs, prepared, keep_events=False)
 
     return asyncio.run(main())
 

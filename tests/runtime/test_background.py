@@ -10,7 +10,7 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.background import RunHandle, RunManager, RunManagerClosed
+from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
@@ -197,7 +197,7 @@ async def test_an_observer_that_raises_does_not_disturb_the_run(
     def broken(event: RunEvent) -> None:
         raise ValueError("a surface bug")
 
-    def after_ended(ended: RunHandle) -> None:
+    def after_ended(ended: ManagedRun) -> None:
         raise ValueError("a surface bug at the end")
 
     handle = await manager.start(spec("a"), observer=broken, on_finish=after_ended)

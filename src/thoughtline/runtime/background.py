@@ -5,11 +5,14 @@ that started them, follow their live events, cancel them on request and interrup
 when the process ends. :class:`RunManager` does this once for all of them::
 
     manager = RunManager(runtime)
-    handle = await manager.start(spec, explicit_mode="surface", observer=print)
-    events = handle.subscribe()          # live events, then None at the run's end
-    run = await handle.wait(timeout_s=30)  # the run (still running if the wait timed out)
-    manager.cancel(handle.run_id)        # tasks end cancelled, what arrived is kept
-    await manager.shutdown()             # the rest end interrupted; waits for them
+    managed = await manager.start(spec, explicit_mode="surface", observer=print)
+    events = managed.subscribe()          # live events, then None at the run's end
+    run = await managed.wait(timeout_s=30)  # the run (still running if the wait timed out)
+    manager.cancel(managed.run_id)        # tasks end cancelled, what arrived is kept
+    await manager.shutdown()              # the rest end interrupted; waits for them
+
+A :class:`ManagedRun` is the manager's record of one run; the public
+:class:`thoughtline.ManagedRun` (:mod:`thoughtline.orchestrator`) is built on it.
 
 Observers are called synchronously on the event loop, in the order the run emits its
 events; an observer that raises is logged and does not disturb the run or other
@@ -29,7 +32,7 @@ from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import RunEvent, RunObserver, Runtime
 from thoughtline.store.base import StoreError
 
-__all__ = ["RunHandle", "RunManager", "RunManagerClosed"]
+__all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ class RunManagerClosed(ThoughtlineError):
         super().__init__("SHUTTING_DOWN", "This process is shutting down; no new runs start.")
 
 
-class RunHandle:
+class ManagedRun:
     """One run executing in the background: its live record, its events, its end.
 
     ``run`` is the in-memory record the runtime updates as the run goes, so it is
@@ -64,6 +67,14 @@ class RunHandle:
     def done(self) -> bool:
         """True once the run has ended (or its execution stopped unexpectedly)."""
         return self._task is not None and self._task.done()
+
+    @property
+    def task(self) -> asyncio.Task[Run]:
+        """The asyncio task executing the run. Awaiting it directly ties the awaiter to
+        the execution: cancelling the awaiter cancels the run (its tasks end
+        ``cancelled``), which :meth:`wait` does not do."""
+        assert self._task is not None, "the run was never started"
+        return self._task
 
     def add_observer(self, observer: RunObserver) -> None:
         """Call ``observer`` with every further live event of this run."""
@@ -92,10 +103,10 @@ class RunHandle:
         """Wait for the run's end, at most ``timeout_s`` seconds; return the run (still
         running when the wait timed out). Cancelling the waiter does not cancel the run.
         Re-raises what stopped the execution if it did not end normally."""
-        assert self._task is not None, "the handle's run was never started"
-        await asyncio.wait({self._task}, timeout=timeout_s)
-        if self._task.done():
-            return self._task.result()
+        task = self.task
+        await asyncio.wait({task}, timeout=timeout_s)
+        if task.done():
+            return task.result()
         return self.run
 
     def _observe(self, event: RunEvent) -> None:
@@ -121,7 +132,7 @@ class RunManager:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._handles: dict[str, RunHandle] = {}
+        self._runs: dict[str, ManagedRun] = {}
         self._closing = False
 
     @property
@@ -136,9 +147,9 @@ class RunManager:
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
         observer: RunObserver | None = None,
-        on_start: Callable[[RunHandle], None] | None = None,
-        on_finish: Callable[[RunHandle], None] | None = None,
-    ) -> RunHandle:
+        on_start: Callable[[ManagedRun], None] | None = None,
+        on_finish: Callable[[ManagedRun], None] | None = None,
+    ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Preparing stores the run, which may wait for another process's
         write lock, so it happens in a thread while the loop serves others. Raises
@@ -164,44 +175,59 @@ class RunManager:
         run: Run,
         *,
         observer: RunObserver | None = None,
-        on_start: Callable[[RunHandle], None] | None = None,
-        on_finish: Callable[[RunHandle], None] | None = None,
-    ) -> RunHandle:
-        """Start executing a run already prepared by this manager's runtime.
-
-        ``on_start`` is called with the handle before the run's first event; ``observer``
-        sees every live event from the first; ``on_finish`` is called once the run has
-        ended and everything it emitted is stored. When this returns the
-        runtime knows the run, so :meth:`cancel` reaches it."""
-        if self._closing:
-            raise RunManagerClosed()
-        handle = RunHandle(run)
-        if observer is not None:
-            handle.add_observer(observer)
-        self._handles[run.id] = handle
-        if on_start is not None:
-            on_start(handle)
-        handle._task = asyncio.get_running_loop().create_task(
-            self._execute(handle, on_finish), name=f"thoughtline run {run.id}"
-        )
-        handle._task.add_done_callback(self._log_failure)
+        on_start: Callable[[ManagedRun], None] | None = None,
+        on_finish: Callable[[ManagedRun], None] | None = None,
+    ) -> ManagedRun:
+        """Start executing a run already prepared by this manager's runtime, as
+        :meth:`launch` does. When this returns the runtime knows the run, so
+        :meth:`cancel` reaches it."""
+        managed = self.launch(run, observer=observer, on_start=on_start, on_finish=on_finish)
         # Let the task start, so the runtime has registered the run when we return.
         await asyncio.sleep(0)
-        return handle
+        return managed
+
+    def launch(
+        self,
+        run: Run,
+        *,
+        observer: RunObserver | None = None,
+        on_start: Callable[[ManagedRun], None] | None = None,
+        on_finish: Callable[[ManagedRun], None] | None = None,
+    ) -> ManagedRun:
+        """Schedule a run already prepared by this manager's runtime on the running
+        event loop, for callers that cannot await (the runtime learns of the run once
+        the loop next runs, so a :meth:`cancel` before then returns False).
+
+        ``on_start`` is called with the managed run before the run's first event;
+        ``observer`` sees every live event from the first; ``on_finish`` is called once
+        the run has ended and everything it emitted is stored."""
+        if self._closing:
+            raise RunManagerClosed()
+        managed = ManagedRun(run)
+        if observer is not None:
+            managed.add_observer(observer)
+        self._runs[run.id] = managed
+        if on_start is not None:
+            on_start(managed)
+        managed._task = asyncio.get_running_loop().create_task(
+            self._execute(managed, on_finish), name=f"thoughtline run {run.id}"
+        )
+        managed._task.add_done_callback(self._log_failure)
+        return managed
 
     async def _execute(
-        self, handle: RunHandle, on_finish: Callable[[RunHandle], None] | None
+        self, managed: ManagedRun, on_finish: Callable[[ManagedRun], None] | None
     ) -> Run:
         try:
-            return await self.runtime.execute(handle.run, observer=handle._observe)
+            return await self.runtime.execute(managed.run, observer=managed._observe)
         finally:
-            self._handles.pop(handle.run_id, None)
-            handle._close()
+            self._runs.pop(managed.run_id, None)
+            managed._close()
             if on_finish is not None:
                 try:
-                    on_finish(handle)
+                    on_finish(managed)
                 except Exception:
-                    logger.exception("finishing run %s failed", handle.run_id)
+                    logger.exception("finishing run %s failed", managed.run_id)
 
     def _log_failure(self, task: asyncio.Task[Run]) -> None:
         if task.cancelled():
@@ -213,13 +239,13 @@ class RunManager:
         elif error is not None:  # the runtime records task failures itself: a bug
             logger.error("run %s failed unexpectedly", run_id, exc_info=error)
 
-    def get(self, run_id: str) -> RunHandle | None:
-        """The handle of a run executing here, or None."""
-        return self._handles.get(run_id)
+    def get(self, run_id: str) -> ManagedRun | None:
+        """The managed run executing here with that id, or None."""
+        return self._runs.get(run_id)
 
-    def running(self) -> list[RunHandle]:
+    def running(self) -> list[ManagedRun]:
         """Every run executing here, in the order they started."""
-        return list(self._handles.values())
+        return list(self._runs.values())
 
     def cancel(self, run_id: str) -> bool:
         """Ask a run executing here to stop: its running tasks end ``cancelled`` with
@@ -227,9 +253,9 @@ class RunManager:
         return self.runtime.cancel(run_id)
 
     async def wait(self, run_id: str, timeout_s: float | None = None) -> Run | None:
-        """:meth:`RunHandle.wait` for a run executing here; None when it is not."""
-        handle = self._handles.get(run_id)
-        return None if handle is None else await handle.wait(timeout_s)
+        """:meth:`ManagedRun.wait` for a run executing here; None when it is not."""
+        managed = self._runs.get(run_id)
+        return None if managed is None else await managed.wait(timeout_s)
 
     def interrupt_all(self) -> list[str]:
         """Start no more runs and stop every run executing here: they end
@@ -242,7 +268,7 @@ class RunManager:
         """Interrupt every run and wait, at most ``grace_s`` seconds, until each has
         recorded its end; executions still going then are cancelled."""
         self.interrupt_all()
-        tasks = [handle._task for handle in self._handles.values() if handle._task]
+        tasks = [managed._task for managed in self._runs.values() if managed._task]
         if not tasks:
             return
         _done, pending = await asyncio.wait(tasks, timeout=grace_s)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
-from thoughtline.runtime.background import RunHandle, RunManager, RunManagerClosed
+from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.errors import ApiError
@@ -135,10 +135,10 @@ class Daemon:
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
         return handle.run
 
-    def _started(self, handle: RunHandle) -> None:
+    def _started(self, handle: ManagedRun) -> None:
         self.hub.open(handle.run_id, handle.run.snapshot())
 
-    def _finished(self, handle: RunHandle) -> None:
+    def _finished(self, handle: ManagedRun) -> None:
         # Everything the run emitted is in the store once it has finished.
         self.hub.close(handle.run_id)
 

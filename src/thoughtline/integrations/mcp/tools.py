@@ -15,7 +15,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.background import RunHandle, RunManager
+from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.base import Store
@@ -73,7 +73,7 @@ class ThoughtlineMCP:
         """Run a request through thoughtline specialists and return the run snapshot."""
         listening: list[asyncio.Queue[RunEvent | None]] = []
 
-        def listen(handle: RunHandle) -> None:  # before the run's first event
+        def listen(handle: ManagedRun) -> None:  # before the run's first event
             listening.append(handle.subscribe())
 
         try:
