@@ -181,7 +181,7 @@ def test_a_task_that_never_started_is_announced_pending_then_failed() -> None:
     ("meta", "message"),
     [
         ({"chain_of_thought": "loud"}, "Unknown chain_of_thought mode 'loud'"),
-        ({"effort": "extreme"}, "unknown effort 'extreme'"),
+        ({"effort": "extreme"}, "Unknown effort 'extreme'"),
         ({"roles": "engineer"}, "roles must be a list of role names"),
         ({"model": ""}, "model must be a non-empty string"),
         ("surface", "must be an object"),

@@ -359,7 +359,7 @@ async def test_bad_input_comes_back_as_tool_errors_with_codes(
         ("orchestration_run", {"request": "x", "roles": ["wizard"]}, "ROLE_UNKNOWN"),
         ("orchestration_run", {"request": "x", "provider": "nowhere"}, "ENDPOINT_UNKNOWN"),
         ("orchestration_run", {"request": "x", "provider": "deepseek"}, "PROVIDER_KEY_MISSING"),
-        ("orchestration_run", {"request": "x", "effort": "turbo"}, "CONFIG_INVALID"),
+        ("orchestration_run", {"request": "x", "effort": "turbo"}, "EFFORT_UNKNOWN"),
         ("orchestration_status", {"run_id": "run_missing"}, "RUN_NOT_FOUND"),
     ]
     async with mcp_server(tmp_path, environ) as server:

@@ -20,6 +20,7 @@ from acp.schema import (
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
+from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.disclosure import check_mode
 from thoughtline.runtime.runner import Runtime
 
@@ -130,12 +131,14 @@ def parse_mode(value: object, where: str) -> str:
 
 
 def parse_effort(value: object, where: str) -> str:
-    if not isinstance(value, str) or value not in EFFORTS:
+    if not isinstance(value, str):
         raise invalid_params(
-            f"{where}: unknown effort {value!r}. Allowed values: {', '.join(EFFORTS)}.",
-            code="EFFORT_UNKNOWN",
+            f"{where}: effort must be one of {', '.join(EFFORTS)}.", code="EFFORT_UNKNOWN"
         )
-    return value
+    try:
+        return check_effort(value, where)
+    except ThoughtlineError as exc:
+        raise from_thoughtline(exc) from None
 
 
 def validate_settings(runtime: Runtime, settings: SessionSettings) -> None:

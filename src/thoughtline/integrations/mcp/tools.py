@@ -14,8 +14,8 @@ from pydantic import Field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
-from thoughtline.requests import EFFORTS
 from thoughtline.runtime.background import ManagedRun, RunManager
+from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.base import Store
@@ -77,11 +77,8 @@ class ThoughtlineMCP:
             listening.append(handle.subscribe())
 
         try:
-            if effort is not None and effort not in EFFORTS:
-                raise ThoughtlineError(
-                    "CONFIG_INVALID",
-                    f"Unknown effort {effort!r}. Allowed values: {', '.join(EFFORTS)}.",
-                )
+            if effort is not None:
+                check_effort(effort, "effort")
             spec = spec_from_roles(request, roles, provider=provider, model=model, effort=effort)
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
