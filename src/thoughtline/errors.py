@@ -41,6 +41,8 @@ ErrorCode: TypeAlias = Literal[
     "STORE_UNAVAILABLE",
     "RUN_INTERRUPTED",
     "RUN_NOT_FOUND",
+    "TRACE_LAYER_UNKNOWN",
+    "SHUTTING_DOWN",
     "ROLE_UNKNOWN",
     "ROLE_INVALID",
     "RUN_TOO_MANY_TASKS",
@@ -70,6 +72,13 @@ ErrorCode: TypeAlias = Literal[
     "HOST_MISSING",
     "CROSS_SITE_REQUEST",
     "UNSUPPORTED_MEDIA_TYPE",
+    # ACP agent (the ``code`` in a JSON-RPC error's data)
+    "SESSION_UNKNOWN",
+    "SESSION_BUSY",
+    "SESSION_SETTINGS_INVALID",
+    "CONFIG_OPTION_UNKNOWN",
+    "PROMPT_EMPTY",
+    "PROMPT_CONTENT_UNSUPPORTED",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(
