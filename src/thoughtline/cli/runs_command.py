@@ -12,7 +12,7 @@ from thoughtline.cli._context import open_store
 from thoughtline.cli.live_view import print_outputs, summary_table, text_console
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS
+from thoughtline.records import TRACE_LAYERS, TraceLayer
 
 
 def _not_found(run_id: str | None) -> ThoughtlineError:
@@ -93,13 +93,13 @@ def runs_command(limit: int, as_json: bool) -> None:
 @click.argument("run_id")
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trace events.")
-def trace_command(run_id: str, layer: str | None, as_json: bool) -> None:
+def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
     """Operator view of a run's trace (answer, reasoning, provider_raw layers)."""
     store = open_store(load_config())
     try:
         if store.get_run(run_id) is None:
             raise _not_found(run_id)
-        events = store.trace(run_id, layer)  # type: ignore[arg-type]
+        events = store.trace(run_id, layer)
     finally:
         store.close()
     if as_json:
