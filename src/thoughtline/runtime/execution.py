@@ -142,6 +142,9 @@ class RunExecution:
         for the GIL between every statement)."""
         store = self.runtime.store
         events = self.trace.take()
+        # The event log first: a row must never say more than the log behind it, so when
+        # the disk fills between the two, recovery rebuilds the task from a complete log.
+        self.flush_events()
         if self.store_failure is not None:
             return
         try:
@@ -153,8 +156,6 @@ class RunExecution:
                 store.append_trace(events)
         except StoreError as exc:
             self.store_failed(exc)
-            return
-        self.flush_events()
 
     async def go(self) -> Run:
         run = self.run
