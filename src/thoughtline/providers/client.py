@@ -15,34 +15,40 @@ are capped here. Reading stops at the first error.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from types import TracebackType
-from typing import Final, Self
+from typing import Self
 
 import httpx2
 
 from thoughtline.accumulator import ModelResponse, ResponseAccumulator
 from thoughtline.errors import ProviderError
-from thoughtline.events import (
-    Error,
-    ReasoningDelta,
-    ReasoningStart,
-    ResponseStarted,
-    StreamEvent,
-    TextDelta,
-    Usage,
-    Warning,
+from thoughtline.events import Error, StreamEvent
+from thoughtline.providers._attempt import AttemptOutcome, CallClock, route
+from thoughtline.providers._capture import (
+    MAX_BODY_BYTES,
+    MAX_ERROR_BODY_BYTES,
+    build_exchange,
+    iter_body,
+    read_bounded,
+)
+from thoughtline.providers._deadline import Deadline, DeadlineExceeded
+from thoughtline.providers._transport_errors import (
+    body_too_large,
+    error_event,
+    lost_detail,
+    total_timeout_error,
+    transport_error,
 )
 from thoughtline.providers.base import CallContext, WireAdapter, WireRequest, interrupted_error
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.exchange import Attempt, Exchange, ExchangeTimings
+from thoughtline.providers.exchange import Attempt, Exchange
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
 from thoughtline.requests import ModelRequest
 from thoughtline.wire.jsonio import dumps_bytes
@@ -55,46 +61,6 @@ __all__ = [
     "RetryPolicy",
     "Timeouts",
 ]
-
-MAX_ERROR_BODY_BYTES: Final = 1_000_000
-"""An HTTP error body is read up to this size; the rest is not read."""
-MAX_BODY_BYTES: Final = 64 * 1024 * 1024
-"""Cap on a whole non-streamed response body, and on the bytes of a stream kept for the
-exchange (capture stops there; decoding goes on)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RetryPolicy:
-    """Jittered exponential backoff for 408/409/429/5xx/529 and connection errors.
-
-    A provider's ``retry-after``/``retry-after-ms`` wins over the computed delay; a
-    requested wait longer than ``max_retry_after_s`` is not waited for (the error is
-    returned instead, saying so).
-    """
-
-    max_retries: int = 2
-    initial_delay_s: float = 0.5
-    max_delay_s: float = 8.0
-    jitter: float = 0.25
-    max_retry_after_s: float = 60.0
-
-    def delay(self, retry_number: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None:
-            return retry_after_s
-        base = min(self.max_delay_s, self.initial_delay_s * (2 ** (retry_number - 1)))
-        return float(max(0.0, base * (1.0 + random.uniform(-self.jitter, self.jitter))))
-
-
-@dataclass(slots=True)
-class _Clock:
-    started: float = field(default_factory=time.perf_counter)
-    started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
-    first_byte_ms: float | None = None
-    first_reasoning_ms: float | None = None
-    first_text_ms: float | None = None
-
-    def ms(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000.0, 3)
 
 
 class ProviderClient:
@@ -218,7 +184,7 @@ class ProviderCall:
 
     async def _attempts(self) -> AsyncIterator[list[StreamEvent]]:
         client = self._client
-        clock = _Clock()
+        clock = CallClock()
         attempts: list[Attempt] = []
         wire = client.adapter.build_request(self.request, self.context)
         # Serialized once: every attempt sends these bytes and the exchange records them.
@@ -228,15 +194,15 @@ class ProviderCall:
         try:
             headers = {**wire.headers, **client._auth_headers()}
         except ProviderError as exc:
-            yield [_error_event(exc)]
+            yield [error_event(exc)]
             self.exchange = self._exchange(wire, {}, clock, attempts, None, {}, [])
             return
         waited = 0.0
         retry_number = 0
         while True:
             attempt_started = time.perf_counter()
-            outcome = _AttemptOutcome()
-            deadline = _Deadline(client.timeouts.total)
+            outcome = AttemptOutcome()
+            deadline = Deadline(client.timeouts.total)
             try:
                 response = await self._open(wire, headers, clock, outcome, deadline)
                 if response is not None:
@@ -298,9 +264,9 @@ class ProviderCall:
         self,
         wire: WireRequest,
         headers: dict[str, str],
-        clock: _Clock,
-        outcome: _AttemptOutcome,
-        deadline: _Deadline,
+        clock: CallClock,
+        outcome: AttemptOutcome,
+        deadline: Deadline,
     ) -> httpx2.Response | None:
         """Send one attempt. Returns the open response to stream from, or ``None`` when
         the attempt already failed (the error is in ``outcome``, so the caller can retry)."""
@@ -325,7 +291,7 @@ class ProviderCall:
             outcome.error = (
                 self._total_timeout(outcome)
                 if deadline.expired
-                else _transport_error(client.endpoint, client.timeouts, exc)
+                else transport_error(client.endpoint, client.timeouts, exc)
             )
             return None
         finally:
@@ -336,7 +302,7 @@ class ProviderCall:
             return response
         deadline.waiting = True
         try:
-            body = await _read_bounded(response)
+            body = await read_bounded(response)
         except asyncio.CancelledError:
             if not deadline.absorb():
                 raise
@@ -352,18 +318,18 @@ class ProviderCall:
         error = client.adapter.parse_error(
             response.status_code, response.headers, body, self.context
         )
-        outcome.error = _error_event(error)
+        outcome.error = error_event(error)
         outcome.retry_after_s = error.retry_after_s
         return None
 
     async def _decode(
         self,
         response: httpx2.Response,
-        clock: _Clock,
-        outcome: _AttemptOutcome,
-        deadline: _Deadline,
+        clock: CallClock,
+        outcome: AttemptOutcome,
+        deadline: Deadline,
     ) -> AsyncIterator[list[StreamEvent]]:
-        """Bytes → decoder → batches of events to deliver (see ``_route``).
+        """Bytes → decoder → batches of events to deliver (see ``_attempt.route``).
 
         Reading stops at the first error (a hostile stream may never end), when the
         attempt's deadline expires, and when a non-streamed body passes the size cap."""
@@ -374,11 +340,11 @@ class ProviderCall:
         capture = client.capture_body or not streamed
         captured = outcome.body_chunks
         room = client.max_body_bytes
-        next_chunk = _body_chunks(response).__anext__
+        next_chunk = iter_body(response).__anext__
         try:
             while True:
                 if deadline.expired:
-                    raise _DeadlineExceeded
+                    raise DeadlineExceeded
                 deadline.waiting = True
                 try:
                     chunk = await next_chunk()
@@ -386,7 +352,7 @@ class ProviderCall:
                     break
                 except asyncio.CancelledError:
                     if deadline.absorb():
-                        raise _DeadlineExceeded from None
+                        raise DeadlineExceeded from None
                     raise
                 finally:
                     deadline.waiting = False
@@ -397,27 +363,27 @@ class ProviderCall:
                     if room >= 0:
                         captured.append(chunk)
                     elif decoder is None:
-                        outcome.error = _body_too_large(client.max_body_bytes)
+                        outcome.error = body_too_large(client.max_body_bytes)
                         return
                     else:  # the exchange keeps the start of a very long stream
                         outcome.capture_truncated = True
                         capture = False
                 if decoder is not None:
-                    batch = self._route(decoder.feed(chunk), clock, outcome)
+                    batch = route(decoder.feed(chunk), clock, outcome)
                     if batch:
                         yield batch
                     if outcome.error is not None:
                         return
-        except _DeadlineExceeded:
+        except DeadlineExceeded:
             outcome.error = self._total_timeout(outcome)
             return
         except (httpx2.TransportError, httpx2.StreamError) as exc:
             if deadline.expired:
                 outcome.error = self._total_timeout(outcome)
             elif outcome.delivered:
-                outcome.error = interrupted_error(_lost_detail(client.timeouts, exc))
+                outcome.error = interrupted_error(lost_detail(client.timeouts, exc))
             else:
-                outcome.error = _transport_error(client.endpoint, client.timeouts, exc)
+                outcome.error = transport_error(client.endpoint, client.timeouts, exc)
             return
         if decoder is not None:
             remaining = decoder.close()
@@ -425,7 +391,7 @@ class ProviderCall:
             body = b"".join(captured)
             remaining = client.adapter.decode_body(body, self.request, self.context)
         if outcome.error is None:
-            batch = self._route(remaining, clock, outcome)
+            batch = route(remaining, clock, outcome)
             if batch:
                 yield batch
         if outcome.error is None and held:
@@ -433,72 +399,20 @@ class ProviderCall:
             yield list(held)
             held.clear()
 
-    def _total_timeout(self, outcome: _AttemptOutcome) -> Error:
+    def _total_timeout(self, outcome: AttemptOutcome) -> Error:
         """The error for an attempt stopped by its total timeout. Not retried: the attempt
         used the whole budget, and what arrived has been delivered already."""
         outcome.final = True
-        endpoint = self._client.endpoint
-        seconds = self._client.timeouts.total
-        kept = " What arrived before that is kept." if outcome.delivered else ""
-        if endpoint.timeouts.total is not None:
-            key = f"[providers.{endpoint.name}.timeouts] total"
-        else:
-            key = (
-                f"[timeouts] total (or [providers.{endpoint.name}.timeouts] total for "
-                "this endpoint alone)"
-            )
-        return Error(
-            code="PROVIDER_TIMEOUT",
-            message=f"The call to {endpoint.name} exceeded the total timeout of "
-            f"{seconds:g} s and was stopped.{kept} If the provider needs longer, raise "
-            f"{key} in thoughtline.toml.",
-            retryable=True,
+        client = self._client
+        return total_timeout_error(
+            client.endpoint, client.timeouts.total, delivered=outcome.delivered
         )
-
-    def _route(
-        self, events: list[StreamEvent], clock: _Clock, outcome: _AttemptOutcome
-    ) -> list[StreamEvent]:
-        """The events to deliver now. Bookkeeping events are held until content flows
-        (so a retry can discard them); an error is kept in ``outcome``, not delivered;
-        first-reasoning / first-text times are recorded."""
-        if not events:
-            return events
-        if (
-            outcome.delivered
-            and clock.first_text_ms is not None
-            and clock.first_reasoning_ms is not None
-            and type(events[-1]) is not Error  # an error is always a batch's last event
-        ):
-            return events  # the steady state: nothing to hold, time or intercept
-        out: list[StreamEvent] = []
-        for event in events:
-            if outcome.error is not None:
-                break
-            if isinstance(event, Error):
-                outcome.error = event
-                break
-            if not outcome.delivered:
-                if isinstance(event, ResponseStarted | Usage | Warning):
-                    outcome.held.append(event)
-                    continue
-                outcome.delivered = True
-                out.extend(outcome.held)
-                outcome.held.clear()
-            if clock.first_text_ms is None or clock.first_reasoning_ms is None:
-                if clock.first_reasoning_ms is None and isinstance(
-                    event, ReasoningStart | ReasoningDelta
-                ):
-                    clock.first_reasoning_ms = clock.ms()
-                elif clock.first_text_ms is None and isinstance(event, TextDelta):
-                    clock.first_text_ms = clock.ms()
-            out.append(event)
-        return out
 
     def _exchange(
         self,
         wire: WireRequest,
         headers: dict[str, str],
-        clock: _Clock,
+        clock: CallClock,
         attempts: list[Attempt],
         status: int | None,
         response_headers: dict[str, str],
@@ -506,185 +420,21 @@ class ProviderCall:
         *,
         body_truncated: bool = False,
     ) -> Exchange:
-        redactor = self._client.redactor
-        body = (
-            b"".join(body_chunks)
-            if (self._client.capture_body or (status is not None and status >= 400))
-            else None
-        )
-        return Exchange(
-            endpoint=self._client.endpoint.name,
-            wire_api=self._client.adapter.wire_api,
-            method=wire.method,
-            url=redactor.url(wire.url),
-            request_headers=redactor.headers(headers),
-            request_body=redactor.text(self._request_body.decode("utf-8")),
-            status=status,
-            response_headers=redactor.headers(response_headers),
-            response_body=None if body is None else redactor.bytes(body),
-            response_body_truncated=body_truncated and body is not None,
+        client = self._client
+        return build_exchange(
+            redactor=client.redactor,
+            endpoint_name=client.endpoint.name,
+            wire_api=client.adapter.wire_api,
+            wire=wire,
+            headers=headers,
+            request_body=self._request_body,
             streamed=self.request.stream,
-            timings=ExchangeTimings(
-                started_at=clock.started_at,
-                first_byte_ms=clock.first_byte_ms,
-                first_reasoning_ms=clock.first_reasoning_ms,
-                first_text_ms=clock.first_text_ms,
-                total_ms=clock.ms(),
-            ),
-            attempts=tuple(attempts),
             capability=self.context.capability.describe(),
+            capture_body=client.capture_body,
+            clock=clock,
+            attempts=attempts,
+            status=status,
+            response_headers=response_headers,
+            body_chunks=body_chunks,
+            body_truncated=body_truncated,
         )
-
-
-@dataclass(slots=True)
-class _AttemptOutcome:
-    status: int | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-    error: Error | None = None
-    retry_after_s: float | None = None
-    delivered: bool = False
-    held: list[StreamEvent] = field(default_factory=list)
-    body_chunks: list[bytes] = field(default_factory=list)
-    final: bool = False  # not to be retried whatever its code says
-    capture_truncated: bool = False
-
-
-class _DeadlineExceeded(Exception):
-    """The attempt's total timeout expired (internal; it becomes an ``Error`` event)."""
-
-
-class _Deadline:
-    """The ``total`` timeout of one attempt, kept by a timer, not by chunk arrival.
-
-    ``asyncio.timeout`` cannot wrap a generator that yields to its consumer: it would
-    cancel whatever the consumer is awaiting. So the transport marks the moments it
-    awaits the network (``waiting``). When the timer fires during one, it cancels the
-    task, the await raises ``CancelledError`` and :meth:`absorb` turns that back into a
-    timeout; otherwise it sets ``expired``, which the read loop checks before each
-    read. Per chunk that costs two attribute stores and one load, no clock call.
-
-    The task that starts the attempt must be the one that iterates the call (as
-    ``async for`` does).
-    """
-
-    __slots__ = ("_cancelled", "_cancelling", "_handle", "_task", "expired", "waiting")
-
-    def __init__(self, seconds: float | None) -> None:
-        self.expired = False
-        self.waiting = False
-        self._cancelled = False
-        self._task = asyncio.current_task()
-        self._cancelling = 0 if self._task is None else self._task.cancelling()
-        self._handle: asyncio.TimerHandle | None = None
-        if seconds is not None and self._task is not None:
-            self._handle = asyncio.get_running_loop().call_later(seconds, self._fire)
-
-    def _fire(self) -> None:
-        self.expired = True
-        if self.waiting and self._task is not None:
-            self._cancelled = True
-            self._task.cancel()
-
-    def absorb(self) -> bool:
-        """For a ``CancelledError`` raised while waiting: True when the timer caused it
-        (the cancellation is withdrawn), False when the task was cancelled by someone
-        else, which must propagate."""
-        if not self._cancelled or self._task is None:
-            return False
-        self._cancelled = False
-        return self._task.uncancel() <= self._cancelling
-
-    def disarm(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        if self._cancelled and self._task is not None:
-            # The timer's cancellation was turned into another error on the way (the
-            # read still failed, and was reported as a timeout): withdraw it.
-            self._cancelled = False
-            self._task.uncancel()
-
-
-def _body_chunks(response: httpx2.Response) -> AsyncIterator[bytes]:
-    """The response body as it arrives. Without a content encoding the raw chunks are
-    the body, and reading them directly skips httpx2's decoding layers on the hot path."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding == "identity" and not response.is_stream_consumed:
-        return response.aiter_raw()
-    return response.aiter_bytes()  # decodes gzip & co; also serves already-read bodies
-
-
-async def _read_bounded(response: httpx2.Response) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= MAX_ERROR_BODY_BYTES:
-            break
-    return b"".join(parts)[:MAX_ERROR_BODY_BYTES]
-
-
-def _error_event(exc: ProviderError) -> Error:
-    return Error(
-        code=exc.code,
-        message=exc.message,
-        retryable=exc.retryable,
-        status=exc.status,
-        provider_error_type=exc.provider_error_type,
-    )
-
-
-def _transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> Error:
-    """A failure before any content arrived (retryable: the next attempt may work)."""
-    detail = str(exc) or type(exc).__name__
-    where = f"{endpoint.name} at {endpoint.base_url}"
-    name = endpoint.name
-    if isinstance(exc, httpx2.ConnectTimeout):
-        message = (
-            f"Could not connect to {where} within {timeouts.connect:g} s. Check that the "
-            f"server is reachable, or raise [timeouts] connect (or "
-            f"[providers.{name}.timeouts] connect)."
-        )
-    elif isinstance(exc, httpx2.ReadTimeout):
-        message = (
-            f"{where} sent nothing for {timeouts.read:g} s (the read timeout). Try again, "
-            f"or raise [timeouts] read (or [providers.{name}.timeouts] read) if the model "
-            "needs longer before it starts answering."
-        )
-    elif isinstance(exc, httpx2.PoolTimeout):
-        message = (
-            f"No connection to {where} became free within {timeouts.pool:g} s. "
-            "Lower max_concurrency."
-        )
-    elif isinstance(exc, httpx2.TimeoutException):
-        message = f"{where} did not answer in time ({detail}). Try again."
-    else:
-        message = (
-            f"Cannot reach {where} ({detail}). "
-            "Check that the server is running and the base URL is right."
-        )
-    code = (
-        "PROVIDER_TIMEOUT" if isinstance(exc, httpx2.TimeoutException) else "PROVIDER_UNREACHABLE"
-    )
-    return Error(code=code, message=message, retryable=True)
-
-
-def _lost_detail(timeouts: Timeouts, exc: Exception) -> str:
-    """Why a stream that had delivered content stopped, for the interruption error."""
-    if isinstance(exc, httpx2.ReadTimeout):
-        return (
-            f"nothing arrived for {timeouts.read:g} s, the read timeout; raise "
-            "[timeouts] read to wait longer"
-        )
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return f"connection lost: {detail}"
-
-
-def _body_too_large(limit: int) -> Error:
-    return Error(
-        code="PROVIDER_MALFORMED_RESPONSE",
-        message=f"The provider's response body is larger than {limit // (1024 * 1024)} MiB; "
-        "thoughtline stopped reading it. Use streaming, or check the base URL points at "
-        "the provider's API.",
-        retryable=False,
-    )
