@@ -31,130 +31,48 @@ import json
 import re
 import socket
 import threading
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any
 from urllib.parse import parse_qsl
 
+from thoughtline.testing._asgi import (
+    Receive,
+    Scope,
+    Send,
+    hold_open,
+    lifespan,
+    plain,
+    read_body,
+    start_stream,
+    until_disconnected,
+)
+from thoughtline.testing.faults import (
+    Fault,
+    FaultKind,
+    HoldPoint,
+    apply_to_frames,
+    frames_before_hold,
+)
 from thoughtline.testing.transcript import (
-    Frame,
     FrameRole,
     SimReasoning,
     SimRequest,
-    StreamErrorKind,
     Transcript,
     WireRenderer,
 )
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
-Scope: TypeAlias = MutableMapping[str, Any]
-Message: TypeAlias = MutableMapping[str, Any]
-Receive: TypeAlias = Callable[[], Awaitable[Message]]
-Send: TypeAlias = Callable[[Message], Awaitable[None]]
-
-FaultKind: TypeAlias = Literal[
-    "http_error",
-    "cut_mid_reasoning",
-    "cut_mid_answer",
-    "malformed_json",
-    "stream_error",
-    "slow_first_byte",
-    "keep_alive_forever",
-    "stall",
-    "endless_line",
+__all__ = [
+    "DEFAULT_TRANSCRIPT",
+    "Fault",
+    "FaultKind",
+    "HoldPoint",
+    "Profile",
+    "Route",
+    "Simulator",
+    "SimulatorServer",
 ]
-HoldPoint: TypeAlias = Literal["start", "mid_reasoning", "mid_answer"]
-"""Where a held stream stops sending content: right after the response headers, or
-halfway through the reasoning or answer frames (as the ``cut_*`` faults count them)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Fault:
-    """A failure to inject into the next matching request(s)."""
-
-    kind: FaultKind
-    status: int = 500
-    message: str = "simulated failure"
-    retry_after_s: float | None = None
-    retry_after_ms: int | None = None
-    stream_error_kind: StreamErrorKind = "overloaded"
-    delay_s: float = 0.0
-    at: HoldPoint = "mid_answer"
-    interval_s: float = 1.0
-    max_s: float = 60.0
-    size_bytes: int = 0
-
-    @classmethod
-    def rate_limited(
-        cls, *, retry_after_s: float | None = None, retry_after_ms: int | None = None
-    ) -> Fault:
-        return cls(
-            kind="http_error",
-            status=429,
-            message="Rate limit reached (simulated).",
-            retry_after_s=retry_after_s,
-            retry_after_ms=retry_after_ms,
-        )
-
-    @classmethod
-    def overloaded(cls) -> Fault:
-        return cls(kind="http_error", status=529, message="Overloaded (simulated).")
-
-    @classmethod
-    def server_error(cls, status: int = 500) -> Fault:
-        return cls(kind="http_error", status=status, message="Internal server error (simulated).")
-
-    @classmethod
-    def http_error(cls, status: int, message: str) -> Fault:
-        return cls(kind="http_error", status=status, message=message)
-
-    @classmethod
-    def cut_mid_reasoning(cls) -> Fault:
-        """Close the connection halfway through the reasoning frames."""
-        return cls(kind="cut_mid_reasoning")
-
-    @classmethod
-    def cut_mid_answer(cls) -> Fault:
-        """Close the connection halfway through the answer frames."""
-        return cls(kind="cut_mid_answer")
-
-    @classmethod
-    def malformed_json(cls) -> Fault:
-        """Send a frame with broken JSON after the first frame."""
-        return cls(kind="malformed_json")
-
-    @classmethod
-    def stream_error(
-        cls, kind: StreamErrorKind = "overloaded", message: str = "Overloaded (simulated)."
-    ) -> Fault:
-        """An error event inside an HTTP-200 stream, after the reasoning frames."""
-        return cls(kind="stream_error", stream_error_kind=kind, message=message)
-
-    @classmethod
-    def slow_first_byte(cls, delay_s: float) -> Fault:
-        return cls(kind="slow_first_byte", delay_s=delay_s)
-
-    @classmethod
-    def keep_alive_forever(
-        cls, *, at: HoldPoint = "mid_answer", interval_s: float = 1.0, max_s: float = 60.0
-    ) -> Fault:
-        """Stop the content at ``at``, then send the provider's keep-alive (Anthropic
-        ``event: ping``, an SSE comment, a blank NDJSON line) every ``interval_s``
-        until the client leaves (at most ``max_s``): bytes keep flowing, nothing comes."""
-        return cls(kind="keep_alive_forever", at=at, interval_s=interval_s, max_s=max_s)
-
-    @classmethod
-    def stall(cls, *, at: HoldPoint = "start", max_s: float = 60.0) -> Fault:
-        """Stop sending at ``at`` and keep the connection open in silence until the
-        client leaves (at most ``max_s``)."""
-        return cls(kind="stall", at=at, max_s=max_s)
-
-    @classmethod
-    def endless_line(cls, size_bytes: int) -> Fault:
-        """Answer 200 and stream ``size_bytes`` bytes of one line that never ends (no
-        newline), in 64 KiB chunks, then close: a broken or hostile server."""
-        return cls(kind="endless_line", size_bytes=size_bytes)
-
 
 DEFAULT_TRANSCRIPT = Transcript(
     reasoning=(
@@ -285,7 +203,7 @@ class Simulator:
     # -- ASGI ----------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -295,14 +213,14 @@ class Simulator:
             return
         match = self._route(path)
         if match is None:
-            await _plain(send, 404, b'{"error": "no simulated provider at this path"}')
+            await plain(send, 404, b'{"error": "no simulated provider at this path"}')
             return
         profile, renderer = match
-        raw_body = await _read_body(receive)
+        raw_body = await read_body(receive)
         try:
             body: dict[str, Any] | None = loads_object(raw_body) if raw_body else None
         except MalformedJSON:
-            await _plain(send, 400, renderer.error_body(400, "request body is not JSON"))
+            await plain(send, 400, renderer.error_body(400, "request body is not JSON"))
             return
         headers = {
             key.decode("latin-1").lower(): value.decode("latin-1")
@@ -344,7 +262,7 @@ class Simulator:
         if not rest:
             data = [{"type": "model", "id": model_id} for model_id in self.anthropic_models]
             body = {"data": data, "has_more": False, "first_id": None, "last_id": None}
-            await _plain(send, 200, json.dumps(body).encode())
+            await plain(send, 200, json.dumps(body).encode())
             return
         capabilities = self.anthropic_models.get(rest)
         if capabilities is None:
@@ -352,10 +270,10 @@ class Simulator:
                 "type": "error",
                 "error": {"type": "not_found_error", "message": f"model: {rest}"},
             }
-            await _plain(send, 404, json.dumps(error).encode())
+            await plain(send, 404, json.dumps(error).encode())
             return
         info = {"type": "model", "id": rest, "display_name": rest, "capabilities": capabilities}
-        await _plain(send, 200, json.dumps(info).encode())
+        await plain(send, 200, json.dumps(info).encode())
 
     def _route(self, path: str) -> tuple[Profile, WireRenderer] | None:
         for profile in self.profiles.values():
@@ -378,7 +296,7 @@ class Simulator:
         receive: Receive,
     ) -> None:
         if fault is not None and fault.kind == "slow_first_byte":
-            gone = asyncio.ensure_future(_disconnected(receive))
+            gone = asyncio.ensure_future(until_disconnected(receive))
             try:
                 await asyncio.wait({gone}, timeout=fault.delay_s)
                 if gone.done():
@@ -391,7 +309,7 @@ class Simulator:
                 headers["retry-after"] = f"{fault.retry_after_s:g}"
             if fault.retry_after_ms is not None:
                 headers["retry-after-ms"] = str(fault.retry_after_ms)
-            await _plain(
+            await plain(
                 send, fault.status, renderer.error_body(fault.status, fault.message), headers
             )
             return
@@ -399,13 +317,13 @@ class Simulator:
             await self._hostile(send, receive, renderer, transcript, request, fault)
             return
         if not request.stream:
-            await _plain(send, 200, renderer.body(transcript, request))
+            await plain(send, 200, renderer.body(transcript, request))
             return
         frames = renderer.stream_frames(transcript, request)
-        await _start_stream(send, renderer.stream_content_type)
+        await start_stream(send, renderer.stream_content_type)
         observer = self.on_frame_sent
         roles = [frame.role for frame in frames] if fault is None else None
-        for index, data in enumerate(_with_fault(frames, renderer, fault)):
+        for index, data in enumerate(apply_to_frames(frames, renderer, fault)):
             if data is None:
                 # Abort: uvicorn closes the socket without ending the chunked body, so
                 # the client sees a broken stream, exactly like a dropped connection.
@@ -428,7 +346,7 @@ class Simulator:
     ) -> None:
         """Faults that keep the response going without ever finishing it."""
         content_type = renderer.stream_content_type if request.stream else "application/json"
-        await _start_stream(send, content_type)
+        await start_stream(send, content_type)
         if fault.kind == "endless_line":
             block = b"data: " + b"x" * (64 * 1024 - 6)
             sent = 0
@@ -440,133 +358,16 @@ class Simulator:
             return
         if request.stream:
             frames = renderer.stream_frames(transcript, request)
-            for data in _until(frames, fault.at):
+            for data in frames_before_hold(frames, fault.at):
                 await send({"type": "http.response.body", "body": data, "more_body": True})
         keep_alive = renderer.keep_alive_frame() if request.stream else b" "
-        await _hold_open(
+        await hold_open(
             send,
             receive,
             keep_alive if fault.kind == "keep_alive_forever" else None,
             interval_s=fault.interval_s,
             max_s=fault.max_s,
         )
-
-
-def _with_fault(
-    frames: list[Frame], renderer: WireRenderer, fault: Fault | None
-) -> list[bytes | None]:
-    """The bytes to send, with the fault applied. ``None`` means: cut the connection."""
-    out: list[bytes | None] = []
-    kind = fault.kind if fault is not None else None
-    seen = {"reasoning": 0, "text": 0}
-    # Cut halfway through the reasoning (or answer) frames: past the part's opening
-    # frames, inside its deltas, whatever the protocol's framing around them.
-    total = {role: sum(1 for frame in frames if frame.role == role) for role in seen}
-    cut_after = {role: max(1, (count + 1) // 2) for role, count in total.items()}
-    for index, frame in enumerate(frames):
-        if kind == "malformed_json" and index == 1:
-            out.append(renderer.malformed_frame())
-        if kind == "stream_error" and fault is not None and frame.role in ("text", "tool", "end"):
-            out.append(renderer.stream_error_frame(fault.stream_error_kind, fault.message))
-            return out
-        out.append(frame.data)
-        if frame.role in seen:
-            seen[frame.role] += 1
-        if kind == "cut_mid_reasoning" and seen["reasoning"] == cut_after["reasoning"]:
-            out.append(None)
-            return out
-        if kind == "cut_mid_answer" and seen["text"] == cut_after["text"]:
-            out.append(None)
-            return out
-    return out
-
-
-def _until(frames: list[Frame], at: HoldPoint) -> list[bytes]:
-    """The frames sent before a stream is held at ``at`` (same halfway point as the
-    ``cut_*`` faults)."""
-    if at == "start":
-        return []
-    role = "reasoning" if at == "mid_reasoning" else "text"
-    total = sum(1 for frame in frames if frame.role == role)
-    stop_after = max(1, (total + 1) // 2)
-    out: list[bytes] = []
-    seen = 0
-    for frame in frames:
-        out.append(frame.data)
-        if frame.role == role:
-            seen += 1
-            if seen == stop_after:
-                break
-    return out
-
-
-async def _hold_open(
-    send: Send, receive: Receive, keep_alive: bytes | None, *, interval_s: float, max_s: float
-) -> None:
-    """Keep the response open, sending ``keep_alive`` every ``interval_s`` (or nothing),
-    until the client disconnects or ``max_s`` has passed; then end the body unfinished
-    as far as the protocol is concerned."""
-    loop = asyncio.get_running_loop()
-    gone = asyncio.ensure_future(_disconnected(receive))
-    ends = loop.time() + max_s
-    try:
-        while not gone.done() and loop.time() < ends:
-            if keep_alive is not None:
-                await send({"type": "http.response.body", "body": keep_alive, "more_body": True})
-            await asyncio.wait({gone}, timeout=min(interval_s, max(ends - loop.time(), 0.0)))
-        if not gone.done():
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-    finally:
-        gone.cancel()
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _start_stream(send: Send, content_type: str) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", content_type.encode()),
-                (b"cache-control", b"no-cache"),
-            ],
-        }
-    )
-
-
-async def _read_body(receive: Receive) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        parts.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(parts)
-
-
-async def _plain(
-    send: Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
-) -> None:
-    raw_headers = [(b"content-type", b"application/json")]
-    raw_headers += [(key.encode(), value.encode()) for key, value in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 class SimulatorServer:
