@@ -9,6 +9,18 @@ Run specialists (the run layer)::
     for task in run.tasks:
         print(task.role, task.output, task.reasoning, task.reasoning_notice)
 
+Watch a run's live events (a closed union; match them, ending with ``assert_never``)::
+
+    async with thoughtline.Orchestrator.open() as orchestrator:
+        handle = orchestrator.start("Design a cache", roles=["architect"])
+        async for event in handle:
+            match event:
+                case thoughtline.TaskAnswerDelta(text=text):
+                    print(text, end="")
+                case _:
+                    pass
+        run = await handle
+
 Call one model (the provider layer)::
 
     from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, ReasoningRequest
@@ -29,7 +41,7 @@ Runs
     run                   run a request to its end, synchronously, and return the Run
     Orchestrator          config + store + runtime: start, status, runs, trace, purge
     RunHandle             one run executing: await it, iterate its events, cancel it
-    RunEvent              one live event of a run (answer/reasoning deltas, task changes)
+    RunEvent              one live event of a run: the closed union listed below
     PurgeReport           what Orchestrator.purge removed, per trace layer
     RunSpec               a request and its tasks (what a plan file holds)
     TaskSpec              one task of a RunSpec: role, endpoint, model, effort, after
@@ -47,6 +59,17 @@ Runs
     TaskStatus            queued, running, done, prepared, failed, cancelled, interrupted
     ReasoningStatus       shown, recorded, not_requested, not_returned, ...
     TraceLayer            answer, reasoning, provider_raw
+
+Run events (the closed union a RunHandle yields; match them, ending with assert_never)
+    RunStarted            the run began executing (the planned snapshot)
+    TaskStarted           a task began (the task as in the snapshot)
+    TaskAnswerDelta       answer text of one task arrived
+    TaskReasoningDelta    reasoning text of one task arrived (only when its mode shows it)
+    TaskCompleted         a task ended, in its final state
+    RunCompleted          the run ended completed (with failures, or prepare-only)
+    RunFailed             the run ended failed
+    RunCancelled          the run was cancelled; what arrived is kept
+    RunInterrupted        the run was interrupted (shutdown, or its process died)
 
 Configuration
     Config                the validated thoughtline.toml
@@ -144,6 +167,18 @@ from thoughtline.records import (
     WorkerBackend,
 )
 from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.run_events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 
 if TYPE_CHECKING:
     from thoughtline.config import Config, load_config
@@ -153,7 +188,6 @@ if TYPE_CHECKING:
     from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
     from thoughtline.providers.exchange import Exchange
     from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
-    from thoughtline.runtime.runner import RunEvent
 
 __version__ = "0.1.0"
 
@@ -177,7 +211,6 @@ _LAZY: dict[str, str] = {
     "RunSpec": "thoughtline.runtime.plan",
     "TaskSpec": "thoughtline.runtime.plan",
     "load_plan": "thoughtline.runtime.plan",
-    "RunEvent": "thoughtline.runtime.runner",
 }
 
 
@@ -228,14 +261,23 @@ __all__ = [
     "ResponseStarted",
     "RetryPolicy",
     "Run",
+    "RunCancelled",
+    "RunCompleted",
     "RunEvent",
+    "RunFailed",
     "RunHandle",
+    "RunInterrupted",
     "RunSpec",
+    "RunStarted",
     "RunStatus",
     "StreamEvent",
     "Task",
+    "TaskAnswerDelta",
+    "TaskCompleted",
     "TaskError",
+    "TaskReasoningDelta",
     "TaskSpec",
+    "TaskStarted",
     "TaskStatus",
     "TaskTimings",
     "TaskUsage",

@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
+from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import RunSpec, spec_from_roles
 from thoughtline.runtime.recovery import recover_on_open
-from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
 
 if TYPE_CHECKING:

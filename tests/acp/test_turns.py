@@ -16,8 +16,10 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, T
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.integrations.acp import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
 from thoughtline.records import Task, TaskError
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.run_events import RunEvent, RunStarted, TaskAnswerDelta, TaskCompleted, TaskStarted
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
+
+AT = "2026-01-01T00:00:00.000Z"
 
 
 @dataclass
@@ -121,8 +123,8 @@ def task_dict(task_id: str, role: str, **changes: Any) -> dict[str, Any]:
 
 
 def started(*tasks: dict[str, Any]) -> RunEvent:
-    return RunEvent(
-        "run.started", "run_1", None, {"worker_backend": "provider", "tasks": list(tasks)}
+    return RunStarted(
+        run_id="run_1", seq=0, at=AT, snapshot={"worker_backend": "provider", "tasks": list(tasks)}
     )
 
 
@@ -131,12 +133,12 @@ def test_interleaved_tasks_get_a_heading_whenever_the_speaker_changes() -> None:
     renderer = TurnRenderer()
     events = [
         started(a, b),
-        RunEvent("task.started", "run_1", "task_a", a),
-        RunEvent("task.started", "run_1", "task_b", b),
-        RunEvent("answer.delta", "run_1", "task_a", {"text": "A1"}),
-        RunEvent("answer.delta", "run_1", "task_a", {"text": "A2"}),
-        RunEvent("answer.delta", "run_1", "task_b", {"text": "B1"}),
-        RunEvent("answer.delta", "run_1", "task_a", {"text": "A3"}),
+        TaskStarted(run_id="run_1", seq=0, at=AT, task_id="task_a", task=a),
+        TaskStarted(run_id="run_1", seq=0, at=AT, task_id="task_b", task=b),
+        TaskAnswerDelta(run_id="run_1", seq=0, at=AT, task_id="task_a", text="A1"),
+        TaskAnswerDelta(run_id="run_1", seq=0, at=AT, task_id="task_a", text="A2"),
+        TaskAnswerDelta(run_id="run_1", seq=0, at=AT, task_id="task_b", text="B1"),
+        TaskAnswerDelta(run_id="run_1", seq=0, at=AT, task_id="task_a", text="A3"),
     ]
     updates = [update for event in events for update in renderer.render(event)]
     assert [type(u) for u in updates[:2]] == [ToolCallStart, ToolCallStart]
@@ -161,7 +163,9 @@ def test_a_task_that_never_started_is_announced_pending_then_failed() -> None:
     )
     renderer = TurnRenderer()
     renderer.render(started(design, review))
-    updates = renderer.render(RunEvent("task.completed", "run_1", "task_b", review))
+    updates = renderer.render(
+        TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_b", task=review)
+    )
     assert [u.session_update for u in updates] == [
         "tool_call",
         "agent_message_chunk",  # heading (several tasks)

@@ -16,6 +16,7 @@ import pytest
 
 import thoughtline
 from thoughtline import Orchestrator, ThoughtlineError
+from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta, from_wire
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator
 
@@ -95,22 +96,20 @@ async def test_handle_yields_live_events_in_order_then_the_final_run(
     assert run.status == "completed"
     assert run.id == handle.run_id
     assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
-    assert seen[0].type == "run.started" and seen[-1].type == "run.completed"
+    assert isinstance(seen[0], RunStarted) and isinstance(seen[-1], RunCompleted)
     for task in run.tasks:
-        mine = [event.type for event in seen if event.task_id == task.id]
+        mine = [event.wire_name for event in seen if getattr(event, "task_id", None) == task.id]
         assert mine[0] == "task.started" and mine[-1] == "task.completed"
         assert {"reasoning.delta", "answer.delta"} <= set(mine)
         answer = "".join(
-            event.data["text"]
+            event.text
             for event in seen
-            if event.task_id == task.id and event.type == "answer.delta"
+            if isinstance(event, TaskAnswerDelta) and event.task_id == task.id
         )
         assert answer == task.output == DEFAULT_TRANSCRIPT.answer
     # The events are the ones the store logged, and a second iteration replays them all.
     stored = orchestrator.store.run_events(run.id)
-    assert [(e.seq, e.type, e.task_id) for e in stored] == [
-        (e.seq, e.type, e.task_id) for e in seen
-    ]
+    assert [from_wire(record) for record in stored] == seen
     assert [event async for event in handle] == seen
 
 
@@ -118,7 +117,7 @@ async def test_hidden_mode_sends_no_reasoning_events(
     sim: Simulator, orchestrator: Orchestrator
 ) -> None:
     handle = orchestrator.start("Design a cache", roles=["architect"])
-    types = {event.type async for event in handle}
+    types = {event.wire_name async for event in handle}
     run = await handle
     assert "reasoning.delta" not in types and "answer.delta" in types
     assert run.tasks[0].reasoning is None
@@ -131,7 +130,7 @@ async def test_cancel_while_running_keeps_the_run_and_ends_it_cancelled(
     sim.inject(Fault.stall(at="mid_answer", max_s=30), profile="anthropic")
     handle = orchestrator.start("Design a cache", roles=["architect"])
     async for event in handle:
-        if event.type == "answer.delta":
+        if isinstance(event, TaskAnswerDelta):
             assert handle.cancel() is True
     run = await handle
     assert run.status == "cancelled"
@@ -159,7 +158,7 @@ async def test_leaving_the_block_interrupts_what_still_runs(
     async with Orchestrator.open(thoughtline.Config(path=None), environ=user_env) as opened:
         handle = opened.start("Design a cache", roles=["architect"])
         async for event in handle:
-            if event.type == "answer.delta":
+            if isinstance(event, TaskAnswerDelta):
                 break
         with pytest.raises(RuntimeError, match=r"await orchestrator\.aclose\(\)"):
             opened.close()  # the store must not close under a run

@@ -20,8 +20,17 @@ from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
 from thoughtline.cli.live_view import LiveRunView, text_console
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.run_events import (
+    RunEvent,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+AT = "2026-01-01T00:00:00.000Z"
 
 
 def cli_env(home: Path, environ: dict[str, str]) -> dict[str, str]:
@@ -471,11 +480,13 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
         "reasoning_notice": None,
         "error": None,
     }
-    events = [
-        RunEvent("run.started", "run_1", None, {"tasks": [task]}),
-        RunEvent("task.started", "run_1", "task_1", task),
-        RunEvent("reasoning.delta", "run_1", "task_1", {"text": f"Thinking {MARKUP}"}),
-        RunEvent("answer.delta", "run_1", "task_1", {"text": f"Answer {MARKUP}"}),
+    events: list[RunEvent] = [
+        RunStarted(run_id="run_1", seq=0, at=AT, snapshot={"tasks": [task]}),
+        TaskStarted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=task),
+        TaskReasoningDelta(
+            run_id="run_1", seq=0, at=AT, task_id="task_1", text=f"Thinking {MARKUP}"
+        ),
+        TaskAnswerDelta(run_id="run_1", seq=0, at=AT, task_id="task_1", text=f"Answer {MARKUP}"),
     ]
     failed = {
         **task,
@@ -486,7 +497,7 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
     with view:
         for event in events:
             view.handle(event)
-        view.handle(RunEvent("task.completed", "run_1", "task_1", failed))
+        view.handle(TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=failed))
     shown = console.export_text()
     for text in (
         f"Thinking {MARKUP}",

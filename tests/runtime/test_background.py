@@ -10,6 +10,7 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
 from thoughtline.errors import ThoughtlineError
+from thoughtline.run_events import RunCompleted, RunStarted, TaskReasoningDelta
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import RunEvent
@@ -43,7 +44,7 @@ async def until_reasoning(queue: asyncio.Queue[RunEvent | None], count: int) -> 
     while seen < count:
         event = await asyncio.wait_for(queue.get(), 30)
         assert event is not None, "the run ended before reasoning arrived"
-        seen += event.type == "reasoning.delta"
+        seen += isinstance(event, TaskReasoningDelta)
 
 
 async def test_a_run_in_the_background_reports_its_events_and_its_end(
@@ -73,8 +74,8 @@ async def test_a_run_in_the_background_reports_its_events_and_its_end(
     assert run.status == "completed"
     assert [task.status for task in run.tasks] == ["done", "done"]
     assert events == observed  # every listener sees the same events, in order
-    assert events[0].type == "run.started"
-    assert events[-1].type == "run.completed"
+    assert isinstance(events[0], RunStarted)
+    assert isinstance(events[-1], RunCompleted)
     assert [event.seq for event in events] == list(range(1, len(events) + 1))
     assert finished == ["completed"]
     assert manager.get(handle.run_id) is None and handle.done
@@ -201,7 +202,7 @@ async def test_an_observer_that_raises_does_not_disturb_the_run(
         raise ValueError("a surface bug at the end")
 
     handle = await manager.start(spec("a"), observer=broken, on_finish=after_ended)
-    handle.add_observer(lambda event: seen.append(event.type))
+    handle.add_observer(lambda event: seen.append(event.wire_name))
     run = await asyncio.wait_for(handle.wait(), 30)
 
     assert run.status == "completed"

@@ -19,6 +19,7 @@ from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.redaction import REDACTED
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, to_wire
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.sqlite import SQLiteStore
@@ -231,15 +232,15 @@ async def test_hidden_mode_drops_reasoning_a_provider_sends_anyway(
             TaskSpec(name="o", role="engineer", provider="ollama", model="qwen3"),
         ),
     )
-    events: list[object] = []
+    events: list[RunEvent] = []
     run = await runtime.run(spec, observer=events.append)
     assert [
         request.body.get("thinking") for request in sim.requests if request.profile == "deepseek"
     ] == [None]  # type: ignore[union-attr]
     assert all(CANARY not in request.raw_body.decode() for request in sim.requests)
     assert all(task.reasoning_status == "not_requested" for task in run.tasks)
-    assert not any(getattr(event, "type", "") == "reasoning.delta" for event in events)
-    assert CANARY not in json.dumps([getattr(event, "data", {}) for event in events])
+    assert not any(isinstance(event, TaskReasoningDelta) for event in events)
+    assert CANARY not in json.dumps([to_wire(event).data for event in events])
     store.close()
     assert CANARY.encode() not in all_bytes_under(home)
 
@@ -291,9 +292,11 @@ ECHO = Transcript(
 )
 
 
-def deltas_of(events: list[RunEvent], task_id: str, type_: str) -> str:
+def deltas_of(
+    events: list[RunEvent], task_id: str, kind: type[TaskAnswerDelta | TaskReasoningDelta]
+) -> str:
     return "".join(
-        event.data["text"] for event in events if event.task_id == task_id and event.type == type_
+        event.text for event in events if isinstance(event, kind) and event.task_id == task_id
     )
 
 
@@ -317,8 +320,8 @@ async def test_a_key_the_model_echoes_is_redacted_before_anything_keeps_it(
     for task in run.tasks:
         assert task.output == f"Your key is {REDACTED} and again {REDACTED}, sorry.", task.name
         # What the surfaces streamed is exactly what the task keeps.
-        assert deltas_of(events, task.id, "answer.delta") == task.output
-        streamed_reasoning = deltas_of(events, task.id, "reasoning.delta")
+        assert deltas_of(events, task.id, TaskAnswerDelta) == task.output
+        streamed_reasoning = deltas_of(events, task.id, TaskReasoningDelta)
         if mode in DISPLAYS and task.name not in NEVER_RETURNS_TEXT:
             assert task.reasoning_parts is not None
             assert streamed_reasoning == "".join(part.text for part in task.reasoning_parts)
@@ -328,7 +331,7 @@ async def test_a_key_the_model_echoes_is_redacted_before_anything_keeps_it(
             assert streamed_reasoning == ""
     recorded = json.dumps([event.to_dict() for event in store.trace(run.id, "reasoning")])
     assert (f"carried {REDACTED}; I must" in recorded) is (mode in RECORDS)
-    assert CANARY_KEY not in json.dumps([event.data for event in events])
+    assert CANARY_KEY not in json.dumps([to_wire(event).data for event in events])
     assert CANARY_KEY not in json.dumps(run.snapshot())
     store.close()
     assert CANARY_KEY.encode() not in all_bytes_under(home)
@@ -364,7 +367,7 @@ async def test_a_key_a_provider_error_reflects_is_redacted(
     task = run.tasks[0]
     assert task.status == "failed"
     assert task.error is not None and REDACTED in task.error.message, task.error
-    assert CANARY_KEY not in json.dumps([event.data for event in events])
+    assert CANARY_KEY not in json.dumps([to_wire(event).data for event in events])
     store.close()
     assert CANARY_KEY.encode() not in all_bytes_under(home)
 

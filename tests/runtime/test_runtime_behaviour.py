@@ -12,6 +12,7 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, make_runtime
 from thoughtline.errors import ProviderError, ThoughtlineError
+from thoughtline.run_events import TaskReasoningDelta, from_wire, to_wire
 from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
@@ -257,7 +258,7 @@ async def test_cancellation_keeps_what_arrived(
 
     def observer(event: RunEvent) -> None:
         seen.append(event)
-        if sum(1 for e in seen if e.type == "reasoning.delta") >= 5:
+        if sum(1 for e in seen if isinstance(e, TaskReasoningDelta)) >= 5:
             runtime.cancel(run.id)  # called again on every later event: must stay harmless
 
     final = await asyncio.wait_for(runtime.execute(run, observer=observer), timeout=30)
@@ -396,8 +397,9 @@ async def test_live_events_are_numbered_and_logged_for_replay(
     logged = store.run_events(run.id)
     assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
     assert [(e.seq, e.type, e.task_id) for e in logged] == [
-        (e.seq, e.type, e.task_id) for e in seen
+        (e.seq, e.type, e.task_id) for e in map(to_wire, seen)
     ]
+    assert [from_wire(record) for record in logged] == seen  # the log replays the events
     assert logged[0].type == "run.started"
     assert logged[-1].type == "run.completed"
     shown, hidden = run.tasks

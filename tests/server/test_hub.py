@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from thoughtline.run_events import (
+    RunCompleted,
+    RunEvent,
+    TaskAnswerDelta,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 from thoughtline.server.daemon import Daemon, ServerSettings
-from thoughtline.server.events import EventHub, SnapshotFolder, StreamEvent, fold
+from thoughtline.server.events import EventHub, SnapshotFolder, fold
 from thoughtline.server.sse import _live
 
 PLANNED: dict[str, Any] = {
@@ -17,23 +24,30 @@ PLANNED: dict[str, Any] = {
 }
 
 
-def started(seq: int) -> StreamEvent:
+AT = "2026-01-01T00:00:00.000Z"
+
+
+def started(seq: int) -> TaskStarted:
     task = {"id": "task_1", "status": "running", "output": None, "reasoning": None}
-    return StreamEvent(seq, "task.started", task)
+    return TaskStarted(run_id="run_1", seq=seq, at=AT, task_id="task_1", task=task)
 
 
-def delta(seq: int, text: str, kind: str = "answer.delta") -> StreamEvent:
-    return StreamEvent(seq, kind, {"task_id": "task_1", "text": text})
+def delta(seq: int, text: str) -> TaskAnswerDelta:
+    return TaskAnswerDelta(run_id="run_1", seq=seq, at=AT, task_id="task_1", text=text)
+
+
+def reasoning(seq: int, text: str) -> TaskReasoningDelta:
+    return TaskReasoningDelta(run_id="run_1", seq=seq, at=AT, task_id="task_1", text=text)
 
 
 def test_fold_accumulates_deltas_and_never_mutates_event_data() -> None:
     start = started(1)
-    events = [start, delta(2, "ab"), delta(3, "cd"), delta(4, "r", "reasoning.delta")]
+    events: list[RunEvent] = [start, delta(2, "ab"), delta(3, "cd"), reasoning(4, "r")]
     snapshot = fold(PLANNED, events, upto=3)
     assert snapshot["tasks"][0]["output"] == "abcd"
     assert snapshot["tasks"][0]["reasoning"] is None
     assert fold(PLANNED, events, upto=4)["tasks"][0]["reasoning"] == "r"
-    assert start.data["output"] is None
+    assert start.task["output"] is None
     assert PLANNED["tasks"][0]["status"] == "queued"
     folder = SnapshotFolder(PLANNED)
     assert folder.snapshot()["tasks"][0]["status"] == "queued"
@@ -54,7 +68,9 @@ async def test_a_slow_subscriber_resyncs_and_publishing_never_waits() -> None:
     assert resync.startswith(b"id: 11\nevent: resync\n")
     assert b'"output":"2345678901"' in resync
     channel.publish(delta(12, "!"))
-    channel.publish(StreamEvent(13, "run.completed", {**PLANNED, "status": "completed"}))
+    channel.publish(
+        RunCompleted(run_id="run_1", seq=13, at=AT, snapshot={**PLANNED, "status": "completed"})
+    )
     # Frames ready together go out as one write; split them back into frames.
     rest = b"".join([chunk async for chunk in stream]).split(b"\n\n")
     assert rest[0].startswith(b"id: 12\nevent: answer.delta\n")

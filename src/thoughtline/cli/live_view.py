@@ -1,7 +1,7 @@
 """Rendering a run in the terminal: a live view on a TTY, plain lines otherwise.
 
 Both render only what the runtime's events carry: reasoning appears only if the runtime
-sent ``reasoning.delta`` events, which it does only when the task's mode displays
+sent reasoning deltas, which it does only when the task's mode displays
 reasoning. There is no mode logic here.
 
 Everything a model or a user wrote (answers, reasoning, requests, names, models, error
@@ -13,7 +13,7 @@ messages) is printed as text, never parsed as rich markup: a model that writes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -22,7 +22,18 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.run_events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 
 _TAIL_LINES = 12
 _REASONING_TAIL_LINES = 4
@@ -60,16 +71,26 @@ class LiveRunView:
         self.live.__exit__(None, None, None)
 
     def handle(self, event: RunEvent) -> None:
-        if event.type == "run.started":
-            for task in event.data["tasks"]:
-                self.tasks[task["id"]] = _TaskView(task)
-                self.order.append(task["id"])
-        elif event.type in ("task.started", "task.completed") and event.task_id in self.tasks:
-            self.tasks[event.task_id].data = event.data
-        elif event.type == "answer.delta" and event.task_id in self.tasks:
-            self.tasks[event.task_id].answer.append(event.data["text"])
-        elif event.type == "reasoning.delta" and event.task_id in self.tasks:
-            self.tasks[event.task_id].reasoning.append(event.data["text"])
+        match event:
+            case RunStarted(snapshot=snapshot):
+                for task in snapshot["tasks"]:
+                    self.tasks[task["id"]] = _TaskView(task)
+                    self.order.append(task["id"])
+            case (
+                TaskStarted(task_id=task_id, task=task) | TaskCompleted(task_id=task_id, task=task)
+            ):
+                if task_id in self.tasks:
+                    self.tasks[task_id].data = task
+            case TaskAnswerDelta(task_id=task_id, text=text):
+                if task_id in self.tasks:
+                    self.tasks[task_id].answer.append(text)
+            case TaskReasoningDelta(task_id=task_id, text=text):
+                if task_id in self.tasks:
+                    self.tasks[task_id].reasoning.append(text)
+            case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():
+                pass  # the closing table says how the run ended
+            case _:
+                assert_never(event)
         self.live.update(self.render())
 
     def render(self) -> RenderableType:
@@ -127,24 +148,33 @@ class PlainRunView:
         self.stream = stream
 
     def handle(self, event: RunEvent) -> None:
-        data = event.data
-        if event.type == "run.started":
-            self._line(
-                f"run {event.run_id} started: {len(data['tasks'])} task(s), chain_of_thought={data['chain_of_thought']} ({data['chain_of_thought_source']})"
-            )
-        elif event.type == "task.started":
-            self._line(
-                f"task {data['name']} started ({data['executor']}, chain_of_thought={data['chain_of_thought']})"
-            )
-        elif event.type == "task.completed":
-            line = f"task {data['name']} {data['status']}"
-            if data.get("error"):
-                line += f": {data['error']['code']}: {data['error']['message']}"
-            if data.get("reasoning_notice"):
-                line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
-            self._line(line)
-        elif event.type.startswith("run.") and event.type != "run.started":
-            self._line(f"run {event.run_id} {data['status']}")
+        match event:
+            case RunStarted(run_id=run_id, snapshot=data):
+                self._line(
+                    f"run {run_id} started: {len(data['tasks'])} task(s), chain_of_thought={data['chain_of_thought']} ({data['chain_of_thought_source']})"
+                )
+            case TaskStarted(task=data):
+                self._line(
+                    f"task {data['name']} started ({data['executor']}, chain_of_thought={data['chain_of_thought']})"
+                )
+            case TaskCompleted(task=data):
+                line = f"task {data['name']} {data['status']}"
+                if data.get("error"):
+                    line += f": {data['error']['code']}: {data['error']['message']}"
+                if data.get("reasoning_notice"):
+                    line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
+                self._line(line)
+            case TaskAnswerDelta() | TaskReasoningDelta():
+                pass  # no deltas in plain output
+            case (
+                RunCompleted(run_id=run_id, snapshot=data)
+                | RunFailed(run_id=run_id, snapshot=data)
+                | RunCancelled(run_id=run_id, snapshot=data)
+                | RunInterrupted(run_id=run_id, snapshot=data)
+            ):
+                self._line(f"run {run_id} {data['status']}")
+            case _:
+                assert_never(event)
 
     def _line(self, text: str) -> None:
         self.stream.write(text + "\n")

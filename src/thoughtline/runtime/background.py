@@ -28,8 +28,9 @@ from typing import Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
+from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.runner import RunEvent, RunObserver, Runtime
+from thoughtline.runtime.runner import RunObserver, Runtime
 from thoughtline.store.base import StoreError
 
 __all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]

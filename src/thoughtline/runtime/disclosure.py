@@ -69,8 +69,11 @@ def resolve_mode(
     return ResolvedMode("hidden", "default")
 
 
-LiveText: TypeAlias = tuple[Literal["answer.delta", "reasoning.delta"], str]
-"""A run event type and the text a live surface may show."""
+LiveStream: TypeAlias = Literal["answer", "reasoning"]
+"""Which of a task's texts a live delta extends."""
+
+LiveText: TypeAlias = tuple[LiveStream, str]
+"""The text a live surface may show, and which of the task's texts it extends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ class DisclosureGate:
         because it could be the start of a credential)."""
         if isinstance(event, TextDelta):
             text = self._answer.feed(event.text)
-            return ("answer.delta", text) if text else None
+            return ("answer", text) if text else None
         if not self.displays:
             return None
         if isinstance(event, ReasoningDelta):
@@ -142,11 +145,11 @@ class DisclosureGate:
             if stream is None:
                 stream = self._reasoning[event.part_id] = self.redactor.stream()
             text = stream.feed(event.text)
-            return ("reasoning.delta", text) if text else None
+            return ("reasoning", text) if text else None
         if isinstance(event, ReasoningEnd):
             ended = self._reasoning.pop(event.part_id, None)
             text = ended.flush() if ended is not None else ""
-            return ("reasoning.delta", text) if text else None
+            return ("reasoning", text) if text else None
         return None
 
     def finish(self) -> list[LiveText]:
@@ -155,11 +158,11 @@ class DisclosureGate:
         for stream in self._reasoning.values():
             text = stream.flush()
             if text:
-                released.append(("reasoning.delta", text))
+                released.append(("reasoning", text))
         self._reasoning.clear()
         text = self._answer.flush()
         if text:
-            released.append(("answer.delta", text))
+            released.append(("answer", text))
         return released
 
     def capture(self, response: ModelResponse) -> Captured:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import httpx2
 
@@ -20,13 +19,23 @@ from thoughtline.providers.client import ProviderClient
 from thoughtline.records import (
     TERMINAL_TASK_STATUSES,
     Run,
-    RunEventRecord,
     RunStatus,
     Task,
     TaskError,
     TaskStatus,
     now_iso,
 )
+from thoughtline.run_events import (
+    RunEvent,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+    run_finished,
+    to_wire,
+)
+from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import notify
 from thoughtline.runtime.trace import TraceWriter
@@ -38,18 +47,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EVENT_FLUSH_INTERVAL_S = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class RunEvent:
-    """A live event for surfaces. ``data`` is JSON-ready; ``seq`` numbers the run's events
-    from 1 (the same number the store keeps, and the SSE event id)."""
-
-    type: str
-    run_id: str
-    task_id: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    seq: int = 0
 
 
 RunObserver = Callable[[RunEvent], None]
@@ -71,7 +68,7 @@ class RunExecution:
         self.cancelled = False
         self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
         self.seq = 0
-        self.pending_events: list[RunEventRecord] = []
+        self.pending_events: list[RunEvent] = []
         self.store_failure: StoreError | None = None
 
     def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
@@ -92,37 +89,60 @@ class RunExecution:
             self.store_failure = error
         self.cancel("interrupted")
 
-    def emit(
-        self, type_: str, task_id: str | None = None, data: dict[str, Any] | None = None
-    ) -> None:
-        """Number the event, queue it for the store's event log, and tell the observer.
-        Reasoning deltas only get here when the gate let them through."""
+    def next_seq(self) -> int:
         self.seq += 1
-        payload = data or {}
-        self.pending_events.append(
-            RunEventRecord(
+        return self.seq
+
+    def emit(self, event: RunEvent) -> None:
+        """Queue a numbered event (from :meth:`next_seq`) for the store's event log and
+        tell the observer. Reasoning deltas only get here when the gate let them through."""
+        self.pending_events.append(event)
+        if self.observer is not None:
+            self.observer(event)
+
+    def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
+        """A live delta of one task's answer or displayed reasoning."""
+        seq = self.next_seq()
+        if stream == "answer":
+            self.emit(
+                TaskAnswerDelta(
+                    run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text
+                )
+            )
+        else:
+            self.emit(
+                TaskReasoningDelta(
+                    run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text
+                )
+            )
+
+    def emit_task_started(self, task: Task) -> None:
+        self.emit(
+            TaskStarted(
                 run_id=self.run.id,
-                seq=self.seq,
-                type=type_,
-                task_id=task_id,
+                seq=self.next_seq(),
                 at=now_iso(),
-                data=payload,
+                task_id=task.id,
+                task=task.to_dict(),
             )
         )
-        if self.observer is not None:
-            self.observer(RunEvent(type_, self.run.id, task_id, payload, self.seq))
 
-    def emit_task(self, type_: str, task: Task) -> None:
-        self.emit(type_, task.id, task.to_dict())
-
-    def emit_run(self, type_: str) -> None:
-        self.emit(type_, None, self.run.snapshot())
+    def emit_task_completed(self, task: Task) -> None:
+        self.emit(
+            TaskCompleted(
+                run_id=self.run.id,
+                seq=self.next_seq(),
+                at=now_iso(),
+                task_id=task.id,
+                task=task.to_dict(),
+            )
+        )
 
     def flush_events(self) -> None:
         events, self.pending_events = self.pending_events, []
         if events and self.store_failure is None:
             try:
-                self.runtime.store.append_run_events(events)
+                self.runtime.store.append_run_events([to_wire(event) for event in events])
             except StoreError as exc:
                 self.store_failed(exc)
 
@@ -173,7 +193,9 @@ class RunExecution:
                 ],
             },
         )
-        self.emit_run("run.started")
+        self.emit(
+            RunStarted(run_id=run.id, seq=self.next_seq(), at=now_iso(), snapshot=run.snapshot())
+        )
         notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
         flusher = asyncio.ensure_future(self.flush_periodically())
@@ -190,16 +212,18 @@ class RunExecution:
         finally:
             await self.close_clients()
         run.status = run_status(run, self.stop_status if self.cancelled else None)
-        run.finished_at = now_iso()
-        kind = {
-            "cancelled": "run.cancelled",
-            "failed": "run.failed",
-            "interrupted": "run.interrupted",
-        }.get(run.status, "run.completed")
-        self.trace.add(kind, metadata={"status": run.status})
+        run.finished_at = finished_at = now_iso()
+        finished = run_finished(
+            run.status,
+            run_id=run.id,
+            seq=self.next_seq(),
+            at=finished_at,
+            snapshot=run.snapshot(),
+        )
+        self.trace.add(finished.wire_name, metadata={"status": run.status})
         notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
         flusher.cancel()
-        self.emit_run(kind)
+        self.emit(finished)
         await self.persist(run=True)
         if self.store_failure is not None:
             raise StoreError(
@@ -297,7 +321,7 @@ class RunExecution:
             task_id=task.id,
             metadata={"status": status, "error": None if error is None else error.to_dict()},
         )
-        self.emit_task("task.completed", task)
+        self.emit_task_completed(task)
         await self.persist(task=task)
 
     def handoff(self, task: Task) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -50,11 +50,15 @@ from thoughtline.records import (
     new_id,
     now_iso,
 )
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_wire
 from thoughtline.runtime.disclosure import DisclosureGate
 from thoughtline.store.base import Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity, proc_stat
 
 logger = logging.getLogger(__name__)
+
+DELTA_WIRE_NAMES = (TaskAnswerDelta.wire_name, TaskReasoningDelta.wire_name)
+"""The event log records recovery rebuilds an unfinished task from."""
 
 HEARTBEAT_STALE_S = 15 * 60
 """A run owned by another host is presumed dead after this long without a write."""
@@ -92,11 +96,7 @@ def recover_interrupted(store: Store) -> list[str]:
         if run is None:
             continue
         unfinished = [task for task in run.tasks if task.status in UNFINISHED_TASK_STATUSES]
-        deltas = (
-            store.run_events(seen.run_id, types=("answer.delta", "reasoning.delta"))
-            if unfinished
-            else []
-        )
+        deltas = store.run_events(seen.run_id, types=DELTA_WIRE_NAMES) if unfinished else []
         complete = log_is_complete(seen.event_count, seen.last_event_seq)
         rebuilt = [
             interrupted_task(task, deltas, stop, log_complete=complete) for task in unfinished
@@ -208,12 +208,9 @@ def interrupted_task(
     order. ``log_complete`` is :func:`log_is_complete` for the whole run.
     """
     gate = DisclosureGate(task.chain_of_thought)
-    own = sorted(
-        (event for event in events if event.task_id == task.id and _is_delta(event)),
-        key=lambda event: event.seq,
-    )
-    answer = "".join(_text(event) for event in own if event.type == "answer.delta")
-    reasoning_events = [event for event in own if event.type == "reasoning.delta"]
+    own = sorted(_own_deltas(task.id, events), key=lambda event: event.seq)
+    answer = "".join(event.text for event in own if isinstance(event, TaskAnswerDelta))
+    reasoning_events = [event for event in own if isinstance(event, TaskReasoningDelta)]
 
     reasoning: str | None = None
     parts: list[ReasoningPartView] | None = None
@@ -290,7 +287,7 @@ def _reasoning_clause(
 
 
 def _rebuild_reasoning(
-    events: Sequence[RunEventRecord],
+    events: Sequence[TaskReasoningDelta],
 ) -> tuple[str | None, list[ReasoningPartView]]:
     """The reasoning text as it was displayed, and its parts where the log names them.
 
@@ -298,28 +295,32 @@ def _rebuild_reasoning(
     joined like the runtime joins them. Deltas that do not name a kind are kept in the
     text only: a part's kind is never guessed.
     """
-    named = [event for event in events if event.data.get("kind") in REASONING_KINDS]
+    named = [event for event in events if event.kind in REASONING_KINDS]
     if len(named) != len(events):
-        text = "".join(_text(event) for event in events)
+        text = "".join(event.text for event in events)
         return text or None, []
     parts: list[ReasoningPartView] = []
     last_key: tuple[object, object] | None = None
     for event in events:
-        key = (event.data.get("part_id"), event.data["kind"])
+        key = (event.part_id, event.kind)
         if parts and key == last_key:
-            parts[-1].text += _text(event)
+            parts[-1].text += event.text
         else:
-            parts.append(ReasoningPartView(kind=str(event.data["kind"]), text=_text(event)))
+            parts.append(ReasoningPartView(kind=str(event.kind), text=event.text))
         last_key = key
     parts = [part for part in parts if part.text]
     text = "\n\n".join(part.text for part in parts)
     return text or None, parts
 
 
-def _is_delta(event: RunEventRecord) -> bool:
-    return event.type in ("answer.delta", "reasoning.delta")
-
-
-def _text(event: RunEventRecord) -> str:
-    text = event.data.get("text")
-    return text if isinstance(text, str) else ""
+def _own_deltas(
+    task_id: str, records: Sequence[RunEventRecord]
+) -> Iterator[TaskAnswerDelta | TaskReasoningDelta]:
+    """The answer and reasoning deltas of one task in the event log, typed (the log's
+    other records carry no text recovery could use)."""
+    for record in records:
+        if record.task_id != task_id or record.type not in DELTA_WIRE_NAMES:
+            continue
+        event = from_wire(record)
+        if isinstance(event, TaskAnswerDelta | TaskReasoningDelta):
+            yield event

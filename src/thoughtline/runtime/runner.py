@@ -23,8 +23,9 @@ from thoughtline.providers.client import RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, TraceLayer
+from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention
-from thoughtline.runtime.execution import RunEvent, RunExecution, RunObserver
+from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog

@@ -86,7 +86,7 @@ class TaskCall:
                 async for event in call:
                     live = self.gate.live(event)
                     if live is not None:
-                        execution.emit(live[0], task.id, {"text": live[1]})
+                        execution.emit_text(task.id, live[0], live[1])
         except asyncio.CancelledError:
             cancelled = True
         await self.complete(call, cancelled=cancelled)
@@ -105,15 +105,15 @@ class TaskCall:
                 "chain_of_thought_source": task.chain_of_thought_source,
             },
         )
-        self.execution.emit_task("task.started", task)
+        self.execution.emit_task_started(task)
         await self.execution.persist(task=task)
 
     async def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
         """Route the outcome through the gate, then record it (task, trace layers)."""
         task = self.task
         execution = self.execution
-        for type_, text in self.gate.finish():  # tails held back as a possible credential
-            execution.emit(type_, task.id, {"text": text})
+        for stream, text in self.gate.finish():  # tails held back as a possible credential
+            execution.emit_text(task.id, stream, text)
         client = execution.client_for(task.provider)
         # From here on only the gate's cleaned copy of the response is read.
         captured = self.gate.capture(call.response)
@@ -194,7 +194,7 @@ class TaskCall:
                 ),
             ),
         )
-        execution.emit_task("task.completed", task)
+        execution.emit_task_completed(task)
         await execution.persist(task=task)
 
     def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
+from thoughtline.run_events import from_wire
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import Runtime
@@ -19,7 +20,6 @@ from thoughtline.server.events import (
     EventHub,
     RunChannel,
     fold,
-    from_record,
 )
 from thoughtline.server.schemas import RunCreate
 from thoughtline.store.base import Store
@@ -159,7 +159,7 @@ class Daemon:
         """A stored run; one still executing in another process is folded with its
         event log, so partial outputs show there too."""
         if run.status not in TERMINAL_RUN_STATUSES:
-            events = [from_record(record) for record in self.store.run_events(run.id)]
+            events = [from_wire(record) for record in self.store.run_events(run.id)]
             if events:
                 return fold(run.snapshot(), events, events[-1].seq)
         return run.snapshot()

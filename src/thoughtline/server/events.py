@@ -14,47 +14,23 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
-from thoughtline.records import RunEventRecord
-from thoughtline.runtime.runner import RunEvent
-
-TERMINAL_EVENTS: frozenset[str] = frozenset(
-    {"run.completed", "run.failed", "run.cancelled", "run.interrupted"}
+from thoughtline.run_events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+    is_terminal,
 )
-"""Event types that end a run's stream."""
 
 DEFAULT_SUBSCRIBER_QUEUE = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class StreamEvent:
-    """One event as the SSE stream sends it: ``seq`` is the ``id:`` line, ``type`` the
-    ``event:`` line, ``data`` the JSON of the ``data:`` line."""
-
-    seq: int
-    type: str
-    data: dict[str, Any]
-
-    @property
-    def terminal(self) -> bool:
-        return self.type in TERMINAL_EVENTS
-
-
-def stream_event(type_: str, task_id: str | None, data: dict[str, Any], seq: int) -> StreamEvent:
-    """The wire shape of a run event: deltas carry their ``task_id`` next to the text;
-    task events carry the task dict, run events the run snapshot."""
-    if type_ in ("answer.delta", "reasoning.delta"):
-        return StreamEvent(seq, type_, {"task_id": task_id, "text": data.get("text", "")})
-    return StreamEvent(seq, type_, data)
-
-
-def from_live(event: RunEvent) -> StreamEvent:
-    return stream_event(event.type, event.task_id, event.data, event.seq)
-
-
-def from_record(record: RunEventRecord) -> StreamEvent:
-    return stream_event(record.type, record.task_id, record.data, record.seq)
 
 
 class SnapshotFolder:
@@ -62,10 +38,10 @@ class SnapshotFolder:
     reasoning deltas extend the running task's ``output``/``reasoning``, run events
     replace the whole snapshot.
 
-    Reasoning only ever comes from ``reasoning.delta`` events (which exist only when the
-    task's mode displays reasoning) or from task dicts the runtime produced, so folding
-    adds no disclosure logic of its own. Dicts from events are copied before they are
-    changed: the runtime shares them with the records it writes to the store.
+    Reasoning only ever comes from reasoning deltas (which exist only when the task's
+    mode displays reasoning) or from task dicts the runtime produced, so folding adds no
+    disclosure logic of its own. Dicts from events are copied before they are changed:
+    the runtime shares them with the records it writes to the store.
     """
 
     def __init__(self, snapshot: dict[str, Any], seq: int = 0) -> None:
@@ -75,19 +51,33 @@ class SnapshotFolder:
             task["id"]: dict(task) for task in snapshot.get("tasks", [])
         }
 
-    def apply(self, event: StreamEvent) -> None:
+    def apply(self, event: RunEvent) -> None:
         self.seq = max(self.seq, event.seq)
-        data = event.data
-        if event.type.startswith("run.") and "tasks" in data:
-            self._run = {key: value for key, value in data.items() if key != "tasks"}
-            self._tasks = {task["id"]: dict(task) for task in data["tasks"]}
-        elif event.type.startswith("task.") and "id" in data:
-            self._tasks[data["id"]] = dict(data)
-        elif event.type in ("answer.delta", "reasoning.delta"):
-            task = self._tasks.get(data.get("task_id") or "")
-            if task is not None:
-                key = "output" if event.type == "answer.delta" else "reasoning"
-                task[key] = (task.get(key) or "") + str(data.get("text", ""))
+        match event:
+            case TaskAnswerDelta(task_id=task_id, text=text):
+                self._extend(task_id, "output", text)
+            case TaskReasoningDelta(task_id=task_id, text=text):
+                self._extend(task_id, "reasoning", text)
+            case TaskStarted(task=task) | TaskCompleted(task=task):
+                if "id" in task:
+                    self._tasks[task["id"]] = dict(task)
+            case (
+                RunStarted(snapshot=snapshot)
+                | RunCompleted(snapshot=snapshot)
+                | RunFailed(snapshot=snapshot)
+                | RunCancelled(snapshot=snapshot)
+                | RunInterrupted(snapshot=snapshot)
+            ):
+                if "tasks" in snapshot:
+                    self._run = {key: value for key, value in snapshot.items() if key != "tasks"}
+                    self._tasks = {task["id"]: dict(task) for task in snapshot["tasks"]}
+            case _:
+                assert_never(event)
+
+    def _extend(self, task_id: str, key: str, text: str) -> None:
+        task = self._tasks.get(task_id)
+        if task is not None:
+            task[key] = (task.get(key) or "") + text
 
     def snapshot(self) -> dict[str, Any]:
         """The folded snapshot (a new dict; tasks in their original order)."""
@@ -95,7 +85,7 @@ class SnapshotFolder:
         return {**self._run, "tasks": [dict(task) for task in self._tasks.values()]}
 
 
-def fold(snapshot: dict[str, Any], events: list[StreamEvent], upto: int) -> dict[str, Any]:
+def fold(snapshot: dict[str, Any], events: list[RunEvent], upto: int) -> dict[str, Any]:
     """``snapshot`` (the run as planned) with every event of ``seq <= upto`` applied."""
     folder = SnapshotFolder(snapshot)
     for event in events:
@@ -110,11 +100,11 @@ class Subscriber:
     """One SSE reader of a live run: a bounded queue and a wake-up signal."""
 
     limit: int
-    queue: deque[StreamEvent] = field(default_factory=deque)
+    queue: deque[RunEvent] = field(default_factory=deque)
     behind: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def offer(self, event: StreamEvent) -> None:
+    def offer(self, event: RunEvent) -> None:
         if self.behind:
             return
         if len(self.queue) >= self.limit:
@@ -144,7 +134,7 @@ class RunChannel:
     def __init__(self, run_id: str, planned: dict[str, Any]) -> None:
         self.run_id = run_id
         self.planned = planned
-        self.events: list[StreamEvent] = []
+        self.events: list[RunEvent] = []
         self.folder = SnapshotFolder(planned)
         self.subscribers: set[Subscriber] = set()
         self.finished = False
@@ -153,10 +143,10 @@ class RunChannel:
     def seq(self) -> int:
         return self.folder.seq
 
-    def publish(self, event: StreamEvent) -> None:
+    def publish(self, event: RunEvent) -> None:
         self.events.append(event)
         self.folder.apply(event)
-        if event.terminal:
+        if is_terminal(event):
             self.finished = True
         for subscriber in self.subscribers:
             subscriber.offer(event)
@@ -169,7 +159,7 @@ class RunChannel:
     def unsubscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.discard(subscriber)
 
-    def after(self, seq: int) -> list[StreamEvent]:
+    def after(self, seq: int) -> list[RunEvent]:
         """Events with ``seq`` greater than ``seq`` (events are numbered from 1 in order)."""
         return self.events[max(seq, 0) :]
 
@@ -197,7 +187,7 @@ class EventHub:
         """The runtime observer: called synchronously on the loop for every event."""
         channel = self._channels.get(event.run_id)
         if channel is not None:
-            channel.publish(from_live(event))
+            channel.publish(event)
 
     def run_ids(self) -> list[str]:
         return list(self._channels)

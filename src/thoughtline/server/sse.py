@@ -42,10 +42,11 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from thoughtline.records import TERMINAL_RUN_STATUSES
+from thoughtline.records import TERMINAL_RUN_STATUSES, now_iso
+from thoughtline.run_events import RunEvent, from_wire, is_terminal, run_finished, sse_data
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
-from thoughtline.server.events import RunChannel, StreamEvent, fold, from_record
+from thoughtline.server.events import RunChannel, fold
 
 logger = logging.getLogger(__name__)
 
@@ -68,20 +69,13 @@ class EventStreamResponse(StreamingResponse):
             logger.debug("event stream %s: the client went away (%r)", scope.get("path"), exc)
 
 
-_TERMINAL_FOR_STATUS = {
-    "cancelled": "run.cancelled",
-    "failed": "run.failed",
-    "interrupted": "run.interrupted",
-}
-
-
 def frame(seq: int, type_: str, data: dict[str, Any]) -> bytes:
     """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
 
 
-def event_frame(event: StreamEvent) -> bytes:
-    return frame(event.seq, event.type, event.data)
+def event_frame(event: RunEvent) -> bytes:
+    return frame(event.seq, event.wire_name, sse_data(event))
 
 
 def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
@@ -118,7 +112,7 @@ async def run_stream(
         await source.aclose()
 
 
-def _closing_frames(planned: dict[str, Any], events: list[StreamEvent]) -> list[bytes]:
+def _closing_frames(planned: dict[str, Any], events: list[RunEvent]) -> list[bytes]:
     """For a finished run: the snapshot just before the terminal event, then the event."""
     terminal = events[-1]
     upto = terminal.seq - 1
@@ -146,7 +140,7 @@ async def _live(
             backlog = channel.after(after)
             for chunk in _batched(event_frame(event) for event in backlog):
                 yield chunk
-            if backlog and backlog[-1].terminal:
+            if backlog and is_terminal(backlog[-1]):
                 return
         while True:
             if not await subscriber.wait(settings.keepalive_s):
@@ -167,7 +161,7 @@ async def _live(
             ended = False
             while subscriber.queue and not ended:
                 event = subscriber.queue.popleft()
-                ended = event.terminal
+                ended = is_terminal(event)
                 if event.seq > floor:
                     frames.append(event_frame(event))
             for chunk in _batched(frames):
@@ -185,8 +179,8 @@ async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenera
         if run is None:
             return
         planned = run.snapshot()
-        events = [from_record(record) for record in store.run_events(run_id)]
-        if events and events[-1].terminal:
+        events = [from_wire(record) for record in store.run_events(run_id)]
+        if events and is_terminal(events[-1]):
             for chunk in _closing_frames(planned, events):
                 yield chunk
             return
@@ -207,7 +201,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     store = daemon.store
     if after > 0:
         previous = store.run_events(run_id, after_seq=after - 1, limit=1)
-        if previous and previous[0].seq == after and from_record(previous[0]).terminal:
+        if previous and previous[0].seq == after and is_terminal(from_wire(previous[0])):
             return  # the client already has the end
     seq = after
     last_sent = time.monotonic()
@@ -216,12 +210,12 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     ended_checks = 0
     while not daemon.closing.is_set():
         records = store.run_events(run_id, after_seq=seq)
-        events = [from_record(record) for record in records]
+        events = [from_wire(record) for record in records]
         for chunk in _batched(event_frame(event) for event in events):
             yield chunk
         if events:
             seq = events[-1].seq
-            if events[-1].terminal:
+            if is_terminal(events[-1]):
                 return
         now = time.monotonic()
         if records:
@@ -240,15 +234,19 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 if ended_checks >= 2:
                     stored = store.run_events(run_id)
                     last_stored = stored[-1].seq if stored else 0
-                    ended = bool(stored) and from_record(stored[-1]).terminal
+                    ended = bool(stored) and is_terminal(from_wire(stored[-1]))
                     if ended and seq < last_stored:
                         ended_checks = 0  # written since we polled: the loop sends it
                     else:
                         if not ended and seq <= last_stored:
-                            yield frame(
-                                last_stored + 1,
-                                _TERMINAL_FOR_STATUS.get(run.status, "run.completed"),
-                                run.snapshot(),
+                            yield event_frame(
+                                run_finished(
+                                    run.status,
+                                    run_id=run_id,
+                                    seq=last_stored + 1,
+                                    at=run.finished_at or now_iso(),
+                                    snapshot=run.snapshot(),
+                                )
                             )
                         return
         if now - last_sent >= settings.keepalive_s:

@@ -50,9 +50,10 @@ from thoughtline.integrations.acp.settings import (
     validate_settings,
 )
 from thoughtline.records import new_id
+from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import spec_from_roles
-from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.runtime.runner import Runtime
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ prompt's stop reason. Pure (no I/O), so the mapping is testable on its own."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, assert_never
 
 from acp.schema import (
     AgentMessageChunk,
@@ -21,7 +21,18 @@ from acp.schema import (
 )
 
 from thoughtline.records import Run
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.run_events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 
 SessionUpdate: TypeAlias = (
     AgentMessageChunk
@@ -81,25 +92,26 @@ class TurnRenderer:
         self.written: dict[Stream, bool] = {"message": False, "thought": False}
 
     def render(self, event: RunEvent) -> list[SessionUpdate]:
-        data = event.data
-        match event.type:
-            case "run.started":
-                tasks = data.get("tasks", [])
+        match event:
+            case RunStarted(snapshot=snapshot):
+                tasks = snapshot.get("tasks", [])
                 self.several = len(tasks) > 1
                 self.titles = {task["id"]: _title(task) for task in tasks}
                 # Inline runs call no model: nothing "thinks".
-                self.kind = "think" if data.get("worker_backend") == "provider" else "other"
+                self.kind = "think" if snapshot.get("worker_backend") == "provider" else "other"
                 return []
-            case "task.started":
-                return [self._announce(data, "in_progress")]
-            case "answer.delta" if event.task_id is not None:
-                return self._chunks("message", event.task_id, str(data.get("text", "")))
-            case "reasoning.delta" if event.task_id is not None:
-                return self._chunks("thought", event.task_id, str(data.get("text", "")))
-            case "task.completed":
-                return self._completed(data)
-            case _:  # run.completed/failed/cancelled/interrupted: the prompt result says it
-                return []
+            case TaskStarted(task=task):
+                return [self._announce(task, "in_progress")]
+            case TaskAnswerDelta(task_id=task_id, text=text):
+                return self._chunks("message", task_id, text)
+            case TaskReasoningDelta(task_id=task_id, text=text):
+                return self._chunks("thought", task_id, text)
+            case TaskCompleted(task=task):
+                return self._completed(task)
+            case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():
+                return []  # the prompt result says how the run ended
+            case _:
+                assert_never(event)
 
     def _announce(self, task: Mapping[str, Any], status: ToolCallStatus) -> ToolCallStart:
         task_id = str(task["id"])

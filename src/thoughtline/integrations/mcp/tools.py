@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, assert_never
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
@@ -14,10 +14,22 @@ from pydantic import Field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
+from thoughtline.run_events import (
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+)
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.plan import spec_from_roles
-from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
@@ -238,14 +250,22 @@ def run_summary(run: Run) -> dict[str, Any]:
 def progress_message(event: RunEvent) -> str | None:
     """One line per task start and completion and for the run's end; deltas are not
     progress."""
-    data = event.data
-    if event.type == "task.started":
-        return f"{data['name']} started ({data['executor']})"
-    if event.type == "task.completed":
-        message = f"{data['name']} {data['status']}"
-        if data.get("reasoning_status"):
-            message += f"; reasoning {data['reasoning_status']}"
-        return message
-    if event.type in ("run.completed", "run.failed", "run.cancelled", "run.interrupted"):
-        return f"run {data['status']}"
-    return None
+    match event:
+        case TaskStarted(task=data):
+            return f"{data['name']} started ({data['executor']})"
+        case TaskCompleted(task=data):
+            message = f"{data['name']} {data['status']}"
+            if data.get("reasoning_status"):
+                message += f"; reasoning {data['reasoning_status']}"
+            return message
+        case (
+            RunCompleted(snapshot=data)
+            | RunFailed(snapshot=data)
+            | RunCancelled(snapshot=data)
+            | RunInterrupted(snapshot=data)
+        ):
+            return f"run {data['status']}"
+        case RunStarted() | TaskAnswerDelta() | TaskReasoningDelta():
+            return None
+        case _:
+            assert_never(event)

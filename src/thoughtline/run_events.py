@@ -1,0 +1,357 @@
+"""The live events of a run: one closed union, and the one place each is named on the wire.
+
+A run numbers its events from 1 (``seq``, the same number the store's event log keeps and
+the SSE event id). The runtime emits them; the CLI live view, the daemon's hub and event
+stream, MCP progress and ACP updates consume them with an exhaustive ``match``::
+
+    match event:
+        case RunStarted(): ...
+        case TaskStarted() | TaskCompleted(): ...
+        case TaskAnswerDelta() | TaskReasoningDelta(): ...
+        case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted(): ...
+        case _:
+            assert_never(event)
+
+Each event has exactly one wire name (``wire_name``), used by the store's event log and by
+the SSE ``event:`` line; :func:`to_wire` and :func:`from_wire` convert to and from the
+store's :class:`~thoughtline.records.RunEventRecord`, and :func:`sse_data` gives the JSON
+of the SSE ``data:`` line. Nothing else spells an event's wire name.
+
+``TaskReasoningDelta`` events exist only for tasks whose mode displays reasoning: the
+disclosure gate filters before events are numbered, stored or sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias, assert_never
+
+from thoughtline.records import RunEventRecord, RunStatus
+
+__all__ = [
+    "MEMBERS",
+    "RunCancelled",
+    "RunCompleted",
+    "RunEvent",
+    "RunFailed",
+    "RunFinished",
+    "RunInterrupted",
+    "RunStarted",
+    "TaskAnswerDelta",
+    "TaskCompleted",
+    "TaskReasoningDelta",
+    "TaskStarted",
+    "UnknownRunEvent",
+    "from_wire",
+    "is_terminal",
+    "run_finished",
+    "sse_data",
+    "to_wire",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted:
+    """The run began executing; ``snapshot`` is the run as planned (``thoughtline.run/v1``)."""
+
+    wire_name: ClassVar[Literal["run.started"]] = "run.started"
+    run_id: str
+    seq: int
+    at: str
+    snapshot: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStarted:
+    """A task began; ``task`` is the task as in the snapshot."""
+
+    wire_name: ClassVar[Literal["task.started"]] = "task.started"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    task: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskAnswerDelta:
+    """Answer text of one task, as the disclosure gate released it."""
+
+    wire_name: ClassVar[Literal["answer.delta"]] = "answer.delta"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskReasoningDelta:
+    """Reasoning text of one task whose mode displays reasoning.
+
+    ``part_id`` and ``kind`` name the reasoning part when the event log recorded them
+    (recovery then rebuilds the parts); the runtime leaves them ``None``."""
+
+    wire_name: ClassVar[Literal["reasoning.delta"]] = "reasoning.delta"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    text: str
+    part_id: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskCompleted:
+    """A task ended (done, prepared, failed, cancelled or interrupted); ``task`` is the
+    task in its final state."""
+
+    wire_name: ClassVar[Literal["task.completed"]] = "task.completed"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    task: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCompleted:
+    """The run ended ``completed``, ``completed_with_failures`` or
+    ``completed_prepare_only`` (terminal); ``snapshot`` is the final run."""
+
+    wire_name: ClassVar[Literal["run.completed"]] = "run.completed"
+    run_id: str
+    seq: int
+    at: str
+    snapshot: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFailed:
+    """The run ended ``failed`` (terminal); ``snapshot`` is the final run."""
+
+    wire_name: ClassVar[Literal["run.failed"]] = "run.failed"
+    run_id: str
+    seq: int
+    at: str
+    snapshot: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCancelled:
+    """The run was cancelled (terminal); what arrived is kept in ``snapshot``."""
+
+    wire_name: ClassVar[Literal["run.cancelled"]] = "run.cancelled"
+    run_id: str
+    seq: int
+    at: str
+    snapshot: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInterrupted:
+    """The run ended ``interrupted`` (terminal): its process shut down, or it was recovered
+    after its process died."""
+
+    wire_name: ClassVar[Literal["run.interrupted"]] = "run.interrupted"
+    run_id: str
+    seq: int
+    at: str
+    snapshot: dict[str, Any]
+
+
+RunFinished: TypeAlias = RunCompleted | RunFailed | RunCancelled | RunInterrupted
+"""The terminal events: exactly one ends every run."""
+
+RunEvent: TypeAlias = (
+    RunStarted
+    | TaskStarted
+    | TaskAnswerDelta
+    | TaskReasoningDelta
+    | TaskCompleted
+    | RunCompleted
+    | RunFailed
+    | RunCancelled
+    | RunInterrupted
+)
+"""One live event of a run (the closed union)."""
+
+MEMBERS: tuple[type[RunEvent], ...] = (
+    RunStarted,
+    TaskStarted,
+    TaskAnswerDelta,
+    TaskReasoningDelta,
+    TaskCompleted,
+    RunCompleted,
+    RunFailed,
+    RunCancelled,
+    RunInterrupted,
+)
+"""Every member of :data:`RunEvent`, in the order a run emits them."""
+_TERMINAL = (RunCompleted, RunFailed, RunCancelled, RunInterrupted)
+
+
+class UnknownRunEvent(ValueError):
+    """An event log record whose type is not a run event this version knows."""
+
+
+def is_terminal(event: RunEvent) -> bool:
+    """Whether ``event`` ends its run (and every stream of it)."""
+    return isinstance(event, _TERMINAL)
+
+
+def run_finished(
+    status: RunStatus, *, run_id: str, seq: int, at: str, snapshot: dict[str, Any]
+) -> RunFinished:
+    """The terminal event for a run that ended with ``status``."""
+    if status == "cancelled":
+        return RunCancelled(run_id=run_id, seq=seq, at=at, snapshot=snapshot)
+    if status == "failed":
+        return RunFailed(run_id=run_id, seq=seq, at=at, snapshot=snapshot)
+    if status == "interrupted":
+        return RunInterrupted(run_id=run_id, seq=seq, at=at, snapshot=snapshot)
+    return RunCompleted(run_id=run_id, seq=seq, at=at, snapshot=snapshot)
+
+
+def to_wire(event: RunEvent) -> RunEventRecord:
+    """The event as the store's event log keeps it: deltas carry ``{"text": ...}`` (and
+    the part's ``part_id``/``kind`` when known), task events the task dict, run events the
+    run snapshot."""
+    # The hot path first: nearly all of a run's events are deltas without a named part.
+    if type(event) is TaskAnswerDelta or (
+        type(event) is TaskReasoningDelta and event.part_id is None and event.kind is None
+    ):
+        return RunEventRecord(
+            run_id=event.run_id,
+            seq=event.seq,
+            type=event.wire_name,
+            task_id=event.task_id,
+            at=event.at,
+            data={"text": event.text},
+        )
+    data: dict[str, Any]
+    task_id: str | None
+    match event:
+        case TaskAnswerDelta(task_id=task_id, text=text):
+            data = {"text": text}
+        case TaskReasoningDelta(task_id=task_id, text=text, part_id=part_id, kind=kind):
+            data = {"text": text}
+            if part_id is not None:
+                data["part_id"] = part_id
+            if kind is not None:
+                data["kind"] = kind
+        case TaskStarted(task_id=task_id, task=data) | TaskCompleted(task_id=task_id, task=data):
+            pass
+        case (
+            RunStarted(snapshot=data)
+            | RunCompleted(snapshot=data)
+            | RunFailed(snapshot=data)
+            | RunCancelled(snapshot=data)
+            | RunInterrupted(snapshot=data)
+        ):
+            task_id = None
+        case _:
+            assert_never(event)
+    return RunEventRecord(
+        run_id=event.run_id,
+        seq=event.seq,
+        type=event.wire_name,
+        task_id=task_id,
+        at=event.at,
+        data=data,
+    )
+
+
+def from_wire(record: RunEventRecord) -> RunEvent:
+    """The typed event of a record from the store's event log.
+
+    Raises :class:`UnknownRunEvent` for a type this version does not know."""
+    decode = _DECODERS.get(record.type)
+    if decode is None:
+        raise UnknownRunEvent(f"unknown run event type {record.type!r} (seq {record.seq})")
+    return decode(record)
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _answer_delta(record: RunEventRecord) -> RunEvent:
+    return TaskAnswerDelta(
+        run_id=record.run_id,
+        seq=record.seq,
+        at=record.at,
+        task_id=record.task_id or "",
+        text=_text(record.data, "text") or "",
+    )
+
+
+def _reasoning_delta(record: RunEventRecord) -> RunEvent:
+    return TaskReasoningDelta(
+        run_id=record.run_id,
+        seq=record.seq,
+        at=record.at,
+        task_id=record.task_id or "",
+        text=_text(record.data, "text") or "",
+        part_id=_text(record.data, "part_id"),
+        kind=_text(record.data, "kind"),
+    )
+
+
+def _task_event(member: type[TaskStarted | TaskCompleted]) -> Callable[[RunEventRecord], RunEvent]:
+    def decode(record: RunEventRecord) -> RunEvent:
+        task_id = record.task_id or _text(record.data, "id") or ""
+        return member(
+            run_id=record.run_id, seq=record.seq, at=record.at, task_id=task_id, task=record.data
+        )
+
+    return decode
+
+
+def _run_event(
+    member: type[RunStarted | RunCompleted | RunFailed | RunCancelled | RunInterrupted],
+) -> Callable[[RunEventRecord], RunEvent]:
+    def decode(record: RunEventRecord) -> RunEvent:
+        return member(run_id=record.run_id, seq=record.seq, at=record.at, snapshot=record.data)
+
+    return decode
+
+
+_DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
+    RunStarted.wire_name: _run_event(RunStarted),
+    TaskStarted.wire_name: _task_event(TaskStarted),
+    TaskAnswerDelta.wire_name: _answer_delta,
+    TaskReasoningDelta.wire_name: _reasoning_delta,
+    TaskCompleted.wire_name: _task_event(TaskCompleted),
+    RunCompleted.wire_name: _run_event(RunCompleted),
+    RunFailed.wire_name: _run_event(RunFailed),
+    RunCancelled.wire_name: _run_event(RunCancelled),
+    RunInterrupted.wire_name: _run_event(RunInterrupted),
+}
+"""Each wire name's decoder (one per union member; a test checks none is missing)."""
+
+
+def sse_data(event: RunEvent) -> dict[str, Any]:
+    """The JSON of the event's SSE ``data:`` line: deltas carry their ``task_id`` next to
+    the text; task events carry the task dict, run events the run snapshot."""
+    match event:
+        case (
+            TaskAnswerDelta(task_id=task_id, text=text)
+            | TaskReasoningDelta(task_id=task_id, text=text)
+        ):
+            return {"task_id": task_id, "text": text}
+        case TaskStarted(task=task) | TaskCompleted(task=task):
+            return task
+        case (
+            RunStarted(snapshot=snapshot)
+            | RunCompleted(snapshot=snapshot)
+            | RunFailed(snapshot=snapshot)
+            | RunCancelled(snapshot=snapshot)
+            | RunInterrupted(snapshot=snapshot)
+        ):
+            return snapshot
+        case _:
+            assert_never(event)

@@ -1,0 +1,119 @@
+"""The run event union: one wire name per member, and the event log round trip."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+
+import thoughtline
+from thoughtline.records import RunEventRecord, RunStatus
+from thoughtline.run_events import (
+    MEMBERS,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunInterrupted,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskReasoningDelta,
+    TaskStarted,
+    UnknownRunEvent,
+    from_wire,
+    is_terminal,
+    run_finished,
+    sse_data,
+    to_wire,
+)
+
+AT = "2026-01-01T00:00:00.000Z"
+TASK = {"id": "task_1", "name": "engineer", "status": "running", "output": None}
+SNAPSHOT = {"schema": "thoughtline.run/v1", "id": "run_1", "status": "running", "tasks": [TASK]}
+
+ONE_OF_EACH: list[RunEvent] = [
+    RunStarted(run_id="run_1", seq=1, at=AT, snapshot=SNAPSHOT),
+    TaskStarted(run_id="run_1", seq=2, at=AT, task_id="task_1", task=TASK),
+    TaskReasoningDelta(run_id="run_1", seq=3, at=AT, task_id="task_1", text="Hmm"),
+    TaskReasoningDelta(
+        run_id="run_1", seq=4, at=AT, task_id="task_1", text="!", part_id="rs_1", kind="summary"
+    ),
+    TaskAnswerDelta(run_id="run_1", seq=5, at=AT, task_id="task_1", text="Hi"),
+    TaskCompleted(run_id="run_1", seq=6, at=AT, task_id="task_1", task={**TASK, "status": "done"}),
+    RunCompleted(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "completed"}),
+    RunFailed(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "failed"}),
+    RunCancelled(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "cancelled"}),
+    RunInterrupted(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "interrupted"}),
+]
+
+
+def test_the_members_are_the_union_and_each_has_its_own_wire_name() -> None:
+    assert set(MEMBERS) == set(typing.get_args(RunEvent))
+    names = [member.wire_name for member in MEMBERS]
+    assert len(set(names)) == len(names)
+    assert names == [
+        "run.started",
+        "task.started",
+        "answer.delta",
+        "reasoning.delta",
+        "task.completed",
+        "run.completed",
+        "run.failed",
+        "run.cancelled",
+        "run.interrupted",
+    ]
+    assert {type(event) for event in ONE_OF_EACH} == set(MEMBERS)
+
+
+def test_members_are_frozen_slotted_and_keyword_only() -> None:
+    for member in MEMBERS:
+        assert all(field.kw_only for field in dataclasses.fields(member)), member
+        assert "__slots__" in vars(member), member
+        assert member.__name__ in thoughtline.__all__
+    for event in ONE_OF_EACH:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.seq = 0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda event: type(event).__name__)
+def test_every_event_round_trips_through_the_event_log(event: RunEvent) -> None:
+    record = to_wire(event)
+    assert record.type == event.wire_name
+    assert (record.run_id, record.seq, record.at) == (event.run_id, event.seq, event.at)
+    assert from_wire(record) == event
+
+
+def test_the_wire_data_is_what_the_log_and_the_stream_always_carried() -> None:
+    answer, reasoning, named = ONE_OF_EACH[4], ONE_OF_EACH[2], ONE_OF_EACH[3]
+    assert to_wire(answer).data == {"text": "Hi"}
+    assert to_wire(answer).task_id == "task_1"
+    assert to_wire(reasoning).data == {"text": "Hmm"}
+    assert to_wire(named).data == {"text": "!", "part_id": "rs_1", "kind": "summary"}
+    assert sse_data(answer) == {"task_id": "task_1", "text": "Hi"}
+    assert sse_data(named) == {"task_id": "task_1", "text": "!"}
+    assert to_wire(ONE_OF_EACH[1]).data is TASK and sse_data(ONE_OF_EACH[1]) is TASK
+    assert to_wire(ONE_OF_EACH[0]).task_id is None
+    assert sse_data(ONE_OF_EACH[0]) is SNAPSHOT
+
+
+def test_terminal_events_follow_the_run_status() -> None:
+    expected: dict[RunStatus, type[RunEvent]] = {
+        "completed": RunCompleted,
+        "completed_with_failures": RunCompleted,
+        "completed_prepare_only": RunCompleted,
+        "failed": RunFailed,
+        "cancelled": RunCancelled,
+        "interrupted": RunInterrupted,
+    }
+    for status, member in expected.items():
+        event = run_finished(status, run_id="run_1", seq=9, at=AT, snapshot=SNAPSHOT)
+        assert type(event) is member and is_terminal(event)
+    assert [is_terminal(event) for event in ONE_OF_EACH[:6]] == [False] * 6
+
+
+def test_an_unknown_type_in_the_log_is_an_error_naming_it() -> None:
+    record = RunEventRecord(run_id="run_1", seq=3, type="task.paused", task_id=None, at=AT, data={})
+    with pytest.raises(UnknownRunEvent, match=r"task\.paused"):
+        from_wire(record)
