@@ -72,6 +72,26 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def iso(epoch: float) -> str:
+    """The :func:`now_iso` form of seconds since the epoch."""
+    return (
+        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
+
+
+def parse_epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an ISO timestamp (naive = UTC), ``None`` if unparsable."""
+    if stamp is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
 def new_id(prefix: str) -> str:
     """``run_…``/``task_…``/``evt_…``: a time-ordered, unguessable id."""
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")

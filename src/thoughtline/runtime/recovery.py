@@ -37,7 +37,6 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
 from thoughtline.events import REASONING_KINDS
 from thoughtline.records import (
@@ -49,6 +48,7 @@ from thoughtline.records import (
     TraceEvent,
     new_id,
     now_iso,
+    parse_epoch,
 )
 from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_wire
 from thoughtline.runtime.disclosure import DisclosureGate
@@ -149,7 +149,7 @@ def why_orphaned(run: UnfinishedRun, me: ProcessIdentity, now: float) -> tuple[s
             return state, details[state]
     # Another machine's process cannot be probed; only its silence tells.
     last = run.heartbeat_at or run.created_at
-    seen = _parse_epoch(last)
+    seen = parse_epoch(last)
     if seen is not None and now - seen > HEARTBEAT_STALE_S:
         return "heartbeat_stale", f"no write from process {pid} on {host} since {last}"
     return None
@@ -178,19 +178,6 @@ def _local_owner_state(
     except PermissionError:
         return "alive"  # exists, owned by another user
     return "alive"
-
-
-def _parse_epoch(stamp: str | None) -> float | None:
-    """Seconds since the epoch of an ISO timestamp (naive = UTC), ``None`` if unparsable."""
-    if stamp is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 def log_is_complete(count: int, last_seq: int | None) -> bool:

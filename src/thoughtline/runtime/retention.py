@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
-from thoughtline.records import TRACE_LAYERS, TraceLayer
+from thoughtline.records import TRACE_LAYERS, TraceLayer, iso, parse_epoch
 from thoughtline.store.base import Store
 
 PURGE_EVERY_S = 86_400
@@ -46,7 +45,7 @@ def purge(
         cutoffs[layer] = now - keep
     counts = store.delete_trace_before(cutoffs, dry_run=dry_run)
     if not dry_run:
-        store.set_meta(LAST_PURGE_KEY, _iso(now))
+        store.set_meta(LAST_PURGE_KEY, iso(now))
     return counts
 
 
@@ -55,7 +54,7 @@ def purge_displayed_reasoning(store: Store, older_than_s: int, *, dry_run: bool 
     ``older_than_s`` ago — the ``reasoning`` retention applies to every copy, not only
     the trace layer. Returns how many tasks were (or would be) cleared; each keeps a
     notice saying its reasoning was removed by retention."""
-    cutoff = _iso(time.time() - older_than_s)
+    cutoff = iso(time.time() - older_than_s)
     return store.clear_displayed_reasoning(cutoff, RETENTION_NOTE, dry_run=dry_run)
 
 
@@ -67,7 +66,7 @@ def purge_due(store: Store, every_s: int = PURGE_EVERY_S) -> bool:
     now = time.time()
     if not _due(last, now, every_s):
         return False
-    return store.replace_meta(LAST_PURGE_KEY, last, _iso(now))
+    return store.replace_meta(LAST_PURGE_KEY, last, iso(now))
 
 
 def purge_if_due(
@@ -85,24 +84,6 @@ def purge_if_due(
 
 
 def _due(last: str | None, now: float, every_s: int) -> bool:
-    seen = _parse_epoch(last)
+    seen = parse_epoch(last)
     # A last purge "in the future" means the clock went back: treat it as due.
     return seen is None or not 0 <= now - seen < every_s
-
-
-def _iso(epoch: float) -> str:
-    return (
-        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
-
-
-def _parse_epoch(stamp: str | None) -> float | None:
-    if stamp is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from thoughtline.records import (
@@ -18,6 +17,7 @@ from thoughtline.records import (
     TaskTimings,
     TaskUsage,
     TraceEvent,
+    parse_epoch,
 )
 
 RUN_FIELDS = (
@@ -53,26 +53,6 @@ RUN_EVENT_COLUMNS = "run_id, seq, type, task_id, at, data_json"
 def dump(value: Any) -> str:
     # ASCII escapes keep lone surrogates from provider text storable as UTF-8.
     return json.dumps(value, separators=(",", ":"))
-
-
-def iso(epoch: float) -> str:
-    """An ISO timestamp (UTC, milliseconds, ``Z``) of seconds since the epoch."""
-    return (
-        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
-
-
-def parse_epoch(stamp: str | None) -> float | None:
-    """Seconds since the epoch of an ISO timestamp (naive = UTC), ``None`` if unparsable."""
-    if stamp is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 def event_epoch(at: str) -> float:
