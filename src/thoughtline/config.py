@@ -238,6 +238,23 @@ class _Validator:
         self.sources[key] = str(self.path)
         return value
 
+    def bounded_int(
+        self, table: Mapping[str, object], key: str, default: int, *, maximum: int
+    ) -> int:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(
+                key,
+                f"wrong type: must be an integer from 1 to {maximum}, got {describe_value(value)}",
+            )
+        if not 1 <= value <= maximum:
+            raise self.fail(key, f"must be an integer from 1 to {maximum}, got {value}")
+        self.sources[key] = str(self.path)
+        return value
+
     def build(self, data: dict[str, Any]) -> Config:
         top_allowed = (
             "orchestration",
@@ -287,26 +304,12 @@ class _Validator:
             orchestration, "orchestration.worker_backend", WORKER_BACKENDS, "provider"
         )
         store = self.choice(orchestration, "orchestration.store", STORES, "sqlite")
-        max_concurrency = 8
-        if "max_concurrency" in orchestration:
-            value = orchestration["max_concurrency"]
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 256:
-                raise self.fail(
-                    "orchestration.max_concurrency",
-                    f"must be an integer from 1 to 256, got {value!r}",
-                )
-            max_concurrency = value
-            self.sources["orchestration.max_concurrency"] = str(self.path)
-        max_tasks_per_run = 32
-        if "max_tasks_per_run" in orchestration:
-            value = orchestration["max_tasks_per_run"]
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1000:
-                raise self.fail(
-                    "orchestration.max_tasks_per_run",
-                    f"must be an integer from 1 to 1000, got {value!r}",
-                )
-            max_tasks_per_run = value
-            self.sources["orchestration.max_tasks_per_run"] = str(self.path)
+        max_concurrency = self.bounded_int(
+            orchestration, "orchestration.max_concurrency", 8, maximum=256
+        )
+        max_tasks_per_run = self.bounded_int(
+            orchestration, "orchestration.max_tasks_per_run", 32, maximum=1000
+        )
 
         store_table = self.table(data, "store", ("dsn",))
         dsn = self.string(store_table, "store.dsn", None)

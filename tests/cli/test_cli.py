@@ -183,6 +183,20 @@ BAD_INPUT: dict[str, tuple[dict[str, bytes], dict[str, str], list[str], str]] = 
         "{cwd}/thoughtline.toml: trace.retention.reasoning: wrong type: must be a string "
         'such as "7d" or "forever", got an integer (7)',
     ),
+    "config-wrong-type-integer": (
+        {"thoughtline.toml": b'[orchestration]\nmax_concurrency = "8"\n'},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: orchestration.max_concurrency: wrong type: must be an "
+        "integer from 1 to 256, got a string ('8')",
+    ),
+    "config-integer-out-of-range": (
+        {"thoughtline.toml": b"[orchestration]\nmax_tasks_per_run = 0\n"},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: orchestration.max_tasks_per_run: must be an integer from 1 "
+        "to 1000, got 0",
+    ),
     "config-invalid-role-name": (
         {"thoughtline.toml": b'[roles."bad name"]\nprompt = "x"\n'},
         {},

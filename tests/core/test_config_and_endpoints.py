@@ -77,7 +77,7 @@ reasoning = "30d"
         ("[orchestration]\nmax_concurency = 3\n", "orchestration.max_concurency: unknown key"),
         (
             '[orchestration]\nmax_concurrency = "8"\n',
-            "orchestration.max_concurrency: must be an integer",
+            "orchestration.max_concurrency: wrong type: must be an integer",
         ),
         ('[providers.x]\nwire_api = "grpc"\n', "providers.x.wire_api: 'grpc' is not allowed"),
         (
