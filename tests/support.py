@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
+
+import httpx2
 
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, StreamDecoder
@@ -43,3 +47,21 @@ def call_context(
     resolved = EndpointRegistry(settings, environ=environ or {}).resolve(endpoint)
     capability = builtin_capabilities().lookup(capability_endpoint or endpoint, model)
     return CallContext(endpoint=resolved, capability=capability)
+
+
+def daemon_url(process: subprocess.Popen[str]) -> str:
+    """The URL a ``thoughtline serve --port 0`` child announces, once its socket accepts.
+
+    The line is printed just before uvicorn accepts, so the readiness poll is bounded."""
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
+    url = line.split()[3]
+    for _ in range(200):
+        try:
+            if httpx2.get(f"{url}/openapi.json", timeout=5).status_code == 200:
+                return url
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the daemon at {url} never accepted a connection")

@@ -21,6 +21,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
+from tests.support import daemon_url
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 CANARY = "CANARY-HIDDEN-REASONING-9d3e"
@@ -184,17 +185,7 @@ def _serve(home: Path, environ: dict[str, str]) -> tuple[subprocess.Popen[str], 
         env=cli_env(home, environ),
         cwd=home.parent,
     )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
-    url = line.split()[3]
-    for _ in range(200):  # bounded: the socket accepts once uvicorn has started
-        try:
-            if httpx2.get(f"{url}/openapi.json", timeout=5).status_code == 200:
-                break
-        except httpx2.TransportError:
-            time.sleep(0.05)
-    return process, url
+    return process, daemon_url(process)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
+from tests.support import daemon_url
 from thoughtline.cli.live_view import LiveRunView, text_console
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.run_events import (
@@ -400,16 +401,7 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
     )
     streams: dict[str, bytes] = {}
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
-        with httpx2.Client(base_url=line.split()[3], timeout=30) as client:
-            for _ in range(200):  # the line is printed just before the socket accepts
-                try:
-                    if client.get("/openapi.json").status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    time.sleep(0.05)
+        with httpx2.Client(base_url=daemon_url(process), timeout=30) as client:
             run_ids = {"cli": cli_run["id"]}
             for mode in modes:
                 created = client.post(

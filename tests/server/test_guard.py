@@ -5,7 +5,6 @@ or with a non-JSON body are refused; the daemon's own page and plain clients pas
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 import httpx2
@@ -15,6 +14,7 @@ from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, start_run, wait_for_status
 from tests.server.test_api import error_of
 from tests.server.test_processes import _serve
+from tests.support import daemon_url
 from thoughtline.config import Config
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.app import DaemonServer, bind_socket
@@ -163,16 +163,7 @@ def test_serve_takes_allowed_hosts_from_flags_and_the_environment(
     env = {**environ, "THOUGHTLINE_ALLOWED_HOSTS": "one.lan, two.lan"}
     process = _serve(home, env, "--port", "0", "--allowed-host", "three.lan")
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
-        with httpx2.Client(base_url=line.split()[3], timeout=20) as client:
-            for _ in range(200):
-                try:
-                    client.get("/openapi.json")
-                    break
-                except httpx2.TransportError:
-                    time.sleep(0.05)
+        with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
             for host in ("one.lan", "two.lan:8765", "three.lan"):
                 assert client.get("/v1/runs", headers={"Host": host}).status_code == 200, host
             assert_refused_host(client.get("/v1/runs", headers={"Host": "four.lan"}))

@@ -14,6 +14,7 @@ import httpx2
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import Event, LiveDaemon, read_all, start_run
+from tests.support import daemon_url
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 
@@ -117,17 +118,7 @@ def test_sigterm_mid_run_leaves_the_run_interrupted(
     sim.pace_s = 0.02
     process = _serve(home, environ, "--port", "0")
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("thoughtline: serving on http://127.0.0.1:"), line
-        url = line.split()[3]
-        with httpx2.Client(base_url=url, timeout=20) as client:
-            for _ in range(200):
-                try:
-                    if client.get("/openapi.json").status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    time.sleep(0.05)
+        with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
             run_id = start_run(client, provider="deepseek")
             seen: list[Event] = []
             with client.stream("GET", f"/v1/runs/{run_id}/events") as response:
