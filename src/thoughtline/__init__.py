@@ -117,8 +117,8 @@ Stream events (the closed union a provider call yields)
     ToolCallEnd           a tool call ended
     Usage                 token counts (None: not reported, never 0)
     Finish                the normalized finish reason
-    Warning               something unsupported or unexpected, reported not dropped
-    Error                 the call ended with an error (stable code, retryable)
+    StreamWarning         something unsupported or unexpected, reported not dropped
+    StreamError           the call ended with an error (stable code, retryable)
 """
 
 from typing import TYPE_CHECKING
@@ -134,14 +134,15 @@ from thoughtline.errors import (
     UnknownEndpointError,
 )
 from thoughtline.events import (
-    Error,
     Finish,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningKind,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -149,7 +150,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 from thoughtline.records import (
     ChainOfThought,
@@ -237,7 +237,6 @@ __all__ = [
     "Endpoint",
     "EndpointRegistry",
     "EndpointSettings",
-    "Error",
     "ErrorCode",
     "Exchange",
     "Finish",
@@ -270,7 +269,9 @@ __all__ = [
     "RunSpec",
     "RunStarted",
     "RunStatus",
+    "StreamError",
     "StreamEvent",
+    "StreamWarning",
     "Task",
     "TaskAnswerDelta",
     "TaskCompleted",
@@ -295,7 +296,6 @@ __all__ = [
     "TraceLayer",
     "UnknownEndpointError",
     "Usage",
-    "Warning",
     "WorkerBackend",
     "builtin_capabilities",
     "load_config",

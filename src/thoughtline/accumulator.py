@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import assert_never
 
 from thoughtline.events import (
-    Error,
     Finish,
     MetadataValue,
     ProviderMetadata,
@@ -20,7 +19,9 @@ from thoughtline.events import (
     ReasoningKind,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -28,7 +29,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
     merge_usage,
 )
 
@@ -62,8 +62,8 @@ class ModelResponse:
     tool_calls: tuple[ToolCall, ...]
     usage: Usage
     finish: Finish | None
-    warnings: tuple[Warning, ...]
-    error: Error | None
+    warnings: tuple[StreamWarning, ...]
+    error: StreamError | None
     response_id: str | None = None
     model: str | None = None
     text_metadata: tuple[ProviderMetadata, ...] = ()
@@ -115,8 +115,8 @@ class ResponseAccumulator:
         self._order = 0
         self._usage: Usage | None = None
         self._finish: Finish | None = None
-        self._warnings: list[Warning] = []
-        self._error: Error | None = None
+        self._warnings: list[StreamWarning] = []
+        self._error: StreamError | None = None
         self._response_id: str | None = None
         self._model: str | None = None
 
@@ -152,9 +152,9 @@ class ResponseAccumulator:
                 self._usage = merge_usage(self._usage, event)
             case Finish():
                 self._finish = event
-            case Warning():
+            case StreamWarning():
                 self._warnings.append(event)
-            case Error():
+            case StreamError():
                 self._error = event
             case ResponseStarted():
                 self._response_id = event.response_id or self._response_id

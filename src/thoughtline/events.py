@@ -215,7 +215,7 @@ class Finish:
 
 @_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Warning:
+class StreamWarning:
     """Something the caller should know that did not stop the response.
 
     Examples: an effort the model does not accept, an unknown part type that was skipped.
@@ -228,7 +228,7 @@ class Warning:
 
 @_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Error:
+class StreamError:
     """The provider failed, before or during the stream. Always the last event.
 
     ``code`` is one of the stable error codes (see :mod:`thoughtline.errors`).
@@ -255,8 +255,8 @@ StreamEvent: TypeAlias = (
     | ToolCallEnd
     | Usage
     | Finish
-    | Warning
-    | Error
+    | StreamWarning
+    | StreamError
 )
 """The closed union of events an adapter yields."""
 

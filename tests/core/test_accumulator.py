@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -61,7 +61,7 @@ def test_interleaved_parts_keep_order_kind_and_metadata() -> None:
 
 
 def test_parts_open_at_an_error_are_marked_incomplete() -> None:
-    error = Error(code="PROVIDER_STREAM_INTERRUPTED", message="cut", retryable=True)
+    error = StreamError(code="PROVIDER_STREAM_INTERRUPTED", message="cut", retryable=True)
     response = accumulate(
         [
             ReasoningStart(part_id="r0", kind="raw"),

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 import httpx2
 import pytest
 
-from thoughtline.events import Error, ReasoningDelta, TextDelta, Warning
+from thoughtline.events import ReasoningDelta, StreamError, StreamWarning, TextDelta
 from thoughtline.providers.client import ProviderClient, RetryPolicy
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.requests import ModelRequest, ReasoningRequest
@@ -199,7 +199,7 @@ async def test_stream_broken_after_content_keeps_what_arrived_and_is_not_retried
         async for event in call:
             events.append(event)
     assert len(attempts) == 1
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_STREAM_INTERRUPTED"
     assert "connection lost" in events[-1].message
     assert any(isinstance(event, ReasoningDelta) for event in events)
@@ -240,7 +240,7 @@ async def test_unsupported_effort_warning_is_the_first_event() -> None:
     async with make_client(lambda r: ok_stream(), sleeps=[]).call(request) as call:
         async for event in call:
             events.append(event)
-    assert isinstance(events[0], Warning)
+    assert isinstance(events[0], StreamWarning)
     assert events[0].code == "EFFORT_UNSUPPORTED"
 
 

@@ -143,7 +143,7 @@ def test_ndjson_line_past_the_cap_is_refused_and_dropped() -> None:
 
 
 def test_stream_decoder_turns_an_endless_frame_into_one_malformed_error() -> None:
-    from thoughtline.events import Error
+    from thoughtline.events import StreamError
     from thoughtline.providers.anthropic._stream import AnthropicStreamTranslator
     from thoughtline.providers.base import NDJSONStreamDecoder, SSEStreamDecoder
     from thoughtline.providers.ollama._stream import OllamaTranslator
@@ -153,7 +153,7 @@ def test_stream_decoder_turns_an_endless_frame_into_one_malformed_error() -> Non
         NDJSONStreamDecoder(OllamaTranslator(), max_line_bytes=1000),
     ):
         events = [event for _ in range(5) for event in decoder.feed(b"q" * 400)]
-        assert len(events) == 1 and isinstance(events[0], Error)
+        assert len(events) == 1 and isinstance(events[0], StreamError)
         assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
         assert "exceeds the limit of 1000 bytes" in events[0].message
         assert decoder.finished

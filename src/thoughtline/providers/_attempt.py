@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from thoughtline.events import (
-    Error,
     ReasoningDelta,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     Usage,
-    Warning,
 )
 
 
@@ -39,7 +39,7 @@ class AttemptOutcome:
 
     status: int | None = None
     response_headers: dict[str, str] = field(default_factory=dict)
-    error: Error | None = None
+    error: StreamError | None = None
     retry_after_s: float | None = None
     delivered: bool = False
     held: list[StreamEvent] = field(default_factory=list)
@@ -60,18 +60,18 @@ def route(
         outcome.delivered
         and clock.first_text_ms is not None
         and clock.first_reasoning_ms is not None
-        and type(events[-1]) is not Error  # an error is always a batch's last event
+        and type(events[-1]) is not StreamError  # an error is always a batch's last event
     ):
         return events  # the steady state: nothing to hold, time or intercept
     out: list[StreamEvent] = []
     for event in events:
         if outcome.error is not None:
             break
-        if isinstance(event, Error):
+        if isinstance(event, StreamError):
             outcome.error = event
             break
         if not outcome.delivered:
-            if isinstance(event, ResponseStarted | Usage | Warning):
+            if isinstance(event, ResponseStarted | Usage | StreamWarning):
                 outcome.held.append(event)
                 continue
             outcome.delivered = True

@@ -6,13 +6,13 @@ from __future__ import annotations
 import httpx2
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.timeouts import Timeouts
 
 
-def error_event(exc: ProviderError) -> Error:
-    return Error(
+def error_event(exc: ProviderError) -> StreamError:
+    return StreamError(
         code=exc.code,
         message=exc.message,
         retryable=exc.retryable,
@@ -21,7 +21,7 @@ def error_event(exc: ProviderError) -> Error:
     )
 
 
-def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> Error:
+def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> StreamError:
     """A failure before any content arrived (retryable: the next attempt may work)."""
     detail = str(exc) or type(exc).__name__
     where = f"{endpoint.name} at {endpoint.base_url}"
@@ -53,7 +53,7 @@ def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> E
     code = (
         "PROVIDER_TIMEOUT" if isinstance(exc, httpx2.TimeoutException) else "PROVIDER_UNREACHABLE"
     )
-    return Error(code=code, message=message, retryable=True)
+    return StreamError(code=code, message=message, retryable=True)
 
 
 def lost_detail(timeouts: Timeouts, exc: Exception) -> str:
@@ -67,7 +67,9 @@ def lost_detail(timeouts: Timeouts, exc: Exception) -> str:
     return f"connection lost: {detail}"
 
 
-def total_timeout_error(endpoint: Endpoint, seconds: float | None, *, delivered: bool) -> Error:
+def total_timeout_error(
+    endpoint: Endpoint, seconds: float | None, *, delivered: bool
+) -> StreamError:
     """The error for an attempt stopped by its total timeout of ``seconds``."""
     kept = " What arrived before that is kept." if delivered else ""
     if endpoint.timeouts.total is not None:
@@ -77,7 +79,7 @@ def total_timeout_error(endpoint: Endpoint, seconds: float | None, *, delivered:
             f"[timeouts] total (or [providers.{endpoint.name}.timeouts] total for "
             "this endpoint alone)"
         )
-    return Error(
+    return StreamError(
         code="PROVIDER_TIMEOUT",
         message=f"The call to {endpoint.name} exceeded the total timeout of "
         f"{seconds:g} s and was stopped.{kept} If the provider needs longer, raise "
@@ -86,8 +88,8 @@ def total_timeout_error(endpoint: Endpoint, seconds: float | None, *, delivered:
     )
 
 
-def body_too_large(limit: int) -> Error:
-    return Error(
+def body_too_large(limit: int) -> StreamError:
+    return StreamError(
         code="PROVIDER_MALFORMED_RESPONSE",
         message=f"The provider's response body is larger than {limit // (1024 * 1024)} MiB; "
         "thoughtline stopped reading it. Use streaming, or check the base URL points at "

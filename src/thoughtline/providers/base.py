@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import Error, StreamEvent, Warning
+from thoughtline.events import StreamError, StreamEvent, StreamWarning
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.requests import ModelRequest
@@ -64,7 +64,7 @@ class WireRequest:
     body: Mapping[str, Any]
     headers: Mapping[str, str] = field(default_factory=dict)
     method: Literal["POST", "GET"] = "POST"
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[StreamWarning, ...] = ()
 
 
 class StreamDecoder(Protocol):
@@ -128,8 +128,8 @@ class PayloadTranslator(ABC):
         return []
 
 
-def interrupted_error(detail: str) -> Error:
-    return Error(
+def interrupted_error(detail: str) -> StreamError:
+    return StreamError(
         code="PROVIDER_STREAM_INTERRUPTED",
         message=f"The provider's stream ended before the response was complete ({detail}). "
         "What arrived is kept; try again for a full answer.",
@@ -137,8 +137,8 @@ def interrupted_error(detail: str) -> Error:
     )
 
 
-def malformed_error(detail: str) -> Error:
-    return Error(
+def malformed_error(detail: str) -> StreamError:
+    return StreamError(
         code="PROVIDER_MALFORMED_RESPONSE",
         message=f"The provider sent data thoughtline cannot read: {detail}",
         retryable=False,
@@ -176,10 +176,10 @@ class _TranslatingDecoder:
             return
         events = self._translator.translate(event_name, payload)
         out.extend(events)
-        if events and isinstance(events[-1], Error):
+        if events and isinstance(events[-1], StreamError):
             self._fail(None, out)
 
-    def _fail(self, error: Error | None, out: list[StreamEvent]) -> None:
+    def _fail(self, error: StreamError | None, out: list[StreamEvent]) -> None:
         # Parts still open stay open: the error is the last event, and the accumulator
         # marks those parts incomplete, which is the truth about them.
         self._errored = True
@@ -240,7 +240,7 @@ class SSEStreamDecoder(_TranslatingDecoder):
             events = translate(event_name, payload)
             if events:
                 out += events
-                if type(events[-1]) is Error:
+                if type(events[-1]) is StreamError:
                     self._errored = True
                     return out
         return out
@@ -316,7 +316,7 @@ def decode_single_payload(body: bytes, translator: PayloadTranslator) -> list[St
     except MalformedJSON as exc:
         return [malformed_error(str(exc))]
     events = translator.translate("", payload)
-    if events and isinstance(events[-1], Error):
+    if events and isinstance(events[-1], StreamError):
         return events
     events.extend(translator.finish())
     return events

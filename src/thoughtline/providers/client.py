@@ -25,7 +25,7 @@ import httpx2
 
 from thoughtline.accumulator import ModelResponse, ResponseAccumulator
 from thoughtline.errors import ProviderError
-from thoughtline.events import Error, StreamEvent
+from thoughtline.events import StreamError, StreamEvent
 from thoughtline.providers._attempt import AttemptOutcome, CallClock, route
 from thoughtline.providers._capture import (
     MAX_BODY_BYTES,
@@ -231,7 +231,7 @@ class ProviderCall:
                 outcome.retry_after_s is not None
                 and outcome.retry_after_s > client.retry.max_retry_after_s
             ):
-                error = Error(
+                error = StreamError(
                     code=error.code,
                     message=f"{error.message} The provider asked to wait "
                     f"{outcome.retry_after_s:.0f}s, longer than the "
@@ -399,7 +399,7 @@ class ProviderCall:
             yield list(held)
             held.clear()
 
-    def _total_timeout(self, outcome: AttemptOutcome) -> Error:
+    def _total_timeout(self, outcome: AttemptOutcome) -> StreamError:
         """The error for an attempt stopped by its total timeout. Not retried: the attempt
         used the whole budget, and what arrived has been delivered already."""
         outcome.final = True

@@ -13,7 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from thoughtline.accumulator import ModelResponse
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.client import ProviderCall
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, TaskUsage, now_iso
@@ -230,7 +230,7 @@ class TaskCall:
 
 def task_error(response: ModelResponse) -> TaskError | None:
     """The task's error for a response that ended without a usable answer, else None."""
-    error: Error | None = response.error
+    error: StreamError | None = response.error
     if error is not None:
         return TaskError(code=error.code, message=error.message, retryable=error.retryable)
     if response.finish is not None and response.finish.reason == "content_filter":

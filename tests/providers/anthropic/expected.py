@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from thoughtline.events import (
-    Error,
     Finish,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -17,7 +18,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 
 SUMMARY_SIGNATURE = (
@@ -161,7 +161,7 @@ TOOL_USE_BODY: list[StreamEvent] = [
     *TOOL_USE_STREAM[8:],
 ]
 
-REFUSAL_WARNING = Warning(
+REFUSAL_WARNING = StreamWarning(
     code="PROVIDER_REFUSAL",
     message="The model refused (category: reasoning_extraction): The request asks for the "
     "model's internal reasoning. Asking the model to write out its reasoning is refused; "
@@ -186,15 +186,15 @@ REFUSAL_BODY: list[StreamEvent] = [
     Finish(reason="refusal", raw_reason="refusal"),
 ]
 
-SERVER_TOOL_WARNING = Warning(
+SERVER_TOOL_WARNING = StreamWarning(
     code="UNKNOWN_PART",
     message="Skipped an Anthropic content block of type 'server_tool_use' (index 0).",
 )
-SEARCH_RESULT_WARNING = Warning(
+SEARCH_RESULT_WARNING = StreamWarning(
     code="UNKNOWN_PART",
     message="Skipped an Anthropic content block of type 'web_search_tool_result' (index 1).",
 )
-CITATIONS_WARNING = Warning(
+CITATIONS_WARNING = StreamWarning(
     code="UNKNOWN_EVENT",
     message="Skipped Anthropic 'citations_delta' deltas on a text block (index 2).",
 )
@@ -227,7 +227,7 @@ ERROR_STREAM: list[StreamEvent] = [
     Usage(input_tokens=33, cached_input_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(part_id="reasoning-0", text="Première étape : lire l'énoncé…"),
-    Error(
+    StreamError(
         code="PROVIDER_OVERLOADED",
         message="Anthropic stream error (overloaded_error): Overloaded. The provider is "
         "overloaded; try again shortly.",

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Error, Finish, Usage
+from thoughtline.events import Finish, StreamError, Usage
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer, fake_signature
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
@@ -239,7 +239,7 @@ def test_stream_error_frame_after_reasoning_is_the_last_event() -> None:
     raw = b"".join(frame.data for frame in reasoning_frames[:5])
     raw += RENDERER.stream_error_frame("rate_limited", "Slow down")
     events = decode_stream(raw)
-    assert events[-1] == Error(
+    assert events[-1] == StreamError(
         code="PROVIDER_RATE_LIMITED",
         message="Anthropic stream error (rate_limit_error): Slow down. Wait and try again, or "
         "lower max_concurrency.",
@@ -255,7 +255,7 @@ def test_connection_cut_mid_reasoning_is_interrupted() -> None:
     frames = RENDERER.stream_frames(THOUGHTFUL, adapter_request("claude-opus-4-7", enabled=True))
     cut = next(i for i, frame in enumerate(frames) if frame.role == "reasoning") + 2
     events = decode_stream(b"".join(frame.data for frame in frames[:cut]))
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_STREAM_INTERRUPTED"
 
 
@@ -263,7 +263,7 @@ def test_malformed_frame_is_a_malformed_response() -> None:
     frames = RENDERER.stream_frames(THOUGHTFUL, adapter_request("claude-opus-4-7", enabled=True))
     raw = frames[0].data + RENDERER.malformed_frame() + b"".join(f.data for f in frames[1:])
     events = decode_stream(raw)
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_MALFORMED_RESPONSE"
 
 

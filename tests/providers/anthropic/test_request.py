@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
@@ -26,7 +26,7 @@ def build(
     budget_tokens: int | None = None,
     max_output_tokens: int | None = None,
     stream: bool = True,
-) -> tuple[dict[str, Any], tuple[Warning, ...]]:
+) -> tuple[dict[str, Any], tuple[StreamWarning, ...]]:
     model_request = ModelRequest.simple(
         model,
         "Wie groß ist π?",
@@ -105,7 +105,7 @@ def test_hidden_with_effort_on_budget_family_warns_and_sends_nothing() -> None:
         "stream": True,
     }
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'high' only applies with thinking on claude-sonnet-4-5 "
             "(Claude Haiku/Sonnet/Opus 4.5 and older), which sets effort through a thinking "
@@ -166,7 +166,7 @@ def test_adaptive_unsupported_effort_warns_and_is_not_sent() -> None:
         "stream": True,
     }
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'xhigh' is not accepted by claude-sonnet-4-6 (Claude Opus 4.6, "
             "Sonnet 4.6; accepted: low, medium, high, max); sent no effort (the model's "
@@ -190,7 +190,7 @@ def test_adaptive_ignores_a_token_budget_with_a_warning() -> None:
     assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["max_tokens"] == 8192
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="BUDGET_UNSUPPORTED",
             message="budget_tokens=5000 does not apply to claude-opus-4-7 (Claude Opus 4.7, "
             "Opus 4.8): it uses adaptive thinking, controlled by effort. The budget was not "
@@ -249,7 +249,7 @@ def test_budget_below_minimum_is_raised_with_a_warning() -> None:
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
     assert body["max_tokens"] == 8192 + 1024
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="BUDGET_ADJUSTED",
             message="budget_tokens=500 is below Anthropic's minimum for claude-haiku-4-5; "
             "sent budget_tokens=1024 instead.",
@@ -263,7 +263,7 @@ def test_budget_unsupported_effort_falls_back_to_default_budget() -> None:
     assert body["max_tokens"] == 8192 + 4096
     assert "output_config" not in body
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'minimal' is not accepted by claude-opus-4-5 (Claude Haiku/Sonnet/"
             "Opus 4.5 and older; accepted: low, medium, high, xhigh, max); sent the default "
@@ -374,12 +374,12 @@ def test_model_that_does_not_reason_warns_and_sends_nothing() -> None:
         "stream": True,
     }
     assert wire.warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'low' is not accepted by claude-plain-1 (Claude (no thinking); "
             "accepted: no effort setting); sent nothing instead.",
         ),
-        Warning(
+        StreamWarning(
             code="REASONING_UNSUPPORTED",
             message="claude-plain-1 (Claude (no thinking)) does not reason; no thinking was "
             "requested.",

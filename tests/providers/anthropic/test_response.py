@@ -7,7 +7,7 @@ import json
 import pytest
 
 from thoughtline.accumulator import accumulate
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 
 from .expected import BODIES, CITATIONS_WARNING, STREAMS
 from .helpers import ADAPTER, decode_body, decode_stream, fixture
@@ -56,14 +56,14 @@ def test_tool_use_body_accumulates_tool_calls() -> None:
 def test_malformed_body_is_a_malformed_response_error() -> None:
     events = decode_body(b'{"type":"message","content":[')
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 
 def test_error_shaped_body_under_http_200_is_an_error_event() -> None:
     events = decode_body(fixture("error_overloaded_529.json"))
     assert events == [
-        Error(
+        StreamError(
             code="PROVIDER_OVERLOADED",
             message="Anthropic stream error (overloaded_error): Overloaded. The provider is "
             "overloaded; try again shortly.",

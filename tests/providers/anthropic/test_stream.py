@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 from tests.support import byte_by_byte, decode_in_pieces
 from thoughtline.accumulator import ReasoningPart, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -26,7 +27,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 
 from .expected import ERROR_STREAM, STREAMS, SUMMARY_SIGNATURE, SUMMARY_STREAM
@@ -150,10 +150,10 @@ def test_in_stream_error_types_map_to_stable_codes(
     raw = sse(START, {"type": "error", "error": {"type": error_type, "message": "Boom ⚡"}})
     events = decode_stream(raw + sse(STOP))
     error = events[-1]
-    assert isinstance(error, Error)
+    assert isinstance(error, StreamError)
     assert (error.code, error.retryable, error.provider_error_type) == (code, retryable, error_type)
     assert f"({error_type}): Boom ⚡" in error.message
-    assert [type(event) for event in events] == [ResponseStarted, Usage, Error]
+    assert [type(event) for event in events] == [ResponseStarted, Usage, StreamError]
 
 
 def test_stream_cut_between_frames_is_interrupted() -> None:
@@ -165,7 +165,7 @@ def test_stream_cut_between_frames_is_interrupted() -> None:
     events = decode_stream(raw[:cut])
     assert events[:-1] == SUMMARY_STREAM[:5]
     error = events[-1]
-    assert isinstance(error, Error)
+    assert isinstance(error, StreamError)
     assert error.code == "PROVIDER_STREAM_INTERRUPTED"
     assert error.retryable is True
     response = accumulate(events)
@@ -180,7 +180,7 @@ def test_stream_cut_inside_a_frame_is_an_interruption() -> None:
     cut = raw.index("日本 route".encode()) + 2
     events = decode_stream(raw[:cut])
     assert events[:-1] == SUMMARY_STREAM[:3]
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_STREAM_INTERRUPTED"
     assert events[-1].retryable is True
 
@@ -197,7 +197,7 @@ def test_malformed_json_frame_stops_decoding() -> None:
         Usage(input_tokens=5),
         TextStart(part_id="text-0"),
     ]
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_MALFORMED_RESPONSE"
     assert events[-1].retryable is False
 
@@ -272,13 +272,13 @@ def test_unknown_event_type_is_a_warning_and_the_stream_goes_on() -> None:
         STOP,
     )
     assert decode_stream(raw)[2:] == [
-        Warning(
+        StreamWarning(
             code="UNKNOWN_EVENT",
             message="Skipped an Anthropic stream event of unknown type 'thinking_progress'.",
         ),
         TextStart(part_id="text-0"),
         TextDelta(part_id="text-0", text="ok"),
-        Warning(
+        StreamWarning(
             code="UNKNOWN_EVENT",
             message="Skipped Anthropic 'emphasis_delta' deltas on a text block (index 0).",
         ),
@@ -298,7 +298,7 @@ def test_delta_without_start_opens_the_part_it_implies() -> None:
         TextStart(part_id="text-0"),
         TextDelta(part_id="text-0", text="orphan"),
         TextEnd(part_id="text-0"),
-        Warning(
+        StreamWarning(
             code="UNKNOWN_EVENT",
             message="Skipped an Anthropic stream event: content_block_stop for index 7 that "
             "never started.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thoughtline.accumulator import accumulate
-from thoughtline.events import Error, TextEnd
+from thoughtline.events import StreamError, TextEnd
 from thoughtline.providers.base import decode_whole
 
 from .helpers import ADAPTER, context, fixture_bytes, request
@@ -96,14 +96,14 @@ def test_in_stream_error_codes(code: int, status: str, expected: str, retryable:
     )
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable, last.status, last.provider_error_type) == (
         expected,
         retryable,
         code,
         status,
     )
-    assert sum(isinstance(event, Error) for event in events) == 1
+    assert sum(isinstance(event, StreamError) for event in events) == 1
 
 
 def test_stream_cut_between_chunks_is_interrupted_and_keeps_what_arrived() -> None:
@@ -111,7 +111,7 @@ def test_stream_cut_between_chunks_is_interrupted_and_keeps_what_arrived() -> No
     cut = data.rindex(b"data: ")  # drop the final chunk (finishReason) entirely
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data[:cut])
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_STREAM_INTERRUPTED", True)
     assert not any(isinstance(event, TextEnd) for event in events)
     response = accumulate(events)
@@ -136,7 +136,7 @@ def test_malformed_json_chunk() -> None:
     broken = data[:cut] + b'data: {"candidates":[{"content":\r\n\r\n' + data[cut:]
     events = decode_whole(ADAPTER.new_decoder(request(), context()), broken)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_MALFORMED_RESPONSE", False)
     assert [event.type for event in events[:-1]] == [
         "response_started",
@@ -150,7 +150,7 @@ def test_malformed_json_chunk() -> None:
 def test_malformed_non_streaming_body(body: bytes) -> None:
     events = ADAPTER.decode_body(body, request(stream=False), context())
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Error, Finish, FinishReason, StreamEvent, Usage
+from thoughtline.events import Finish, FinishReason, StreamError, StreamEvent, Usage
 from thoughtline.providers.base import decode_whole
 from thoughtline.requests import ModelRequest
 from thoughtline.testing.renderers.gemini import GeminiRenderer
@@ -176,7 +176,7 @@ def test_stream_error_frame(kind: Any, code: str) -> None:
     data = frames[0].data + renderer.stream_error_frame(kind, "try later")
     events: list[StreamEvent] = decode_whole(ADAPTER.new_decoder(request(), context()), data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == (code, True)
 
 
@@ -187,7 +187,7 @@ def test_malformed_frame() -> None:
     data = frames[0].data + renderer.malformed_frame() + frames[1].data
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_MALFORMED_RESPONSE"
 
 

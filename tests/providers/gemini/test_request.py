@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from google.genai import types
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
@@ -145,7 +145,7 @@ def test_model_without_reasoning_gets_a_warning() -> None:
     wire = ADAPTER.build_request(request("gemini-lite", enabled=True, effort="low"), ctx)
     assert wire.body == {"contents": CONTENTS}
     assert wire.warnings == (
-        Warning(
+        StreamWarning(
             code="REASONING_UNSUPPORTED",
             message="gemini-lite (Gemini Flash-Lite without thinking) does not reason; "
             "no thinkingConfig was sent.",

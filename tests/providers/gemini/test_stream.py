@@ -6,14 +6,15 @@ import pytest
 
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     FinishReason,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -21,7 +22,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 from thoughtline.providers.base import decode_whole
 from thoughtline.providers.gemini import GeminiTranslator
@@ -249,7 +249,7 @@ def test_in_stream_error_is_last_and_leaves_the_open_part_incomplete() -> None:
         ReasoningStart(part_id="reasoning_0", kind="summary"),
         ReasoningDelta(part_id="reasoning_0", text="**Starting** — résumé first…"),
         Usage(input_tokens=12, total_tokens=12),
-        Error(
+        StreamError(
             code="PROVIDER_OVERLOADED",
             message="Gemini reported an error mid-stream: UNAVAILABLE: The model is overloaded. "
             "Please try again later.. The provider is overloaded; try again shortly.",
@@ -349,7 +349,7 @@ def test_unknown_part_is_a_warning_and_its_signature_is_kept() -> None:
     )
     assert events == [
         ResponseStarted(),
-        Warning(
+        StreamWarning(
             code="UNKNOWN_PART",
             message="Gemini sent a part of type executableCode that thoughtline does not "
             "handle; it was skipped.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.base import decode_whole
 from thoughtline.providers.ollama._errors import code_for_message
 
@@ -66,7 +66,7 @@ def test_in_stream_bad_request_is_not_retryable() -> None:
     data = b'{"model":"q","message":{"role":"assistant","content":"hi"},"done":false}\n{"error":"invalid input"}\n'
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_BAD_REQUEST", False)
 
 
@@ -75,7 +75,7 @@ def test_stream_cut_between_lines_is_interrupted() -> None:
     cut = data.rindex(b"\n", 0, len(data) - 1) + 1  # drop the done line
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data[:cut])
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_STREAM_INTERRUPTED", True)
     assert [event.type for event in events].count("text_end") == 0
 
@@ -86,7 +86,7 @@ def test_malformed_line() -> None:
     broken = data[:first] + b'{"model":"qwen3","message":\n' + data[first:]
     events = decode_whole(ADAPTER.new_decoder(request(), context()), broken)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_MALFORMED_RESPONSE", False)
     assert [event.type for event in events[:-1]] == [
         "response_started",
@@ -99,7 +99,7 @@ def test_malformed_line() -> None:
 def test_malformed_non_streaming_body(body: bytes) -> None:
     events = ADAPTER.decode_body(body, request(stream=False), context())
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Error, Finish, Usage
+from thoughtline.events import Finish, StreamError, Usage
 from thoughtline.providers.base import decode_whole
 from thoughtline.requests import ModelRequest
 from thoughtline.testing.renderers.ollama import OllamaRenderer
@@ -130,7 +130,7 @@ def test_stream_error_frame(kind: Any, code: str) -> None:
     data = frames[0].data + renderer.stream_error_frame(kind, "the runner stopped")
     events = decode_whole(ADAPTER.new_decoder(request(), context()), data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == (code, True)
 
 
@@ -139,7 +139,7 @@ def test_malformed_frame() -> None:
     frames = renderer.stream_frames(TRANSCRIPT, sim_request(request(enabled=True)))
     data = frames[0].data + renderer.malformed_frame() + frames[1].data
     last = decode_whole(ADAPTER.new_decoder(request(), context()), data)[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_MALFORMED_RESPONSE"
 
 

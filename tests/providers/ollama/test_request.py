@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -88,7 +88,7 @@ def test_model_without_thinking() -> None:
     wire = ADAPTER.build_request(request("llama3.2", enabled=True), ctx)
     assert wire.body == {"model": "llama3.2", "messages": MESSAGES, "stream": True}
     assert wire.warnings == (
-        Warning(
+        StreamWarning(
             code="REASONING_UNSUPPORTED",
             message="llama3.2 (Ollama models without thinking) does not think; no think "
             "parameter was sent.",

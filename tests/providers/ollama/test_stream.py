@@ -6,13 +6,13 @@ import pytest
 
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     FinishReason,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     TextDelta,
     TextEnd,
     TextStart,
@@ -164,7 +164,7 @@ def test_in_stream_error_is_last_and_leaves_the_open_part_incomplete() -> None:
         ResponseStarted(model="qwen3:8b"),
         ReasoningStart(part_id="reasoning_0", kind="raw"),
         ReasoningDelta(part_id="reasoning_0", text="Let me think — "),
-        Error(
+        StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="Ollama reported an error mid-stream: an error was encountered while running "
             "the model: unexpected EOF. The provider failed; try again shortly.",

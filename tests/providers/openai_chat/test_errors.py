@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thoughtline.accumulator import accumulate
-from thoughtline.events import Error, ReasoningDelta, ReasoningStart, ResponseStarted
+from thoughtline.events import ReasoningDelta, ReasoningStart, ResponseStarted, StreamError
 from thoughtline.providers.openai_chat import OpenAIChatAdapter
 
 from .helpers import ADAPTER, decode_body, decode_stream, read_fixture
@@ -142,7 +142,7 @@ def test_truncated_stream_is_interrupted_and_keeps_partial_reasoning() -> None:
     ]
     assert len(events) == 4
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable) == ("PROVIDER_STREAM_INTERRUPTED", True)
     response = accumulate(events)
     assert response.reasoning_parts[0].text == "The user asks → "
@@ -153,7 +153,7 @@ def test_stream_without_done_after_finish_is_interrupted() -> None:
     data = read_fixture("deepseek_reasoning_content.sse").replace(b"data: [DONE]\n\n", b"")
     events = decode_stream("deepseek_reasoning_content", data)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_STREAM_INTERRUPTED"
 
 
@@ -161,7 +161,7 @@ def test_cut_inside_a_frame_is_malformed_or_interrupted() -> None:
     data = read_fixture("vllm_reasoning.sse")
     events = decode_stream("vllm_reasoning", data[: data.index(b"greet back") + 3])
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code in ("PROVIDER_STREAM_INTERRUPTED", "PROVIDER_MALFORMED_RESPONSE")
 
 
@@ -171,20 +171,20 @@ def test_malformed_json_frame() -> None:
     assert broken != data
     events = decode_stream("vllm_reasoning", broken)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_MALFORMED_RESPONSE"
     assert last.retryable is False
-    assert sum(isinstance(event, Error) for event in events) == 1
+    assert sum(isinstance(event, StreamError) for event in events) == 1
 
 
 def test_malformed_and_shapeless_bodies() -> None:
     events = decode_body("vllm_reasoning", b'{"id": "x", "choices": [')
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
     events = decode_body("vllm_reasoning", b'{"id": "x", "object": "chat.completion"}')
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 
@@ -204,6 +204,6 @@ def test_in_stream_error_codes(error: str, code: str) -> None:
     data = f'data: {{"id":"gen-1","model":"m","choices":[],"error":{error}}}\n\ndata: [DONE]\n\n'
     events = decode_stream("openrouter_raw", data.encode())
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == code
-    assert sum(isinstance(event, Error) for event in events) == 1
+    assert sum(isinstance(event, StreamError) for event in events) == 1

@@ -6,14 +6,15 @@ import pytest
 
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     MetadataValue,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -21,7 +22,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 
 from .helpers import FIXTURES, decode_body, decode_stream
@@ -108,7 +108,7 @@ def test_openai_error_mid_stream_is_last_and_parts_stay_open() -> None:
         ResponseStarted(response_id="chatcmpl-CxE44r", model="gpt-5.5"),
         TextStart(part_id="text-0"),
         TextDelta(part_id="text-0", text="Partial ans"),
-        Error(
+        StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="OpenAI reported an error during the response: The server had an error "
             "while processing your request. Sorry about that!",
@@ -343,7 +343,7 @@ def test_openrouter_error_mid_stream_numeric_code() -> None:
         ResponseStarted(response_id="gen-1767225606-ErRoR", model="anthropic/claude-sonnet-4.6"),
         ReasoningStart(part_id="reasoning-0", kind="summary", provider_metadata=SONNET_META),
         ReasoningDelta(part_id="reasoning-0", text="Thinking "),
-        Error(
+        StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="OpenRouter reported an error during the response (502): Provider "
             "returned error (upstream provider: Anthropic)",
@@ -359,7 +359,7 @@ def test_openrouter_error_mid_stream_string_code() -> None:
         ResponseStarted(response_id="gen-1767225607-StRiNg", model="openai/gpt-5.5"),
         TextStart(part_id="text-0"),
         TextDelta(part_id="text-0", text="Hal"),
-        Error(
+        StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="OpenRouter reported an error during the response (server_error): "
             "Provider disconnected unexpectedly",
@@ -374,7 +374,7 @@ def test_openrouter_error_in_http_200_body() -> None:
     assert decode_body(
         "openrouter_plain_reasoning", (FIXTURES / "openrouter_error_200.json").read_bytes()
     ) == [
-        Error(
+        StreamError(
             code="PROVIDER_RATE_LIMITED",
             message="OpenRouter reported an error during the response (429): Rate limit "
             "exceeded: free-models-per-min.",
@@ -388,7 +388,7 @@ def test_openrouter_error_in_http_200_body() -> None:
 def test_openrouter_unknown_detail_type_warns_once() -> None:
     assert decode_stream("openrouter_unknown_detail") == [
         ResponseStarted(response_id="gen-1767225608-UnKnOwN", model="x-ai/grok-5"),
-        Warning(
+        StreamWarning(
             code="UNKNOWN_PART",
             message="OpenRouter sent a reasoning detail of unknown type 'reasoning.hologram'; "
             "it was skipped.",

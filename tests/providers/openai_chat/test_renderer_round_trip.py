@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Error, Finish, Usage
+from thoughtline.events import Finish, StreamError, Usage
 from thoughtline.providers.base import CallContext
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.openai_chat import OpenAIChatRenderer
@@ -274,7 +274,7 @@ def test_injected_stream_error_after_reasoning(
     decoder = ADAPTER.new_decoder(request, context)
     events = [*decoder.feed(data), *decoder.close()]
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == code
     assert last.retryable is True
     response = accumulate(events)
@@ -293,7 +293,7 @@ def test_malformed_frame_from_renderer() -> None:
     decoder = ADAPTER.new_decoder(request, context)
     events = [*decoder.feed(renderer.malformed_frame()), *decoder.close()]
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
@@ -26,7 +26,7 @@ def body_for(
     stream: bool = True,
     max_output_tokens: int | None = None,
     context: CallContext | None = None,
-) -> tuple[dict[str, Any], tuple[Warning, ...]]:
+) -> tuple[dict[str, Any], tuple[StreamWarning, ...]]:
     request = ModelRequest.simple(
         model,
         "Why is the sky blue?",
@@ -116,7 +116,7 @@ def test_openai_unsupported_effort_warns_and_is_not_sent() -> None:
     )
     assert body == base("gpt-5-mini")
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'xhigh' is not accepted by model 'gpt-5-mini' (GPT-5 (minimal..high); "
             "accepts: minimal, low, medium, high). No effort was sent, so the provider's "

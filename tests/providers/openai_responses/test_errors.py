@@ -6,11 +6,11 @@ import pytest
 
 from thoughtline.accumulator import ReasoningPart, accumulate
 from thoughtline.events import (
-    Error,
     ProviderMetadata,
     ReasoningDelta,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
 )
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 
@@ -149,7 +149,7 @@ def test_truncated_stream_is_interrupted_and_keeps_what_arrived() -> None:
         ReasoningDelta(part_id="rs_summary_01/summary/0", text="travel times first."),
     ]
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_STREAM_INTERRUPTED"
     assert last.retryable is True
     assert len(events) == 6
@@ -171,7 +171,7 @@ def test_stream_cut_inside_a_frame_is_interrupted() -> None:
     cut = raw[: raw.index(b"travel times first.")]
     events = decode_stream(cut)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == "PROVIDER_STREAM_INTERRUPTED"
     assert last.retryable is True
     assert [event.type for event in events[:-1]] == [
@@ -188,7 +188,7 @@ def test_malformed_json_frame_is_the_last_event() -> None:
     events = decode_stream(head + OpenAIResponsesRenderer().malformed_frame() + raw[len(head) :])
     assert events[0] == ResponseStarted(response_id="resp_summary_01", model="gpt-5.5")
     assert len(events) == 2
-    assert isinstance(events[1], Error)
+    assert isinstance(events[1], StreamError)
     assert events[1].code == "PROVIDER_MALFORMED_RESPONSE"
     assert events[1].retryable is False
 
@@ -196,14 +196,14 @@ def test_malformed_json_frame_is_the_last_event() -> None:
 def test_malformed_body() -> None:
     events = decode_body(b'{"output": [')
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_MALFORMED_RESPONSE"
 
 
 def test_nothing_is_decoded_after_an_error_event() -> None:
     raw = fixture("error_event.sse") + fixture("summary_reasoning.sse")
     events = decode_stream(raw)
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_RATE_LIMITED"
     assert sum(isinstance(event, ResponseStarted) for event in events) == 1
 
@@ -270,7 +270,7 @@ def test_in_stream_error_shapes(
 ) -> None:
     events = decode_stream(_sse(payload))
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable, last.provider_error_type) == (code, retryable, error_type)
 
 
@@ -288,7 +288,7 @@ def test_renderer_stream_error_frames_decode_to_stable_codes(kind: str, code: st
     head = raw[: raw.index(b"event: response.output_text.delta")]
     events = decode_stream(head + frame)
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert last.code == code
     assert last.retryable is True
     assert "try later" in last.message
@@ -301,5 +301,5 @@ def test_http_200_error_document_as_a_body() -> None:
         b'{"error":{"message":"Internal error","type":"server_error","code":"server_error"}}'
     )
     assert len(events) == 1
-    assert isinstance(events[0], Error)
+    assert isinstance(events[0], StreamError)
     assert events[0].code == "PROVIDER_SERVER_ERROR"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from ._helpers import ADAPTER, context
@@ -17,7 +17,7 @@ SHOWN = ReasoningRequest(enabled=True)
 
 def _request(
     model: str, reasoning: ReasoningRequest, **overrides: Any
-) -> tuple[dict[str, Any], tuple[Warning, ...]]:
+) -> tuple[dict[str, Any], tuple[StreamWarning, ...]]:
     request = ModelRequest.simple(model, "Plan the trip → Zürich", reasoning=reasoning, **overrides)
     wire = ADAPTER.build_request(request, context(model))
     return dict(wire.body), wire.warnings
@@ -96,7 +96,7 @@ def test_unsupported_effort_becomes_a_warning_and_is_not_sent() -> None:
         "include": ["reasoning.encrypted_content"],
     }
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message="Effort 'max' is not accepted by model 'gpt-5.5' (GPT-5.1 and later "
             "(none..xhigh); accepted: none, low, medium, high, xhigh); no effort was sent, "
@@ -171,7 +171,7 @@ def test_non_reasoning_model_warns_and_sends_nothing() -> None:
     body, warnings = _request("gpt-4o", SHOWN)
     assert body == _base("gpt-4o")
     assert warnings == (
-        Warning(
+        StreamWarning(
             code="REASONING_UNSUPPORTED",
             message="Model 'gpt-4o' (GPT-4.1, GPT-4o (no reasoning)) does not reason; "
             "no reasoning was requested.",

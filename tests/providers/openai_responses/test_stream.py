@@ -9,14 +9,15 @@ from hypothesis import strategies as st
 from tests.support import byte_by_byte, decode_in_pieces
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -24,7 +25,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 
 from ._helpers import decode_body, decode_stream, fixture, merge_deltas, new_decoder
@@ -222,7 +222,7 @@ NON_REASONING: list[StreamEvent] = [
     Finish(reason="stop", raw_reason="completed"),
 ]
 
-SERVER_ERROR = Error(
+SERVER_ERROR = StreamError(
     code="PROVIDER_SERVER_ERROR",
     message="OpenAI Responses API reported an error during the response: The server had an "
     "error processing your request. Sorry about that! (server_error). The provider failed; "
@@ -244,7 +244,7 @@ ERROR_EVENT: list[StreamEvent] = [
     ResponseStarted(response_id="resp_err_01", model="gpt-5.5"),
     TextStart(part_id="msg_err_01/text/0", provider_metadata={"item_id": "msg_err_01"}),
     TextDelta(part_id="msg_err_01/text/0", text="Partial ánswer"),
-    Error(
+    StreamError(
         code="PROVIDER_RATE_LIMITED",
         message="OpenAI Responses API reported an error during the response: Rate limit reached "
         "for gpt-5.5 on tokens per min (TPM). Please try again in 1.2s. (rate_limit_exceeded). "
@@ -257,7 +257,7 @@ ERROR_EVENT: list[StreamEvent] = [
 UNKNOWN: list[StreamEvent] = [
     ResponseStarted(response_id="resp_unknown_01", model="gpt-5.5"),
     # Reported once per type; annotation.added is known and informational: no warning.
-    Warning(
+    StreamWarning(
         code="UNKNOWN_EVENT",
         message="Skipped an unknown OpenAI Responses stream event 'response.future_feature.delta'.",
     ),

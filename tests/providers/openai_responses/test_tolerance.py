@@ -7,14 +7,15 @@ from typing import Any
 
 from thoughtline.accumulator import accumulate
 from thoughtline.events import (
-    Error,
     Finish,
     ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
     ResponseStarted,
+    StreamError,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -22,7 +23,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 
 from ._helpers import decode_body, decode_stream, fixture
@@ -174,11 +174,11 @@ def test_unknown_items_and_parts_are_warned_about_once() -> None:
     )
     assert events == [
         STARTED,
-        Warning(
+        StreamWarning(
             code="UNKNOWN_PART",
             message="Skipped an OpenAI Responses output item of unknown type 'web_search_call'.",
         ),
-        Warning(
+        StreamWarning(
             code="UNKNOWN_PART",
             message="Skipped an OpenAI Responses content part of unknown type 'hologram'.",
         ),
@@ -267,7 +267,7 @@ def test_body_statuses() -> None:
     events = decode_body(_body(status="in_progress"))
     assert events[0] == started
     last = events[-1]
-    assert isinstance(last, Error)
+    assert isinstance(last, StreamError)
     assert (last.code, last.retryable, last.provider_error_type) == (
         "PROVIDER_INCOMPLETE",
         False,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -73,7 +73,7 @@ def parse_error(
     return error
 
 
-def stream_error(payload: Mapping[str, Any]) -> Error:
+def stream_error(payload: Mapping[str, Any]) -> StreamError:
     """An ``event: error`` payload that arrived inside an HTTP-200 stream."""
     error_type, message = _type_and_message(payload)
     code: ErrorCode = CODE_FOR_ERROR_TYPE.get(error_type or "", "PROVIDER_ERROR")
@@ -83,7 +83,7 @@ def stream_error(payload: Mapping[str, Any]) -> Error:
     advice = advice_for(code)
     if advice:
         text = f"{text}. {advice}"
-    return Error(
+    return StreamError(
         code=code,
         message=text,
         retryable=code in RETRYABLE_CODES,

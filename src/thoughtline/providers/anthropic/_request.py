@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
 from thoughtline.requests import Effort, ModelRequest
 
@@ -46,7 +46,7 @@ class ShapedBody:
     """A request body and the warnings produced while shaping it."""
 
     body: dict[str, Any]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[StreamWarning, ...]
 
 
 def anthropic_capability(capability: ModelCapability, model: str) -> ModelCapability:
@@ -65,7 +65,7 @@ def anthropic_capability(capability: ModelCapability, model: str) -> ModelCapabi
 def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody:
     """The JSON body for ``POST /v1/messages``."""
     capability = anthropic_capability(capability, request.model)
-    warnings: list[Warning] = []
+    warnings: list[StreamWarning] = []
     reasoning = request.reasoning
     answer_allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
     control = capability.thinking_control
@@ -78,7 +78,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
     if control == "none":
         if reasoning.enabled:
             warnings.append(
-                Warning(
+                StreamWarning(
                     code="REASONING_UNSUPPORTED",
                     message=f"{request.model} ({capability.label}) does not reason; "
                     "no thinking was requested.",
@@ -89,7 +89,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
             thinking = {"type": "adaptive", "display": "summarized"}
             if reasoning.budget_tokens is not None:
                 warnings.append(
-                    Warning(
+                    StreamWarning(
                         code="BUDGET_UNSUPPORTED",
                         message=f"budget_tokens={reasoning.budget_tokens} does not apply to "
                         f"{request.model} ({capability.label}): it uses adaptive thinking, "
@@ -105,7 +105,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
         max_tokens = answer_allowance + budget
     elif effort != "provider-default":
         warnings.append(
-            Warning(
+            StreamWarning(
                 code="EFFORT_UNSUPPORTED",
                 message=f"Effort {effort!r} only applies with thinking on {request.model} "
                 f"({capability.label}), which sets effort through a thinking budget; "
@@ -133,7 +133,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
 
 
 def _accepted_effort(
-    request: ModelRequest, capability: ModelCapability, warnings: list[Warning]
+    request: ModelRequest, capability: ModelCapability, warnings: list[StreamWarning]
 ) -> Effort:
     effort = request.reasoning.effort
     if capability.accepts_effort(effort):
@@ -150,7 +150,7 @@ def _accepted_effort(
     else:
         instead = "nothing"
     warnings.append(
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message=f"Effort {effort!r} is not accepted by {request.model} "
             f"({capability.label}; accepted: {accepted}); sent {instead} instead.",
@@ -159,12 +159,14 @@ def _accepted_effort(
     return "provider-default"
 
 
-def _budget(requested: int | None, effort: Effort, model: str, warnings: list[Warning]) -> int:
+def _budget(
+    requested: int | None, effort: Effort, model: str, warnings: list[StreamWarning]
+) -> int:
     if requested is None:
         return BUDGET_FOR_EFFORT.get(effort, BUDGET_FOR_EFFORT["provider-default"])
     if requested < MIN_BUDGET_TOKENS:
         warnings.append(
-            Warning(
+            StreamWarning(
                 code="BUDGET_ADJUSTED",
                 message=f"budget_tokens={requested} is below Anthropic's minimum for {model}; "
                 f"sent budget_tokens={MIN_BUDGET_TOKENS} instead.",

@@ -29,6 +29,7 @@ from thoughtline.events import (
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -36,7 +37,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 from thoughtline.providers.anthropic._errors import stream_error
 from thoughtline.providers.base import PayloadTranslator
@@ -107,7 +107,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
         handler = self._handlers.get(key)
         if handler is None:
             return [
-                Warning(
+                StreamWarning(
                     code="UNKNOWN_EVENT",
                     message=f"Skipped an Anthropic stream event of unknown type {key!r}.",
                 )
@@ -192,7 +192,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
         if prefix is None:
             self._blocks[index] = _Block(index, _IGNORED, "")
             out.append(
-                Warning(
+                StreamWarning(
                     code="UNKNOWN_PART",
                     message=f"Skipped an Anthropic content block of type {block_type!r} "
                     f"(index {index}).",
@@ -336,7 +336,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
             return []
         block.warned.add(label)
         return [
-            Warning(
+            StreamWarning(
                 code="UNKNOWN_EVENT",
                 message=f"Skipped Anthropic {label!r} deltas on a {block.kind} block "
                 f"(index {block.index}).",
@@ -366,7 +366,7 @@ def delta_usage(usage: Mapping[str, Any]) -> Usage:
     )
 
 
-def _refusal_warning(details: Mapping[str, Any]) -> Warning | None:
+def _refusal_warning(details: Mapping[str, Any]) -> StreamWarning | None:
     category = details.get("category")
     explanation = details.get("explanation")
     if not isinstance(category, str) and not isinstance(explanation, str):
@@ -379,7 +379,7 @@ def _refusal_warning(details: Mapping[str, Any]) -> Warning | None:
             f"{message}. Asking the model to write out its reasoning is refused; request "
             "reasoning through chain_of_thought instead"
         )
-    return Warning(code="PROVIDER_REFUSAL", message=f"{message}.")
+    return StreamWarning(code="PROVIDER_REFUSAL", message=f"{message}.")
 
 
 def _ignore(payload: dict[str, Any]) -> list[StreamEvent]:
@@ -390,8 +390,10 @@ def _error(payload: dict[str, Any]) -> list[StreamEvent]:
     return [stream_error(payload)]
 
 
-def _unknown_event(detail: str) -> Warning:
-    return Warning(code="UNKNOWN_EVENT", message=f"Skipped an Anthropic stream event: {detail}.")
+def _unknown_event(detail: str) -> StreamWarning:
+    return StreamWarning(
+        code="UNKNOWN_EVENT", message=f"Skipped an Anthropic stream event: {detail}."
+    )
 
 
 def _int(value: object) -> int | None:

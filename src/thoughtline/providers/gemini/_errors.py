@@ -21,7 +21,7 @@ from thoughtline.errors import (
     advice_for,
     code_for_status,
 )
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -85,10 +85,10 @@ def parse_gemini_error(
     return result
 
 
-def stream_error(error: Any) -> Error:
+def stream_error(error: Any) -> StreamError:
     """The ``error`` object of an in-stream payload → the terminal Error event."""
     if not isinstance(error, dict):
-        return Error(
+        return StreamError(
             code="PROVIDER_ERROR",
             message=f"Gemini reported an error mid-stream: {error!r}",
             retryable=False,
@@ -105,7 +105,7 @@ def stream_error(error: Any) -> Error:
     advice = advice_for(code)
     if advice:
         message = f"{message}. {advice}"
-    return Error(
+    return StreamError(
         code=code,
         message=message,
         retryable=code in RETRYABLE_CODES,

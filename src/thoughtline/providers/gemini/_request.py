@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
@@ -90,14 +90,14 @@ def build_gemini_request(request: ModelRequest, context: CallContext) -> WireReq
 
 def thinking_config_for(
     reasoning: ReasoningRequest, capability: ModelCapability, model: str
-) -> tuple[dict[str, Any], list[Warning]]:
+) -> tuple[dict[str, Any], list[StreamWarning]]:
     """``generationConfig.thinkingConfig`` (empty when nothing is requested) and warnings."""
     effort = reasoning.effort
     wants_effort = effort != "provider-default" or reasoning.budget_tokens is not None
     if capability.thinking_control == "none":
         if reasoning.enabled or wants_effort:
             return {}, [
-                Warning(
+                StreamWarning(
                     code="REASONING_UNSUPPORTED",
                     message=f"{model} ({capability.label}) does not reason; no "
                     "thinkingConfig was sent.",
@@ -106,7 +106,7 @@ def thinking_config_for(
         return {}, []
 
     config: dict[str, Any] = {}
-    warnings: list[Warning] = []
+    warnings: list[StreamWarning] = []
     if reasoning.enabled:
         config["includeThoughts"] = True
 
@@ -129,7 +129,7 @@ def thinking_config_for(
                 config["thinkingLevel"] = level
         if reasoning.budget_tokens is not None:
             warnings.append(
-                Warning(
+                StreamWarning(
                     code="BUDGET_UNSUPPORTED",
                     message=f"{model} ({capability.label}) takes a thinking level, not a "
                     f"token budget; budget_tokens={reasoning.budget_tokens} was not sent.",
@@ -140,9 +140,9 @@ def thinking_config_for(
 
 def _effort_warning(
     effort: Effort, capability: ModelCapability, model: str, field_name: str
-) -> Warning:
+) -> StreamWarning:
     accepted = ", ".join(capability.efforts) or "none"
-    return Warning(
+    return StreamWarning(
         code="EFFORT_UNSUPPORTED",
         message=f"Effort {effort!r} is not accepted by {model} ({capability.label}; accepted: "
         f"{accepted}). No {field_name} was sent, so the model's default thinking applies.",

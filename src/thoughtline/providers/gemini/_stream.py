@@ -33,11 +33,11 @@ from thoughtline.events import (
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
+    StreamWarning,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 from thoughtline.providers._runs import AlternatingRuns
 from thoughtline.providers.base import PayloadTranslator
@@ -181,7 +181,7 @@ class GeminiTranslator(PayloadTranslator):
         if not unknown:
             return "empty"
         out.append(
-            Warning(
+            StreamWarning(
                 code="UNKNOWN_PART",
                 message=f"Gemini sent a part of type {', '.join(unknown)} that thoughtline "
                 "does not handle; it was skipped.",
@@ -192,7 +192,7 @@ class GeminiTranslator(PayloadTranslator):
     def _signature(self, signature: Any, attached: str, out: list[StreamEvent]) -> None:
         if not isinstance(signature, str):
             out.append(
-                Warning(
+                StreamWarning(
                     code="UNKNOWN_PART",
                     message="Gemini sent a thoughtSignature that is not a string; it was skipped.",
                 )

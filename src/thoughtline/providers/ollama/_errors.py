@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -63,7 +63,7 @@ def parse_ollama_error(
     )
 
 
-def stream_error(error: Any) -> Error:
+def stream_error(error: Any) -> StreamError:
     """A ``{"error": "..."}`` line inside an HTTP-200 stream → the terminal Error event."""
     text = error if isinstance(error, str) else repr(error)
     code = code_for_message(text)
@@ -71,7 +71,7 @@ def stream_error(error: Any) -> Error:
     advice = advice_for(code)
     if advice:
         message = f"{message}. {advice}"
-    return Error(code=code, message=message, retryable=code in RETRYABLE_CODES)
+    return StreamError(code=code, message=message, retryable=code in RETRYABLE_CODES)
 
 
 def code_for_message(message: str) -> ErrorCode:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
@@ -60,13 +60,13 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
 
 def think_for(
     reasoning: ReasoningRequest, capability: ModelCapability, model: str
-) -> tuple[bool | str | None, list[Warning]]:
+) -> tuple[bool | str | None, list[StreamWarning]]:
     """The ``think`` value (``None`` = leave the key out) and warnings."""
     effort = reasoning.effort
     if capability.thinking_control == "none":
         if reasoning.enabled or effort != "provider-default":
             return None, [
-                Warning(
+                StreamWarning(
                     code="REASONING_UNSUPPORTED",
                     message=f"{model} ({capability.label}) does not think; no think "
                     "parameter was sent.",
@@ -77,7 +77,7 @@ def think_for(
         if effort == "provider-default":
             return None, []
         return None, [
-            Warning(
+            StreamWarning(
                 code="EFFORT_UNSUPPORTED",
                 message=f"Effort {effort!r} was not sent to {model}: Ollama takes effort "
                 "only through think, which also returns the thinking text, and reasoning "
@@ -90,7 +90,7 @@ def think_for(
         return effort, []
     accepted = ", ".join(effort for effort in capability.efforts if effort in THINK_LEVELS)
     return True, [
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message=f"Effort {effort!r} is not accepted by {model} ({capability.label}; "
             f"accepted: {accepted or 'none'}). Sent think: true instead, so the model's "

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, code_for_status
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -152,7 +152,7 @@ def _stringify(value: Any) -> str | None:
     return str(value)
 
 
-def stream_error_event(error: Any, *, provider: str) -> Error:
+def stream_error_event(error: Any, *, provider: str) -> StreamError:
     """An ``error`` object that arrived inside an HTTP-200 response (stream or body)."""
     if isinstance(error, str):
         error = {"message": error}
@@ -172,7 +172,7 @@ def stream_error_event(error: Any, *, provider: str) -> Error:
         code = _code_from_keywords(_text(raw_code), error_type) or "PROVIDER_ERROR"
     detail = _with_upstream(_clip(message), metadata) or message
     label = f" ({_stringify(raw_code)})" if raw_code is not None else ""
-    return Error(
+    return StreamError(
         code=code,
         message=f"{provider} reported an error during the response{label}: {detail}",
         retryable=code in RETRYABLE_CODES,

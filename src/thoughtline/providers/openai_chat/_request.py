@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.requests import Effort, ModelRequest
@@ -34,7 +34,7 @@ CHAT_PATH = "/chat/completions"
 
 
 def _effort_to_send(
-    effort: Effort, capability: ModelCapability, model: str, warnings: list[Warning]
+    effort: Effort, capability: ModelCapability, model: str, warnings: list[StreamWarning]
 ) -> Effort | None:
     """The explicit effort to send, or ``None`` (provider default / not accepted)."""
     if effort == "provider-default":
@@ -43,7 +43,7 @@ def _effort_to_send(
         return effort
     accepted = ", ".join(capability.efforts) or "none"
     warnings.append(
-        Warning(
+        StreamWarning(
             code="EFFORT_UNSUPPORTED",
             message=f"Effort {effort!r} is not accepted by model {model!r} "
             f"({capability.label}; accepts: {accepted}). No effort was sent, so the "
@@ -95,7 +95,7 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     endpoint = context.endpoint
     capability = context.capability
     dialect = endpoint.dialect or "openai"
-    warnings: list[Warning] = []
+    warnings: list[StreamWarning] = []
 
     messages: list[dict[str, Any]] = []
     if request.system:
@@ -120,7 +120,7 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     if capability.thinking_control == "none":
         if reasoning.enabled:
             warnings.append(
-                Warning(
+                StreamWarning(
                     code="REASONING_UNSUPPORTED",
                     message=f"Model {request.model!r} ({capability.label}) does not reason; "
                     "no reasoning was requested.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import Error, StreamEvent
+from thoughtline.events import StreamError, StreamEvent
 from thoughtline.providers.base import malformed_error
 from thoughtline.providers.openai_chat._errors import stream_error_event
 from thoughtline.providers.openai_chat._stream import ChatTranslator
@@ -68,7 +68,7 @@ def decode_completion(
     for chunk in completion_chunks(completion):
         events = translator.translate("", chunk)
         out.extend(events)
-        if events and isinstance(events[-1], Error):
+        if events and isinstance(events[-1], StreamError):
             # As in streams: parts still open stay open, the error is last.
             return out
     out.extend(translator.finish())

@@ -36,6 +36,7 @@ from thoughtline.events import (
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
+    StreamWarning,
     TextDelta,
     TextEnd,
     TextStart,
@@ -43,7 +44,6 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    Warning,
 )
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.endpoints import ChatDialect, ReasoningField
@@ -407,7 +407,7 @@ class ChatTranslator(PayloadTranslator):
             return
         self._warned.add(detail_type)
         out.append(
-            Warning(
+            StreamWarning(
                 code="UNKNOWN_PART",
                 message=f"{self._provider} sent a reasoning detail of unknown type "
                 f"{detail_type!r}; it was skipped.",

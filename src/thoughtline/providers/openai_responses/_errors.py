@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
-from thoughtline.events import Error
+from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -108,7 +108,9 @@ def parse_http_error(
     return exc
 
 
-def stream_error(code: str | None, message: str | None, error_type: str | None = None) -> Error:
+def stream_error(
+    code: str | None, message: str | None, error_type: str | None = None
+) -> StreamError:
     """An error reported inside an HTTP-200 stream (or a failed non-streaming body)."""
     stable: ErrorCode = code_for(code, error_type) or "PROVIDER_ERROR"
     detail = message.strip() if message else "no message"
@@ -119,7 +121,7 @@ def stream_error(code: str | None, message: str | None, error_type: str | None =
     advice = advice_for(stable)
     if advice:
         text = f"{text}. {advice}"
-    return Error(
+    return StreamError(
         code=stable,
         message=text,
         retryable=stable in RETRYABLE_CODES,
@@ -127,7 +129,7 @@ def stream_error(code: str | None, message: str | None, error_type: str | None =
     )
 
 
-def error_event(payload: Mapping[str, Any]) -> Error:
+def error_event(payload: Mapping[str, Any]) -> StreamError:
     """An ``error`` stream event, flat (``{"code", "message"}``, the documented shape) or
     nested (``{"error": {"type", "code", "message"}}``, seen on overload)."""
     nested = payload.get("error")
@@ -138,7 +140,7 @@ def error_event(payload: Mapping[str, Any]) -> Error:
     return stream_error(_string(source.get("code")), _string(source.get("message")), error_type)
 
 
-def failed_response(response: Mapping[str, Any]) -> Error:
+def failed_response(response: Mapping[str, Any]) -> StreamError:
     """The error of a ``response.failed`` event or a body with ``status: "failed"``."""
     error = response.get("error")
     if isinstance(error, Mapping):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thoughtline.events import Error, Finish
+from thoughtline.events import Finish, StreamError
 from thoughtline.providers.openai_responses._errors import failed_response
 from thoughtline.providers.openai_responses._items import ResponseItems
 from thoughtline.providers.openai_responses._parts import Events, as_str
@@ -62,7 +62,7 @@ class ResponseEnding(ResponseItems):
         """A body whose response is not done yet (``queued``, ``in_progress``)."""
         out = self.started(response)
         out.append(
-            Error(
+            StreamError(
                 code="PROVIDER_INCOMPLETE",
                 message=f"The OpenAI Responses API returned a response that is still {status}; "
                 "thoughtline does not poll background responses.",

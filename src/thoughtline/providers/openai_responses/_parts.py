@@ -17,11 +17,11 @@ from thoughtline.events import (
     ReasoningStart,
     ResponseStarted,
     StreamEvent,
+    StreamWarning,
     TextEnd,
     TextStart,
     ToolCallEnd,
     ToolCallStart,
-    Warning,
 )
 
 Payload = dict[str, Any]
@@ -79,7 +79,7 @@ class ResponseParts:
             return []
         self._unknown.add(key)
         return [
-            Warning(
+            StreamWarning(
                 code="UNKNOWN_PART",
                 message=f"Skipped an OpenAI Responses {what} of unknown type {kind!r}.",
             )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import Warning
+from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.requests import ModelRequest
 
@@ -64,15 +64,15 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
 
 def _shape_reasoning(
     request: ModelRequest, context: CallContext, body: dict[str, Any]
-) -> tuple[Warning, ...]:
+) -> tuple[StreamWarning, ...]:
     capability = context.capability
     wanted = request.reasoning
     effort = wanted.effort
-    warnings: list[Warning] = []
+    warnings: list[StreamWarning] = []
     if capability.thinking_control == "none":
         if wanted.enabled:
             warnings.append(
-                Warning(
+                StreamWarning(
                     code="REASONING_UNSUPPORTED",
                     message=f"Model {request.model!r} ({capability.label}) does not reason; "
                     "no reasoning was requested.",
@@ -96,10 +96,10 @@ def _shape_reasoning(
     return tuple(warnings)
 
 
-def _effort_warning(request: ModelRequest, context: CallContext) -> Warning:
+def _effort_warning(request: ModelRequest, context: CallContext) -> StreamWarning:
     capability = context.capability
     accepted = ", ".join(capability.efforts) if capability.efforts else "none"
-    return Warning(
+    return StreamWarning(
         code="EFFORT_UNSUPPORTED",
         message=f"Effort {request.reasoning.effort!r} is not accepted by model "
         f"{request.model!r} ({capability.label}; accepted: {accepted}); no effort was "

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from thoughtline.events import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, Warning
+from thoughtline.events import ReasoningDelta, StreamEvent, StreamWarning, TextDelta, ToolCallDelta
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.openai_responses._errors import error_event
 from thoughtline.providers.openai_responses._finish import ResponseEnding
@@ -116,7 +116,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
             return []
         self._unknown.add(kind)
         return [
-            Warning(
+            StreamWarning(
                 code="UNKNOWN_EVENT",
                 message=f"Skipped an unknown OpenAI Responses stream event {kind!r}.",
             )
