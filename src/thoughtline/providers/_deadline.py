@@ -6,7 +6,7 @@ import asyncio
 
 
 class DeadlineExceeded(Exception):
-    """The attempt's total timeout expired (internal; it becomes an ``Error`` event)."""
+    """The attempt's total timeout expired (internal; it becomes an ``StreamError`` event)."""
 
 
 class Deadline:

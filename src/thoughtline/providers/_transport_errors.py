@@ -1,4 +1,4 @@
-"""The ``Error`` events the transport itself produces: transport failures, the total
+"""The ``StreamError`` events the transport itself produces: transport failures, the total
 timeout, an oversized body, and a :class:`ProviderError` turned into an event."""
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ class StreamDecoder(Protocol):
 
     def close(self) -> list[StreamEvent]:
         """The stream ended. Returns remaining events; if the protocol's terminal frame
-        never arrived, ends with an ``Error`` of code ``PROVIDER_STREAM_INTERRUPTED``."""
+        never arrived, ends with an ``StreamError`` of code ``PROVIDER_STREAM_INTERRUPTED``."""
         ...
 
     @property

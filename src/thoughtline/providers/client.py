@@ -2,7 +2,7 @@
 decoder, times the call and captures a redacted exchange. The same for every adapter.
 
 Provider failures never raise out of a call: they arrive as the last event, an
-:class:`~thoughtline.events.Error` with a stable code, so a consumer handles one channel.
+:class:`~thoughtline.events.StreamError` with a stable code, so a consumer handles one channel.
 Retries happen only while nothing of the response has reached the consumer.
 
 Every call ends and stays bounded, whatever the server does: ``read`` bounds silence,

@@ -1,4 +1,4 @@
-"""Anthropic error bodies → :class:`ProviderError`; in-stream error payloads → ``Error``.
+"""Anthropic error bodies → :class:`ProviderError`; in-stream error payloads → ``StreamError``.
 
 Both share one shape: ``{"type": "error", "error": {"type": ..., "message": ...},
 "request_id": ...}``. The error ``type`` is more specific than the HTTP status (a 529

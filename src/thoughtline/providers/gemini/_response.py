@@ -12,5 +12,5 @@ from thoughtline.providers.gemini._stream import GeminiTranslator
 
 
 def decode_gemini_body(body: bytes) -> list[StreamEvent]:
-    """Events for one complete response body (an ``Error`` last if it cannot be read)."""
+    """Events for one complete response body (an ``StreamError`` last if it cannot be read)."""
     return decode_single_payload(body, GeminiTranslator())

@@ -13,5 +13,5 @@ from thoughtline.providers.ollama._stream import OllamaTranslator
 
 
 def decode_ollama_body(body: bytes) -> list[StreamEvent]:
-    """Events for one complete response body (an ``Error`` last if it cannot be read)."""
+    """Events for one complete response body (an ``StreamError`` last if it cannot be read)."""
     return decode_single_payload(body, OllamaTranslator())

@@ -1,4 +1,4 @@
-"""Chat Completions error bodies → :class:`ProviderError`; in-stream errors → ``Error`` events.
+"""Chat Completions error bodies → :class:`ProviderError`; in-stream errors → ``StreamError`` events.
 
 Shapes handled:
 

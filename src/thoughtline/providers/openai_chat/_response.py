@@ -53,7 +53,7 @@ def completion_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
 def decode_completion(
     body: bytes, translator: ChatTranslator, *, provider: str
 ) -> list[StreamEvent]:
-    """Events for a complete non-streaming body; an ``Error`` is always last."""
+    """Events for a complete non-streaming body; an ``StreamError`` is always last."""
     try:
         completion = loads_object(body)
     except MalformedJSON as exc:

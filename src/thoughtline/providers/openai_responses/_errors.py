@@ -6,7 +6,7 @@ Two places carry errors:
   :class:`~thoughtline.errors.ProviderError` via the shared ``provider_error``;
 - inside an HTTP-200 stream: an ``error`` event (``{"type": "error", "code", "message"}``,
   sometimes nested as ``{"type": "error", "error": {...}}``) or ``response.failed``
-  (``response.error.code``) → an :class:`~thoughtline.events.Error` event.
+  (``response.error.code``) → an :class:`~thoughtline.events.StreamError` event.
 """
 
 from __future__ import annotations
