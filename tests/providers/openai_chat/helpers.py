@@ -32,6 +32,14 @@ FIXTURE_CONTEXTS: dict[str, tuple[str, str, ReasoningField | None]] = {
     "deepseek_tool_calls": ("deepseek", "deepseek-chat", None),
     "vllm_reasoning": ("vllm", "Qwen/Qwen3-8B", None),
     "llamacpp_think_tags": ("llamacpp", "qwen3-8b-q4_k_m.gguf", "think_tags"),
+    "mistral_magistral_chunks": ("mistral", "magistral-medium-latest", None),
+    "groq_x_groq_usage": ("groq", "qwen/qwen3-32b", None),
+}
+
+# user-defined endpoints the fixtures stand for: name -> [providers.NAME] base_url
+USER_ENDPOINTS: dict[str, str] = {
+    "mistral": "https://api.mistral.ai/v1",
+    "groq": "https://api.groq.com/openai/v1",
 }
 
 
@@ -43,8 +51,11 @@ def make_context(
     wire_api: str | None = None,
 ) -> CallContext:
     settings: dict[str, EndpointSettings] = {}
-    if reasoning_field is not None or wire_api is not None:
-        settings[endpoint] = EndpointSettings(reasoning_field=reasoning_field, wire_api=wire_api)
+    base_url = USER_ENDPOINTS.get(endpoint)
+    if reasoning_field is not None or wire_api is not None or base_url is not None:
+        settings[endpoint] = EndpointSettings(
+            reasoning_field=reasoning_field, wire_api=wire_api, base_url=base_url
+        )
     return call_context(endpoint, model, settings=settings)
 
 

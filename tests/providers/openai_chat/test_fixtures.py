@@ -499,6 +499,7 @@ def test_every_paired_fixture_is_covered() -> None:
         "deepseek_reasoning_content",
         "deepseek_tool_calls",
         "llamacpp_think_tags",
+        "mistral_magistral_chunks",
         "openai_reasoning_tokens",
         "openai_tool_calls",
         "openrouter_anthropic_summary",

@@ -15,8 +15,17 @@ from thoughtline.wire.frames import SSEDecoder
 
 from .helpers import FIXTURES
 
-SSE_FIXTURES = sorted(path.name for path in FIXTURES.glob("*.sse"))
-BODY_FIXTURES = sorted(path.name for path in FIXTURES.glob("*.json") if "error" not in path.name)
+# Mistral's content-chunk lists are Mistral's own shape, not an OpenAI SDK type
+# (``content`` is a string there); those fixtures follow Mistral's published format.
+NOT_OPENAI_SHAPED = ("mistral_",)
+SSE_FIXTURES = sorted(
+    path.name for path in FIXTURES.glob("*.sse") if not path.name.startswith(NOT_OPENAI_SHAPED)
+)
+BODY_FIXTURES = sorted(
+    path.name
+    for path in FIXTURES.glob("*.json")
+    if "error" not in path.name and not path.name.startswith(NOT_OPENAI_SHAPED)
+)
 
 
 def sse_payloads(data: bytes) -> list[dict[str, Any]]:
@@ -26,7 +35,7 @@ def sse_payloads(data: bytes) -> list[dict[str, Any]]:
 
 
 def test_fixture_lists_are_not_empty() -> None:
-    assert len(SSE_FIXTURES) == 16
+    assert len(SSE_FIXTURES) == 17
     assert len(BODY_FIXTURES) == 12
 
 

@@ -20,6 +20,10 @@ Reasoning sources by dialect:
 - ``raw-reasoning``: ``delta.reasoning_content`` or ``delta.reasoning`` (vLLM sent both
   with the same text for a while, so one is read per chunk), plus ``<think>`` tags in
   ``content`` when the endpoint's ``reasoning_field`` is ``think_tags`` or ``auto``.
+
+In every dialect ``content`` may also be a list of typed chunks (Mistral / Magistral:
+``thinking`` chunks are raw reasoning, ``text`` chunks the answer; other chunk types are
+skipped with a warning), and usage may come as Groq's ``x_groq.usage`` (``_usage.py``).
 """
 
 from __future__ import annotations
@@ -43,12 +47,14 @@ from thoughtline.events import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.endpoints import ChatDialect, ReasoningField
+from thoughtline.providers.openai_chat._content_chunks import content_pieces
 from thoughtline.providers.openai_chat._errors import stream_error_event
 from thoughtline.providers.openai_chat._think_tags import Segment, ThinkTagSplitter
+from thoughtline.providers.openai_chat._usage import chunk_usage
+from thoughtline.providers.openai_chat._usage import int_or_none as _int
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
@@ -70,40 +76,6 @@ _SUMMARY_MODEL_PREFIXES: Final[tuple[str, ...]] = ("anthropic/", "google/", "ope
 _RAW_MODEL_PREFIXES: Final[tuple[str, ...]] = ("openai/gpt-oss",)
 
 _DETAIL_KEYS: Final[tuple[str, ...]] = ("type", "format", "id", "index")
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def usage_event(usage: dict[str, Any]) -> Usage | None:
-    """``usage`` object → ``Usage`` (``None`` when it reports nothing)."""
-    completion_details = usage.get("completion_tokens_details")
-    prompt_details = usage.get("prompt_tokens_details")
-    reasoning = (
-        _int(completion_details.get("reasoning_tokens"))
-        if isinstance(completion_details, dict)
-        else None
-    )
-    cached = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None
-    if cached is None:
-        cached = _int(usage.get("prompt_cache_hit_tokens"))  # DeepSeek's own field
-    event = Usage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
-        reasoning_tokens=reasoning,
-        cached_input_tokens=cached,
-        total_tokens=_int(usage.get("total_tokens")),
-    )
-    if (
-        event.input_tokens is None
-        and event.output_tokens is None
-        and event.reasoning_tokens is None
-        and event.cached_input_tokens is None
-        and event.total_tokens is None
-    ):
-        return None
-    return event
 
 
 class _Part:
@@ -187,7 +159,7 @@ class ChatTranslator(PayloadTranslator):
         self._counts = {"reasoning": 0, "text": 0, "tool": 0}
         self._details_seen = False
         self._refused = False
-        self._warned: set[str] = set()
+        self._warned: set[tuple[str, str]] = set()
 
     @staticmethod
     def _plain_kind_for(model: str) -> ReasoningKind:
@@ -225,11 +197,9 @@ class ChatTranslator(PayloadTranslator):
                 finish_reason = choice.get("finish_reason")
                 if finish_reason:
                     self._finish_reason(str(finish_reason), out)
-        usage = payload.get("usage")
-        if isinstance(usage, dict):
-            event = usage_event(usage)
-            if event is not None:
-                out.append(event)
+        usage = chunk_usage(payload)
+        if usage is not None:
+            out.append(usage)
         return out
 
     def _delta(self, delta: dict[str, Any], out: list[StreamEvent]) -> None:
@@ -248,10 +218,9 @@ class ChatTranslator(PayloadTranslator):
                 self._reasoning_text(("plain",), "raw", plain, out)
         content = delta.get("content")
         if content and isinstance(content, str):
-            if self._splitter is None:
-                self._text(content, out)
-            else:
-                self._segments(self._splitter.feed(content), out)
+            self._content_text(content, out)
+        elif content and isinstance(content, list):
+            self._content_list(content, out)
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             self._refused = True
@@ -259,6 +228,29 @@ class ChatTranslator(PayloadTranslator):
         tool_calls = delta.get("tool_calls")
         if tool_calls:
             self._tool_calls(tool_calls, out)
+
+    def _content_text(self, content: str, out: list[StreamEvent]) -> None:
+        if self._splitter is None:
+            self._text(content, out)
+        else:
+            self._segments(self._splitter.feed(content), out)
+
+    def _content_list(self, content: list[Any], out: list[StreamEvent]) -> None:
+        """Mistral's typed chunks: thinking is raw reasoning, text is the answer."""
+        for piece in content_pieces(content):
+            if piece.kind == "text":
+                self._content_text(piece.text, out)
+            elif piece.kind == "reasoning":
+                part = self._current
+                if part is None or part.key != ("thinking",):
+                    part = self._reasoning_part(("thinking",), "raw", {}, out)
+                if piece.text:
+                    part.has_text = True
+                    out.append(ReasoningDelta(part_id=part.part_id, text=piece.text))
+                if piece.signature:
+                    part.signature.append(piece.signature)
+            else:
+                self._warn_unknown(piece.chunk_type, out, what="a content chunk")
 
     def _segments(self, segments: list[Segment], out: list[StreamEvent]) -> None:
         for kind, text in segments:
@@ -402,14 +394,16 @@ class ChatTranslator(PayloadTranslator):
         part = self._detail_part(detail, "encrypted", out)
         part.data.append(data)
 
-    def _warn_unknown(self, detail_type: str, out: list[StreamEvent]) -> None:
-        if detail_type in self._warned:
+    def _warn_unknown(
+        self, detail_type: str, out: list[StreamEvent], *, what: str = "a reasoning detail"
+    ) -> None:
+        if (what, detail_type) in self._warned:
             return
-        self._warned.add(detail_type)
+        self._warned.add((what, detail_type))
         out.append(
             StreamWarning(
                 code="UNKNOWN_PART",
-                message=f"{self._provider} sent a reasoning detail of unknown type "
+                message=f"{self._provider} sent {what} of unknown type "
                 f"{detail_type!r}; it was skipped.",
             )
         )
