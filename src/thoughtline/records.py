@@ -2,7 +2,10 @@
 They sit below both the runtime and the store, which each import them and not each other.
 
 The snapshot (``Run.snapshot()``) is the public ``thoughtline.run/v1`` JSON shape; the
-CLI, the daemon, MCP and ACP all print this one shape.
+CLI, the daemon, MCP and ACP all print this one shape. It is defined once, here, by the
+``...Snapshot`` typed dicts: the code that builds it is type-checked against them, and
+:mod:`thoughtline.schema.run` generates the daemon's OpenAPI schema and the MCP output
+schema from them (each attribute's docstring becomes its description).
 """
 
 from __future__ import annotations
@@ -10,11 +13,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import Literal, NotRequired, TypeAlias
 
+# typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
+from typing_extensions import TypedDict
+
+from thoughtline.events import ReasoningKind
 from thoughtline.requests import Effort
 
-SNAPSHOT_SCHEMA = "thoughtline.run/v1"
+SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
 
 ChainOfThought: TypeAlias = Literal["hidden", "surface", "telemetry_only", "surface_and_telemetry"]
 CHAIN_OF_THOUGHT_MODES: tuple[ChainOfThought, ...] = (
@@ -98,15 +105,131 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{stamp}{secrets.token_hex(4)}"
 
 
+# -- the thoughtline.run/v1 snapshot: its one definition -------------------------------
+
+
+class ReasoningPartSnapshot(TypedDict):
+    """One reasoning part, of the kind the provider really returned."""
+
+    kind: ReasoningKind
+    text: str
+
+
+class UsageSnapshot(TypedDict):
+    """Token counts; null means the provider did not report it (never 0 for unknown)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+
+
+class TaskErrorSnapshot(TypedDict):
+    """Why a task failed: a stable code, a sentence a person can act on, retryable."""
+
+    code: str
+    """Stable error code, e.g. PROVIDER_RATE_LIMITED."""
+    message: str
+    retryable: bool
+
+
+class TimingsSnapshot(TypedDict):
+    """When a task ran and how long its stages took (milliseconds)."""
+
+    started_at: str | None
+    """UTC, ISO 8601 with milliseconds."""
+    finished_at: str | None
+    """UTC, ISO 8601 with milliseconds."""
+    first_reasoning_ms: float | None
+    first_answer_ms: float | None
+    total_ms: float | None
+
+
+class TaskSnapshot(TypedDict):
+    """One specialist task; ``reasoning``/``reasoning_parts`` are null unless its mode
+    displays reasoning (render ``reasoning_notice`` then)."""
+
+    id: str
+    name: str
+    """Unique within the run; defaults to the role."""
+    role: str
+    status: TaskStatus
+    executor: str
+    """provider:ENDPOINT:MODEL, inline:prepared, or empty before start."""
+    provider: str
+    model: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    """Where the mode came from: explicit > run > role_config > config > default."""
+    effort: Effort
+    after: list[str]
+    """Ids of the tasks this one runs after (and receives outputs from)."""
+    output: str | None
+    """The answer; null until the task produced one."""
+    reasoning: str | None
+    """Reasoning text; null unless the task's mode displays reasoning."""
+    reasoning_parts: list[ReasoningPartSnapshot] | None
+    """Null unless the task's mode displays reasoning."""
+    reasoning_status: ReasoningStatus | None
+    """What happened to reasoning; null until decided."""
+    reasoning_notice: str | None
+    """One sentence for people about reasoning."""
+    usage: UsageSnapshot
+    error: TaskErrorSnapshot | None
+    timings: TimingsSnapshot
+
+
+class RunSnapshot(TypedDict):
+    """A run snapshot (``thoughtline.run/v1``): the one JSON shape every surface prints."""
+
+    schema: Literal["thoughtline.run/v1"]
+    id: str
+    status: RunStatus
+    request: str
+    chain_of_thought: ChainOfThought
+    chain_of_thought_source: ModeSource
+    """Where the mode came from: explicit > run > role_config > config > default."""
+    worker_backend: WorkerBackend
+    created_at: str
+    """UTC, ISO 8601 with milliseconds."""
+    finished_at: str | None
+    """UTC, ISO 8601 with milliseconds."""
+    tasks: list[TaskSnapshot]
+
+
+class RunSummary(TypedDict):
+    """A run in a list of recent runs."""
+
+    id: str
+    status: RunStatus
+    request: str
+    chain_of_thought: ChainOfThought
+    created_at: str
+    """UTC, ISO 8601 with milliseconds."""
+    finished_at: str | None
+    """UTC, ISO 8601 with milliseconds."""
+
+
+class DeltaData(TypedDict):
+    """What the event log keeps of an answer or reasoning delta."""
+
+    text: str
+    part_id: NotRequired[str]
+    kind: NotRequired[ReasoningKind]
+
+
+RunEventData: TypeAlias = DeltaData | TaskSnapshot | RunSnapshot
+"""The ``data`` of a run event log record: a delta, a task, or the run."""
+
+
 @dataclass(slots=True, kw_only=True)
 class ReasoningPartView:
     """A reasoning part as surfaces show it: its kind and text (opaque data stays in the
     trace)."""
 
-    kind: str
+    kind: ReasoningKind
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReasoningPartSnapshot:
         return {"kind": self.kind, "text": self.text}
 
 
@@ -116,7 +239,7 @@ class TaskUsage:
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> UsageSnapshot:
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -130,7 +253,7 @@ class TaskError:
     message: str
     retryable: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TaskErrorSnapshot:
         return {"code": self.code, "message": self.message, "retryable": self.retryable}
 
 
@@ -142,7 +265,7 @@ class TaskTimings:
     first_answer_ms: float | None = None
     total_ms: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TimingsSnapshot:
         return {
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -179,7 +302,7 @@ class Task:
     error: TaskError | None = None
     timings: TaskTimings = field(default_factory=TaskTimings)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TaskSnapshot:
         return {
             "id": self.id,
             "name": self.name or self.role,
@@ -217,7 +340,7 @@ class Run:
     finished_at: str | None = None
     tasks: list[Task] = field(default_factory=list)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> RunSnapshot:
         """The ``thoughtline.run/v1`` snapshot."""
         return {
             "schema": SNAPSHOT_SCHEMA,
@@ -230,6 +353,17 @@ class Run:
             "created_at": self.created_at,
             "finished_at": self.finished_at,
             "tasks": [task.to_dict() for task in self.tasks],
+        }
+
+    def summary(self) -> RunSummary:
+        """The run in a list of recent runs (no tasks)."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "request": self.request,
+            "chain_of_thought": self.chain_of_thought,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
         }
 
     def task(self, task_id: str) -> Task:
@@ -250,10 +384,10 @@ class TraceEvent:
     type: str
     layer: TraceLayer
     at: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)
     expires_at: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id,
             "run_id": self.run_id,
@@ -277,9 +411,9 @@ class RunEventRecord:
     type: str
     task_id: str | None
     at: str
-    data: dict[str, Any]
+    data: RunEventData
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "run_id": self.run_id,
             "seq": self.seq,

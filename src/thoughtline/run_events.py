@@ -23,11 +23,19 @@ disclosure gate filters before events are numbered, stored or sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias, assert_never
+from typing import ClassVar, Literal, TypeAlias, assert_never, cast
 
-from thoughtline.records import RunEventRecord, RunStatus
+from thoughtline.events import REASONING_KINDS, ReasoningKind
+from thoughtline.records import (
+    DeltaData,
+    RunEventData,
+    RunEventRecord,
+    RunSnapshot,
+    RunStatus,
+    TaskSnapshot,
+)
 
 __all__ = [
     "MEMBERS",
@@ -59,7 +67,7 @@ class RunStarted:
     run_id: str
     seq: int
     at: str
-    snapshot: dict[str, Any]
+    snapshot: RunSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +79,7 @@ class TaskStarted:
     seq: int
     at: str
     task_id: str
-    task: dict[str, Any]
+    task: TaskSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,7 +108,7 @@ class TaskReasoningDelta:
     task_id: str
     text: str
     part_id: str | None = None
-    kind: str | None = None
+    kind: ReasoningKind | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,7 +121,7 @@ class TaskCompleted:
     seq: int
     at: str
     task_id: str
-    task: dict[str, Any]
+    task: TaskSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +133,7 @@ class RunCompleted:
     run_id: str
     seq: int
     at: str
-    snapshot: dict[str, Any]
+    snapshot: RunSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,7 +144,7 @@ class RunFailed:
     run_id: str
     seq: int
     at: str
-    snapshot: dict[str, Any]
+    snapshot: RunSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +155,7 @@ class RunCancelled:
     run_id: str
     seq: int
     at: str
-    snapshot: dict[str, Any]
+    snapshot: RunSnapshot
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +167,7 @@ class RunInterrupted:
     run_id: str
     seq: int
     at: str
-    snapshot: dict[str, Any]
+    snapshot: RunSnapshot
 
 
 RunFinished: TypeAlias = RunCompleted | RunFailed | RunCancelled | RunInterrupted
@@ -203,7 +211,7 @@ def is_terminal(event: RunEvent) -> bool:
 
 
 def run_finished(
-    status: RunStatus, *, run_id: str, seq: int, at: str, snapshot: dict[str, Any]
+    status: RunStatus, *, run_id: str, seq: int, at: str, snapshot: RunSnapshot
 ) -> RunFinished:
     """The terminal event for a run that ended with ``status``."""
     if status == "cancelled":
@@ -231,17 +239,18 @@ def to_wire(event: RunEvent) -> RunEventRecord:
             at=event.at,
             data={"text": event.text},
         )
-    data: dict[str, Any]
+    data: RunEventData
     task_id: str | None
     match event:
         case TaskAnswerDelta(task_id=task_id, text=text):
             data = {"text": text}
         case TaskReasoningDelta(task_id=task_id, text=text, part_id=part_id, kind=kind):
-            data = {"text": text}
+            delta: DeltaData = {"text": text}
             if part_id is not None:
-                data["part_id"] = part_id
+                delta["part_id"] = part_id
             if kind is not None:
-                data["kind"] = kind
+                delta["kind"] = kind
+            data = delta
         case TaskStarted(task_id=task_id, task=data) | TaskCompleted(task_id=task_id, task=data):
             pass
         case (
@@ -274,9 +283,16 @@ def from_wire(record: RunEventRecord) -> RunEvent:
     return decode(record)
 
 
-def _text(data: dict[str, Any], key: str) -> str | None:
+def _text(data: Mapping[str, object], key: str) -> str | None:
     value = data.get(key)
     return value if isinstance(value, str) else None
+
+
+def _kind(value: str | None) -> ReasoningKind | None:
+    for kind in REASONING_KINDS:
+        if value == kind:
+            return kind
+    return None
 
 
 def _answer_delta(record: RunEventRecord) -> RunEvent:
@@ -297,7 +313,7 @@ def _reasoning_delta(record: RunEventRecord) -> RunEvent:
         task_id=record.task_id or "",
         text=_text(record.data, "text") or "",
         part_id=_text(record.data, "part_id"),
-        kind=_text(record.data, "kind"),
+        kind=_kind(_text(record.data, "kind")),
     )
 
 
@@ -305,7 +321,12 @@ def _task_event(member: type[TaskStarted | TaskCompleted]) -> Callable[[RunEvent
     def decode(record: RunEventRecord) -> RunEvent:
         task_id = record.task_id or _text(record.data, "id") or ""
         return member(
-            run_id=record.run_id, seq=record.seq, at=record.at, task_id=task_id, task=record.data
+            run_id=record.run_id,
+            seq=record.seq,
+            at=record.at,
+            task_id=task_id,
+            # The log holds what to_wire wrote for this type: the task's snapshot.
+            task=cast(TaskSnapshot, record.data),
         )
 
     return decode
@@ -315,7 +336,9 @@ def _run_event(
     member: type[RunStarted | RunCompleted | RunFailed | RunCancelled | RunInterrupted],
 ) -> Callable[[RunEventRecord], RunEvent]:
     def decode(record: RunEventRecord) -> RunEvent:
-        return member(run_id=record.run_id, seq=record.seq, at=record.at, snapshot=record.data)
+        # The log holds what to_wire wrote for this type: the run's snapshot.
+        snapshot = cast(RunSnapshot, record.data)
+        return member(run_id=record.run_id, seq=record.seq, at=record.at, snapshot=snapshot)
 
     return decode
 
@@ -334,7 +357,7 @@ _DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
 """Each wire name's decoder (one per union member; a test checks none is missing)."""
 
 
-def sse_data(event: RunEvent) -> dict[str, Any]:
+def sse_data(event: RunEvent) -> Mapping[str, object]:
     """The JSON of the event's SSE ``data:`` line: deltas carry their ``task_id`` next to
     the text; task events carry the task dict, run events the run snapshot."""
     match event:

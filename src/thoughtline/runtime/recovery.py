@@ -38,7 +38,6 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from thoughtline.events import REASONING_KINDS
 from thoughtline.records import (
     ReasoningPartView,
     ReasoningStatus,
@@ -282,8 +281,7 @@ def _rebuild_reasoning(
     joined like the runtime joins them. Deltas that do not name a kind are kept in the
     text only: a part's kind is never guessed.
     """
-    named = [event for event in events if event.kind in REASONING_KINDS]
-    if len(named) != len(events):
+    if any(event.kind is None for event in events):
         text = "".join(event.text for event in events)
         return text or None, []
     parts: list[ReasoningPartView] = []
@@ -292,8 +290,8 @@ def _rebuild_reasoning(
         key = (event.part_id, event.kind)
         if parts and key == last_key:
             parts[-1].text += event.text
-        else:
-            parts.append(ReasoningPartView(kind=str(event.kind), text=event.text))
+        elif event.kind is not None:
+            parts.append(ReasoningPartView(kind=event.kind, text=event.text))
         last_key = key
     parts = [part for part in parts if part.text]
     text = "\n\n".join(part.text for part in parts)

@@ -1,31 +1,32 @@
-"""The ``thoughtline.run/v1`` snapshot, defined once.
+"""The ``thoughtline.run/v1`` snapshot as JSON Schema, generated from its one definition.
 
-``Run.snapshot()`` builds the JSON; these models describe it. The daemon's OpenAPI
-document (``RunSnapshot`` and the models it references, under ``components/schemas``)
-and the MCP tools' output schema (:func:`run_snapshot_schema`, the same models with
-references inlined) are both generated from them, so the two are one document. Every
-model forbids other keys: a new snapshot field fails the tests until it is described
-here.
+The snapshot is defined once, by the typed dicts in :mod:`thoughtline.records`
+(``RunSnapshot`` and the dicts it holds), which the code that builds snapshots is
+type-checked against. This module gives them to pydantic: the daemon's OpenAPI document
+(``RunSnapshot`` and what it references, under ``components/schemas``) and the MCP tools'
+output schema (:func:`run_snapshot_schema`, the same with references inlined) are both
+generated from them, so the two are one document. Every object forbids other keys, and
+each attribute's docstring in ``records`` becomes its ``description``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, TypeAdapter
 
-from thoughtline.events import ReasoningKind
 from thoughtline.records import (
-    ChainOfThought,
-    ModeSource,
-    ReasoningStatus,
-    RunStatus,
-    TaskStatus,
-    WorkerBackend,
+    ReasoningPartSnapshot,
+    RunSnapshot,
+    RunSummary,
+    TaskErrorSnapshot,
+    TaskSnapshot,
+    TimingsSnapshot,
+    UsageSnapshot,
 )
-from thoughtline.requests import Effort
 
 __all__ = [
+    "SNAPSHOT_TYPES",
     "ReasoningPartSnapshot",
     "RunSnapshot",
     "RunSummary",
@@ -37,133 +38,51 @@ __all__ = [
     "run_snapshot_schema",
 ]
 
-TIMESTAMP: Final = "UTC, ISO 8601 with milliseconds."
+SNAPSHOT_TYPES: Final = (
+    ReasoningPartSnapshot,
+    UsageSnapshot,
+    TaskErrorSnapshot,
+    TimingsSnapshot,
+    TaskSnapshot,
+    RunSnapshot,
+    RunSummary,
+)
+"""Every typed dict of the snapshot (and of a run in a list)."""
+
+# Counts and durations are never negative; records cannot say so without pydantic.
+_NON_NEGATIVE_SUFFIXES: Final = ("_tokens", "_ms")
 
 
 def _tidy(schema: dict[str, Any]) -> None:
-    """Plain JSON Schema for every generator that uses these models: no generated titles,
-    and ``T | None`` of a simple type written as ``{"type": [T, "null"]}``."""
+    """Plain JSON Schema for every generator that uses these types: no generated titles,
+    ``T | None`` of a simple type written as ``{"type": [T, "null"]}``, and ``minimum: 0``
+    on token counts and durations."""
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    for name, prop in schema.get("properties", {}).items():
         prop.pop("title", None)
         options = prop.get("anyOf")
-        if not options or len(options) != 2 or {"type": "null"} not in options:
-            continue
-        (other,) = [option for option in options if option != {"type": "null"}]
-        if "type" not in other or not isinstance(other["type"], str):
-            continue  # a reference or a compound: keep the anyOf
-        del prop["anyOf"]
-        prop.update(other)
-        prop["type"] = [other["type"], "null"]
-        if "enum" in prop:
-            prop["enum"] = [*prop["enum"], None]
+        if options and len(options) == 2 and {"type": "null"} in options:
+            (other,) = [option for option in options if option != {"type": "null"}]
+            if isinstance(other.get("type"), str):  # not a reference or a compound
+                del prop["anyOf"]
+                prop.update(other)
+                prop["type"] = [other["type"], "null"]
+                if "enum" in prop:
+                    prop["enum"] = [*prop["enum"], None]
+        if name.endswith(_NON_NEGATIVE_SUFFIXES):
+            prop["minimum"] = 0
 
 
-class _Contract(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_tidy)
-
-
-class ReasoningPartSnapshot(_Contract):
-    """One reasoning part, of the kind the provider really returned."""
-
-    kind: ReasoningKind
-    text: str
-
-
-class UsageSnapshot(_Contract):
-    """Token counts; null means the provider did not report it (never 0 for unknown)."""
-
-    input_tokens: int | None = Field(ge=0)
-    output_tokens: int | None = Field(ge=0)
-    reasoning_tokens: int | None = Field(ge=0)
-
-
-class TaskErrorSnapshot(_Contract):
-    """Why a task failed: a stable code, a sentence a person can act on, retryable."""
-
-    code: str = Field(description="Stable error code, e.g. PROVIDER_RATE_LIMITED.")
-    message: str
-    retryable: bool
-
-
-class TimingsSnapshot(_Contract):
-    started_at: str | None = Field(description=TIMESTAMP)
-    finished_at: str | None = Field(description=TIMESTAMP)
-    first_reasoning_ms: float | None = Field(ge=0)
-    first_answer_ms: float | None = Field(ge=0)
-    total_ms: float | None = Field(ge=0)
-
-
-class TaskSnapshot(_Contract):
-    """One specialist task; ``reasoning``/``reasoning_parts`` are null unless its mode
-    displays reasoning (render ``reasoning_notice`` then)."""
-
-    id: str
-    name: str = Field(description="Unique within the run; defaults to the role.")
-    role: str
-    status: TaskStatus
-    executor: str = Field(
-        description="provider:ENDPOINT:MODEL, inline:prepared, or empty before start."
-    )
-    provider: str
-    model: str
-    chain_of_thought: ChainOfThought
-    chain_of_thought_source: ModeSource = Field(
-        description="Where the mode came from: explicit > run > role_config > config > default."
-    )
-    effort: Effort
-    after: list[str] = Field(
-        description="Ids of the tasks this one runs after (and receives outputs from)."
-    )
-    output: str | None = Field(description="The answer; null until the task produced one.")
-    reasoning: str | None = Field(
-        description="Reasoning text; null unless the task's mode displays reasoning."
-    )
-    reasoning_parts: list[ReasoningPartSnapshot] | None = Field(
-        description="Null unless the task's mode displays reasoning."
-    )
-    reasoning_status: ReasoningStatus | None = Field(
-        description="What happened to reasoning; null until decided."
-    )
-    reasoning_notice: str | None = Field(description="One sentence for people about reasoning.")
-    usage: UsageSnapshot
-    error: TaskErrorSnapshot | None
-    timings: TimingsSnapshot
-
-
-class RunSnapshot(_Contract):
-    """A run snapshot (``thoughtline.run/v1``): the one JSON shape every surface prints."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    schema_: Literal["thoughtline.run/v1"] = Field(alias="schema")
-    id: str
-    status: RunStatus
-    request: str
-    chain_of_thought: ChainOfThought
-    chain_of_thought_source: ModeSource = Field(
-        description="Where the mode came from: explicit > run > role_config > config > default."
-    )
-    worker_backend: WorkerBackend
-    created_at: str = Field(description=TIMESTAMP)
-    finished_at: str | None = Field(description=TIMESTAMP)
-    tasks: list[TaskSnapshot]
-
-
-class RunSummary(_Contract):
-    """A run in a list of recent runs."""
-
-    id: str
-    status: RunStatus
-    request: str
-    chain_of_thought: ChainOfThought
-    created_at: str = Field(description=TIMESTAMP)
-    finished_at: str | None = Field(description=TIMESTAMP)
+_CONFIG: Final = ConfigDict(extra="forbid", use_attribute_docstrings=True, json_schema_extra=_tidy)
+# pydantic reads a typed dict's config from this attribute; records stay free of pydantic.
+_CONFIG_ATTRIBUTE: Final = "__pydantic_config__"
+for _snapshot_type in SNAPSHOT_TYPES:
+    setattr(_snapshot_type, _CONFIG_ATTRIBUTE, _CONFIG)
 
 
 def inline_references(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with every local ``$ref`` replaced by what it points to, and no
-    ``$defs``/``components``: one self-contained document (these models have no cycles).
+    ``$defs``/``components``: one self-contained document (these types have no cycles).
 
     Resolves ``#/$defs/NAME`` and ``#/components/schemas/NAME`` against ``schema``
     itself, so it reads both a pydantic schema and an OpenAPI document."""
@@ -172,23 +91,30 @@ def inline_references(schema: dict[str, Any]) -> dict[str, Any]:
         **schema.get("components", {}).get("schemas", {}),
     }
 
-    def resolve(node: Any) -> Any:
+    def resolve(node: object) -> object:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str):
                 name = ref.rsplit("/", 1)[-1]
                 rest = {key: value for key, value in node.items() if key != "$ref"}
-                return {**resolve(definitions[name]), **resolve(rest)}
+                return {**definitions_resolved(name), **rest_resolved(rest)}
             return {key: resolve(value) for key, value in node.items()}
         if isinstance(node, list):
             return [resolve(item) for item in node]
         return node
 
-    document = {key: value for key, value in schema.items() if key not in ("$defs", "components")}
-    resolved: dict[str, Any] = resolve(document)
-    return resolved
+    def definitions_resolved(name: str) -> dict[str, Any]:
+        resolved: dict[str, Any] = rest_resolved(definitions[name])
+        return resolved
+
+    def rest_resolved(node: dict[str, Any]) -> dict[str, Any]:
+        return {key: resolve(value) for key, value in node.items()}
+
+    return rest_resolved(
+        {key: value for key, value in schema.items() if key not in ("$defs", "components")}
+    )
 
 
 def run_snapshot_schema() -> dict[str, Any]:
     """The snapshot's JSON Schema as one self-contained document (no references)."""
-    return inline_references(RunSnapshot.model_json_schema(by_alias=True, mode="serialization"))
+    return inline_references(TypeAdapter(RunSnapshot).json_schema(mode="serialization"))

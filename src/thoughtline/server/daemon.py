@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
-from thoughtline.records import TERMINAL_RUN_STATUSES, Run, TraceEvent, TraceLayer
+from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.run_events import from_wire
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
@@ -145,7 +144,7 @@ class Daemon:
     def channel(self, run_id: str) -> RunChannel | None:
         return self.hub.get(run_id)
 
-    def snapshot(self, run_id: str) -> dict[str, Any]:
+    def snapshot(self, run_id: str) -> RunSnapshot:
         """The live (folded) snapshot for runs executing here, the stored one otherwise."""
         channel = self.hub.get(run_id)
         if channel is not None:
@@ -155,7 +154,7 @@ class Daemon:
             raise run_not_found(run_id)
         return self._stored_snapshot(run)
 
-    def _stored_snapshot(self, run: Run) -> dict[str, Any]:
+    def _stored_snapshot(self, run: Run) -> RunSnapshot:
         """A stored run; one still executing in another process is folded with its
         event log, so partial outputs show there too."""
         if run.status not in TERMINAL_RUN_STATUSES:
@@ -164,7 +163,7 @@ class Daemon:
                 return fold(run.snapshot(), events, events[-1].seq)
         return run.snapshot()
 
-    def list_runs(self, limit: int) -> list[dict[str, Any]]:
+    def list_runs(self, limit: int) -> list[RunSnapshot]:
         snapshots = []
         for run in self.store.list_runs(limit):
             channel = self.hub.get(run.id)
@@ -175,7 +174,7 @@ class Daemon:
         channel = self.hub.get(run_id)
         if channel is not None:
             if channel.finished:
-                raise run_finished(run_id, str(channel.folder.snapshot()["status"]))
+                raise run_finished(run_id, channel.folder.status())
             for _ in range(100):  # the run's task may not have reached the runtime yet
                 if self.runs.cancel(run_id):
                     return

@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import assert_never
 
+from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -33,6 +34,27 @@ from thoughtline.run_events import (
 DEFAULT_SUBSCRIBER_QUEUE = 1000
 
 
+class _FoldedTask:
+    """One task of a folded snapshot: the last task dict an event carried, plus the text
+    deltas since, kept as chunks so that a delta costs its own length, not the length of
+    everything before it (a long reasoning stream stays linear)."""
+
+    __slots__ = ("output", "reasoning", "task")
+
+    def __init__(self, task: TaskSnapshot) -> None:
+        self.task = task
+        self.output: list[str] = []
+        self.reasoning: list[str] = []
+
+    def view(self) -> TaskSnapshot:
+        task = self.task.copy()
+        if self.output:
+            task["output"] = (task["output"] or "") + "".join(self.output)
+        if self.reasoning:
+            task["reasoning"] = (task["reasoning"] or "") + "".join(self.reasoning)
+        return task
+
+
 class SnapshotFolder:
     """Folds a run's events onto its snapshot: task events replace the task, answer and
     reasoning deltas extend the running task's ``output``/``reasoning``, run events
@@ -40,27 +62,29 @@ class SnapshotFolder:
 
     Reasoning only ever comes from reasoning deltas (which exist only when the task's
     mode displays reasoning) or from task dicts the runtime produced, so folding adds no
-    disclosure logic of its own. Dicts from events are copied before they are changed:
-    the runtime shares them with the records it writes to the store.
+    disclosure logic of its own. Dicts from events are never changed (the runtime shares
+    them with the records it writes to the store): :meth:`snapshot` builds new ones.
     """
 
-    def __init__(self, snapshot: dict[str, Any], seq: int = 0) -> None:
+    def __init__(self, snapshot: RunSnapshot, seq: int = 0) -> None:
         self.seq = seq
-        self._run = {key: value for key, value in snapshot.items() if key != "tasks"}
-        self._tasks: dict[str, dict[str, Any]] = {
-            task["id"]: dict(task) for task in snapshot.get("tasks", [])
-        }
+        self._run = snapshot
+        self._tasks = {task["id"]: _FoldedTask(task) for task in snapshot["tasks"]}
 
     def apply(self, event: RunEvent) -> None:
         self.seq = max(self.seq, event.seq)
         match event:
             case TaskAnswerDelta(task_id=task_id, text=text):
-                self._extend(task_id, "output", text)
+                folded = self._tasks.get(task_id)
+                if folded is not None:
+                    folded.output.append(text)
             case TaskReasoningDelta(task_id=task_id, text=text):
-                self._extend(task_id, "reasoning", text)
+                folded = self._tasks.get(task_id)
+                if folded is not None:
+                    folded.reasoning.append(text)
             case TaskStarted(task=task) | TaskCompleted(task=task):
-                if "id" in task:
-                    self._tasks[task["id"]] = dict(task)
+                # A replaced task keeps its place: dicts keep first-insertion order.
+                self._tasks[task["id"]] = _FoldedTask(task)
             case (
                 RunStarted(snapshot=snapshot)
                 | RunCompleted(snapshot=snapshot)
@@ -68,24 +92,23 @@ class SnapshotFolder:
                 | RunCancelled(snapshot=snapshot)
                 | RunInterrupted(snapshot=snapshot)
             ):
-                if "tasks" in snapshot:
-                    self._run = {key: value for key, value in snapshot.items() if key != "tasks"}
-                    self._tasks = {task["id"]: dict(task) for task in snapshot["tasks"]}
+                self._run = snapshot
+                self._tasks = {task["id"]: _FoldedTask(task) for task in snapshot["tasks"]}
             case _:
                 assert_never(event)
 
-    def _extend(self, task_id: str, key: str, text: str) -> None:
-        task = self._tasks.get(task_id)
-        if task is not None:
-            task[key] = (task.get(key) or "") + text
+    def status(self) -> RunStatus:
+        """The run's status as folded so far."""
+        return self._run["status"]
 
-    def snapshot(self) -> dict[str, Any]:
-        """The folded snapshot (a new dict; tasks in their original order)."""
-        # A replaced task keeps its place: dicts keep the order keys were first inserted.
-        return {**self._run, "tasks": [dict(task) for task in self._tasks.values()]}
+    def snapshot(self) -> RunSnapshot:
+        """The folded snapshot (new dicts; tasks in their original order)."""
+        run = self._run.copy()
+        run["tasks"] = [folded.view() for folded in self._tasks.values()]
+        return run
 
 
-def fold(snapshot: dict[str, Any], events: list[RunEvent], upto: int) -> dict[str, Any]:
+def fold(snapshot: RunSnapshot, events: list[RunEvent], upto: int) -> RunSnapshot:
     """``snapshot`` (the run as planned) with every event of ``seq <= upto`` applied."""
     folder = SnapshotFolder(snapshot)
     for event in events:
@@ -131,7 +154,7 @@ class RunChannel:
     """A run executing in this daemon: its events so far, its folded snapshot and its
     subscribers."""
 
-    def __init__(self, run_id: str, planned: dict[str, Any]) -> None:
+    def __init__(self, run_id: str, planned: RunSnapshot) -> None:
         self.run_id = run_id
         self.planned = planned
         self.events: list[RunEvent] = []
@@ -171,7 +194,7 @@ class EventHub:
         self.subscriber_queue = subscriber_queue
         self._channels: dict[str, RunChannel] = {}
 
-    def open(self, run_id: str, planned: dict[str, Any]) -> RunChannel:
+    def open(self, run_id: str, planned: RunSnapshot) -> RunChannel:
         channel = RunChannel(run_id, planned)
         self._channels[run_id] = channel
         return channel

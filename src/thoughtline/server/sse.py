@@ -34,15 +34,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
 
 import orjson
 from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from thoughtline.records import TERMINAL_RUN_STATUSES, now_iso
+from thoughtline.records import TERMINAL_RUN_STATUSES, RunSnapshot, now_iso
 from thoughtline.run_events import RunEvent, from_wire, is_terminal, run_finished, sse_data
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
@@ -69,7 +68,7 @@ class EventStreamResponse(StreamingResponse):
             logger.debug("event stream %s: the client went away (%r)", scope.get("path"), exc)
 
 
-def frame(seq: int, type_: str, data: dict[str, Any]) -> bytes:
+def frame(seq: int, type_: str, data: Mapping[str, object]) -> bytes:
     """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
 
@@ -112,7 +111,7 @@ async def run_stream(
         await source.aclose()
 
 
-def _closing_frames(planned: dict[str, Any], events: list[RunEvent]) -> list[bytes]:
+def _closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> list[bytes]:
     """For a finished run: the snapshot just before the terminal event, then the event."""
     terminal = events[-1]
     upto = terminal.seq - 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated, Any, Final, assert_never
+from typing import Annotated, Final, assert_never
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
@@ -138,7 +138,7 @@ class ThoughtlineMCP:
                 error = ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} in this store.")
             return tool_error(error)
         runs = [self.live(item) for item in self.store.list_runs(limit)] if limit else []
-        structured = {"run": run.snapshot(), "runs": [run_summary(item) for item in runs]}
+        structured = {"run": run.snapshot(), "runs": [item.summary() for item in runs]}
         text = summarize(run)
         if runs:
             text += "\n\nRecent runs:\n" + "\n".join(
@@ -234,17 +234,6 @@ def summarize(run: Run) -> str:
         if task.output:
             lines.append(f"  answer: {task.output}")
     return "\n".join(lines)
-
-
-def run_summary(run: Run) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "status": run.status,
-        "request": run.request,
-        "chain_of_thought": run.chain_of_thought,
-        "created_at": run.created_at,
-        "finished_at": run.finished_at,
-    }
 
 
 def progress_message(event: RunEvent) -> str | None:
