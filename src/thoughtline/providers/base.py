@@ -196,6 +196,13 @@ class _TranslatingDecoder:
         return out
 
 
+_DONE = "[DONE]"
+"""OpenAI's end-of-stream sentinel. Servers that serve the Responses API next to Chat
+Completions (OpenRouter, LM Studio, proxies) send it after ``response.completed`` too. It
+is never JSON, so it is skipped where it is not the protocol's own terminal frame: the
+stream is complete when the protocol's terminal event arrived, and only then."""
+
+
 class SSEStreamDecoder(_TranslatingDecoder):
     """SSE framing + a translator. ``done_sentinel`` (``[DONE]``) marks the end for
     OpenAI-compatible chat streams. A frame longer than ``max_frame_bytes`` ends the
@@ -232,6 +239,8 @@ class SSEStreamDecoder(_TranslatingDecoder):
             if data == sentinel:
                 self._translator.finished = True
                 continue
+            if data == _DONE:
+                continue  # see _DONE
             try:
                 payload = loads_object(data)
             except MalformedJSON as exc:
@@ -252,8 +261,8 @@ class SSEStreamDecoder(_TranslatingDecoder):
         if self._done_sentinel is not None and data == self._done_sentinel:
             self._translator.finished = True
             return
-        if not data:
-            return  # e.g. "event: ping" with no data
+        if not data or data == _DONE:
+            return  # e.g. "event: ping" with no data; see _DONE
         self._run(frame.event, data, out, tail=tail)
 
     def close(self) -> list[StreamEvent]:

@@ -31,10 +31,8 @@ class ResponseItems(ResponseParts):
             return out
         for index, item in enumerate(output):
             if isinstance(item, Mapping):
-                item_id = item.get("id")
-                if not isinstance(item_id, str) or not item_id:
-                    item_id = f"output_{index}"
-                out.extend(self.item_done(item, item_id))
+                # The position in ``output`` is the item's output index.
+                out.extend(self.item_done(item, self.item_id_at(index, item.get("id"))))
         return out
 
     def item_done(self, item: Mapping[str, Any], item_id: str) -> Events:

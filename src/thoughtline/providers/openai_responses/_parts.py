@@ -3,6 +3,11 @@ emitted, and the events that open and close them.
 
 Part ids are derived from the provider's item id and index (``rs_1/summary/0``,
 ``msg_1/text/0``, ``fc_1/call``), so they are unique and deterministic.
+
+Items are correlated by ``output_index``, not by id: some compatible servers (OpenRouter,
+Copilot, Azure, LM Studio) send a new ``item_id`` with every event, or another id in
+``response.completed.output`` than in the stream. The first id seen at an output index
+names that item for the whole response, so its parts are emitted once.
 """
 
 from __future__ import annotations
@@ -58,6 +63,31 @@ class ResponseParts:
         self._unknown: set[str] = set()
         self._tool_calls = 0
         self._refusal = False
+        self._id_at_index: dict[int, str] = {}
+        self._id_by_alias: dict[str, str] = {}
+
+    def item_id_of(self, payload: Mapping[str, Any], item: Mapping[str, Any] | None = None) -> str:
+        """The id that names the item an event (or an announced item) belongs to."""
+        raw_id = (item if item is not None else payload).get(
+            "id" if item is not None else "item_id"
+        )
+        return self.item_id_at(payload.get("output_index"), raw_id)
+
+    def item_id_at(self, output_index: object, raw_id: object) -> str:
+        """The first id seen at ``output_index`` (see the module docstring); without an
+        index, the id itself (or an alias recorded for it)."""
+        given = raw_id if isinstance(raw_id, str) and raw_id else None
+        if isinstance(output_index, int) and not isinstance(output_index, bool):
+            known = self._id_at_index.get(output_index)
+            if known is None:
+                known = given or f"output_{output_index}"
+                self._id_at_index[output_index] = known
+            if given is not None:
+                self._id_by_alias.setdefault(given, known)
+            return known
+        if given is not None:
+            return self._id_by_alias.get(given, given)
+        return "output_0"
 
     def started(self, response: Mapping[str, Any]) -> Events:
         """``ResponseStarted`` once per response."""
@@ -123,23 +153,6 @@ class ResponseParts:
 
     def _close_all(self) -> Events:
         return [self._close(part_id) for part_id in list(self._open)]
-
-
-def payload_item_id(payload: Payload) -> str:
-    """The item an event belongs to."""
-    item_id = payload.get("item_id")
-    if isinstance(item_id, str) and item_id:
-        return item_id
-    # Some compatible servers omit ids; the output index is stable within a response.
-    return f"output_{payload.get('output_index', 0)}"
-
-
-def own_item_id(item: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
-    """An item's own id, or its place in the output when it has none."""
-    item_id = item.get("id")
-    if isinstance(item_id, str) and item_id:
-        return item_id
-    return f"output_{payload.get('output_index', 0)}"
 
 
 def as_str(value: object) -> str:

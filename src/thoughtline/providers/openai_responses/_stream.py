@@ -14,7 +14,10 @@ just enough state to open and close parts exactly once:
 Part ids are derived from the provider's item id and index (``rs_1/summary/0``,
 ``msg_1/text/0``, ``fc_1/call``), so they are unique and deterministic. Whatever a
 final item holds that was never streamed (some compatible servers skip delta events) is
-emitted from the item itself; the non-streaming body is decoded the same way.
+emitted from the item itself; the non-streaming body is decoded the same way. Items
+are correlated by ``output_index`` (see ``_parts``), so servers whose item ids change
+between events never get a part emitted twice; a ``[DONE]`` after the terminal event
+is skipped by the SSE decoder.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from thoughtline.providers.openai_responses._parts import (
     Events,
     Payload,
     as_str,
-    own_item_id,
-    payload_item_id,
 )
 
 # Known events that carry nothing thoughtline models (hosted-tool progress, annotations,
@@ -149,7 +150,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         return self._text_delta_first(payload, delta, refusal=True)
 
     def _text_delta_first(self, payload: Payload, delta: str, *, refusal: bool) -> Events:
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         index = payload.get("content_index", 0)
         part_id = f"{item_id}/text/{index}"
         if item_id == payload.get("item_id"):
@@ -172,7 +173,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
             and payload.get("summary_index", 0) == at[1]
         ):
             return [ReasoningDelta(part_id=at[2], text=delta)]
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         index = payload.get("summary_index", 0)
         part_id = f"{item_id}/summary/{index}"
         if item_id == payload.get("item_id"):
@@ -195,7 +196,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
             and payload.get("content_index", 0) == at[1]
         ):
             return [ReasoningDelta(part_id=at[2], text=delta)]
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         index = payload.get("content_index", 0)
         part_id = f"{item_id}/raw/{index}"
         if item_id == payload.get("item_id"):
@@ -209,7 +210,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         delta = payload.get("delta")
         if not isinstance(delta, str) or not delta:
             return []
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         part_id = f"{item_id}/call"
         self._arguments_seen.add(part_id)
         if part_id in self._emitted:
@@ -231,7 +232,7 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         if not isinstance(item, Mapping):
             return []
         kind = item.get("type")
-        item_id = own_item_id(item, payload)
+        item_id = self.item_id_of(payload, item)
         if kind == "function_call":
             part_id = f"{item_id}/call"
             if part_id in self._emitted:
@@ -257,12 +258,12 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         item = payload.get("item")
         if not isinstance(item, Mapping):
             return []
-        return self.item_done(item, own_item_id(item, payload))
+        return self.item_done(item, self.item_id_of(payload, item))
 
     # ------------------------------------------------------------------ part events
 
     def _summary_part_added(self, payload: Payload) -> Events:
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         index = payload.get("summary_index", 0)
         part_id = f"{item_id}/summary/{index}"
         if part_id in self._emitted:
@@ -272,17 +273,17 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         ]
 
     def _summary_done(self, payload: Payload) -> Events:
-        part_id = f"{payload_item_id(payload)}/summary/{payload.get('summary_index', 0)}"
+        part_id = f"{self.item_id_of(payload)}/summary/{payload.get('summary_index', 0)}"
         return [self._close(part_id)] if part_id in self._open else []
 
     def _raw_done(self, payload: Payload) -> Events:
-        part_id = f"{payload_item_id(payload)}/raw/{payload.get('content_index', 0)}"
+        part_id = f"{self.item_id_of(payload)}/raw/{payload.get('content_index', 0)}"
         return [self._close(part_id)] if part_id in self._open else []
 
     def _content_part_added(self, payload: Payload) -> Events:
         part = payload.get("part")
         kind = part.get("type") if isinstance(part, Mapping) else None
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         index = payload.get("content_index", 0)
         if kind == "output_text" or kind == "refusal":
             part_id = f"{item_id}/text/{index}"
@@ -305,15 +306,15 @@ class ResponsesTranslator(ResponseEnding, PayloadTranslator):
         kind = part.get("type") if isinstance(part, Mapping) else None
         index = payload.get("content_index", 0)
         section = "raw" if kind == "reasoning_text" else "text"
-        part_id = f"{payload_item_id(payload)}/{section}/{index}"
+        part_id = f"{self.item_id_of(payload)}/{section}/{index}"
         return [self._close(part_id)] if part_id in self._open else []
 
     def _text_done(self, payload: Payload) -> Events:
-        part_id = f"{payload_item_id(payload)}/text/{payload.get('content_index', 0)}"
+        part_id = f"{self.item_id_of(payload)}/text/{payload.get('content_index', 0)}"
         return [self._close(part_id)] if part_id in self._open else []
 
     def _arguments_done(self, payload: Payload) -> Events:
-        item_id = payload_item_id(payload)
+        item_id = self.item_id_of(payload)
         part_id = f"{item_id}/call"
         out: Events = []
         if part_id not in self._emitted:
