@@ -18,7 +18,7 @@ from typing import Literal, NotRequired, TypeAlias
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
 
-from thoughtline.events import ReasoningKind
+from thoughtline.events import MetadataValue, ReasoningKind
 from thoughtline.requests import Effort
 
 SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
@@ -207,6 +207,17 @@ class RunSummary(TypedDict):
     """UTC, ISO 8601 with milliseconds."""
     finished_at: str | None
     """UTC, ISO 8601 with milliseconds."""
+
+
+class TracedReasoningPart(TypedDict):
+    """A reasoning part as the ``reasoning`` trace layer (and telemetry) records it: with
+    whether it completed and the provider's opaque data (signatures, encrypted
+    carriers)."""
+
+    kind: ReasoningKind
+    text: str
+    complete: bool
+    provider_metadata: dict[str, MetadataValue]
 
 
 class DeltaData(TypedDict):

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart
 from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta
 from thoughtline.providers.redaction import Redactor, StreamRedactor
-from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView
+from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView, TracedReasoningPart
 from thoughtline.runtime.checks import UnknownModeError as UnknownModeError
 from thoughtline.runtime.checks import check_mode as check_mode
 
@@ -90,7 +90,7 @@ class Captured:
 
     response: ModelResponse
     for_task: list[ReasoningPartView] | None
-    for_trace: list[dict[str, Any]] | None
+    for_trace: list[TracedReasoningPart] | None
 
     @property
     def output(self) -> str | None:
@@ -107,7 +107,7 @@ class Captured:
     def trace_text(self) -> str | None:
         if self.for_trace is None:
             return None
-        return "\n\n".join(str(part["text"]) for part in self.for_trace if part["text"])
+        return "\n\n".join(part["text"] for part in self.for_trace if part["text"])
 
 
 class DisclosureGate:
@@ -204,7 +204,7 @@ class DisclosureGate:
         )
 
 
-def _trace_part(part: ReasoningPart) -> dict[str, Any]:
+def _trace_part(part: ReasoningPart) -> TracedReasoningPart:
     return {
         "kind": part.kind,
         "text": part.text,

@@ -12,12 +12,12 @@ never sees the provider response itself, so it cannot route reasoning around the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from thoughtline.providers.exchange import Exchange
-from thoughtline.records import Run, Task
+from thoughtline.records import Run, Task, TracedReasoningPart
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class CallReport:
     """What the runtime reports about one model call besides the task itself.
     ``recorded_reasoning`` is the gate's trace copy (``None`` unless the mode records)."""
 
-    recorded_reasoning: Sequence[Mapping[str, Any]] | None
+    recorded_reasoning: Sequence[TracedReasoningPart] | None
     response_model: str | None = None
     response_id: str | None = None
     finish_reason: str | None = None

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Run, Task
+from thoughtline.records import Run, Task, TracedReasoningPart
 from thoughtline.runtime.telemetry_hooks import CallReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
@@ -141,15 +141,15 @@ def task_attributes(
 
 
 def output_messages(
-    recorded_reasoning: Sequence[Mapping[str, Any]], output: str | None, reason: str | None
+    recorded_reasoning: Sequence[TracedReasoningPart], output: str | None, reason: str | None
 ) -> str | None:
     """``gen_ai.output.messages`` as JSON: one assistant message (one choice) whose parts
     are the recorded reasoning (text only: signatures and encrypted carriers stay in the
     trace) followed by the answer text. ``None`` when the call produced neither."""
     parts: list[dict[str, str]] = [
-        {"type": "reasoning", "content": str(part["text"])}
+        {"type": "reasoning", "content": part["text"]}
         for part in recorded_reasoning
-        if part.get("text")
+        if part["text"]
     ]
     if output:
         parts.append({"type": "text", "content": output})

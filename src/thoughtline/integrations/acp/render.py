@@ -3,8 +3,7 @@ prompt's stop reason. Pure (no I/O), so the mapping is testable on its own."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias, assert_never
+from typing import Literal, TypeAlias, assert_never
 
 from acp.schema import (
     AgentMessageChunk,
@@ -20,7 +19,7 @@ from acp.schema import (
     ToolKind,
 )
 
-from thoughtline.records import Run
+from thoughtline.records import Run, TaskSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -45,7 +44,7 @@ SessionUpdate: TypeAlias = (
 Stream: TypeAlias = Literal["message", "thought"]
 
 
-def _title(task: Mapping[str, Any]) -> str:
+def _title(task: TaskSnapshot) -> str:
     return f"{task['role']} · {task['provider']}:{task['model']}"
 
 
@@ -53,28 +52,28 @@ def _text_block(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
 
-def _summary(task: Mapping[str, Any]) -> str:
+def _summary(task: TaskSnapshot) -> str:
     """One line for the tool call's content: status, tokens, duration, error."""
-    parts = [str(task["status"])]
-    usage = task.get("usage") or {}
+    parts: list[str] = [task["status"]]
+    usage = task["usage"]
     tokens = [
-        f"{usage[key]} {label}"
-        for key, label in (
-            ("input_tokens", "input"),
-            ("output_tokens", "output"),
-            ("reasoning_tokens", "reasoning"),
+        f"{count} {label}"
+        for count, label in (
+            (usage["input_tokens"], "input"),
+            (usage["output_tokens"], "output"),
+            (usage["reasoning_tokens"], "reasoning"),
         )
-        if usage.get(key) is not None
+        if count is not None
     ]
     if tokens:
         parts.append(", ".join(tokens) + " tokens")
-    total_ms = (task.get("timings") or {}).get("total_ms")
+    total_ms = task["timings"]["total_ms"]
     if total_ms is not None:
         parts.append(f"{total_ms / 1000:.1f} s")
     if task["status"] in ("cancelled", "interrupted"):
         parts.append("what arrived is kept")
-    error = task.get("error")
-    if error:
+    error = task["error"]
+    if error is not None:
         parts.append(f"{error['code']}: {error['message']}")
     return " · ".join(parts)
 
@@ -113,8 +112,8 @@ class TurnRenderer:
             case _:
                 assert_never(event)
 
-    def _announce(self, task: Mapping[str, Any], status: ToolCallStatus) -> ToolCallStart:
-        task_id = str(task["id"])
+    def _announce(self, task: TaskSnapshot, status: ToolCallStatus) -> ToolCallStart:
+        task_id = task["id"]
         self.announced.add(task_id)
         self.titles.setdefault(task_id, _title(task))
         return ToolCallStart(
@@ -154,8 +153,8 @@ class TurnRenderer:
             )
         return AgentMessageChunk(session_update="agent_message_chunk", content=_text_block(text))
 
-    def _completed(self, task: Mapping[str, Any]) -> list[SessionUpdate]:
-        task_id = str(task["id"])
+    def _completed(self, task: TaskSnapshot) -> list[SessionUpdate]:
+        task_id = task["id"]
         updates: list[SessionUpdate] = []
         if task_id not in self.announced:
             updates.append(self._announce(task, "pending"))
