@@ -55,18 +55,25 @@ def derive_reasoning_status(
     partial = any(not part.complete for part in parts)
 
     if broken or partial:
-        what = "cancelled" if cancelled else "broke"
+        # An error the provider sent inside the stream (overloaded, failed, a tool-call
+        # it could not parse) is not a broken connection: name it, with its code.
+        if error is not None and not broken:
+            code = error.code
+            if error.provider_error_type and error.provider_error_type != code:
+                code = f"{code}, {error.provider_error_type}"
+            lead = f"The provider reported an error ({code})"
+        else:
+            lead = "The stream cancelled" if cancelled else "The stream broke"
         if text_parts:
             chars = sum(len(part.text) for part in text_parts)
             kept = f"{chars} characters of reasoning arrived and are kept, marked partial"
             if not gate.displays:
                 kept += " in the trace" if gate.records else ""
             return ReasoningVerdict(
-                "interrupted", f"The stream {what} during reasoning; {kept}." + token_clause
+                "interrupted", f"{lead} during reasoning; {kept}." + token_clause
             )
         return ReasoningVerdict(
-            "interrupted",
-            f"The stream {what} before any reasoning text arrived." + token_clause,
+            "interrupted", f"{lead} before any reasoning text arrived." + token_clause
         )
 
     if endpoint.wire_api == "openai-chat" and endpoint.dialect == "openai":

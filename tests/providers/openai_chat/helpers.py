@@ -34,6 +34,7 @@ FIXTURE_CONTEXTS: dict[str, tuple[str, str, ReasoningField | None]] = {
     "llamacpp_think_tags": ("llamacpp", "qwen3-8b-q4_k_m.gguf", "think_tags"),
     "mistral_magistral_chunks": ("mistral", "magistral-medium-latest", None),
     "groq_x_groq_usage": ("groq", "qwen/qwen3-32b", None),
+    "groq_tool_use_failed": ("groq", "openai/gpt-oss-120b", None),
 }
 
 # user-defined endpoints the fixtures stand for: name -> [providers.NAME] base_url

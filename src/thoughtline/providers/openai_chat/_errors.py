@@ -177,5 +177,8 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
         message=f"{provider} reported an error during the response{label}: {detail}",
         retryable=code in RETRYABLE_CODES,
         status=status,
-        provider_error_type=error_type or _stringify(raw_code),
+        # A named code (Groq's "tool_use_failed") says more than the class it belongs to.
+        provider_error_type=(_text(raw_code) if status is None else None)
+        or error_type
+        or _stringify(raw_code),
     )
