@@ -26,9 +26,8 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value, read_text_file
 from thoughtline.errors import ConfigError, ThoughtlineError
@@ -57,7 +56,6 @@ class RunSpec:
     chain_of_thought: str | None = None  # the run-spec mode (a plan file's)
     worker_backend: str | None = None
     source: str = "command line"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def spec_from_roles(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from thoughtline.config import parse_duration
 from thoughtline.records import TraceEvent, TraceLayer, new_id, now_iso
@@ -48,7 +47,7 @@ class TraceWriter:
         *,
         layer: TraceLayer = "answer",
         task_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: dict[str, object] | None = None,
     ) -> TraceEvent:
         keep = self.retention.get(layer)
         expires = (
