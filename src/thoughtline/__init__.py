@@ -53,6 +53,8 @@ Runs
     TaskTimings           when a task started and finished, first reasoning/answer times
     ReasoningPartView     one displayed part of reasoning: kind and text
     TraceEvent            one record of the layered trace (answer/reasoning/provider_raw)
+    RunSnapshot           the thoughtline.run/v1 JSON of a run (a typed dict), as printed
+    TaskSnapshot          one task inside a RunSnapshot (a typed dict)
     ChainOfThought        the disclosure modes: hidden, surface, telemetry_only, ...
     WorkerBackend         provider (calls the model) or inline (prepares prompts only)
     RunStatus             planned, running, completed, ..., cancelled, interrupted
@@ -156,9 +158,11 @@ from thoughtline.records import (
     ReasoningPartView,
     ReasoningStatus,
     Run,
+    RunSnapshot,
     RunStatus,
     Task,
     TaskError,
+    TaskSnapshot,
     TaskStatus,
     TaskTimings,
     TaskUsage,
@@ -266,6 +270,7 @@ __all__ = [
     "RunFailed",
     "RunHandle",
     "RunInterrupted",
+    "RunSnapshot",
     "RunSpec",
     "RunStarted",
     "RunStatus",
@@ -277,6 +282,7 @@ __all__ = [
     "TaskCompleted",
     "TaskError",
     "TaskReasoningDelta",
+    "TaskSnapshot",
     "TaskSpec",
     "TaskStarted",
     "TaskStatus",
