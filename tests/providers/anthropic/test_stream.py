@@ -381,3 +381,19 @@ def test_missing_usage_fields_stay_none() -> None:
     usage = accumulate(decode_stream(raw)).usage
     assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (None, 7, None)
     assert (usage.cached_input_tokens, usage.total_tokens) == (None, None)
+
+
+def test_pause_turn_is_other_with_a_warning_that_the_answer_may_be_incomplete() -> None:
+    raw = sse(
+        START,
+        {"type": "message_delta", "delta": {"stop_reason": "pause_turn"}, "usage": {}},
+        STOP,
+    )
+    assert decode_stream(raw)[-2:] == [
+        StreamWarning(
+            code="PROVIDER_PAUSED_TURN",
+            message="Anthropic paused the turn before it finished (a long-running server "
+            "tool); the answer may be incomplete.",
+        ),
+        Finish(reason="other", raw_reason="pause_turn"),
+    ]

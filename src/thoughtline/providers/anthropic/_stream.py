@@ -51,7 +51,18 @@ FINISH_FOR_STOP_REASON: Final[dict[str, FinishReason]] = {
     "refusal": "refusal",
     "pause_turn": "other",
 }
-"""Anthropic ``stop_reason`` → normalized finish reason (unknown values → ``other``)."""
+"""Anthropic ``stop_reason`` → normalized finish reason (unknown values → ``other``).
+
+``refusal`` is the model declining (``stop_details`` says why, as a warning);
+``pause_turn`` means the server paused a long-running turn (server tools) that the caller
+may continue by sending the response back: not a normal stop, so ``other``, with a
+warning that the answer may be incomplete."""
+
+_PAUSED = StreamWarning(
+    code="PROVIDER_PAUSED_TURN",
+    message="Anthropic paused the turn before it finished (a long-running server tool); "
+    "the answer may be incomplete.",
+)
 
 # Block kinds, compared by equality on the hot path.
 _THINKING: Final = "thinking"
@@ -164,6 +175,8 @@ class AnthropicStreamTranslator(PayloadTranslator):
                     warning = _refusal_warning(details)
                     if warning is not None:
                         out.append(warning)
+                if stop_reason == "pause_turn":
+                    out.append(_PAUSED)
                 out.append(
                     Finish(
                         reason=FINISH_FOR_STOP_REASON.get(stop_reason, "other"),

@@ -40,6 +40,7 @@ from thoughtline.events import (
     Usage,
 )
 from thoughtline.providers._runs import AlternatingRuns
+from thoughtline.providers._text import sentence
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.gemini._errors import stream_error
 from thoughtline.wire.jsonio import dumps
@@ -54,9 +55,19 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "SPII": "content_filter",
     "IMAGE_SAFETY": "content_filter",
     "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+    # Vertex AI's Model Armor screening stopped the response: a safety block like SAFETY.
+    "MODEL_ARMOR": "content_filter",
+    # The model called a tool the request did not declare: the turn ended on a tool
+    # call, so callers look for one (none is emitted: there is no declared tool to run).
+    "UNEXPECTED_TOOL_CALL": "tool_calls",
     "MALFORMED_FUNCTION_CALL": "error",
+    "MISSING_THOUGHT_SIGNATURE": "error",
+    "MALFORMED_RESPONSE": "error",
 }
-"""Gemini ``finishReason`` → normalized reason; anything else is ``other``."""
+"""Gemini ``finishReason`` → normalized reason; anything else (``LANGUAGE``, ``OTHER``,
+``TOO_MANY_TOOL_CALLS``, ``NO_IMAGE``, ``ESCALATION``, …) is ``other`` with the raw value
+kept. A blocked prompt (``promptFeedback.blockReason``, any value) is ``content_filter``."""
 
 # Part fields that describe a part rather than carry data: a part with only these
 # (typically ``thoughtSignature`` on an empty part) has no content of its own.
@@ -105,6 +116,15 @@ class GeminiTranslator(PayloadTranslator):
                 finish = candidate.get("finishReason")
                 if isinstance(finish, str):
                     raw_reason = finish
+                    message = candidate.get("finishMessage")
+                    if finish != "STOP" and isinstance(message, str) and message.strip(" ."):
+                        # Why Gemini stopped (a Model Armor block, an undeclared tool).
+                        out.append(
+                            StreamWarning(
+                                code="PROVIDER_FINISH_MESSAGE",
+                                message=sentence(f"Gemini stopped ({finish}): {message}"),
+                            )
+                        )
 
         usage = payload.get("usageMetadata")
         if raw_reason is not None:
