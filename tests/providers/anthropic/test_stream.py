@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import byte_by_byte, decode_in_pieces
-from thoughtline.accumulator import ReasoningPart, accumulate
+from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
     Finish,
     ReasoningDelta,
@@ -327,19 +327,67 @@ def test_reused_index_gets_a_fresh_part_id() -> None:
     assert accumulate(events).text == "ab"
 
 
-def test_block_left_open_at_message_stop_is_closed() -> None:
+UNCLOSED_TOOL = StreamWarning(
+    code="INCOMPLETE_PART",
+    message="Anthropic never closed the tool_use block at index 0; its arguments may be "
+    "truncated, so the tool call is kept as incomplete.",
+)
+
+
+def test_tool_block_left_open_at_message_stop_is_an_incomplete_call() -> None:
     raw = sse(
         START,
         block_start(0, {"type": "tool_use", "id": "toolu_9", "name": "g", "input": {}}),
-        block_delta(0, {"type": "input_json_delta", "partial_json": '{"a":1}'}),
+        block_delta(0, {"type": "input_json_delta", "partial_json": '{"a":'}),
         STOP,
     )
     events: list[StreamEvent] = decode_stream(raw)
     assert events[2:] == [
         ToolCallStart(part_id="tool-0", tool_call_id="toolu_9", name="g"),
-        ToolCallDelta(part_id="tool-0", arguments_delta='{"a":1}'),
-        ToolCallEnd(part_id="tool-0"),
+        ToolCallDelta(part_id="tool-0", arguments_delta='{"a":'),
+        UNCLOSED_TOOL,
     ]
+    assert accumulate(events).tool_calls == (
+        ToolCall(tool_call_id="toolu_9", name="g", arguments='{"a":', complete=False),
+    )
+
+
+def test_second_message_start_leaves_the_open_tool_call_incomplete() -> None:
+    second_start = {
+        "type": "message_start",
+        "message": {"id": "msg_2", "model": "claude-sonnet-4-6", "content": []},
+    }
+    raw = sse(
+        START,
+        block_start(0, {"type": "tool_use", "id": "toolu_9", "name": "g", "input": {}}),
+        block_delta(0, {"type": "input_json_delta", "partial_json": '{"city":"Mü'}),
+        second_start,
+        block_start(0, {"type": "text", "text": ""}),
+        block_delta(0, {"type": "text_delta", "text": "Erneut: München."}),
+        block_stop(0),
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+        STOP,
+    )
+    events: list[StreamEvent] = decode_stream(raw)
+    assert events[2:] == [
+        ToolCallStart(part_id="tool-0", tool_call_id="toolu_9", name="g"),
+        ToolCallDelta(part_id="tool-0", arguments_delta='{"city":"Mü'),
+        StreamWarning(
+            code="PROVIDER_PROTOCOL",
+            message="Anthropic started a new message before the previous one ended; what "
+            "the previous message left unfinished is kept as incomplete.",
+        ),
+        UNCLOSED_TOOL,
+        ResponseStarted(response_id="msg_2", model="claude-sonnet-4-6"),
+        TextStart(part_id="text-0"),
+        TextDelta(part_id="text-0", text="Erneut: München."),
+        TextEnd(part_id="text-0"),
+        Usage(),
+        Finish(reason="stop", raw_reason="end_turn"),
+    ]
+    response = accumulate(events)
+    assert [call.complete for call in response.tool_calls] == [False]
+    assert response.text == "Erneut: München."
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
 
     def __init__(self) -> None:
         self.finished = False
+        self._message_open = False
         self._blocks: dict[int, _Block] = {}
         self._used_part_ids: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any]], list[StreamEvent]]] = {
@@ -138,17 +139,34 @@ class AnthropicStreamTranslator(PayloadTranslator):
     # ------------------------------------------------------------------ message level
 
     def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self._message_open:
+            # A second message_start before message_stop (seen behind some proxies): the
+            # first message's open blocks never finished. Tool calls among them stay
+            # open (incomplete); the new message is read on with fresh part ids.
+            out.append(
+                StreamWarning(
+                    code="PROVIDER_PROTOCOL",
+                    message="Anthropic started a new message before the previous one "
+                    "ended; what the previous message left unfinished is kept as incomplete.",
+                )
+            )
+            for block in list(self._blocks.values()):
+                self._close(block, out, complete=False)
+            self._blocks.clear()
+        self._message_open = True
         message = payload.get("message")
         if not isinstance(message, dict):
-            return [ResponseStarted()]
+            out.append(ResponseStarted())
+            return out
         response_id = message.get("id")
         model = message.get("model")
-        out: list[StreamEvent] = [
+        out.append(
             ResponseStarted(
                 response_id=response_id if isinstance(response_id, str) else None,
                 model=model if isinstance(model, str) else None,
             )
-        ]
+        )
         usage = message.get("usage")
         if isinstance(usage, dict):
             # output_tokens here is a placeholder (usually 1); the real count comes with
@@ -187,6 +205,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
 
     def _message_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self.finished = True
+        self._message_open = False
         return []
 
     # ------------------------------------------------------------------ block level
@@ -319,7 +338,20 @@ class AnthropicStreamTranslator(PayloadTranslator):
         elif kind == _TEXT:
             out.append(TextEnd(part_id=part_id))
         elif kind == _TOOL:
-            if complete and not block.has_content:
+            if not complete:
+                # No content_block_stop: the arguments may be cut anywhere. The part is
+                # left open, so the accumulator marks the call incomplete; a call marked
+                # complete with truncated arguments could be run.
+                out.append(
+                    StreamWarning(
+                        code="INCOMPLETE_PART",
+                        message=f"Anthropic never closed the tool_use block at index "
+                        f"{block.index}; its arguments may be truncated, so the tool call "
+                        "is kept as incomplete.",
+                    )
+                )
+                return
+            if not block.has_content:
                 # A tool without arguments streams no input; make it the same "{}" the
                 # non-streaming body carries.
                 out.append(ToolCallDelta(part_id=part_id, arguments_delta="{}"))
