@@ -1,4 +1,5 @@
-"""Bodies of child processes (spawned, so they share nothing with the test process)."""
+"""Bodies of child processes (spawned, so they share nothing with the test process).
+``path`` is a store's location: a SQLite file or a PostgreSQL URL."""
 
 from __future__ import annotations
 
@@ -6,18 +7,17 @@ import os
 import signal
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
-from pathlib import Path
 
+from tests.store.backends import open_at
 from tests.store.builders import ago, make_event, make_run
 from thoughtline.records import RunEventRecord, TaskUsage
-from thoughtline.store.sqlite import SQLiteStore
 
 
 def write_many(path: str, worker: int, count: int, barrier: Barrier) -> None:
     """Open the (possibly new) store together with the other workers, then create,
     trace, update and finish runs in a bounded loop."""
     barrier.wait()
-    store = SQLiteStore(Path(path))
+    store = open_at(path)
     for n in range(count):
         run = make_run(f"run_w{worker}_{n:04d}")
         store.create_run(run)
@@ -34,7 +34,7 @@ def write_many(path: str, worker: int, count: int, barrier: Barrier) -> None:
 
 def crash_mid_run(path: str, run_id: str) -> None:
     """Create a running run (one task done, one running, one queued) and die hard."""
-    store = SQLiteStore(Path(path))
+    store = open_at(path)
     run = make_run(run_id, tasks=3)
     done, running, _queued = run.tasks
     done.status = "done"
@@ -52,7 +52,7 @@ def crash_mid_run(path: str, run_id: str) -> None:
 def hold_run(path: str, run_id: str, pipe: Connection) -> None:
     """Create a running run, report it, and stay alive until told to exit (normally,
     leaving the run unfinished)."""
-    store = SQLiteStore(Path(path))
+    store = open_at(path)
     store.create_run(make_run(run_id, tasks=2))
     pipe.send("created")
     pipe.recv()
@@ -61,14 +61,14 @@ def hold_run(path: str, run_id: str, pipe: Connection) -> None:
 
 def open_and_close(path: str, barrier: Barrier) -> None:
     barrier.wait()
-    SQLiteStore(Path(path)).close()
+    open_at(path).close()
 
 
 def crash_mid_stream(path: str, run_id: str, deltas_at: str | None = None) -> None:
     """Create a running run whose tasks (one per mode, plus a queued one) had streamed
     part of their answers (and, where the mode displays it, reasoning) to the run event
     log, then die hard. ``deltas_at`` dates the deltas (default: now)."""
-    store = SQLiteStore(Path(path))
+    store = open_at(path)
     run = make_run(run_id, tasks=5)
     modes = ("surface", "hidden", "telemetry_only", "surface_and_telemetry", "surface")
     for task, mode in zip(run.tasks, modes, strict=True):

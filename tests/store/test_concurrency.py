@@ -1,4 +1,4 @@
-"""Several processes share one database file without losing or corrupting writes."""
+"""Several processes share one store without losing or corrupting writes."""
 
 from __future__ import annotations
 
@@ -8,19 +8,24 @@ from contextlib import closing
 from pathlib import Path
 
 from tests.store import children
+from tests.store.backends import StoreBackend
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.store.migrations import MIGRATIONS
-from thoughtline.store.sqlite import SQLiteStore
 
 WRITES = 200
 
 
-def test_two_processes_open_a_new_file_and_write_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "home" / "thoughtline.db"  # neither the file nor its directory exists
+def test_two_processes_open_a_new_store_and_write_at_once(
+    backend: StoreBackend, tmp_path: Path
+) -> None:
+    location = backend.location
+    if backend.kind == "sqlite":
+        location = str(tmp_path / "home" / "thoughtline.db")  # no file nor directory yet
+        backend = StoreBackend("sqlite", location)
     spawn = multiprocessing.get_context("spawn")
     barrier = spawn.Barrier(2)
     workers = [
-        spawn.Process(target=children.write_many, args=(str(path), worker, WRITES, barrier))
+        spawn.Process(target=children.write_many, args=(location, worker, WRITES, barrier))
         for worker in range(2)
     ]
     for process in workers:
@@ -29,18 +34,19 @@ def test_two_processes_open_a_new_file_and_write_at_once(tmp_path: Path) -> None
         process.join()
 
     assert [process.exitcode for process in workers] == [0, 0]
-    with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        # Both processes raced to create the schema; each migration ran exactly once.
-        assert [row[0] for row in conn.execute("SELECT name FROM migrations")] == [
-            "m001_runs_and_tasks",
-            "m002_trace_events",
-            "m003_meta",
-            "m004_run_events",
-        ]
-        event_ids = [row[0] for row in conn.execute("SELECT id FROM trace_events ORDER BY seq")]
+    if backend.kind == "sqlite":
+        assert backend.query("PRAGMA integrity_check") == [("ok",)]
+    # Both processes raced to create the schema; each migration ran exactly once.
+    order = "rowid" if backend.kind == "sqlite" else "position"
+    assert [row[0] for row in backend.query(f"SELECT name FROM migrations ORDER BY {order}")] == [
+        "m001_runs_and_tasks",
+        "m002_trace_events",
+        "m003_meta",
+        "m004_run_events",
+    ]
+    event_ids = [row[0] for row in backend.query("SELECT id FROM trace_events ORDER BY seq")]
     expected = {f"w{worker}_{n:04d}" for worker in range(2) for n in range(WRITES)}
-    store = SQLiteStore(path)
+    store = backend.open()
     runs = store.list_runs(limit=10 * WRITES)
     assert {run.id.removeprefix("run_") for run in runs} == expected
     assert len(runs) == 2 * WRITES

@@ -6,28 +6,22 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import signal
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 import thoughtline.store
 from tests.store import children
+from tests.store.backends import StoreBackend
 from tests.store.builders import ago, make_event, make_run
 from thoughtline.records import TraceEvent
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.store.base import UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
-from thoughtline.store.sqlite import SQLiteStore
 
 
-def _sql(path: Path, statement: str, params: tuple[object, ...] = ()) -> None:
-    with closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute(statement, params)
-
-
-def _crash(path: Path, run_id: str) -> None:
+def _crash(backend: StoreBackend, run_id: str) -> None:
     child = multiprocessing.get_context("spawn").Process(
-        target=children.crash_mid_run, args=(str(path), run_id)
+        target=children.crash_mid_run, args=(backend.location, run_id)
     )
     child.start()
     child.join()
@@ -56,10 +50,9 @@ def test_no_store_module_imports_the_runtime() -> None:
     assert offenders == []
 
 
-def test_opening_the_store_decides_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    _crash(path, "run_orphan")
-    with SQLiteStore(path) as store:
+def test_opening_the_store_decides_nothing(backend: StoreBackend) -> None:
+    _crash(backend, "run_orphan")
+    with closing(backend.open()) as store:
         run = store.get_run("run_orphan")
         assert run is not None and run.status == "running"  # recovery is the runtime's call
         (seen,) = store.unfinished_runs()
@@ -76,13 +69,12 @@ def test_opening_the_store_decides_nothing(tmp_path: Path) -> None:
         assert store.unfinished_runs() == []
 
 
-def test_interrupt_run_refuses_a_run_written_since_it_was_seen(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_interrupt_run_refuses_a_run_written_since_it_was_seen(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         run = make_run("run_moving", tasks=5)
         store.create_run(run)
         (seen,) = store.unfinished_runs()
-        _sql(path, "UPDATE runs SET heartbeat_at = ?", (ago(-1),))  # the owner wrote since
+        backend.sql("UPDATE runs SET heartbeat_at = ?", (ago(-1),))  # the owner wrote since
         assert not store.interrupt_run(
             seen, finished_at=ago(0), tasks=[], event=_interrupted_event(run.id)
         )
@@ -115,9 +107,8 @@ def test_interrupt_run_refuses_a_run_written_since_it_was_seen(tmp_path: Path) -
     assert (stored.tasks[0].status, stored.tasks[0].output) == ("interrupted", "kept")
 
 
-def test_replace_meta_succeeds_once_from_the_same_value(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as first, SQLiteStore(path) as second:
+def test_replace_meta_succeeds_once_from_the_same_value(backend: StoreBackend) -> None:
+    with closing(backend.open()) as first, closing(backend.open()) as second:
         assert first.get_meta("k") is None
         assert first.replace_meta("k", None, "1")
         assert not second.replace_meta("k", None, "2")
@@ -128,13 +119,12 @@ def test_replace_meta_succeeds_once_from_the_same_value(tmp_path: Path) -> None:
         assert second.get_meta("k") == "4"
 
 
-def test_unfinished_run_reads_what_the_row_holds(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_unfinished_run_reads_what_the_row_holds(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         store.create_run(make_run("run_old_row"))
         store.create_run(make_run("run_done", status="completed"))
-    _sql(path, "UPDATE runs SET owner_host = NULL, owner_pid = NULL, heartbeat_at = NULL")
-    with SQLiteStore(path) as store:
+    backend.sql("UPDATE runs SET owner_host = NULL, owner_pid = NULL, heartbeat_at = NULL")
+    with closing(backend.open()) as store:
         (seen,) = store.unfinished_runs()
     assert (seen.run_id, seen.owner_host, seen.owner_pid, seen.heartbeat_at) == (
         "run_old_row",

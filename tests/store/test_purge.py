@@ -8,14 +8,19 @@ import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_event, make_run
 from thoughtline.records import TraceEvent, TraceLayer
 from thoughtline.runtime.retention import purge, purge_due
 from thoughtline.store import sqlite as store_sqlite
+from thoughtline.store.base import Store
 from thoughtline.store.sqlite import SQLiteStore
+
+_S = TypeVar("_S", bound=Store)
 
 RETENTION: dict[TraceLayer, int | None] = {
     "provider_raw": 7 * DAY,
@@ -43,7 +48,7 @@ def _events() -> list[TraceEvent]:
     ]
 
 
-def _ids(store: SQLiteStore) -> list[str]:
+def _ids(store: Store) -> list[str]:
     return [event.id for event in store.trace("run_p")]
 
 
@@ -51,8 +56,7 @@ def _disk_bytes(directory: Path) -> dict[str, bytes]:
     return {file.name: file.read_bytes() for file in directory.iterdir() if file.is_file()}
 
 
-def _seed(path: Path) -> SQLiteStore:
-    store = SQLiteStore(path)
+def _seed(store: _S) -> _S:
     store.create_run(make_run("run_p"))
     # Enough neighbours that the canaries share pages with rows that stay.
     for batch in range(5):
@@ -66,8 +70,8 @@ def _seed(path: Path) -> SQLiteStore:
     return store
 
 
-def test_dry_run_counts_without_deleting(tmp_path: Path) -> None:
-    store = _seed(tmp_path / "thoughtline.db")
+def test_dry_run_counts_without_deleting(backend: StoreBackend) -> None:
+    store = _seed(backend.open())
     before = _ids(store)
 
     counts = purge(store, RETENTION, dry_run=True)
@@ -78,8 +82,8 @@ def test_dry_run_counts_without_deleting(tmp_path: Path) -> None:
     store.close()
 
 
-def test_purge_deletes_only_expired_events(tmp_path: Path) -> None:
-    store = _seed(tmp_path / "thoughtline.db")
+def test_purge_deletes_only_expired_events(backend: StoreBackend) -> None:
+    store = _seed(backend.open())
     before = _ids(store)
 
     counts = purge(store, RETENTION)
@@ -91,8 +95,8 @@ def test_purge_deletes_only_expired_events(tmp_path: Path) -> None:
     store.close()
 
 
-def test_layers_left_out_or_forever_are_kept(tmp_path: Path) -> None:
-    store = _seed(tmp_path / "thoughtline.db")
+def test_layers_left_out_or_forever_are_kept(backend: StoreBackend) -> None:
+    store = _seed(backend.open())
     before = _ids(store)
 
     assert purge(store, {"answer": None}) == {"answer": 0, "reasoning": 0, "provider_raw": 0}
@@ -111,7 +115,7 @@ def test_layers_left_out_or_forever_are_kept(tmp_path: Path) -> None:
 
 def test_purged_reasoning_is_gone_from_every_file(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    store = _seed(home / "thoughtline.db")
+    store = _seed(SQLiteStore(home / "thoughtline.db"))
     # Also checkpointed into the main file once, as a long-lived database would be.
     store._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     store.append_trace([make_event("run_p", event_id="after_checkpoint", metadata={"n": -1})])
@@ -137,23 +141,20 @@ def test_purged_reasoning_is_gone_from_every_file(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
-def test_purge_due_once_per_window(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    store = SQLiteStore(path)
+def test_purge_due_once_per_window(backend: StoreBackend) -> None:
+    store = backend.open()
     assert purge_due(store, every_s=DAY) is True
     assert purge_due(store, every_s=DAY) is False
-    other = SQLiteStore(path)  # another process sharing the file sees the same record
+    other = backend.open()  # another process sharing the store sees the same record
     assert purge_due(other, every_s=DAY) is False
     assert purge_due(other, every_s=0) is True
 
-    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
+    backend.sql("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
     assert purge_due(store, every_s=DAY) is True
     assert purge_due(other, every_s=DAY) is False
 
     purge(store, RETENTION)  # a real purge counts as one
-    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
+    backend.sql("UPDATE meta SET value = ? WHERE key = 'last_purge_at'", (ago(DAY + 5),))
     purge(store, RETENTION)
     assert purge_due(store, every_s=DAY) is False
     store.close()
@@ -195,7 +196,7 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
 ) -> None:
     monkeypatch.setattr(store_sqlite, "ERASE_WAIT_S", 0.5)
     home = tmp_path / "home"
-    store = _seed(home / "thoughtline.db")
+    store = _seed(SQLiteStore(home / "thoughtline.db"))
     store.close()  # checkpointed: the canaries sit in the main file
     assert SHORT_CANARY.encode() in (home / "thoughtline.db").read_bytes()
     store = SQLiteStore(home / "thoughtline.db")
@@ -221,7 +222,7 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
 
 def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _seed(home / "thoughtline.db").close()
+    _seed(SQLiteStore(home / "thoughtline.db")).close()
     env = {key: value for key, value in os.environ.items() if key != "THOUGHTLINE_CONFIG"}
     env["THOUGHTLINE_HOME"] = str(home)
 

@@ -4,38 +4,31 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.store import children
+from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_run
 from thoughtline.records import TaskUsage
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.runtime.retention import purge_displayed_reasoning
 from thoughtline.store.owner import ProcessIdentity
-from thoughtline.store.sqlite import SQLiteStore
 
 LINUX_PROC = Path("/proc/self/stat").exists()
 
 
-def _sql(path: Path, statement: str, params: tuple[object, ...] = ()) -> None:
-    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(statement, params)
-
-
-def test_run_of_a_killed_process_is_interrupted(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
+def test_run_of_a_killed_process_is_interrupted(backend: StoreBackend) -> None:
     child = multiprocessing.get_context("spawn").Process(
-        target=children.crash_mid_run, args=(str(path), "run_crashed")
+        target=children.crash_mid_run, args=(backend.location, "run_crashed")
     )
     child.start()
     child.join()
     assert child.exitcode == -signal.SIGKILL
 
-    store = SQLiteStore(path)
+    store = backend.open()
 
     assert recover_interrupted(store) == ["run_crashed"]
     run = store.get_run("run_crashed")
@@ -66,22 +59,21 @@ def test_run_of_a_killed_process_is_interrupted(tmp_path: Path) -> None:
     store.close()
 
     # Recovery happens once: the next open finds nothing to do and changes nothing.
-    again = SQLiteStore(path)
+    again = backend.open()
     assert recover_interrupted(again) == []
     assert again.get_run("run_crashed") == run
     assert len(again.trace("run_crashed")) == 2
     again.close()
 
 
-def test_run_of_a_live_process_is_not_touched(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
+def test_run_of_a_live_process_is_not_touched(backend: StoreBackend) -> None:
     spawn = multiprocessing.get_context("spawn")
     ours, theirs = spawn.Pipe()
-    child = spawn.Process(target=children.hold_run, args=(str(path), "run_live", theirs))
+    child = spawn.Process(target=children.hold_run, args=(backend.location, "run_live", theirs))
     child.start()
     try:
         assert ours.recv() == "created"
-        store = SQLiteStore(path)
+        store = backend.open()
         assert recover_interrupted(store) == []
         run = store.get_run("run_live")
         assert run is not None
@@ -100,11 +92,10 @@ def test_run_of_a_live_process_is_not_touched(tmp_path: Path) -> None:
     store.close()
 
 
-def test_runs_of_this_process_are_not_touched(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    first = SQLiteStore(path)
+def test_runs_of_this_process_are_not_touched(backend: StoreBackend) -> None:
+    first = backend.open()
     first.create_run(make_run("run_mine", status="planned"))
-    second = SQLiteStore(path)
+    second = backend.open()
     assert recover_interrupted(second) == []
     run = second.get_run("run_mine")
     assert run is not None and run.status == "planned"
@@ -113,45 +104,48 @@ def test_runs_of_this_process_are_not_touched(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not LINUX_PROC, reason="process start times come from /proc")
-def test_reused_pid_is_recognised(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_reused_pid_is_recognised(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         store.create_run(make_run("run_reused"))
     me = ProcessIdentity.current()
     assert me.start_time is not None
     # Same (live) pid, different start time: the pid now belongs to another process.
-    _sql(path, "UPDATE runs SET owner_start_time = ?", (me.start_time - 1,))
+    backend.sql("UPDATE runs SET owner_start_time = ?", (me.start_time - 1,))
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_reused"]
         event = store.trace("run_reused")[-1]
         assert (event.type, event.metadata["reason"]) == ("run.interrupted", "owner_pid_reused")
 
 
 @pytest.mark.skipif(ProcessIdentity.current().boot_id is None, reason="no boot id here")
-def test_run_from_before_a_reboot_is_interrupted(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_run_from_before_a_reboot_is_interrupted(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         store.create_run(make_run("run_old_boot"))
-    _sql(path, "UPDATE runs SET owner_boot_id = 'an-earlier-boot'")
+    backend.sql("UPDATE runs SET owner_boot_id = 'an-earlier-boot'")
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_old_boot"]
         assert store.trace("run_old_boot")[-1].metadata["reason"] == "host_rebooted"
 
 
-def test_other_hosts_are_judged_by_heartbeat(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_other_hosts_are_judged_by_heartbeat(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         store.create_run(make_run("run_silent"))
         store.create_run(make_run("run_recent"))
         store.create_run(make_run("run_finished", status="completed"))
     # A pid that is alive here must not matter for a run owned by another machine.
-    _sql(path, "UPDATE runs SET owner_host = 'other-machine', owner_pid = 1")
-    _sql(path, "UPDATE runs SET heartbeat_at = ? WHERE id != 'run_recent'", (ago(16 * 60),))
-    _sql(path, "UPDATE runs SET heartbeat_at = ? WHERE id = 'run_recent'", (ago(60),))
+    backend.sql("UPDATE runs SET owner_host = 'other-machine', owner_pid = 1")
+    backend.sql(
+        "UPDATE runs SET heartbeat_at = ? WHERE id != 'run_recent'",
+        (ago(backend.stale_after_s + 60),),
+    )
+    backend.sql(
+        "UPDATE runs SET heartbeat_at = ? WHERE id = 'run_recent'",
+        (ago(backend.stale_after_s / 3),),
+    )
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_silent"]
         statuses = {run.id: run.status for run in store.list_runs()}
         assert statuses == {
@@ -165,23 +159,22 @@ def test_other_hosts_are_judged_by_heartbeat(tmp_path: Path) -> None:
         assert store.trace("run_finished") == []
 
 
-def test_writes_refresh_the_heartbeat(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    stale = ago(16 * 60)
-    with SQLiteStore(path) as store:
+def test_writes_refresh_the_heartbeat(backend: StoreBackend) -> None:
+    stale = ago(backend.stale_after_s + 60)
+    with closing(backend.open()) as store:
         run = make_run("run_beating")
         store.create_run(run)
-        _sql(path, "UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?", (stale,))
+        backend.sql("UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?", (stale,))
         store.update_task(run.tasks[0])  # a write by the owner proves it is alive
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == []
 
 
-def _crash_mid_stream(path: Path, run_id: str, deltas_at: str | None = None) -> int:
+def _crash_mid_stream(backend: StoreBackend, run_id: str, deltas_at: str | None = None) -> int:
     """Run :func:`children.crash_mid_stream` in a spawned process; returns its pid."""
     child = multiprocessing.get_context("spawn").Process(
-        target=children.crash_mid_stream, args=(str(path), run_id, deltas_at)
+        target=children.crash_mid_stream, args=(backend.location, run_id, deltas_at)
     )
     child.start()
     child.join()
@@ -190,11 +183,10 @@ def _crash_mid_stream(path: Path, run_id: str, deltas_at: str | None = None) -> 
     return child.pid
 
 
-def test_what_reached_the_event_log_is_kept_per_mode(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    pid = _crash_mid_stream(path, "run_stream")
+def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> None:
+    pid = _crash_mid_stream(backend, "run_stream")
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_stream"]
         run = store.get_run("run_stream")
         log = store.run_events("run_stream")
@@ -250,11 +242,10 @@ def test_what_reached_the_event_log_is_kept_per_mode(tmp_path: Path) -> None:
     assert queued.timings.finished_at == run.finished_at
 
 
-def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    _crash_mid_stream(path, "run_old", deltas_at=ago(40 * DAY))
+def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(backend: StoreBackend) -> None:
+    _crash_mid_stream(backend, "run_old", deltas_at=ago(40 * DAY))
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_old"]
         run = store.get_run("run_old")
         assert run is not None and run.tasks[0].reasoning == "Weigh the options."
@@ -266,16 +257,15 @@ def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(tmp_path: Pa
         assert [e.type for e in store.run_events("run_old")].count("reasoning.delta") == 0
         assert run.tasks[0].output == "Use a token bucket"  # answers are not reasoning
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == []
         again = store.get_run("run_old")
         assert again is not None and [task.reasoning for task in again.tasks] == [None] * 5
-    assert b"Weigh the options" not in path.read_bytes()
+    assert not backend.holds("Weigh the options")
 
 
-def test_reasoning_partly_removed_by_retention_is_not_rebuilt(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_reasoning_partly_removed_by_retention_is_not_rebuilt(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         run = make_run("run_gap", tasks=5)
         for task in run.tasks:
             task.status = "running"
@@ -285,12 +275,12 @@ def test_reasoning_partly_removed_by_retention_is_not_rebuilt(tmp_path: Path) ->
         events[1].at = ago(40 * DAY)
         store.append_run_events(events)
         # The owner is alive (another host, recent heartbeat) while retention runs.
-        _sql(path, "UPDATE runs SET owner_host = 'other-machine'")
+        backend.sql("UPDATE runs SET owner_host = 'other-machine'")
         assert purge_displayed_reasoning(store, 30 * DAY) == 0  # no task has finished
         assert [e.seq for e in store.run_events("run_gap")][:2] == [1, 3]
-    _sql(path, "UPDATE runs SET heartbeat_at = ?", (ago(16 * 60),))
+    backend.sql("UPDATE runs SET heartbeat_at = ?", (ago(backend.stale_after_s + 60),))
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == ["run_gap"]
         recovered = store.get_run("run_gap")
     assert recovered is not None
@@ -304,18 +294,18 @@ def test_reasoning_partly_removed_by_retention_is_not_rebuilt(tmp_path: Path) ->
     )
 
 
-def test_streaming_deltas_refresh_the_heartbeat(tmp_path: Path) -> None:
-    path = tmp_path / "thoughtline.db"
-    with SQLiteStore(path) as store:
+def test_streaming_deltas_refresh_the_heartbeat(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         run = make_run("run_streaming", tasks=5)
         store.create_run(run)
-        _sql(
-            path, "UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?", (ago(16 * 60),)
+        backend.sql(
+            "UPDATE runs SET owner_host = 'other-machine', heartbeat_at = ?",
+            (ago(backend.stale_after_s + 60),),
         )
         # Only deltas for a long while: the owner is evidently alive.
         store.append_run_events(
             children.stream_events(run.id, [task.id for task in run.tasks], None)
         )
 
-    with SQLiteStore(path) as store:
+    with closing(backend.open()) as store:
         assert recover_interrupted(store) == []

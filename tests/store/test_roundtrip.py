@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
+from contextlib import closing
 
 import pytest
 
+from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run, make_task
 from thoughtline.records import (
     ReasoningPartView,
@@ -16,7 +17,6 @@ from thoughtline.records import (
     TaskUsage,
 )
 from thoughtline.store.base import RunNotFoundError, Store, StoreError
-from thoughtline.store.sqlite import SQLiteStore
 
 
 def _run_in_every_state() -> Run:
@@ -66,8 +66,8 @@ def _run_in_every_state() -> Run:
     return run
 
 
-def test_run_with_tasks_in_every_state_round_trips(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "thoughtline.db")
+def test_run_with_tasks_in_every_state_round_trips(backend: StoreBackend) -> None:
+    store = backend.open()
     run = _run_in_every_state()
     store.create_run(run)
 
@@ -95,8 +95,8 @@ def test_run_with_tasks_in_every_state_round_trips(tmp_path: Path) -> None:
     assert loaded.tasks[5].error is not None and loaded.tasks[5].error.retryable is False
 
 
-def test_updates_are_read_back(tmp_path: Path) -> None:
-    with SQLiteStore(tmp_path / "thoughtline.db") as store:
+def test_updates_are_read_back(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         run = make_run("run_u", tasks=2)
         store.create_run(run)
         task = run.tasks[1]
@@ -121,8 +121,8 @@ def test_updates_are_read_back(tmp_path: Path) -> None:
     assert loaded.tasks[0] == make_task("run_u", 0)
 
 
-def test_unknown_ids(tmp_path: Path) -> None:
-    with SQLiteStore(tmp_path / "thoughtline.db") as store:
+def test_unknown_ids(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
         assert store.get_run("run_missing") is None
         assert store.latest_run() is None
         assert store.list_runs() == []
@@ -136,8 +136,8 @@ def test_unknown_ids(tmp_path: Path) -> None:
         assert store.list_runs() == []  # a refused update writes nothing
 
 
-def test_list_and_latest_are_newest_first(tmp_path: Path) -> None:
-    store: Store = SQLiteStore(tmp_path / "thoughtline.db")
+def test_list_and_latest_are_newest_first(backend: StoreBackend) -> None:
+    store: Store = backend.open()
     store.create_run(make_run("run_b", created_at="2026-03-02T00:00:00.000Z", tasks=2))
     store.create_run(make_run("run_c", created_at="2026-03-03T00:00:00.000Z", tasks=0))
     store.create_run(make_run("run_a", created_at="2026-03-01T00:00:00.000Z", tasks=3))
@@ -158,8 +158,8 @@ def test_list_and_latest_are_newest_first(tmp_path: Path) -> None:
     store.close()
 
 
-def test_trace_keeps_write_order_and_filters_by_layer(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "thoughtline.db")
+def test_trace_keeps_write_order_and_filters_by_layer(backend: StoreBackend) -> None:
+    store = backend.open()
     store.create_run(make_run("run_t"))
     store.create_run(make_run("run_other"))
     # ``at`` deliberately out of order: the trace follows the order of writing.
@@ -199,8 +199,8 @@ def test_trace_keeps_write_order_and_filters_by_layer(tmp_path: Path) -> None:
     store.close()
 
 
-def test_threads_share_one_store(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "thoughtline.db")
+def test_threads_share_one_store(backend: StoreBackend) -> None:
+    store = backend.open()
 
     def work(worker: int) -> None:
         for n in range(50):
@@ -219,14 +219,14 @@ def test_threads_share_one_store(tmp_path: Path) -> None:
     store.close()
 
 
-def test_closed_store_refuses_use(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "thoughtline.db")
+def test_closed_store_refuses_use(backend: StoreBackend) -> None:
+    store = backend.open()
     store.close()
     store.close()
     with pytest.raises(StoreError, match="closed") as raised:
         store.get_run("run_x")
     assert raised.value.problem == "closed"
     assert raised.value.code == "STORE_UNAVAILABLE"
-    assert str(store.path) in raised.value.message
+    assert backend.named_in_messages in raised.value.message
     with pytest.raises(StoreError, match="closed"):
         store.create_run(make_run("run_x"))

@@ -5,8 +5,11 @@ above any store; every store implementation is recovered by :func:`recover_inter
 boot id) and a heartbeat refreshed by every write. A run left ``planned``/``running`` is
 orphaned when its owner on this host has exited (or its pid now names another process,
 or the machine rebooted since), or — for an owner on another host, which cannot be
-probed — when nothing was written for it for :data:`HEARTBEAT_STALE_S`. Runs of live
-processes are never touched.
+probed — when its heartbeat went silent: for :data:`HEARTBEAT_STALE_S` in a store that
+is refreshed only by writes, or for :data:`LEASE_MISSED_BEATS` beats in a store whose
+owners hold a lease (:class:`~thoughtline.store.base.LeasedStore`, e.g. PostgreSQL,
+whose heartbeats are also compared on its own clock). Runs of live processes are never
+touched.
 
 **What a task keeps.** A task's row gets its output and reasoning when the task ends.
 While it runs, what arrives goes to the run event log instead (``answer.delta``, and
@@ -51,7 +54,7 @@ from thoughtline.records import (
 )
 from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_wire
 from thoughtline.runtime.disclosure import DisclosureGate
-from thoughtline.store.base import Store, StoreError, UnfinishedRun
+from thoughtline.store.base import LeasedStore, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity, proc_stat
 
 logger = logging.getLogger(__name__)
@@ -61,6 +64,9 @@ DELTA_WIRE_NAMES = (TaskAnswerDelta.wire_name, TaskReasoningDelta.wire_name)
 
 HEARTBEAT_STALE_S = 15 * 60
 """A run owned by another host is presumed dead after this long without a write."""
+LEASE_MISSED_BEATS = 3
+"""In a store with owner leases, a run owned by another host is presumed dead after this
+many heartbeat intervals without a beat."""
 
 UNFINISHED_TASK_STATUSES: tuple[str, ...] = ("queued", "running")
 """Statuses of tasks recovery rebuilds; every other status is final and left alone."""
@@ -84,10 +90,14 @@ def recover_interrupted(store: Store) -> list[str]:
     A run written to since it was looked at (its owner is alive after all, or another
     process recovered it first) is left alone."""
     me = ProcessIdentity.current()
-    now = time.time()
+    if isinstance(store, LeasedStore):
+        stale_after_s = LEASE_MISSED_BEATS * store.heartbeat_interval_s
+        now = store.store_time()
+    else:
+        stale_after_s, now = HEARTBEAT_STALE_S, time.time()
     recovered: list[str] = []
     for seen in store.unfinished_runs():
-        why = why_orphaned(seen, me, now)
+        why = why_orphaned(seen, me, now, stale_after_s=stale_after_s)
         if why is None:
             continue
         stop = Stop(reason=why[0], detail=why[1], at=now_iso())
@@ -132,8 +142,15 @@ def recover_on_open(store: Store) -> list[str]:
         return []
 
 
-def why_orphaned(run: UnfinishedRun, me: ProcessIdentity, now: float) -> tuple[str, str] | None:
-    """(reason, detail) when the run's owner is gone, ``None`` while it may be alive."""
+def why_orphaned(
+    run: UnfinishedRun,
+    me: ProcessIdentity,
+    now: float,
+    *,
+    stale_after_s: float = HEARTBEAT_STALE_S,
+) -> tuple[str, str] | None:
+    """(reason, detail) when the run's owner is gone, ``None`` while it may be alive;
+    a remote owner is gone after ``stale_after_s`` without a heartbeat."""
     host, pid = run.owner_host, run.owner_pid
     if host == me.host and pid is not None:
         state = _local_owner_state(pid, run.owner_start_time, run.owner_boot_id, me)
@@ -149,7 +166,7 @@ def why_orphaned(run: UnfinishedRun, me: ProcessIdentity, now: float) -> tuple[s
     # Another machine's process cannot be probed; only its silence tells.
     last = run.heartbeat_at or run.created_at
     seen = parse_epoch(last)
-    if seen is not None and now - seen > HEARTBEAT_STALE_S:
+    if seen is not None and now - seen > stale_after_s:
         return "heartbeat_stale", f"no write from process {pid} on {host} since {last}"
     return None
 

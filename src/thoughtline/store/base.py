@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run, RunEventRecord, Task, TraceEvent, TraceLayer
@@ -59,6 +59,21 @@ class UnfinishedRun:
     """How many events the run's event log holds now (see :meth:`Store.interrupt_run`)."""
     last_event_seq: int
     """The highest event number of the run's log, ``0`` when it is empty."""
+
+
+@runtime_checkable
+class LeasedStore(Protocol):
+    """A store whose owners hold a lease on their runs: while a process lives, its store
+    refreshes the heartbeat of each unfinished run it created at least every
+    ``heartbeat_interval_s``, writing or not, stamped by the clock :meth:`store_time`
+    reads. Recovery can then presume a silent owner on another host dead after a few
+    missed beats; a store without a lease is judged by a long silence instead."""
+
+    heartbeat_interval_s: float
+
+    def store_time(self) -> float:
+        """The clock heartbeats are stamped by, in seconds since the epoch."""
+        ...
 
 
 class Store(Protocol):

@@ -169,12 +169,20 @@ def check_not_newer(
     known = {migration.name for migration in migrations}
     unknown = [name for name in applied_migrations(conn) if name not in known]
     if unknown:
-        raise ConfigError(
-            f"The thoughtline database {location} was written by a newer version of "
-            f"thoughtline (it records schema migrations this version does not know: "
-            f"{', '.join(unknown)}). Upgrade thoughtline, or set THOUGHTLINE_HOME to "
-            "another directory. The database was not modified."
+        raise newer_database_error(
+            location, unknown, elsewhere="set THOUGHTLINE_HOME to another directory"
         )
+
+
+def newer_database_error(location: str, unknown: Sequence[str], *, elsewhere: str) -> ConfigError:
+    """The refusal to open a database a newer thoughtline wrote (every store says it the
+    same way); ``elsewhere`` is how to point thoughtline at another database."""
+    return ConfigError(
+        f"The thoughtline database {location} was written by a newer version of "
+        f"thoughtline (it records schema migrations this version does not know: "
+        f"{', '.join(unknown)}). Upgrade thoughtline, or {elsewhere}. The database was "
+        "not modified."
+    )
 
 
 def apply_migrations(

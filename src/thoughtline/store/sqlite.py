@@ -37,7 +37,7 @@ from thoughtline.records import (
     TraceLayer,
     now_iso,
 )
-from thoughtline.store import _sqlite_rows as rows
+from thoughtline.store import _rows as rows
 from thoughtline.store._sqlite_connection import (
     BUSY_TIMEOUT_S,
     closed_error,

@@ -1,12 +1,12 @@
-"""Rows of the SQLite store ↔ thoughtline's records. Columns are named like the
-records' fields, so most of them map by name."""
+"""Rows of a store ↔ thoughtline's records, shared by the SQLite and PostgreSQL stores
+(their tables have the same columns). Columns are named like the records' fields, so
+most of them map by name."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from thoughtline.records import (
     ReasoningPartView,
@@ -19,6 +19,13 @@ from thoughtline.records import (
     TraceEvent,
     parse_epoch,
 )
+
+
+class Row(Protocol):
+    """A fetched row whose columns are read by name (``sqlite3.Row``, a psycopg dict row)."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
 
 RUN_FIELDS = (
     "id", "status", "request", "chain_of_thought", "chain_of_thought_source",
@@ -88,7 +95,7 @@ def task_params(task: Task) -> dict[str, Any]:
     }
 
 
-def task_from_row(row: sqlite3.Row) -> Task:
+def task_from_row(row: Row) -> Task:
     parts = row["reasoning_parts_json"]
     return Task(
         **{name: row[name] for name in TASK_FIELDS},
@@ -110,11 +117,11 @@ def task_from_row(row: sqlite3.Row) -> Task:
     )
 
 
-def run_from_row(row: sqlite3.Row, tasks: list[Task]) -> Run:
+def run_from_row(row: Row, tasks: list[Task]) -> Run:
     return Run(**{name: row[name] for name in RUN_FIELDS}, tasks=tasks)
 
 
-def run_event_from_row(row: sqlite3.Row) -> RunEventRecord:
+def run_event_from_row(row: Row) -> RunEventRecord:
     return RunEventRecord(
         run_id=row["run_id"],
         seq=row["seq"],
@@ -125,7 +132,7 @@ def run_event_from_row(row: sqlite3.Row) -> RunEventRecord:
     )
 
 
-def trace_event_from_row(row: sqlite3.Row) -> TraceEvent:
+def trace_event_from_row(row: Row) -> TraceEvent:
     return TraceEvent(
         id=row["id"],
         run_id=row["run_id"],
