@@ -91,28 +91,21 @@ def inline_references(schema: dict[str, Any]) -> dict[str, Any]:
         **schema.get("components", {}).get("schemas", {}),
     }
 
-    def resolve(node: object) -> object:
+    def resolve(node: Any) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str):
                 name = ref.rsplit("/", 1)[-1]
                 rest = {key: value for key, value in node.items() if key != "$ref"}
-                return {**definitions_resolved(name), **rest_resolved(rest)}
+                return {**resolve(definitions[name]), **resolve(rest)}
             return {key: resolve(value) for key, value in node.items()}
         if isinstance(node, list):
             return [resolve(item) for item in node]
         return node
 
-    def definitions_resolved(name: str) -> dict[str, Any]:
-        resolved: dict[str, Any] = rest_resolved(definitions[name])
-        return resolved
-
-    def rest_resolved(node: dict[str, Any]) -> dict[str, Any]:
-        return {key: resolve(value) for key, value in node.items()}
-
-    return rest_resolved(
-        {key: value for key, value in schema.items() if key not in ("$defs", "components")}
-    )
+    document = {key: value for key, value in schema.items() if key not in ("$defs", "components")}
+    resolved: dict[str, Any] = resolve(document)
+    return resolved
 
 
 def run_snapshot_schema() -> dict[str, Any]:
