@@ -12,7 +12,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -31,6 +31,9 @@ from thoughtline.requests import EFFORTS, Effort
 
 WORKER_BACKENDS: tuple[WorkerBackend, ...] = ("provider", "inline")
 STORES = ("sqlite", "postgres")
+STORE_URL_VARIABLE = "THOUGHTLINE_STORE_URL"
+"""A PostgreSQL connection URL that overrides the config's store."""
+POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 _Choice = TypeVar("_Choice", bound=str)
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -121,13 +124,30 @@ def load_config(
     """Load and validate the config (``path`` wins over the usual search)."""
     config_path = path or find_config_path(environ, cwd)
     if config_path is None:
-        return Config(path=None)
+        return with_store_url(Config(path=None), environ)
     text = read_text_file(config_path, "config file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_path}: not valid TOML: {exc}.") from exc
-    return _Validator(config_path).build(data)
+    return with_store_url(_Validator(config_path).build(data), environ)
+
+
+def with_store_url(config: Config, environ: Mapping[str, str] | None = None) -> Config:
+    """``config`` with the PostgreSQL store ``THOUGHTLINE_STORE_URL`` names, which
+    overrides the file's store; unchanged when the variable is unset or empty."""
+    env = os.environ if environ is None else environ
+    url = env.get(STORE_URL_VARIABLE, "").strip()
+    if not url:
+        return config
+    if not url.startswith(POSTGRES_URL_SCHEMES):
+        raise ConfigError(
+            f"{STORE_URL_VARIABLE}: must be a postgresql:// URL "
+            "(postgresql://user@host:5432/dbname); unset it to use the config's store."
+        )
+    sources = {**config.sources, "orchestration.store": STORE_URL_VARIABLE}
+    sources["store.dsn"] = STORE_URL_VARIABLE
+    return replace(config, store="postgres", store_dsn=url, sources=sources)
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -303,7 +323,14 @@ class _Validator:
         worker_backend = self.choice(
             orchestration, "orchestration.worker_backend", WORKER_BACKENDS, "provider"
         )
-        store = self.choice(orchestration, "orchestration.store", STORES, "sqlite")
+        store_value = orchestration.get("store")
+        store_url: str | None = None
+        if isinstance(store_value, str) and store_value.startswith(POSTGRES_URL_SCHEMES):
+            # A URL here means store = "postgres" with that dsn.
+            store, store_url = "postgres", store_value
+            self.sources["orchestration.store"] = str(self.path)
+        else:
+            store = self.choice(orchestration, "orchestration.store", STORES, "sqlite")
         max_concurrency = self.bounded_int(
             orchestration, "orchestration.max_concurrency", 8, maximum=256
         )
@@ -313,6 +340,14 @@ class _Validator:
 
         store_table = self.table(data, "store", ("dsn",))
         dsn = self.string(store_table, "store.dsn", None)
+        if store_url is not None:
+            if dsn is not None:
+                raise self.fail(
+                    "store.dsn",
+                    "the store's URL is given twice (also as orchestration.store); keep one",
+                )
+            dsn = store_url
+            self.sources["store.dsn"] = str(self.path)
         if store == "postgres" and dsn is None:
             raise self.fail(
                 "store.dsn",

@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
@@ -162,11 +162,12 @@ class Orchestrator:
     ) -> Orchestrator:
         """Load the config (a path, a :class:`~thoughtline.Config`, or ``None`` for
         ``THOUGHTLINE_CONFIG`` / ``./thoughtline.toml`` / ``$THOUGHTLINE_HOME/config.toml``),
-        open the store under ``THOUGHTLINE_HOME`` and turn telemetry export on when
+        open the store it names (SQLite under ``THOUGHTLINE_HOME``, or PostgreSQL;
+        ``THOUGHTLINE_STORE_URL`` overrides) and turn telemetry export on when
         configured. ``environ`` replaces ``os.environ`` for every look-up (credentials,
         base URLs, home, ``OTEL_*``)."""
         from thoughtline.providers.discovery import load_capabilities
-        from thoughtline.store.sqlite import SQLiteStore
+        from thoughtline.store.opening import open_store
         from thoughtline.telemetry import open_telemetry
 
         if isinstance(config, Config):
@@ -174,13 +175,8 @@ class Orchestrator:
         else:
             path = None if config is None else Path(config)
             loaded = load_config(path, environ=environ)
-        if loaded.store != "sqlite":
-            raise ConfigError(
-                f"{loaded.path}: orchestration.store: {loaded.store!r} is not available yet; "
-                'use "sqlite".'
-            )
         home = thoughtline_home(environ)
-        store = SQLiteStore(home / "thoughtline.db")
+        store = open_store(loaded, environ)
         try:
             recover_on_open(store)
             runtime = Runtime(

@@ -9,19 +9,14 @@ from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.discovery import load_capabilities
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.runner import Runtime
-from thoughtline.store.sqlite import SQLiteStore
+from thoughtline.store import opening
+from thoughtline.store.base import Store
 from thoughtline.telemetry import open_telemetry
 
 
-def open_store(config: Config) -> SQLiteStore:
-    if config.store != "sqlite":
-        from thoughtline.errors import ConfigError
-
-        raise ConfigError(
-            f"{config.path}: orchestration.store: {config.store!r} is not available yet; "
-            'use "sqlite".'
-        )
-    store = SQLiteStore(database_path())
+def open_store(config: Config) -> Store:
+    """The store the config (or THOUGHTLINE_STORE_URL) names, with crash recovery done."""
+    store = opening.open_store(config)
     try:
         # Runs whose process died (SIGKILL, power loss) end interrupted, with what arrived.
         recover_on_open(store)
@@ -32,10 +27,10 @@ def open_store(config: Config) -> SQLiteStore:
 
 
 def database_path() -> Path:
-    return thoughtline_home() / "thoughtline.db"
+    return opening.sqlite_path()
 
 
-def open_runtime() -> tuple[Config, SQLiteStore, Runtime]:
+def open_runtime() -> tuple[Config, Store, Runtime]:
     config = load_config()
     store = open_store(config)
     # The built-in capability table, plus what `thoughtline providers --refresh` cached.

@@ -2,9 +2,16 @@
 
 - :mod:`~thoughtline.store.base` — the :class:`~thoughtline.store.base.Store` protocol
   and the store's errors.
+- :mod:`~thoughtline.store.opening` — :func:`~thoughtline.store.opening.open_store`, the
+  store a config names (the one place front ends open one).
 - :mod:`~thoughtline.store.sqlite` — :class:`~thoughtline.store.sqlite.SQLiteStore`, the
-  embedded default (``_sqlite_connection``: opening and error mapping; ``_sqlite_rows``:
-  rows ↔ records; ``migrations``: the named schema migrations).
+  embedded default (``_sqlite_connection``: opening and error mapping; ``migrations``:
+  the named schema migrations).
+- :mod:`~thoughtline.store.postgres` — :class:`~thoughtline.store.postgres.PostgresStore`,
+  the store shared by several machines (extra ``postgres``; ``_postgres_connection``:
+  pool and error mapping; ``_postgres_schema``: the same named migrations;
+  ``_postgres_dsn``: connection strings, masked).
+- ``_rows`` — rows ↔ records, for both stores.
 - :mod:`~thoughtline.store.owner` — the process identity recorded with each run.
 - :mod:`~thoughtline.store.files` — private files and directories under the home.
 """

@@ -9,7 +9,7 @@ ever contains the password.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 MASK = "***"
@@ -42,10 +42,17 @@ def mask_password(dsn: str) -> str:
             user, has_password, _ = credentials.partition(":")
             netloc = f"{user}:{MASK}@{hosts}" if has_password else netloc
         query = "&".join(
-            f"{key}={MASK if key == 'password' else value}"
-            for key, value in parse_qsl(parts.query, keep_blank_values=True)
+            f"password={MASK}" if item.partition("=")[0] == "password" else item
+            for item in parts.query.split("&")
+            if item
         )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        # Built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db).
+        masked = f"{parts.scheme}://{netloc}{parts.path}"
+        return (
+            masked
+            + (f"?{query}" if query else "")
+            + (f"#{parts.fragment}" if parts.fragment else "")
+        )
     return _KEY_VALUE.sub(
         lambda match: f"{match[1]}={MASK}" if match[1] == "password" else match[0], dsn
     )

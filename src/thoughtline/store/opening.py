@@ -1,0 +1,60 @@
+"""Which store a config names, opened: the one place every front end opens a store.
+
+- ``[orchestration] store = "sqlite"`` (the default): ``$THOUGHTLINE_HOME/thoughtline.db``.
+- ``store = "postgres"`` with ``[store] dsn``, a ``postgresql://`` URL as ``store``, or
+  ``THOUGHTLINE_STORE_URL`` (which overrides the file): the PostgreSQL store, which
+  needs the ``postgres`` extra.
+
+Opening decides nothing about the runs found (crash recovery is the runtime's, run by
+the callers right after).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from thoughtline.config import STORE_URL_VARIABLE, Config, thoughtline_home, with_store_url
+from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.store.base import Store
+
+DATABASE_NAME = "thoughtline.db"
+
+
+def sqlite_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the embedded store lives: ``$THOUGHTLINE_HOME/thoughtline.db``."""
+    return thoughtline_home(environ) / DATABASE_NAME
+
+
+def store_dsn(config: Config, environ: Mapping[str, str] | None = None) -> str | None:
+    """The PostgreSQL connection string ``config`` (or ``THOUGHTLINE_STORE_URL``) names,
+    ``None`` for the embedded SQLite store."""
+    config = with_store_url(config, environ)
+    if config.store != "postgres":
+        return None
+    if config.store_dsn is None:  # the config file refuses this; a Config built in code may not
+        raise ConfigError(
+            f"{config.path}: store.dsn: "
+            'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."'
+        )
+    return config.store_dsn
+
+
+def open_store(config: Config, environ: Mapping[str, str] | None = None) -> Store:
+    """Open (creating and migrating) the store ``config`` names."""
+    dsn = store_dsn(config, environ)
+    if dsn is None:
+        from thoughtline.store.sqlite import SQLiteStore
+
+        return SQLiteStore(sqlite_path(environ))
+    try:
+        from thoughtline.store.postgres import PostgresStore
+    except ImportError as exc:
+        source = with_store_url(config, environ).sources.get("orchestration.store")
+        where = source if source == STORE_URL_VARIABLE else f"{source}: orchestration.store"
+        raise ThoughtlineError(
+            "EXTRA_MISSING",
+            f"{where}: the PostgreSQL store needs the postgres extra: "
+            f"pip install 'thoughtline[postgres]' (missing module {exc.name}).",
+        ) from None
+    return PostgresStore(dsn)
