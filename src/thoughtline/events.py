@@ -192,7 +192,15 @@ class Usage:
     """Token counts. ``None`` means the provider did not report it, never zero.
 
     Counts are cumulative: a later ``Usage`` event replaces fields it reports and keeps
-    the ones it leaves ``None``.
+    the ones it leaves ``None``. They mean the same for every provider (adapters convert):
+
+    - ``input_tokens``: every input token, cached or not (OpenAI's ``prompt_tokens``;
+      Anthropic's ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``);
+    - ``cached_input_tokens``: the part of the input read from the provider's cache;
+    - ``cache_write_tokens``: the part of the input written to the cache (Anthropic's
+      ``cache_creation_input_tokens``; providers that cache implicitly report none);
+    - ``output_tokens``: every generated token, reasoning included;
+    - ``reasoning_tokens``: the reasoning share of the output.
     """
 
     input_tokens: int | None = None
@@ -200,6 +208,7 @@ class Usage:
     reasoning_tokens: int | None = None
     cached_input_tokens: int | None = None
     total_tokens: int | None = None
+    cache_write_tokens: int | None = None
     type: Literal["usage"] = "usage"
 
 
@@ -271,6 +280,7 @@ def merge_usage(current: Usage | None, update: Usage) -> Usage:
         reasoning_tokens=_pick(update.reasoning_tokens, current.reasoning_tokens),
         cached_input_tokens=_pick(update.cached_input_tokens, current.cached_input_tokens),
         total_tokens=_pick(update.total_tokens, current.total_tokens),
+        cache_write_tokens=_pick(update.cache_write_tokens, current.cache_write_tokens),
     )
 
 

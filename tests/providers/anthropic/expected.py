@@ -47,7 +47,7 @@ TOOL_SIGNATURE_2 = (
 
 SUMMARY_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01SummaryQ7kR2vLx", model="claude-sonnet-4-6"),
-    Usage(input_tokens=40, cached_input_tokens=1200),
+    Usage(input_tokens=1240, cached_input_tokens=1200, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(part_id="reasoning-0", text="Let me check the café → 日本 route"),
     ReasoningDelta(part_id="reasoning-0", text=" first 🙂. Distance ≈ 9 700 km."),
@@ -58,13 +58,19 @@ SUMMARY_STREAM: list[StreamEvent] = [
     TextDelta(part_id="text-1", text="The answer is 42"),
     TextDelta(part_id="text-1", text=" — voilà, 日本語 ✅."),
     TextEnd(part_id="text-1"),
-    Usage(input_tokens=40, output_tokens=900, reasoning_tokens=780, cached_input_tokens=1200),
+    Usage(
+        input_tokens=1240,
+        output_tokens=900,
+        reasoning_tokens=780,
+        cached_input_tokens=1200,
+        cache_write_tokens=0,
+    ),
     Finish(reason="stop", raw_reason="end_turn"),
 ]
 
 SUMMARY_BODY: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01SummaryQ7kR2vLx", model="claude-sonnet-4-6"),
-    Usage(input_tokens=40, cached_input_tokens=1200),
+    Usage(input_tokens=1240, cached_input_tokens=1200, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(
         part_id="reasoning-0",
@@ -76,13 +82,19 @@ SUMMARY_BODY: list[StreamEvent] = [
     TextStart(part_id="text-1"),
     TextDelta(part_id="text-1", text="The answer is 42 — voilà, 日本語 ✅."),
     TextEnd(part_id="text-1"),
-    Usage(input_tokens=40, output_tokens=900, reasoning_tokens=780, cached_input_tokens=1200),
+    Usage(
+        input_tokens=1240,
+        output_tokens=900,
+        reasoning_tokens=780,
+        cached_input_tokens=1200,
+        cache_write_tokens=0,
+    ),
     Finish(reason="stop", raw_reason="end_turn"),
 ]
 
 OMITTED_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01OmittedZp3Hq", model="claude-sonnet-5"),
-    Usage(input_tokens=52, cached_input_tokens=0),
+    Usage(input_tokens=52, cached_input_tokens=0, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningEnd(
         part_id="reasoning-0", kind="encrypted", provider_metadata={"signature": OMITTED_SIGNATURE}
@@ -97,13 +109,19 @@ OMITTED_STREAM: list[StreamEvent] = [
 OMITTED_BODY: list[StreamEvent] = [
     *OMITTED_STREAM[:7],
     # The body's usage repeats input and cache counts; the stream's message_delta did not.
-    Usage(input_tokens=52, output_tokens=410, reasoning_tokens=320, cached_input_tokens=0),
+    Usage(
+        input_tokens=52,
+        output_tokens=410,
+        reasoning_tokens=320,
+        cached_input_tokens=0,
+        cache_write_tokens=0,
+    ),
     Finish(reason="stop", raw_reason="end_turn"),
 ]
 
 REDACTED_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01RedactedMv8Tn", model="claude-sonnet-4-5-20250929"),
-    Usage(input_tokens=75, cached_input_tokens=0),
+    Usage(input_tokens=75, cached_input_tokens=0, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(part_id="reasoning-0", text="Der Nutzer fragt nach Größen: "),
     ReasoningDelta(part_id="reasoning-0", text="ich rechne π × r²."),  # noqa: RUF001
@@ -127,13 +145,13 @@ REDACTED_BODY: list[StreamEvent] = [
     *REDACTED_STREAM[:3],
     ReasoningDelta(part_id="reasoning-0", text="Der Nutzer fragt nach Größen: ich rechne π × r²."),  # noqa: RUF001
     *REDACTED_STREAM[5:11],
-    Usage(input_tokens=75, output_tokens=512, cached_input_tokens=0),
+    Usage(input_tokens=75, output_tokens=512, cached_input_tokens=0, cache_write_tokens=0),
     Finish(reason="stop", raw_reason="end_turn"),
 ]
 
 TOOL_USE_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01ToolsB4nWc", model="claude-opus-4-6"),
-    Usage(input_tokens=612, cached_input_tokens=0),
+    Usage(input_tokens=612, cached_input_tokens=0, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(part_id="reasoning-0", text="Need the weather in Zürich first."),
     ReasoningEnd(
@@ -151,7 +169,13 @@ TOOL_USE_STREAM: list[StreamEvent] = [
     ToolCallStart(part_id="tool-3", tool_call_id="toolu_01ClockNow", name="get_time"),
     ToolCallDelta(part_id="tool-3", arguments_delta="{}"),
     ToolCallEnd(part_id="tool-3"),
-    Usage(input_tokens=612, output_tokens=188, reasoning_tokens=96, cached_input_tokens=0),
+    Usage(
+        input_tokens=612,
+        output_tokens=188,
+        reasoning_tokens=96,
+        cached_input_tokens=0,
+        cache_write_tokens=0,
+    ),
     Finish(reason="tool_calls", raw_reason="tool_use"),
 ]
 
@@ -170,7 +194,7 @@ REFUSAL_WARNING = StreamWarning(
 
 REFUSAL_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01RefusalX5cD", model="claude-opus-4-8"),
-    Usage(input_tokens=58, cached_input_tokens=0),
+    Usage(input_tokens=58, cached_input_tokens=0, cache_write_tokens=0),
     TextStart(part_id="text-0"),
     TextDelta(part_id="text-0", text="I can’t write out my internal reasoning verbatim."),  # noqa: RUF001
     TextEnd(part_id="text-0"),
@@ -181,7 +205,7 @@ REFUSAL_STREAM: list[StreamEvent] = [
 
 REFUSAL_BODY: list[StreamEvent] = [
     *REFUSAL_STREAM[:5],
-    Usage(input_tokens=58, output_tokens=14, cached_input_tokens=0),
+    Usage(input_tokens=58, output_tokens=14, cached_input_tokens=0, cache_write_tokens=0),
     REFUSAL_WARNING,
     Finish(reason="refusal", raw_reason="refusal"),
 ]
@@ -201,7 +225,7 @@ CITATIONS_WARNING = StreamWarning(
 
 EXTRAS_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01ExtrasW7eB", model="claude-haiku-4-5-20251001"),
-    Usage(input_tokens=2048, cached_input_tokens=0),
+    Usage(input_tokens=2048, cached_input_tokens=0, cache_write_tokens=0),
     SERVER_TOOL_WARNING,
     SEARCH_RESULT_WARNING,
     TextStart(part_id="text-2"),
@@ -218,13 +242,13 @@ EXTRAS_BODY: list[StreamEvent] = [
     TextDelta(part_id="text-2", text="Tokyo has about 14 million people (東京"),
     CITATIONS_WARNING,
     TextEnd(part_id="text-2"),
-    Usage(input_tokens=2048, output_tokens=64, cached_input_tokens=0),
+    Usage(input_tokens=2048, output_tokens=64, cached_input_tokens=0, cache_write_tokens=0),
     Finish(reason="length", raw_reason="max_tokens"),
 ]
 
 ERROR_STREAM: list[StreamEvent] = [
     ResponseStarted(response_id="msg_01OverloadK2x", model="claude-opus-4-7"),
-    Usage(input_tokens=33, cached_input_tokens=0),
+    Usage(input_tokens=33, cached_input_tokens=0, cache_write_tokens=0),
     ReasoningStart(part_id="reasoning-0", kind="summary"),
     ReasoningDelta(part_id="reasoning-0", text="Première étape : lire l'énoncé…"),
     StreamError(

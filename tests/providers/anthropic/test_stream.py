@@ -445,3 +445,39 @@ def test_pause_turn_is_other_with_a_warning_that_the_answer_may_be_incomplete() 
         ),
         Finish(reason="other", raw_reason="pause_turn"),
     ]
+
+
+def test_usage_input_is_the_total_with_cache_reads_and_writes() -> None:
+    # Anthropic's input_tokens excludes cache reads and writes; thoughtline's input is
+    # every input token, as OpenAI's prompt_tokens is.
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_c",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "usage": {
+                "input_tokens": 20,
+                "cache_creation_input_tokens": 1500,
+                "cache_read_input_tokens": 3000,
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": 1500,
+                    "ephemeral_1h_input_tokens": 0,
+                },
+                "output_tokens": 1,
+            },
+        },
+    }
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn"},
+        "usage": {"input_tokens": 20, "output_tokens": 7},
+    }
+    events = decode_stream(sse(start, delta, STOP))
+    assert [event for event in events if isinstance(event, Usage)] == [
+        Usage(input_tokens=4520, cached_input_tokens=3000, cache_write_tokens=1500),
+        Usage(input_tokens=4520, output_tokens=7),
+    ]
+    assert accumulate(events).usage == Usage(
+        input_tokens=4520, output_tokens=7, cached_input_tokens=3000, cache_write_tokens=1500
+    )

@@ -99,6 +99,9 @@ class AnthropicStreamTranslator(PayloadTranslator):
     def __init__(self) -> None:
         self.finished = False
         self._message_open = False
+        # Cache reads and writes from message_start, for a message_delta that reports
+        # input_tokens without them.
+        self._cache: tuple[int | None, int | None] = (None, None)
         self._blocks: dict[int, _Block] = {}
         self._used_part_ids: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any]], list[StreamEvent]]] = {
@@ -171,11 +174,9 @@ class AnthropicStreamTranslator(PayloadTranslator):
         if isinstance(usage, dict):
             # output_tokens here is a placeholder (usually 1); the real count comes with
             # message_delta, so it is not reported yet.
-            start_usage = Usage(
-                input_tokens=_int(usage.get("input_tokens")),
-                cached_input_tokens=_int(usage.get("cache_read_input_tokens")),
-            )
-            if start_usage.input_tokens is not None or start_usage.cached_input_tokens is not None:
+            start_usage = anthropic_usage(usage, output=False)
+            self._cache = (start_usage.cached_input_tokens, start_usage.cache_write_tokens)
+            if start_usage != _NO_USAGE:
                 out.append(start_usage)
         return out
 
@@ -183,7 +184,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
         out: list[StreamEvent] = []
         usage = payload.get("usage")
         if isinstance(usage, dict):
-            out.append(delta_usage(usage))
+            out.append(anthropic_usage(usage, output=True, cache=self._cache))
         delta = payload.get("delta")
         if isinstance(delta, dict):
             stop_reason = delta.get("stop_reason")
@@ -399,15 +400,41 @@ class AnthropicStreamTranslator(PayloadTranslator):
         return part_id
 
 
-def delta_usage(usage: Mapping[str, Any]) -> Usage:
-    """Cumulative usage from ``message_delta`` (or a whole body's ``usage``)."""
+_NO_USAGE: Final = Usage()
+
+
+def anthropic_usage(
+    usage: Mapping[str, Any],
+    *,
+    output: bool,
+    cache: tuple[int | None, int | None] = (None, None),
+) -> Usage:
+    """Anthropic ``usage`` (``message_start``, ``message_delta`` or a whole body) in the
+    common meaning (see :class:`~thoughtline.events.Usage`).
+
+    Anthropic's ``input_tokens`` counts only the input after the last cache breakpoint;
+    cache reads and writes are separate. Total input is their sum, so it compares with
+    OpenAI's ``prompt_tokens``. ``cache`` holds reads/writes reported earlier in the
+    stream. ``output``: whether ``output_tokens`` is a real count (not in message_start).
+    """
+    read = _int(usage.get("cache_read_input_tokens"))
+    write = _int(usage.get("cache_creation_input_tokens"))
+    uncached = _int(usage.get("input_tokens"))
+    total_input = None
+    if uncached is not None:
+        all_read = cache[0] if read is None else read
+        all_write = cache[1] if write is None else write
+        total_input = uncached + (all_read or 0) + (all_write or 0)
+    if not output:
+        return Usage(input_tokens=total_input, cached_input_tokens=read, cache_write_tokens=write)
     details = usage.get("output_tokens_details")
     thinking_tokens = details.get("thinking_tokens") if isinstance(details, dict) else None
     return Usage(
-        input_tokens=_int(usage.get("input_tokens")),
+        input_tokens=total_input,
         output_tokens=_int(usage.get("output_tokens")),
         reasoning_tokens=_int(thinking_tokens),
-        cached_input_tokens=_int(usage.get("cache_read_input_tokens")),
+        cached_input_tokens=read,
+        cache_write_tokens=write,
     )
 
 
