@@ -135,6 +135,8 @@ class RunManager:
         self.runtime = runtime
         self._runs: dict[str, ManagedRun] = {}
         self._closing = False
+        # A long-lived process reuses its connections between runs; shutdown closes them.
+        runtime.clients.hold()
 
     @property
     def closing(self) -> bool:
@@ -270,10 +272,10 @@ class RunManager:
         recorded its end; executions still going then are cancelled."""
         self.interrupt_all()
         tasks = [managed._task for managed in self._runs.values() if managed._task]
-        if not tasks:
-            return
-        _done, pending = await asyncio.wait(tasks, timeout=grace_s)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=CANCEL_GRACE_S)
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=CANCEL_GRACE_S)
+        await self.runtime.aclose()

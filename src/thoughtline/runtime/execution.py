@@ -13,8 +13,6 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
-import httpx2
-
 from thoughtline.providers.client import ProviderClient
 from thoughtline.records import (
     TERMINAL_TASK_STATUSES,
@@ -62,8 +60,7 @@ class RunExecution:
         self.trace = TraceWriter(run.id, runtime.retention)
         self.finished: dict[str, asyncio.Event] = {task.id: asyncio.Event() for task in run.tasks}
         self.semaphore = asyncio.Semaphore(runtime.config.max_concurrency)
-        self.clients: dict[str, ProviderClient] = {}
-        self.http: httpx2.AsyncClient | None = None
+        self.uses_clients = run.worker_backend == "provider"
         self.workers: list[asyncio.Future[None]] = []
         self.cancelled = False
         self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
@@ -198,6 +195,8 @@ class RunExecution:
         )
         notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
+        if self.uses_clients:
+            await self.runtime.clients.acquire()
         flusher = asyncio.ensure_future(self.flush_periodically())
         self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
         if self.cancelled:  # cancelled before the workers existed
@@ -210,7 +209,8 @@ class RunExecution:
                 if task.status not in TERMINAL_TASK_STATUSES:
                     await self.finish_task(task, status=self.stop_status)
         finally:
-            await self.close_clients()
+            if self.uses_clients:
+                await self.runtime.clients.release()
         run.status = run_status(run, self.stop_status if self.cancelled else None)
         run.finished_at = finished_at = now_iso()
         finished = run_finished(
@@ -233,32 +233,8 @@ class RunExecution:
             ) from self.store_failure
         return run
 
-    async def close_clients(self) -> None:
-        if self.http is not None:
-            await self.http.aclose()
-
     def client_for(self, provider: str) -> ProviderClient:
-        client = self.clients.get(provider)
-        if client is None:
-            runtime = self.runtime
-            if self.http is None:
-                limit = max(runtime.config.max_concurrency * 2, 10)
-                self.http = httpx2.AsyncClient(
-                    timeout=runtime.timeouts.for_httpx(),
-                    limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
-                    transport=runtime.transport,
-                )
-            client = ProviderClient(
-                runtime.registry.resolve(provider),
-                http_client=self.http,
-                capabilities=runtime.capabilities,
-                retry=runtime.retry,
-                timeouts=runtime.timeouts,
-                redactor=runtime.redactor,
-                capture_body=runtime.config.trace_provider_raw,
-            )
-            self.clients[provider] = client
-        return client
+        return self.runtime.clients.client_for(provider)
 
     async def task_when_ready(self, task: Task) -> None:
         try:

@@ -19,12 +19,13 @@ import httpx2
 
 from thoughtline.config import Config
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
-from thoughtline.providers.client import RetryPolicy, Timeouts
+from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention
+from thoughtline.runtime.clients import SharedClients
 from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.planning import plan_run
@@ -73,6 +74,31 @@ class Runtime:
         # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}
+        # One connection pool and one client per endpoint for every run (clients.py).
+        self.clients = SharedClients(build_http=self._build_http, build_client=self._build_client)
+
+    def _build_http(self) -> httpx2.AsyncClient:
+        limit = max(self.config.max_concurrency * 2, 10)
+        return httpx2.AsyncClient(
+            timeout=self.timeouts.for_httpx(),
+            limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+            transport=self.transport,
+        )
+
+    def _build_client(self, provider: str, http: httpx2.AsyncClient) -> ProviderClient:
+        return ProviderClient(
+            self.registry.resolve(provider),
+            http_client=http,
+            capabilities=self.capabilities,
+            retry=self.retry,
+            timeouts=self.timeouts,
+            redactor=self.redactor,
+            capture_body=self.config.trace_provider_raw,
+        )
+
+    async def aclose(self) -> None:
+        """Close the shared connection pool (runs still executing are not stopped)."""
+        await self.clients.aclose()
 
     def prepare(
         self,
