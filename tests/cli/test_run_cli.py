@@ -19,7 +19,8 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
 from tests.support import daemon_url
-from thoughtline.cli.live_view import LiveRunView, text_console
+from thoughtline.cli._render import text_console
+from thoughtline.cli.live_view import LiveRunView
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.run_events import (
     RunEvent,
@@ -110,18 +111,23 @@ def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[st
         "surface",
     )
     assert surface.returncode == 0, surface.stderr
-    lines = surface.stdout.splitlines()
+    # stdout: only the answers, one section per task; stderr: progress, reasoning, table.
+    assert surface.stdout == (
+        f"==> engineer <==\n{TRANSCRIPT.answer}\n\n==> reviewer <==\n{TRANSCRIPT.answer}\n"
+    )
+    lines = surface.stderr.splitlines()
     assert (
         lines[0].startswith("run run_")
         and "2 task(s), chain_of_thought=surface (explicit)" in lines[0]
     )
     assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
-    assert CANARY in surface.stdout
-    assert "first reasoning" in surface.stdout  # the closing table
+    assert CANARY in surface.stderr
+    assert "first reasoning" in surface.stderr  # the closing table
     hidden = thoughtline(home, environ, "run", "Explain.", "--provider", "deepseek")
     assert hidden.returncode == 0, hidden.stderr
-    assert "reasoning not_requested: Reasoning was not requested" in hidden.stdout
-    assert CANARY not in hidden.stdout
+    assert hidden.stdout == TRANSCRIPT.answer + "\n"
+    assert "reasoning not_requested: Reasoning was not requested" in hidden.stderr
+    assert CANARY not in hidden.stdout + hidden.stderr
 
 
 def test_status_and_runs(home: Path, sim: Simulator, environ: dict[str, str]) -> None:
@@ -138,9 +144,9 @@ def test_status_and_runs(home: Path, sim: Simulator, environ: dict[str, str]) ->
     assert [run["id"] for run in runs] == [second["id"], first["id"]]
     missing = thoughtline(home, environ, "status", "run_nope")
     assert missing.returncode == 2
-    assert (
-        missing.stderr
-        == "thoughtline: No run 'run_nope' in this store. List runs with: thoughtline runs\n"
+    assert missing.stderr == (
+        "thoughtline: No run 'run_nope' in this store (a prefix is matched against the "
+        "1000 newest runs). List runs with: thoughtline runs\n"
     )
 
 
@@ -376,7 +382,7 @@ def test_a_key_the_model_echoes_leaves_no_trace_through_the_cli(
         thoughtline(home, environ, "trace", run_id, "--json"),
     ]
     shows = mode in ("surface", "surface_and_telemetry")
-    assert (f"carried {REDACTED}; I must" in piped.stdout) is shows
+    assert (f"carried {REDACTED}; I must" in piped.stderr) is shows
     for result in outputs:
         assert result.returncode == 0, (result.args, result.stderr)
         assert CANARY_KEY not in result.stdout + result.stderr, result.args
@@ -443,8 +449,8 @@ def test_model_and_user_text_is_printed_verbatim_never_as_markup(
     wide = {**environ, "COLUMNS": "400"}  # so tables print each cell on one line
     run = thoughtline(home, wide, "run", MARKUP_REQUEST, "--chain-of-thought", "surface")
     assert run.returncode == 0, run.stderr
-    assert f"Answer {MARKUP}" in run.stdout
-    assert f"Thinking {MARKUP}" in run.stdout
+    assert run.stdout == f"Answer {MARKUP}\n"
+    assert f"Thinking {MARKUP}" in run.stderr
     status = thoughtline(home, wide, "status")
     runs = thoughtline(home, wide, "runs")
     run_id = json.loads(thoughtline(home, wide, "status", "--json").stdout)["id"]
@@ -486,10 +492,11 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
         "error": {"code": "PROVIDER_ERROR", "message": f"Upstream said {MARKUP}"},
         "reasoning_notice": f"Notice {MARKUP}",
     }
-    with view:
-        for event in events:
-            view.handle(event)
-        view.handle(TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=failed))
+    for event in events:
+        view.handle(event)
+    console.print(view.render())  # while running
+    view.handle(TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=failed))
+    console.print(view.render())
     shown = console.export_text()
     for text in (
         f"Thinking {MARKUP}",

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from thoughtline.cli._context import database_path
-from thoughtline.cli.live_view import text_console
+from thoughtline.cli._render import text_console
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries

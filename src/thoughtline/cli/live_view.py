@@ -1,19 +1,23 @@
-"""Rendering a run in the terminal: a live view on a TTY, plain lines otherwise.
+"""The live view of a run on a terminal: one panel per task, redrawn at the refresh rate.
 
-Both render only what the runtime's events carry: reasoning appears only if the runtime
-sent reasoning deltas, which it does only when the task's mode displays
-reasoning. There is no mode logic here.
+Events only update per-task state, in constant time: each delta is kept once (a chunk
+list and a running length, for the counts) and in a bounded tail (what fits on screen).
+Rich's refresh thread draws from that state 12 times a second, so a run of a million
+deltas costs a million appends plus a bounded number of redraws, not a redraw per delta.
 
-Everything a model or a user wrote (answers, reasoning, requests, names, models, error
-messages) is printed as text, never parsed as rich markup: a model that writes
-``[/INST]`` or ``[bold]`` must not break or restyle the output. Styling comes only from
-:class:`~rich.text.Text` spans built here, on consoles from :func:`text_console`.
+The view renders only what the runtime's events carry: reasoning appears only if the
+runtime sent reasoning deltas, which it does only when the task's mode displays
+reasoning. There is no mode logic here. Model and user text is printed as
+:class:`~rich.text.Text`, never parsed as markup (see :mod:`thoughtline.cli._render`).
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, TextIO, assert_never
+from typing import assert_never
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -22,6 +26,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from thoughtline.cli._render import STATUS_STYLE
+from thoughtline.records import TaskSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -35,200 +41,177 @@ from thoughtline.run_events import (
     TaskStarted,
 )
 
-_TAIL_LINES = 12
-_REASONING_TAIL_LINES = 4
-
-
-def text_console(**options: Any) -> Console:
-    """A console that prints strings as they are: no markup, emoji codes or highlighting
-    (most of what thoughtline prints was written by a model or a user)."""
-    return Console(markup=False, emoji=False, highlight=False, **options)
+REFRESH_PER_SECOND = 12
+# Characters kept for the screen per stream: more than the rows shown at any sane width.
+TAIL_CHARS = 8192
+_ANSWER_ROWS = 12
+_REASONING_ROWS = 4
 
 
 @dataclass(slots=True)
-class _TaskView:
-    data: dict[str, Any]
-    answer: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
+class TextStream:
+    """One task's answer or reasoning as it streams: every chunk once, the running length,
+    and a tail of at least :data:`TAIL_CHARS` characters for the screen."""
+
+    chunks: list[str] = field(default_factory=list)
+    length: int = 0
+    tail: deque[str] = field(default_factory=deque)
+    tail_length: int = 0
+
+    def add(self, text: str) -> None:
+        self.chunks.append(text)
+        self.length += len(text)
+        self.tail.append(text)
+        self.tail_length += len(text)
+        # Drop whole chunks from the left while the rest still fills the tail.
+        while self.tail_length - len(self.tail[0]) >= TAIL_CHARS:
+            self.tail_length -= len(self.tail.popleft())
+
+    def last(self) -> str:
+        return "".join(self.tail)[-TAIL_CHARS:]
+
+
+@dataclass(slots=True)
+class TaskState:
+    data: TaskSnapshot
+    answer: TextStream = field(default_factory=TextStream)
+    reasoning: TextStream = field(default_factory=TextStream)
+    started: float | None = None
+    ended: float | None = None
+    # Created once: a spinner measures its frame from its own start time, so a new one
+    # per redraw would stay on its first frame.
+    spinner: Spinner = field(default_factory=lambda: Spinner("dots", style="yellow"))
 
 
 class LiveRunView:
-    """Panels per task with a spinner, streamed answer, dim reasoning tail (only when it
-    arrives), the reasoning notice at the end; a closing table of tokens and timings."""
+    """Panels per task: a spinner with elapsed time and streamed character counts, a dim
+    reasoning tail (only when reasoning arrives), the answer's tail, then the reasoning
+    notice and the error when the task ends.
 
-    def __init__(self, console: Console) -> None:
+    ``transient``: the panels are cleared when the view closes, for the caller to print
+    each full answer and the closing table in their place."""
+
+    def __init__(self, console: Console, *, transient: bool = True) -> None:
         self.console = console
-        self.tasks: dict[str, _TaskView] = {}
+        self.tasks: dict[str, TaskState] = {}
         self.order: list[str] = []
-        self.live = Live(console=console, refresh_per_second=12, transient=False)
+        # handle() runs on the event loop's thread, render() on rich's refresh thread.
+        self._lock = threading.Lock()
+        self.live = Live(
+            console=console,
+            refresh_per_second=REFRESH_PER_SECOND,
+            transient=transient,
+            get_renderable=self.render,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
 
     def __enter__(self) -> LiveRunView:
         self.live.__enter__()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.live.update(self.render())
         self.live.__exit__(None, None, None)
 
     def handle(self, event: RunEvent) -> None:
-        match event:
-            case RunStarted(snapshot=snapshot):
-                for task in snapshot["tasks"]:
-                    self.tasks[task["id"]] = _TaskView(task)
-                    self.order.append(task["id"])
-            case (
-                TaskStarted(task_id=task_id, task=task) | TaskCompleted(task_id=task_id, task=task)
-            ):
-                if task_id in self.tasks:
-                    self.tasks[task_id].data = task
-            case TaskAnswerDelta(task_id=task_id, text=text):
-                if task_id in self.tasks:
-                    self.tasks[task_id].answer.append(text)
-            case TaskReasoningDelta(task_id=task_id, text=text):
-                if task_id in self.tasks:
-                    self.tasks[task_id].reasoning.append(text)
-            case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():
-                pass  # the closing table says how the run ended
-            case _:
-                assert_never(event)
-        self.live.update(self.render())
+        with self._lock:
+            match event:
+                case TaskAnswerDelta(task_id=task_id, text=text):
+                    state = self.tasks.get(task_id)
+                    if state is not None:
+                        state.answer.add(text)
+                case TaskReasoningDelta(task_id=task_id, text=text):
+                    state = self.tasks.get(task_id)
+                    if state is not None:
+                        state.reasoning.add(text)
+                case RunStarted(snapshot=snapshot):
+                    for task in snapshot["tasks"]:
+                        self.tasks[task["id"]] = TaskState(task)
+                        self.order.append(task["id"])
+                case TaskStarted(task_id=task_id, task=task):
+                    state = self.tasks.get(task_id)
+                    if state is not None:
+                        state.data = task
+                        state.started = time.monotonic()
+                case TaskCompleted(task_id=task_id, task=task):
+                    state = self.tasks.get(task_id)
+                    if state is not None:
+                        state.data = task
+                        state.ended = time.monotonic()
+                case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():
+                    pass  # the closing print says how the run ended
+                case _:
+                    assert_never(event)
 
     def render(self) -> RenderableType:
-        return Group(*(self._panel(self.tasks[task_id]) for task_id in self.order))
+        with self._lock:
+            states = [self.tasks[task_id] for task_id in self.order]
+            # Share the screen: fewer tail rows per task when several run at once.
+            per_task = max(2, self.console.height // max(1, len(states)) - 8)
+            width = max(20, self.console.width - 4)
+            panels = [
+                self._panel(state, min(_ANSWER_ROWS, per_task), width, time.monotonic())
+                for state in states
+            ]
+        return Group(*panels)
 
-    def _panel(self, view: _TaskView) -> Panel:
-        task = view.data
+    def _panel(self, state: TaskState, rows: int, width: int, now: float) -> Panel:
+        task = state.data
         status = task["status"]
-        body: list[RenderableType] = []
-        if view.reasoning:
-            tail = "".join(view.reasoning).splitlines()[-_REASONING_TAIL_LINES:]
-            body.append(Text("reasoning ▸ " + "\n".join(tail), style="dim italic"))
-        answer = "".join(view.answer) or (task.get("output") or "")
+        body: list[RenderableType] = [self._progress(state, now)]
+        if state.reasoning.length:
+            tail = fit_rows(state.reasoning.last(), min(_REASONING_ROWS, rows), width)
+            body.append(Text("reasoning ▸ " + tail, style="dim italic"))
+        answer = state.answer.last() if state.answer.length else (task.get("output") or "")
         if answer:
-            body.append(Text("\n".join(answer.splitlines()[-_TAIL_LINES:])))
+            body.append(Text(fit_rows(answer[-TAIL_CHARS:], rows, width)))
         if task.get("reasoning_notice") and status not in ("queued", "running"):
             body.append(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
-        if task.get("error"):
-            body.append(Text(f"✗ {task['error']['code']}: {task['error']['message']}", style="red"))
+        error = task["error"]
+        if error is not None:
+            body.append(Text(f"✗ {error['code']}: {error['message']}", style="red"))
         title = Text.assemble(
             (f" {task['name']} ", "bold"),
             (f"{task['provider']}:{task['model']} · {task['chain_of_thought']} ", "dim"),
         )
-        if status == "running":
-            header: RenderableType = Spinner("dots", text=Text("running", style="yellow"))
-            body.insert(0, header)
         return Panel(
-            Group(*body) if body else Text(status, style="dim"),
+            Group(*body),
             title=title,
             title_align="left",
-            subtitle=_status_text(status),
+            subtitle=Text(status, style=STATUS_STYLE.get(status, "dim")),
             subtitle_align="right",
-            border_style=_STATUS_STYLE.get(status, "white"),
+            border_style=STATUS_STYLE.get(status, "white"),
         )
 
-
-_STATUS_STYLE = {
-    "done": "green",
-    "prepared": "blue",
-    "failed": "red",
-    "cancelled": "yellow",
-    "interrupted": "yellow",
-    "running": "yellow",
-}
-
-
-def _status_text(status: str) -> Text:
-    return Text(status, style=_STATUS_STYLE.get(status, "dim"))
-
-
-class PlainRunView:
-    """One line per lifecycle event, for logs and pipes (no deltas)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def handle(self, event: RunEvent) -> None:
-        match event:
-            case RunStarted(run_id=run_id, snapshot=data):
-                self._line(
-                    f"run {run_id} started: {len(data['tasks'])} task(s), chain_of_thought={data['chain_of_thought']} ({data['chain_of_thought_source']})"
-                )
-            case TaskStarted(task=data):
-                self._line(
-                    f"task {data['name']} started ({data['executor']}, chain_of_thought={data['chain_of_thought']})"
-                )
-            case TaskCompleted(task=data):
-                line = f"task {data['name']} {data['status']}"
-                if data.get("error"):
-                    line += f": {data['error']['code']}: {data['error']['message']}"
-                if data.get("reasoning_notice"):
-                    line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
-                self._line(line)
-            case TaskAnswerDelta() | TaskReasoningDelta():
-                pass  # no deltas in plain output
-            case (
-                RunCompleted(run_id=run_id, snapshot=data)
-                | RunFailed(run_id=run_id, snapshot=data)
-                | RunCancelled(run_id=run_id, snapshot=data)
-                | RunInterrupted(run_id=run_id, snapshot=data)
-            ):
-                self._line(f"run {run_id} {data['status']}")
-            case _:
-                assert_never(event)
-
-    def _line(self, text: str) -> None:
-        self.stream.write(text + "\n")
-        self.stream.flush()
+    def _progress(self, state: TaskState, now: float) -> RenderableType:
+        status = state.data["status"]
+        parts: list[str] = [status]
+        if state.started is not None:
+            parts.append(f"{(state.ended or now) - state.started:.1f} s")
+        if state.reasoning.length:
+            parts.append(f"reasoning {state.reasoning.length:,} chars")
+        if state.answer.length:
+            parts.append(f"answer {state.answer.length:,} chars")
+        line = Text(" · ".join(parts), style=STATUS_STYLE.get(status, "dim"))
+        if status != "running":
+            return line
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(state.spinner, line)
+        return grid
 
 
-def print_outputs(console: Console, snapshot: dict[str, Any]) -> None:
-    """Each task's answer and, only when present in the snapshot, its reasoning."""
-    for task in snapshot["tasks"]:
-        console.rule(Text.assemble((task["name"], "bold"), " ", (task["executor"], "dim")))
-        if task.get("reasoning"):
-            console.print(Text("reasoning:\n" + task["reasoning"], style="dim italic"))
-        if task.get("output"):
-            console.print(Text(task["output"]))
-        if task.get("reasoning_notice"):
-            console.print(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
-
-
-def summary_table(snapshot: dict[str, Any]) -> Table:
-    """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total)."""
-    table = Table(title=Text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left")
-    for column in (
-        "task",
-        "status",
-        "reasoning",
-        "input",
-        "output",
-        "reasoning tok.",
-        "first reasoning",
-        "first answer",
-        "total",
-    ):
-        table.add_column(
-            column, justify="right" if column not in ("task", "status", "reasoning") else "left"
-        )
-    for task in snapshot["tasks"]:
-        usage, timings = task["usage"], task["timings"]
-        table.add_row(
-            Text(task["name"]),
-            Text(task["status"]),
-            Text(task["reasoning_status"] or "-"),
-            _count(usage["input_tokens"]),
-            _count(usage["output_tokens"]),
-            _count(usage["reasoning_tokens"]),
-            _ms(timings["first_reasoning_ms"]),
-            _ms(timings["first_answer_ms"]),
-            _ms(timings["total_ms"]),
-        )
-    return table
-
-
-def _count(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f} ms"
+def fit_rows(text: str, rows: int, width: int) -> str:
+    """The end of ``text`` that fills at most ``rows`` screen rows of ``width`` columns
+    (one character a column: a bound, not a layout; the live display crops the rest)."""
+    kept: list[str] = []
+    budget = rows
+    for line in reversed(text.splitlines()):
+        need = max(1, -(-len(line) // width))
+        if need > budget:
+            kept.append(line[-budget * width :])
+            break
+        kept.append(line)
+        budget -= need
+        if budget <= 0:
+            break
+    return "\n".join(reversed(kept))

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from thoughtline.cli.live_view import text_console
+from thoughtline.cli._render import text_console
 from thoughtline.config import load_config
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint, EndpointRegistry

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.cli.live_view import (
-    LiveRunView,
-    PlainRunView,
+from thoughtline.cli._render import (
+    cut_off_line,
+    finish_reasons,
     print_outputs,
     summary_table,
     text_console,
 )
-from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run
+from thoughtline.cli.live_view import LiveRunView
+from thoughtline.cli.piped_view import PipedRunView
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import load_plan, spec_from_roles
 from thoughtline.runtime.runner import RunObserver, Runtime
@@ -25,10 +29,11 @@ from thoughtline.runtime.runner import RunObserver, Runtime
 EXIT_OK = 0
 EXIT_TASKS_FAILED = 1
 EXIT_CANCELLED = 130
+EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| head`
 
 
 @click.command("run")
-@click.argument("request", required=False)
+@click.argument("request", required=False, metavar="[REQUEST|-]")
 @click.option(
     "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."
 )
@@ -69,7 +74,12 @@ def run_command(
     plan_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Run REQUEST through one task per --role (or the tasks of --plan)."""
+    """Run REQUEST through one task per --role (or the tasks of --plan).
+
+    REQUEST "-" reads it from stdin, as does a missing REQUEST when stdin is not a
+    terminal. On a terminal the run is shown live, then each full answer and a table;
+    piped, stdout carries only the answers (streamed) and stderr the progress."""
+    request = _request_text(request, from_stdin_when_missing=plan_path is None)
     if plan_path is not None:
         if roles or provider or model or effort:
             raise click.UsageError(
@@ -78,17 +88,40 @@ def run_command(
         spec = load_plan(plan_path, request=request)
     else:
         if not request:
-            raise click.UsageError("Give a REQUEST (or a --plan file).")
+            raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
         spec = spec_from_roles(request, list(roles), provider=provider, model=model, effort=effort)
     _config, store, runtime = open_runtime()
     try:
         run = runtime.prepare(spec, explicit_mode=chain_of_thought, worker_backend=worker_backend)
-        final = _execute(runtime, run, as_json=as_json)
+        outcome = _execute(runtime, run, as_json=as_json)
+        finishes = finish_reasons(store.trace(run.id, "answer"))
     finally:
         store.close()
+    final = outcome.run
+    if outcome.stdout_closed:
+        # The reader went away (`| head -1`): the run was stopped; nothing more to say.
+        _silence_stdout()
+        sys.exit(EXIT_STDOUT_CLOSED)
     snapshot = final.snapshot()
     if as_json:
         click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
+    elif outcome.terminal:
+        console = text_console()
+        print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
+        console.print(summary_table(snapshot))
+    else:
+        # Not a terminal: rich would assume 80 columns; a table that wide folds its cells.
+        wide = sys.stderr.isatty() or "COLUMNS" in os.environ
+        errors = text_console(stderr=True, width=None if wide else 120)
+        for task in snapshot["tasks"]:
+            line = cut_off_line(finishes.get(task["id"]))
+            if line is not None:
+                errors.print(f"task {task['name']}: {line.plain}", soft_wrap=True)
+        errors.print(summary_table(snapshot))
+    _exit(final, snapshot)
+
+
+def _exit(final: Run, snapshot: RunSnapshot) -> None:
     for task in snapshot["tasks"]:
         if task["error"]:
             click.echo(
@@ -107,22 +140,63 @@ def run_command(
     sys.exit(EXIT_TASKS_FAILED)
 
 
-def _execute(runtime: Runtime, run: Run, *, as_json: bool) -> Run:
-    stdout_is_tty = sys.stdout.isatty()
+def _request_text(request: str | None, *, from_stdin_when_missing: bool) -> str | None:
+    """REQUEST as given, or read from stdin for "-" (or when missing and stdin is piped)."""
+    stdin = sys.stdin
+    wanted = request == "-" or (
+        request is None and from_stdin_when_missing and stdin is not None and not stdin.isatty()
+    )
+    if not wanted:
+        return request
+    if stdin is None:
+        raise click.UsageError("REQUEST is '-' but there is no stdin to read it from.")
+    try:
+        text = stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise click.UsageError("The request on stdin is not valid UTF-8 text.") from None
+    if not text.strip():
+        raise click.UsageError("The request on stdin is empty; give a REQUEST.")
+    return text.rstrip("\r\n")
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    run: Run
+    terminal: bool  # shown live on a terminal (the full answers are still to print)
+    stdout_closed: bool  # the reader of stdout went away; the run was stopped
+
+
+def _execute(runtime: Runtime, run: Run, *, as_json: bool) -> _Outcome:
     if as_json:
-        return _drive(runtime, run, None)
-    if not stdout_is_tty:
-        plain = PlainRunView(sys.stdout)
-        final = _drive(runtime, run, plain.handle)
-        console = text_console(file=sys.stdout, width=120)
-        print_outputs(console, final.snapshot())
-        console.print(summary_table(final.snapshot()))
-        return final
-    console = text_console()
-    with LiveRunView(console) as view:
+        return _Outcome(_drive(runtime, run, None), terminal=False, stdout_closed=False)
+    if not sys.stdout.isatty():
+        stop = _Stopper(runtime, run.id)
+        view = PipedRunView(sys.stdout, sys.stderr, on_closed=stop)
         final = _drive(runtime, run, view.handle)
-    console.print(summary_table(final.snapshot()))
-    return final
+        return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
+    with LiveRunView(text_console()) as live:
+        final = _drive(runtime, run, live.handle)
+    return _Outcome(final, terminal=True, stdout_closed=False)
+
+
+class _Stopper:
+    """Cancels the run from the event loop, after the event being handled."""
+
+    def __init__(self, runtime: Runtime, run_id: str) -> None:
+        self.runtime = runtime
+        self.run_id = run_id
+
+    def __call__(self) -> None:
+        asyncio.get_running_loop().call_soon(self.runtime.cancel, self.run_id)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's last flush does not fail loudly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _drive(runtime: Runtime, run: Run, observer: RunObserver | None) -> Run:

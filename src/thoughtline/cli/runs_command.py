@@ -9,34 +9,26 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._context import open_store
-from thoughtline.cli.live_view import print_outputs, summary_table, text_console
+from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
+from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
-from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS, TraceLayer
+from thoughtline.records import TRACE_LAYERS, Run, TraceLayer
+from thoughtline.runtime.disclosure import DisclosureGate
+
+RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
 
 
-def _not_found(run_id: str | None) -> ThoughtlineError:
-    if run_id is None:
-        return ThoughtlineError(
-            "RUN_NOT_FOUND", 'No runs yet. Start one with: thoughtline run "..."'
-        )
-    return ThoughtlineError(
-        "RUN_NOT_FOUND", f"No run {run_id!r} in this store. List runs with: thoughtline runs"
-    )
-
-
-@click.command("status")
+@click.command("status", epilog=RUN_ID_HELP)
 @click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the run snapshot as JSON.")
 def status_command(run_id: str | None, as_json: bool) -> None:
     """Snapshot of a run (the latest when RUN_ID is omitted)."""
     store = open_store(load_config())
     try:
-        run = store.get_run(run_id) if run_id else store.latest_run()
+        run = resolve_run(store, run_id)
+        finishes = {} if as_json else finish_reasons(store.trace(run.id, "answer"))
     finally:
         store.close()
-    if run is None:
-        raise _not_found(run_id)
     snapshot = run.snapshot()
     if as_json:
         click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
@@ -50,7 +42,7 @@ def status_command(run_id: str | None, as_json: bool) -> None:
         )
     )
     console.print(Text(f"request: {run.request}"))
-    print_outputs(console, snapshot)
+    print_outputs(console, snapshot, finishes=finishes)
     console.print(summary_table(snapshot))
 
 
@@ -58,7 +50,7 @@ def status_command(run_id: str | None, as_json: bool) -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of run snapshots.")
 def runs_command(limit: int, as_json: bool) -> None:
-    """Recent runs, newest first."""
+    """Recent runs, newest first (full ids: pass one, or a prefix, to status and trace)."""
     store = open_store(load_config())
     try:
         runs = store.list_runs(limit)
@@ -68,11 +60,15 @@ def runs_command(limit: int, as_json: bool) -> None:
         click.echo(json.dumps([run.snapshot() for run in runs], indent=2, ensure_ascii=False))
         return
     table = Table(title_justify="left")
-    for column in ("run", "status", "created", "chain_of_thought", "tasks", "request"):
+    # Ids are never cut: people copy them into status and trace.
+    id_width = max((len(run.id) for run in runs), default=3)
+    table.add_column("run", no_wrap=True, min_width=id_width)
+    for column in ("status", "created", "chain_of_thought", "tasks", "request"):
         table.add_column(column)
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
-        request = run.request if len(run.request) <= 60 else run.request[:57] + "..."
+        request = " ".join(run.request.split())  # one line, even for a request from stdin
+        request = request if len(request) <= 60 else request[:57] + "..."
         table.add_row(
             *(
                 Text(cell)
@@ -89,19 +85,22 @@ def runs_command(limit: int, as_json: bool) -> None:
     text_console().print(table)
 
 
-@click.command("trace")
+@click.command("trace", epilog=RUN_ID_HELP)
 @click.argument("run_id")
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trace events.")
 def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
     """Operator view of a run's trace (answer, reasoning, provider_raw layers)."""
-    store = open_store(load_config())
+    config = load_config()
+    store = open_store(config)
     try:
-        if store.get_run(run_id) is None:
-            raise _not_found(run_id)
-        events = store.trace(run_id, layer)
+        run = resolve_run(store, run_id)
+        events = store.trace(run.id, layer)
     finally:
         store.close()
+    if not events and layer is not None:
+        # An empty layer is an answer too: say why, on stderr (stdout stays parseable).
+        click.echo(f"thoughtline: {empty_layer_reason(run, layer)}", err=True)
     if as_json:
         click.echo(json.dumps([event.to_dict() for event in events], indent=2, ensure_ascii=False))
         return
@@ -117,3 +116,26 @@ def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
         )
         if event.metadata:
             console.print_json(data=event.metadata)
+
+
+def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
+    """Why ``layer`` of ``run`` holds no events, as far as the run itself can tell."""
+    empty = f"The {layer} layer of run {run.id} is empty"
+    if layer == "reasoning":
+        modes = sorted({task.chain_of_thought for task in run.tasks})
+        if not any(DisclosureGate(mode).records for mode in modes):
+            return (
+                f"{empty}: its tasks ran with chain_of_thought={', '.join(modes)}, which does "
+                "not record reasoning (telemetry_only and surface_and_telemetry do)."
+            )
+        statuses = ", ".join(f"{task.name}: {task.reasoning_status or '-'}" for task in run.tasks)
+        return (
+            f"{empty}: no reasoning text was recorded ({statuses}), or the reasoning "
+            "retention ([trace.retention] reasoning) has removed it."
+        )
+    if layer == "provider_raw":
+        return (
+            f"{empty}: raw exchanges are kept only with [trace] provider_raw = true, "
+            "for as long as [trace.retention] provider_raw allows."
+        )
+    return f"{empty}."

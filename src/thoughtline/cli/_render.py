@@ -1,0 +1,143 @@
+"""What every command prints about a run: answers, notices, the closing table.
+
+Everything a model or a user wrote (answers, reasoning, requests, names, models, error
+messages) is printed as text, never parsed as rich markup: a model that writes
+``[/INST]`` or ``[bold]`` must not break or restyle the output. Styling comes only from
+:class:`~rich.text.Text` spans built here, on consoles from :func:`text_console`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from thoughtline.records import RunSnapshot, TraceEvent
+
+STATUS_STYLE = {
+    "done": "green",
+    "prepared": "blue",
+    "failed": "red",
+    "cancelled": "yellow",
+    "interrupted": "yellow",
+    "running": "yellow",
+}
+
+# Trace events that close a task's provider call; their metadata carries the finish.
+_CALL_ENDINGS = frozenset(
+    {"worker.completed", "worker.failed", "task.cancelled", "task.interrupted"}
+)
+
+
+def text_console(**options: Any) -> Console:
+    """A console that prints strings as they are: no markup, emoji codes or highlighting
+    (most of what thoughtline prints was written by a model or a user)."""
+    return Console(markup=False, emoji=False, highlight=False, **options)
+
+
+def finish_reasons(trace: Iterable[TraceEvent]) -> dict[str, str]:
+    """Each task's normalized finish reason, from the answer layer of its run's trace.
+
+    The snapshot does not carry it; the trace event that closes the provider call does."""
+    reasons: dict[str, str] = {}
+    for event in trace:
+        if event.task_id is None or event.type not in _CALL_ENDINGS:
+            continue
+        finish = event.metadata.get("finish")
+        if isinstance(finish, dict) and isinstance(finish.get("reason"), str):
+            reasons[event.task_id] = finish["reason"]
+    return reasons
+
+
+def cut_off_line(finish: str | None) -> Text | None:
+    """The line saying an answer was cut off by the output limit, when it was."""
+    if finish != "length":
+        return None
+    return Text(
+        "✂ The answer was cut off: the model reached its output token limit (finish = length).",
+        style="bold yellow",
+    )
+
+
+def print_outputs(
+    console: Console,
+    snapshot: RunSnapshot,
+    *,
+    finishes: Mapping[str, str] | None = None,
+    reasoning_tail_lines: int | None = None,
+) -> None:
+    """Each task's full answer and, only when present in the snapshot, its reasoning.
+
+    ``reasoning_tail_lines`` collapses displayed reasoning to its last lines (the live
+    view's closing print: the whole text stays one ``thoughtline status`` away)."""
+    for task in snapshot["tasks"]:
+        console.rule(Text.assemble((task["name"], "bold"), " ", (task["executor"], "dim")))
+        reasoning = task.get("reasoning")
+        if reasoning:
+            console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["id"]))
+        output = task["output"]
+        if output:
+            # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
+            console.print(Text(output), soft_wrap=True)
+        line = cut_off_line((finishes or {}).get(task["id"]))
+        if line is not None:
+            console.print(line)
+        error = task["error"]
+        if error is not None:
+            console.print(Text(f"✗ {error['code']}: {error['message']}", style="red"))
+        if task.get("reasoning_notice"):
+            console.print(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
+
+
+def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text:
+    if tail_lines is None:
+        return Text("reasoning:\n" + reasoning, style="dim italic")
+    lines = reasoning[-4000:].splitlines()[-tail_lines:]
+    header = (
+        f"reasoning ({len(reasoning):,} characters; the whole text: thoughtline status {run_id})"
+    )
+    return Text(header + "\n… " + "\n".join(line[-400:] for line in lines), style="dim italic")
+
+
+def summary_table(snapshot: RunSnapshot) -> Table:
+    """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total)."""
+    table = Table(title=Text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left")
+    for column in (
+        "task",
+        "status",
+        "reasoning",
+        "input",
+        "output",
+        "reasoning tok.",
+        "first reasoning",
+        "first answer",
+        "total",
+    ):
+        table.add_column(
+            column, justify="right" if column not in ("task", "status", "reasoning") else "left"
+        )
+    for task in snapshot["tasks"]:
+        usage, timings = task["usage"], task["timings"]
+        table.add_row(
+            Text(task["name"]),
+            Text(task["status"]),
+            Text(task["reasoning_status"] or "-"),
+            count(usage["input_tokens"]),
+            count(usage["output_tokens"]),
+            count(usage["reasoning_tokens"]),
+            _ms(timings["first_reasoning_ms"]),
+            _ms(timings["first_answer_ms"]),
+            _ms(timings["total_ms"]),
+        )
+    return table
+
+
+def count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} ms"
