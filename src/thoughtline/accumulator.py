@@ -67,6 +67,10 @@ class ModelResponse:
     response_id: str | None = None
     model: str | None = None
     text_metadata: tuple[ProviderMetadata, ...] = ()
+    commentary: str = ""
+    """Text the provider marked as a preamble, not the answer (OpenAI Responses
+    ``phase: "commentary"``). Kept apart from ``text`` whenever a final answer arrived;
+    when none did, the preamble is all there is and stays in ``text`` too."""
 
     @property
     def reasoning_text(self) -> str:
@@ -75,6 +79,7 @@ class ModelResponse:
 
 
 _BLOCK_DELTAS = 512
+_COMMENTARY = "commentary"
 
 
 class _OpenPart:
@@ -187,12 +192,16 @@ class ResponseAccumulator:
         reasoning: list[ReasoningPart] = []
         tools: list[ToolCall] = []
         texts: list[str] = []
+        commentary: list[str] = []
         text_metadata: list[ProviderMetadata] = []
         for part_id, part in sorted(self._parts.items(), key=lambda item: item[1].order):
             complete = part_id in self._closed
             joined = part.text()
             if part.kind == "text":
-                texts.append(joined)
+                if part.metadata.get("phase") == _COMMENTARY:
+                    commentary.append(joined)
+                else:
+                    texts.append(joined)
                 if part.metadata:
                     text_metadata.append(dict(part.metadata))
             elif part.kind == "tool":
@@ -214,8 +223,10 @@ class ResponseAccumulator:
                         complete=complete,
                     )
                 )
+        answer = "".join(texts)
+        preamble = "".join(commentary)
         return ModelResponse(
-            text="".join(texts),
+            text=answer if answer else preamble,
             reasoning_parts=tuple(reasoning),
             tool_calls=tuple(tools),
             usage=self._usage or Usage(),
@@ -225,6 +236,7 @@ class ResponseAccumulator:
             response_id=self._response_id,
             model=self._model,
             text_metadata=tuple(text_metadata),
+            commentary=preamble,
         )
 
 

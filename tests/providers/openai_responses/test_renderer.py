@@ -76,6 +76,7 @@ def test_enabled_returns_summaries_and_the_carrier() -> None:
         output_tokens=700,
         reasoning_tokens=640,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=750,
     )
     assert streamed.finish == Finish(reason="stop", raw_reason="completed")
@@ -178,6 +179,7 @@ def test_non_reasoning_model_returns_no_reasoning_item() -> None:
         output_tokens=60,
         reasoning_tokens=0,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=110,
     )
 

@@ -48,6 +48,10 @@ def _encrypted(item: str) -> list[StreamEvent]:
     ]
 
 
+def _text_item(item: str, *deltas: str, **metadata: str | bool) -> list[StreamEvent]:
+    return _text(item, *deltas, **metadata)
+
+
 def _text(item: str, *deltas: str, **metadata: str | bool) -> list[StreamEvent]:
     part = f"{item}/text/0"
     meta = {"item_id": item, **metadata}
@@ -93,6 +97,7 @@ SUMMARY: list[StreamEvent] = [
         output_tokens=731,
         reasoning_tokens=640,
         cached_input_tokens=12,
+        cache_write_tokens=0,
         total_tokens=783,
     ),
     Finish(reason="stop", raw_reason="completed"),
@@ -112,6 +117,7 @@ RAW: list[StreamEvent] = [
         output_tokens=25,
         reasoning_tokens=18,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=55,
     ),
     Finish(reason="stop", raw_reason="completed"),
@@ -126,6 +132,7 @@ ENCRYPTED_ONLY: list[StreamEvent] = [
         output_tokens=96,
         reasoning_tokens=64,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=116,
     ),
     Finish(reason="stop", raw_reason="completed"),
@@ -139,6 +146,7 @@ HIDDEN: list[StreamEvent] = [
         output_tokens=700,
         reasoning_tokens=640,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=750,
     ),
     Finish(reason="stop", raw_reason="completed"),
@@ -174,6 +182,7 @@ TOOL: list[StreamEvent] = [
         output_tokens=150,
         reasoning_tokens=96,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=230,
     ),
     Finish(reason="tool_calls", raw_reason="completed"),
@@ -188,6 +197,7 @@ REFUSAL: list[StreamEvent] = [
         output_tokens=40,
         reasoning_tokens=24,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=65,
     ),
     Finish(reason="refusal", raw_reason="refusal"),
@@ -208,6 +218,7 @@ LENGTH: list[StreamEvent] = [
         output_tokens=256,
         reasoning_tokens=256,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=316,
     ),
     Finish(reason="length", raw_reason="max_output_tokens"),
@@ -217,7 +228,12 @@ NON_REASONING: list[StreamEvent] = [
     ResponseStarted(response_id="resp_41_01", model="gpt-4.1"),
     *_text("msg_41_01", "Hello ", "wörld 👋"),
     Usage(
-        input_tokens=10, output_tokens=4, reasoning_tokens=0, cached_input_tokens=0, total_tokens=14
+        input_tokens=10,
+        output_tokens=4,
+        reasoning_tokens=0,
+        cached_input_tokens=0,
+        cache_write_tokens=0,
+        total_tokens=14,
     ),
     Finish(reason="stop", raw_reason="completed"),
 ]
@@ -267,6 +283,7 @@ UNKNOWN: list[StreamEvent] = [
         output_tokens=30,
         reasoning_tokens=26,
         cached_input_tokens=0,
+        cache_write_tokens=0,
         total_tokens=40,
     ),
     Finish(reason="stop", raw_reason="completed"),
@@ -283,7 +300,25 @@ WITH_BODY: dict[str, list[StreamEvent]] = {
     "incomplete_length": LENGTH,
     "non_reasoning": NON_REASONING,
 }
+PHASE_PREAMBLE = {"phase": "commentary"}
+PHASE_FINAL = {"phase": "final_answer"}
+PHASE = [
+    ResponseStarted(response_id="resp_phase_42", model="gpt-5.5"),
+    *_text_item("msg_pre_1", "Ich schaue kurz nach — ", "dann die Antwort.", **PHASE_PREAMBLE),
+    *_text_item("msg_final_2", "Die Hauptstadt ist Bern 🇨🇭.", **PHASE_FINAL),
+    Usage(
+        input_tokens=25,
+        output_tokens=30,
+        reasoning_tokens=0,
+        cached_input_tokens=0,
+        cache_write_tokens=0,
+        total_tokens=55,
+    ),
+    Finish(reason="stop", raw_reason="completed"),
+]
+
 STREAM_ONLY: dict[str, list[StreamEvent]] = {
+    "phase_commentary": PHASE,
     "failed": FAILED,
     "error_event": ERROR_EVENT,
     "unknown_events": UNKNOWN,
@@ -358,6 +393,7 @@ def test_summary_response_accumulates_every_part() -> None:
         output_tokens=731,
         reasoning_tokens=640,
         cached_input_tokens=12,
+        cache_write_tokens=0,
         total_tokens=783,
     )
     assert response.finish == Finish(reason="stop", raw_reason="completed")
@@ -413,3 +449,19 @@ def test_fixtures_split_inside_multibyte_characters() -> None:
         assert decode_in_pieces(new_decoder, raw, [cut]) == SUMMARY
     emoji = raw.index("🚄".encode())
     assert decode_in_pieces(new_decoder, raw, [emoji + 1, emoji + 2, emoji + 3]) == SUMMARY
+
+
+def test_commentary_preamble_is_kept_apart_from_the_final_answer() -> None:
+    response = accumulate(decode_stream(fixture("phase_commentary.sse")))
+    assert response.text == "Die Hauptstadt ist Bern 🇨🇭."
+    assert response.commentary == "Ich schaue kurz nach — dann die Antwort."
+
+
+def test_a_preamble_without_a_final_answer_is_still_the_text() -> None:
+    raw = fixture("phase_commentary.sse")
+    cut = raw.index(
+        b'event: response.output_item.added\ndata: {"type":"response.output_item.added","sequence_number":8'
+    )
+    events = decode_stream(raw[:cut])
+    response = accumulate(events)
+    assert response.text == response.commentary == "Ich schaue kurz nach — dann die Antwort."

@@ -2,7 +2,8 @@
 
 ``prompt_tokens`` already includes cached prompt tokens (OpenAI's convention), so it is
 the total input as is; ``prompt_tokens_details.cached_tokens`` (or DeepSeek's
-``prompt_cache_hit_tokens``) is the cached share of it. Groq puts the counts of a stream
+``prompt_cache_hit_tokens``) is the cached share of it, and
+``prompt_tokens_details.cache_write_tokens`` the share written to the cache. Groq puts the counts of a stream
 in ``x_groq.usage`` on the last chunk instead of a top-level ``usage``.
 """
 
@@ -34,12 +35,18 @@ def usage_event(usage: dict[str, Any]) -> Usage | None:
     )
     if cached is None:
         cached = int_or_none(usage.get("prompt_cache_hit_tokens"))  # DeepSeek's own field
+    written = (
+        int_or_none(prompt_details.get("cache_write_tokens"))
+        if isinstance(prompt_details, dict)
+        else None
+    )
     event = Usage(
         input_tokens=int_or_none(usage.get("prompt_tokens")),
         output_tokens=int_or_none(usage.get("completion_tokens")),
         reasoning_tokens=reasoning,
         cached_input_tokens=cached,
         total_tokens=int_or_none(usage.get("total_tokens")),
+        cache_write_tokens=written,
     )
     if event == Usage():
         return None

@@ -29,6 +29,10 @@ def usage_event(usage: object) -> Usage | None:
         if isinstance(input_details, Mapping)
         else None,
         total_tokens=_count(usage.get("total_tokens")),
+        # Part of input_tokens, as cached_tokens is.
+        cache_write_tokens=_count(input_details.get("cache_write_tokens"))
+        if isinstance(input_details, Mapping)
+        else None,
     )
     if event == _EMPTY_USAGE:
         return None
