@@ -481,3 +481,37 @@ def test_usage_input_is_the_total_with_cache_reads_and_writes() -> None:
     assert accumulate(events).usage == Usage(
         input_tokens=4520, output_tokens=7, cached_input_tokens=3000, cache_write_tokens=1500
     )
+
+
+def test_server_side_fallback_reports_the_model_that_answered() -> None:
+    fallback = {
+        "type": "fallback",
+        "from": {"model": "claude-opus-4-8"},
+        "to": {"model": "claude-sonnet-5-20260901"},
+        "trigger": {"type": "refusal", "category": "cyber"},
+    }
+    raw = sse(
+        START,
+        block_start(0, fallback),
+        block_stop(0),
+        block_start(1, {"type": "text", "text": ""}),
+        block_delta(1, {"type": "text_delta", "text": "Hier die Antwort."}),
+        block_stop(1),
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+        STOP,
+    )
+    events: list[StreamEvent] = decode_stream(raw)
+    assert events[2:5] == [
+        StreamWarning(
+            code="PROVIDER_MODEL_FALLBACK",
+            message="Anthropic handed the response from claude-opus-4-8 to "
+            "claude-sonnet-5-20260901 (refusal, category cyber); the rest was written by "
+            "the fallback model.",
+        ),
+        ResponseStarted(model="claude-sonnet-5-20260901"),
+        TextStart(part_id="text-1"),
+    ]
+    response = accumulate(events)
+    assert response.model == "claude-sonnet-5-20260901"
+    assert response.response_id == "msg_x"
+    assert response.text == "Hier die Antwort."

@@ -221,6 +221,10 @@ class AnthropicStreamTranslator(PayloadTranslator):
         if previous is not None:  # a block index reused before it stopped
             self._close(previous, out, complete=False)
         block_type = block_payload.get("type")
+        if block_type == "fallback":
+            self._blocks[index] = _Block(index, _IGNORED, "")
+            out.extend(_fallback(block_payload))
+            return out
         prefix = _PART_PREFIX.get(block_type) if isinstance(block_type, str) else None
         if prefix is None:
             self._blocks[index] = _Block(index, _IGNORED, "")
@@ -436,6 +440,28 @@ def anthropic_usage(
         cached_input_tokens=read,
         cache_write_tokens=write,
     )
+
+
+def _fallback(block: Mapping[str, Any]) -> list[StreamEvent]:
+    """A server-side model fallback: the ``from`` model declined, the ``to`` model writes
+    what follows. The model that answered is reported as the response's model."""
+    source, target = block.get("from"), block.get("to")
+    declined = source.get("model") if isinstance(source, Mapping) else None
+    answered = target.get("model") if isinstance(target, Mapping) else None
+    trigger = block.get("trigger")
+    category = trigger.get("category") if isinstance(trigger, Mapping) else None
+    why = f" (refusal, category {category})" if isinstance(category, str) else ""
+    out: list[StreamEvent] = [
+        StreamWarning(
+            code="PROVIDER_MODEL_FALLBACK",
+            message=f"Anthropic handed the response from {declined or 'the requested model'} "
+            f"to {answered or 'a fallback model'}{why}; the rest was written by the fallback "
+            "model.",
+        )
+    ]
+    if isinstance(answered, str) and answered:
+        out.append(ResponseStarted(model=answered))
+    return out
 
 
 def _refusal_warning(details: Mapping[str, Any]) -> StreamWarning | None:
