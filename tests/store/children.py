@@ -108,3 +108,22 @@ def stream_events(run_id: str, task_ids: list[str], at: str | None) -> list[RunE
         )
         for seq, (type_, task_id, text) in enumerate(script, start=1)
     ]
+
+
+def stream_many(location: str, run_id: str, count: int) -> None:
+    """Append a run's numbered answer deltas one write at a time, as its owner does."""
+    store = open_at(location)
+    for seq in range(1, count + 1):
+        store.append_run_events(
+            [
+                RunEventRecord(
+                    run_id=run_id,
+                    seq=seq,
+                    type="answer.delta",
+                    task_id=f"{run_id}_task{seq % 5}",
+                    at=ago(0),
+                    data={"text": f"{seq} "},
+                )
+            ]
+        )
+    store.close()

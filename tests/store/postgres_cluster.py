@@ -86,8 +86,10 @@ class Cluster:
             "start",
         )
 
-    def stop(self) -> None:
-        self.pg_ctl("-m", "immediate", "stop")
+    def stop(self, mode: str = "immediate") -> None:
+        """``immediate`` loses commits not yet written (synchronous_commit is off): fine
+        for a cluster thrown away, not for one started again (use ``fast``)."""
+        self.pg_ctl("-m", mode, "stop")
 
 
 def _as_server_user(command: list[str]) -> None:

@@ -25,8 +25,9 @@ CONNECT_TIMEOUT_S = 10
 """How long connecting to the server may take (unless the connection string says)."""
 POOL_MAX_SIZE = 8
 """Connections one process keeps at most; each store call holds one for a transaction."""
-POOL_WAIT_S = 30.0
-"""How long a call waits for a free (or new) connection before giving up."""
+POOL_WAIT_S = 10.0
+"""How long a call waits for a free (or new) connection before giving up: also how
+long a server that went down takes to be reported."""
 LOCK_TIMEOUT_S = 10
 """How long a statement waits for a row lock another transaction holds, as SQLite's
 busy timeout does, before it is reported ``locked``."""
@@ -91,7 +92,7 @@ def usage_errors(location: str) -> Iterator[None]:
         raise StoreError(
             "unavailable",
             f"No connection to the thoughtline PostgreSQL store at {location} within "
-            f"{POOL_WAIT_S:.0f} s ({_one_line(exc)}): check that the server is running and "
+            f"{POOL_WAIT_S:g} s ({_one_line(exc)}): check that the server is running and "
             "reachable, and that it accepts more connections (max_connections).",
         ) from exc
     except psycopg.Error as exc:
