@@ -44,6 +44,13 @@ class ModelCapability:
     fallback: bool = False
     source: CapabilitySource = "builtin"
 
+    @property
+    def returns_raw_text(self) -> bool:
+        """The model's reasoning text is its own (raw), not a provider summary: wire
+        formats that look alike (Anthropic thinking blocks, OpenRouter's
+        ``anthropic-claude-v1``) then carry raw text, e.g. Claude 3.7 Sonnet."""
+        return "raw" in self.returns and "summary" not in self.returns
+
     def accepts_effort(self, effort: Effort) -> bool:
         return effort == "provider-default" or effort in self.efforts
 

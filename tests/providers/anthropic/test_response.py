@@ -7,10 +7,10 @@ import json
 import pytest
 
 from thoughtline.accumulator import accumulate
-from thoughtline.events import StreamError
+from thoughtline.events import ReasoningEnd, ReasoningStart, StreamError
 
 from .expected import BODIES, CITATIONS_WARNING, STREAMS
-from .helpers import ADAPTER, decode_body, decode_stream, fixture
+from .helpers import ADAPTER, context, decode_body, decode_stream, fixture, request
 
 
 @pytest.mark.parametrize("name", sorted(BODIES))
@@ -182,3 +182,14 @@ def test_empty_error_body() -> None:
     assert error.message == (
         "Anthropic returned HTTP 401: HTTP 401. Check the API key for this provider."
     )
+
+
+def test_claude_3_7_thinking_is_raw_not_a_summary() -> None:
+    # Claude 3.7 Sonnet returns its full thinking; Claude 4+ a summary (capability data).
+    events = ADAPTER.decode_body(
+        fixture("summary_body.json"),
+        request("claude-3-7-sonnet-20250219"),
+        context("claude-3-7-sonnet-20250219"),
+    )
+    kinds = [event.kind for event in events if isinstance(event, ReasoningStart | ReasoningEnd)]
+    assert kinds == ["raw", "raw"]

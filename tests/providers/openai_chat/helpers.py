@@ -28,6 +28,7 @@ FIXTURE_CONTEXTS: dict[str, tuple[str, str, ReasoningField | None]] = {
     "openrouter_error_midstream": ("openrouter", "anthropic/claude-sonnet-4.6", None),
     "openrouter_error_midstream_string": ("openrouter", "openai/gpt-5.5", None),
     "openrouter_unknown_detail": ("openrouter", "x-ai/grok-5", None),
+    "openrouter_claude37_thinking": ("openrouter", "anthropic/claude-3.7-sonnet:thinking", None),
     "deepseek_reasoning_content": ("deepseek", "deepseek-reasoner", None),
     "deepseek_tool_calls": ("deepseek", "deepseek-chat", None),
     "vllm_reasoning": ("vllm", "Qwen/Qwen3-8B", None),

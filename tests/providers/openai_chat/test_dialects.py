@@ -110,3 +110,33 @@ def test_a_server_that_sends_no_usage_reads_as_not_reported(stem: str) -> None:
     events = decode_stream(stem, raw)
     assert events == _without_usage(events)
     assert accumulate(events).usage == Usage()
+
+
+def test_claude_3_7_through_openrouter_is_raw_thinking_whatever_the_format() -> None:
+    # OpenRouter labels Claude's thinking anthropic-claude-v1 (a summary format on Claude
+    # 4+), but Claude 3.7 Sonnet returns its full thinking: the model's capability wins.
+    signed = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
+    assert decode_stream("openrouter_claude37_thinking") == [
+        ResponseStarted(
+            response_id="gen-1767231000-c37Thk", model="anthropic/claude-3.7-sonnet:thinking"
+        ),
+        ReasoningStart(part_id="reasoning-0", kind="raw", provider_metadata=signed),
+        ReasoningDelta(part_id="reasoning-0", text="Okay, 12 mal 12 → "),
+        ReasoningDelta(part_id="reasoning-0", text="144, sicher."),
+        ReasoningEnd(
+            part_id="reasoning-0",
+            kind="raw",
+            provider_metadata={**signed, "signature": "ErUBCkYIAxgCIkD3c37sig=="},
+        ),
+        TextStart(part_id="text-0"),
+        TextDelta(part_id="text-0", text="12 mal 12 = 144 ✓"),
+        TextEnd(part_id="text-0"),
+        Finish(reason="stop", raw_reason="stop"),
+        Usage(
+            input_tokens=41,
+            output_tokens=96,
+            reasoning_tokens=70,
+            cached_input_tokens=0,
+            total_tokens=137,
+        ),
+    ]

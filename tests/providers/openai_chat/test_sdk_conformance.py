@@ -35,7 +35,7 @@ def sse_payloads(data: bytes) -> list[dict[str, Any]]:
 
 
 def test_fixture_lists_are_not_empty() -> None:
-    assert len(SSE_FIXTURES) == 18
+    assert len(SSE_FIXTURES) == 19
     assert len(BODY_FIXTURES) == 12
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.events import ReasoningKind, StreamEvent
 from thoughtline.providers.anthropic._errors import parse_error
 from thoughtline.providers.anthropic._request import shape_body
 from thoughtline.providers.anthropic._response import decode_body
@@ -45,13 +45,13 @@ class AnthropicMessagesAdapter:
 
     def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:
         """A decoder for one ``"stream": true`` response (ends at ``message_stop``)."""
-        return SSEStreamDecoder(AnthropicStreamTranslator())
+        return SSEStreamDecoder(AnthropicStreamTranslator(thinking_kind=_thinking_kind(context)))
 
     def decode_body(
         self, body: bytes, request: ModelRequest, context: CallContext
     ) -> list[StreamEvent]:
         """Events for a non-streaming body: the same sequence the stream would give."""
-        return decode_body(body)
+        return decode_body(body, thinking_kind=_thinking_kind(context))
 
     def parse_error(
         self,
@@ -65,3 +65,7 @@ class AnthropicMessagesAdapter:
         return parse_error(
             status, headers, body, endpoint=context.endpoint if context is not None else None
         )
+
+
+def _thinking_kind(context: CallContext) -> ReasoningKind:
+    return "raw" if context.capability.returns_raw_text else "summary"

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from thoughtline.events import StreamEvent
+from thoughtline.events import ReasoningKind, StreamEvent
 from thoughtline.providers.anthropic._errors import stream_error
 from thoughtline.providers.anthropic._stream import AnthropicStreamTranslator
 from thoughtline.providers.base import interrupted_error, malformed_error
 from thoughtline.wire.jsonio import MalformedJSON, dumps, loads_object
 
 
-def decode_body(body: bytes) -> list[StreamEvent]:
+def decode_body(body: bytes, *, thinking_kind: ReasoningKind = "summary") -> list[StreamEvent]:
     """Events for a complete non-streaming response body."""
     try:
         message = loads_object(body)
@@ -25,7 +25,7 @@ def decode_body(body: bytes) -> list[StreamEvent]:
         return [malformed_error(str(exc))]
     if message.get("type") == "error":
         return [stream_error(message)]
-    translator = AnthropicStreamTranslator()
+    translator = AnthropicStreamTranslator(thinking_kind=thinking_kind)
     events: list[StreamEvent] = []
     for payload in stream_payloads(message):
         events.extend(translator.translate(payload["type"], payload))

@@ -96,8 +96,10 @@ class _Block:
 class AnthropicStreamTranslator(PayloadTranslator):
     """Translates the payloads of one ``/v1/messages`` stream (``"stream": true``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, thinking_kind: ReasoningKind = "summary") -> None:
         self.finished = False
+        # Claude 4+ summarizes its thinking; Claude 3.7 returns it whole (capability data).
+        self._thinking_kind: ReasoningKind = thinking_kind
         self._message_open = False
         # Cache reads and writes from message_start, for a message_delta that reports
         # input_tokens without them.
@@ -241,7 +243,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
         self._blocks[index] = block
         part_id = block.part_id
         if block_type == _THINKING:
-            out.append(ReasoningStart(part_id=part_id, kind="summary"))
+            out.append(ReasoningStart(part_id=part_id, kind=self._thinking_kind))
             text = block_payload.get("thinking")
             if isinstance(text, str) and text:
                 block.has_content = True
@@ -337,7 +339,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
             metadata = {"signature": signature} if signature is not None else {}
             # A signature with no text is Anthropic's display "omitted": only the carrier.
             final_kind: ReasoningKind = (
-                "encrypted" if not block.has_content and signature else "summary"
+                "encrypted" if not block.has_content and signature else self._thinking_kind
             )
             out.append(ReasoningEnd(part_id=part_id, kind=final_kind, provider_metadata=metadata))
         elif kind == _TEXT:

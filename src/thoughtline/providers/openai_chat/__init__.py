@@ -64,6 +64,7 @@ class OpenAIChatAdapter:
             reasoning_field=endpoint.reasoning_field,
             provider=_provider_label(context),
             model=request.model,
+            raw_text_model=context.capability.returns_raw_text,
         )
 
     def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:

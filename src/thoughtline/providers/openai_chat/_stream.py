@@ -140,6 +140,7 @@ class ChatTranslator(PayloadTranslator):
         reasoning_field: ReasoningField,
         provider: str,
         model: str,
+        raw_text_model: bool = False,
     ) -> None:
         self._provider = provider
         self._openrouter = dialect == "openrouter"
@@ -149,8 +150,11 @@ class ChatTranslator(PayloadTranslator):
             self._splitter = ThinkTagSplitter(
                 "think_tags" if reasoning_field == "think_tags" else "auto"
             )
+        # The model's capability data wins over the wire format: Claude 3.7 Sonnet
+        # returns full thinking although OpenRouter labels it anthropic-claude-v1.
+        self._raw_text_model = raw_text_model
         self._plain_kind: ReasoningKind = "raw"
-        if self._openrouter:
+        if self._openrouter and not raw_text_model:
             self._plain_kind = self._plain_kind_for(model)
         self._started = False
         self._current: _Part | None = None
@@ -371,7 +375,8 @@ class ChatTranslator(PayloadTranslator):
         if not text and not signature:
             return
         fmt = detail.get("format")
-        kind: ReasoningKind = "summary" if fmt in SUMMARY_FORMATS else "raw"
+        summary = fmt in SUMMARY_FORMATS and not self._raw_text_model
+        kind: ReasoningKind = "summary" if summary else "raw"
         part = self._detail_part(detail, kind, out, start_kind=None if text else "encrypted")
         if text:
             part.has_text = True
