@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 import click
 
 from thoughtline.cli._context import open_runtime
+from thoughtline.cli._driver import Interrupts, catching_interrupts, drive, stopper
 from thoughtline.cli._render import (
     cut_off_line,
     finish_reasons,
@@ -24,7 +24,7 @@ from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import load_plan, spec_from_roles
-from thoughtline.runtime.runner import RunObserver, Runtime
+from thoughtline.runtime.runner import Runtime
 
 EXIT_OK = 0
 EXIT_TASKS_FAILED = 1
@@ -90,13 +90,18 @@ def run_command(
         if not request:
             raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
         spec = spec_from_roles(request, list(roles), provider=provider, model=model, effort=effort)
-    _config, store, runtime = open_runtime()
-    try:
-        run = runtime.prepare(spec, explicit_mode=chain_of_thought, worker_backend=worker_backend)
-        outcome = _execute(runtime, run, as_json=as_json)
-        finishes = finish_reasons(store.trace(run.id, "answer"))
-    finally:
-        store.close()
+    with catching_interrupts() as interrupts:
+        _config, store, runtime = open_runtime()
+        try:
+            if interrupts.count:  # Ctrl-C before anything was stored
+                raise click.Abort
+            run = runtime.prepare(
+                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+            )
+            outcome = _execute(runtime, run, interrupts, as_json=as_json)
+            finishes = finish_reasons(store.trace(run.id, "answer"))
+        finally:
+            store.close()
     final = outcome.run
     if outcome.stdout_closed:
         # The reader went away (`| head -1`): the run was stopped; nothing more to say.
@@ -166,28 +171,18 @@ class _Outcome:
     stdout_closed: bool  # the reader of stdout went away; the run was stopped
 
 
-def _execute(runtime: Runtime, run: Run, *, as_json: bool) -> _Outcome:
+def _execute(runtime: Runtime, run: Run, interrupts: Interrupts, *, as_json: bool) -> _Outcome:
     if as_json:
-        return _Outcome(_drive(runtime, run, None), terminal=False, stdout_closed=False)
+        final = drive(runtime, run, None, interrupts)
+        return _Outcome(final, terminal=False, stdout_closed=False)
     if not sys.stdout.isatty():
-        stop = _Stopper(runtime, run.id)
+        stop = stopper(runtime, run.id)
         view = PipedRunView(sys.stdout, sys.stderr, on_closed=stop)
-        final = _drive(runtime, run, view.handle)
+        final = drive(runtime, run, view.handle, interrupts)
         return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
     with LiveRunView(text_console()) as live:
-        final = _drive(runtime, run, live.handle)
+        final = drive(runtime, run, live.handle, interrupts)
     return _Outcome(final, terminal=True, stdout_closed=False)
-
-
-class _Stopper:
-    """Cancels the run from the event loop, after the event being handled."""
-
-    def __init__(self, runtime: Runtime, run_id: str) -> None:
-        self.runtime = runtime
-        self.run_id = run_id
-
-    def __call__(self) -> None:
-        asyncio.get_running_loop().call_soon(self.runtime.cancel, self.run_id)
 
 
 def _silence_stdout() -> None:
@@ -197,25 +192,3 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     finally:
         os.close(devnull)
-
-
-def _drive(runtime: Runtime, run: Run, observer: RunObserver | None) -> Run:
-    """Run the event loop; Ctrl-C cancels the run cleanly and returns it as cancelled."""
-
-    async def main() -> Run:
-        task = asyncio.ensure_future(runtime.execute(run, observer=observer))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            runtime.cancel(run.id)
-            return await task
-
-    loop = asyncio.new_event_loop()
-    main_task = loop.create_task(main())
-    try:
-        return loop.run_until_complete(main_task)
-    except KeyboardInterrupt:
-        main_task.cancel()
-        return loop.run_until_complete(main_task)
-    finally:
-        loop.close()

@@ -286,12 +286,20 @@ class RunExecution:
         task.timings.finished_at = now_iso()
         if task.reasoning_status is None:
             stopped = status in ("cancelled", "interrupted")
-            task.reasoning_status = "interrupted" if stopped else "not_applicable"
-            task.reasoning_notice = (
-                f"The task was {status} before the model answered."
-                if stopped
-                else "The task did not run, so no model was called."
-            )
+            if stopped and task.chain_of_thought == "hidden":
+                # Nothing was asked for, so nothing was interrupted.
+                task.reasoning_status = "not_requested"
+                task.reasoning_notice = (
+                    "Reasoning was not requested (chain_of_thought is hidden); "
+                    f"the task was {status} before the model answered."
+                )
+            else:
+                task.reasoning_status = "interrupted" if stopped else "not_applicable"
+                task.reasoning_notice = (
+                    f"The task was {status} before the model answered."
+                    if stopped
+                    else "The task did not run, so no model was called."
+                )
         self.trace.add(
             "worker.failed" if status == "failed" else f"task.{status}",
             task_id=task.id,

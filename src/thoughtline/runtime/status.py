@@ -63,7 +63,23 @@ def derive_reasoning_status(
                 code = f"{code}, {error.provider_error_type}"
             lead = f"The provider reported an error ({code})"
         else:
-            lead = "The stream cancelled" if cancelled else "The stream broke"
+            lead = "The task was cancelled" if cancelled else "The stream broke"
+        # Where it stopped: once answer text arrived, the reasoning before it was whole.
+        answering = bool(response.text)
+        if text_parts and answering and not partial:
+            chars = sum(len(part.text) for part in text_parts)
+            kept = f"all {chars} characters of reasoning had arrived and are kept"
+            if not gate.displays:
+                kept += " in the trace" if gate.records else ""
+            return ReasoningVerdict(
+                "interrupted",
+                f"{lead} during the answer; {kept}; the answer is partial." + token_clause,
+            )
+        if answering and not text_parts:
+            return ReasoningVerdict(
+                "interrupted",
+                f"{lead} during the answer; no reasoning text had arrived." + token_clause,
+            )
         if text_parts:
             chars = sum(len(part.text) for part in text_parts)
             kept = f"{chars} characters of reasoning arrived and are kept, marked partial"

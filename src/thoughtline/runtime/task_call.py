@@ -10,10 +10,11 @@ prepares the prompts, records them and calls nothing.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from thoughtline.accumulator import ModelResponse
-from thoughtline.events import StreamError
+from thoughtline.events import ReasoningDelta, StreamError, TextDelta
 from thoughtline.providers.client import ProviderCall
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, TaskUsage, now_iso
@@ -34,6 +35,20 @@ class TaskCall:
         self.task = task
         self.runtime = execution.runtime
         self.gate = DisclosureGate(task.chain_of_thought, self.runtime.redactor)
+        self.call_started = 0.0
+        self.first_reasoning_at: float | None = None
+        self.first_answer_at: float | None = None
+
+    def saw(self, event: object) -> None:
+        """Note when the first reasoning and the first answer text arrived."""
+        kind = type(event)
+        if kind is TextDelta:
+            self.first_answer_at = time.perf_counter()
+        elif kind is ReasoningDelta and self.first_reasoning_at is None:
+            self.first_reasoning_at = time.perf_counter()
+
+    def elapsed_ms(self, at: float | None) -> float | None:
+        return None if at is None else round((at - self.call_started) * 1000.0, 3)
 
     async def go(self) -> None:
         task = self.task
@@ -81,9 +96,13 @@ class TaskCall:
             },
         )
         cancelled = False
+        # Timed here too: a cancelled call never builds its exchange (and its timings).
+        self.call_started = time.perf_counter()
         try:
             async with call:
                 async for event in call:
+                    if self.first_answer_at is None:
+                        self.saw(event)
                     live = self.gate.live(event)
                     if live is not None:
                         execution.emit_text(task.id, live[0], live[1])
@@ -139,6 +158,10 @@ class TaskCall:
             task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms
             task.timings.first_answer_ms = exchange.timings.first_text_ms
             task.timings.total_ms = exchange.timings.total_ms
+        else:  # cancelled mid-call: keep what this task saw happen
+            task.timings.first_reasoning_ms = self.elapsed_ms(self.first_reasoning_at)
+            task.timings.first_answer_ms = self.elapsed_ms(self.first_answer_at)
+            task.timings.total_ms = self.elapsed_ms(time.perf_counter())
         if captured.for_trace:  # recording mode and something arrived
             execution.trace.add(
                 "worker.reasoning",
