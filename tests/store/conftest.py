@@ -1,7 +1,8 @@
 """The ``backend`` fixture runs a behavioural test against each store: SQLite in a temp
 directory, and PostgreSQL in a fresh database of one throwaway cluster per session
 (skipped, saying why, where no PostgreSQL server binaries are installed; scripts/check
-installs them). Tests on PostgreSQL are marked ``slow``: they need the cluster."""
+installs them). Tests on PostgreSQL are marked ``slow`` (they need the cluster), and so
+are those of ``thoughtline store migrate`` (each runs commands as processes)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         on_postgres = callspec is not None and callspec.params.get("backend") == "postgres"
         fixtures = getattr(item, "fixturenames", ())
-        if on_postgres or "postgres_dsn" in fixtures or "postgres_cluster" in fixtures:
+        runs_commands = item.nodeid.startswith("tests/store/test_store_migrate.py")
+        if on_postgres or runs_commands or {"postgres_dsn", "postgres_cluster"} & set(fixtures):
             item.add_marker(pytest.mark.slow)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import psycopg
 
 from thoughtline.records import now_iso
+from thoughtline.store import _rows as rows
 from thoughtline.store.migrations import newer_database_error
 
 MIGRATION_LOCK = 0x7468_6F75_6768_746C  # "thoughtl": one key for thoughtline's schema
@@ -30,6 +31,21 @@ MIGRATION_LOCK = 0x7468_6F75_6768_746C  # "thoughtl": one key for thoughtline's 
 NOW_SQL = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 """The server's clock as the runtime writes timestamps: heartbeats written by every
 host compare against one clock."""
+
+
+# Statements the store and the copy into it share (rows mapped by thoughtline.store._rows).
+INSERT_TASK = (
+    f"INSERT INTO tasks ({', '.join(rows.TASK_COLUMNS)}) "
+    f"VALUES ({', '.join(f'%({column})s' for column in rows.TASK_COLUMNS)})"
+)
+UPDATE_TASK = (
+    f"UPDATE tasks SET {', '.join(f'{column} = %({column})s' for column in rows.TASK_COLUMNS[1:])} "
+    "WHERE id = %(id)s"
+)
+INSERT_TRACE = rows.INSERT_TRACE.replace("?", "%s")
+INSERT_RUN_EVENT = (
+    f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
+)
 
 
 @dataclass(frozen=True, slots=True)

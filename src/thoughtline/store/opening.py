@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtline.config import STORE_URL_VARIABLE, Config, thoughtline_home, with_store_url
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.store.base import Store
+
+if TYPE_CHECKING:
+    from thoughtline.store.postgres import PostgresStore
 
 DATABASE_NAME = "thoughtline.db"
 
@@ -47,14 +51,21 @@ def open_store(config: Config, environ: Mapping[str, str] | None = None) -> Stor
         from thoughtline.store.sqlite import SQLiteStore
 
         return SQLiteStore(sqlite_path(environ))
+    source = with_store_url(config, environ).sources.get("orchestration.store")
+    where = source if source == STORE_URL_VARIABLE else f"{source}: orchestration.store"
+    return open_postgres(dsn, named_by=where)
+
+
+def open_postgres(dsn: str, *, named_by: str) -> PostgresStore:
+    """Open (creating and migrating) the PostgreSQL store at ``dsn``; without the
+    ``postgres`` extra, an error that starts with ``named_by`` (where the store was
+    asked for) says what to install."""
     try:
         from thoughtline.store.postgres import PostgresStore
     except ImportError as exc:
-        source = with_store_url(config, environ).sources.get("orchestration.store")
-        where = source if source == STORE_URL_VARIABLE else f"{source}: orchestration.store"
         raise ThoughtlineError(
             "EXTRA_MISSING",
-            f"{where}: the PostgreSQL store needs the postgres extra: "
+            f"{named_by}: the PostgreSQL store needs the postgres extra: "
             f"pip install 'thoughtline[postgres]' (missing module {exc.name}).",
         ) from None
     return PostgresStore(dsn)

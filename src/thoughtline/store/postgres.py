@@ -42,7 +42,14 @@ from thoughtline.store._postgres_connection import (
     usage_errors,
 )
 from thoughtline.store._postgres_dsn import server_location
-from thoughtline.store._postgres_schema import NOW_SQL
+from thoughtline.store._postgres_import import CopyCounts, copy_store
+from thoughtline.store._postgres_schema import (
+    INSERT_RUN_EVENT,
+    INSERT_TASK,
+    INSERT_TRACE,
+    NOW_SQL,
+    UPDATE_TASK,
+)
 from thoughtline.store.base import RunNotFoundError, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
 
@@ -54,18 +61,6 @@ HEARTBEAT_INTERVAL_S = 10.0
 """How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
 
 UNFINISHED = "('planned', 'running')"
-INSERT_TASK = (
-    f"INSERT INTO tasks ({', '.join(rows.TASK_COLUMNS)}) "
-    f"VALUES ({', '.join(f'%({column})s' for column in rows.TASK_COLUMNS)})"
-)
-UPDATE_TASK = (
-    f"UPDATE tasks SET {', '.join(f'{column} = %({column})s' for column in rows.TASK_COLUMNS[1:])} "
-    "WHERE id = %(id)s"
-)
-INSERT_TRACE = rows.INSERT_TRACE.replace("?", "%s")
-INSERT_RUN_EVENT = (
-    f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
-)
 RESIDUE = (
     "PostgreSQL keeps the bytes of deleted rows in its table files until VACUUM reuses "
     "the space, and in its write-ahead log, backups and replicas until they are recycled; "
@@ -400,6 +395,13 @@ class PostgresStore(Store):
                 cursor.executemany(UPDATE_TASK, [rows.task_params(task) for task in tasks])
             conn.execute(INSERT_TRACE, rows.trace_params(event))
         return True
+
+    def copy_from(self, source: Store) -> CopyCounts:
+        """Copy every run of ``source`` (tasks, trace events of every layer, run event
+        log) into this store, which must hold no run yet, in one transaction; see
+        :mod:`thoughtline.store._postgres_import`."""
+        with self._transaction() as conn:
+            return copy_store(source, conn, target=self.location)
 
     def store_time(self) -> float:
         """The server's clock (seconds since the epoch), which heartbeats are stamped by."""
