@@ -106,3 +106,25 @@ def test_passwords_are_masked_and_servers_named_without_them(
 ) -> None:
     assert mask_password(dsn) == masked
     assert server_location(dsn) == location
+
+
+def test_thoughtline_config_shows_the_store_with_its_password_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thoughtline.cli.config_command import config_report
+
+    monkeypatch.setenv("THOUGHTLINE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("THOUGHTLINE_STORE_URL", URL)
+    monkeypatch.delenv("THOUGHTLINE_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    report = config_report(load_config())
+    settings = {item["key"]: item for item in report["settings"]}
+    masked = "postgresql://runs:***@db.internal:6543/thoughtline"
+    assert settings["orchestration.store"]["value"] == "postgres"
+    assert settings["store.dsn"] == {
+        "key": "store.dsn",
+        "value": masked,
+        "source": "THOUGHTLINE_STORE_URL",
+    }
+    assert report["database"] == masked
+    assert "s3cret-pw" not in str(report)
