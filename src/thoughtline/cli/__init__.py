@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
+from importlib.util import find_spec
 
 import click
 
@@ -36,6 +37,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "providers_command",
         "Endpoints and what each model discloses.",
     ),
+    "init": (
+        "thoughtline.cli.init_command",
+        "init_command",
+        "Write a commented starter thoughtline.toml.",
+    ),
     "config": (
         "thoughtline.cli.config_command",
         "config_command",
@@ -57,6 +63,37 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+# Commands that need an extra: (extra, modules it installs). Checked before the command's
+# module is imported, so `thoughtline serve` and `thoughtline serve --help` fail alike.
+EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "serve": ("server", ("fastapi", "uvicorn")),
+    "mcp": ("mcp", ("mcp",)),
+    "acp": ("acp", ("acp",)),
+}
+
+
+def missing_extra(cmd_name: str, module: str | None = None) -> ThoughtlineError | None:
+    """The error for a command whose extra is not installed (``module``: one known
+    missing), or ``None`` when everything it needs can be found."""
+    extra, modules = EXTRAS.get(cmd_name, ("all", ()))
+    if module is None:
+        module = next((name for name in modules if not _installed(name)), None)
+        if module is None:
+            return None
+    return ThoughtlineError(
+        "EXTRA_MISSING",
+        f"'thoughtline {cmd_name}' needs the [{extra}] extra: "
+        f"pip install 'thoughtline[{extra}]' (missing module {module}).",
+    )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked package is not usable either
+        return False
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -65,18 +102,19 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(cmd_name)
         if entry is None:
             return None
-        module_name, attribute, _ = entry
-        try:
-            module = import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and exc.name.startswith("thoughtline"):
-                raise
-            extra = {"serve": "server", "mcp": "mcp", "acp": "acp"}.get(cmd_name, "all")
-            raise ThoughtlineError(
-                "EXTRA_MISSING",
-                f"'thoughtline {cmd_name}' needs the [{extra}] extra: "
-                f"pip install 'thoughtline[{extra}]' (missing module {exc.name}).",
-            ) from None
+        module_name, attribute, text = entry
+        problem = missing_extra(cmd_name)
+        if problem is None:
+            try:
+                module = import_module(module_name)
+            except ModuleNotFoundError as exc:
+                if exc.name is not None and exc.name.startswith("thoughtline"):
+                    raise
+                problem = missing_extra(cmd_name, exc.name)
+        if problem is not None:
+            if ctx.resilient_parsing:  # shell completion: still list the command
+                return click.Command(cmd_name, help=text)
+            raise problem from None
         command: click.Command = getattr(module, attribute)
         return command
 

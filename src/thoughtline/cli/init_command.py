@@ -1,0 +1,87 @@
+"""``thoughtline init``: write a commented starter ``thoughtline.toml``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from thoughtline.errors import ThoughtlineError
+
+# Every setting at its default, so the file changes nothing until a line is edited; the
+# comments say what each does and which values it takes (the config is strict).
+STARTER = """\
+# thoughtline configuration. Unknown keys and bad values are errors that name this file,
+# the key and the allowed values; `thoughtline config` shows what is in effect and why.
+# Precedence for the reasoning mode: --chain-of-thought > plan file > per role > this file.
+
+[orchestration]
+# What happens to the model's reasoning:
+#   hidden                 not requested, never stored (the default)
+#   surface                requested and shown (CLI, daemon, MCP, ACP), not written to the trace
+#   telemetry_only         requested and written to the trace and telemetry only
+#   surface_and_telemetry  both
+chain_of_thought = "hidden"
+worker_backend = "provider"       # provider calls the model; inline only prepares prompts
+store = "sqlite"                  # sqlite (under THOUGHTLINE_HOME) | postgres (set [store] dsn)
+max_concurrency = 8               # tasks of a run that call providers at once
+
+# [orchestration.chain_of_thought_by_role]
+# reviewer = "surface"            # a mode per role (architect, engineer, reviewer, security, yours)
+
+[defaults]
+provider = "anthropic"            # anthropic, openai, openrouter, gemini, deepseek, ollama, vllm, llamacpp, or yours
+# model = "claude-sonnet-4-6"     # the endpoint's default model when left out
+effort = "provider-default"       # provider-default | none | minimal | low | medium | high | xhigh | max
+
+# A server of your own that speaks a known wire API:
+# [providers.my-vllm]
+# wire_api = "openai-chat"        # anthropic-messages | openai-responses | openai-chat | gemini | ollama
+# base_url = "http://127.0.0.1:8000/v1"
+# api_key_env = "MY_VLLM_KEY"     # optional: the variable holding its key
+# max_concurrency = 1             # for local servers that serve one request at a time
+
+# [roles.translator]
+# prompt = "You translate technical text into plain English."
+
+[timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
+connect = 10
+read = 120                        # the longest silence between bytes
+total = 900                       # one provider call, retries excluded
+
+[trace]
+provider_raw = false              # keep redacted request/response bodies (layer provider_raw)
+
+[trace.retention]                 # how long each trace layer is kept ("30d", "12h", "forever")
+provider_raw = "7d"
+reasoning = "30d"
+answer = "forever"
+
+# [telemetry]
+# exporter = "otlp"               # export spans (also on when OTEL_EXPORTER_OTLP_ENDPOINT is set)
+# capture_content = false         # message content in spans, only when the mode records reasoning
+"""
+
+
+@click.command("init")
+@click.option(
+    "--path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("thoughtline.toml"),
+    show_default=True,
+    help="Where to write the file.",
+)
+@click.option("--force", is_flag=True, help="Overwrite the file if it exists.")
+def init_command(path: Path, force: bool) -> None:
+    """Write a commented starter thoughtline.toml (every setting at its default)."""
+    if path.exists() and not force:
+        raise ThoughtlineError(
+            "CONFIG_EXISTS", f"{path} already exists; pass --force to overwrite it."
+        )
+    try:
+        path.write_text(STARTER, encoding="utf-8")
+    except OSError as exc:
+        raise ThoughtlineError(
+            "CONFIG_WRITE_FAILED", f"Cannot write {path}: {exc.strerror}."
+        ) from None
+    click.echo(f"thoughtline: wrote {path}; edit it, then check it with: thoughtline config")
