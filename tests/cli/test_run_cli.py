@@ -433,7 +433,7 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
 
 
 # Model and user text that rich would read as markup (or emoji codes) if it were parsed.
-MARKUP = "[/INST] [bold]x[/bold] [link=http://x]y[/link] [red on] :smile: \\[z]"
+MARKUP = "[/INST] [bold]x[/bold] [link=http://x]y[/link] [red on] :smile: \\[z] <script>alert(1)</script>"
 MARKUP_REQUEST = "[/INST] [bold]ask[/bold] [link=http://x]q[/link]"
 
 

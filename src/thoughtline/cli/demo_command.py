@@ -18,6 +18,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
@@ -105,15 +106,16 @@ async def run_demo(
     return results
 
 
-def _cell(row: dict[str, Any]) -> str:
+def _cell(row: dict[str, Any]) -> Text:
+    # Text, never markup: an error message may quote what a provider sent.
     if row["error"]:
-        return f"[red]{row['error']}[/]"
-    parts = [f"[bold]{row['reasoning_status']}[/]"]
+        return Text(row["error"], style="red")
+    cell = Text(row["reasoning_status"] or "-", style="bold")
     if row["shown_chars"]:
-        parts.append(f"shows {row['shown_chars']} chars")
+        cell.append(f"\nshows {row['shown_chars']} chars")
     if row["recorded_chars"] is not None:
-        parts.append(f"records {row['recorded_chars']} chars")
-    return "\n".join(parts)
+        cell.append(f"\nrecords {row['recorded_chars']} chars")
+    return cell
 
 
 @click.command("demo")
@@ -151,9 +153,9 @@ def demo_command(as_json: bool) -> None:
     for name, endpoint, model, note in DEMO_TASKS:
         cells = {row["mode"]: row for row in rows if row["task"] == name}
         table.add_row(
-            f"{endpoint}\n[dim]{model}\n{note}[/]",
+            Text.assemble(f"{endpoint}\n", (f"{model}\n{note}", "dim")),
             *(_cell(cells[mode]) for mode in CHAIN_OF_THOUGHT_MODES),
-            cells["surface"]["reasoning_notice"] or "",
+            Text(cells["surface"]["reasoning_notice"] or ""),
         )
     console.print(table)
     console.print(
