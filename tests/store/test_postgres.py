@@ -253,3 +253,22 @@ def test_a_cli_run_on_postgres_is_read_back_by_other_processes_and_leaks_nothing
         assert PASSWORD not in output.stdout + output.stderr
         assert CANARY_KEY not in output.stdout + output.stderr
     assert not (home / "thoughtline.db").exists()  # nothing went to the SQLite store
+
+
+def test_a_nul_character_from_a_model_is_stored_as_a_replacement(postgres_dsn: str) -> None:
+    # PostgreSQL text cannot hold U+0000; a model that emits one must not fail the run.
+    with closing(PostgresStore(postgres_dsn)) as store:
+        run = make_run("run_nul", request="ask\x00ed")
+        store.create_run(run)
+        task = run.tasks[0]
+        task.status, task.output, task.reasoning = "done", "an\x00swer", "thought\x00"
+        store.update_task(task)
+        store.append_trace([make_event("run_nul", metadata={"text": "kept\x00exactly"})])
+        stored = store.get_run("run_nul")
+        assert stored is not None
+        assert (stored.request, stored.tasks[0].output, stored.tasks[0].reasoning) == (
+            "ask\ufffded",
+            "an\ufffdswer",
+            "thought\ufffd",
+        )
+        assert store.trace("run_nul")[0].metadata == {"text": "kept\x00exactly"}  # JSON escapes it

@@ -21,7 +21,13 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, TraceLayer
 from thoughtline.store import _rows as rows
 from thoughtline.store._postgres_connection import Connection
-from thoughtline.store._postgres_schema import INSERT_RUN_EVENT, INSERT_TASK, INSERT_TRACE
+from thoughtline.store._postgres_schema import (
+    INSERT_RUN_EVENT,
+    INSERT_TASK,
+    INSERT_TRACE,
+    run_params,
+    task_params,
+)
 from thoughtline.store.base import Store
 
 COPIED_META_KEYS = ("last_purge_at",)
@@ -75,12 +81,12 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
         conn.execute(
             f"INSERT INTO runs ({', '.join(rows.RUN_FIELDS)}) "
             f"VALUES ({', '.join(['%s'] * len(rows.RUN_FIELDS))})",
-            tuple(getattr(run, name) for name in rows.RUN_FIELDS),
+            run_params(run),
         )
         trace = source.trace(run.id)
         events = source.run_events(run.id)
         with conn.cursor() as cursor:
-            cursor.executemany(INSERT_TASK, [rows.task_params(task) for task in run.tasks])
+            cursor.executemany(INSERT_TASK, [task_params(task) for task in run.tasks])
             cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
             cursor.executemany(INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events])
         counts.runs += 1

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from thoughtline.records import now_iso
+from thoughtline.records import Run, Task, now_iso
 from thoughtline.store import _rows as rows
 from thoughtline.store.migrations import newer_database_error
 
@@ -46,6 +46,25 @@ INSERT_TRACE = rows.INSERT_TRACE.replace("?", "%s")
 INSERT_RUN_EVENT = (
     f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
 )
+
+
+NUL_REPLACEMENT = "\ufffd"
+"""What U+0000 becomes: PostgreSQL text cannot hold it (SQLite can). Only model output
+can carry one; JSON columns escape it and keep it exactly."""
+
+
+def storable(value: object) -> object:
+    return value.replace("\x00", NUL_REPLACEMENT) if isinstance(value, str) else value
+
+
+def task_params(task: Task) -> dict[str, object]:
+    """A task's row parameters (``rows.task_params``), storable in PostgreSQL."""
+    return {name: storable(value) for name, value in rows.task_params(task).items()}
+
+
+def run_params(run: Run) -> tuple[object, ...]:
+    """A run's :data:`rows.RUN_FIELDS` values, storable in PostgreSQL."""
+    return tuple(storable(getattr(run, name)) for name in rows.RUN_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,8 @@ from thoughtline.store._postgres_schema import (
     INSERT_TRACE,
     NOW_SQL,
     UPDATE_TASK,
+    run_params,
+    task_params,
 )
 from thoughtline.store.base import RunNotFoundError, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
@@ -127,12 +129,12 @@ class PostgresStore(Store):
                 f"INSERT INTO runs ({', '.join(columns)}, heartbeat_at) "
                 f"VALUES ({', '.join(['%s'] * len(columns))}, {NOW_SQL})",
                 (
-                    *(getattr(run, name) for name in rows.RUN_FIELDS),
+                    *run_params(run),
                     *(owner.host, owner.pid, owner.start_time, owner.boot_id),
                 ),
             )
             with conn.cursor() as cursor:
-                cursor.executemany(INSERT_TASK, [rows.task_params(task) for task in run.tasks])
+                cursor.executemany(INSERT_TASK, [task_params(task) for task in run.tasks])
         if run.status in ("planned", "running"):
             self._own(run.id)
 
@@ -153,7 +155,7 @@ class PostgresStore(Store):
         with self._transaction() as conn:
             # The run's row first, as every write of a run: interrupt_run locks it too.
             _touch(conn, [task.run_id])
-            if conn.execute(UPDATE_TASK, rows.task_params(task)).rowcount == 0:
+            if conn.execute(UPDATE_TASK, task_params(task)).rowcount == 0:
                 raise RunNotFoundError(
                     f"No task {task.id!r} of run {task.run_id!r} in {self.location} to update."
                 )
@@ -392,7 +394,7 @@ class PostgresStore(Store):
                 (finished_at, seen.run_id),
             )
             with conn.cursor() as cursor:
-                cursor.executemany(UPDATE_TASK, [rows.task_params(task) for task in tasks])
+                cursor.executemany(UPDATE_TASK, [task_params(task) for task in tasks])
             conn.execute(INSERT_TRACE, rows.trace_params(event))
         return True
 
