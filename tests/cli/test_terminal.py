@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -99,7 +100,10 @@ def test_a_long_reasoning_stream_on_a_terminal_ends_with_the_full_answer(
     assert "Traceback" not in shown
     # The spinner moved: more than one of its frames reached the terminal.
     assert len({char for char in shown if char in SPINNER_FRAMES}) >= 2
-    assert "reasoning 240,000 chars" in shown or "reasoning 2" in shown  # streamed counts
+    # Elapsed time and streamed characters, live and in the last frame of the panel.
+    assert re.search(r"running · \d+\.\d s", shown)
+    answer_chars = f"{len(LONG_ANSWER):,}"
+    assert re.search(rf"done · \d+\.\d s · reasoning 240,000 chars · answer {answer_chars}", shown)
 
 
 def test_an_answer_cut_off_by_the_token_limit_says_so(
