@@ -20,6 +20,7 @@ from thoughtline.errors import (
     code_for_status,
     status_is_retryable,
 )
+from thoughtline.providers._text import with_advice
 
 if TYPE_CHECKING:
     from thoughtline.providers.endpoints import Endpoint
@@ -123,9 +124,7 @@ def provider_error(
         retryable = status_is_retryable(status)
     detail = message.strip() if message else f"HTTP {status}"
     advice = (credential_advice(final_code, endpoint) if endpoint else "") or advice_for(final_code)
-    text = f"{provider} returned HTTP {status}: {detail}"
-    if advice:
-        text = f"{text}. {advice}"
+    text = with_advice(f"{provider} returned HTTP {status}: {detail}", advice)
     return ProviderError(
         final_code,
         text,

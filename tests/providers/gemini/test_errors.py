@@ -21,7 +21,7 @@ def test_rate_limit_uses_retry_info_when_no_header() -> None:
     assert error.request_id == "r-1"
     assert error.message == (
         "Gemini returned HTTP 429: You exceeded your current quota, please check your plan and "
-        "billing details.. Wait and try again, or lower max_concurrency."
+        "billing details. Wait and try again, or lower max_concurrency."
     )
 
 

@@ -252,7 +252,7 @@ def test_in_stream_error_is_last_and_leaves_the_open_part_incomplete() -> None:
         StreamError(
             code="PROVIDER_OVERLOADED",
             message="Gemini reported an error mid-stream: UNAVAILABLE: The model is overloaded. "
-            "Please try again later.. The provider is overloaded; try again shortly.",
+            "Please try again later. The provider is overloaded; try again shortly.",
             retryable=True,
             status=503,
             provider_error_type="UNAVAILABLE",

@@ -346,7 +346,7 @@ def test_openrouter_error_mid_stream_numeric_code() -> None:
         StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="OpenRouter reported an error during the response (502): Provider "
-            "returned error (upstream provider: Anthropic)",
+            "returned error (upstream provider: Anthropic).",
             retryable=True,
             status=502,
             provider_error_type="502",
@@ -362,7 +362,7 @@ def test_openrouter_error_mid_stream_string_code() -> None:
         StreamError(
             code="PROVIDER_SERVER_ERROR",
             message="OpenRouter reported an error during the response (server_error): "
-            "Provider disconnected unexpectedly",
+            "Provider disconnected unexpectedly.",
             retryable=True,
             status=None,
             provider_error_type="server_error",

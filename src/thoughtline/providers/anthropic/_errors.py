@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import StreamError
+from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -80,9 +81,7 @@ def stream_error(payload: Mapping[str, Any]) -> StreamError:
     detail = message or "no message"
     label = error_type or "unknown error type"
     text = f"{PROVIDER_NAME} stream error ({label}): {detail}"
-    advice = advice_for(code)
-    if advice:
-        text = f"{text}. {advice}"
+    text = with_advice(text, advice_for(code))
     return StreamError(
         code=code,
         message=text,

@@ -22,6 +22,7 @@ from thoughtline.errors import (
     code_for_status,
 )
 from thoughtline.events import StreamError
+from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -102,9 +103,7 @@ def stream_error(error: Any) -> StreamError:
     detail = _str(error.get("message")) or "no message"
     label = f"{rpc_status}: " if rpc_status else ""
     message = f"Gemini reported an error mid-stream: {label}{detail}"
-    advice = advice_for(code)
-    if advice:
-        message = f"{message}. {advice}"
+    message = with_advice(message, advice_for(code))
     return StreamError(
         code=code,
         message=message,

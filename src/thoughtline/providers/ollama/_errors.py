@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import StreamError
+from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -68,9 +69,7 @@ def stream_error(error: Any) -> StreamError:
     text = error if isinstance(error, str) else repr(error)
     code = code_for_message(text)
     message = f"Ollama reported an error mid-stream: {text}"
-    advice = advice_for(code)
-    if advice:
-        message = f"{message}. {advice}"
+    message = with_advice(message, advice_for(code))
     return StreamError(code=code, message=message, retryable=code in RETRYABLE_CODES)
 
 

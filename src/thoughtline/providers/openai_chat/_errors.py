@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, code_for_status
 from thoughtline.events import StreamError
+from thoughtline.providers._text import sentence
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -174,7 +175,7 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     label = f" ({_stringify(raw_code)})" if raw_code is not None else ""
     return StreamError(
         code=code,
-        message=f"{provider} reported an error during the response{label}: {detail}",
+        message=sentence(f"{provider} reported an error during the response{label}: {detail}"),
         retryable=code in RETRYABLE_CODES,
         status=status,
         # A named code (Groq's "tool_use_failed") says more than the class it belongs to.

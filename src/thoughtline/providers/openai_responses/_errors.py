@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
 from thoughtline.events import StreamError
+from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -118,9 +119,7 @@ def stream_error(
     text = f"{PROVIDER_NAME} reported an error during the response: {detail}"
     if label:
         text = f"{text} ({label})"
-    advice = advice_for(stable)
-    if advice:
-        text = f"{text}. {advice}"
+    text = with_advice(text, advice_for(stable))
     return StreamError(
         code=stable,
         message=text,
