@@ -23,9 +23,11 @@ from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_event, make_run
 from tests.store.postgres_cluster import Cluster, free_port, running_cluster
 from thoughtline.errors import ConfigError
+from thoughtline.records import RunEventRecord
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.runtime.retention import purge
 from thoughtline.store import _postgres_connection
+from thoughtline.store._postgres_listen import RunEventsAppended
 from thoughtline.store._postgres_schema import MIGRATIONS
 from thoughtline.store.base import StoreError
 from thoughtline.store.postgres import PostgresStore
@@ -272,3 +274,66 @@ def test_a_nul_character_from_a_model_is_stored_as_a_replacement(postgres_dsn: s
             "thought\ufffd",
         )
         assert store.trace("run_nul")[0].metadata == {"text": "kept\x00exactly"}  # JSON escapes it
+
+
+def _delta(run_id: str, seq: int, text: str) -> RunEventRecord:
+    return RunEventRecord(
+        run_id=run_id, seq=seq, type="answer.delta", task_id=f"{run_id}_task0",
+        at=ago(0), data={"text": text},
+    )  # fmt: skip
+
+
+def test_appended_run_events_are_announced_to_listeners_elsewhere(postgres_dsn: str) -> None:
+    with closing(PostgresStore(postgres_dsn)) as reader, closing(reader.listen()) as listener:
+        runs = [make_run(f"run_live_{n}") for n in range(2)]
+        for run in runs:
+            reader.create_run(run)
+        spawn = multiprocessing.get_context("spawn")
+        writers = [
+            spawn.Process(target=children.stream_many, args=(postgres_dsn, run.id, 40))
+            for run in runs
+        ]
+        for process in writers:
+            process.start()
+        seen: dict[str, int] = {}
+        deadline = time.monotonic() + 60
+        while any(seen.get(run.id) != 40 for run in runs) and time.monotonic() < deadline:
+            for announced in listener.wait(1.0):
+                assert announced.seq > seen.get(announced.run_id, 0)  # in order, per run
+                seen[announced.run_id] = announced.seq
+        for process in writers:
+            process.join()
+        assert seen == {run.id: 40 for run in runs}
+        # An announcement carries ids only: the events are read from the table.
+        assert [event.seq for event in reader.run_events("run_live_0")] == list(range(1, 41))
+
+        huge = "x" * 100_000  # far past NOTIFY's 8000-byte payload limit
+        reader.append_run_events([_delta("run_live_0", 41, huge)])
+        assert listener.wait(5.0, limit=1) == [RunEventsAppended("run_live_0", 41)]
+        assert reader.run_events("run_live_0", after_seq=40)[0].data == {"text": huge}
+
+        # A write that is rolled back announces nothing.
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            reader.append_run_events([_delta("run_live_0", 41, "again")])
+        assert listener.wait(0.5) == []
+
+
+def test_cross_process_delivery_latency(postgres_dsn: str) -> None:
+    """From the append call on one connection to the listener's receipt on another."""
+    with (
+        closing(PostgresStore(postgres_dsn)) as writer,
+        closing(PostgresStore(postgres_dsn)) as observer,
+        closing(observer.listen()) as listener,
+    ):
+        writer.create_run(make_run("run_latency"))
+        latencies = []
+        for seq in range(1, 201):
+            started = time.perf_counter()
+            writer.append_run_events([_delta("run_latency", seq, "token ")])
+            (announced,) = listener.wait(5.0, limit=1)
+            latencies.append(time.perf_counter() - started)
+            assert announced == RunEventsAppended("run_latency", seq)
+    latencies.sort()
+    p50, p99 = latencies[100] * 1000, latencies[197] * 1000
+    print(f"append → listener: p50 {p50:.2f} ms, p99 {p99:.2f} ms over 200 appends")
+    assert p99 < 500  # loose: CI shares two cores; the measured numbers are printed

@@ -15,6 +15,10 @@
   thread refreshes the heartbeat of this store's unfinished runs every
   :data:`HEARTBEAT_INTERVAL_S`, so crash recovery on another host can presume the owner
   dead after a few missed beats instead of waiting for a long silence.
+- **Live events across machines.** Appending run events notifies the channel
+  :data:`~thoughtline.store._postgres_listen.CHANNEL` with the run's id and highest event
+  number when the transaction commits; :meth:`PostgresStore.listen` follows them from
+  any machine (the events stay in the table).
 - **Deleting for retention.** ``DELETE`` removes rows from every query at once; the bytes
   stay in the table files until VACUUM reuses the space, and in the write-ahead log,
   backups and replicas until those are recycled — PostgreSQL's business, which
@@ -43,6 +47,11 @@ from thoughtline.store._postgres_connection import (
 )
 from thoughtline.store._postgres_dsn import server_location
 from thoughtline.store._postgres_import import CopyCounts, copy_store
+from thoughtline.store._postgres_listen import (
+    CHANNEL,
+    RunEventListener,
+    notification_payload,
+)
 from thoughtline.store._postgres_schema import (
     INSERT_RUN_EVENT,
     INSERT_TASK,
@@ -80,6 +89,7 @@ class PostgresStore(Store):
 
     def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
         self.location = server_location(dsn)
+        self._dsn = dsn
         if heartbeat_interval_s is not None:
             self.heartbeat_interval_s = heartbeat_interval_s
         migrate(dsn)
@@ -219,6 +229,14 @@ class PostgresStore(Store):
             with conn.cursor() as cursor:
                 cursor.executemany(
                     INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events]
+                )
+            # Delivered to every listener when this commits: ids only, events stay here.
+            last_seq: dict[str, int] = {}
+            for event in events:
+                last_seq[event.run_id] = max(event.seq, last_seq.get(event.run_id, 0))
+            for run_id, seq in sorted(last_seq.items()):
+                conn.execute(
+                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(run_id, seq))
                 )
 
     def run_events(
@@ -404,6 +422,11 @@ class PostgresStore(Store):
         :mod:`thoughtline.store._postgres_import`."""
         with self._transaction() as conn:
             return copy_store(source, conn, target=self.location)
+
+    def listen(self) -> RunEventListener:
+        """A listener for the run events any process appends to this database (see
+        :mod:`thoughtline.store._postgres_listen`); the caller closes it."""
+        return RunEventListener(self._dsn)
 
     def store_time(self) -> float:
         """The server's clock (seconds since the epoch), which heartbeats are stamped by."""
