@@ -16,6 +16,7 @@ redaction for every adapter alike.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -128,13 +129,25 @@ class PayloadTranslator(ABC):
         return []
 
 
+_KEPT = "What arrived is kept; try again for a full answer."
+_NOTHING_KEPT = "Nothing of the answer had arrived; try again."
+
+
 def interrupted_error(detail: str) -> StreamError:
     return StreamError(
         code="PROVIDER_STREAM_INTERRUPTED",
         message=f"The provider's stream ended before the response was complete ({detail}). "
-        "What arrived is kept; try again for a full answer.",
+        + _KEPT,
         retryable=True,
     )
+
+
+def nothing_arrived(error: StreamError) -> StreamError:
+    """``error`` for a call that delivered no content: an interruption must not claim
+    that output was kept."""
+    if error.code != "PROVIDER_STREAM_INTERRUPTED" or _KEPT not in error.message:
+        return error
+    return dataclasses.replace(error, message=error.message.replace(_KEPT, _NOTHING_KEPT))
 
 
 def malformed_error(detail: str) -> StreamError:

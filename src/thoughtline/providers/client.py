@@ -42,7 +42,13 @@ from thoughtline.providers._transport_errors import (
     total_timeout_error,
     transport_error,
 )
-from thoughtline.providers.base import CallContext, WireAdapter, WireRequest, interrupted_error
+from thoughtline.providers.base import (
+    CallContext,
+    WireAdapter,
+    WireRequest,
+    interrupted_error,
+    nothing_arrived,
+)
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.exchange import Attempt, Exchange
@@ -246,8 +252,9 @@ class ProviderCall:
             waited = client.retry.delay(retry_number, outcome.retry_after_s)
             await client._sleep(waited)
         if outcome.error is not None:
+            error = outcome.error if outcome.delivered else nothing_arrived(outcome.error)
             # Error bodies sometimes echo what was sent, credentials included.
-            error = replace(outcome.error, message=client.redactor.text(outcome.error.message))
+            error = replace(error, message=client.redactor.text(error.message))
             yield [*outcome.held, error]
         self.exchange = self._exchange(
             wire,

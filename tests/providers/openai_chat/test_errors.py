@@ -100,7 +100,9 @@ def test_openrouter_502_names_the_upstream() -> None:
 
 def test_vllm_top_level_error_shape() -> None:
     error = ADAPTER.parse_error(400, {}, read_fixture("vllm_error_400.json"))
-    assert error.code == "PROVIDER_BAD_REQUEST"
+    # A prompt over the context is named as such: shorten it, do not retry it.
+    assert error.code == "PROVIDER_REQUEST_TOO_LARGE"
+    assert error.retryable is False
     assert error.provider_error_type == "BadRequestError"
     assert "maximum context length is 32768 tokens" in error.message
 

@@ -16,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, code_for_status
+from thoughtline.errors import (
+    RETRYABLE_CODES,
+    ErrorCode,
+    ProviderError,
+    advice_for,
+    code_for_status,
+)
 from thoughtline.events import StreamError
-from thoughtline.providers._text import sentence
+from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
@@ -45,6 +51,24 @@ _KEYWORD_CODES: Final[tuple[tuple[str, ErrorCode], ...]] = (
     ("internal", "PROVIDER_SERVER_ERROR"),
     ("unavailable", "PROVIDER_OVERLOADED"),
 )
+
+
+# What local servers say when the prompt does not fit the loaded context (llama.cpp's
+# exceed_context_size_error, llama-cpp-python's "Requested tokens (N) exceed context
+# window of M", vLLM's "maximum context length"). Whatever status came with it, no
+# retry can fix it: the request must get shorter or the server's context larger.
+_CONTEXT_OVERFLOW: Final[tuple[str, ...]] = (
+    "exceed context window",
+    "exceeds the available context size",
+    "exceed_context_size",
+    "context_length_exceeded",
+    "maximum context length",
+)
+
+
+def context_overflow(*values: str | None) -> bool:
+    """Whether an error's text says the request does not fit the model's context."""
+    return any(marker in value.lower() for value in values if value for marker in _CONTEXT_OVERFLOW)
 
 
 def _code_from_keywords(*values: str | None) -> ErrorCode | None:
@@ -125,6 +149,8 @@ def parse_error_body(
     code: ErrorCode | None = None
     if status == 403 and _is_moderation(metadata):
         code = "PROVIDER_CONTENT_FILTERED"
+    elif context_overflow(message, error_type, string_code):
+        code = "PROVIDER_REQUEST_TOO_LARGE"
     elif string_code == "insufficient_quota" or error_type == "insufficient_quota":
         code = "PROVIDER_PAYMENT_REQUIRED"
     elif status in (400, 404, 422):
@@ -141,6 +167,8 @@ def parse_error_body(
         code=code,
         endpoint=endpoint,
     )
+    if code == "PROVIDER_REQUEST_TOO_LARGE":
+        result.retryable = False  # a 500 saying so is still a prompt that does not fit
     if code == "PROVIDER_PAYMENT_REQUIRED":
         # OpenAI sends an exhausted quota as HTTP 429; waiting does not help.
         result.retryable = False
@@ -165,7 +193,9 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     metadata = error.get("metadata")
     status = _int_code(raw_code)
     code: ErrorCode
-    if status is not None:
+    if context_overflow(message, error_type, _text(raw_code)):
+        code = "PROVIDER_REQUEST_TOO_LARGE"
+    elif status is not None:
         code = code_for_status(status)
         if status == 403 and _is_moderation(metadata):
             code = "PROVIDER_CONTENT_FILTERED"
@@ -175,7 +205,10 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     label = f" ({_stringify(raw_code)})" if raw_code is not None else ""
     return StreamError(
         code=code,
-        message=sentence(f"{provider} reported an error during the response{label}: {detail}"),
+        message=with_advice(
+            f"{provider} reported an error during the response{label}: {detail}",
+            advice_for(code) if code == "PROVIDER_REQUEST_TOO_LARGE" else "",
+        ),
         retryable=code in RETRYABLE_CODES,
         status=status,
         # A named code (Groq's "tool_use_failed") says more than the class it belongs to.
