@@ -48,10 +48,6 @@ def _encrypted(item: str) -> list[StreamEvent]:
     ]
 
 
-def _text_item(item: str, *deltas: str, **metadata: str | bool) -> list[StreamEvent]:
-    return _text(item, *deltas, **metadata)
-
-
 def _text(item: str, *deltas: str, **metadata: str | bool) -> list[StreamEvent]:
     part = f"{item}/text/0"
     meta = {"item_id": item, **metadata}
@@ -304,8 +300,8 @@ PHASE_PREAMBLE = {"phase": "commentary"}
 PHASE_FINAL = {"phase": "final_answer"}
 PHASE = [
     ResponseStarted(response_id="resp_phase_42", model="gpt-5.5"),
-    *_text_item("msg_pre_1", "Ich schaue kurz nach — ", "dann die Antwort.", **PHASE_PREAMBLE),
-    *_text_item("msg_final_2", "Die Hauptstadt ist Bern 🇨🇭.", **PHASE_FINAL),
+    *_text("msg_pre_1", "Ich schaue kurz nach — ", "dann die Antwort.", **PHASE_PREAMBLE),
+    *_text("msg_final_2", "Die Hauptstadt ist Bern 🇨🇭.", **PHASE_FINAL),
     Usage(
         input_tokens=25,
         output_tokens=30,
