@@ -294,11 +294,15 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
         # What reached the run event log is kept, and nothing else is claimed.
         with sqlite3.connect(home / "thoughtline.db") as connection:
             logged = "".join(
-                json.loads(data)["text"]
-                for (data,) in connection.execute(
-                    "select data_json from run_events where run_id = ? "
-                    "and type = 'reasoning.delta' order by seq",
-                    (run_id,),
+                # One delta ({"text"}) or consecutive deltas coalesced ({"texts"}).
+                "".join(fields["texts"]) if "texts" in fields else fields["text"]
+                for fields in (
+                    json.loads(data)
+                    for (data,) in connection.execute(
+                        "select data_json from run_events where run_id = ? "
+                        "and type = 'reasoning.delta' order by seq",
+                        (run_id,),
+                    )
                 )
             )
         assert task["reasoning"] == (logged or None)
