@@ -260,7 +260,42 @@ ERROR_STREAM: list[StreamEvent] = [
     ),
 ]
 
+PROXY_START_USAGE = Usage(input_tokens=310, cached_input_tokens=0, cache_write_tokens=0)
+PROTOCOL_BREAK_STREAM: list[StreamEvent] = [
+    # A proxy started a second message while the first one's tool_use block was still
+    # open: the cut call stays incomplete (no ToolCallEnd), and both facts are warned.
+    ResponseStarted(response_id="msg_01ProxyFirstA1", model="claude-sonnet-4-6"),
+    PROXY_START_USAGE,
+    ReasoningStart(part_id="reasoning-0", kind="summary"),
+    ReasoningDelta(part_id="reasoning-0", text="Wetter für Zürich holen."),
+    ReasoningEnd(
+        part_id="reasoning-0",
+        kind="summary",
+        provider_metadata={"signature": "EpYBCkgIBxABproxy=="},
+    ),
+    ToolCallStart(part_id="tool-1", tool_call_id="toolu_01ProxyCut", name="get_weather"),
+    ToolCallDelta(part_id="tool-1", arguments_delta='{"city":"Zür'),
+    StreamWarning(
+        code="PROVIDER_PROTOCOL",
+        message="Anthropic started a new message before the previous one ended; what the "
+        "previous message left unfinished is kept as incomplete.",
+    ),
+    StreamWarning(
+        code="INCOMPLETE_PART",
+        message="Anthropic never closed the tool_use block at index 1; its arguments may be "
+        "truncated, so the tool call is kept as incomplete.",
+    ),
+    ResponseStarted(response_id="msg_01ProxySecondB2", model="claude-sonnet-4-6"),
+    PROXY_START_USAGE,
+    TextStart(part_id="text-0"),
+    TextDelta(part_id="text-0", text="Entschuldigung — bitte erneut fragen."),
+    TextEnd(part_id="text-0"),
+    Usage(output_tokens=12),
+    Finish(reason="stop", raw_reason="end_turn"),
+]
+
 STREAMS: dict[str, list[StreamEvent]] = {
+    "protocol_break": PROTOCOL_BREAK_STREAM,
     "summary": SUMMARY_STREAM,
     "omitted": OMITTED_STREAM,
     "redacted": REDACTED_STREAM,

@@ -515,3 +515,16 @@ def test_server_side_fallback_reports_the_model_that_answered() -> None:
     assert response.model == "claude-sonnet-5-20260901"
     assert response.response_id == "msg_x"
     assert response.text == "Hier die Antwort."
+
+
+def test_protocol_break_fixture_keeps_the_cut_tool_call_incomplete() -> None:
+    response = accumulate(decode_stream(fixture("protocol_break_stream.sse")))
+    assert response.tool_calls == (
+        ToolCall(
+            tool_call_id="toolu_01ProxyCut",
+            name="get_weather",
+            arguments='{"city":"Zür',
+            complete=False,
+        ),
+    )
+    assert response.text == "Entschuldigung — bitte erneut fragen."
