@@ -36,9 +36,9 @@ from thoughtline.events import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    Usage,
 )
 from thoughtline.providers.anthropic._errors import stream_error
+from thoughtline.providers.anthropic._usage import NO_USAGE, anthropic_usage
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.wire.jsonio import dumps
 
@@ -178,7 +178,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
             # message_delta, so it is not reported yet.
             start_usage = anthropic_usage(usage, output=False)
             self._cache = (start_usage.cached_input_tokens, start_usage.cache_write_tokens)
-            if start_usage != _NO_USAGE:
+            if start_usage != NO_USAGE:
                 out.append(start_usage)
         return out
 
@@ -404,44 +404,6 @@ class AnthropicStreamTranslator(PayloadTranslator):
             part_id = f"{part_id}.{suffix}"
         self._used_part_ids.add(part_id)
         return part_id
-
-
-_NO_USAGE: Final = Usage()
-
-
-def anthropic_usage(
-    usage: Mapping[str, Any],
-    *,
-    output: bool,
-    cache: tuple[int | None, int | None] = (None, None),
-) -> Usage:
-    """Anthropic ``usage`` (``message_start``, ``message_delta`` or a whole body) in the
-    common meaning (see :class:`~thoughtline.events.Usage`).
-
-    Anthropic's ``input_tokens`` counts only the input after the last cache breakpoint;
-    cache reads and writes are separate. Total input is their sum, so it compares with
-    OpenAI's ``prompt_tokens``. ``cache`` holds reads/writes reported earlier in the
-    stream. ``output``: whether ``output_tokens`` is a real count (not in message_start).
-    """
-    read = _int(usage.get("cache_read_input_tokens"))
-    write = _int(usage.get("cache_creation_input_tokens"))
-    uncached = _int(usage.get("input_tokens"))
-    total_input = None
-    if uncached is not None:
-        all_read = cache[0] if read is None else read
-        all_write = cache[1] if write is None else write
-        total_input = uncached + (all_read or 0) + (all_write or 0)
-    if not output:
-        return Usage(input_tokens=total_input, cached_input_tokens=read, cache_write_tokens=write)
-    details = usage.get("output_tokens_details")
-    thinking_tokens = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return Usage(
-        input_tokens=total_input,
-        output_tokens=_int(usage.get("output_tokens")),
-        reasoning_tokens=_int(thinking_tokens),
-        cached_input_tokens=read,
-        cache_write_tokens=write,
-    )
 
 
 def _fallback(block: Mapping[str, Any]) -> list[StreamEvent]:
