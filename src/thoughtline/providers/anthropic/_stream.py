@@ -456,8 +456,3 @@ def _unknown_event(detail: str) -> StreamWarning:
     return StreamWarning(
         code="UNKNOWN_EVENT", message=f"Skipped an Anthropic stream event: {detail}."
     )
-
-
-def _int(value: object) -> int | None:
-    # bool is an int subclass; a boolean token count is not a count.
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
