@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -12,6 +13,7 @@ from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
+from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
 
 
 def decode_in_pieces(
@@ -65,3 +67,14 @@ def daemon_url(process: subprocess.Popen[str]) -> str:
             pass
         time.sleep(0.05)
     raise AssertionError(f"the daemon at {url} never accepted a connection")
+
+
+def untimed_deltas(events: Sequence[RunEvent]) -> list[RunEvent]:
+    """``events`` with the time of each delta blanked: the event log stamps a batch of
+    deltas once, so a replay equals the live events but for those stamps."""
+    return [
+        dataclasses.replace(event, at="")
+        if isinstance(event, TaskAnswerDelta | TaskReasoningDelta)
+        else event
+        for event in events
+    ]

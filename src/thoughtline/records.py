@@ -11,6 +11,7 @@ schema from them (each attribute's docstring becomes its description).
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, NotRequired, TypeAlias
@@ -74,9 +75,23 @@ TERMINAL_TASK_STATUSES: frozenset[str] = frozenset(
 )
 
 
+_last_stamp: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """UTC timestamp with milliseconds, sortable as text."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC timestamp with milliseconds, sortable as text.
+
+    Every live delta is stamped, thousands a second on a long stream: the text is built
+    once per millisecond and reused (one tuple, so a thread never sees half an update)."""
+    global _last_stamp
+    millis = time.time_ns() // 1_000_000
+    stamp = _last_stamp
+    if stamp[0] != millis:
+        seconds, rest = divmod(millis, 1000)
+        moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest * 1000)
+        text = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = _last_stamp = (millis, text)
+    return stamp[1]
 
 
 def iso(epoch: float) -> str:
@@ -228,8 +243,15 @@ class DeltaData(TypedDict):
     kind: NotRequired[ReasoningKind]
 
 
-RunEventData: TypeAlias = DeltaData | TaskSnapshot | RunSnapshot
-"""The ``data`` of a run event log record: a delta, a task, or the run."""
+class DeltaBatchData(TypedDict):
+    """Consecutive deltas of one task and stream in one event log record: the record's
+    ``seq`` is the last one's, so delta ``i`` has ``seq - len(texts) + 1 + i``."""
+
+    texts: list[str]
+
+
+RunEventData: TypeAlias = DeltaData | DeltaBatchData | TaskSnapshot | RunSnapshot
+"""The ``data`` of a run event log record: a delta, a batch of deltas, a task, or the run."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -412,7 +434,9 @@ class TraceEvent:
 
 @dataclass(slots=True, kw_only=True)
 class RunEventRecord:
-    """One live event of a run, numbered per run from 1 (the SSE event id).
+    """A record of a run's event log: one live event, numbered per run from 1 (the SSE
+    event id), or a batch of consecutive deltas of one task and stream numbered up to
+    ``seq`` (:class:`DeltaBatchData`; see :func:`thoughtline.run_events.to_records`).
 
     ``reasoning.delta`` events exist only for tasks whose mode displays reasoning: the
     disclosure gate filters before events are numbered, stored or sent."""

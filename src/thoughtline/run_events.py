@@ -13,9 +13,13 @@ stream, MCP progress and ACP updates consume them with an exhaustive ``match``::
             assert_never(event)
 
 Each event has exactly one wire name (``wire_name``), used by the store's event log and by
-the SSE ``event:`` line; :func:`to_wire` and :func:`from_wire` convert to and from the
-store's :class:`~thoughtline.records.RunEventRecord`, and :func:`sse_data` gives the JSON
-of the SSE ``data:`` line. Nothing else spells an event's wire name.
+the SSE ``event:`` line; :func:`to_records` and :func:`from_records` convert to and from
+the store's :class:`~thoughtline.records.RunEventRecord`, and :func:`sse_data` gives the
+JSON of the SSE ``data:`` line. Nothing else spells an event's wire name.
+
+The event log keeps a run of consecutive deltas of one task and stream (what one network
+read usually carries: tens to hundreds) as one record, so a long stream costs one row and
+a few bytes per delta, not a row per delta; :func:`from_records` numbers them again.
 
 ``TaskReasoningDelta`` events exist only for tasks whose mode displays reasoning: the
 disclosure gate filters before events are numbered, stored or sent.
@@ -23,7 +27,7 @@ disclosure gate filters before events are numbered, stored or sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias, assert_never, cast
 
@@ -51,10 +55,12 @@ __all__ = [
     "TaskReasoningDelta",
     "TaskStarted",
     "UnknownRunEvent",
+    "from_records",
     "from_wire",
     "is_terminal",
     "run_finished",
     "sse_data",
+    "to_records",
     "to_wire",
 ]
 
@@ -273,10 +279,92 @@ def to_wire(event: RunEvent) -> RunEventRecord:
     )
 
 
-def from_wire(record: RunEventRecord) -> RunEvent:
-    """The typed event of a record from the store's event log.
+def to_records(events: Sequence[RunEvent]) -> list[RunEventRecord]:
+    """The events (in ``seq`` order, as a run emits them) as the event log keeps them:
+    each run of consecutive answer or reasoning deltas of one task becomes one record
+    (``{"texts": [...]}``, numbered by its last delta, stamped with its time); every
+    other event one record (:func:`to_wire`)."""
+    records: list[RunEventRecord] = []
+    batch: list[TaskAnswerDelta | TaskReasoningDelta] = []
+
+    def close_batch() -> None:
+        if len(batch) == 1:
+            records.append(to_wire(batch[0]))
+        elif batch:
+            last = batch[-1]
+            records.append(
+                RunEventRecord(
+                    run_id=last.run_id,
+                    seq=last.seq,
+                    type=last.wire_name,
+                    task_id=last.task_id,
+                    at=last.at,
+                    data={"texts": [delta.text for delta in batch]},
+                )
+            )
+        batch.clear()
+
+    for event in events:
+        # Deltas that name their reasoning part stay single: the part is per delta.
+        if isinstance(event, TaskAnswerDelta) or (
+            isinstance(event, TaskReasoningDelta) and event.part_id is None and event.kind is None
+        ):
+            if batch:
+                last = batch[-1]
+                if (
+                    type(last) is not type(event)
+                    or last.task_id != event.task_id
+                    or last.seq + 1 != event.seq
+                ):
+                    close_batch()
+            batch.append(event)
+            continue
+        close_batch()
+        records.append(to_wire(event))
+    close_batch()
+    return records
+
+
+def from_records(records: Iterable[RunEventRecord], after_seq: int = 0) -> list[RunEvent]:
+    """The typed events of event log records, in order, those numbered ``<= after_seq``
+    left out (a batch read to resume after one of its deltas starts there).
 
     Raises :class:`UnknownRunEvent` for a type this version does not know."""
+    events: list[RunEvent] = []
+    for record in records:
+        texts = record.data.get("texts")
+        if not isinstance(texts, list):
+            if record.seq > after_seq:
+                events.append(from_wire(record))
+            continue
+        first = record.seq - len(texts) + 1
+        delta = _BATCHED.get(record.type)
+        if delta is None:
+            raise UnknownRunEvent(f"unknown delta batch type {record.type!r} (seq {record.seq})")
+        for offset, text in enumerate(texts):
+            seq = first + offset
+            if seq > after_seq and isinstance(text, str):
+                events.append(
+                    delta(
+                        run_id=record.run_id,
+                        seq=seq,
+                        at=record.at,
+                        task_id=record.task_id or "",
+                        text=text,
+                    )
+                )
+    return events
+
+
+def from_wire(record: RunEventRecord) -> RunEvent:
+    """The typed event of a record that holds one event (read a log with
+    :func:`from_records`, which also reads batches).
+
+    Raises :class:`UnknownRunEvent` for a type this version does not know."""
+    if "texts" in record.data:
+        raise UnknownRunEvent(
+            f"a batch of deltas up to seq {record.seq}: read it with from_records"
+        )
     decode = _DECODERS.get(record.type)
     if decode is None:
         raise UnknownRunEvent(f"unknown run event type {record.type!r} (seq {record.seq})")
@@ -355,6 +443,12 @@ _DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
     RunInterrupted.wire_name: _run_event(RunInterrupted),
 }
 """Each wire name's decoder (one per union member; a test checks none is missing)."""
+
+_BATCHED: dict[str, type[TaskAnswerDelta] | type[TaskReasoningDelta]] = {
+    TaskAnswerDelta.wire_name: TaskAnswerDelta,
+    TaskReasoningDelta.wire_name: TaskReasoningDelta,
+}
+"""The events the log keeps in batches (:func:`to_records`)."""
 
 
 def sse_data(event: RunEvent) -> Mapping[str, object]:

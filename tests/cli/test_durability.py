@@ -53,7 +53,13 @@ def _log(database: Path, run_id: str | None = None) -> list[tuple[str, str, str 
             ).fetchall()
     except sqlite3.OperationalError:  # not created yet
         return []
-    return [(run, type_, task, json.loads(data).get("text")) for run, type_, task, data in rows]
+    deltas = []
+    for run, type_, task, data in rows:
+        fields = json.loads(data)
+        # Consecutive deltas of a task share a record ({"texts": [...]}): one entry each.
+        for text in fields.get("texts", [fields.get("text")]):
+            deltas.append((run, type_, task, text))
+    return deltas
 
 
 def _wait_for_answer_deltas(database: Path, count: int) -> str:

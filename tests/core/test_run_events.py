@@ -6,8 +6,11 @@ import dataclasses
 import typing
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import thoughtline
+from tests.support import untimed_deltas
 from thoughtline.records import RunEventRecord, RunStatus
 from thoughtline.run_events import (
     MEMBERS,
@@ -22,10 +25,12 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
     UnknownRunEvent,
+    from_records,
     from_wire,
     is_terminal,
     run_finished,
     sse_data,
+    to_records,
     to_wire,
 )
 
@@ -117,3 +122,69 @@ def test_an_unknown_type_in_the_log_is_an_error_naming_it() -> None:
     record = RunEventRecord(run_id="run_1", seq=3, type="task.paused", task_id=None, at=AT, data={})
     with pytest.raises(UnknownRunEvent, match=r"task\.paused"):
         from_wire(record)
+
+
+def delta(seq: int, text: str, *, task: str = "task_1", reasoning: bool = False) -> RunEvent:
+    kind = TaskReasoningDelta if reasoning else TaskAnswerDelta
+    return kind(
+        run_id="run_1", seq=seq, at=f"2026-01-01T00:00:00.{seq:03d}Z", task_id=task, text=text
+    )
+
+
+def test_consecutive_deltas_of_one_task_and_stream_share_one_record() -> None:
+    events = [
+        RunStarted(run_id="run_1", seq=1, at=AT, snapshot=SNAPSHOT),
+        delta(2, "Hm", reasoning=True),
+        delta(3, "m.", reasoning=True),
+        delta(4, "He"),
+        delta(5, "llo"),
+        delta(6, "Other", task="task_2"),
+        delta(7, " world"),
+        TaskReasoningDelta(
+            run_id="run_1", seq=8, at=AT, task_id="task_1", text="!", part_id="rs_1", kind="raw"
+        ),
+        TaskReasoningDelta(
+            run_id="run_1", seq=9, at=AT, task_id="task_1", text="?", part_id="rs_1", kind="raw"
+        ),
+        delta(10, "<b>[/INST]</b>\udcff"),
+        delta(11, ""),
+        TaskCompleted(run_id="run_1", seq=12, at=AT, task_id="task_1", task=TASK),
+    ]
+    records = to_records(events)
+    assert [(r.seq, r.type, r.task_id, r.data) for r in records[1:-1]] == [
+        (3, "reasoning.delta", "task_1", {"texts": ["Hm", "m."]}),
+        (5, "answer.delta", "task_1", {"texts": ["He", "llo"]}),
+        (6, "answer.delta", "task_2", {"text": "Other"}),
+        (7, "answer.delta", "task_1", {"text": " world"}),
+        (8, "reasoning.delta", "task_1", {"text": "!", "part_id": "rs_1", "kind": "raw"}),
+        (9, "reasoning.delta", "task_1", {"text": "?", "part_id": "rs_1", "kind": "raw"}),
+        (11, "answer.delta", "task_1", {"texts": ["<b>[/INST]</b>\udcff", ""]}),
+    ]
+    assert records[1].at == events[2].at  # a batch is stamped once, with its last delta's time
+    assert untimed_deltas(from_records(records)) == untimed_deltas(events)
+    # Resuming inside a batch starts right after the id the reader has.
+    assert [e.seq for e in from_records(records, after_seq=4)] == list(range(5, 13))
+    assert from_records(records, after_seq=12) == []
+    with pytest.raises(UnknownRunEvent, match="from_records"):
+        from_wire(records[1])
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["task_1", "task_2"]), st.booleans(), st.text(max_size=3)),
+        max_size=40,
+    ),
+    st.integers(min_value=0, max_value=45),
+)
+def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
+    steps: list[tuple[str, bool, str]], after: int
+) -> None:
+    events = [
+        delta(seq, text, task=task, reasoning=reasoning)
+        for seq, (task, reasoning, text) in enumerate(steps, start=1)
+    ]
+    records = to_records(events)
+    assert [record.seq for record in records] == sorted({record.seq for record in records})
+    assert untimed_deltas(from_records(records, after_seq=after)) == untimed_deltas(
+        [event for event in events if event.seq > after]
+    )

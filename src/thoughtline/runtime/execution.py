@@ -31,7 +31,7 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
     run_finished,
-    to_wire,
+    to_records,
 )
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.task_call import TaskCall
@@ -139,7 +139,7 @@ class RunExecution:
         events, self.pending_events = self.pending_events, []
         if events and self.store_failure is None:
             try:
-                self.runtime.store.append_run_events([to_wire(event) for event in events])
+                self.runtime.store.append_run_events(to_records(events))
             except StoreError as exc:
                 self.store_failed(exc)
 

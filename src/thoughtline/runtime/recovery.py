@@ -52,7 +52,7 @@ from thoughtline.records import (
     now_iso,
     parse_epoch,
 )
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_wire
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_records
 from thoughtline.runtime.disclosure import DisclosureGate
 from thoughtline.store.base import LeasedStore, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity, proc_stat
@@ -106,7 +106,13 @@ def recover_interrupted(store: Store) -> list[str]:
             continue
         unfinished = [task for task in run.tasks if task.status in UNFINISHED_TASK_STATUSES]
         deltas = store.run_events(seen.run_id, types=DELTA_WIRE_NAMES) if unfinished else []
-        complete = log_is_complete(seen.event_count, seen.last_event_seq)
+        # A record may hold a batch of deltas: count the events, not the records.
+        batched = sum(
+            len(texts) - 1
+            for record in deltas
+            if isinstance(texts := record.data.get("texts"), list) and texts
+        )
+        complete = log_is_complete(seen.event_count + batched, seen.last_event_seq)
         rebuilt = [
             interrupted_task(task, deltas, stop, log_complete=complete) for task in unfinished
         ]
@@ -320,9 +326,11 @@ def _own_deltas(
 ) -> Iterator[TaskAnswerDelta | TaskReasoningDelta]:
     """The answer and reasoning deltas of one task in the event log, typed (the log's
     other records carry no text recovery could use)."""
-    for record in records:
-        if record.task_id != task_id or record.type not in DELTA_WIRE_NAMES:
-            continue
-        event = from_wire(record)
+    own = [
+        record
+        for record in records
+        if record.task_id == task_id and record.type in DELTA_WIRE_NAMES
+    ]
+    for event in from_records(own):
         if isinstance(event, TaskAnswerDelta | TaskReasoningDelta):
             yield event

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass, field
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
-from thoughtline.run_events import from_wire
+from thoughtline.run_events import from_records
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import Runtime
@@ -158,7 +158,7 @@ class Daemon:
         """A stored run; one still executing in another process is folded with its
         event log, so partial outputs show there too."""
         if run.status not in TERMINAL_RUN_STATUSES:
-            events = [from_wire(record) for record in self.store.run_events(run.id)]
+            events = from_records(self.store.run_events(run.id))
             if events:
                 return fold(run.snapshot(), events, events[-1].seq)
         return run.snapshot()

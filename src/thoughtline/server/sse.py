@@ -42,7 +42,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, RunSnapshot, now_iso
-from thoughtline.run_events import RunEvent, from_wire, is_terminal, run_finished, sse_data
+from thoughtline.run_events import RunEvent, from_records, is_terminal, run_finished, sse_data
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import RunChannel, fold
@@ -178,7 +178,7 @@ async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenera
         if run is None:
             return
         planned = run.snapshot()
-        events = [from_wire(record) for record in store.run_events(run_id)]
+        events = from_records(store.run_events(run_id))
         if events and is_terminal(events[-1]):
             for chunk in _closing_frames(planned, events):
                 yield chunk
@@ -200,7 +200,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     store = daemon.store
     if after > 0:
         previous = store.run_events(run_id, after_seq=after - 1, limit=1)
-        if previous and previous[0].seq == after and is_terminal(from_wire(previous[0])):
+        if previous and previous[0].seq == after and is_terminal(from_records(previous)[-1]):
             return  # the client already has the end
     seq = after
     last_sent = time.monotonic()
@@ -209,7 +209,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     ended_checks = 0
     while not daemon.closing.is_set():
         records = store.run_events(run_id, after_seq=seq)
-        events = [from_wire(record) for record in records]
+        events = from_records(records, after_seq=seq)
         for chunk in _batched(event_frame(event) for event in events):
             yield chunk
         if events:
@@ -233,7 +233,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 if ended_checks >= 2:
                     stored = store.run_events(run_id)
                     last_stored = stored[-1].seq if stored else 0
-                    ended = bool(stored) and is_terminal(from_wire(stored[-1]))
+                    ended = bool(stored) and is_terminal(from_records(stored[-1:])[-1])
                     if ended and seq < last_stored:
                         ended_checks = 0  # written since we polled: the loop sends it
                     else:
