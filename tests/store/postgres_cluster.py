@@ -53,6 +53,7 @@ class Cluster:
     binaries: Path
     port: int
     _names: Iterator[int]
+    durable: bool = False
 
     @property
     def data(self) -> Path:
@@ -75,14 +76,19 @@ class Cluster:
         _as_server_user([str(self.binaries / "pg_ctl"), "-D", str(self.data), *args])
 
     def start(self) -> None:
+        # Tests trade durability for speed; a benchmark measures what a server pays.
+        speed = (
+            ""
+            if self.durable
+            else ("-c fsync=off -c synchronous_commit=off -c full_page_writes=off ")
+        )
         self.pg_ctl(
             "-l",
             str(self.root / "server.log"),
             "-w",
             "-o",
             f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c max_connections=200",
+            f"{speed}-c max_connections=300",
             "start",
         )
 
@@ -99,14 +105,16 @@ def _as_server_user(command: list[str]) -> None:
 
 
 @contextmanager
-def running_cluster(binaries: Path) -> Iterator[Cluster]:
+def running_cluster(binaries: Path, *, durable: bool = False) -> Iterator[Cluster]:
     # Not under pytest's tmp_path: the server user must reach it (root's is 0700).
     root = Path(tempfile.mkdtemp(prefix="thoughtline-pg-"))
     root.chmod(0o755)
     if os.geteuid() == 0:
         server = pwd.getpwnam(SERVER_USER)
         os.chown(root, server.pw_uid, server.pw_gid)
-    cluster = Cluster(root=root, binaries=binaries, port=free_port(), _names=itertools.count())
+    cluster = Cluster(
+        root=root, binaries=binaries, port=free_port(), _names=itertools.count(), durable=durable
+    )
     try:
         _as_server_user(
             [
