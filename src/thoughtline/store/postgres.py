@@ -28,8 +28,6 @@
 from __future__ import annotations
 
 import json
-import logging
-import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -47,6 +45,7 @@ from thoughtline.store._postgres_connection import (
 )
 from thoughtline.store._postgres_dsn import server_location
 from thoughtline.store._postgres_import import CopyCounts, copy_store
+from thoughtline.store._postgres_lease import OwnerLease
 from thoughtline.store._postgres_listen import (
     CHANNEL,
     RunEventListener,
@@ -61,12 +60,10 @@ from thoughtline.store._postgres_schema import (
     run_params,
     task_params,
 )
-from thoughtline.store.base import RunNotFoundError, Store, StoreError, UnfinishedRun
+from thoughtline.store.base import RunNotFoundError, Store, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
-
-logger = logging.getLogger(__name__)
 
 HEARTBEAT_INTERVAL_S = 10.0
 """How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
@@ -95,10 +92,7 @@ class PostgresStore(Store):
         migrate(dsn)
         self._pool: psycopg_pool.ConnectionPool[Connection] | None = open_pool(dsn)
         self._residue: str | None = None
-        self._owned: set[str] = set()
-        self._owned_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._beater: threading.Thread | None = None
+        self._lease = OwnerLease(self._beat, self.heartbeat_interval_s)
 
     # -- connections -----------------------------------------------------------------
     @contextmanager
@@ -111,10 +105,7 @@ class PostgresStore(Store):
             yield conn
 
     def close(self) -> None:
-        self._stop.set()
-        if self._beater is not None:
-            self._beater.join()
-            self._beater = None
+        self._lease.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
@@ -146,7 +137,7 @@ class PostgresStore(Store):
             with conn.cursor() as cursor:
                 cursor.executemany(INSERT_TASK, [task_params(task) for task in run.tasks])
         if run.status in ("planned", "running"):
-            self._own(run.id)
+            self._lease.hold(run.id)
 
     def update_run(self, run: Run) -> None:
         with self._transaction() as conn:
@@ -158,8 +149,7 @@ class PostgresStore(Store):
             if cursor.rowcount == 0:
                 raise RunNotFoundError(f"No run {run.id!r} in {self.location} to update.")
         if run.status not in ("planned", "running"):
-            with self._owned_lock:
-                self._owned.discard(run.id)
+            self._lease.release(run.id)
 
     def update_task(self, task: Task) -> None:
         with self._transaction() as conn:
@@ -436,36 +426,15 @@ class PostgresStore(Store):
         return float(found["now"])
 
     # -- the owner's lease -----------------------------------------------------------
-    def _own(self, run_id: str) -> None:
-        with self._owned_lock:
-            self._owned.add(run_id)
-            if self._beater is None and not self._stop.is_set():
-                self._beater = threading.Thread(
-                    target=self._beat, name="thoughtline-heartbeat", daemon=True
-                )
-                self._beater.start()
-
-    def _beat(self) -> None:
-        """Refresh the heartbeat of this store's unfinished runs until it closes; runs
-        that ended meanwhile (here or by recovery elsewhere) are dropped."""
-        while not self._stop.wait(self.heartbeat_interval_s):
-            with self._owned_lock:
-                owned = sorted(self._owned)
-            if not owned:
-                continue
-            try:
-                with self._transaction() as conn:
-                    beating = conn.execute(
-                        f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s) "
-                        f"AND status IN {UNFINISHED} RETURNING id",
-                        (owned,),
-                    ).fetchall()
-            except StoreError as exc:  # the next beat retries; recovery judges the silence
-                logger.warning("thoughtline: heartbeat not written: %s", exc)
-                continue
-            alive = {row["id"] for row in beating}
-            with self._owned_lock:
-                self._owned -= set(owned) - alive
+    def _beat(self, owned: list[str]) -> set[str]:
+        """Refresh the heartbeat of ``owned`` runs; the ids of those still unfinished."""
+        with self._transaction() as conn:
+            beating = conn.execute(
+                f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s) "
+                f"AND status IN {UNFINISHED} RETURNING id",
+                (owned,),
+            ).fetchall()
+        return {row["id"] for row in beating}
 
 
 def _touch(conn: Connection, run_ids: Sequence[str]) -> None:
