@@ -10,7 +10,9 @@
 - :mod:`~thoughtline.store.postgres` — :class:`~thoughtline.store.postgres.PostgresStore`,
   the store shared by several machines (extra ``postgres``; ``_postgres_connection``:
   pool and error mapping; ``_postgres_schema``: the same named migrations;
-  ``_postgres_dsn``: connection strings, masked).
+  ``_postgres_dsn``: connection strings, masked; ``_postgres_lease``: the owner's
+  heartbeat; ``_postgres_listen``: LISTEN/NOTIFY announcements of run events;
+  ``_postgres_import``: the copy behind ``thoughtline store migrate``).
 - ``_rows`` — rows ↔ records, for both stores.
 - :mod:`~thoughtline.store.owner` — the process identity recorded with each run.
 - :mod:`~thoughtline.store.files` — private files and directories under the home.
