@@ -14,13 +14,13 @@ import pytest
 
 from thoughtline import (
     EndpointRegistry,
-    Error,
     ModelRequest,
     ProviderCall,
     ProviderClient,
     ReasoningDelta,
     ReasoningRequest,
     RetryPolicy,
+    StreamError,
     TextDelta,
     Timeouts,
 )
@@ -106,7 +106,7 @@ async def test_pings_before_any_content_end_once_without_retrying(
     sim.inject(Fault.keep_alive_forever(at="start", interval_s=0.02, max_s=30), times=3)
     client = client_for(environ, "anthropic", Timeouts(read=10, total=0.4))
     call, events = await run(client, ModelRequest.simple("claude-sonnet-4-6", "Why?"))
-    assert [type(event) for event in events] == [Error]
+    assert [type(event) for event in events] == [StreamError]
     error = call.response.error
     assert error is not None and error.code == "PROVIDER_TIMEOUT"
     assert "What arrived" not in error.message
@@ -176,7 +176,7 @@ async def test_silent_server_ends_after_the_read_timeout_on_each_attempt(
     call, events = await run(client, ModelRequest.simple(ENDPOINT_MODELS[endpoint], "Why?"))
     error = call.response.error
     assert error is not None
-    assert [type(event) for event in events] == [Error]
+    assert [type(event) for event in events] == [StreamError]
     assert error.code == "PROVIDER_TIMEOUT"
     assert "sent nothing for 0.3 s (the read timeout)" in error.message
     assert "[timeouts] read" in error.message
@@ -220,7 +220,7 @@ async def test_a_slow_consumer_is_never_cancelled_by_the_deadline(
                 await asyncio.sleep(0.6)  # past the deadline
                 slept += 1
     assert slept == 1
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_TIMEOUT"
     assert call.response.text
 

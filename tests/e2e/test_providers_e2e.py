@@ -7,13 +7,13 @@ import pytest
 
 from thoughtline import (
     EndpointRegistry,
-    Error,
     ModelRequest,
     ProviderCall,
     ProviderClient,
     ReasoningDelta,
     ReasoningRequest,
     RetryPolicy,
+    StreamError,
     Timeouts,
 )
 from thoughtline.testing import Fault, Simulator
@@ -193,7 +193,7 @@ async def test_malformed_json_frame(sim: Simulator, environ: dict[str, str], end
     _call, events = await run(
         client_for(environ, endpoint), ModelRequest.simple(ENDPOINT_MODELS[endpoint], "Why?")
     )
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_MALFORMED_RESPONSE"
     assert events[-1].retryable is False
     assert len(sim.requests) == 1
@@ -208,7 +208,7 @@ async def test_error_event_inside_a_200_stream(
         ENDPOINT_MODELS[endpoint], "Why?", reasoning=ReasoningRequest(enabled=True)
     )
     call, events = await run(client_for(environ, endpoint), request)
-    assert isinstance(events[-1], Error)
+    assert isinstance(events[-1], StreamError)
     assert events[-1].code == "PROVIDER_OVERLOADED"
     assert events[-1].retryable is True
     assert call.response.reasoning_parts  # what arrived before the error is kept
