@@ -4,6 +4,10 @@ hosts, purge, and a real command line run whose canaries never reach the databas
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
 import json
 import multiprocessing
 import os

@@ -4,6 +4,10 @@ still running."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
 import json
 import os
 import subprocess

@@ -4,6 +4,10 @@ B reports the run ``interrupted`` with the answer that had arrived."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
 import os
 import signal
 import subprocess
