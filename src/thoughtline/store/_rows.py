@@ -8,6 +8,8 @@ import json
 import time
 from typing import Any, Protocol
 
+import orjson
+
 from thoughtline.records import (
     ReasoningPartView,
     Run,
@@ -57,9 +59,14 @@ INSERT_TRACE = (
 RUN_EVENT_COLUMNS = "run_id, seq, type, task_id, at, data_json"
 
 
-def dump(value: Any) -> str:
-    # ASCII escapes keep lone surrogates from provider text storable as UTF-8.
-    return json.dumps(value, separators=(",", ":"))
+def dump(value: object) -> str:
+    """Compact JSON text with non-ASCII kept as UTF-8 (``\\u`` escapes would double or
+    triple the bytes of most scripts). A lone surrogate (from provider text) is not valid
+    UTF-8: such a value is stored with ASCII escapes instead."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, or a non-JSON value
+        return json.dumps(value, separators=(",", ":"))
 
 
 def event_epoch(at: str) -> float:
