@@ -1,0 +1,218 @@
+"""A whole ``thoughtline run`` process against an official-SDK script, on the same bytes.
+
+A server in its own process on 127.0.0.1 answers every request with the same
+pre-rendered Anthropic Messages stream (N events: ~90% thinking deltas, then the answer),
+written as fast as the socket takes it, so neither contender waits for a pacing
+simulator. Contenders, each a fresh process, interleaved, best of ``--repeat``:
+
+- ``thoughtline run --json`` with the default settings, in ``surface`` mode (every
+  thinking delta displayed: gated, logged to the run event log, kept in the task) and in
+  ``hidden`` mode (for reference: thinking dropped at capture);
+- the SDK script: ``anthropic`` raw ``messages.create(stream=True)`` iteration collecting
+  the thinking and text deltas, then printing them as JSON — what a script without
+  thoughtline would do with the same stream.
+
+Also reported: the store's size on disk per displayed thinking delta (the surface run's
+home minus the hidden run's, after a checkpoint, divided by the thinking deltas), and the
+event log's rows for the surface run.
+
+    .venv/bin/python bench/bench_whole_run.py [--events 200000] [--repeat 3]
+
+``BENCH_KEEP=DIR`` keeps each run's home under DIR to look at the stores afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+MODEL = "claude-sonnet-4-6"
+KEY = "bench-key-0000000000"
+
+SERVER = """
+import socket, sys, threading
+from thoughtline.testing.renderers.anthropic import AnthropicRenderer
+from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
+
+events = int(sys.argv[1])
+thinking_chars = events * 9 // 10 * 4
+answer_chars = events // 10 * 4
+transcript = Transcript(
+    reasoning=(SimReasoning(kind="summary", text=("thé " * thinking_chars)[:thinking_chars],
+                            signature="sig"),),
+    answer=("ans " * answer_chars)[:answer_chars],
+    chunk_chars=4,
+)
+request = SimRequest(method="POST", path="/v1/messages", query={}, headers={},
+    body={"model": sys.argv[2], "stream": True,
+          "thinking": {"type": "adaptive", "display": "summarized"}},
+    profile="anthropic", model=sys.argv[2], stream=True)
+body = b"".join(f.data for f in AnthropicRenderer().stream_frames(transcript, request))
+head = (b"HTTP/1.1 200 OK\\r\\ncontent-type: text/event-stream\\r\\n"
+        b"request-id: req_bench\\r\\nconnection: close\\r\\n\\r\\n")
+
+def serve(conn):
+    with conn:
+        data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            data += conn.recv(65536)
+        header, _, rest = data.partition(b"\\r\\n\\r\\n")
+        length = 0
+        for line in header.split(b"\\r\\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        while len(rest) < length:
+            rest += conn.recv(65536)
+        conn.sendall(head + body)
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(listener.getsockname()[1], body.count(b"thinking_delta"), len(body), flush=True)
+while True:
+    conn, _ = listener.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
+
+SDK_SCRIPT = """
+import json, sys
+import anthropic
+
+client = anthropic.Anthropic(api_key=sys.argv[2], base_url=sys.argv[1], max_retries=0)
+thinking, text = [], []
+stream = client.messages.create(
+    model=sys.argv[3], max_tokens=64000, stream=True,
+    thinking={"type": "adaptive", "display": "summarized"},
+    messages=[{"role": "user", "content": "Think at length."}],
+)
+for event in stream:
+    if event.type == "content_block_delta":
+        if event.delta.type == "thinking_delta":
+            thinking.append(event.delta.thinking)
+        elif event.delta.type == "text_delta":
+            text.append(event.delta.text)
+json.dump({"thinking": "".join(thinking), "text": "".join(text)}, sys.stdout)
+"""
+
+
+class Timing(NamedTuple):
+    wall: float
+    cpu: float
+    output: bytes
+
+
+def timed(args: list[str], env: dict[str, str], cwd: Path) -> Timing:
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env, cwd=cwd
+    )
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    assert code == 0, (args, output[-2000:])
+    return Timing(wall, usage.ru_utime + usage.ru_stime, output)
+
+
+def store_bytes(home: Path) -> int:
+    database = home / "thoughtline.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(path.stat().st_size for path in home.glob("thoughtline.db*"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(options.events), MODEL],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    port, thinking_deltas, body_bytes = (int(x) for x in server.stdout.readline().split())
+    base_url = f"http://127.0.0.1:{port}"
+    best: dict[str, Timing] = {}
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            env = {key: value for key, value in os.environ.items() if "API_KEY" not in key}
+            env.pop("THOUGHTLINE_CONFIG", None)
+            env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=base_url, OTEL_SDK_DISABLED="true")
+            run = [sys.executable, "-m", "thoughtline.cli", "run", "Think at length."]
+            run += ["--provider", "anthropic", "--model", MODEL, "--json"]
+            contenders = {
+                "sdk": [sys.executable, "-c", SDK_SCRIPT, base_url, KEY, MODEL],
+                "surface": [*run, "--chain-of-thought", "surface"],
+                "hidden": [*run, "--chain-of-thought", "hidden"],
+            }
+            sizes: dict[str, int] = {}
+            log_rows = 0
+            keep = os.environ.get("BENCH_KEEP")
+            for round_index in range(options.repeat):
+                for name, args in contenders.items():
+                    home = Path(keep or root) / f"{name}-{round_index}"
+                    timing = timed(args, {**env, "THOUGHTLINE_HOME": str(home)}, root)
+                    result = json.loads(timing.output)
+                    if name == "sdk":
+                        assert len(result["thinking"]) == options.events * 9 // 10 * 4
+                    else:
+                        (task,) = result["tasks"]
+                        assert result["status"] == "completed", task
+                        shown = task["reasoning"] is not None
+                        assert shown == (name == "surface"), task["reasoning_status"]
+                        sizes[name] = store_bytes(home)
+                        if name == "surface":
+                            with sqlite3.connect(home / "thoughtline.db") as conn:
+                                (log_rows,) = conn.execute(
+                                    "SELECT COUNT(*) FROM run_events"
+                                ).fetchone()
+                    if name not in best or timing.wall < best[name].wall:
+                        best[name] = timing
+                    print(
+                        f"round {round_index + 1}: {name} {timing.wall:.2f} s "
+                        f"({timing.cpu:.2f} s CPU)",
+                        file=sys.stderr,
+                    )
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    print(
+        f"python {sys.version.split()[0]}; one Anthropic stream of {options.events:,} events "
+        f"({thinking_deltas:,} thinking deltas, {body_bytes / 1e6:.1f} MB) from a loopback "
+        f"server; best of {options.repeat}\n"
+    )
+    print("| contender | wall s | CPU s | SDK script vs this (wall) | (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    labels = {
+        "sdk": "anthropic SDK raw-iteration script",
+        "surface": "`thoughtline run --json`, surface",
+        "hidden": "`thoughtline run --json`, hidden",
+    }
+    for name, label in labels.items():
+        timing = best[name]
+        print(
+            f"| {label} | {timing.wall:.2f} | {timing.cpu:.2f} "
+            f"| {best['sdk'].wall / timing.wall:.2f}x | {best['sdk'].cpu / timing.cpu:.2f}x |"
+        )
+    per_delta = (sizes["surface"] - sizes["hidden"]) / thinking_deltas
+    print(
+        f"\nStore on disk per displayed thinking delta (surface home minus hidden home): "
+        f"{per_delta:.1f} B; the surface run's event log holds {log_rows:,} rows."
+    )
+
+
+if __name__ == "__main__":
+    main()
