@@ -468,7 +468,15 @@ class _Validator:
         table = self.table(
             {name: value},
             key,
-            ("wire_api", "base_url", "api_key_env", "reasoning_field", "dialect", "timeouts"),
+            (
+                "wire_api",
+                "base_url",
+                "api_key_env",
+                "reasoning_field",
+                "dialect",
+                "timeouts",
+                "max_concurrency",
+            ),
         )
         wire_api = self.optional_choice(table, f"{key}.wire_api", WIRE_APIS)
         base_url = self.string(table, f"{key}.base_url", None)
@@ -490,4 +498,9 @@ class _Validator:
             reasoning_field=reasoning_field,
             dialect=dialect,
             timeouts=self.timeouts(table, f"{key}.timeouts"),
+            max_concurrency=(
+                self.bounded_int(table, f"{key}.max_concurrency", 0, maximum=1000)
+                if "max_concurrency" in table
+                else None
+            ),
         )

@@ -80,6 +80,11 @@ reasoning = "30d"
             "orchestration.max_concurrency: wrong type: must be an integer",
         ),
         ('[providers.x]\nwire_api = "grpc"\n', "providers.x.wire_api: 'grpc' is not allowed"),
+        ("[providers.x]\nmax_concurrency = 0\n", "providers.x.max_concurrency: must be"),
+        (
+            '[providers.x]\nmax_concurrency = "one"\n',
+            "providers.x.max_concurrency: wrong type: must be an integer",
+        ),
         (
             '[providers.x]\nwire_api = "openai-chat"\nbase_url = "ftp://h"\n',
             "providers.x.base_url: must start with http",

@@ -228,6 +228,9 @@ class EndpointSettings:
     auth: AuthStyle | None = None
     """How to send the key; by default what the wire API expects (``AUTH_FOR_WIRE_API``)."""
     timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
+    max_concurrency: int | None = None
+    """At most this many calls to the endpoint at once, across runs (None: no limit
+    beyond ``orchestration.max_concurrency``)."""
 
 
 def _user_defined_spec(name: str, settings: EndpointSettings, source: str) -> EndpointSpec:

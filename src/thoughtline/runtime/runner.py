@@ -75,7 +75,15 @@ class Runtime:
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}
         # One connection pool and one client per endpoint for every run (clients.py).
-        self.clients = SharedClients(build_http=self._build_http, build_client=self._build_client)
+        self.clients = SharedClients(
+            build_http=self._build_http,
+            build_client=self._build_client,
+            limits={
+                name: settings.max_concurrency
+                for name, settings in config.providers.items()
+                if settings.max_concurrency is not None
+            },
+        )
 
     def _build_http(self) -> httpx2.AsyncClient:
         limit = max(self.config.max_concurrency * 2, 10)

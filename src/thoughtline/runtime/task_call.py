@@ -19,6 +19,7 @@ from thoughtline.providers.client import ProviderCall
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, TaskUsage, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
@@ -96,19 +97,23 @@ class TaskCall:
             },
         )
         cancelled = False
+        overlap = CallOverlap()
         # Timed here too: a cancelled call never builds its exchange (and its timings).
         self.call_started = time.perf_counter()
         try:
-            async with call:
-                async for event in call:
-                    if self.first_answer_at is None:
-                        self.saw(event)
-                    live = self.gate.live(event)
-                    if live is not None:
-                        execution.emit_text(task.id, live[0], live[1])
+            # Waits here while the endpoint's max_concurrency calls are running.
+            async with self.runtime.clients.calling(task.provider) as overlap:
+                self.call_started = time.perf_counter()
+                async with call:
+                    async for event in call:
+                        if self.first_answer_at is None:
+                            self.saw(event)
+                        live = self.gate.live(event)
+                        if live is not None:
+                            execution.emit_text(task.id, live[0], live[1])
         except asyncio.CancelledError:
             cancelled = True
-        await self.complete(call, cancelled=cancelled)
+        await self.complete(call, cancelled=cancelled, overlapped=overlap.overlapped)
         if cancelled:
             raise asyncio.CancelledError
 
@@ -127,7 +132,7 @@ class TaskCall:
         self.execution.emit_task_started(task)
         await self.execution.persist(task=task)
 
-    async def complete(self, call: ProviderCall, *, cancelled: bool) -> None:
+    async def complete(self, call: ProviderCall, *, cancelled: bool, overlapped: bool) -> None:
         """Route the outcome through the gate, then record it (task, trace layers)."""
         task = self.task
         execution = self.execution
@@ -177,6 +182,14 @@ class TaskCall:
                 metadata=self.raw_exchange(exchange, response),
             )
         error = None if cancelled else task_error(response)
+        if error is not None and overlapped and error.code in OVERLAP_SENSITIVE:
+            error.message += (
+                f" Another task called {task.provider} at the same time: a local server that "
+                "serves one request at a time drops the stream it was serving when the next "
+                f"arrives (set [providers.{task.provider}] max_concurrency = 1)."
+            )
+        if response.model and any(w.code == "PROVIDER_MODEL_FALLBACK" for w in response.warnings):
+            task.model = response.model  # the model that answered, not the one asked for
         status = execution.stop_status if cancelled else ("failed" if error else "done")
         task.status = status
         task.error = error
@@ -249,6 +262,12 @@ class TaskCall:
             "total_tokens": response.usage.total_tokens,
         }
         return raw
+
+
+OVERLAP_SENSITIVE = frozenset(
+    {"PROVIDER_STREAM_INTERRUPTED", "PROVIDER_UNREACHABLE", "PROVIDER_SERVER_ERROR"}
+)
+"""Errors a server that serves one request at a time gives the call it drops."""
 
 
 def task_error(response: ModelResponse) -> TaskError | None:
