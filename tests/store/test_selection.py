@@ -128,3 +128,18 @@ def test_thoughtline_config_shows_the_store_with_its_password_masked(
     }
     assert report["database"] == masked
     assert "s3cret-pw" not in str(report)
+
+
+def test_a_connection_string_that_cannot_be_read_names_where_it_was_written(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    path = _config_file(
+        tmp_path, '[orchestration]\nstore = "postgres"\n[store]\ndsn = "not a dsn"\n'
+    )
+    with pytest.raises(ConfigError) as raised:
+        open_store(load_config(path, environ={}), {})
+    assert raised.value.message.startswith(
+        f"{path}: orchestration.store: The PostgreSQL connection string for the thoughtline "
+        "store cannot be read ("
+    )

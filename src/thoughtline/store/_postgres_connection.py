@@ -148,6 +148,11 @@ def store_error(location: str, exc: psycopg.Error) -> StoreError:
         "database" in text and "does not exist" in text
     ):
         advice = "create the database (createdb) or name an existing one"
+    elif isinstance(exc, pg_errors.UndefinedTable):
+        advice = (
+            "its tables were removed while this process used them; open the store again "
+            "to create them (what they held is gone unless restored from a backup)"
+        )
     elif isinstance(exc, pg_errors.InsufficientPrivilege):
         advice = "grant the user the rights to create and use tables in that database"
     else:

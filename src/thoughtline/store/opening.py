@@ -68,4 +68,10 @@ def open_postgres(dsn: str, *, named_by: str) -> PostgresStore:
             f"{named_by}: the PostgreSQL store needs the postgres extra: "
             f"pip install 'thoughtline[postgres]' (missing module {exc.name}).",
         ) from None
+    from thoughtline.store._postgres_connection import conninfo
+
+    try:
+        conninfo(dsn)  # a string that cannot be read names where it was written
+    except ConfigError as exc:
+        raise ConfigError(f"{named_by}: {exc.message}") from None
     return PostgresStore(dsn)
