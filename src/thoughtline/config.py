@@ -27,7 +27,13 @@ from thoughtline.providers.endpoints import (
 )
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, ChainOfThought, WorkerBackend
-from thoughtline.requests import EFFORTS, Effort
+from thoughtline.requests import (
+    EFFORTS,
+    Effort,
+    GenerationSettings,
+    max_output_tokens_problem,
+    temperature_problem,
+)
 
 WORKER_BACKENDS: tuple[WorkerBackend, ...] = ("provider", "inline")
 STORES = ("sqlite", "postgres")
@@ -60,6 +66,8 @@ class Config:
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
     default_effort: Effort = "provider-default"
+    default_generation: GenerationSettings = field(default_factory=GenerationSettings)
+    """``[defaults] max_output_tokens`` and ``temperature`` (unset: the provider's)."""
     providers: Mapping[str, EndpointSettings] = field(default_factory=dict)
     trace_provider_raw: bool = False
     retention: Mapping[str, str] = field(
@@ -354,12 +362,27 @@ class _Validator:
                 'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."',
             )
 
-        defaults = self.table(data, "defaults", ("provider", "model", "effort"))
+        defaults = self.table(
+            data, "defaults", ("provider", "model", "effort", "max_output_tokens", "temperature")
+        )
         default_provider = self.string(defaults, "defaults.provider", "anthropic") or "anthropic"
         default_model = (
             self.string(defaults, "defaults.model", "claude-sonnet-4-6") or "claude-sonnet-4-6"
         )
         default_effort = self.choice(defaults, "defaults.effort", EFFORTS, "provider-default")
+        for name, problem in (
+            ("max_output_tokens", max_output_tokens_problem),
+            ("temperature", temperature_problem),
+        ):
+            if name in defaults:
+                found = problem(defaults[name])
+                if found is not None:
+                    raise self.fail(f"defaults.{name}", found)
+                self.sources[f"defaults.{name}"] = str(self.path)
+        default_generation = GenerationSettings(
+            max_output_tokens=defaults.get("max_output_tokens"),
+            temperature=None if "temperature" not in defaults else float(defaults["temperature"]),
+        )
 
         providers_raw = data.get("providers", {})
         if not isinstance(providers_raw, dict):
@@ -432,6 +455,7 @@ class _Validator:
             default_provider=default_provider,
             default_model=default_model,
             default_effort=default_effort,
+            default_generation=default_generation,
             providers=providers,
             trace_provider_raw=provider_raw,
             retention=retention,

@@ -38,7 +38,7 @@ from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, spec_from_roles
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
@@ -213,13 +213,17 @@ class Orchestrator:
         provider: str | None = None,
         model: str | None = None,
         worker_backend: str | None = None,
+        max_output_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
 
         ``request`` is the request text (one concurrent task per role in ``roles``,
         ``engineer`` when none is given) or a :class:`~thoughtline.RunSpec` (e.g. from
         :func:`~thoughtline.load_plan`), which declares its own tasks. ``chain_of_thought``
-        and ``worker_backend`` win over the spec and the config. Raises a
+        and ``worker_backend`` win over the spec and the config, as do
+        ``max_output_tokens`` (at least 1) and ``temperature`` (0 to 2), which apply to
+        every task and win over plan tasks and ``[defaults]``. Raises a
         :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
         backend; missing credential) before anything runs."""
         _require_running_loop(
@@ -237,6 +241,8 @@ class Orchestrator:
                 provider=provider,
                 model=model,
                 worker_backend=worker_backend,
+                max_output_tokens=max_output_tokens,
+                temperature=temperature,
             ),
         )
 
@@ -250,6 +256,8 @@ class Orchestrator:
         provider: str | None,
         model: str | None,
         worker_backend: str | None,
+        max_output_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> Run:
         if isinstance(request, RunSpec):
             if roles or effort or provider or model:
@@ -258,7 +266,9 @@ class Orchestrator:
                     "A RunSpec declares its tasks; do not combine it with roles, effort, "
                     "provider or model.",
                 )
-            spec = request
+            spec = with_generation(
+                request, max_output_tokens=max_output_tokens, temperature=temperature
+            )
         else:
             if not request.strip():
                 raise ThoughtlineError("REQUEST_INVALID", "The request must not be empty.")
@@ -268,7 +278,13 @@ class Orchestrator:
                     f"roles must be a list of role names, e.g. roles=[{roles!r}], not one string.",
                 )
             spec = spec_from_roles(
-                request, list(roles), provider=provider, model=model, effort=effort
+                request,
+                list(roles),
+                provider=provider,
+                model=model,
+                effort=effort,
+                max_output_tokens=max_output_tokens,
+                temperature=temperature,
             )
         return self.runtime.prepare(
             spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
@@ -358,6 +374,8 @@ def run(
     provider: str | None = None,
     model: str | None = None,
     worker_backend: str | None = None,
+    max_output_tokens: int | None = None,
+    temperature: float | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run:
@@ -381,6 +399,8 @@ def run(
                 provider=provider,
                 model=model,
                 worker_backend=worker_backend,
+                max_output_tokens=max_output_tokens,
+                temperature=temperature,
             )
             return await RunHandle(orchestrator._runs, prepared, keep_events=False)
 

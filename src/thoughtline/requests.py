@@ -27,6 +27,46 @@ EFFORTS: tuple[Effort, ...] = (
 
 Role: TypeAlias = Literal["user", "assistant"]
 
+MAX_TEMPERATURE = 2.0
+"""The highest sampling temperature any supported wire API takes (OpenAI, Gemini)."""
+
+
+def max_output_tokens_problem(value: object) -> str | None:
+    """Why ``value`` is not a valid ``max_output_tokens`` (``None`` when it is), worded
+    for an error message that names where the value came from."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"must be a whole number of tokens (at least 1), got {value!r}"
+    if value < 1:
+        return f"must be at least 1, got {value}"
+    return None
+
+
+def temperature_problem(value: object) -> str | None:
+    """Why ``value`` is not a valid ``temperature`` (``None`` when it is)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return f"must be a number from 0 to {MAX_TEMPERATURE:g}, got {value!r}"
+    if not 0 <= value <= MAX_TEMPERATURE:  # also refuses NaN
+        return f"must be from 0 to {MAX_TEMPERATURE:g}, got {value!r}"
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GenerationSettings:
+    """Sampling settings a caller may set per task; ``None`` leaves the provider's
+    default (for ``max_output_tokens``, the adapter's own allowance where one is needed)."""
+
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+
+    def over(self, fallback: GenerationSettings) -> GenerationSettings:
+        """These settings, each unset one taken from ``fallback``."""
+        return GenerationSettings(
+            max_output_tokens=fallback.max_output_tokens
+            if self.max_output_tokens is None
+            else self.max_output_tokens,
+            temperature=fallback.temperature if self.temperature is None else self.temperature,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningRequest:
@@ -70,6 +110,9 @@ class ModelRequest:
     system: str | None = None
     reasoning: ReasoningRequest = field(default_factory=ReasoningRequest)
     max_output_tokens: int | None = None
+    temperature: float | None = None
+    """Sampling temperature; adapters leave it out (with a warning) where the model
+    rejects one, as reasoning models often do."""
     tools: Sequence[ToolSpec] = ()
     stream: bool = True
 
@@ -82,6 +125,7 @@ class ModelRequest:
         system: str | None = None,
         reasoning: ReasoningRequest | None = None,
         max_output_tokens: int | None = None,
+        temperature: float | None = None,
         stream: bool = True,
     ) -> ModelRequest:
         """A one-turn request: a user prompt and optional instructions."""
@@ -91,5 +135,6 @@ class ModelRequest:
             system=system,
             reasoning=reasoning or ReasoningRequest(),
             max_output_tokens=max_output_tokens,
+            temperature=temperature,
             stream=stream,
         )

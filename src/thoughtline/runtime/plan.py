@@ -12,13 +12,17 @@ A plan file (TOML), strictly validated like the config::
     provider = "anthropic"                 # optional, defaults from config
     model = "claude-sonnet-4-6"            # optional
     effort = "high"                        # optional
+    max_output_tokens = 4000               # optional, at least 1
+    temperature = 0.2                      # optional, 0 to 2
 
     [[task]]
     name = "review"
     role = "reviewer"
     after = ["design"]                     # runs after, and receives its output
 
-Tasks without ``after`` run concurrently (bounded by ``max_concurrency``).
+Tasks without ``after`` run concurrently (bounded by ``max_concurrency``). A task's
+generation settings win over ``[defaults]`` in the config; settings given explicitly
+(command line, API argument) win over both (:func:`with_generation`).
 """
 
 from __future__ import annotations
@@ -26,15 +30,29 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value, read_text_file
 from thoughtline.errors import ConfigError, ThoughtlineError
-from thoughtline.requests import EFFORTS
+from thoughtline.requests import (
+    EFFORTS,
+    GenerationSettings,
+    max_output_tokens_problem,
+    temperature_problem,
+)
 from thoughtline.runtime.checks import check_effort, check_mode, check_worker_backend
 
-_TASK_KEYS = ("name", "role", "provider", "model", "effort", "after")
+_TASK_KEYS = (
+    "name",
+    "role",
+    "provider",
+    "model",
+    "effort",
+    "max_output_tokens",
+    "temperature",
+    "after",
+)
 _PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "task")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -47,6 +65,8 @@ class TaskSpec:
     model: str | None = None
     effort: str | None = None
     after: tuple[str, ...] = ()
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+    """This task's max_output_tokens and temperature; unset ones come from the config."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,16 +85,40 @@ def spec_from_roles(
     provider: str | None = None,
     model: str | None = None,
     effort: str | None = None,
+    max_output_tokens: int | None = None,
+    temperature: float | None = None,
 ) -> RunSpec:
     """One concurrent task per role (``engineer`` when none is given)."""
+    generation = GenerationSettings(max_output_tokens=max_output_tokens, temperature=temperature)
     names = roles or ["engineer"]
     seen: dict[str, int] = {}
     tasks = []
     for role in names:
         seen[role] = seen.get(role, 0) + 1
         name = role if seen[role] == 1 else f"{role}-{seen[role]}"
-        tasks.append(TaskSpec(name=name, role=role, provider=provider, model=model, effort=effort))
+        tasks.append(
+            TaskSpec(
+                name=name,
+                role=role,
+                provider=provider,
+                model=model,
+                effort=effort,
+                generation=generation,
+            )
+        )
     return RunSpec(request=request, tasks=tuple(tasks))
+
+
+def with_generation(
+    spec: RunSpec, *, max_output_tokens: int | None = None, temperature: float | None = None
+) -> RunSpec:
+    """``spec`` with explicitly given settings (a flag, an API argument) applied to every
+    task, over what its plan says; settings left ``None`` keep the plan's."""
+    explicit = GenerationSettings(max_output_tokens=max_output_tokens, temperature=temperature)
+    if explicit == GenerationSettings():
+        return spec
+    tasks = tuple(replace(task, generation=explicit.over(task.generation)) for task in spec.tasks)
+    return replace(spec, tasks=tasks)
 
 
 def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
@@ -152,6 +196,14 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
             raise wrong_type(f"{where}.effort", f"a string, one of {', '.join(EFFORTS)}", effort)
         if effort is not None:
             in_file(check_effort, effort, f"{where}.effort")
+        for key, problem in (
+            ("max_output_tokens", max_output_tokens_problem),
+            ("temperature", temperature_problem),
+        ):
+            found = None if key not in raw else problem(raw[key])
+            if found is not None:
+                raise fail(f"{where}.{key}", found)
+        temperature = raw.get("temperature")
         after = raw.get("after", [])
         if not isinstance(after, list):
             raise wrong_type(f"{where}.after", "an array of task names", after)
@@ -166,6 +218,10 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
                 model=raw.get("model"),
                 effort=effort,
                 after=tuple(after),
+                generation=GenerationSettings(
+                    max_output_tokens=raw.get("max_output_tokens"),
+                    temperature=None if temperature is None else float(temperature),
+                ),
             )
         )
     validate_graph(tasks, str(path))

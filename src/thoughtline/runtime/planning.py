@@ -7,11 +7,14 @@ missing credential is refused before a single request is sent.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id
+from thoughtline.requests import GenerationSettings, max_output_tokens_problem, temperature_problem
 from thoughtline.runtime.checks import check_effort, check_worker_backend
 from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec
@@ -25,6 +28,27 @@ DEFAULT_MODELS: dict[str, str] = {
     "deepseek": "deepseek-reasoner",
     "ollama": "qwen3",
 }
+
+
+@dataclass(slots=True, kw_only=True)
+class PlannedTask(Task):
+    """A task as planned here, with the generation settings its provider call sends
+    (the task's, else ``[defaults]``). They live only as long as the run executes in
+    this process: the stored task does not keep them."""
+
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+
+
+def check_generation(settings: GenerationSettings, where: str) -> GenerationSettings:
+    """``settings``, or ``REQUEST_INVALID`` naming the bad value and where it came from."""
+    for name, value, problem in (
+        ("max_output_tokens", settings.max_output_tokens, max_output_tokens_problem),
+        ("temperature", settings.temperature, temperature_problem),
+    ):
+        found = None if value is None else problem(value)
+        if found is not None:
+            raise ThoughtlineError("REQUEST_INVALID", f"{name} {found} ({where}).")
+    return settings
 
 
 def plan_run(
@@ -94,8 +118,9 @@ def plan_run(
             by_role=config.chain_of_thought_by_role,
             configured=configured,
         )
+        generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
         run.tasks.append(
-            Task(
+            PlannedTask(
                 id=ids[task_spec.name],
                 run_id=run.id,
                 position=position,
@@ -107,6 +132,7 @@ def plan_run(
                 chain_of_thought_source=mode.source,
                 effort=efforts[position],
                 after=[ids[name] for name in task_spec.after],
+                generation=generation.over(config.default_generation),
             )
         )
     return run

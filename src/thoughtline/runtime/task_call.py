@@ -21,6 +21,7 @@ from thoughtline.records import Task, TaskError, TaskUsage, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.runtime.planning import PlannedTask
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
 
@@ -73,6 +74,12 @@ class TaskCall:
         task.executor = f"provider:{task.provider}:{task.model}"
         await self.started()
         client = execution.client_for(task.provider)
+        # A task planned elsewhere (recovered, built by hand) still gets [defaults].
+        generation = (
+            task.generation
+            if isinstance(task, PlannedTask)
+            else self.runtime.config.default_generation
+        )
         request = ModelRequest(
             model=task.model,
             system=role.prompt,
@@ -81,6 +88,8 @@ class TaskCall:
                 enabled=self.gate.requests_reasoning,
                 effort=task.effort,
             ),
+            max_output_tokens=generation.max_output_tokens,
+            temperature=generation.temperature,
         )
         call = client.call(request)
         execution.trace.add(
@@ -93,6 +102,8 @@ class TaskCall:
                 "model": task.model,
                 "reasoning_requested": self.gate.requests_reasoning,
                 "effort": task.effort,
+                "max_output_tokens": generation.max_output_tokens,
+                "temperature": generation.temperature,
                 "capability": call.context.capability.describe(),
             },
         )

@@ -55,6 +55,20 @@ class RunCreate(BaseModel):
         "CHAIN_OF_THOUGHT_UNKNOWN.",
     )
     effort: Effort | None = Field(default=None, description="Reasoning effort.")
+    max_output_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most tokens each task may generate (reasoning included where the "
+        "provider counts it so); wins over [defaults] in the config.",
+    )
+    temperature: float | None = Field(
+        default=None,
+        ge=0,
+        le=2,
+        allow_inf_nan=False,
+        description="Sampling temperature, 0 to 2; not sent (a task warning says so) to "
+        "models that refuse one, as reasoning models often do.",
+    )
     worker_backend: WorkerBackend | None = Field(
         default=None, description="provider calls the model; inline prepares prompts only."
     )

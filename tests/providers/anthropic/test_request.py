@@ -385,3 +385,43 @@ def test_model_that_does_not_reason_warns_and_sends_nothing() -> None:
             "requested.",
         ),
     )
+
+
+def generation_body(
+    model: str, *, enabled: bool, temperature: float
+) -> tuple[dict[str, Any], tuple[StreamWarning, ...]]:
+    model_request = ModelRequest.simple(
+        model,
+        "Wie groß ist π?",
+        reasoning=ReasoningRequest(enabled=enabled),
+        max_output_tokens=300,
+        temperature=temperature,
+    )
+    wire = ADAPTER.build_request(model_request, context(model))
+    return dict(wire.body), wire.warnings
+
+
+def test_temperature_and_max_tokens_reach_a_model_that_is_not_thinking() -> None:
+    body, warnings = generation_body("claude-sonnet-4-6", enabled=False, temperature=0.2)
+    assert body["max_tokens"] == 300
+    assert body["temperature"] == 0.2
+    assert warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("model", "enabled"),
+    [("claude-sonnet-4-6", True), ("claude-sonnet-4-5", True), ("claude-sonnet-5", False)],
+)
+def test_temperature_is_left_out_with_a_warning_while_the_model_thinks(
+    model: str, enabled: bool
+) -> None:
+    body, warnings = generation_body(model, enabled=enabled, temperature=0.2)
+    assert "temperature" not in body
+    assert [warning.code for warning in warnings] == ["TEMPERATURE_UNSUPPORTED"]
+    assert "temperature=0.2 was not sent" in warnings[0].message
+
+
+def test_the_default_temperature_with_thinking_is_left_out_quietly() -> None:
+    body, warnings = generation_body("claude-sonnet-4-6", enabled=True, temperature=1)
+    assert "temperature" not in body
+    assert warnings == ()

@@ -236,3 +236,11 @@ def test_thinking_configs_validate_against_the_sdk(model: str, effort: str) -> N
     assert (config.thinking_config.thinking_budget is None) != (
         config.thinking_config.thinking_level is None
     )
+
+
+def test_generation_settings_go_into_generation_config() -> None:
+    model_request = ModelRequest.simple(
+        "gemini-3-pro", "Hi", max_output_tokens=128, temperature=1.5
+    )
+    body = ADAPTER.build_request(model_request, context("gemini-3-pro")).body
+    assert body["generationConfig"] == {"maxOutputTokens": 128, "temperature": 1.5}

@@ -146,3 +146,9 @@ def test_full_request() -> None:
             }
         ],
     }
+
+
+def test_generation_settings_are_model_options() -> None:
+    model_request = ModelRequest.simple("qwen3:8b", "Hi", max_output_tokens=99, temperature=0)
+    body = ADAPTER.build_request(model_request, context()).body
+    assert body["options"] == {"num_predict": 99, "temperature": 0}

@@ -325,3 +325,35 @@ def test_multi_turn_messages_and_tools() -> None:
             },
         ],
     }
+
+
+def generation_body(
+    endpoint: str, model: str, temperature: float
+) -> tuple[dict[str, Any], tuple[StreamWarning, ...]]:
+    request = ModelRequest.simple(model, "Why?", max_output_tokens=64, temperature=temperature)
+    wire_api = "openai-chat" if endpoint == "openai" else None
+    wire = ADAPTER.build_request(request, make_context(endpoint, model, wire_api=wire_api))
+    return dict(wire.body), wire.warnings
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "model", "key"),
+    [
+        ("openai", "gpt-4.1", "max_completion_tokens"),
+        ("openrouter", "anthropic/claude-sonnet-4.6", "max_tokens"),
+        ("deepseek", "deepseek-chat", "max_tokens"),
+        ("vllm", "qwen3", "max_tokens"),
+    ],
+)
+def test_generation_settings_in_each_dialects_shape(endpoint: str, model: str, key: str) -> None:
+    body, warnings = generation_body(endpoint, model, 0.7)
+    assert body[key] == 64
+    assert body["temperature"] == 0.7
+    assert warnings == ()
+
+
+def test_openai_reasoning_models_get_no_temperature_and_a_warning() -> None:
+    body, warnings = generation_body("openai", "gpt-5-mini", 0.7)
+    assert body["max_completion_tokens"] == 64
+    assert "temperature" not in body
+    assert [warning.code for warning in warnings] == ["TEMPERATURE_UNSUPPORTED"]

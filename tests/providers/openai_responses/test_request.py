@@ -250,3 +250,17 @@ def test_full_request_with_instructions_turns_budget_and_tools() -> None:
         "include": ["reasoning.encrypted_content"],
     }
     assert wire.warnings == ()
+
+
+def test_max_output_tokens_and_temperature_reach_a_model_that_takes_them() -> None:
+    body, warnings = _request("gpt-4.1", HIDDEN, max_output_tokens=256, temperature=0.3)
+    assert body["max_output_tokens"] == 256
+    assert body["temperature"] == 0.3
+    assert warnings == ()
+
+
+def test_reasoning_models_get_no_temperature_and_a_warning() -> None:
+    body, warnings = _request("gpt-5.5", SHOWN, max_output_tokens=256, temperature=0.3)
+    assert body["max_output_tokens"] == 256
+    assert "temperature" not in body
+    assert [warning.code for warning in warnings] == ["TEMPERATURE_UNSUPPORTED"]

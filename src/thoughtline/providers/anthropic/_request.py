@@ -11,6 +11,11 @@ data (``thinking_control``), never from the model name alone:
 
 Hidden mode (``enabled=False``) sends no ``thinking`` key at all. Effort is a separate
 axis: an explicit effort still reaches adaptive families through ``output_config``.
+
+``max_output_tokens`` becomes ``max_tokens`` (the answer's allowance; a thinking budget
+is added on top). ``temperature`` is sent only while the model is not thinking: with
+thinking on, Anthropic requires the default (1) and refuses any other value, so it is
+left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from thoughtline.events import StreamWarning
+from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
 from thoughtline.requests import Effort, ModelRequest
 
@@ -123,6 +129,13 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools
         ]
+    if request.temperature is not None:
+        # Claude 5 families think even when no thinking parameter is sent.
+        if thinking is None and not capability.reasoning_by_default:
+            body["temperature"] = request.temperature
+        elif request.temperature != 1:
+            why = "it thinks on this request, and Anthropic allows only the default temperature (1) with thinking"
+            warnings.append(temperature_not_sent(request, capability.label, why))
     if thinking is not None:
         body["thinking"] = thinking
     if output_effort is not None:

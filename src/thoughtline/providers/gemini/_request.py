@@ -9,6 +9,9 @@ Reasoning is shaped from the model's capability entry:
 - effort, a separate axis, → ``thinkingLevel`` on Gemini 3 (``thinking_control =
   "level"``) or ``thinkingBudget`` on Gemini 2.5 (``"budget"``). Never both: the API
   rejects a request that sets the two.
+
+``max_output_tokens`` and ``temperature`` go into ``generationConfig`` as
+``maxOutputTokens`` and ``temperature``; every Gemini model takes both.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ def build_gemini_request(request: ModelRequest, context: CallContext) -> WireReq
     generation_config: dict[str, Any] = {}
     if request.max_output_tokens is not None:
         generation_config["maxOutputTokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        generation_config["temperature"] = request.temperature
     thinking_config, warnings = thinking_config_for(
         request.reasoning, context.capability, request.model
     )

@@ -5,6 +5,9 @@ or an effort (``"low"|"medium"|"high"``) turns thinking on *and* returns it in
 ``message.thinking``. So disclosure decides whether ``think`` is sent at all: hidden
 mode sends no ``think`` key (an effort asked for in hidden mode cannot be expressed
 without requesting the thinking text, so it is reported as a warning, not sent).
+
+``max_output_tokens`` and ``temperature`` are model options: ``options.num_predict`` and
+``options.temperature``.
 """
 
 from __future__ import annotations
@@ -36,8 +39,13 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
     think, warnings = think_for(request.reasoning, context.capability, request.model)
     if think is not None:
         body["think"] = think
+    options: dict[str, Any] = {}
     if request.max_output_tokens is not None:
-        body["options"] = {"num_predict": request.max_output_tokens}
+        options["num_predict"] = request.max_output_tokens
+    if request.temperature is not None:
+        options["temperature"] = request.temperature
+    if options:
+        body["options"] = options
     if request.tools:
         body["tools"] = [
             {

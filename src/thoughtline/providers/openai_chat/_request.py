@@ -19,6 +19,11 @@ Effort and disclosure are separate axes: an explicit effort the model accepts is
 even when reasoning is hidden, because it changes how hard the model works, not what it
 returns. An effort the model does not accept becomes an ``EFFORT_UNSUPPORTED`` warning
 and is not sent.
+
+``max_output_tokens`` is ``max_completion_tokens`` for OpenAI (it counts reasoning
+tokens) and ``max_tokens`` for every other dialect. ``temperature`` is sent, except to
+OpenAI's reasoning models (``openai`` dialect, ``thinking_control = "effort"``), which
+refuse it: it is left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from thoughtline.events import StreamWarning
+from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.requests import Effort, ModelRequest
@@ -111,6 +117,12 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
         # OpenAI deprecated max_tokens for reasoning models; other servers only know it.
         key = "max_completion_tokens" if dialect == "openai" else "max_tokens"
         body[key] = request.max_output_tokens
+    if request.temperature is not None:
+        if dialect == "openai" and capability.thinking_control == "effort":
+            why = "OpenAI reasoning models refuse a temperature"
+            warnings.append(temperature_not_sent(request, capability.label, why))
+        else:
+            body["temperature"] = request.temperature
     if request.tools:
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools

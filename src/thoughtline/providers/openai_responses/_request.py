@@ -10,6 +10,10 @@ Effort and disclosure are separate axes in the Responses API, as in thoughtline:
 
 Hosted reasoning models reason whether or not a summary is requested; hidden mode only
 stops the text and the carrier from coming back.
+
+``max_output_tokens`` is sent as is (it includes reasoning tokens). ``temperature`` is
+left out, with a warning, for reasoning models (``thinking_control = "effort"``), which
+refuse it; other models get it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from thoughtline.events import StreamWarning
+from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.requests import ModelRequest
 
@@ -54,6 +59,12 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
             for tool in request.tools
         ]
     warnings = _shape_reasoning(request, context, body)
+    if request.temperature is not None:
+        if context.capability.thinking_control == "effort":
+            why = "OpenAI reasoning models refuse a temperature"
+            warnings += (temperature_not_sent(request, context.capability.label, why),)
+        else:
+            body["temperature"] = request.temperature
     return WireRequest(
         url=context.endpoint.base_url + RESPONSES_PATH,
         body=body,
