@@ -217,13 +217,24 @@ def check_mode_run(
     assert CANARY not in text, mode
     assert CANARY not in text_of(status), mode
 
-    # Progress: one per task start and completion, then the run's end, always growing.
-    assert [value for value, _, _ in progress] == [1, 2, 3], mode
+    # Progress: a step per task start and completion, then the run's end (whole numbers),
+    # with streamed character counts between them (fractions); always growing.
+    values = [value for value, _, _ in progress]
+    assert values == sorted(set(values)), mode
+    assert [value for value in values if value == int(value)] == [1, 2, 3], mode
     assert {total for _, total, _ in progress} == {3}
     messages = [message or "" for _, _, message in progress]
-    assert messages[0].startswith("engineer started (provider:anthropic:")
-    assert messages[1] == f"engineer done; reasoning {EXPECTED_REASONING_STATUS[mode]}"
-    assert messages[2] == "run completed"
+    steps = [message for value, _, message in progress if value == int(value)]
+    assert (steps[0] or "").startswith("engineer started (provider:anthropic:")
+    assert steps[1] == (
+        f"engineer done; reasoning {EXPECTED_REASONING_STATUS[mode]}; {len(ANSWER)} chars streamed"
+    )
+    assert steps[2] == "run completed"
+    streaming = [message for message in messages if message.startswith("streaming: ")]
+    assert streaming, mode  # the first delta of a task is reported at once
+    assert all(1 < value < 2 for value, _, message in progress if message in streaming)
+    # Reasoning is counted only where it is displayed; its text is never sent.
+    assert any("reasoning chars" in message for message in streaming) == (mode in DISPLAYS)
     assert all(CANARY not in message for message in messages), mode
 
 
@@ -393,3 +404,46 @@ async def test_bad_input_comes_back_as_tool_errors_with_codes(
     assert "reviewer [done]" in text_of(still_alive)
     # Only the good run reached a provider: one request per task.
     assert len(sim.requests) == 2
+
+
+async def test_generation_settings_reach_the_wire_and_are_checked(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(Transcript(answer="Brief."))
+    async with mcp_server(tmp_path, environ) as server:
+        arguments = {"request": "Hi", "provider": "deepseek", "max_output_tokens": 64}
+        result = await server.call("orchestration_run", {**arguments, "temperature": 0.4})
+        assert not result.is_error, text_of(result)
+        refused = await server.call("orchestration_run", {**arguments, "temperature": 3})
+    assert refused.is_error
+    assert "temperature" in text_of(refused)
+    (sent,) = sim.requests
+    assert sent.body is not None
+    assert (sent.body["max_tokens"], sent.body["temperature"]) == (64, 0.4)
+
+
+async def test_progress_reports_streamed_characters_while_a_long_answer_arrives(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW_TRANSCRIPT)
+    sim.pace_s = 0.05  # 40 frames: about two seconds of streaming, several intervals
+    async with mcp_server(tmp_path, environ) as server:
+        progress: list[tuple[float, str]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, message or ""))
+
+        result = await server.call(
+            "orchestration_run", {"request": "Long."}, progress_callback=on_progress
+        )
+    assert not result.is_error
+    counts = [
+        int(message.split()[2].replace(",", ""))
+        for _, message in progress
+        if message.startswith("streaming: engineer ")
+    ]
+    # Several notices, each with more characters; none carries the answer itself.
+    assert len(counts) >= 2
+    assert counts == sorted(set(counts))
+    assert counts[-1] <= len(SLOW_TRANSCRIPT.answer)
+    assert all("slow and steady" not in message for _, message in progress)

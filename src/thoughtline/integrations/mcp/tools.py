@@ -5,27 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated, Final, assert_never
+from typing import Annotated, Final
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
-from thoughtline.run_events import (
-    RunCancelled,
-    RunCompleted,
-    RunEvent,
-    RunFailed,
-    RunInterrupted,
-    RunStarted,
-    TaskAnswerDelta,
-    TaskCompleted,
-    TaskReasoningDelta,
-    TaskStarted,
-)
+from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.plan import spec_from_roles
@@ -66,6 +56,21 @@ class ThoughtlineMCP:
         model: Annotated[str | None, Field(description="Model id for the endpoint.")] = None,
         chain_of_thought: ModeArgument = None,
         effort: EffortArgument = None,
+        max_output_tokens: Annotated[
+            int | None,
+            Field(ge=1, description="Most tokens each task may generate (default: config)."),
+        ] = None,
+        temperature: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                le=2,
+                allow_inf_nan=False,
+                description="Sampling temperature, 0 to 2 (default: config). Not sent to "
+                "models that refuse one (reasoning models); a task warning in the trace "
+                "says so.",
+            ),
+        ] = None,
         wait: Annotated[
             bool,
             Field(
@@ -91,7 +96,15 @@ class ThoughtlineMCP:
         try:
             if effort is not None:
                 check_effort(effort, "effort")
-            spec = spec_from_roles(request, roles, provider=provider, model=model, effort=effort)
+            spec = spec_from_roles(
+                request,
+                roles,
+                provider=provider,
+                model=model,
+                effort=effort,
+                max_output_tokens=max_output_tokens,
+                temperature=temperature,
+            )
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
             handle = await self.runs.start(
@@ -156,14 +169,13 @@ class ThoughtlineMCP:
         queue: asyncio.Queue[RunEvent | None],
         timeout_s: float | None,
     ) -> None:
-        """Wait for the run's end (or the timeout), reporting task progress on the way.
-
-        Progress counts task starts and completions plus the run's end, so it only grows;
+        """Wait for the run's end (or the timeout), reporting progress on the way: task
+        starts and completions, the run's end, and streamed characters per task
+        (:class:`~thoughtline.integrations.mcp.progress.ProgressTracker`).
         ``report_progress`` does nothing when the client sent no progress token."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout_s is None else loop.time() + timeout_s
-        total = 2 * len(run.tasks) + 1
-        progress = 0
+        tracker = ProgressTracker(len(run.tasks))
         while True:
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
@@ -174,10 +186,9 @@ class ThoughtlineMCP:
                 return
             if event is None:
                 return
-            message = progress_message(event)
-            if message is not None:
-                progress += 1
-                await ctx.report_progress(progress, total, message)
+            notice = tracker.update(event)
+            if notice is not None:
+                await ctx.report_progress(notice[0], tracker.total, notice[1])
 
     def find_run(self, run_id: str | None) -> Run | None:
         run = self.store.latest_run() if run_id is None else self.store.get_run(run_id)
@@ -234,27 +245,3 @@ def summarize(run: Run) -> str:
         if task.output:
             lines.append(f"  answer: {task.output}")
     return "\n".join(lines)
-
-
-def progress_message(event: RunEvent) -> str | None:
-    """One line per task start and completion and for the run's end; deltas are not
-    progress."""
-    match event:
-        case TaskStarted(task=data):
-            return f"{data['name']} started ({data['executor']})"
-        case TaskCompleted(task=data):
-            message = f"{data['name']} {data['status']}"
-            if data.get("reasoning_status"):
-                message += f"; reasoning {data['reasoning_status']}"
-            return message
-        case (
-            RunCompleted(snapshot=data)
-            | RunFailed(snapshot=data)
-            | RunCancelled(snapshot=data)
-            | RunInterrupted(snapshot=data)
-        ):
-            return f"run {data['status']}"
-        case RunStarted() | TaskAnswerDelta() | TaskReasoningDelta():
-            return None
-        case _:
-            assert_never(event)
