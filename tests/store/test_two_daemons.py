@@ -22,7 +22,9 @@ from tests.support import daemon_url
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import Simulator, Transcript
 
-LONG = Transcript(answer="abcdefghij" * 200, chunk_chars=2)
+# Long enough to outlast the kill, short enough that the simulator, which keeps
+# streaming to the killed daemon, finishes within seconds.
+LONG = Transcript(answer="abcdefghij" * 40, chunk_chars=2)
 
 
 def _serve(home: Path, environ: dict[str, str], store_url: str) -> subprocess.Popen[str]:
