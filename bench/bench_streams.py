@@ -3,8 +3,10 @@
 Every contender reads the same recorded-shape stream through an ``httpx2.MockTransport``
 (no sockets), in the same process and run, so the ratios compare like with like:
 
-- thoughtline: ``ProviderClient`` (transport + adapter decoder + accumulator), and the
-  sans-IO decoder alone;
+- thoughtline: ``ProviderClient`` as a library user gets it (its default: the response
+  body captured for ``call.exchange``, redacted as it streams), ``ProviderClient`` with
+  ``capture_body=False`` (what the runtime uses unless ``trace.provider_raw`` is on), and
+  the sans-IO decoder alone;
 - anthropic SDK: raw ``messages.create(stream=True)`` iteration, and the accumulating
   ``messages.stream()`` helper;
 - openai SDK: raw ``responses.create(stream=True)`` iteration, and the accumulating
@@ -14,7 +16,7 @@ Throughput is wire events (SSE frames) per second; each figure is the best of
 ``--repeat`` runs. Then a scaling run: 10k, 100k and 1M reasoning deltas through the
 decoder and accumulator, with time per delta and peak memory per byte of text.
 
-    .venv/bin/python bench/bench_streams.py [--deltas 20000] [--repeat 5]
+    .venv/bin/python bench/bench_streams.py [--deltas 40000] [--repeat 5] [--sizes ...]
 """
 
 from __future__ import annotations
@@ -120,14 +122,25 @@ class _Chunks(httpx2.AsyncByteStream):
             yield chunk
 
 
-async def thoughtline_run(endpoint_name: str, model: str, data: bytes) -> None:
+async def thoughtline_run(
+    endpoint_name: str, model: str, data: bytes, capture_body: bool | None
+) -> None:
+    """``capture_body=None`` leaves ProviderClient's default alone (the path a library user
+    gets without choosing)."""
     environ = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY}
     endpoint = EndpointRegistry(environ=environ).resolve(endpoint_name)
-    client = ProviderClient(endpoint, http_client=mock_http(data), capture_body=False)
+    if capture_body is None:
+        client = ProviderClient(endpoint, http_client=mock_http(data))
+    else:
+        client = ProviderClient(endpoint, http_client=mock_http(data), capture_body=capture_body)
     request = ModelRequest.simple(model, "bench", reasoning=ReasoningRequest(enabled=True))
     call = await client.complete(request)
     assert call.response.error is None, call.response.error
     assert call.response.text
+    assert call.exchange is not None
+    body = call.exchange.response_body
+    assert (body is not None) is client.capture_body
+    assert body is None or len(body) == len(data)  # the whole stream kept (nothing to redact)
 
 
 def decoder_only(endpoint_name: str, model: str, data: bytes) -> Callable[[], Awaitable[None]]:
@@ -209,6 +222,10 @@ async def openai_helper(data: bytes) -> None:
     assert response.output
 
 
+DEFAULT = "thoughtline ProviderClient, default (capture on)"
+CAPTURE_OFF = "thoughtline ProviderClient, capture_body=False"
+
+
 def frames_in(data: bytes) -> int:
     return sum(1 for frame in data.split(b"\n\n") if frame.strip())
 
@@ -239,8 +256,12 @@ async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, fl
     ):
         contenders: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
             (
-                "thoughtline ProviderClient",
-                lambda e=endpoint_name, m=model, d=data: thoughtline_run(e, m, d),
+                DEFAULT,
+                lambda e=endpoint_name, m=model, d=data: thoughtline_run(e, m, d, None),
+            ),
+            (
+                CAPTURE_OFF,
+                lambda e=endpoint_name, m=model, d=data: thoughtline_run(e, m, d, False),
             ),
             ("thoughtline decoder only", decoder_only(endpoint_name, model, data)),
             (f"{sdk} SDK raw iteration", lambda r=sdk_raw, d=data: r(d)),
@@ -282,7 +303,7 @@ def scaling(sizes: list[int]) -> list[tuple[int, float, float, int, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deltas", type=int, default=20_000)
+    parser.add_argument("--deltas", type=int, default=40_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     args = parser.parse_args()
@@ -293,15 +314,19 @@ def main() -> None:
         f"python {platform.python_version()} on {platform.machine()}, httpx2 {httpx2.__version__}, anthropic {anthropic.__version__}, openai {openai.__version__}"
     )
     print(f"\n## Throughput: {args.deltas} deltas per stream, best of {args.repeat}\n")
-    print("| stream | reader | wire events/s | seconds | thoughtline ProviderClient vs this |")
-    print("|---|---|---:|---:|---:|")
+    print(
+        "| stream | reader | wire events/s | seconds | default ProviderClient vs this "
+        "| capture off vs this |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
     rows = asyncio.run(throughput(args.deltas, args.repeat))
-    ours = {
-        stream: rate for stream, label, rate, _ in rows if label == "thoughtline ProviderClient"
-    }
+    default = {stream: rate for stream, label, rate, _ in rows if label == DEFAULT}
+    capture_off = {stream: rate for stream, label, rate, _ in rows if label == CAPTURE_OFF}
     for stream, label, rate, seconds in rows:
-        ratio = ours[stream] / rate
-        print(f"| {stream} | {label} | {rate:,.0f} | {seconds:.3f} | {ratio:.1f}x |")
+        print(
+            f"| {stream} | {label} | {rate:,.0f} | {seconds:.3f} "
+            f"| {default[stream] / rate:.2f}x | {capture_off[stream] / rate:.2f}x |"
+        )
     print("\n## Scaling: reasoning deltas through decoder + accumulator (anthropic stream)\n")
     print("| deltas | seconds | µs per delta | peak memory | peak bytes per text byte |")
     print("|---:|---:|---:|---:|---:|")

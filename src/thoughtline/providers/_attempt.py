@@ -44,6 +44,7 @@ class AttemptOutcome:
     delivered: bool = False
     held: list[StreamEvent] = field(default_factory=list)
     body_chunks: list[bytes] = field(default_factory=list)
+    body_redacted: bool = False  # body_chunks were redacted as they arrived
     final: bool = False  # not to be retried whatever its code says
     capture_truncated: bool = False
 

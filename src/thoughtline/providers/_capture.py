@@ -57,12 +57,18 @@ def build_exchange(
     response_headers: dict[str, str],
     body_chunks: list[bytes],
     body_truncated: bool = False,
+    body_redacted: bool = False,
 ) -> Exchange:
     """What the call sent and received, every credential redacted. The response body is
-    kept when ``capture_body`` is set, and always for an HTTP error."""
+    kept when ``capture_body`` is set, and always for an HTTP error. ``body_redacted``
+    says the chunks were redacted as they arrived (a captured stream, see
+    :class:`~thoughtline.providers.redaction.BodyRedactor`); other bodies (whole bodies,
+    error bodies) are redacted here, in one pass."""
     body = (
         b"".join(body_chunks) if (capture_body or (status is not None and status >= 400)) else None
     )
+    if body is not None and not body_redacted:
+        body = redactor.bytes(body)
     return Exchange(
         endpoint=endpoint_name,
         wire_api=wire_api,
@@ -72,7 +78,7 @@ def build_exchange(
         request_body=redactor.text(request_body.decode("utf-8")),
         status=status,
         response_headers=redactor.headers(response_headers),
-        response_body=None if body is None else redactor.bytes(body),
+        response_body=body,
         response_body_truncated=body_truncated and body is not None,
         streamed=streamed,
         timings=ExchangeTimings(

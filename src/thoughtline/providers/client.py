@@ -78,6 +78,12 @@ class ProviderClient:
     is always added. ``timeouts`` apply to every call; keys the endpoint sets itself
     (``[providers.NAME.timeouts]``) win over them. ``max_body_bytes`` caps a whole
     non-streamed body and the captured bytes of a stream.
+
+    ``capture_body`` (default on) keeps the response body in ``call.exchange``, redacted
+    chunk by chunk as it streams (:class:`~thoughtline.providers.redaction.BodyRedactor`:
+    about a microsecond per chunk, memory for the body itself). Off, a stream's bytes are
+    neither kept nor scanned, and ``exchange.response_body`` is ``None`` except for an
+    HTTP error. The runtime turns it on only for the ``provider_raw`` trace layer.
     """
 
     def __init__(
@@ -265,6 +271,7 @@ class ProviderCall:
             outcome.response_headers,
             outcome.body_chunks,
             body_truncated=outcome.capture_truncated,
+            body_redacted=outcome.body_redacted,
         )
 
     async def _open(
@@ -344,8 +351,12 @@ class ProviderCall:
         held = outcome.held
         streamed = self.request.stream
         decoder = client.adapter.new_decoder(self.request, self.context) if streamed else None
+        # A whole body is kept to decode it; a stream only when capture is on, and then
+        # redacted chunk by chunk as it arrives (never held raw, never scanned whole).
         capture = client.capture_body or not streamed
         captured = outcome.body_chunks
+        redact = client.redactor.body() if streamed and client.capture_body else None
+        outcome.body_redacted = redact is not None
         room = client.max_body_bytes
         next_chunk = iter_body(response).__anext__
         try:
@@ -368,7 +379,10 @@ class ProviderCall:
                 if capture:
                     room -= len(chunk)
                     if room >= 0:
-                        captured.append(chunk)
+                        if redact is None:
+                            captured.append(chunk)
+                        elif released := redact.feed(chunk):
+                            captured.append(released)
                     elif decoder is None:
                         outcome.error = body_too_large(client.max_body_bytes)
                         return
@@ -392,6 +406,9 @@ class ProviderCall:
             else:
                 outcome.error = transport_error(client.endpoint, client.timeouts, exc)
             return
+        finally:
+            if redact is not None:
+                captured.append(redact.flush())  # the end of what was kept, redacted
         if decoder is not None:
             remaining = decoder.close()
         else:
@@ -426,6 +443,7 @@ class ProviderCall:
         body_chunks: list[bytes],
         *,
         body_truncated: bool = False,
+        body_redacted: bool = False,
     ) -> Exchange:
         client = self._client
         return build_exchange(
@@ -444,4 +462,5 @@ class ProviderCall:
             response_headers=response_headers,
             body_chunks=body_chunks,
             body_truncated=body_truncated,
+            body_redacted=body_redacted,
         )
