@@ -235,3 +235,16 @@ def test_retention_is_applied_at_start(daemon: LiveDaemon) -> None:
 
     with SQLiteStore(daemon.home / "thoughtline.db") as store:
         assert purge_due(store) is False  # the daemon purged (and recorded it) on start
+
+
+def test_docs_is_an_offline_page_of_the_daemon_naming_every_route(daemon: LiveDaemon) -> None:
+    response = daemon.client().get("/docs")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    page = response.text
+    assert "href='/openapi.json'" in page
+    for route in ("POST /v1/runs", "GET /v1/runs/{run_id}/events", "POST /v1/runs/{run_id}/cancel"):
+        assert route in page
+    # Nothing is loaded from elsewhere: no scripts, no external stylesheets or images.
+    assert "<script" not in page and "http://" not in page and "https://" not in page

@@ -31,6 +31,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.server.api import router
 from thoughtline.server.auth import Tokens
 from thoughtline.server.daemon import Daemon
+from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
 
@@ -133,6 +134,10 @@ def create_app(daemon: Daemon) -> FastAPI:
         if page.is_file():
             return FileResponse(page, media_type="text/html")
         return HTMLResponse(_PLACEHOLDER_PAGE)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(docs_page(app.openapi()), headers=DOCS_HEADERS)
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
