@@ -15,7 +15,8 @@ from playwright.sync_api import Page, Route
 import thoughtline
 
 STATIC_DIR = Path(thoughtline.__file__).resolve().parent / "server" / "static"
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "artifacts" / "screenshots"
+"""Where the browser tests save screenshots of the page, for anyone to look at."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -33,6 +34,12 @@ CONTENT_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
 }
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Save the whole page as ``artifacts/screenshots/NAME.png``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def chromium_path() -> str | None:

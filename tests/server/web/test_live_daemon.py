@@ -24,7 +24,7 @@ from playwright.sync_api import Page, Response, expect
 
 from tests.conftest import CANARY_KEY, KEY_VARIABLES
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
-from tests.server.web.support import ARTIFACTS
+from tests.server.web.support import screenshot
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 ACCESS_TOKEN = "web-access-token-7d2a"
@@ -194,6 +194,7 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     )
     partial = card.get_by_test_id("task-answer").text_content() or ""
     assert STREAMED_ANSWER.startswith(partial)
+    screenshot(page, "live-run")
     expect(page.get_by_test_id("run-status")).to_have_text("completed")
     expect(page.get_by_test_id("stream-state")).to_have_text("final")
     expect(card.get_by_test_id("task-answer")).to_have_text(STREAMED_ANSWER)
@@ -210,8 +211,7 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     ).to_have_text("48")
     expect(page.locator(f"[data-testid=run-item][data-run-id={run_id}]")).to_be_visible()
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "web-run.png"), full_page=True)
+    screenshot(page, "finished-run-with-reasoning")
 
     # The trace tab: the answer layer for everyone, the reasoning layer only for operators.
     page.get_by_test_id("tab-trace").click()
@@ -223,7 +223,8 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     completed = page.locator("[data-testid=trace-event][data-type='worker.completed']")
     completed.locator("summary").click()
     expect(completed.get_by_test_id("trace-metadata")).to_contain_text("reasoning_status")
-    page.screenshot(path=str(ARTIFACTS / "web-trace.png"), full_page=True)
+    expect(completed.get_by_test_id("trace-task")).to_have_text("engineer")
+    screenshot(page, "trace-tab")
     page.get_by_test_id("trace-layer-reasoning").click()
     expect(page.get_by_test_id("trace-forbidden")).to_be_visible()
     assert CANARY_KEY not in page.content()
@@ -249,6 +250,8 @@ def test_no_reasoning_reaches_the_page_when_the_mode_does_not_display_it(
     notice = card.get_by_test_id("task-reasoning-notice")
     expect(notice).to_be_visible()
     assert (notice.text_content() or "").strip()
+    if mode == "hidden":
+        screenshot(page, "hidden-run")
     page.get_by_test_id("tab-trace").click()
     expect(page.get_by_test_id("trace-event").first).to_be_visible()
 
@@ -291,6 +294,7 @@ def test_without_a_token_the_page_asks_for_one(page: Page, daemon: Daemon) -> No
     expect(page.get_by_test_id("token-dialog")).to_be_hidden()
     expect(page.get_by_test_id("runs-error")).to_be_hidden()
     expect(page.get_by_test_id("run-item").first).to_be_visible()
+    screenshot(page, "runs-list")
 
 
 def test_cancel_from_the_page_keeps_what_arrived(
@@ -310,3 +314,38 @@ def test_cancel_from_the_page_keeps_what_arrived(
     expect(page.get_by_test_id("cancel-run")).to_be_hidden()
     kept = answer.text_content() or ""
     assert kept and long_answer.startswith(kept) and len(kept) < len(long_answer)
+
+
+def test_form_settings_counts_and_a_followed_answer(
+    page: Page, daemon: Daemon, sim: Simulator
+) -> None:
+    lines = "".join(f"{number}. a line of the long answer\n" for number in range(1, 121))
+    sim.script(Transcript(answer=lines, chunk_chars=24, output_tokens=777))
+    sim.pace_s = 0.03
+    with_token(page, ACCESS_TOKEN)
+    page.goto(f"{daemon.url}/")
+    page.get_by_test_id("form-max-output-tokens").fill("321")
+    page.get_by_test_id("form-temperature").fill("0.3")
+    start_from_form(page, "Write many lines.", provider="deepseek", chain_of_thought="hidden")
+    answer = page.get_by_test_id("task-answer")
+    stats = page.get_by_test_id("task-stats")
+    # While it streams and overflows its box, the box follows the end of the answer, and
+    # the card shows elapsed time and the characters so far.
+    page.wait_for_function(
+        """() => {
+            const box = document.querySelector("[data-testid=task-answer]");
+            const card = document.querySelector("[data-testid=task-card]");
+            return box && card.dataset.status === "running" && box.scrollHeight > box.clientHeight + 50;
+        }"""
+    )
+    assert answer.evaluate("box => box.scrollHeight - box.scrollTop - box.clientHeight") <= 30
+    expect(stats).to_contain_text(" s · ")
+    expect(stats).to_contain_text("chars")
+    # Scrolled up by the reader, it stays where they put it.
+    answer.evaluate("box => { box.scrollTop = 0; }")
+    expect(page.get_by_test_id("task-status")).to_have_text("done")
+    assert answer.evaluate("box => box.scrollTop") == 0
+    expect(stats).to_contain_text("777 output tokens")
+    expect(answer.locator("ol > li")).to_have_count(120)
+    bodies = [request.body or {} for request in sim.requests]
+    assert [(body["max_tokens"], body["temperature"]) for body in bodies] == [(321, 0.3)]

@@ -156,6 +156,11 @@ form.addEventListener("submit", async (event) => {
   for (const name of ["provider", "model", "chain_of_thought", "effort", "worker_backend"]) {
     if (text(name)) body[name] = text(name);
   }
+  // Numbers as numbers; out-of-range values are left to the daemon, which names the field.
+  const maxTokens = text("max_output_tokens");
+  if (maxTokens) body.max_output_tokens = /^\d+$/.test(maxTokens) ? Number(maxTokens) : maxTokens;
+  const temperature = text("temperature");
+  if (temperature) body.temperature = Number.isFinite(Number(temperature)) ? Number(temperature) : temperature;
   const submit = /** @type {HTMLButtonElement} */ (form.querySelector("button[type=submit]"));
   submit.disabled = true;
   showFormError(null);

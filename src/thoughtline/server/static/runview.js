@@ -8,6 +8,7 @@ import { TaskCard } from "./tasks.js";
 import { TraceView } from "./trace.js";
 
 const TERMINAL_EVENTS = new Set(["run.completed", "run.failed", "run.cancelled", "run.interrupted"]);
+const UNFINISHED = new Set(["queued", "running"]);
 const TERMINAL_RUN = new Set([
   "completed",
   "completed_with_failures",
@@ -17,6 +18,7 @@ const TERMINAL_RUN = new Set([
   "interrupted",
 ]);
 const CANCELLABLE = new Set(["planned", "running"]);
+const TICK_MS = 1000;
 const STREAM_LABELS = {
   connecting: "connecting…",
   live: "live",
@@ -57,7 +59,11 @@ export class RunView {
     };
     this.taskGrid = h("div", { class: "task-grid", testid: "task-grid" });
     this.tasksPanel = h("section", { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" }, this.taskGrid);
-    this.trace = new TraceView(runId);
+    this.trace = new TraceView(runId, (taskId) => this.taskLabel(taskId));
+    /** task ids whose finish reason was read from the trace */
+    this.finishChecked = new Set();
+    this.finishPending = false;
+    this.ticker = window.setInterval(() => this.tick(), TICK_MS);
     this.tracePanel = h("section", { class: "tab-panel", testid: "trace-panel", role: "tabpanel", hidden: true }, this.trace.element);
 
     this.element = h(
@@ -103,6 +109,45 @@ export class RunView {
 
   close() {
     this.stream.close();
+    clearInterval(this.ticker);
+  }
+
+  /** "engineer" or "engineer · review" for a task id (the trace shows names, not ids). */
+  taskLabel(taskId) {
+    const task = this.run?.tasks.find((candidate) => candidate.id === taskId);
+    if (!task) return null;
+    return task.name && task.name !== task.role ? `${task.role} · ${task.name}` : task.role;
+  }
+
+  tick() {
+    for (const card of this.cards.values()) card.tick();
+    if (this.run && TERMINAL_RUN.has(this.run.status)) clearInterval(this.ticker);
+  }
+
+  /**
+   * Whether finished tasks were cut off: the snapshot carries no finish reason, the
+   * answer trace layer does (worker.completed metadata.finish.reason, "length").
+   */
+  async checkFinishes() {
+    if (!this.run || this.finishPending) return;
+    const unchecked = this.run.tasks.filter((task) => !UNFINISHED.has(task.status) && !this.finishChecked.has(task.id));
+    if (unchecked.length === 0) return;
+    this.finishPending = true;
+    try {
+      const events = await api.trace(this.runId, "answer");
+      for (const task of unchecked) this.finishChecked.add(task.id);
+      for (const event of events) {
+        const reason = event?.metadata?.finish?.reason;
+        const card = this.cards.get(event?.task_id);
+        if (card && event.type === "worker.completed") card.setTruncated(reason === "length");
+      }
+    } catch {
+      // The trace is not readable (no access, an older daemon): nothing is marked.
+      for (const task of unchecked) this.finishChecked.add(task.id);
+    } finally {
+      this.finishPending = false;
+    }
+    this.checkFinishes(); // tasks that finished while the trace was loading
   }
 
   /** @returns {boolean} true for the terminal event */
@@ -119,8 +164,11 @@ export class RunView {
         this.applySnapshot(data);
         return false;
       case "task.started":
+        this.upsertTask(data);
+        return false;
       case "task.completed":
         this.upsertTask(data);
+        this.checkFinishes();
         return false;
       case "answer.delta":
         this.appendText(data.task_id, "output", data.text);
@@ -154,6 +202,7 @@ export class RunView {
         this.cards.delete(id);
       }
     }
+    this.checkFinishes();
   }
 
   upsertTask(incoming) {

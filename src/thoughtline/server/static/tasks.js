@@ -1,11 +1,24 @@
-// One card per task. Renders what the task dict contains: the answer, a collapsed
-// "Reasoning" section only when the task carries reasoning (or reasoning deltas arrived),
-// otherwise the task's reasoning notice. No disclosure logic lives here.
+// One card per task. Renders what the task dict contains: the answer (Markdown, built as
+// DOM nodes, never HTML), a collapsed "Reasoning" section only when the task carries
+// reasoning (or reasoning deltas arrived), otherwise the task's reasoning notice. No
+// disclosure logic lives here.
 
 import { timingChart, tokenChart } from "./chart.js";
 import { h, setGrowingText, statusBadge } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 
 const UNFINISHED_TASK = new Set(["queued", "running"]);
+const FOLLOW_SLACK_PX = 24; // this close to the bottom counts as "at the bottom"
+const CHARS_PER_TOKEN = 4; // a rough estimate, labelled as one, until usage is reported
+
+/** "1.2 s", "3 min 05 s" */
+export function formatElapsed(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
+}
 
 export class TaskCard {
   constructor(task) {
@@ -18,7 +31,24 @@ export class TaskCard {
       class: "answer",
       testid: "task-answer",
       "data-placeholder": "Waiting for the answer…",
+      tabindex: "0",
     });
+    this.renderedAnswer = "";
+    this.pendingAnswer = "";
+    this.frame = 0;
+    /** @type {Record<string, any>} */
+    this.task = task;
+    this.stats = h("span", { class: "task-stats", testid: "task-stats", "aria-live": "off" });
+    this.truncated = h(
+      "span",
+      { class: "truncated", testid: "task-truncated", hidden: true, title: "The provider stopped at the output token limit (finish reason: length)." },
+      "truncated",
+    );
+    this.copyButton = h(
+      "button",
+      { type: "button", class: "button subtle small", testid: "copy-answer", onclick: () => this.copy() },
+      "Copy",
+    );
     this.reasoningSlot = h("div", { class: "reasoning-slot" });
     this.errorSlot = h("div", { class: "error-slot" });
     this.charts = h("div", { class: "charts", testid: "task-chart" });
@@ -29,7 +59,12 @@ export class TaskCard {
       { class: "task-card", testid: "task-card", "data-task-id": task.id },
       h("header", { class: "task-head" }, this.title, this.status),
       this.meta,
-      h("section", { class: "answer-section", "aria-label": "Answer" }, this.answer),
+      h(
+        "section",
+        { class: "answer-section", "aria-label": "Answer" },
+        h("div", { class: "answer-bar" }, this.stats, this.truncated, this.copyButton),
+        this.answer,
+      ),
       this.reasoningSlot,
       this.errorSlot,
       this.charts,
@@ -58,10 +93,75 @@ export class TaskCard {
         ),
     );
 
-    setGrowingText(this.answer, task.output ?? "");
+    this.task = task;
+    this.showAnswer(task.output ?? "");
+    this.copyButton.hidden = !task.output;
+    this.tick();
     this.renderReasoning(task, reasoningStreamed);
     this.renderError(task.error);
     this.renderCharts(task);
+  }
+
+  /** Render the answer at most once a frame; keep following it while at the bottom. */
+  showAnswer(text) {
+    this.pendingAnswer = text;
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      const text = this.pendingAnswer;
+      if (text === this.renderedAnswer) return;
+      const box = this.answer;
+      const following = box.scrollHeight - box.scrollTop - box.clientHeight <= FOLLOW_SLACK_PX;
+      box.replaceChildren(renderMarkdown(text));
+      this.renderedAnswer = text;
+      if (following) box.scrollTop = box.scrollHeight;
+    });
+  }
+
+  /** Elapsed time and streamed sizes; called on updates and every second while running. */
+  tick() {
+    const task = this.task;
+    const running = UNFINISHED_TASK.has(task.status);
+    const parts = [];
+    const started = Date.parse(task.timings?.started_at ?? "");
+    if (running && !Number.isNaN(started)) parts.push(formatElapsed(Date.now() - started));
+    else if (!running && Number.isFinite(task.timings?.total_ms)) parts.push(formatElapsed(task.timings.total_ms));
+    const chars = (task.output ?? "").length;
+    if (chars || !running) parts.push(`${chars.toLocaleString()} chars`);
+    const reasoningChars = (task.reasoning ?? "").length;
+    if (reasoningChars) parts.push(`${reasoningChars.toLocaleString()} reasoning chars`);
+    const tokens = task.usage?.output_tokens;
+    if (Number.isFinite(tokens)) parts.push(`${tokens.toLocaleString()} output tokens`);
+    else if (chars) parts.push(`~${Math.ceil(chars / CHARS_PER_TOKEN).toLocaleString()} tokens (estimate)`);
+    if (running && Number.isNaN(started)) parts.unshift(task.status === "queued" ? "queued" : "starting");
+    this.stats.textContent = parts.join(" · ");
+  }
+
+  /** Mark the answer cut off (the provider's finish reason was "length"). */
+  setTruncated(truncated) {
+    this.truncated.hidden = !truncated;
+    this.element.dataset.truncated = truncated ? "true" : "";
+  }
+
+  async copy() {
+    const text = this.task.output ?? "";
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    } catch {
+      // No clipboard API (an insecure origin): copy through a selected text area.
+      const area = h("textarea", { class: "copy-buffer", readonly: true, "aria-hidden": "true" });
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      copied = document.execCommand("copy");
+      area.remove();
+    }
+    this.copyButton.textContent = copied ? "Copied" : "Copy failed";
+    setTimeout(() => {
+      this.copyButton.textContent = "Copy";
+    }, 1500);
   }
 
   renderReasoning(task, reasoningStreamed) {
