@@ -5,6 +5,8 @@ and key, and the values in the provider's request body."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,30 @@ def test_the_python_api_refuses_out_of_range_values_before_anything_runs(
         assert raised.value.code == "REQUEST_INVALID"
         assert next(iter(settings)) in raised.value.message
     assert sim.requests == []
+
+
+@pytest.mark.slow
+def test_run_flags_reach_the_wire_and_out_of_range_is_a_usage_error(
+    tmp_path: Path, sim: Simulator, user_env: dict[str, str]
+) -> None:
+    sim.script(Transcript(answer="Fine."))
+    common = [sys.executable, "-m", "thoughtline.cli", "run", "--provider", "deepseek", "--json"]
+
+    def run(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*common, *flags, "Hi"],
+            capture_output=True,
+            text=True,
+            env=user_env,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
+
+    done = run("--max-output-tokens", "55", "--temperature", "0.6")
+    assert done.returncode == 0, done.stderr
+    refused = run("--temperature", "3")
+    assert refused.returncode == 2
+    assert "--temperature" in refused.stderr and "0<=x<=2" in refused.stderr
+    bodies = [request.body or {} for request in sim.requests]
+    assert [(body["max_tokens"], body["temperature"]) for body in bodies] == [(55, 0.6)]

@@ -23,7 +23,7 @@ from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import load_plan, spec_from_roles
+from thoughtline.runtime.plan import load_plan, spec_from_roles, with_generation
 from thoughtline.runtime.runner import Runtime
 
 EXIT_OK = 0
@@ -50,6 +50,16 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 )
 @click.option("--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
 @click.option(
+    "--max-output-tokens",
+    type=click.IntRange(min=1),
+    help="Most tokens each task may generate (wins over the plan and [defaults]).",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(0, 2),
+    help="Sampling temperature, 0 to 2; not sent to models that refuse one (a warning says so).",
+)
+@click.option(
     "--worker-backend",
     type=click.Choice(("provider", "inline")),
     help="provider calls the model; inline prepares prompts only.",
@@ -70,6 +80,8 @@ def run_command(
     model: str | None,
     chain_of_thought: str | None,
     effort: str | None,
+    max_output_tokens: int | None,
+    temperature: float | None,
     worker_backend: str | None,
     plan_path: Path | None,
     as_json: bool,
@@ -85,11 +97,23 @@ def run_command(
             raise click.UsageError(
                 "--plan declares its tasks; do not combine it with --role, --provider, --model or --effort."
             )
-        spec = load_plan(plan_path, request=request)
+        spec = with_generation(
+            load_plan(plan_path, request=request),
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+        )
     else:
         if not request:
             raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
-        spec = spec_from_roles(request, list(roles), provider=provider, model=model, effort=effort)
+        spec = spec_from_roles(
+            request,
+            list(roles),
+            provider=provider,
+            model=model,
+            effort=effort,
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+        )
     with catching_interrupts() as interrupts:
         _config, store, runtime = open_runtime()
         try:
