@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import atexit
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.providers.discovery import load_capabilities
 from thoughtline.runtime.recovery import recover_on_open
-from thoughtline.runtime.runner import Runtime
 from thoughtline.store import opening
 from thoughtline.store.base import Store
-from thoughtline.telemetry import open_telemetry
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.runner import Runtime
 
 
 def open_store(config: Config) -> Store:
@@ -31,6 +32,11 @@ def database_path() -> Path:
 
 
 def open_runtime() -> tuple[Config, Store, Runtime]:
+    # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
+    from thoughtline.providers.discovery import load_capabilities
+    from thoughtline.runtime.runner import Runtime
+    from thoughtline.telemetry import open_telemetry
+
     config = load_config()
     store = open_store(config)
     # The built-in capability table, plus what `thoughtline providers --refresh` cached.

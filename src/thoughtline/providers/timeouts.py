@@ -15,9 +15,10 @@ usually far less, since only failures before any content are retried.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
-import httpx2
+if TYPE_CHECKING:
+    import httpx2
 
 TimeoutName: TypeAlias = Literal["connect", "read", "total"]
 TIMEOUT_NAMES: Final[tuple[TimeoutName, ...]] = ("connect", "read", "total")
@@ -65,6 +66,8 @@ class Timeouts:
     total: float | None = DEFAULT_TOTAL_S
 
     def for_httpx(self) -> httpx2.Timeout:
+        import httpx2  # only a call needs the HTTP stack: config and `status` do not
+
         return httpx2.Timeout(
             connect=self.connect, read=self.read, write=self.write, pool=self.pool
         )
