@@ -5,13 +5,11 @@ PostgreSQL store.
 A subscriber on A receives events from A's in-process hub as they are emitted; one on B
 receives them through the store. The figure is B's arrival minus A's arrival per event
 id (p50, p99), over one run streaming several hundred deltas. It shows the cost of the
-path between daemons, whatever that path is. Today that path is two waits of up to
-100 ms each: A writes deltas to the store's event log every 100 ms
-(``EVENT_FLUSH_INTERVAL_S``), and B's SSE stream polls the store every 100 ms
-(measured: p50 about 150 ms, p99 about 200 ms). A stream woken by the store's
-LISTEN/NOTIFY announcement (about a millisecond after the append, see
-tests/store/test_postgres.py) removes the second; a shorter flush on a shared store,
-the first.
+path between daemons: A writes the run's deltas to the store's event log every
+``live_flush_s`` (20 ms on PostgreSQL), the append's NOTIFY wakes B's stream (about a
+millisecond, see tests/store/test_announcements.py), and B reads the new events. Before
+announcements B polled every 100 ms and A flushed every 100 ms: p50 about 150 ms, p99
+about 200 ms.
 
     .venv/bin/python bench/bench_cross_daemon.py [--deltas 400] [--dsn postgresql://...]
 """

@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EVENT_FLUSH_INTERVAL_S = 0.1
-
 
 RunObserver = Callable[[RunEvent], None]
 
@@ -144,10 +142,11 @@ class RunExecution:
                 self.store_failed(exc)
 
     async def flush_periodically(self) -> None:
-        """Deltas between task transitions reach the event log within this interval, so
-        another process can tail the run."""
+        """Deltas between task transitions reach the event log within the store's
+        ``live_flush_s``, so other processes (and machines) can follow the run."""
+        interval = self.runtime.store.live_flush_s
         while True:
-            await asyncio.sleep(EVENT_FLUSH_INTERVAL_S)
+            await asyncio.sleep(interval)
             self.flush_events()
 
     async def persist(self, *, task: Task | None = None, run: bool = False) -> None:

@@ -13,6 +13,7 @@ from thoughtline.run_events import from_records
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import Runtime
+from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (
     DEFAULT_SUBSCRIBER_QUEUE,
@@ -63,15 +64,18 @@ class Daemon:
     hub: EventHub = field(init=False)
     closing: asyncio.Event = field(init=False)
     runs: RunManager = field(init=False)
+    announcements: Announcements = field(init=False)
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.hub = EventHub(self.settings.subscriber_queue)
         self.closing = asyncio.Event()
         self.runs = RunManager(self.runtime)
+        self.announcements = Announcements(self.store)
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> None:
+        self.announcements.start()
         await self._purge()
         self._purger = asyncio.create_task(self._purge_periodically())
 
@@ -107,6 +111,7 @@ class Daemon:
         if self._purger is not None:
             self._purger.cancel()
         await self.runs.shutdown(self.settings.shutdown_timeout_s)
+        await asyncio.to_thread(self.announcements.stop)
         self.store.close()
 
     # -- runs ------------------------------------------------------------------------

@@ -207,48 +207,55 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     next_check = time.monotonic() + 1.0
     next_recover = time.monotonic() + settings.recover_interval_s
     ended_checks = 0
-    while not daemon.closing.is_set():
-        records = store.run_events(run_id, after_seq=seq)
-        events = from_records(records, after_seq=seq)
-        for chunk in _batched(event_frame(event) for event in events):
-            yield chunk
-        if events:
-            seq = events[-1].seq
-            if is_terminal(events[-1]):
-                return
-        now = time.monotonic()
-        if records:
-            last_sent = now
-            ended_checks = 0
-        elif now >= next_check:
-            next_check = now + 1.0
-            if now >= next_recover:
-                next_recover = now + settings.recover_interval_s
-                recover_interrupted(store)
-            run = store.get_run(run_id)
-            if run is None:
-                return
-            if run.status in TERMINAL_RUN_STATUSES:
-                ended_checks += 1
-                if ended_checks >= 2:
-                    stored = store.run_events(run_id)
-                    last_stored = stored[-1].seq if stored else 0
-                    ended = bool(stored) and is_terminal(from_records(stored[-1:])[-1])
-                    if ended and seq < last_stored:
-                        ended_checks = 0  # written since we polled: the loop sends it
-                    else:
-                        if not ended and seq <= last_stored:
-                            yield event_frame(
-                                run_finished(
-                                    run.status,
-                                    run_id=run_id,
-                                    seq=last_stored + 1,
-                                    at=run.finished_at or now_iso(),
-                                    snapshot=run.snapshot(),
+    # Woken when the store announces the run's appends; polls otherwise (announcements.py).
+    follower = daemon.announcements.follow(run_id)
+    poll_s = settings.poll_s * (10 if daemon.announcements.active else 1)
+    try:
+        while not daemon.closing.is_set():
+            follower.ready()  # before reading: an append announced from here on wakes the wait
+            records = store.run_events(run_id, after_seq=seq)
+            events = from_records(records, after_seq=seq)
+            for chunk in _batched(event_frame(event) for event in events):
+                yield chunk
+            if events:
+                seq = events[-1].seq
+                if is_terminal(events[-1]):
+                    return
+            now = time.monotonic()
+            if records:
+                last_sent = now
+                ended_checks = 0
+            elif now >= next_check:
+                next_check = now + 1.0
+                if now >= next_recover:
+                    next_recover = now + settings.recover_interval_s
+                    recover_interrupted(store)
+                run = store.get_run(run_id)
+                if run is None:
+                    return
+                if run.status in TERMINAL_RUN_STATUSES:
+                    ended_checks += 1
+                    if ended_checks >= 2:
+                        stored = store.run_events(run_id)
+                        last_stored = stored[-1].seq if stored else 0
+                        ended = bool(stored) and is_terminal(from_records(stored[-1:])[-1])
+                        if ended and seq < last_stored:
+                            ended_checks = 0  # written since we polled: the loop sends it
+                        else:
+                            if not ended and seq <= last_stored:
+                                yield event_frame(
+                                    run_finished(
+                                        run.status,
+                                        run_id=run_id,
+                                        seq=last_stored + 1,
+                                        at=run.finished_at or now_iso(),
+                                        snapshot=run.snapshot(),
+                                    )
                                 )
-                            )
-                        return
-        if now - last_sent >= settings.keepalive_s:
-            last_sent = now
-            yield KEEPALIVE
-        await asyncio.sleep(settings.poll_s)
+                            return
+            if now - last_sent >= settings.keepalive_s:
+                last_sent = now
+                yield KEEPALIVE
+            await follower.wait(poll_s)
+    finally:
+        follower.close()

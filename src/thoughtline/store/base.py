@@ -77,6 +77,11 @@ class LeasedStore(Protocol):
 
 
 class Store(Protocol):
+    live_flush_s: float
+    """How soon a run's live events should reach the event log, which is how other
+    processes (and, with a shared store, other machines) follow the run: short where
+    they are woken by each append, longer where they poll anyway."""
+
     # -- runs and tasks ----------------------------------------------------------
     def create_run(self, run: Run) -> None:
         """Insert the run and all its tasks; this process becomes the run's owner

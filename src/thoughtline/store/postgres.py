@@ -83,6 +83,7 @@ class PostgresStore(Store):
     migrations are applied when it is opened."""
 
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
+    live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
 
     def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
         self.location = server_location(dsn)

@@ -59,6 +59,8 @@ class SQLiteStore(Store):
     """The :class:`~thoughtline.store.base.Store` on a SQLite file, created on first use
     (missing schema migrations are applied when it is opened)."""
 
+    live_flush_s: float = 0.1  # other processes poll the log at about this pace
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
