@@ -7,9 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from thoughtline.records import Run, TraceLayer
-from thoughtline.runtime.background import RunManagerClosed
-from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.records import TraceLayer
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.server.auth import Credentials, is_operator, require_access
 from thoughtline.server.daemon import Daemon, run_not_found
@@ -83,7 +81,7 @@ def _links(run_id: str) -> dict[str, str]:
 async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
     """Plan the run (bad input is a 400 with the thoughtline error code) and start it in
     the daemon. Watch it at ``links.events``."""
-    run = await _start_run(daemon, body)
+    run = await daemon.start_run(body)
     return JSONResponse(
         {"id": run.id, "status": "planned", "links": _links(run.id)},
         status_code=202,
@@ -173,37 +171,6 @@ async def run_events(
     return EventStreamResponse(
         run_stream(daemon, run_id, resume), media_type=MEDIA_TYPE, headers=HEADERS
     )
-
-
-async def _start_run(daemon: Daemon, body: RunCreate) -> Run:
-    """``Daemon.start_run`` with the body's generation settings, which it does not pass on
-    yet: the same steps, with the spec built here. (Once ``Daemon.start_run`` builds the
-    spec with ``max_output_tokens`` and ``temperature``, call it instead.)"""
-    if body.max_output_tokens is None and body.temperature is None:
-        return await daemon.start_run(body)
-    if daemon.closing.is_set():
-        raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
-    spec = spec_from_roles(
-        body.request,
-        list(body.roles or []),
-        provider=body.provider,
-        model=body.model,
-        effort=body.effort,
-        max_output_tokens=body.max_output_tokens,
-        temperature=body.temperature,
-    )
-    try:
-        handle = await daemon.runs.start(
-            spec,
-            explicit_mode=body.chain_of_thought,
-            worker_backend=body.worker_backend,
-            observer=daemon.hub.observe,
-            on_start=daemon._started,
-            on_finish=daemon._finished,
-        )
-    except RunManagerClosed:
-        raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
-    return handle.run
 
 
 def parse_event_id(value: str) -> int:

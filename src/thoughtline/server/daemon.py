@@ -125,6 +125,8 @@ class Daemon:
             provider=body.provider,
             model=body.model,
             effort=body.effort,
+            max_output_tokens=body.max_output_tokens,
+            temperature=body.temperature,
         )
         try:
             handle = await self.runs.start(
