@@ -1,19 +1,33 @@
-"""Daemon fan-out: 100 concurrent runs, 5 SSE subscribers each, on loopback.
+"""Daemon fan-out: 100 runs started at once, 5 SSE subscribers each, on loopback.
 
 Three processes share the machine's monotonic clock (CLOCK_MONOTONIC):
 
-1. the provider simulator, streaming each answer at a fixed pace and recording when it
-   handed every answer frame to the socket;
+1. the provider simulator, streaming each response at a fixed pace (one frame per
+   ``--pace`` seconds) and recording when it handed every reasoning and answer frame
+   to the socket;
 2. ``thoughtline serve`` (the daemon under test, its own THOUGHTLINE_HOME);
-3. this script: it starts the runs over the API and holds 5 SSE subscribers per run,
-   recording when each ``answer.delta`` arrives.
+3. this script.
 
-Latency is subscriber arrival minus simulator emission for the same delta (the k-th
-answer frame of a run ↔ its k-th ``answer.delta``). Also reported: events/second
-delivered to all subscribers, and the daemon's memory per active run (RSS while the runs
-stream, minus RSS when idle, divided by the number of runs).
+Two modes, each measured in every round: ``hidden`` (a 120-delta answer, no reasoning)
+and ``surface`` with long reasoning (``--reasoning-deltas`` reasoning deltas shown live,
+then the answer). For each mode a round measures, one after the other:
 
-    .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5]
+- *baseline*: the same number of concurrent streams read straight from the simulator by
+  ``ProviderClient`` in this process (``capture_body=False``, reasoning requested when
+  the mode shows it): the events as a program reading the provider directly gets them;
+- *daemon*: all runs started at once (``asyncio.gather`` of ``POST /v1/runs``), each
+  followed, as soon as its start returns, by 5 SSE subscribers.
+
+Latency is arrival minus the simulator's emission of the same delta (the k-th reasoning
+or answer delta of a request ↔ its k-th ``reasoning.delta``/``answer.delta``; a
+subscriber that joins mid-run starts from the partial text in its snapshot). The added
+latency compares the daemon's percentiles with the baseline's of the same round. Also:
+the wall time of the 100 simultaneous starts (first request sent to last response),
+events/second delivered, and the daemon's memory per active run. Rounds repeat
+(``--repeat``); each path keeps its round with the lowest p99.
+
+    .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5] [--pace 0.02]
+        [--reasoning-deltas 400] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -22,12 +36,14 @@ import argparse
 import asyncio
 import json
 import os
+import platform
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
@@ -36,18 +52,28 @@ from thoughtline.wire.frames import SSEDecoder
 
 SIMULATOR = """
 import json, sys, time
-from thoughtline.testing import Simulator, SimulatorServer, Transcript
-sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(answer="word " * 120, chunk_chars=10))  # CHUNK_CHARS
+from thoughtline.testing import Simulator, SimulatorServer, SimReasoning, Transcript
+chunk = int(sys.argv[3])
+reasoning = "think " * (int(sys.argv[4]) * chunk // 6)
+sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(
+    reasoning=(SimReasoning(kind="summary", text=reasoning[: int(sys.argv[4]) * chunk], signature="sig"),),
+    answer="word " * 120, chunk_chars=chunk))
 sent = []
 def on_frame(request, role):
-    if role == "text":
-        sent.append((json.dumps(request.body), time.monotonic()))
+    if role in ("text", "reasoning"):
+        sent.append((json.dumps(request.body), role, time.monotonic()))
 sim.on_frame_sent = on_frame
 server = SimulatorServer(sim).start()
 print(server.url, flush=True)
 sys.stdin.read()
 json.dump(sent, open(sys.argv[2], "w"))
 """
+
+CHUNK_CHARS = 5  # "word " — the simulator's deltas are this many characters
+STREAMS = ("reasoning", "answer")
+
+# request -> stream -> one dict per reader: delta position -> arrival time
+Arrivals = dict[str, dict[str, list[dict[int, float]]]]
 
 
 def free_port() -> int:
@@ -63,103 +89,156 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-CHUNK_CHARS = 10  # the simulator's answer arrives in deltas of this many characters
-
-
 async def subscribe(
-    client: httpx2.AsyncClient, base: str, run_id: str, arrivals: dict[int, float]
+    client: httpx2.AsyncClient,
+    base: str,
+    run_id: str,
+    arrivals: dict[str, dict[int, float]],
 ) -> int:
-    """Read one SSE stream to its end; record when each answer delta arrived, keyed by
-    the delta's position in the answer (a subscriber that joins mid-run starts from the
-    partial answer folded into its snapshot)."""
+    """Read one SSE stream to its end, recording when each delta arrived by its position
+    in the reasoning or the answer."""
     decoder = SSEDecoder()
     count = 0
-    position = 0
+    position = {"reasoning": 0, "answer": 0}
     async with client.stream("GET", f"{base}/v1/runs/{run_id}/events") as response:
         async for chunk in response.aiter_bytes():
             now = time.monotonic()
             for frame in decoder.feed(chunk):
                 count += 1
                 if frame.event == "snapshot":
-                    output = json.loads(frame.data)["tasks"][0]["output"] or ""
-                    position = len(output) // CHUNK_CHARS
-                elif frame.event == "answer.delta":
-                    arrivals[position] = now
-                    position += 1
+                    task = json.loads(frame.data)["tasks"][0]
+                    position["answer"] = len(task["output"] or "") // CHUNK_CHARS
+                    position["reasoning"] = len(task["reasoning"] or "") // CHUNK_CHARS
+                elif frame.event == "answer.delta" or frame.event == "reasoning.delta":
+                    stream = frame.event.split(".")[0]
+                    arrivals[stream][position[stream]] = now
+                    position[stream] += 1
                 elif frame.event.startswith("run.") and frame.event != "run.started":
                     return count
     return count
 
 
+@dataclass
+class Phase:
+    arrivals: Arrivals = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    delivered: int = 0
+    extra_kib: int = 0
+    starts_s: float = 0.0
+    start_ms: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+
 async def drive(
-    base: str, runs: int, subscribers: int, daemon_pid: int
-) -> tuple[dict[str, list[dict[int, float]]], float, int, int]:
-    """Start the runs one after another, each followed at once by its subscribers."""
-    limits = httpx2.Limits(max_connections=runs * subscribers + 20)
+    base: str, requests: list[str], mode: str, subscribers: int, daemon_pid: int
+) -> Phase:
+    """Start every run at once; each start is followed by its subscribers."""
+    phase = Phase()
+    limits = httpx2.Limits(max_connections=len(requests) * (subscribers + 1) + 20)
     async with httpx2.AsyncClient(timeout=120, limits=limits) as client:
-        idle = rss_kib(daemon_pid)
-        arrivals: dict[str, list[dict[int, float]]] = {}
-        tasks = []
-        started = time.monotonic()
-        for index in range(runs):
-            request = f"bench run {index}"
+        phase.extra_kib = -rss_kib(daemon_pid)
+        readers: list[asyncio.Future[int]] = []
+
+        async def start(request: str) -> None:
+            sent = time.monotonic()
             response = await client.post(
-                f"{base}/v1/runs", json={"request": request, "chain_of_thought": "hidden"}
+                f"{base}/v1/runs", json={"request": request, "chain_of_thought": mode}
             )
             response.raise_for_status()
+            phase.start_ms.append((time.monotonic() - sent) * 1000)
             run_id = response.json()["id"]
-            arrivals[request] = [{} for _ in range(subscribers)]
-            tasks += [
-                asyncio.ensure_future(subscribe(client, base, run_id, arrivals[request][n]))
-                for n in range(subscribers)
-            ]
+            per_reader = [{stream: {} for stream in STREAMS} for _ in range(subscribers)]
+            phase.arrivals[request] = {
+                stream: [reader[stream] for reader in per_reader] for stream in STREAMS
+            }
+            readers.extend(
+                asyncio.ensure_future(subscribe(client, base, run_id, reader))
+                for reader in per_reader
+            )
+
+        started = time.monotonic()
+        await asyncio.gather(*(start(request) for request in requests))
+        phase.starts_s = time.monotonic() - started
         await asyncio.sleep(0.5)
-        busy = rss_kib(daemon_pid)
-        delivered = sum(await asyncio.gather(*tasks))
-        elapsed = time.monotonic() - started
-        return arrivals, elapsed, delivered, max(busy - idle, 0)
+        phase.extra_kib += rss_kib(daemon_pid)
+        phase.delivered = sum(await asyncio.gather(*readers))
+        phase.elapsed_s = time.monotonic() - started
+    return phase
 
 
-async def direct_baseline(sim_url: str, runs: int) -> dict[str, list[dict[int, float]]]:
-    """The same number of concurrent streams read straight from the simulator by
-    ``ProviderClient`` (no daemon): the floor the daemon's latency is compared to."""
-    from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, TextDelta
+async def direct_baseline(sim_url: str, requests: list[str], reasoning: bool) -> Phase:
+    """The same number of concurrent streams read straight from the simulator."""
+    from thoughtline import (
+        EndpointRegistry,
+        ModelRequest,
+        ProviderClient,
+        ReasoningDelta,
+        ReasoningRequest,
+        TextDelta,
+    )
 
     environ = {
         "ANTHROPIC_BASE_URL": f"{sim_url}/anthropic",
         "ANTHROPIC_API_KEY": "bench-key-0000000000",
     }
     endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
-    arrivals: dict[str, list[dict[int, float]]] = {}
-    http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=runs + 10), timeout=120)
-    async with ProviderClient(endpoint, http_client=http) as client:
+    phase = Phase()
+    http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=len(requests) + 10), timeout=120)
+    async with ProviderClient(endpoint, http_client=http, capture_body=False) as client:
 
         async def one(request: str) -> None:
-            received: dict[int, float] = {}
-            arrivals[request] = [received]
-            async with client.call(ModelRequest.simple("claude-sonnet-4-6", request)) as call:
+            received: dict[str, dict[int, float]] = {stream: {} for stream in STREAMS}
+            phase.arrivals[request] = {stream: [received[stream]] for stream in STREAMS}
+            model_request = ModelRequest.simple(
+                "claude-sonnet-4-6", request, reasoning=ReasoningRequest(enabled=reasoning)
+            )
+            async with client.call(model_request) as call:
                 async for event in call:
                     if isinstance(event, TextDelta):
-                        received[len(received)] = time.monotonic()
+                        received["answer"][len(received["answer"])] = time.monotonic()
+                    elif isinstance(event, ReasoningDelta):
+                        received["reasoning"][len(received["reasoning"])] = time.monotonic()
 
-        await asyncio.gather(*(one(f"direct run {index}") for index in range(runs)))
+        started = time.monotonic()
+        await asyncio.gather(*(one(request) for request in requests))
+        phase.elapsed_s = time.monotonic() - started
     await http.aclose()
-    return arrivals
+    return phase
 
 
-def latencies_of(
-    arrivals: dict[str, list[dict[int, float]]], sent: dict[str, list[float]]
-) -> list[float]:
+def emissions(sent_path: Path) -> dict[str, dict[str, list[float]]]:
+    """request -> stream -> when each delta frame was handed to the socket. A block's
+    frames are its start, its deltas and its stop (reasoning: also a signature): only
+    the deltas are kept."""
+    frames: dict[str, dict[str, list[float]]] = {}
+    for body, role, at in json.loads(sent_path.read_text()):
+        request = next(m["content"] for m in json.loads(body)["messages"] if m["role"] == "user")
+        if isinstance(request, list):
+            request = "".join(part.get("text", "") for part in request)
+        stream = "answer" if role == "text" else "reasoning"
+        frames.setdefault(request, {"answer": [], "reasoning": []})[stream].append(at)
+    return {
+        request: {"answer": streams["answer"][1:-1], "reasoning": streams["reasoning"][1:-2]}
+        for request, streams in frames.items()
+    }
+
+
+def latencies_of(arrivals: Arrivals, sent: dict[str, dict[str, list[float]]]) -> list[float]:
     values = []
-    for request, per_subscriber in arrivals.items():
-        emitted = sent.get(request, [])
-        for received in per_subscriber:
-            values += [
-                (at - emitted[index]) * 1000
-                for index, at in received.items()
-                if index < len(emitted)
-            ]
+    for request, streams in arrivals.items():
+        for stream, readers in streams.items():
+            emitted = sent.get(request, {}).get(stream, [])
+            for received in readers:
+                values += [
+                    (at - emitted[index]) * 1000
+                    for index, at in received.items()
+                    if index < len(emitted)
+                ]
     return sorted(values)
+
+
+def p99(values: list[float]) -> float:
+    return values[int(0.99 * (len(values) - 1))]
 
 
 def main() -> None:
@@ -167,11 +246,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--subscribers", type=int, default=5)
     parser.add_argument("--pace", type=float, default=0.02, help="seconds between simulator frames")
+    parser.add_argument("--reasoning-deltas", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
+    modes = ("hidden", "surface")
+    measured: list[tuple[str, str, int, Phase]] = []  # (mode, path, round, phase)
     with tempfile.TemporaryDirectory() as folder:
         sent_path = Path(folder) / "sent.json"
+        simulator_shape = (str(CHUNK_CHARS), str(args.reasoning_deltas))
         simulator = subprocess.Popen(
-            [sys.executable, "-c", SIMULATOR, str(args.pace), str(sent_path)],
+            [sys.executable, "-c", SIMULATOR, str(args.pace), str(sent_path), *simulator_shape],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -197,54 +281,86 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 try:
                     if httpx2.get(f"{base}/v1/runs?limit=1", timeout=1).status_code == 200:
                         break
                 except httpx2.TransportError:
                     time.sleep(0.1)
-            baseline = asyncio.run(direct_baseline(sim_url, args.runs))
-            arrivals, elapsed, delivered, extra_kib = asyncio.run(
-                drive(base, args.runs, args.subscribers, daemon.pid)
-            )
+            for number in range(args.repeat):
+                for mode in modes:
+                    names = [f"{mode} r{number} baseline {i}" for i in range(args.runs)]
+                    baseline = asyncio.run(direct_baseline(sim_url, names, mode == "surface"))
+                    measured.append((mode, "baseline", number, baseline))
+                    names = [f"{mode} r{number} daemon {i}" for i in range(args.runs)]
+                    phase = asyncio.run(drive(base, names, mode, args.subscribers, daemon.pid))
+                    measured.append((mode, "daemon", number, phase))
         finally:
             daemon.terminate()
             daemon.wait(timeout=30)
             simulator.stdin.close()
             simulator.wait(timeout=30)
-        sent: dict[str, list[float]] = {}
-        for body, at in json.loads(sent_path.read_text()):
-            request = next(
-                m["content"] for m in json.loads(body)["messages"] if m["role"] == "user"
+        sent = emissions(sent_path)
+    for _, _, _, phase in measured:
+        phase.latencies = latencies_of(phase.arrivals, sent)
+    best: dict[tuple[str, str], tuple[int, Phase]] = {}
+    for mode, path, number, phase in measured:
+        kept = best.get((mode, path))
+        if kept is None or p99(phase.latencies) < p99(kept[1].latencies):
+            best[(mode, path)] = (number, phase)
+
+    print(
+        f"{args.runs} runs started at once x {args.subscribers} SSE subscribers, simulator pacing "
+        f"{args.pace * 1000:.0f} ms/frame, deltas of {CHUNK_CHARS} characters (answer 120, "
+        f"surface reasoning {args.reasoning_deltas}), all on loopback; python "
+        f"{platform.python_version()}; lowest-p99 round of {args.repeat} per path; load average "
+        f"{os.getloadavg()[0]:.1f} at the end\n"
+    )
+    print(
+        "| mode | path | delta latency p50 | p99 | max | deltas matched | events delivered "
+        "| events/s delivered | daemon RSS per active run |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for mode in modes:
+        for path in ("baseline", "daemon"):
+            number, phase = best[(mode, path)]
+            values = phase.latencies
+            label = (
+                f"direct ProviderClient, {args.runs} streams (round {number + 1})"
+                if path == "baseline"
+                else f"daemon: runtime + SSE to {args.runs * args.subscribers} subscribers "
+                f"(round {number + 1})"
             )
-            sent.setdefault(request, []).append(at)
-    latencies = latencies_of(arrivals, sent)
-    floor = latencies_of(baseline, sent)
-
-    def p99(values: list[float]) -> float:
-        return values[int(0.99 * (len(values) - 1))]
-
-    print(
-        f"{args.runs} concurrent runs x {args.subscribers} SSE subscribers, simulator pacing {args.pace * 1000:.0f} ms/frame, all on loopback\n"
-    )
-    print(
-        "| path | delta latency p50 | p99 | max | events delivered | events/s delivered | daemon RSS per active run |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(
-        f"| direct ProviderClient, {args.runs} streams (baseline) | {statistics.median(floor):.1f} ms | {p99(floor):.1f} ms | {floor[-1]:.1f} ms | - | - | - |"
-    )
-    print(
-        f"| daemon: runtime + SSE to {args.runs * args.subscribers} subscribers | {statistics.median(latencies):.1f} ms | {p99(latencies):.1f} ms | {latencies[-1]:.1f} ms "
-        f"| {delivered:,} | {delivered / elapsed:,.0f} | {extra_kib / args.runs:,.0f} KiB |"
-    )
-    print(
-        f"\nlatency added by the daemon: p50 {statistics.median(latencies) - statistics.median(floor):+.1f} ms, p99 {p99(latencies) - p99(floor):+.1f} ms"
-    )
-    print(
-        f"({len(latencies):,} subscriber deltas and {len(floor):,} baseline deltas matched to their emission; daemon phase wall time {elapsed:.1f} s)"
-    )
+            extra = (
+                "| - | - | - |"
+                if path == "baseline"
+                else f"| {phase.delivered:,} | {phase.delivered / phase.elapsed_s:,.0f} "
+                f"| {max(phase.extra_kib, 0) / args.runs:,.0f} KiB |"
+            )
+            print(
+                f"| {mode} | {label} | {statistics.median(values):.1f} ms | {p99(values):.1f} ms "
+                f"| {values[-1]:.1f} ms | {len(values):,} {extra}"
+            )
+    print()
+    for mode in modes:
+        floor = best[(mode, "baseline")][1].latencies
+        daemon_phase = best[(mode, "daemon")][1]
+        values = daemon_phase.latencies
+        print(
+            f"{mode}: latency added by the daemon p50 "
+            f"{statistics.median(values) - statistics.median(floor):+.1f} ms, "
+            f"p99 {p99(values) - p99(floor):+.1f} ms"
+        )
+    print()
+    print("| mode | round | simultaneous starts: wall | start p50 | start p99 |")
+    print("|---|---:|---:|---:|---:|")
+    for mode, path, number, phase in measured:
+        if path == "daemon":
+            print(
+                f"| {mode} | {number + 1} | {phase.starts_s:.2f} s "
+                f"| {statistics.median(phase.start_ms):.0f} ms | {p99(sorted(phase.start_ms)):.0f} ms |"
+            )
 
 
 if __name__ == "__main__":
