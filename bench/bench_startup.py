@@ -1,0 +1,81 @@
+"""Startup: import time and process wall time of commands that never call a provider.
+
+Each command runs in a fresh interpreter with ``-X importtime`` (THOUGHTLINE_HOME a
+temporary folder holding one prepare-only run, so ``status`` and ``runs`` render a real
+snapshot); *import time* is the sum of the top-level imports' cumulative times, *wall* the
+whole process. Each keeps its best of ``--repeat``, interleaved. For scale, the same
+``status`` with the runtime and the HTTP stack imported first (what it loaded before
+they were deferred), and the runtime alone.
+
+    .venv/bin/python bench/bench_startup.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP_LEVEL = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S+)")
+
+PREPARE_ONLY = ("run", "--worker-backend", "inline", "--json", "Design a cache")
+STATUS_AS_BEFORE = (
+    "import sys; sys.argv = ['thoughtline', 'status']; import httpx2, "
+    "thoughtline.runtime.runner; from thoughtline.cli import main; main()"
+)
+COMMANDS = [
+    ("python -c pass", ["-c", "pass"]),
+    ("thoughtline --help", ["-m", "thoughtline.cli", "--help"]),
+    ("thoughtline status", ["-m", "thoughtline.cli", "status"]),
+    ("thoughtline runs", ["-m", "thoughtline.cli", "runs"]),
+    ("status, runtime + httpx2 imported first (as before)", ["-c", STATUS_AS_BEFORE]),
+    ("import thoughtline.runtime.runner (for scale)", ["-c", "import thoughtline.runtime.runner"]),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("THOUGHTLINE_")}
+        environ["THOUGHTLINE_HOME"] = home
+        subprocess.run(
+            [sys.executable, "-m", "thoughtline.cli", *PREPARE_ONLY],
+            cwd=home,
+            env=environ,
+            capture_output=True,
+            check=True,
+        )
+        best = {label: (float("inf"), float("inf")) for label, _ in COMMANDS}
+        for _ in range(args.repeat):
+            for label, arguments in COMMANDS:
+                started = time.perf_counter()
+                done = subprocess.run(
+                    [sys.executable, "-X", "importtime", *arguments],
+                    cwd=home,
+                    env=environ,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                wall = time.perf_counter() - started
+                imported = sum(
+                    int(match.group(1)) / 1e6
+                    for match in map(TOP_LEVEL.match, done.stderr.splitlines())
+                    if match
+                )
+                best[label] = (min(best[label][0], imported), min(best[label][1], wall))
+    print(f"best of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the end\n")
+    print("| command | import time | process wall |")
+    print("|---|---:|---:|")
+    for label, (imported, wall) in best.items():
+        print(f"| {label} | {imported:.3f} s | {wall:.3f} s |")
+
+
+if __name__ == "__main__":
+    main()
