@@ -19,8 +19,8 @@ from typing import Literal, NotRequired, TypeAlias
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
 
-from thoughtline.events import MetadataValue, ReasoningKind
-from thoughtline.requests import Effort
+from thoughtline.events import FinishReason, MetadataValue, ReasoningKind
+from thoughtline.requests import Effort, GenerationSettings
 
 SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
 
@@ -131,11 +131,26 @@ class ReasoningPartSnapshot(TypedDict):
 
 
 class UsageSnapshot(TypedDict):
-    """Token counts; null means the provider did not report it (never 0 for unknown)."""
+    """Token counts; null means the provider did not report it (never 0 for unknown).
+    They mean the same for every provider (docs/dialects.md)."""
 
     input_tokens: int | None
+    """Every input token, cached or not."""
     output_tokens: int | None
+    """Every generated token, reasoning included."""
     reasoning_tokens: int | None
+    """The reasoning share of the output."""
+    cached_input_tokens: int | None
+    """The part of the input read from the provider's cache."""
+    cache_write_tokens: int | None
+    """The part of the input written to the provider's cache."""
+
+
+class GenerationSnapshot(TypedDict):
+    """The generation settings the task's call sent; null: the provider's default."""
+
+    max_output_tokens: int | None
+    temperature: float | None
 
 
 class TaskErrorSnapshot(TypedDict):
@@ -188,6 +203,10 @@ class TaskSnapshot(TypedDict):
     """What happened to reasoning; null until decided."""
     reasoning_notice: str | None
     """One sentence for people about reasoning."""
+    generation: GenerationSnapshot
+    finish_reason: FinishReason | None
+    """Why the answer ended, the same for every provider (``length``: cut off by the
+    token limit); null until the task ended, or when the provider did not say."""
     usage: UsageSnapshot
     error: TaskErrorSnapshot | None
     timings: TimingsSnapshot
@@ -271,12 +290,16 @@ class TaskUsage:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
     def to_dict(self) -> UsageSnapshot:
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
 
@@ -331,6 +354,10 @@ class Task:
     reasoning_parts: list[ReasoningPartView] | None = None
     reasoning_status: ReasoningStatus | None = None
     reasoning_notice: str | None = None
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
+    """What the task's call asks for beyond the prompt (planned: the task's own
+    settings, else ``[defaults]``)."""
+    finish_reason: FinishReason | None = None
     usage: TaskUsage = field(default_factory=TaskUsage)
     error: TaskError | None = None
     timings: TaskTimings = field(default_factory=TaskTimings)
@@ -355,6 +382,11 @@ class Task:
             else [part.to_dict() for part in self.reasoning_parts],
             "reasoning_status": self.reasoning_status,
             "reasoning_notice": self.reasoning_notice,
+            "generation": {
+                "max_output_tokens": self.generation.max_output_tokens,
+                "temperature": self.generation.temperature,
+            },
+            "finish_reason": self.finish_reason,
             "usage": self.usage.to_dict(),
             "error": None if self.error is None else self.error.to_dict(),
             "timings": self.timings.to_dict(),

@@ -347,7 +347,15 @@ def test_snapshot_shape(
         "timings",
     }
     assert task["executor"] == "provider:anthropic:claude-sonnet-4-6"
-    assert set(task["usage"]) == {"input_tokens", "output_tokens", "reasoning_tokens"}
+    assert set(task["usage"]) == {
+        "input_tokens",
+        "output_tokens",
+        "reasoning_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+    }
+    assert task["finish_reason"] == "stop"
+    assert task["generation"] == {"max_output_tokens": None, "temperature": None}
     assert task["timings"]["first_reasoning_ms"] <= task["timings"]["first_answer_ms"]
     store.close()
 

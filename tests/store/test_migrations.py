@@ -15,7 +15,13 @@ from thoughtline.runtime.retention import purge_due
 from thoughtline.store.migrations import MIGRATIONS, apply_migrations
 from thoughtline.store.sqlite import SQLiteStore
 
-ALL_NAMES = ["m001_runs_and_tasks", "m002_trace_events", "m003_meta", "m004_run_events"]
+ALL_NAMES = [
+    "m001_runs_and_tasks",
+    "m002_trace_events",
+    "m003_meta",
+    "m004_run_events",
+    "m005_task_finish_generation_cache",
+]
 
 
 def _sql(path: Path, statement: str) -> list[tuple[object, ...]]:
@@ -121,3 +127,29 @@ def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> N
     _sql(path, "DELETE FROM migrations WHERE name = 'm900_from_the_future'")
     with SQLiteStore(path) as store:
         assert recover_interrupted(store) == ["run_kept"]
+
+
+def test_tasks_written_before_m005_read_back_with_those_fields_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        apply_migrations(conn, location=str(path), migrations=MIGRATIONS[:4])
+        conn.execute(
+            "INSERT INTO runs (id, status, request, chain_of_thought, chain_of_thought_source, "
+            "worker_backend, created_at) VALUES ('run_old', 'completed', 'r', 'hidden', "
+            "'default', 'provider', '2025-01-01T00:00:00.000Z')"
+        )
+        conn.execute(
+            "INSERT INTO tasks (id, run_id, position, role, name, provider, model, "
+            "chain_of_thought, chain_of_thought_source, effort, after_json, status, executor, "
+            "output, input_tokens) VALUES ('task_old', 'run_old', 0, 'engineer', 'engineer', "
+            "'anthropic', 'm', 'hidden', 'default', 'provider-default', '[]', 'done', "
+            "'provider:anthropic:m', 'the answer', 12)"
+        )
+    with SQLiteStore(path) as store:
+        run = store.get_run("run_old")
+    assert run is not None
+    (task,) = run.tasks
+    assert (task.output, task.usage.input_tokens) == ("the answer", 12)
+    assert task.finish_reason is None
+    assert task.usage.cached_input_tokens is None and task.usage.cache_write_tokens is None
+    assert (task.generation.max_output_tokens, task.generation.temperature) == (None, None)

@@ -16,6 +16,7 @@ from thoughtline.records import (
     TaskTimings,
     TaskUsage,
 )
+from thoughtline.requests import GenerationSettings
 from thoughtline.store.base import RunNotFoundError, Store, StoreError
 
 
@@ -40,7 +41,16 @@ def _run_in_every_state() -> Run:
     ]
     t[2].reasoning_status = "shown"
     t[2].reasoning_notice = "Reasoning shown as the provider summarized it."
-    t[2].usage = TaskUsage(input_tokens=0, output_tokens=900, reasoning_tokens=None)
+    t[2].usage = TaskUsage(
+        input_tokens=0,
+        output_tokens=900,
+        reasoning_tokens=None,
+        cached_input_tokens=0,
+        cache_write_tokens=1_500_000_000_000,
+    )
+    t[2].finish_reason = "length"
+    t[2].generation = GenerationSettings(max_output_tokens=64_000, temperature=0.35)
+    t[4].generation = GenerationSettings(temperature=0.0)
     t[2].timings = TaskTimings(
         started_at="2026-03-01T10:00:01.000Z",
         finished_at="2026-03-01T10:00:04.500Z",
@@ -80,8 +90,18 @@ def test_run_with_tasks_in_every_state_round_trips(backend: StoreBackend) -> Non
     assert loaded.snapshot() == expected.snapshot()
     # None (not reported) stays distinct from 0, and "no parts" from "not displayed".
     assert loaded.tasks[2].usage == TaskUsage(
-        input_tokens=0, output_tokens=900, reasoning_tokens=None
+        input_tokens=0,
+        output_tokens=900,
+        reasoning_tokens=None,
+        cached_input_tokens=0,
+        cache_write_tokens=1_500_000_000_000,
     )
+    assert loaded.tasks[2].finish_reason == "length"
+    assert loaded.tasks[2].generation == GenerationSettings(
+        max_output_tokens=64_000, temperature=0.35
+    )
+    assert loaded.tasks[4].generation == GenerationSettings(temperature=0.0)
+    assert loaded.tasks[0].finish_reason is None
     assert loaded.tasks[4].usage == TaskUsage(
         input_tokens=None, output_tokens=0, reasoning_tokens=0
     )

@@ -8,14 +8,14 @@ messages) is printed as text, never parsed as rich markup: a model that writes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from thoughtline.records import RunSnapshot, TraceEvent
+from thoughtline.records import RunSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -26,11 +26,6 @@ STATUS_STYLE = {
     "running": "yellow",
 }
 
-# Trace events that close a task's provider call; their metadata carries the finish.
-_CALL_ENDINGS = frozenset(
-    {"worker.completed", "worker.failed", "task.cancelled", "task.interrupted"}
-)
-
 
 def text_console(**options: Any) -> Console:
     """A console that prints strings as they are: no markup, emoji codes or highlighting
@@ -38,18 +33,13 @@ def text_console(**options: Any) -> Console:
     return Console(markup=False, emoji=False, highlight=False, **options)
 
 
-def finish_reasons(trace: Iterable[TraceEvent]) -> dict[str, str]:
-    """Each task's normalized finish reason, from the answer layer of its run's trace.
-
-    The snapshot does not carry it; the trace event that closes the provider call does."""
-    reasons: dict[str, str] = {}
-    for event in trace:
-        if event.task_id is None or event.type not in _CALL_ENDINGS:
-            continue
-        finish = event.metadata.get("finish")
-        if isinstance(finish, dict) and isinstance(finish.get("reason"), str):
-            reasons[event.task_id] = finish["reason"]
-    return reasons
+def finish_reasons(snapshot: RunSnapshot) -> dict[str, str]:
+    """Each ended task's normalized finish reason (``length``: cut off), by task id."""
+    return {
+        task["id"]: task["finish_reason"]
+        for task in snapshot["tasks"]
+        if task["finish_reason"] is not None
+    }
 
 
 def cut_off_line(finish: str | None) -> Text | None:

@@ -123,7 +123,6 @@ def run_command(
                 spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
             )
             outcome = _execute(runtime, run, interrupts, as_json=as_json)
-            finishes = finish_reasons(store.trace(run.id, "answer"))
         finally:
             store.close()
     final = outcome.run
@@ -132,6 +131,7 @@ def run_command(
         _silence_stdout()
         sys.exit(EXIT_STDOUT_CLOSED)
     snapshot = final.snapshot()
+    finishes = finish_reasons(snapshot)
     if as_json:
         click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
     elif outcome.terminal:

@@ -26,10 +26,10 @@ def status_command(run_id: str | None, as_json: bool) -> None:
     store = open_store(load_config())
     try:
         run = resolve_run(store, run_id)
-        finishes = {} if as_json else finish_reasons(store.trace(run.id, "answer"))
     finally:
         store.close()
     snapshot = run.snapshot()
+    finishes = finish_reasons(snapshot)
     if as_json:
         click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
         return

@@ -7,8 +7,6 @@ missing credential is refused before a single request is sent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -28,15 +26,6 @@ DEFAULT_MODELS: dict[str, str] = {
     "deepseek": "deepseek-reasoner",
     "ollama": "qwen3",
 }
-
-
-@dataclass(slots=True, kw_only=True)
-class PlannedTask(Task):
-    """A task as planned here, with the generation settings its provider call sends
-    (the task's, else ``[defaults]``). They live only as long as the run executes in
-    this process: the stored task does not keep them."""
-
-    generation: GenerationSettings = field(default_factory=GenerationSettings)
 
 
 def check_generation(settings: GenerationSettings, where: str) -> GenerationSettings:
@@ -120,7 +109,7 @@ def plan_run(
         )
         generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
         run.tasks.append(
-            PlannedTask(
+            Task(
                 id=ids[task_spec.name],
                 run_id=run.id,
                 position=position,

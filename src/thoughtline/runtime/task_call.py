@@ -21,7 +21,6 @@ from thoughtline.records import Task, TaskError, TaskUsage, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate
-from thoughtline.runtime.planning import PlannedTask
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
 
@@ -74,12 +73,7 @@ class TaskCall:
         task.executor = f"provider:{task.provider}:{task.model}"
         await self.started()
         client = execution.client_for(task.provider)
-        # A task planned elsewhere (recovered, built by hand) still gets [defaults].
-        generation = (
-            task.generation
-            if isinstance(task, PlannedTask)
-            else self.runtime.config.default_generation
-        )
+        generation = task.generation
         request = ModelRequest(
             model=task.model,
             system=role.prompt,
@@ -168,7 +162,10 @@ class TaskCall:
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
             reasoning_tokens=response.usage.reasoning_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
+            cache_write_tokens=response.usage.cache_write_tokens,
         )
+        task.finish_reason = None if response.finish is None else response.finish.reason
         exchange = call.exchange
         if exchange is not None:
             task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms

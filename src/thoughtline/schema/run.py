@@ -16,6 +16,7 @@ from typing import Any, Final
 from pydantic import ConfigDict, TypeAdapter
 
 from thoughtline.records import (
+    GenerationSnapshot,
     ReasoningPartSnapshot,
     RunSnapshot,
     RunSummary,
@@ -27,6 +28,7 @@ from thoughtline.records import (
 
 __all__ = [
     "SNAPSHOT_TYPES",
+    "GenerationSnapshot",
     "ReasoningPartSnapshot",
     "RunSnapshot",
     "RunSummary",
@@ -41,6 +43,7 @@ __all__ = [
 SNAPSHOT_TYPES: Final = (
     ReasoningPartSnapshot,
     UsageSnapshot,
+    GenerationSnapshot,
     TaskErrorSnapshot,
     TimingsSnapshot,
     TaskSnapshot,

@@ -182,6 +182,19 @@ MIGRATIONS: tuple[PostgresMigration, ...] = (
             "CREATE INDEX run_events_type_at ON run_events (type, at)",
         ),
     ),
+    PostgresMigration(
+        "m005_task_finish_generation_cache",
+        tuple(
+            f"ALTER TABLE tasks ADD COLUMN {column}"
+            for column in (
+                "finish_reason TEXT",
+                "cached_input_tokens BIGINT",
+                "cache_write_tokens BIGINT",
+                "max_output_tokens BIGINT",
+                "temperature DOUBLE PRECISION",
+            )
+        ),
+    ),
 )
 
 

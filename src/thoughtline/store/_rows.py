@@ -21,6 +21,7 @@ from thoughtline.records import (
     TraceEvent,
     parse_epoch,
 )
+from thoughtline.requests import GenerationSettings
 
 
 class Row(Protocol):
@@ -36,12 +37,16 @@ RUN_FIELDS = (
 TASK_FIELDS = (
     "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
     "chain_of_thought_source", "effort", "status", "executor", "output", "reasoning",
-    "reasoning_status", "reasoning_notice",
+    "reasoning_status", "reasoning_notice", "finish_reason",
 )  # fmt: skip
-USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens")
+USAGE_FIELDS = (
+    "input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens",
+    "cache_write_tokens",
+)  # fmt: skip
+GENERATION_FIELDS = ("max_output_tokens", "temperature")
 TIMING_FIELDS = ("started_at", "finished_at", "first_reasoning_ms", "first_answer_ms", "total_ms")
 TASK_COLUMNS = (
-    *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS,
+    *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
 )  # fmt: skip
 INSERT_TASK = (
@@ -93,6 +98,7 @@ def task_params(task: Task) -> dict[str, Any]:
         **{name: getattr(task, name) for name in TASK_FIELDS},
         **{name: getattr(task.usage, name) for name in USAGE_FIELDS},
         **{name: getattr(task.timings, name) for name in TIMING_FIELDS},
+        **{name: getattr(task.generation, name) for name in GENERATION_FIELDS},
         "after_json": dump(task.after),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
@@ -114,6 +120,7 @@ def task_from_row(row: Row) -> Task:
         ],
         usage=TaskUsage(**{name: row[name] for name in USAGE_FIELDS}),
         timings=TaskTimings(**{name: row[name] for name in TIMING_FIELDS}),
+        generation=GenerationSettings(**{name: row[name] for name in GENERATION_FIELDS}),
         error=None
         if row["error_code"] is None
         else TaskError(

@@ -142,11 +142,25 @@ def _m004_run_events(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m005_task_finish_generation_cache(conn: sqlite3.Connection) -> None:
+    # Why a task's answer ended, the generation settings its call sent, and the cached
+    # and cache-written shares of its input (null in rows written before).
+    for column in (
+        "finish_reason TEXT",
+        "cached_input_tokens INTEGER",
+        "cache_write_tokens INTEGER",
+        "max_output_tokens INTEGER",
+        "temperature REAL",
+    ):
+        conn.execute(f"ALTER TABLE tasks ADD COLUMN {column}")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_runs_and_tasks", _m001_runs_and_tasks),
     Migration("m002_trace_events", _m002_trace_events),
     Migration("m003_meta", _m003_meta),
     Migration("m004_run_events", _m004_run_events),
+    Migration("m005_task_finish_generation_cache", _m005_task_finish_generation_cache),
 )
 
 

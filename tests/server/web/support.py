@@ -148,7 +148,15 @@ def task(task_id: str = "task_fake", **overrides: Any) -> dict[str, Any]:
         "reasoning_parts": None,
         "reasoning_status": None,
         "reasoning_notice": None,
-        "usage": {"input_tokens": None, "output_tokens": None, "reasoning_tokens": None},
+        "generation": {"max_output_tokens": None, "temperature": None},
+        "finish_reason": None,
+        "usage": {
+            "input_tokens": None,
+            "output_tokens": None,
+            "reasoning_tokens": None,
+            "cached_input_tokens": None,
+            "cache_write_tokens": None,
+        },
         "error": None,
         "timings": {
             "started_at": None,

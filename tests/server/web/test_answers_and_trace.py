@@ -1,6 +1,6 @@
 """The answer area and the trace tab in a real browser, against canned daemon answers:
 Markdown rendered from DOM nodes with model markup kept as text, the copy button, the
-"truncated" mark from the trace's finish reason, role names and formatted wire bodies
+"truncated" mark from the task's finish reason, role names and formatted wire bodies
 in the trace, and the page at phone width without sideways scrolling."""
 
 from __future__ import annotations
@@ -102,32 +102,26 @@ def test_copy_button_copies_the_answer_as_written(page: Page, fake_daemon: FakeD
     assert page.evaluate("navigator.clipboard.readText()") == HOSTILE
 
 
-def test_truncated_answers_are_marked_from_the_trace(page: Page, fake_daemon: FakeDaemon) -> None:
+def test_truncated_answers_are_marked_from_the_finish_reason(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
     cut = task(
         "task_cut",
         status="done",
         output="The answer stops mid-",
-        usage={"input_tokens": 9, "output_tokens": 64, "reasoning_tokens": None},
+        finish_reason="length",
+        usage={**task()["usage"], "input_tokens": 9, "output_tokens": 64},
     )
-    whole = task("task_whole", name="reviewer", role="reviewer", status="done", output="Complete.")
+    whole = task(
+        "task_whole",
+        name="reviewer",
+        role="reviewer",
+        status="done",
+        output="Complete.",
+        finish_reason="stop",
+    )
     run = snapshot(status="completed", tasks=[cut, whole])
-    trace = [
-        trace_event(
-            1,
-            "worker.completed",
-            "answer",
-            "task_cut",
-            {"finish": {"reason": "length", "raw": "max_tokens"}},
-        ),
-        trace_event(
-            2,
-            "worker.completed",
-            "answer",
-            "task_whole",
-            {"finish": {"reason": "stop", "raw": "end_turn"}},
-        ),
-    ]
-    serve_run(fake_daemon, run, trace)
+    serve_run(fake_daemon, run)
     page.goto(f"{FAKE_ORIGIN}/#/runs/{RUN}")
     cards = page.get_by_test_id("task-card")
     expect(cards.nth(0).get_by_test_id("task-truncated")).to_be_visible()

@@ -60,9 +60,6 @@ export class RunView {
     this.taskGrid = h("div", { class: "task-grid", testid: "task-grid" });
     this.tasksPanel = h("section", { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" }, this.taskGrid);
     this.trace = new TraceView(runId, (taskId) => this.taskLabel(taskId));
-    /** task ids whose finish reason was read from the trace */
-    this.finishChecked = new Set();
-    this.finishPending = false;
     this.ticker = window.setInterval(() => this.tick(), TICK_MS);
     this.tracePanel = h("section", { class: "tab-panel", testid: "trace-panel", role: "tabpanel", hidden: true }, this.trace.element);
 
@@ -124,30 +121,13 @@ export class RunView {
     if (this.run && TERMINAL_RUN.has(this.run.status)) clearInterval(this.ticker);
   }
 
-  /**
-   * Whether finished tasks were cut off: the snapshot carries no finish reason, the
-   * answer trace layer does (worker.completed metadata.finish.reason, "length").
-   */
-  async checkFinishes() {
-    if (!this.run || this.finishPending) return;
-    const unchecked = this.run.tasks.filter((task) => !UNFINISHED.has(task.status) && !this.finishChecked.has(task.id));
-    if (unchecked.length === 0) return;
-    this.finishPending = true;
-    try {
-      const events = await api.trace(this.runId, "answer");
-      for (const task of unchecked) this.finishChecked.add(task.id);
-      for (const event of events) {
-        const reason = event?.metadata?.finish?.reason;
-        const card = this.cards.get(event?.task_id);
-        if (card && event.type === "worker.completed") card.setTruncated(reason === "length");
-      }
-    } catch {
-      // The trace is not readable (no access, an older daemon): nothing is marked.
-      for (const task of unchecked) this.finishChecked.add(task.id);
-    } finally {
-      this.finishPending = false;
+  /** Mark the tasks whose answer was cut off at the output token limit. */
+  checkFinishes() {
+    if (!this.run) return;
+    for (const task of this.run.tasks) {
+      const card = this.cards.get(task.id);
+      if (card) card.setTruncated(task.finish_reason === "length");
     }
-    this.checkFinishes(); // tasks that finished while the trace was loading
   }
 
   /** @returns {boolean} true for the terminal event */
