@@ -16,14 +16,17 @@ then the answer). For each mode a round measures, one after the other:
   ``ProviderClient`` in this process (``capture_body=False``, reasoning requested when
   the mode shows it): the events as a program reading the provider directly gets them;
 - *daemon*: all runs started at once (``asyncio.gather`` of ``POST /v1/runs``), each
-  followed, as soon as its start returns, by 5 SSE subscribers.
+  followed, as soon as its start returns, by 5 SSE subscribers. One run per mode warms
+  the daemon up first (lazy imports, schema building), unmeasured.
 
 Latency is arrival minus the simulator's emission of the same delta (the k-th reasoning
 or answer delta of a request ↔ its k-th ``reasoning.delta``/``answer.delta``; a
 subscriber that joins mid-run starts from the partial text in its snapshot). The added
 latency compares the daemon's percentiles with the baseline's of the same round. Also:
 the wall time of the 100 simultaneous starts (first request sent to last response),
-events/second delivered, and the daemon's memory per active run. Rounds repeat
+events/second delivered, the daemon's memory per active run, and the CPU time the
+daemon and this script used during the phase (if this script nears one core, its own
+lag is in the latencies). Rounds repeat
 (``--repeat``); each path keeps its round with the lowest p99.
 
     .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5] [--pace 0.02]
@@ -82,6 +85,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -127,6 +136,8 @@ class Phase:
     starts_s: float = 0.0
     start_ms: list[float] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    client_cpu_s: float = 0.0
+    daemon_cpu_s: float = 0.0
 
 
 async def drive(
@@ -157,12 +168,16 @@ async def drive(
             )
 
         started = time.monotonic()
+        started_cpu = time.process_time()
+        daemon_cpu = cpu_seconds(daemon_pid)
         await asyncio.gather(*(start(request) for request in requests))
         phase.starts_s = time.monotonic() - started
         await asyncio.sleep(0.5)
         phase.extra_kib += rss_kib(daemon_pid)
         phase.delivered = sum(await asyncio.gather(*readers))
         phase.elapsed_s = time.monotonic() - started
+        phase.client_cpu_s = time.process_time() - started_cpu
+        phase.daemon_cpu_s = cpu_seconds(daemon_pid) - daemon_cpu
     return phase
 
 
@@ -288,6 +303,10 @@ def main() -> None:
                         break
                 except httpx2.TransportError:
                     time.sleep(0.1)
+            # Warm-up, not measured: the first run and stream of a fresh daemon pay for
+            # lazy imports and schema building that no later run pays.
+            for mode in modes:
+                asyncio.run(drive(base, [f"warm-up {mode}"], mode, 1, daemon.pid))
             for number in range(args.repeat):
                 for mode in modes:
                     names = [f"{mode} r{number} baseline {i}" for i in range(args.runs)]
@@ -353,13 +372,17 @@ def main() -> None:
             f"p99 {p99(values) - p99(floor):+.1f} ms"
         )
     print()
-    print("| mode | round | simultaneous starts: wall | start p50 | start p99 |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
+        "| daemon CPU | this script's CPU |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for mode, path, number, phase in measured:
         if path == "daemon":
             print(
                 f"| {mode} | {number + 1} | {phase.starts_s:.2f} s "
-                f"| {statistics.median(phase.start_ms):.0f} ms | {p99(sorted(phase.start_ms)):.0f} ms |"
+                f"| {statistics.median(phase.start_ms):.0f} ms | {p99(sorted(phase.start_ms)):.0f} ms "
+                f"| {phase.elapsed_s:.1f} s | {phase.daemon_cpu_s:.1f} s | {phase.client_cpu_s:.1f} s |"
             )
 
 
