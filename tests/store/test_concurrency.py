@@ -39,10 +39,7 @@ def test_two_processes_open_a_new_store_and_write_at_once(
     # Both processes raced to create the schema; each migration ran exactly once.
     order = "rowid" if backend.kind == "sqlite" else "position"
     assert [row[0] for row in backend.query(f"SELECT name FROM migrations ORDER BY {order}")] == [
-        "m001_runs_and_tasks",
-        "m002_trace_events",
-        "m003_meta",
-        "m004_run_events",
+        migration.name for migration in MIGRATIONS
     ]
     event_ids = [row[0] for row in backend.query("SELECT id FROM trace_events ORDER BY seq")]
     expected = {f"w{worker}_{n:04d}" for worker in range(2) for n in range(WRITES)}
