@@ -256,7 +256,8 @@ def test_run_in_every_mode_answers_with_honest_status_and_the_servers_usage(
         assert usage["input_tokens"] == reported[-1]["prompt_tokens"]
         assert usage["output_tokens"] == reported[-1]["completion_tokens"]
     else:
-        # llama-cpp-python streams no usage, include_usage or not: "not reported", not 0.
+        # llama-cpp-python 0.3.36 streams no usage chunk, include_usage or not (it ignores
+        # stream_options): thoughtline reports "not reported", not 0.
         assert usage["input_tokens"] is None
         assert usage["output_tokens"] is None
     assert usage["reasoning_tokens"] is None
@@ -275,15 +276,30 @@ def test_run_in_every_mode_answers_with_honest_status_and_the_servers_usage(
         assert server_usage["prompt_tokens"] == usage["input_tokens"]
 
 
-def test_a_prompt_longer_than_the_context_fails_once_with_the_servers_words(
-    llama_server: LocalServer, home: Path
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """A run whose prompt does not fit the server's context, and what reached the server."""
+
+    task: dict[str, Any]
+    run_status: str
+    attempts: list[Any]
+    requests: int
+
+
+def overflow(home: Path, server: LocalServer) -> Overflow:
+    """~10k words (~29k Gemma tokens) against ``--n_ctx 2048``.
+
+    llama-cpp-python 0.3.36 checks the length inside the stream: it answers HTTP 200 with
+    SSE headers, raises ``ValueError: Requested tokens (28974) exceed context window of
+    2048`` and closes the connection with no byte of body, so its words reach only its own
+    log. Not streamed, the same request is a 400 ``context_length_exceeded`` ("This model's
+    maximum context length is 2048 tokens. However, you requested 29006 tokens ...")."""
     config = write_config(home, RAW_TRACE)
     words = " ".join(f"word{index % 97}" for index in range(10_000))
-    before = llama_server.chat_requests()
+    before = server.chat_requests()
     snapshot = run_json(
         home,
-        llama_server,
+        server,
         f"Summarize: {words}",
         "--provider",
         "llamacpp",
@@ -295,22 +311,43 @@ def test_a_prompt_longer_than_the_context_fails_once_with_the_servers_words(
         "32",
         config=config,
     )
-    assert snapshot["status"] in ("failed", "completed_with_failures"), snapshot["status"]
+    requests = server.chat_requests() - before
     (task,) = snapshot["tasks"]
-    assert task["status"] == "failed"
-    error = task["error"]
+    (exchange,) = provider_exchanges(home, server, snapshot["id"], config)
+    return Overflow(task, snapshot["status"], exchange["attempts"], requests)
+
+
+def test_a_prompt_longer_than_the_context_fails_without_claiming_kept_output(
+    llama_server: LocalServer, home: Path
+) -> None:
+    result = overflow(home, llama_server)
+    assert result.run_status == "failed"
+    assert result.task["status"] == "failed"
+    assert not result.task["output"]
+    error = result.task["error"]
+    # Nothing arrived, so nothing is kept: neither the error nor the notice says so.
+    assert "kept" not in error["message"], error
+    assert "kept" not in (result.task["reasoning_notice"] or "")
+    if error["code"] == "PROVIDER_STREAM_INTERRUPTED":  # as of 0.3.36; see the next test
+        assert "Nothing of the answer had arrived" in error["message"], error
+
+
+@pytest.mark.xfail(
+    strict=True,  # passes once fixed, and then this marker must go
+    reason="issue 10, seen with llama-cpp-python 0.3.36: the empty HTTP-200 stream is "
+    "PROVIDER_STREAM_INTERRUPTED (retryable), tried 3 times, without the server's words",
+)
+def test_a_prompt_longer_than_the_context_fails_once_with_the_servers_words(
+    llama_server: LocalServer, home: Path
+) -> None:
+    result = overflow(home, llama_server)
+    error = result.task["error"]
     assert error["code"] == "PROVIDER_REQUEST_TOO_LARGE", error
     assert error["retryable"] is False
-    # The server's words: "Requested tokens (N) exceed context window of 2048", or its
-    # OpenAI-shaped "maximum context length is 2048 tokens".
-    assert str(N_CTX) in error["message"], error
+    assert str(N_CTX) in error["message"], error  # the server's words name its context
     assert "exceed context window" in error["message"] or "context length" in error["message"]
-    assert "kept" not in error["message"]  # nothing arrived, so nothing is kept
-    assert "kept" not in (task["reasoning_notice"] or "")
-    assert not task["output"]
-    (exchange,) = provider_exchanges(home, llama_server, snapshot["id"], config)
-    assert len(exchange["attempts"]) == 1, exchange["attempts"]
-    assert llama_server.chat_requests() - before == 1  # no retry reached the server
+    assert [attempt["number"] for attempt in result.attempts] == [1], result.attempts
+    assert result.requests == 1  # no retry reached the server
 
 
 def two_roles(home: Path, server: LocalServer, config: Path) -> dict[str, Any]:
@@ -343,6 +380,12 @@ def test_two_roles_complete_with_max_concurrency_one(llama_server: LocalServer, 
 def test_two_roles_at_once_fail_only_with_a_hint_at_max_concurrency(
     llama_server: LocalServer, home: Path
 ) -> None:
+    """llama-cpp-python does not queue: with ``interrupt_requests`` (its default) the
+    stream it is serving is cut when the next request arrives. Seen with 0.3.36 in every
+    run (4 of 4): one task done, the other failed, either ``PROVIDER_UNREACHABLE`` (the
+    connection closed before a byte) or ``PROVIDER_STREAM_INTERRUPTED`` (some text had
+    arrived and is kept), each with the hint. Both may finish when the first stream ends
+    before the second request arrives, so only a failure is asserted on."""
     config = write_config(home, "")
     snapshot = two_roles(home, llama_server, config)
     tasks = snapshot["tasks"]
