@@ -9,13 +9,15 @@ import signal
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 import thoughtline.store
 from tests.store import children
 from tests.store.backends import StoreBackend
-from tests.store.builders import ago, make_event, make_run
-from thoughtline.records import TraceEvent
+from tests.store.builders import ago, make_event, make_run, make_task
+from thoughtline.records import RunEventRecord, TraceEvent
 from thoughtline.runtime.recovery import recover_interrupted
-from thoughtline.store.base import UnfinishedRun
+from thoughtline.store.base import RunNotFoundError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
 
 
@@ -134,3 +136,38 @@ def test_unfinished_run_reads_what_the_row_holds(backend: StoreBackend) -> None:
     )
     assert (seen.event_count, seen.last_event_seq) == (0, 0)
     assert isinstance(seen, UnfinishedRun)
+
+
+def test_a_transition_is_written_all_or_nothing(backend: StoreBackend) -> None:
+    run = make_run("run_txn")
+    task = run.tasks[0]
+    with closing(backend.open()) as store:
+        store.create_run(run)
+        delta = RunEventRecord(
+            run_id=run.id, seq=1, type="answer.delta", task_id=task.id, at=run.created_at,
+            data={"texts": ["He", "llo"]},
+        )  # fmt: skip
+        stranger = make_task(run.id, 9)
+        stranger.id = "task_not_stored"
+        with pytest.raises(RunNotFoundError):
+            store.write(
+                events=[delta],
+                tasks=[task, stranger],
+                trace=[make_event(run.id, event_id="evt_txn")],
+            )
+        assert store.run_events(run.id) == []
+        assert store.trace(run.id) == []
+        # The same transition without the stranger lands whole.
+        task.status, task.output = "done", "Hello"
+        run.status = "completed"
+        store.write(
+            events=[delta], run=run, tasks=[task], trace=[make_event(run.id, event_id="evt_txn")]
+        )
+        stored = store.get_run(run.id)
+        assert stored is not None and stored.status == "completed"
+        assert stored.tasks[0].output == "Hello"
+        assert [record.seq for record in store.run_events(run.id)] == [1]
+        assert [event.id for event in store.trace(run.id)] == ["evt_txn"]
+        missing = make_run("run_never_created")
+        with pytest.raises(RunNotFoundError):
+            store.write(run=missing)

@@ -137,7 +137,7 @@ class RunExecution:
         events, self.pending_events = self.pending_events, []
         if events and self.store_failure is None:
             try:
-                self.runtime.store.append_run_events(to_records(events))
+                self.runtime.store.write(events=to_records(events))
             except StoreError as exc:
                 self.store_failed(exc)
 
@@ -150,26 +150,24 @@ class RunExecution:
             self.flush_events()
 
     async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
-        """Write a transition durably — the task (or run) row and the trace events it
-        produced — before the task moves on.
+        """Write a transition durably — the live events so far, the task (or run) row and
+        the trace events it produced — in one transaction, before the task moves on (so
+        a row never says more than the event log behind it).
 
-        The writes run on the event loop on purpose: each is a sub-millisecond SQLite
-        transaction, and a writer thread measured twice as slow (it fights the event loop
-        for the GIL between every statement)."""
-        store = self.runtime.store
-        events = self.trace.take()
-        # The event log first: a row must never say more than the log behind it, so when
-        # the disk fills between the two, recovery rebuilds the task from a complete log.
-        self.flush_events()
+        The write runs on the event loop on purpose: it is one short SQLite transaction,
+        and a writer thread measured twice as slow (it fights the event loop for the GIL
+        between every statement)."""
+        events, self.pending_events = self.pending_events, []
+        trace = self.trace.take()
         if self.store_failure is not None:
             return
         try:
-            if run:
-                store.update_run(self.run)
-            if task is not None:
-                store.update_task(task)
-            if events:
-                store.append_trace(events)
+            self.runtime.store.write(
+                events=to_records(events),
+                run=self.run if run else None,
+                tasks=[task] if task is not None else [],
+                trace=trace,
+            )
         except StoreError as exc:
             self.store_failed(exc)
 

@@ -98,6 +98,20 @@ class Store(Protocol):
         is not stored."""
         ...
 
+    def write(
+        self,
+        *,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> None:
+        """In one transaction: append run events, write the run's status and
+        ``finished_at``, write every field of ``tasks``, append trace events — what a
+        transition of a run writes, all or nothing. Raises :class:`RunNotFoundError`
+        (and writes nothing) when the run or a task is not stored."""
+        ...
+
     def get_run(self, run_id: str) -> Run | None:
         """The run with its tasks, or ``None``."""
         ...

@@ -141,25 +141,58 @@ class PostgresStore(Store):
             self._lease.hold(run.id)
 
     def update_run(self, run: Run) -> None:
-        with self._transaction() as conn:
-            cursor = conn.execute(
-                f"UPDATE runs SET status = %s, finished_at = %s, heartbeat_at = {NOW_SQL} "
-                "WHERE id = %s",
-                (run.status, run.finished_at, run.id),
-            )
-            if cursor.rowcount == 0:
-                raise RunNotFoundError(f"No run {run.id!r} in {self.location} to update.")
-        if run.status not in ("planned", "running"):
-            self._lease.release(run.id)
+        self.write(run=run)
 
     def update_task(self, task: Task) -> None:
+        self.write(tasks=[task])
+
+    def write(
+        self,
+        *,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> None:
+        if not (events or run or tasks or trace):
+            return
+        written = {event.run_id for event in events} | {task.run_id for task in tasks}
+        written |= {event.run_id for event in trace}
+        if run is not None:
+            written.add(run.id)
         with self._transaction() as conn:
-            # The run's row first, as every write of a run: interrupt_run locks it too.
-            _touch(conn, [task.run_id])
-            if conn.execute(UPDATE_TASK, task_params(task)).rowcount == 0:
-                raise RunNotFoundError(
-                    f"No task {task.id!r} of run {task.run_id!r} in {self.location} to update."
+            # The runs' rows first, as every write of a run: interrupt_run locks them too.
+            # A run that is not there updates no row: refused below before anything sticks.
+            touched = _touch(conn, sorted(written))
+            if run is not None:
+                if run.id not in touched:
+                    raise RunNotFoundError(f"No run {run.id!r} in {self.location} to update.")
+                conn.execute(
+                    "UPDATE runs SET status = %s, finished_at = %s WHERE id = %s",
+                    (run.status, run.finished_at, run.id),
                 )
+            with conn.cursor() as cursor:
+                if events:
+                    cursor.executemany(
+                        INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events]
+                    )
+                if trace:
+                    cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
+            for task in tasks:
+                if conn.execute(UPDATE_TASK, task_params(task)).rowcount == 0:
+                    raise RunNotFoundError(
+                        f"No task {task.id!r} of run {task.run_id!r} in {self.location} to update."
+                    )
+            # Delivered to every listener when this commits: ids only, events stay here.
+            last_seq: dict[str, int] = {}
+            for event in events:
+                last_seq[event.run_id] = max(event.seq, last_seq.get(event.run_id, 0))
+            for run_id, seq in sorted(last_seq.items()):
+                conn.execute(
+                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(run_id, seq))
+                )
+        if run is not None and run.status not in ("planned", "running"):
+            self._lease.release(run.id)
 
     def get_run(self, run_id: str) -> Run | None:
         with self._transaction() as conn:
@@ -194,12 +227,7 @@ class PostgresStore(Store):
 
     # -- trace and run event log -----------------------------------------------------
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
-        if not events:
-            return
-        with self._transaction() as conn:
-            _touch(conn, sorted({event.run_id for event in events}))
-            with conn.cursor() as cursor:
-                cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in events])
+        self.write(trace=events)
 
     def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
         query = "SELECT * FROM trace_events WHERE run_id = %s"
@@ -212,23 +240,7 @@ class PostgresStore(Store):
         return [rows.trace_event_from_row(row) for row in found]
 
     def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
-        if not events:
-            return
-        with self._transaction() as conn:
-            # Streaming deltas prove the owner alive as much as any other write.
-            _touch(conn, sorted({event.run_id for event in events}))
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events]
-                )
-            # Delivered to every listener when this commits: ids only, events stay here.
-            last_seq: dict[str, int] = {}
-            for event in events:
-                last_seq[event.run_id] = max(event.seq, last_seq.get(event.run_id, 0))
-            for run_id, seq in sorted(last_seq.items()):
-                conn.execute(
-                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(run_id, seq))
-                )
+        self.write(events=events)
 
     def run_events(
         self,
@@ -438,7 +450,12 @@ class PostgresStore(Store):
         return {row["id"] for row in beating}
 
 
-def _touch(conn: Connection, run_ids: Sequence[str]) -> None:
+def _touch(conn: Connection, run_ids: Sequence[str]) -> set[str]:
     """Refresh the heartbeat of runs about to be written (the owner is evidently alive);
-    in sorted order, so two transactions never wait on each other's rows."""
-    conn.execute(f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s)", (list(run_ids),))
+    in sorted order, so two transactions never wait on each other's rows. The ids of
+    the runs that exist."""
+    touched = conn.execute(
+        f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s) RETURNING id",
+        (list(run_ids),),
+    ).fetchall()
+    return {row["id"] for row in touched}

@@ -136,21 +136,45 @@ class SQLiteStore(Store):
             conn.executemany(rows.INSERT_TASK, [rows.task_params(task) for task in run.tasks])
 
     def update_run(self, run: Run) -> None:
-        with self._write() as conn:
-            cursor = conn.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, heartbeat_at = ? WHERE id = ?",
-                (run.status, run.finished_at, now_iso(), run.id),
-            )
-            if cursor.rowcount == 0:
-                raise RunNotFoundError(f"No run {run.id!r} in {self.path} to update.")
+        self.write(run=run)
 
     def update_task(self, task: Task) -> None:
+        self.write(tasks=[task])
+
+    def write(
+        self,
+        *,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> None:
+        if not (events or run or tasks or trace):
+            return
         with self._write() as conn:
-            if conn.execute(rows.UPDATE_TASK, rows.task_params(task)).rowcount == 0:
-                raise RunNotFoundError(
-                    f"No task {task.id!r} of run {task.run_id!r} in {self.path} to update."
+            if events:
+                conn.executemany(
+                    f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                    [rows.run_event_params(event) for event in events],
                 )
-            _touch(conn, [task.run_id])
+            if run is not None:
+                cursor = conn.execute(
+                    "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?",
+                    (run.status, run.finished_at, run.id),
+                )
+                if cursor.rowcount == 0:
+                    raise RunNotFoundError(f"No run {run.id!r} in {self.path} to update.")
+            for task in tasks:
+                if conn.execute(rows.UPDATE_TASK, rows.task_params(task)).rowcount == 0:
+                    raise RunNotFoundError(
+                        f"No task {task.id!r} of run {task.run_id!r} in {self.path} to update."
+                    )
+            if trace:
+                conn.executemany(rows.INSERT_TRACE, [rows.trace_params(event) for event in trace])
+            # Every write proves the owner alive (streaming deltas as much as the rest).
+            written = {event.run_id for event in events} | {task.run_id for task in tasks}
+            written |= {event.run_id for event in trace}
+            _touch(conn, sorted(written | ({run.id} if run is not None else set())))
 
     def get_run(self, run_id: str) -> Run | None:
         with self._read() as conn:
@@ -186,11 +210,7 @@ class SQLiteStore(Store):
 
     # -- trace and run event log -----------------------------------------------------
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
-        if not events:
-            return
-        with self._write() as conn:
-            conn.executemany(rows.INSERT_TRACE, [rows.trace_params(event) for event in events])
-            _touch(conn, sorted({event.run_id for event in events}))
+        self.write(trace=events)
 
     def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
         query = "SELECT * FROM trace_events WHERE run_id = ?"
@@ -203,15 +223,7 @@ class SQLiteStore(Store):
         return [rows.trace_event_from_row(row) for row in found]
 
     def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
-        if not events:
-            return
-        with self._write() as conn:
-            conn.executemany(
-                f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                [rows.run_event_params(event) for event in events],
-            )
-            # Streaming deltas prove the owner alive as much as any other write.
-            _touch(conn, sorted({event.run_id for event in events}))
+        self.write(events=events)
 
     def run_events(
         self,
