@@ -17,6 +17,7 @@ Throughput is wire events (SSE frames) per second; each figure is the best of
 decoder and accumulator, with time per delta and peak memory per byte of text.
 
     .venv/bin/python bench/bench_streams.py [--deltas 40000] [--repeat 5] [--sizes ...]
+    .venv/bin/python bench/bench_streams.py --capture-cost 12   # capture on vs off only
 """
 
 from __future__ import annotations
@@ -288,6 +289,25 @@ async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, fl
     return rows
 
 
+async def capture_cost(deltas: int, repeat: int) -> list[tuple[str, float, float]]:
+    """Only the two ProviderClient paths, alternating ``repeat`` times: the cost of the
+    default capture (redacted as it streams) over capture off, by best CPU time."""
+    rows = []
+    for stream_name, endpoint_name, model, data in (
+        ("anthropic-messages", "anthropic", ANTHROPIC_MODEL, anthropic_bytes(deltas)),
+        ("openai-responses", "openai", OPENAI_MODEL, openai_bytes(deltas)),
+    ):
+        best: dict[bool | None, float] = {None: float("inf"), False: float("inf")}
+        for _ in range(repeat):
+            for capture in (None, False):
+                gc.collect()
+                started = time.process_time()
+                await thoughtline_run(endpoint_name, model, data, capture)
+                best[capture] = min(best[capture], time.process_time() - started)
+        rows.append((stream_name, best[None], best[False]))
+    return rows
+
+
 def scaling(sizes: list[int]) -> list[tuple[int, float, float, int, float]]:
     rows = []
     for size in sizes:
@@ -311,7 +331,21 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=40_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument(
+        "--capture-cost",
+        type=int,
+        metavar="N",
+        help="only compare the default capture with capture off, best CPU time of N each",
+    )
     args = parser.parse_args()
+    if args.capture_cost:
+        print(f"{args.deltas} deltas, best CPU time of {args.capture_cost}, alternating\n")
+        print("| stream | default (capture on) CPU s | capture off CPU s | capture cost |")
+        print("|---|---:|---:|---:|")
+        for stream, on, off in asyncio.run(capture_cost(args.deltas, args.capture_cost)):
+            print(f"| {stream} | {on:.3f} | {off:.3f} | {on / off - 1:+.1%} |")
+        print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+        return
     import anthropic
     import openai
 
