@@ -225,3 +225,35 @@ def test_a_bearer_token_after_a_long_run_keeps_its_bearer() -> None:
     released = _stream(Redactor(), chunks)
     assert b"t" * 16 not in released
     assert released.endswith(b" Bearer " + REDACTED.encode() + b'"')
+
+
+long_fragments = st.one_of(
+    fragments,
+    st.sampled_from(["x" * 400, "QUJD" * 90, "ab cd " * 60, "sk-ant-" + "K" * 350]),
+    st.sampled_from(["Bearer " + "t" * 300, "AIza" + "z" * 35 + "q" * 300]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(long_fragments, max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=100_000), max_size=30),
+)
+def test_past_the_carry_limit_no_credential_survives_any_split(
+    parts: list[str], cuts: list[int]
+) -> None:
+    # A small carry limit sends long runs of key bytes through the forced cut, where the
+    # stream may redact more than the whole-body scan, but never less.
+    redactor = Redactor(SECRETS)
+    data = "".join(parts).encode()
+    saved = redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES
+    redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES = 300, 50  # type: ignore[misc]
+    try:
+        released = _stream(redactor, _split(data, cuts))
+    finally:
+        redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES = saved  # type: ignore[misc]
+    for secret in SECRETS:
+        assert secret.encode() not in released
+    assert redaction._KEY_SHAPES_BYTES.search(released) is None, released
+    if len(data) <= 300:  # nothing could pass the limit: exactly the whole-body result
+        assert released == redactor.bytes(data)
