@@ -46,6 +46,7 @@ class AttemptOutcome:
     body_chunks: list[bytes] = field(default_factory=list)
     body_redacted: bool = False  # body_chunks were redacted as they arrived
     final: bool = False  # not to be retried whatever its code says
+    received_bytes: int = 0  # of the response body
     capture_truncated: bool = False
 
 

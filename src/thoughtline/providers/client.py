@@ -211,6 +211,7 @@ class ProviderCall:
             return
         waited = 0.0
         retry_number = 0
+        probed = False
         while True:
             attempt_started = time.perf_counter()
             outcome = AttemptOutcome()
@@ -235,6 +236,14 @@ class ProviderCall:
                 )
             )
             error = outcome.error
+            if error is not None and not probed and self._silent_stream(outcome):
+                # Accepted, then closed without a byte: some servers (llama-cpp-python
+                # when the prompt exceeds its context) say why only when asked unstreamed.
+                probed = True
+                said = await self._ask_unstreamed(headers)
+                if said is not None:
+                    outcome.error, outcome.final = said, True
+                    error = said
             if error is None or outcome.delivered or not error.retryable or outcome.final:
                 break
             if retry_number >= client.retry.max_retries:
@@ -272,6 +281,53 @@ class ProviderCall:
             outcome.body_chunks,
             body_truncated=outcome.capture_truncated,
             body_redacted=outcome.body_redacted,
+        )
+
+    def _silent_stream(self, outcome: AttemptOutcome) -> bool:
+        error = outcome.error
+        return (
+            self.request.stream
+            and error is not None
+            and error.code == "PROVIDER_STREAM_INTERRUPTED"
+            and outcome.status is not None
+            and outcome.status < 400
+            and outcome.received_bytes == 0
+        )
+
+    async def _ask_unstreamed(self, headers: dict[str, str]) -> StreamError | None:
+        """The server's own error for this request sent once unstreamed, asking for one
+        token only (a probe must not generate a whole answer); ``None`` when it answers
+        that request, or cannot be reached: then the stream is retried as usual."""
+        client = self._client
+        probe = replace(self.request, stream=False, max_output_tokens=1)
+        wire = client.adapter.build_request(probe, self.context)
+        response = None
+        # The pooled connection may be the one the server just dropped, and a server that
+        # serves one request at a time may still be unwinding the stream: a few tries.
+        for pause_s in (0.0, 0.1, 0.5):
+            await client._sleep(pause_s)
+            try:
+                response = await client._http.post(
+                    wire.url,
+                    headers=headers,
+                    content=dumps_bytes(wire.body),
+                    timeout=client.timeouts.for_httpx(),
+                )
+                break
+            except httpx2.TransportError:  # read, write or protocol error on that connection
+                continue
+            except httpx2.HTTPError:
+                return None
+        if response is None or response.status_code < 400:
+            return None
+        error = client.adapter.parse_error(
+            response.status_code, response.headers, response.content[: 64 * 1024], self.context
+        )
+        said = error_event(error)
+        return replace(
+            said,
+            message=f"{said.message} (The server closed the stream without a byte; this is "
+            "its answer to the same prompt sent unstreamed, asking for one token.)",
         )
 
     async def _open(
@@ -376,6 +432,7 @@ class ProviderCall:
                     deadline.waiting = False
                 if clock.first_byte_ms is None:
                     clock.first_byte_ms = clock.ms()
+                outcome.received_bytes += len(chunk)
                 if capture:
                     room -= len(chunk)
                     if room >= 0:
