@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,6 +104,7 @@ async def subscribe(
     base: str,
     run_id: str,
     arrivals: dict[str, dict[int, float]],
+    endings: Counter[str] | None = None,
 ) -> int:
     """Read one SSE stream to its end, recording when each delta arrived by its position
     in the reasoning or the answer."""
@@ -123,6 +125,8 @@ async def subscribe(
                     arrivals[stream][position[stream]] = now
                     position[stream] += 1
                 elif frame.event.startswith("run.") and frame.event != "run.started":
+                    if endings is not None:
+                        endings[frame.event] += 1
                     return count
     return count
 
@@ -138,6 +142,7 @@ class Phase:
     latencies: list[float] = field(default_factory=list)
     client_cpu_s: float = 0.0
     daemon_cpu_s: float = 0.0
+    endings: Counter[str] = field(default_factory=Counter)  # terminal events subscribers saw
 
 
 async def drive(
@@ -163,7 +168,7 @@ async def drive(
                 stream: [reader[stream] for reader in per_reader] for stream in STREAMS
             }
             readers.extend(
-                asyncio.ensure_future(subscribe(client, base, run_id, reader))
+                asyncio.ensure_future(subscribe(client, base, run_id, reader, phase.endings))
                 for reader in per_reader
             )
 
@@ -374,15 +379,16 @@ def main() -> None:
     print()
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
-        "| daemon CPU | this script's CPU |"
+        "| daemon CPU | this script's CPU | how subscribers saw the runs end |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for mode, path, number, phase in measured:
         if path == "daemon":
             print(
                 f"| {mode} | {number + 1} | {phase.starts_s:.2f} s "
                 f"| {statistics.median(phase.start_ms):.0f} ms | {p99(sorted(phase.start_ms)):.0f} ms "
-                f"| {phase.elapsed_s:.1f} s | {phase.daemon_cpu_s:.1f} s | {phase.client_cpu_s:.1f} s |"
+                f"| {phase.elapsed_s:.1f} s | {phase.daemon_cpu_s:.1f} s | {phase.client_cpu_s:.1f} s "
+                f"| {', '.join(f'{name} {n}' for name, n in sorted(phase.endings.items()))} |"
             )
 
 
