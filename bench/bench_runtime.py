@@ -20,9 +20,9 @@ by wrappers installed from this script (no stamps, no change to the runtime):
   of its event iterator (network wait and decoding), and leaving it; the time between
   two events, when the runtime handles an event (gate, live event), is not in it;
 - *overhead* = task - provider: what the runtime adds to one task;
-- *store writes*: every ``update_run``/``update_task``/``append_trace``/
-  ``append_run_events`` call, its rows (one per run or task row, trace event or event
-  log record) and its duration.
+- *store writes*: every ``write`` (one transition in one transaction) and
+  ``update_run``/``update_task``/``append_trace``/``append_run_events`` call, its rows
+  (one per run or task row, trace event or event log record) and its duration.
 
     .venv/bin/python bench/bench_runtime.py [--tasks 1000] [--concurrency 64] [--repeat 3]
 """
@@ -170,6 +170,25 @@ def time_store_writes(store: SQLiteStore) -> None:
 
         return write
 
+    original_write = store.write
+
+    def write(**transition: Any) -> None:
+        # Store.write: one transition (event-log records, run row, task rows, trace) in
+        # one transaction.
+        started = time.perf_counter()
+        original_write(**transition)
+        seconds = time.perf_counter() - started
+        SPANS.store_s += seconds
+        SPANS.store_max_s = max(SPANS.store_max_s, seconds)
+        SPANS.store_rows += (
+            len(transition.get("events", ()))
+            + (transition.get("run") is not None)
+            + len(transition.get("tasks", ()))
+            + len(transition.get("trace", ()))
+        )
+        SPANS.store_calls += 1
+
+    store.write = write  # type: ignore[method-assign]
     store.update_run = timed(store.update_run, lambda _: 1)  # type: ignore[method-assign]
     store.update_task = timed(store.update_task, lambda _: 1)  # type: ignore[method-assign]
     store.append_trace = timed(store.append_trace, len)  # type: ignore[method-assign]
