@@ -34,6 +34,7 @@ from typing import ClassVar, Literal, TypeAlias, assert_never, cast
 from thoughtline.events import REASONING_KINDS, ReasoningKind
 from thoughtline.records import (
     DeltaData,
+    ReasoningPartSnapshot,
     RunEventData,
     RunEventRecord,
     RunSnapshot,
@@ -257,16 +258,21 @@ def to_wire(event: RunEvent) -> RunEventRecord:
             if kind is not None:
                 delta["kind"] = kind
             data = delta
-        case TaskStarted(task_id=task_id, task=data) | TaskCompleted(task_id=task_id, task=data):
-            pass
+        case TaskStarted(task_id=task_id, task=task) | TaskCompleted(task_id=task_id, task=task):
+            data = _logged_task(task)
         case (
-            RunStarted(snapshot=data)
-            | RunCompleted(snapshot=data)
-            | RunFailed(snapshot=data)
-            | RunCancelled(snapshot=data)
-            | RunInterrupted(snapshot=data)
+            RunStarted(snapshot=snapshot)
+            | RunCompleted(snapshot=snapshot)
+            | RunFailed(snapshot=snapshot)
+            | RunCancelled(snapshot=snapshot)
+            | RunInterrupted(snapshot=snapshot)
         ):
             task_id = None
+            logged = [_logged_task(task) for task in snapshot.get("tasks", [])]
+            data = snapshot
+            if any(a is not b for a, b in zip(logged, snapshot.get("tasks", []), strict=True)):
+                data = snapshot.copy()
+                data["tasks"] = logged
         case _:
             assert_never(event)
     return RunEventRecord(
@@ -371,6 +377,36 @@ def from_wire(record: RunEventRecord) -> RunEvent:
     return decode(record)
 
 
+_JOINED = "reasoning_joined"
+"""In the event log only: the task's ``reasoning`` is its ``reasoning_parts`` joined, and
+is logged once, as the parts (a long reasoning is otherwise written twice per snapshot)."""
+
+
+def _joined(parts: list[ReasoningPartSnapshot]) -> str:
+    return "\n\n".join(part["text"] for part in parts if part["text"])  # as the runtime joins
+
+
+def _logged_task(task: TaskSnapshot) -> TaskSnapshot:
+    # .get: a dict from elsewhere (or an older log) may lack keys; it is logged as it is.
+    parts, reasoning = task.get("reasoning_parts"), task.get("reasoning")
+    if not parts or not reasoning or reasoning != _joined(parts):
+        return task
+    logged = task.copy()
+    logged["reasoning"] = None
+    return cast(TaskSnapshot, {**logged, _JOINED: True})
+
+
+def _read_task(task: TaskSnapshot) -> TaskSnapshot:
+    if _JOINED not in task:
+        return task
+    read = cast(TaskSnapshot, {key: value for key, value in task.items() if key != _JOINED})
+    # Parts cleared by the reasoning retention leave no reasoning to rebuild.
+    parts = read.get("reasoning_parts")
+    if read.get("reasoning") is None and parts:
+        read["reasoning"] = _joined(parts)
+    return read
+
+
 def _text(data: Mapping[str, object], key: str) -> str | None:
     value = data.get(key)
     return value if isinstance(value, str) else None
@@ -414,7 +450,7 @@ def _task_event(member: type[TaskStarted | TaskCompleted]) -> Callable[[RunEvent
             at=record.at,
             task_id=task_id,
             # The log holds what to_wire wrote for this type: the task's snapshot.
-            task=cast(TaskSnapshot, record.data),
+            task=_read_task(cast(TaskSnapshot, record.data)),
         )
 
     return decode
@@ -426,6 +462,9 @@ def _run_event(
     def decode(record: RunEventRecord) -> RunEvent:
         # The log holds what to_wire wrote for this type: the run's snapshot.
         snapshot = cast(RunSnapshot, record.data)
+        if any(_JOINED in task for task in snapshot.get("tasks", [])):
+            snapshot = snapshot.copy()
+            snapshot["tasks"] = [_read_task(task) for task in snapshot["tasks"]]
         return member(run_id=record.run_id, seq=record.seq, at=record.at, snapshot=snapshot)
 
     return decode

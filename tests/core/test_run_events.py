@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import typing
 
 import pytest
@@ -188,3 +189,30 @@ def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
     assert untimed_deltas(from_records(records, after_seq=after)) == untimed_deltas(
         [event for event in events if event.seq > after]
     )
+
+
+def test_the_log_keeps_joined_reasoning_once_and_gives_it_back() -> None:
+    from thoughtline.store._rows import without_reasoning
+
+    parts = [{"kind": "summary", "text": "First."}, {"kind": "summary", "text": "Then."}]
+    shown = {**TASK, "status": "done", "reasoning": "First.\n\nThen.", "reasoning_parts": parts}
+    completed = TaskCompleted(run_id="run_1", seq=6, at=AT, task_id="task_1", task=shown)
+    finished = RunCompleted(
+        run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "completed", "tasks": [shown]}
+    )
+    task_record, run_record = to_records([completed, finished])
+    assert task_record.data["reasoning"] is None and task_record.data["reasoning_joined"] is True
+    assert run_record.data["tasks"][0]["reasoning"] is None
+    assert shown["reasoning"] == "First.\n\nThen."  # the event's own dict is left alone
+    assert from_records([task_record, run_record]) == [completed, finished]
+    # Reasoning that is not exactly its parts joined is logged as it is.
+    edited = {**shown, "reasoning": "something else"}
+    record = to_wire(TaskCompleted(run_id="run_1", seq=6, at=AT, task_id="task_1", task=edited))
+    assert record.data == edited
+    # The reasoning retention clears the parts: nothing is rebuilt.
+    data = json.loads(json.dumps(task_record.data))
+    assert without_reasoning(data)
+    cleared = from_wire(dataclasses.replace(task_record, data=data))
+    assert isinstance(cleared, TaskCompleted)
+    assert cleared.task["reasoning"] is None and cleared.task["reasoning_parts"] == []
+    assert "reasoning_joined" not in cleared.task
