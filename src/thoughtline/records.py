@@ -468,7 +468,7 @@ class TraceEvent:
 class RunEventRecord:
     """A record of a run's event log: one live event, numbered per run from 1 (the SSE
     event id), or a batch of consecutive deltas of one task and stream numbered up to
-    ``seq`` (:class:`DeltaBatchData`; see :func:`thoughtline.run_events.to_records`).
+    ``seq`` (:class:`DeltaBatchData`; see :func:`thoughtline.event_log.to_records`).
 
     ``reasoning.delta`` events exist only for tasks whose mode displays reasoning: the
     disclosure gate filters before events are numbered, stored or sent."""

@@ -17,7 +17,8 @@ import pytest
 import thoughtline
 from tests.support import untimed_deltas
 from thoughtline import Orchestrator, ThoughtlineError
-from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta, from_records
+from thoughtline.event_log import from_records
+from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator
 

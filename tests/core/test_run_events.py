@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import thoughtline
 from tests.support import untimed_deltas
+from thoughtline.event_log import UnknownRunEvent, from_records, from_wire, to_records, to_wire
 from thoughtline.records import RunEventRecord, RunStatus
 from thoughtline.run_events import (
     MEMBERS,
@@ -25,14 +26,9 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
-    UnknownRunEvent,
-    from_records,
-    from_wire,
     is_terminal,
     run_finished,
     sse_data,
-    to_records,
-    to_wire,
 )
 
 AT = "2026-01-01T00:00:00.000Z"

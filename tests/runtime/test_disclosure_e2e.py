@@ -16,10 +16,11 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from thoughtline.config import Config
+from thoughtline.event_log import to_wire
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, to_wire
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.sqlite import SQLiteStore

@@ -13,7 +13,8 @@ import pytest
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, make_runtime
 from tests.support import untimed_deltas
 from thoughtline.errors import ProviderError, ThoughtlineError
-from thoughtline.run_events import TaskReasoningDelta, from_records, to_records
+from thoughtline.event_log import from_records, to_records
+from thoughtline.run_events import TaskReasoningDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+from thoughtline.event_log import to_records
 from thoughtline.providers.client import ProviderClient
 from thoughtline.records import (
     TERMINAL_TASK_STATUSES,
@@ -31,7 +32,6 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
     run_finished,
-    to_records,
 )
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.task_call import TaskCall

@@ -41,6 +41,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from thoughtline.event_log import from_records
 from thoughtline.records import (
     ReasoningPartView,
     ReasoningStatus,
@@ -52,7 +53,7 @@ from thoughtline.records import (
     now_iso,
     parse_epoch,
 )
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta, from_records
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.runtime.disclosure import DisclosureGate
 from thoughtline.store.base import LeasedStore, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity, proc_stat

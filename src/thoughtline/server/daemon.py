@@ -8,8 +8,8 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
-from thoughtline.run_events import from_records
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
 from thoughtline.runtime.runner import Runtime

@@ -41,8 +41,9 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
+from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, RunSnapshot, now_iso
-from thoughtline.run_events import RunEvent, from_records, is_terminal, run_finished, sse_data
+from thoughtline.run_events import RunEvent, is_terminal, run_finished, sse_data
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import RunChannel, fold
