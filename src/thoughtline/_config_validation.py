@@ -1,0 +1,378 @@
+"""Validating a parsed ``thoughtline.toml`` into a :class:`~thoughtline.config.Config`.
+
+Unknown keys, wrong types and bad values are errors that name the file, the key and what
+is allowed (:class:`~thoughtline.errors.ConfigError`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar, get_args
+
+from thoughtline.config import (
+    POSTGRES_URL_SCHEMES,
+    ROLE_NAME,
+    ROLE_NAME_RULE,
+    STORES,
+    WORKER_BACKENDS,
+    Config,
+    describe_value,
+    parse_duration,
+)
+from thoughtline.errors import ConfigError
+from thoughtline.providers.base import WIRE_APIS
+from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
+from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES
+from thoughtline.requests import (
+    EFFORTS,
+    GenerationSettings,
+    max_output_tokens_problem,
+    temperature_problem,
+)
+
+_Choice = TypeVar("_Choice", bound=str)
+_ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+class ConfigValidator:
+    """Checks a parsed ``thoughtline.toml`` key by key and builds the :class:`Config`,
+    recording where each value came from; every mistake names the file and the key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sources: dict[str, str] = {}
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {problem}")
+
+    def table(self, data: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        value = data.get(key.rsplit(".", 1)[-1], {})
+        if not isinstance(value, dict):
+            raise self.fail(
+                key, f"wrong type: must be a table ([{key}]), got {describe_value(value)}"
+            )
+        for name in value:
+            if name not in allowed:
+                raise self.fail(
+                    f"{key}.{name}", f"unknown key. Allowed keys in [{key}]: {', '.join(allowed)}"
+                )
+        return value
+
+    def choice(
+        self,
+        table: Mapping[str, object],
+        key: str,
+        allowed: tuple[_Choice, ...],
+        default: _Choice,
+    ) -> _Choice:
+        """The value at ``key``, one of ``allowed`` (typed as they are), or ``default``."""
+        chosen = self.optional_choice(table, key, allowed)
+        return default if chosen is None else chosen
+
+    def optional_choice(
+        self, table: Mapping[str, object], key: str, allowed: tuple[_Choice, ...]
+    ) -> _Choice | None:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return None
+        value = table[name]
+        if not isinstance(value, str):
+            raise self.fail(
+                key,
+                f"wrong type: must be a string, one of {', '.join(allowed)}; "
+                f"got {describe_value(value)}",
+            )
+        for option in allowed:
+            if value == option:
+                self.sources[key] = str(self.path)
+                return option
+        raise self.fail(key, f"{value!r} is not allowed. Allowed values: {', '.join(allowed)}")
+
+    def string(self, table: Mapping[str, object], key: str, default: str | None) -> str | None:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, str):
+            raise self.fail(key, f"wrong type: must be a string, got {describe_value(value)}")
+        if not value:
+            raise self.fail(key, "must not be empty")
+        self.sources[key] = str(self.path)
+        return value
+
+    def boolean(self, table: Mapping[str, object], key: str, default: bool) -> bool:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, bool):
+            raise self.fail(key, f"wrong type: must be true or false, got {describe_value(value)}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def bounded_int(
+        self, table: Mapping[str, object], key: str, default: int, *, maximum: int
+    ) -> int:
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(
+                key,
+                f"wrong type: must be an integer from 1 to {maximum}, got {describe_value(value)}",
+            )
+        if not 1 <= value <= maximum:
+            raise self.fail(key, f"must be an integer from 1 to {maximum}, got {value}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def build(self, data: dict[str, Any]) -> Config:
+        top_allowed = (
+            "orchestration",
+            "defaults",
+            "providers",
+            "roles",
+            "trace",
+            "telemetry",
+            "store",
+            "timeouts",
+        )
+        for name in data:
+            if name not in top_allowed:
+                raise self.fail(
+                    name, f"unknown section. Allowed sections: {', '.join(top_allowed)}"
+                )
+        orchestration = self.table(
+            data,
+            "orchestration",
+            (
+                "chain_of_thought",
+                "worker_backend",
+                "store",
+                "max_concurrency",
+                "max_tasks_per_run",
+                "chain_of_thought_by_role",
+            ),
+        )
+        chain_of_thought = self.choice(
+            orchestration, "orchestration.chain_of_thought", CHAIN_OF_THOUGHT_MODES, "hidden"
+        )
+        by_role_raw = self.table(
+            orchestration,
+            "orchestration.chain_of_thought_by_role",
+            tuple(orchestration.get("chain_of_thought_by_role", {}) or ()),
+        )
+        by_role = {
+            role: self.choice(
+                by_role_raw,
+                f"orchestration.chain_of_thought_by_role.{role}",
+                CHAIN_OF_THOUGHT_MODES,
+                "hidden",  # never used: the role's key is present
+            )
+            for role in by_role_raw
+        }
+        worker_backend = self.choice(
+            orchestration, "orchestration.worker_backend", WORKER_BACKENDS, "provider"
+        )
+        store_value = orchestration.get("store")
+        store_url: str | None = None
+        if isinstance(store_value, str) and store_value.startswith(POSTGRES_URL_SCHEMES):
+            # A URL here means store = "postgres" with that dsn.
+            store, store_url = "postgres", store_value
+            self.sources["orchestration.store"] = str(self.path)
+        else:
+            store = self.choice(orchestration, "orchestration.store", STORES, "sqlite")
+        max_concurrency = self.bounded_int(
+            orchestration, "orchestration.max_concurrency", 8, maximum=256
+        )
+        max_tasks_per_run = self.bounded_int(
+            orchestration, "orchestration.max_tasks_per_run", 32, maximum=1000
+        )
+
+        store_table = self.table(data, "store", ("dsn",))
+        dsn = self.string(store_table, "store.dsn", None)
+        if store_url is not None:
+            if dsn is not None:
+                raise self.fail(
+                    "store.dsn",
+                    "the store's URL is given twice (also as orchestration.store); keep one",
+                )
+            dsn = store_url
+            self.sources["store.dsn"] = str(self.path)
+        if store == "postgres" and dsn is None:
+            raise self.fail(
+                "store.dsn",
+                'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."',
+            )
+
+        defaults = self.table(
+            data, "defaults", ("provider", "model", "effort", "max_output_tokens", "temperature")
+        )
+        default_provider = self.string(defaults, "defaults.provider", "anthropic") or "anthropic"
+        default_model = (
+            self.string(defaults, "defaults.model", "claude-sonnet-4-6") or "claude-sonnet-4-6"
+        )
+        default_effort = self.choice(defaults, "defaults.effort", EFFORTS, "provider-default")
+        for name, problem in (
+            ("max_output_tokens", max_output_tokens_problem),
+            ("temperature", temperature_problem),
+        ):
+            if name in defaults:
+                found = problem(defaults[name])
+                if found is not None:
+                    raise self.fail(f"defaults.{name}", found)
+                self.sources[f"defaults.{name}"] = str(self.path)
+        default_generation = GenerationSettings(
+            max_output_tokens=defaults.get("max_output_tokens"),
+            temperature=None if "temperature" not in defaults else float(defaults["temperature"]),
+        )
+
+        providers_raw = data.get("providers", {})
+        if not isinstance(providers_raw, dict):
+            raise self.fail(
+                "providers",
+                "wrong type: must be a table of [providers.NAME] sections, "
+                f"got {describe_value(providers_raw)}",
+            )
+        providers = {name: self._endpoint(name, value) for name, value in providers_raw.items()}
+
+        roles_raw = data.get("roles", {})
+        if not isinstance(roles_raw, dict):
+            raise self.fail(
+                "roles",
+                'wrong type: must be a table of [roles.NAME] sections with prompt = "...", '
+                f"got {describe_value(roles_raw)}",
+            )
+        roles = {}
+        for name, value in roles_raw.items():
+            if not ROLE_NAME.match(name):
+                raise self.fail(
+                    f"roles.{name}", f"{name!r} is not a valid role name: {ROLE_NAME_RULE}"
+                )
+            role_table = self.table({name: value}, f"roles.{name}", ("prompt",))
+            prompt = self.string(role_table, f"roles.{name}.prompt", None)
+            if prompt is None:
+                raise self.fail(f"roles.{name}.prompt", "missing: a role needs its persona prompt")
+            roles[name] = prompt
+
+        trace = self.table(data, "trace", ("provider_raw", "retention"))
+        provider_raw = self.boolean(trace, "trace.provider_raw", False)
+        retention_raw = self.table(
+            trace, "trace.retention", ("provider_raw", "reasoning", "answer")
+        )
+        retention = {"provider_raw": "7d", "reasoning": "30d", "answer": "forever"}
+        for layer, value in retention_raw.items():
+            key = f"trace.retention.{layer}"
+            if not isinstance(value, str):
+                raise self.fail(
+                    key,
+                    'wrong type: must be a string such as "7d" or "forever", '
+                    f"got {describe_value(value)}",
+                )
+            try:
+                parse_duration(value)
+            except ValueError:
+                raise self.fail(
+                    key,
+                    f"{value!r} is not a duration. Use a number and a unit (s, m, h, d, w), "
+                    'e.g. "7d", or "forever"',
+                ) from None
+            retention[layer] = value
+            self.sources[key] = str(self.path)
+
+        telemetry = self.table(data, "telemetry", ("exporter", "endpoint", "capture_content"))
+        exporter = self.choice(telemetry, "telemetry.exporter", ("none", "otlp"), "none")
+        telemetry_endpoint = self.string(telemetry, "telemetry.endpoint", None)
+        capture = self.boolean(telemetry, "telemetry.capture_content", False)
+        timeouts = self.timeouts(data, "timeouts")
+
+        return Config(
+            path=self.path,
+            chain_of_thought=chain_of_thought,
+            chain_of_thought_by_role=by_role,
+            worker_backend=worker_backend,
+            store=store,
+            store_dsn=dsn,
+            max_concurrency=max_concurrency,
+            max_tasks_per_run=max_tasks_per_run,
+            default_provider=default_provider,
+            default_model=default_model,
+            default_effort=default_effort,
+            default_generation=default_generation,
+            providers=providers,
+            trace_provider_raw=provider_raw,
+            retention=retention,
+            telemetry_exporter=exporter,
+            telemetry_endpoint=telemetry_endpoint,
+            telemetry_capture_content=capture,
+            timeouts=timeouts,
+            roles=roles,
+            sources=self.sources,
+        )
+
+    def timeouts(self, data: Mapping[str, Any], key: str) -> TimeoutSettings:
+        """``[timeouts]`` or ``[providers.NAME.timeouts]``: seconds, each key optional."""
+        table = self.table(data, key, TIMEOUT_NAMES)
+        values: dict[str, float] = {}
+        for name, value in table.items():
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise self.fail(
+                    f"{key}.{name}", f"must be a positive number of seconds, got {value!r}"
+                )
+            values[name] = float(value)
+            self.sources[f"{key}.{name}"] = str(self.path)
+        return TimeoutSettings(**values)
+
+    def _endpoint(self, name: str, value: Any) -> EndpointSettings:
+        key = f"providers.{name}"
+        if not _ENDPOINT_NAME.match(name):
+            raise self.fail(key, "endpoint names use lowercase letters, digits, '-', '_' and '.'")
+        table = self.table(
+            {name: value},
+            key,
+            (
+                "wire_api",
+                "base_url",
+                "api_key_env",
+                "reasoning_field",
+                "dialect",
+                "timeouts",
+                "max_concurrency",
+            ),
+        )
+        wire_api = self.optional_choice(table, f"{key}.wire_api", WIRE_APIS)
+        base_url = self.string(table, f"{key}.base_url", None)
+        if base_url is not None and not base_url.startswith(("http://", "https://")):
+            raise self.fail(
+                f"{key}.base_url", f"must start with http:// or https://, got {base_url!r}"
+            )
+        api_key_env = self.string(table, f"{key}.api_key_env", None)
+        reasoning_field: ReasoningField | None = self.optional_choice(
+            table, f"{key}.reasoning_field", get_args(ReasoningField)
+        )
+        dialect: ChatDialect | None = self.optional_choice(
+            table, f"{key}.dialect", get_args(ChatDialect)
+        )
+        return EndpointSettings(
+            wire_api=wire_api,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            reasoning_field=reasoning_field,
+            dialect=dialect,
+            timeouts=self.timeouts(table, f"{key}.timeouts"),
+            max_concurrency=(
+                self.bounded_int(table, f"{key}.max_concurrency", 0, maximum=1000)
+                if "max_concurrency" in table
+                else None
+            ),
+        )
