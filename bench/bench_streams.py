@@ -233,9 +233,10 @@ def frames_in(data: bytes) -> int:
 
 
 async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, float, float]]:
-    """Contenders run interleaved, round after round, so a noisy neighbour slows all of
-    them alike; each keeps its best round, by wall time and (separately) by this process's
-    CPU time, which other processes on a shared machine disturb much less."""
+    """Contenders run interleaved, round after round (in an order rotated each round), so
+    a noisy neighbour slows all of them alike; each keeps its best round, by wall time and
+    (separately) by this process's CPU time, which other processes on a shared machine
+    disturb much less."""
     rows: list[tuple[str, str, float, float, float]] = []
     for stream_name, endpoint_name, model, data, sdk_raw, sdk_helper, sdk in (
         (
@@ -275,8 +276,11 @@ async def throughput(deltas: int, repeat: int) -> list[tuple[str, str, float, fl
         ]
         best = {label: float("inf") for label, _ in contenders}
         best_cpu = {label: float("inf") for label, _ in contenders}
-        for _ in range(repeat):
-            for label, run in contenders:
+        for number in range(repeat):
+            # Rotated each round: whoever runs right after the SDK helpers (which leave
+            # the allocator busy) changes, so no contender always pays for it.
+            shift = number % len(contenders)
+            for label, run in contenders[shift:] + contenders[:shift]:
                 gc.collect()
                 started = time.perf_counter()
                 started_cpu = time.process_time()
