@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, TypeAlias
 
 from thoughtline.accumulator import ModelResponse, ReasoningPart
-from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta
+from thoughtline.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta, TextStart
 from thoughtline.providers.redaction import Redactor, StreamRedactor
 from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView, TracedReasoningPart
 from thoughtline.runtime.checks import UnknownModeError as UnknownModeError
@@ -115,7 +115,17 @@ class DisclosureGate:
     docstring. Feed it the call's events with :meth:`live`, then :meth:`finish` the
     stream and :meth:`capture` the response."""
 
-    __slots__ = ("_answer", "_reasoning", "displays", "mode", "records", "redactor")
+    __slots__ = (
+        "_answer",
+        "_answered",
+        "_commentary",
+        "_preamble",
+        "_reasoning",
+        "displays",
+        "mode",
+        "records",
+        "redactor",
+    )
 
     def __init__(self, mode: ChainOfThought, redactor: Redactor | None = None) -> None:
         self.mode = mode
@@ -126,6 +136,11 @@ class DisclosureGate:
         # displayed reasoning part (each part is shown on its own).
         self._answer = self.redactor.stream()
         self._reasoning: dict[str, StreamRedactor] = {}
+        # A preamble (Responses ``phase: "commentary"``) is not the answer: held back, and
+        # released as the answer only if no final answer comes (as the accumulator does).
+        self._commentary: set[str] = set()
+        self._preamble: list[str] = []
+        self._answered = False
 
     @property
     def requests_reasoning(self) -> bool:
@@ -136,8 +151,16 @@ class DisclosureGate:
         (nothing to show: not a delta, reasoning the mode hides, or a tail held back
         because it could be the start of a credential)."""
         if isinstance(event, TextDelta):
+            if self._commentary and event.part_id in self._commentary:
+                self._preamble.append(event.text)
+                return None
+            self._answered = True
             text = self._answer.feed(event.text)
             return ("answer", text) if text else None
+        if isinstance(event, TextStart):
+            if event.provider_metadata.get("phase") == "commentary":
+                self._commentary.add(event.part_id)
+            return None
         if not self.displays:
             return None
         if isinstance(event, ReasoningDelta):
@@ -160,7 +183,8 @@ class DisclosureGate:
             if text:
                 released.append(("reasoning", text))
         self._reasoning.clear()
-        text = self._answer.flush()
+        text = "" if self._answered else self._answer.feed("".join(self._preamble))
+        text += self._answer.flush()
         if text:
             released.append(("answer", text))
         return released
