@@ -11,16 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thoughtline.providers import redaction
-from thoughtline.providers.client import ProviderClient
-from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.providers.redaction import (
+from thoughtline.providers import _body_redaction, redaction
+from thoughtline.providers._body_redaction import (
     BODY_BLOCK_BYTES,
     BODY_CARRY_LIMIT,
-    REDACTED,
     BodyRedactor,
-    Redactor,
 )
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.redaction import REDACTED, Redactor
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
@@ -177,12 +176,12 @@ def test_streamed_body_equals_whole_body_redaction_for_any_split(
 ) -> None:
     redactor = Redactor(SECRETS)
     data = "".join(parts).encode()
-    original = redaction.BODY_BLOCK_BYTES
-    redaction.BODY_BLOCK_BYTES = block  # type: ignore[misc]  # small blocks: every path
+    original = _body_redaction.BODY_BLOCK_BYTES
+    _body_redaction.BODY_BLOCK_BYTES = block  # type: ignore[misc]  # small blocks: every path
     try:
         released = _stream(redactor, _split(data, cuts))
     finally:
-        redaction.BODY_BLOCK_BYTES = original  # type: ignore[misc]
+        _body_redaction.BODY_BLOCK_BYTES = original  # type: ignore[misc]
     assert released == redactor.bytes(data) == redactor.text(data.decode()).encode()
     for secret in SECRETS:
         assert secret.encode() not in released
@@ -246,12 +245,12 @@ def test_past_the_carry_limit_no_credential_survives_any_split(
     # stream may redact more than the whole-body scan, but never less.
     redactor = Redactor(SECRETS)
     data = "".join(parts).encode()
-    saved = redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES
-    redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES = 300, 50  # type: ignore[misc]
+    saved = _body_redaction.BODY_CARRY_LIMIT, _body_redaction.BODY_BLOCK_BYTES
+    _body_redaction.BODY_CARRY_LIMIT, _body_redaction.BODY_BLOCK_BYTES = 300, 50  # type: ignore[misc]
     try:
         released = _stream(redactor, _split(data, cuts))
     finally:
-        redaction.BODY_CARRY_LIMIT, redaction.BODY_BLOCK_BYTES = saved  # type: ignore[misc]
+        _body_redaction.BODY_CARRY_LIMIT, _body_redaction.BODY_BLOCK_BYTES = saved  # type: ignore[misc]
     for secret in SECRETS:
         assert secret.encode() not in released
     assert redaction._KEY_SHAPES_BYTES.search(released) is None, released

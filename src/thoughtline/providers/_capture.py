@@ -62,7 +62,7 @@ def build_exchange(
     """What the call sent and received, every credential redacted. The response body is
     kept when ``capture_body`` is set, and always for an HTTP error. ``body_redacted``
     says the chunks were redacted as they arrived (a captured stream, see
-    :class:`~thoughtline.providers.redaction.BodyRedactor`); other bodies (whole bodies,
+    :class:`~thoughtline.providers._body_redaction.BodyRedactor`); other bodies (whole bodies,
     error bodies) are redacted here, in one pass."""
     body = (
         b"".join(body_chunks) if (capture_body or (status is not None and status >= 400)) else None

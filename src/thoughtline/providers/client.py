@@ -35,6 +35,7 @@ from thoughtline.providers._capture import (
     read_bounded,
 )
 from thoughtline.providers._deadline import Deadline, DeadlineExceeded
+from thoughtline.providers._silent_stream import ask_unstreamed, silent_stream
 from thoughtline.providers._transport_errors import (
     body_too_large,
     error_event,
@@ -80,7 +81,7 @@ class ProviderClient:
     non-streamed body and the captured bytes of a stream.
 
     ``capture_body`` (default on) keeps the response body in ``call.exchange``, redacted
-    chunk by chunk as it streams (:class:`~thoughtline.providers.redaction.BodyRedactor`:
+    chunk by chunk as it streams (:class:`~thoughtline.providers._body_redaction.BodyRedactor`:
     about a microsecond per chunk, memory for the body itself). Off, a stream's bytes are
     neither kept nor scanned, and ``exchange.response_body`` is ``None`` except for an
     HTTP error. The runtime turns it on only for the ``provider_raw`` trace layer.
@@ -236,11 +237,11 @@ class ProviderCall:
                 )
             )
             error = outcome.error
-            if error is not None and not probed and self._silent_stream(outcome):
+            if error is not None and not probed and silent_stream(self.request, outcome):
                 # Accepted, then closed without a byte: some servers (llama-cpp-python
                 # when the prompt exceeds its context) say why only when asked unstreamed.
                 probed = True
-                said = await self._ask_unstreamed(headers)
+                said = await ask_unstreamed(client, self.request, self.context, headers)
                 if said is not None:
                     outcome.error, outcome.final = said, True
                     error = said
@@ -281,53 +282,6 @@ class ProviderCall:
             outcome.body_chunks,
             body_truncated=outcome.capture_truncated,
             body_redacted=outcome.body_redacted,
-        )
-
-    def _silent_stream(self, outcome: AttemptOutcome) -> bool:
-        error = outcome.error
-        return (
-            self.request.stream
-            and error is not None
-            and error.code == "PROVIDER_STREAM_INTERRUPTED"
-            and outcome.status is not None
-            and outcome.status < 400
-            and outcome.received_bytes == 0
-        )
-
-    async def _ask_unstreamed(self, headers: dict[str, str]) -> StreamError | None:
-        """The server's own error for this request sent once unstreamed, asking for one
-        token only (a probe must not generate a whole answer); ``None`` when it answers
-        that request, or cannot be reached: then the stream is retried as usual."""
-        client = self._client
-        probe = replace(self.request, stream=False, max_output_tokens=1)
-        wire = client.adapter.build_request(probe, self.context)
-        response = None
-        # The pooled connection may be the one the server just dropped, and a server that
-        # serves one request at a time may still be unwinding the stream: a few tries.
-        for pause_s in (0.0, 0.1, 0.5):
-            await client._sleep(pause_s)
-            try:
-                response = await client._http.post(
-                    wire.url,
-                    headers=headers,
-                    content=dumps_bytes(wire.body),
-                    timeout=client.timeouts.for_httpx(),
-                )
-                break
-            except httpx2.TransportError:  # read, write or protocol error on that connection
-                continue
-            except httpx2.HTTPError:
-                return None
-        if response is None or response.status_code < 400:
-            return None
-        error = client.adapter.parse_error(
-            response.status_code, response.headers, response.content[: 64 * 1024], self.context
-        )
-        said = error_event(error)
-        return replace(
-            said,
-            message=f"{said.message} (The server closed the stream without a byte; this is "
-            "its answer to the same prompt sent unstreamed, asking for one token.)",
         )
 
     async def _open(
