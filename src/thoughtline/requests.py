@@ -31,13 +31,17 @@ MAX_TEMPERATURE = 2.0
 """The highest sampling temperature any supported wire API takes (OpenAI, Gemini)."""
 
 
+MAX_OUTPUT_TOKENS = 10_000_000
+"""Far above any model's output limit, and within what every store and JSON reader holds."""
+
+
 def max_output_tokens_problem(value: object) -> str | None:
     """Why ``value`` is not a valid ``max_output_tokens`` (``None`` when it is), worded
     for an error message that names where the value came from."""
     if not isinstance(value, int) or isinstance(value, bool):
         return f"must be a whole number of tokens (at least 1), got {value!r}"
-    if value < 1:
-        return f"must be at least 1, got {value}"
+    if not 1 <= value <= MAX_OUTPUT_TOKENS:
+        return f"must be from 1 to {MAX_OUTPUT_TOKENS:,}, got {value}"
     return None
 
 

@@ -35,7 +35,8 @@ def write(path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ("max_output_tokens = 0", "must be at least 1, got 0"),
+        ("max_output_tokens = 0", "must be from 1 to 10,000,000, got 0"),
+        ("max_output_tokens = 99999999999999999999", "must be from 1 to 10,000,000"),
         ("max_output_tokens = 2.5", "must be a whole number of tokens"),
         ("max_output_tokens = true", "must be a whole number of tokens"),
         ("temperature = 2.1", "must be from 0 to 2, got 2.1"),

@@ -158,12 +158,13 @@ class TaskCall:
         task.reasoning = captured.task_text
         task.reasoning_parts = captured.for_task
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+        usage = response.usage
         task.usage = TaskUsage(
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            reasoning_tokens=response.usage.reasoning_tokens,
-            cached_input_tokens=response.usage.cached_input_tokens,
-            cache_write_tokens=response.usage.cache_write_tokens,
+            input_tokens=_count(usage.input_tokens),
+            output_tokens=_count(usage.output_tokens),
+            reasoning_tokens=_count(usage.reasoning_tokens),
+            cached_input_tokens=_count(usage.cached_input_tokens),
+            cache_write_tokens=_count(usage.cache_write_tokens),
         )
         task.finish_reason = None if response.finish is None else response.finish.reason
         exchange = call.exchange
@@ -270,6 +271,15 @@ class TaskCall:
             "total_tokens": response.usage.total_tokens,
         }
         return raw
+
+
+_MAX_COUNT = 2**53 - 1  # exact in every JSON reader, and storable by every store
+
+
+def _count(value: int | None) -> int | None:
+    """A token count as the provider reported it, or ``None`` (not reported) for one no
+    real call can have: negative, or too large to store and read back exactly."""
+    return value if value is None or 0 <= value <= _MAX_COUNT else None
 
 
 OVERLAP_SENSITIVE = frozenset(

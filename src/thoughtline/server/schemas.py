@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from thoughtline.records import TraceLayer, WorkerBackend
-from thoughtline.requests import Effort
+from thoughtline.requests import MAX_OUTPUT_TOKENS, Effort
 from thoughtline.schema.run import RunSnapshot
 
 
@@ -58,6 +58,7 @@ class RunCreate(BaseModel):
     max_output_tokens: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_OUTPUT_TOKENS,
         description="Most tokens each task may generate (reasoning included where the "
         "provider counts it so); wins over [defaults] in the config.",
     )

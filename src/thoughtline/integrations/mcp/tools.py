@@ -15,6 +15,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
+from thoughtline.requests import MAX_OUTPUT_TOKENS
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
@@ -58,7 +59,11 @@ class ThoughtlineMCP:
         effort: EffortArgument = None,
         max_output_tokens: Annotated[
             int | None,
-            Field(ge=1, description="Most tokens each task may generate (default: config)."),
+            Field(
+                ge=1,
+                le=MAX_OUTPUT_TOKENS,
+                description="Most tokens each task may generate (default: config).",
+            ),
         ] = None,
         temperature: Annotated[
             float | None,
