@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -133,6 +134,15 @@ def task_from_row(row: Row) -> Task:
 
 def run_from_row(row: Row, tasks: list[Task]) -> Run:
     return Run(**{name: row[name] for name in RUN_FIELDS}, tasks=tasks)
+
+
+def runs_with_tasks(run_rows: Sequence[Row], task_rows: Sequence[Row]) -> list[Run]:
+    """Runs in the order of ``run_rows``, each with its tasks from ``task_rows`` (read
+    in position order)."""
+    tasks_by_run: dict[str, list[Task]] = {row["id"]: [] for row in run_rows}
+    for task_row in task_rows:
+        tasks_by_run[task_row["run_id"]].append(task_from_row(task_row))
+    return [run_from_row(row, tasks_by_run[row["id"]]) for row in run_rows]
 
 
 def run_event_from_row(row: Row) -> RunEventRecord:

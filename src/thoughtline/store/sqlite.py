@@ -203,10 +203,7 @@ class SQLiteStore(Store):
                 f"SELECT * FROM tasks WHERE run_id IN ({newest}) ORDER BY position, rowid",
                 (limit,),
             ).fetchall()
-        tasks_by_run: dict[str, list[Task]] = {row["id"]: [] for row in run_rows}
-        for task_row in task_rows:
-            tasks_by_run[task_row["run_id"]].append(rows.task_from_row(task_row))
-        return [rows.run_from_row(row, tasks_by_run[row["id"]]) for row in run_rows]
+        return rows.runs_with_tasks(run_rows, task_rows)
 
     # -- trace and run event log -----------------------------------------------------
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
