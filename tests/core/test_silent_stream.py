@@ -25,7 +25,9 @@ OVERFLOW = {
 
 
 @asynccontextmanager
-async def silent_when_streamed(unstreamed_status: int) -> AsyncIterator[tuple[str, list[dict]]]:
+async def silent_when_streamed(
+    unstreamed_status: int, error_body: dict[str, object] = OVERFLOW
+) -> AsyncIterator[tuple[str, list[dict]]]:
     """Streamed requests get 200 and an empty body; unstreamed ones ``unstreamed_status``
     with the overflow error (or a tiny answer when it is 200). Yields the base URL and
     the bodies received."""
@@ -44,7 +46,7 @@ async def silent_when_streamed(unstreamed_status: int) -> AsyncIterator[tuple[st
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
         else:
             answer = (
-                OVERFLOW
+                error_body
                 if unstreamed_status >= 400
                 else {
                     "choices": [
@@ -109,3 +111,22 @@ async def test_a_server_that_answers_unstreamed_gets_its_stream_retried_as_usual
     assert "Nothing of the answer had arrived" in error.message
     # Asked unstreamed once only; the stream itself is retried under the retry policy.
     assert [body.get("stream") for body in received] == [True, False, True, True]
+
+
+async def test_a_key_the_server_echoes_in_its_answer_is_redacted() -> None:
+    key = "sk-silent-canary-0123456789abcdef"
+    echo = {"error": {"message": f"maximum context length exceeded for key {key}"}}
+    async with silent_when_streamed(400, echo) as (base_url, _):
+        registry = EndpointRegistry(
+            {"llamacpp": EndpointSettings(base_url=base_url, api_key_env="LOCAL_KEY")},
+            environ={"LOCAL_KEY": key},
+        )
+        client = ProviderClient(registry.resolve("llamacpp"), retry=RetryPolicy(max_retries=0))
+        try:
+            call = await client.complete(ModelRequest.simple("local", "word " * 10))
+        finally:
+            await client.aclose()
+    error = call.response.error
+    assert error is not None and "maximum context length" in error.message
+    assert key not in error.message
+    assert call.exchange is not None and key not in str(call.exchange.to_dict())
