@@ -99,16 +99,17 @@ def test_other_clients_are_answered_while_a_run_waits_for_the_store(
     daemon: LiveDaemon,
 ) -> None:
     """Another process holds the SQLite write lock (as a busy CLI run can): storing a new
-    run waits for it, off the event loop, and unrelated requests are answered."""
+    run waits for it, off the event loop (in the store writer's thread), and unrelated
+    requests are answered."""
     runtime: Runtime = daemon.daemon.runtime
     preparing = threading.Event()
-    real_prepare = runtime.prepare
+    real_prepare = runtime.prepare_async
 
-    def prepare(*args: Any, **kwargs: Any) -> Any:
+    async def prepare(*args: Any, **kwargs: Any) -> Any:
         preparing.set()  # the POST reached the store
-        return real_prepare(*args, **kwargs)
+        return await real_prepare(*args, **kwargs)
 
-    runtime.prepare = prepare  # type: ignore[method-assign]
+    runtime.prepare_async = prepare  # type: ignore[method-assign]
     other_process = sqlite3.connect(daemon.home / "thoughtline.db", isolation_level=None)
     other_process.execute("BEGIN IMMEDIATE")  # the write lock, until released
     outcome: dict[str, httpx2.Response] = {}

@@ -154,18 +154,13 @@ class RunManager:
         on_finish: Callable[[ManagedRun], None] | None = None,
     ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
-        executing it. Preparing stores the run, which may wait for another process's
-        write lock, so it happens in a thread while the loop serves others. Raises
-        :class:`RunManagerClosed` once shutdown has begun (a run prepared meanwhile
-        stays planned and is marked interrupted by the next process that opens the
-        store)."""
+        executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
+        prepared meanwhile stays planned and is marked interrupted by the next process
+        that opens the store)."""
         if self._closing:
             raise RunManagerClosed()
-        run = await asyncio.to_thread(
-            self.runtime.prepare,
-            spec,
-            explicit_mode=explicit_mode,
-            worker_backend=worker_backend,
+        run = await self.runtime.prepare_async(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend
         )
         if self._closing:
             raise RunManagerClosed()

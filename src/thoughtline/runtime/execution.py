@@ -2,8 +2,10 @@
 
 Tasks run concurrently up to ``max_concurrency``; a task that runs after others waits for
 them and receives their outputs (never their reasoning) as handoff. Every transition is
-written to the store before the task moves on; live events are numbered, handed to the
-observer and queued for the store's event log.
+turned into rows when it happens and queued, with the live events before it, for the
+runtime's :class:`~thoughtline.runtime.store_writer.StoreWriter`; live events are
+numbered, handed to the observer and reach the event log within the store's
+``live_flush_s``. A run reports its end once all of it is written.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import notify
 from thoughtline.runtime.trace import TraceWriter
-from thoughtline.store.base import StoreError
+from thoughtline.store.base import PreparedWrite, StoreError
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -91,6 +93,8 @@ class RunExecution:
     def emit(self, event: RunEvent) -> None:
         """Queue a numbered event (from :meth:`next_seq`) for the store's event log and
         tell the observer. Reasoning deltas only get here when the gate let them through."""
+        if not self.pending_events:
+            self.runtime.writer.want_live(self)
         self.pending_events.append(event)
         if self.observer is not None:
             self.observer(event)
@@ -133,43 +137,32 @@ class RunExecution:
             )
         )
 
-    def flush_events(self) -> None:
+    def take_live(self) -> PreparedWrite | None:
+        """The live events since the last write, for the writer's periodic flush: other
+        processes (and machines) follow the run through the event log."""
         events, self.pending_events = self.pending_events, []
-        if events and self.store_failure is None:
-            try:
-                self.runtime.store.write(events=to_records(events))
-            except StoreError as exc:
-                self.store_failed(exc)
-
-    async def flush_periodically(self) -> None:
-        """Deltas between task transitions reach the event log within the store's
-        ``live_flush_s``, so other processes (and machines) can follow the run."""
-        interval = self.runtime.store.live_flush_s
-        while True:
-            await asyncio.sleep(interval)
-            self.flush_events()
+        if not events or self.store_failure is not None:
+            return None
+        return self.runtime.store.prepare(events=to_records(events))
 
     async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
-        """Write a transition durably — the live events so far, the task (or run) row and
-        the trace events it produced — in one transaction, before the task moves on (so
-        a row never says more than the event log behind it).
-
-        The write runs on the event loop on purpose: it is one short SQLite transaction,
-        and a writer thread measured twice as slow (it fights the event loop for the GIL
-        between every statement)."""
+        """Queue a transition — the live events so far, the task (or run) row and the
+        trace events it produced — as one write, rows built now (so a row never says
+        more than the event log written with it). The task moves on at once; the writer
+        commits within milliseconds, and :meth:`go` waits for it before the run ends."""
         events, self.pending_events = self.pending_events, []
         trace = self.trace.take()
         if self.store_failure is not None:
             return
-        try:
-            self.runtime.store.write(
+        self.runtime.writer.submit(
+            self.runtime.store.prepare(
                 events=to_records(events),
                 run=self.run if run else None,
                 tasks=[task] if task is not None else [],
                 trace=trace,
-            )
-        except StoreError as exc:
-            self.store_failed(exc)
+            ),
+            self.store_failed,
+        )
 
     async def go(self) -> Run:
         run = self.run
@@ -194,7 +187,6 @@ class RunExecution:
         await self.persist(run=True)
         if self.uses_clients:
             await self.runtime.clients.acquire()
-        flusher = asyncio.ensure_future(self.flush_periodically())
         self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
         if self.cancelled:  # cancelled before the workers existed
             self.cancel()
@@ -219,9 +211,9 @@ class RunExecution:
         )
         self.trace.add(finished.wire_name, metadata={"status": run.status})
         notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
-        flusher.cancel()
         self.emit(finished)
         await self.persist(run=True)
+        await self.runtime.writer.flush()
         if self.store_failure is not None:
             raise StoreError(
                 self.store_failure.problem,

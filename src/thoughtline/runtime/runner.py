@@ -30,6 +30,7 @@ from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
@@ -74,6 +75,8 @@ class Runtime:
         # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}
+        # Every run's writes, many transitions per transaction (store_writer.py).
+        self.writer = StoreWriter(store)
         # One connection pool and one client per endpoint for every run (clients.py).
         self.clients = SharedClients(
             build_http=self._build_http,
@@ -105,7 +108,9 @@ class Runtime:
         )
 
     async def aclose(self) -> None:
-        """Close the shared connection pool (runs still executing are not stopped)."""
+        """Write what is queued and close the shared connection pool (runs still
+        executing are not stopped)."""
+        await self.writer.aclose()
         await self.clients.aclose()
 
     def prepare(
@@ -117,7 +122,26 @@ class Runtime:
     ) -> Run:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
         unknown role, provider or mode, or a missing credential, before anything runs."""
-        run = plan_run(
+        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        self.store.create_run(run)
+        return run
+
+    async def prepare_async(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None = None,
+        worker_backend: str | None = None,
+    ) -> Run:
+        """:meth:`prepare` for a process serving others: the run is stored through the
+        writer, so runs started together share one transaction and the event loop never
+        waits for a write of its own."""
+        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        await self.writer.write(self.store.prepare(create=run))
+        return run
+
+    def _plan(self, spec: RunSpec, *, explicit_mode: str | None, worker_backend: str | None) -> Run:
+        return plan_run(
             spec,
             config=self.config,
             registry=self.registry,
@@ -126,8 +150,6 @@ class Runtime:
             explicit_mode=explicit_mode,
             worker_backend=worker_backend,
         )
-        self.store.create_run(run)
-        return run
 
     # -- execution ---------------------------------------------------------------
     async def run(

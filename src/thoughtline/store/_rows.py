@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -23,6 +23,7 @@ from thoughtline.records import (
     parse_epoch,
 )
 from thoughtline.requests import GenerationSettings
+from thoughtline.store.base import PreparedWrite
 
 
 class Row(Protocol):
@@ -107,6 +108,66 @@ def task_params(task: Task) -> dict[str, Any]:
         "error_message": None if error is None else error.message,
         "error_retryable": None if error is None else int(error.retryable),
     }
+
+
+def prepared(
+    *,
+    create: Run | None,
+    events: Sequence[RunEventRecord],
+    run: Run | None,
+    tasks: Sequence[Task],
+    trace: Sequence[TraceEvent],
+    run_row: Callable[[Run], tuple[object, ...]],
+    task_row: Callable[[Task], dict[str, object]],
+) -> PreparedWrite:
+    """A :class:`PreparedWrite` from the objects as they are now; ``run_row`` and
+    ``task_row`` are the store's own row parameters (for ``create``, the new run's)."""
+    run_ids = {event.run_id for event in events} | {task.run_id for task in tasks}
+    run_ids |= {event.run_id for event in trace}
+    if run is not None:
+        run_ids.add(run.id)
+    if create is not None:
+        run_ids.add(create.id)
+    return PreparedWrite(
+        created=[]
+        if create is None
+        else [(run_row(create), [task_row(task) for task in create.tasks])],
+        events=[run_event_params(event) for event in events],
+        runs=[] if run is None else [(run.status, run.finished_at, run.id)],
+        tasks=[task_row(task) for task in tasks],
+        trace=[trace_params(event) for event in trace],
+        run_ids=frozenset(run_ids),
+    )
+
+
+def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
+    """Many prepared writes as one, in order: later rows of the same run or task win
+    (each holds the whole row), appended rows are kept in order."""
+    if len(writes) == 1:
+        return writes[0]
+    created: list[tuple[tuple[object, ...], list[dict[str, object]]]] = []
+    events: list[tuple[object, ...]] = []
+    trace: list[tuple[object, ...]] = []
+    runs: dict[str, tuple[str, str | None, str]] = {}
+    tasks: dict[object, dict[str, object]] = {}
+    run_ids: set[str] = set()
+    for write in writes:
+        created += write.created
+        events += write.events
+        trace += write.trace
+        for run in write.runs:
+            runs[run[2]] = run
+        for task in write.tasks:
+            tasks[task["id"]] = task
+        run_ids |= write.run_ids
+    return PreparedWrite(
+        events=events,
+        trace=trace,
+        tasks=list(tasks.values()),
+        run_ids=frozenset(run_ids),
+        runs=list(runs.values()),
+        created=created,
+    )
 
 
 def task_from_row(row: Row) -> Task:

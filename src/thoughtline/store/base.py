@@ -1,8 +1,9 @@
-"""The store contract: persistence only. SQLite implements it now; PostgreSQL will
-implement the same.
+"""The store contract: persistence only, implemented by SQLite and PostgreSQL.
 
-Every write is durable when the call returns (the runtime writes at each task
-transition). A store decides nothing: which trace rows expire when, when a purge is due,
+Every write is durable when the call returns. The runtime does not call them one by
+one: it turns each transition into a :class:`PreparedWrite` when it happens and hands
+it to its :class:`~thoughtline.runtime.store_writer.StoreWriter`, which writes many in
+one transaction (:meth:`Store.write_prepared`). A store decides nothing: which trace rows expire when, when a purge is due,
 which runs are orphaned and what their unfinished tasks keep are decided above it, by
 the runtime's retention and crash recovery, so every store applies the same policy.
 
@@ -14,7 +15,7 @@ does not exist; reads of a missing run return ``None``.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from thoughtline.errors import ThoughtlineError
@@ -61,6 +62,24 @@ class UnfinishedRun:
     """The highest event number of the run's log, ``0`` when it is empty."""
 
 
+@dataclass(slots=True)
+class PreparedWrite:
+    """What one transition of a run writes, already turned into row parameters (each
+    store's own, from :meth:`Store.prepare`). The run and task objects go on changing
+    after the transition; these rows do not, so they can be written a little later, with
+    other transitions, in one transaction."""
+
+    created: list[tuple[tuple[object, ...], list[dict[str, object]]]] = field(default_factory=list)
+    """New runs: each run's row and its tasks' rows."""
+    events: list[tuple[object, ...]] = field(default_factory=list)
+    runs: list[tuple[str, str | None, str]] = field(default_factory=list)
+    """Runs' new ``(status, finished_at, id)``."""
+    tasks: list[dict[str, object]] = field(default_factory=list)
+    trace: list[tuple[object, ...]] = field(default_factory=list)
+    run_ids: frozenset[str] = frozenset()
+    """Every run this write touches (their heartbeats are refreshed)."""
+
+
 @runtime_checkable
 class LeasedStore(Protocol):
     """A store whose owners hold a lease on their runs: while a process lives, its store
@@ -81,6 +100,10 @@ class Store(Protocol):
     """How soon a run's live events should reach the event log, which is how other
     processes (and, with a shared store, other machines) follow the run: short where
     they are woken by each append, longer where they poll anyway."""
+    writes_wait_on_network: bool
+    """True when a write waits for a server (PostgreSQL): the runtime then writes from
+    a thread, so the event loop serves streams meanwhile. False for a local file, which
+    the runtime writes on its event loop (see :mod:`thoughtline.runtime.store_writer`)."""
 
     # -- runs and tasks ----------------------------------------------------------
     def create_run(self, run: Run) -> None:
@@ -110,6 +133,26 @@ class Store(Protocol):
         ``finished_at``, write every field of ``tasks``, append trace events — what a
         transition of a run writes, all or nothing. Raises :class:`RunNotFoundError`
         (and writes nothing) when the run or a task is not stored."""
+        ...
+
+    def prepare(
+        self,
+        *,
+        create: Run | None = None,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> PreparedWrite:
+        """The rows :meth:`write` would write (``create``: :meth:`create_run`'s), built
+        now from the objects as they are now; nothing is written."""
+        ...
+
+    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+        """Write every prepared write, in order, in one transaction: all or nothing.
+        Raises :class:`RunNotFoundError` (and writes nothing) when a run or task to
+        update is not stored. With ``wait=False`` a store that would first wait for
+        another process's lock writes nothing and returns False (True: written)."""
         ...
 
     def get_run(self, run_id: str) -> Run | None:

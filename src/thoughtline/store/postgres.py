@@ -60,7 +60,7 @@ from thoughtline.store._postgres_schema import (
     run_params,
     task_params,
 )
-from thoughtline.store.base import RunNotFoundError, Store, UnfinishedRun
+from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
@@ -84,6 +84,7 @@ class PostgresStore(Store):
 
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
     live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
+    writes_wait_on_network: bool = True
 
     def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
         self.location = server_location(dsn)
@@ -124,21 +125,7 @@ class PostgresStore(Store):
 
     # -- runs and tasks --------------------------------------------------------------
     def create_run(self, run: Run) -> None:
-        owner = ProcessIdentity.current()
-        columns = (*rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id")
-        with self._transaction() as conn:
-            conn.execute(
-                f"INSERT INTO runs ({', '.join(columns)}, heartbeat_at) "
-                f"VALUES ({', '.join(['%s'] * len(columns))}, {NOW_SQL})",
-                (
-                    *run_params(run),
-                    *(owner.host, owner.pid, owner.start_time, owner.boot_id),
-                ),
-            )
-            with conn.cursor() as cursor:
-                cursor.executemany(INSERT_TASK, [task_params(task) for task in run.tasks])
-        if run.status in ("planned", "running"):
-            self._lease.hold(run.id)
+        self.write_prepared([self.prepare(create=run)])
 
     def update_run(self, run: Run) -> None:
         self.write(run=run)
@@ -154,45 +141,76 @@ class PostgresStore(Store):
         tasks: Sequence[Task] = (),
         trace: Sequence[TraceEvent] = (),
     ) -> None:
-        if not (events or run or tasks or trace):
-            return
-        written = {event.run_id for event in events} | {task.run_id for task in tasks}
-        written |= {event.run_id for event in trace}
-        if run is not None:
-            written.add(run.id)
+        if events or run or tasks or trace:
+            self.write_prepared([self.prepare(events=events, run=run, tasks=tasks, trace=trace)])
+
+    def prepare(
+        self,
+        *,
+        create: Run | None = None,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> PreparedWrite:
+        return rows.prepared(
+            create=create,
+            events=events,
+            run=run,
+            tasks=tasks,
+            trace=trace,
+            run_row=_new_run_row,
+            task_row=task_params,
+        )
+
+    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+        # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
+        if not writes:
+            return True
+        write = rows.merged(writes)
         with self._transaction() as conn:
+            with conn.cursor() as cursor:
+                for run_row, task_rows in write.created:
+                    cursor.execute(INSERT_RUN, run_row)
+                    cursor.executemany(INSERT_TASK, task_rows)
             # The runs' rows first, as every write of a run: interrupt_run locks them too.
             # A run that is not there updates no row: refused below before anything sticks.
-            touched = _touch(conn, sorted(written))
-            if run is not None:
-                if run.id not in touched:
-                    raise RunNotFoundError(f"No run {run.id!r} in {self.location} to update.")
+            touched = _touch(conn, sorted(write.run_ids))
+            for status, finished_at, run_id in write.runs:
+                if run_id not in touched:
+                    raise RunNotFoundError(f"No run {run_id!r} in {self.location} to update.")
                 conn.execute(
                     "UPDATE runs SET status = %s, finished_at = %s WHERE id = %s",
-                    (run.status, run.finished_at, run.id),
+                    (status, finished_at, run_id),
                 )
             with conn.cursor() as cursor:
-                if events:
-                    cursor.executemany(
-                        INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events]
-                    )
-                if trace:
-                    cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
-            for task in tasks:
-                if conn.execute(UPDATE_TASK, task_params(task)).rowcount == 0:
+                if write.events:
+                    cursor.executemany(INSERT_RUN_EVENT, write.events)
+                if write.trace:
+                    cursor.executemany(INSERT_TRACE, write.trace)
+            for task in write.tasks:
+                if conn.execute(UPDATE_TASK, task).rowcount == 0:
                     raise RunNotFoundError(
-                        f"No task {task.id!r} of run {task.run_id!r} in {self.location} to update."
+                        f"No task {task['id']!r} of run {task['run_id']!r} in {self.location} "
+                        "to update."
                     )
             # Delivered to every listener when this commits: ids only, events stay here.
             last_seq: dict[str, int] = {}
-            for event in events:
-                last_seq[event.run_id] = max(event.seq, last_seq.get(event.run_id, 0))
-            for run_id, seq in sorted(last_seq.items()):
+            for event_run, event_seq, *_rest in write.events:
+                assert isinstance(event_run, str)
+                assert isinstance(event_seq, int)
+                last_seq[event_run] = max(event_seq, last_seq.get(event_run, 0))
+            for notified, seq in sorted(last_seq.items()):
                 conn.execute(
-                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(run_id, seq))
+                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(notified, seq))
                 )
-        if run is not None and run.status not in ("planned", "running"):
-            self._lease.release(run.id)
+        for run_row, _tasks in write.created:
+            if run_row[1] in ("planned", "running"):
+                self._lease.hold(str(run_row[0]))
+        for status, _finished_at, run_id in write.runs:
+            if status not in ("planned", "running"):
+                self._lease.release(run_id)
+        return True
 
     def get_run(self, run_id: str) -> Run | None:
         with self._transaction() as conn:
@@ -445,6 +463,21 @@ class PostgresStore(Store):
                 (owned,),
             ).fetchall()
         return {row["id"] for row in beating}
+
+
+_NEW_RUN_COLUMNS = (
+    *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
+)  # fmt: skip
+INSERT_RUN = (
+    f"INSERT INTO runs ({', '.join(_NEW_RUN_COLUMNS)}, heartbeat_at) "
+    f"VALUES ({', '.join(['%s'] * len(_NEW_RUN_COLUMNS))}, {NOW_SQL})"
+)
+
+
+def _new_run_row(run: Run) -> tuple[object, ...]:
+    """A new run's row: its fields and this process as its owner."""
+    owner = ProcessIdentity.current()
+    return (*run_params(run), owner.host, owner.pid, owner.start_time, owner.boot_id)
 
 
 def _touch(conn: Connection, run_ids: Sequence[str]) -> set[str]:
