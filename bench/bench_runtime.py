@@ -20,9 +20,9 @@ by wrappers installed from this script (no stamps, no change to the runtime):
   of its event iterator (network wait and decoding), and leaving it; the time between
   two events, when the runtime handles an event (gate, live event), is not in it;
 - *overhead* = task - provider: what the runtime adds to one task;
-- *store writes*: every ``write`` (one transition in one transaction) and
-  ``update_run``/``update_task``/``append_trace``/``append_run_events`` call, its rows
-  (one per run or task row, trace event or event log record) and its duration.
+- *store writes*: every transaction (``Store.write_prepared``: the run's creation, then
+  the store writer's batches of transitions and live events), its rows (one per run or
+  task row written, trace event or event log record) and its duration.
 
     .venv/bin/python bench/bench_runtime.py [--tasks 1000] [--concurrency 64] [--repeat 3]
 """
@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.task_call import TaskCall
+from thoughtline.store.base import PreparedWrite
 from thoughtline.store.sqlite import SQLiteStore
 
 SIMULATOR = """
@@ -158,41 +159,29 @@ def install_spans() -> None:
 
 
 def time_store_writes(store: SQLiteStore) -> None:
-    def timed(method: Callable[..., None], rows: Callable[[Any], int]) -> Callable[..., None]:
-        def write(argument: Any) -> None:
-            started = time.perf_counter()
-            method(argument)
-            seconds = time.perf_counter() - started
-            SPANS.store_s += seconds
-            SPANS.store_max_s = max(SPANS.store_max_s, seconds)
-            SPANS.store_rows += rows(argument)
-            SPANS.store_calls += 1
+    """Time every transaction: ``write_prepared`` is the one path every write of the
+    runtime takes (the run's creation, and the writer's batches of transitions)."""
+    original = store.write_prepared
 
-        return write
-
-    original_write = store.write
-
-    def write(**transition: Any) -> None:
-        # Store.write: one transition (event-log records, run row, task rows, trace) in
-        # one transaction.
+    def write_prepared(writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
         started = time.perf_counter()
-        original_write(**transition)
+        written = original(writes, wait=wait)
         seconds = time.perf_counter() - started
         SPANS.store_s += seconds
         SPANS.store_max_s = max(SPANS.store_max_s, seconds)
-        SPANS.store_rows += (
-            len(transition.get("events", ()))
-            + (transition.get("run") is not None)
-            + len(transition.get("tasks", ()))
-            + len(transition.get("trace", ()))
-        )
-        SPANS.store_calls += 1
+        if written:
+            SPANS.store_calls += 1
+            SPANS.store_rows += sum(
+                sum(1 + len(tasks) for _run, tasks in write.created)
+                + len(write.events)
+                + len(write.runs)
+                + len(write.tasks)
+                + len(write.trace)
+                for write in writes
+            )
+        return written
 
-    store.write = write  # type: ignore[method-assign]
-    store.update_run = timed(store.update_run, lambda _: 1)  # type: ignore[method-assign]
-    store.update_task = timed(store.update_task, lambda _: 1)  # type: ignore[method-assign]
-    store.append_trace = timed(store.append_trace, len)  # type: ignore[method-assign]
-    store.append_run_events = timed(store.append_run_events, len)  # type: ignore[method-assign]
+    store.write_prepared = write_prepared  # type: ignore[method-assign]
 
 
 # -- the paths --------------------------------------------------------------------------
@@ -347,7 +336,7 @@ def main() -> None:
         if measured is not floor:
             print(
                 f"{measured.label}: throughput {floor.seconds / measured.seconds:.2f}x direct; "
-                f"{measured.store_calls:,} write calls (one transaction each), "
+                f"{measured.store_calls:,} transactions, "
                 f"{measured.rows / max(measured.store_calls, 1):.1f} rows each, "
                 f"{measured.store_s / max(measured.store_calls, 1) * 1000:.2f} ms mean, "
                 f"slowest {measured.store_max_s * 1000:.1f} ms"
