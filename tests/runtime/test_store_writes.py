@@ -1,0 +1,89 @@
+"""How a run's writes reach the store through the runtime's writer: a run streams on while
+another process holds the SQLite file, reports its end only once everything is written,
+and runs executing together share transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from tests.runtime.test_background import SLOW, spec
+from tests.runtime.test_disclosure_e2e import make_runtime
+from thoughtline.run_events import RunCompleted, TaskAnswerDelta
+from thoughtline.runtime.runner import RunEvent
+from thoughtline.store.base import PreparedWrite
+from thoughtline.testing import Simulator, SimulatorServer
+
+
+async def test_a_run_streams_on_while_another_process_holds_the_store_and_ends_written(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW)
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    run = runtime.prepare(spec("first", "second"), explicit_mode="surface")
+    runtime.purge_if_due()  # the day's retention pass, done before the lock is taken
+    seen: list[RunEvent] = []
+    completed = asyncio.Event()
+
+    def observe(event: RunEvent) -> None:
+        seen.append(event)
+        if isinstance(event, RunCompleted):
+            completed.set()
+
+    other_process = sqlite3.connect(tmp_path / "thoughtline.db", isolation_level=None)
+    other_process.execute("BEGIN IMMEDIATE")  # the write lock, until released
+    try:
+        running = asyncio.ensure_future(runtime.execute(run, observer=observe))
+        # Every task streams and finishes while nothing can be written...
+        await asyncio.wait_for(completed.wait(), 30)
+        assert sum(isinstance(event, TaskAnswerDelta) for event in seen) == 200
+        await asyncio.sleep(0.3)
+        # ...but the run does not say it is over before its writes are in the store.
+        assert not running.done()
+    finally:
+        other_process.execute("ROLLBACK")
+        other_process.close()
+    finished = await asyncio.wait_for(running, 30)
+    assert finished.status == "completed"
+    stored = store.get_run(run.id)
+    assert stored is not None
+    assert stored.status == "completed"
+    assert [task.output for task in stored.tasks] == ["y" * 400, "y" * 400]
+    logged = store.run_events(run.id)
+    assert [event.seq for event in logged][-1] == seen[-1].seq
+    await runtime.aclose()
+    store.close()
+
+
+async def test_runs_executing_together_share_transactions(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(SLOW)
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    transactions: list[int] = []
+    write_prepared = store.write_prepared
+
+    def counting(writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+        written = write_prepared(writes, wait=wait)
+        if written:
+            transactions.append(len(writes))
+        return written
+
+    store.write_prepared = counting  # type: ignore[method-assign]
+    runs = [runtime.prepare(spec(f"t{n}"), explicit_mode="surface") for n in range(8)]
+    transactions.clear()
+    finished = await asyncio.gather(*(runtime.execute(run) for run in runs))
+    assert [run.status for run in finished] == ["completed"] * 8
+    # Each run writes its start, each task's start and end, and its end (4 transitions),
+    # and its live deltas: 8 runs together need far fewer transactions than writes.
+    assert sum(transactions) >= 8 * 4
+    assert len(transactions) < sum(transactions) / 2, transactions
+    for run in runs:
+        stored = store.get_run(run.id)
+        assert stored is not None
+        assert stored.status == "completed"
+        assert stored.tasks[0].output == "y" * 400
+    await runtime.aclose()
+    store.close()
