@@ -30,7 +30,10 @@ lag is in the latencies). Rounds repeat
 (``--repeat``); each path keeps its round with the lowest p99.
 
     .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5] [--pace 0.02]
-        [--reasoning-deltas 400] [--repeat 2]
+        [--reasoning-deltas 400] [--repeat 2] [--profile daemon.prof]
+
+``--profile PATH`` runs the daemon under cProfile and writes its profile to PATH (the
+profiler slows the daemon down: its latencies are not comparable to a plain run).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import asyncio
 import json
 import os
 import platform
+import signal
 import socket
 import statistics
 import subprocess
@@ -268,6 +272,7 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.02, help="seconds between simulator frames")
     parser.add_argument("--reasoning-deltas", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--profile", type=Path, help="write the daemon's cProfile here")
     args = parser.parse_args()
     modes = ("hidden", "surface")
     measured: list[tuple[str, str, int, Phase]] = []  # (mode, path, round, phase)
@@ -292,8 +297,9 @@ def main() -> None:
             "ANTHROPIC_BASE_URL": f"{sim_url}/anthropic",
             "ANTHROPIC_API_KEY": "bench-key-0000000000",
         }
+        profiler = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", str(port)],
+            [sys.executable, *profiler, "-m", "thoughtline.cli", "serve", "--port", str(port)],
             env=env,
             cwd=folder,
             stdout=subprocess.DEVNULL,
@@ -321,7 +327,10 @@ def main() -> None:
                     phase = asyncio.run(drive(base, names, mode, args.subscribers, daemon.pid))
                     measured.append((mode, "daemon", number, phase))
         finally:
-            daemon.terminate()
+            # Ctrl-C, not SIGTERM, under the profiler: uvicorn re-raises the signal it
+            # caught after its graceful shutdown, and SIGTERM would kill the process before
+            # cProfile writes its file; SIGINT ends as SystemExit, which cProfile handles.
+            daemon.send_signal(signal.SIGINT if args.profile else signal.SIGTERM)
             daemon.wait(timeout=30)
             simulator.stdin.close()
             simulator.wait(timeout=30)
