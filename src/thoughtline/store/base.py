@@ -216,6 +216,12 @@ class Store(Protocol):
         store, otherwise why it is still on disk and how to finish (one sentence)."""
         ...
 
+    deletion_erases: bool
+    """True where a deletion can erase the bytes from every file of the store (SQLite:
+    ``secure_delete`` and a checkpoint), so a residue means the purge is unfinished and
+    the next one completes it; False where deleted bytes stay on disk by design
+    (PostgreSQL keeps them until VACUUM), so a residue is a standing note."""
+
     # -- small shared values (e.g. when the last purge ran) ----------------------
     def get_meta(self, key: str) -> str | None:
         """The value stored under ``key``, or ``None``."""

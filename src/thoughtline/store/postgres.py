@@ -85,6 +85,7 @@ class PostgresStore(Store):
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
     live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
     writes_wait_on_network: bool = True
+    deletion_erases: bool = False  # deleted bytes stay until VACUUM (RESIDUE)
 
     def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
         self.location = server_location(dsn)

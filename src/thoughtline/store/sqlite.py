@@ -63,6 +63,7 @@ class SQLiteStore(Store):
 
     live_flush_s: float = 0.1  # other processes poll the log at about this pace
     writes_wait_on_network: bool = False
+    deletion_erases: bool = True
 
     def __init__(self, path: Path, *, checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
         self.path = Path(path)
