@@ -3,6 +3,7 @@ gets a resync and never holds up publishing."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from thoughtline.run_events import (
@@ -13,7 +14,14 @@ from thoughtline.run_events import (
     TaskStarted,
 )
 from thoughtline.server.daemon import Daemon, ServerSettings
-from thoughtline.server.events import EventHub, SnapshotFolder, fold
+from thoughtline.server.events import (
+    EventHub,
+    RetainedRun,
+    RetainedRuns,
+    RunChannel,
+    SnapshotFolder,
+    fold,
+)
 from thoughtline.server.sse import _live
 
 PLANNED: dict[str, Any] = {
@@ -68,12 +76,99 @@ async def test_a_slow_subscriber_resyncs_and_publishing_never_waits() -> None:
     assert resync.startswith(b"id: 11\nevent: resync\n")
     assert b'"output":"2345678901"' in resync
     channel.publish(delta(12, "!"))
-    channel.publish(
-        RunCompleted(run_id="run_1", seq=13, at=AT, snapshot={**PLANNED, "status": "completed"})
-    )
+    channel.publish(completed(13))
     # Frames ready together go out as one write; split them back into frames.
     rest = b"".join([chunk async for chunk in stream]).split(b"\n\n")
     assert rest[0].startswith(b"id: 12\nevent: answer.delta\n")
     assert rest[1].startswith(b"id: 13\nevent: run.completed\n")
     assert rest[2:] == [b""]
     assert not channel.subscribers
+
+
+def completed(seq: int) -> RunCompleted:
+    return RunCompleted(run_id="run_1", seq=seq, at=AT, snapshot={**PLANNED, "status": "completed"})
+
+
+def finished_channel(hub: EventHub, run_id: str, deltas: int) -> RunChannel:
+    channel = hub.open(run_id, PLANNED)
+    channel.publish(started(1))
+    for seq in range(2, deltas + 2):
+        channel.publish(delta(seq, "x" * 100))
+    channel.publish(completed(deltas + 2))
+    return channel
+
+
+async def test_every_subscriber_writes_the_frame_encoded_once_and_drains_in_one_write() -> None:
+    settings = ServerSettings(keepalive_s=5.0)
+    hub = EventHub()
+    channel = hub.open("run_1", PLANNED)
+    daemon = cast(Daemon, type("FakeDaemon", (), {"settings": settings})())
+    streams = [_live(daemon, channel, None), _live(daemon, channel, None)]
+    for stream in streams:
+        assert (await anext(stream)).startswith(b"id: 0\nevent: snapshot\n")
+    reads = [asyncio.ensure_future(anext(stream)) for stream in streams]
+    await asyncio.sleep(0)  # both readers wait
+    channel.publish(started(1))
+    channel.publish(delta(2, "a"))
+    channel.publish(delta(3, "b"))
+    first, second = await asyncio.gather(*reads)
+    # Woken once, each reader sends everything published meanwhile as one write.
+    assert first == second == b"".join(channel.frames)
+    assert first.count(b"\n\n") == 3
+    assert len({id(data) for data in channel.frames}) == 3
+    channel.publish(completed(4))
+    assert [chunk async for chunk in streams[0]] == [channel.frames[-1]]
+    assert [chunk async for chunk in streams[1]] == [channel.frames[-1]]
+    assert not channel.subscribers
+
+
+async def test_a_finished_channel_ends_the_stream_of_a_client_that_has_the_end() -> None:
+    settings = ServerSettings(keepalive_s=5.0)
+    hub = EventHub()
+    channel = finished_channel(hub, "run_1", deltas=2)
+    daemon = cast(Daemon, type("FakeDaemon", (), {"settings": settings})())
+    assert [chunk async for chunk in _live(daemon, channel, 4)] == []
+    assert [chunk async for chunk in _live(daemon, channel, 2)] == [b"".join(channel.frames[2:])]
+    fresh = [chunk async for chunk in _live(daemon, channel, None)]
+    assert fresh == [b"".join(channel.closing or ())]
+    assert fresh[0].startswith(b"id: 3\nevent: snapshot\n")
+    assert b'"output":"' + b"x" * 200 + b'"' in fresh[0]
+
+
+def test_retained_runs_are_evicted_oldest_first_beyond_the_byte_bound() -> None:
+    hub = EventHub()
+    one_run = finished_channel(EventHub(), "run_0", deltas=10)
+    size = RetainedRun(
+        run_id="run_0", frames=one_run.frames, closing=one_run.closing or (b"", b""), expires_at=0
+    ).size()
+    hub.retained = RetainedRuns(max_bytes=3 * size, max_age_s=60)
+    for number in range(5):
+        finished_channel(hub, f"run_{number}", deltas=10)
+        hub.close(f"run_{number}")
+        assert hub.get(f"run_{number}") is None
+    assert [hub.retained.get(f"run_{n}") is not None for n in range(5)] == [False, False] + [
+        True
+    ] * 3
+    assert hub.retained.bytes == 3 * size
+    retained = hub.retained.get("run_4")
+    assert retained is not None
+    assert retained.after(0) == retained.frames and len(retained.frames) == 12
+    assert retained.after(11) == [retained.frames[-1]]
+    # A run larger than the whole bound is not kept, and evicts nothing.
+    finished_channel(hub, "run_big", deltas=100)
+    hub.close("run_big")
+    assert hub.retained.get("run_big") is None
+    assert len(hub.retained) == 3
+
+
+def test_retained_runs_expire_and_unfinished_runs_are_not_kept() -> None:
+    hub = EventHub(retain_s=0.0)
+    finished_channel(hub, "run_1", deltas=1)
+    hub.close("run_1")
+    assert hub.retained.get("run_1") is None
+    assert hub.retained.bytes == 0
+    hub = EventHub()
+    channel = hub.open("run_2", PLANNED)
+    channel.publish(started(1))  # no terminal event: the store has to say how it ended
+    hub.close("run_2")
+    assert hub.retained.get("run_2") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
@@ -16,6 +17,7 @@ from tests.server.support import (
     start_run,
     wait_for_status,
 )
+from thoughtline.server.events import RetainedRuns
 from thoughtline.testing import Simulator, Transcript
 
 SLOW = Transcript(answer="0123456789" * 6, chunk_chars=3)
@@ -158,3 +160,38 @@ def test_uses_sim_transcript_with_reasoning(daemon: LiveDaemon, sim: Simulator) 
     deltas = [e for e in events if e.type == "reasoning.delta"]
     assert all(set(e.data) == {"task_id", "text"} for e in deltas)
     assert events[-1].data["tasks"][0]["reasoning_status"] == "shown"
+
+
+def _raw(client: httpx2.Client, run_id: str, headers: dict[str, str] | None = None) -> bytes:
+    """The stream's bytes as the client receives them."""
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=headers or {}) as response:
+        assert response.status_code == 200
+        return b"".join(response.iter_bytes())
+
+
+def test_a_run_that_finished_lately_is_served_from_memory_as_the_store_serves_it(
+    daemon: LiveDaemon, sim: Simulator
+) -> None:
+    """Late subscribers of a run that has left the hub get its retained frames: exactly
+    the bytes the store replay gives, fresh or resumed."""
+    sim.script(TRANSCRIPT)
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek", chain_of_thought="surface")
+    live = _raw(client, run_id, {"Last-Event-ID": "0"})
+    hub = daemon.daemon.hub
+    for _ in range(400):  # the run leaves the hub once everything is in the store
+        if hub.get(run_id) is None:
+            break
+        time.sleep(0.01)
+    assert hub.get(run_id) is None
+    assert hub.retained.get(run_id) is not None
+    last = int(live.rstrip(b"\n").split(b"\n\n")[-1].split(b"\n")[0].removeprefix(b"id: "))
+    resumes = ({}, {"Last-Event-ID": "0"}, {"Last-Event-ID": str(last // 2)})
+    from_memory = [_raw(client, run_id, headers) for headers in resumes]
+    assert from_memory[1] == live
+    assert b"event: reasoning.delta" in live
+    hub.retained = RetainedRuns(max_bytes=0, max_age_s=0)  # nothing kept: the store serves
+    from_store = [_raw(client, run_id, headers) for headers in resumes]
+    assert from_memory == from_store
+    assert from_store[0].count(b"\n\n") == 2  # the snapshot before the end, then the end
+    assert _raw(client, run_id, {"Last-Event-ID": str(last)}) == b""

@@ -4,17 +4,30 @@ subscribers, and any run's snapshot can be folded up to a given ``seq``.
 Everything here runs on the daemon's event loop; nothing awaits while the hub's state
 changes, so "take a snapshot at seq N and subscribe to everything after N" is atomic.
 
-A subscriber's queue is bounded. Publishing never blocks and never waits for a reader:
-a subscriber whose queue is full is marked *behind*, its queue is dropped, and its
-reader sends a ``resync`` (the snapshot folded up to the current seq) before going on.
+Each event is encoded to its SSE frame once, when it is published; every subscriber of
+the run writes those same bytes. A subscriber is a cursor into the run's frames, not a
+queue of its own: publishing appends one frame and wakes the subscribers that sleep
+(a subscriber that is already awake is not woken again, and drains everything pending
+when it runs). Publishing never blocks and never waits for a reader: a subscriber that
+has more than its limit of frames pending since it last read sends a ``resync`` (the
+snapshot folded up to the current seq) instead of them, and goes on from there.
+
+A finished run's frames stay in memory for a while after the run has left the hub
+(:class:`RetainedRuns`: at most ``DEFAULT_RETAIN_BYTES`` in all, each for at most
+``DEFAULT_RETAIN_S``), so that subscribers arriving just after the end are served the
+same bytes the live subscribers got instead of each replaying the run from the store.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from dataclasses import dataclass, field
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import assert_never
+
+import orjson
 
 from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot
 from thoughtline.run_events import (
@@ -29,9 +42,30 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
     is_terminal,
+    sse_data,
 )
 
 DEFAULT_SUBSCRIBER_QUEUE = 1000
+"""How many frames a subscriber may have pending before it is sent a resync instead."""
+DEFAULT_RETAIN_BYTES = 32 * 1024 * 1024
+"""The most memory (as :meth:`RetainedRun.size` counts it) finished runs' frames keep."""
+DEFAULT_RETAIN_S = 60.0
+"""How long a finished run's frames are kept after it left the hub."""
+_FRAME_OVERHEAD = 64
+"""Bytes counted per retained frame besides its length: the bytes object's header, its
+slot in the list and allocator rounding."""
+_RUN_OVERHEAD = 1024
+"""Bytes counted per retained run besides its frames: the entry and its objects."""
+
+
+def frame(seq: int, type_: str, data: Mapping[str, object]) -> bytes:
+    """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
+
+
+def event_frame(event: RunEvent) -> bytes:
+    """The SSE frame of one run event."""
+    return frame(event.seq, event.wire_name, sse_data(event))
 
 
 class _FoldedTask:
@@ -118,81 +152,205 @@ def fold(snapshot: RunSnapshot, events: list[RunEvent], upto: int) -> RunSnapsho
     return folder.snapshot()
 
 
-@dataclass(slots=True, eq=False)
+def closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> tuple[bytes, bytes]:
+    """For a finished run: the snapshot just before the terminal event, then the event."""
+    terminal = events[-1]
+    upto = terminal.seq - 1
+    return frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
+
 class Subscriber:
-    """One SSE reader of a live run: a bounded queue and a wake-up signal."""
+    """One SSE reader of a live run: how far it has read the run's frames.
 
-    limit: int
-    queue: deque[RunEvent] = field(default_factory=deque)
-    behind: bool = False
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    ``cursor`` is the number of frames it has (frame ``i`` is the event of seq ``i + 1``);
+    ``seen`` is how many frames the run had when it last read, so ``len(frames) - seen``
+    is what was published since."""
 
-    def offer(self, event: RunEvent) -> None:
-        if self.behind:
-            return
-        if len(self.queue) >= self.limit:
-            # Too far behind: drop what is queued; the reader resyncs from a snapshot.
-            self.queue.clear()
-            self.behind = True
-        else:
-            self.queue.append(event)
-        self.wake.set()
+    __slots__ = ("_frames", "_waiter", "cursor", "seen")
+
+    def __init__(self, frames: list[bytes], cursor: int) -> None:
+        self._frames = frames
+        self._waiter: asyncio.Future[bool] | None = None
+        self.cursor = cursor
+        self.seen = len(frames)
+
+    def notify(self) -> None:
+        """Wake the reader if it sleeps (called by the channel on every publish)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
+
+    def pending(self) -> bool:
+        """Whether something was published since the last read, or is left to send."""
+        return len(self._frames) > min(self.seen, self.cursor)
+
+    def behind(self, limit: int) -> bool:
+        """More than ``limit`` frames were published since the last read."""
+        return len(self._frames) - self.seen > limit
+
+    def take(self) -> list[bytes]:
+        """Every frame after the cursor, moving the cursor past them."""
+        frames = self._frames
+        end = len(frames)
+        taken = frames[self.cursor : end] if self.cursor < end else []
+        self.skip()
+        return taken
+
+    def skip(self) -> None:
+        """Move past everything published so far (after a resync)."""
+        end = len(self._frames)
+        self.seen = end
+        self.cursor = max(self.cursor, end)
 
     async def wait(self, timeout_s: float) -> bool:
-        """Wait until something is queued (True) or ``timeout_s`` passed (False)."""
-        if self.queue or self.behind:
+        """Wait until something is pending (True) or ``timeout_s`` passed (False).
+
+        One future and one timer, not ``wait_for`` on an event (which makes a task per
+        wait)."""
+        if self.pending():
             return True
-        self.wake.clear()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        timer = loop.call_later(timeout_s, _expire, waiter)
+        self._waiter = waiter
         try:
-            await asyncio.wait_for(self.wake.wait(), timeout_s)
-        except TimeoutError:
-            return False
-        return True
+            return await waiter
+        finally:
+            self._waiter = None
+            timer.cancel()
 
 
 class RunChannel:
-    """A run executing in this daemon: its events so far, its folded snapshot and its
-    subscribers."""
+    """A run executing in this daemon: its events so far, their SSE frames, its folded
+    snapshot and its subscribers."""
 
     def __init__(self, run_id: str, planned: RunSnapshot) -> None:
         self.run_id = run_id
         self.planned = planned
-        self.events: list[RunEvent] = []
+        self.frames: list[bytes] = []
+        """The SSE frame of every event so far; events are numbered from 1 in order."""
         self.folder = SnapshotFolder(planned)
         self.subscribers: set[Subscriber] = set()
         self.finished = False
+        self.closing: tuple[bytes, bytes] | None = None
+        """Once the run ended: the snapshot just before its terminal event, then the
+        terminal event (what a fresh connection to a finished run gets)."""
 
     @property
     def seq(self) -> int:
         return self.folder.seq
 
     def publish(self, event: RunEvent) -> None:
-        self.events.append(event)
-        self.folder.apply(event)
+        data = event_frame(event)
         if is_terminal(event):
+            # The folder holds every event before this one: the snapshot before the end.
+            self.closing = (frame(event.seq - 1, "snapshot", self.folder.snapshot()), data)
             self.finished = True
+        self.frames.append(data)
+        self.folder.apply(event)
         for subscriber in self.subscribers:
-            subscriber.offer(event)
+            subscriber.notify()
 
-    def subscribe(self, limit: int) -> Subscriber:
-        subscriber = Subscriber(limit)
+    def subscribe(self, after: int | None = None) -> Subscriber:
+        """A reader of every frame after seq ``after`` (None: of what comes next)."""
+        cursor = len(self.frames) if after is None else max(after, 0)
+        subscriber = Subscriber(self.frames, cursor)
         self.subscribers.add(subscriber)
         return subscriber
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.discard(subscriber)
 
-    def after(self, seq: int) -> list[RunEvent]:
-        """Events with ``seq`` greater than ``seq`` (events are numbered from 1 in order)."""
-        return self.events[max(seq, 0) :]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetainedRun:
+    """What is kept of a finished run after it left the hub: its frames, in seq order
+    from 1, and its closing frames (see :attr:`RunChannel.closing`)."""
+
+    run_id: str
+    frames: list[bytes]
+    closing: tuple[bytes, bytes]
+    expires_at: float
+
+    def size(self) -> int:
+        """The memory counted against the retention bound."""
+        frames = sum(len(data) for data in self.frames) + len(self.frames) * _FRAME_OVERHEAD
+        return frames + len(self.closing[0]) + len(self.closing[1]) + _RUN_OVERHEAD
+
+    def after(self, seq: int) -> list[bytes]:
+        """The frames of the events with a seq greater than ``seq``."""
+        return self.frames[max(seq, 0) :]
+
+
+class RetainedRuns:
+    """Finished runs' frames, oldest evicted first once they total more than
+    ``max_bytes`` (a run larger than that is not kept) or are older than ``max_age_s``."""
+
+    def __init__(self, max_bytes: int, max_age_s: float) -> None:
+        self.max_bytes = max_bytes
+        self.max_age_s = max_age_s
+        self.bytes = 0
+        self._runs: OrderedDict[str, tuple[RetainedRun, int]] = OrderedDict()
+
+    def keep(self, channel: RunChannel) -> None:
+        closing = channel.closing
+        # Frame i must be seq i + 1 for resuming by index: true when the channel saw the
+        # run from its first event.
+        if closing is None or channel.seq != len(channel.frames):
+            return
+        run = RetainedRun(
+            run_id=channel.run_id,
+            frames=channel.frames,
+            closing=closing,
+            expires_at=time.monotonic() + self.max_age_s,
+        )
+        size = run.size()
+        if size > self.max_bytes:
+            return
+        self._drop(run.run_id)
+        self._runs[run.run_id] = (run, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            self._drop(next(iter(self._runs)))
+
+    def get(self, run_id: str) -> RetainedRun | None:
+        now = time.monotonic()
+        # Kept in order of expiry: the expired ones are at the front.
+        while self._runs:
+            oldest, _ = next(iter(self._runs.values()))
+            if oldest.expires_at > now:
+                break
+            self._drop(oldest.run_id)
+        kept = self._runs.get(run_id)
+        return kept[0] if kept is not None else None
+
+    def _drop(self, run_id: str) -> None:
+        kept = self._runs.pop(run_id, None)
+        if kept is not None:
+            self.bytes -= kept[1]
+
+    def __len__(self) -> int:
+        return len(self._runs)
 
 
 class EventHub:
-    """Channels of the runs executing in this daemon, fed by the runtime observer."""
+    """Channels of the runs executing in this daemon, fed by the runtime observer, and
+    the frames of runs that finished lately."""
 
-    def __init__(self, subscriber_queue: int = DEFAULT_SUBSCRIBER_QUEUE) -> None:
+    def __init__(
+        self,
+        subscriber_queue: int = DEFAULT_SUBSCRIBER_QUEUE,
+        retain_bytes: int = DEFAULT_RETAIN_BYTES,
+        retain_s: float = DEFAULT_RETAIN_S,
+    ) -> None:
         self.subscriber_queue = subscriber_queue
         self._channels: dict[str, RunChannel] = {}
+        self.retained = RetainedRuns(retain_bytes, retain_s)
 
     def open(self, run_id: str, planned: RunSnapshot) -> RunChannel:
         channel = RunChannel(run_id, planned)
@@ -200,8 +358,11 @@ class EventHub:
         return channel
 
     def close(self, run_id: str) -> None:
-        """Forget a run once everything it emitted is in the store."""
-        self._channels.pop(run_id, None)
+        """Forget a run once everything it emitted is in the store (its frames stay in
+        :attr:`retained` for a while)."""
+        channel = self._channels.pop(run_id, None)
+        if channel is not None:
+            self.retained.keep(channel)
 
     def get(self, run_id: str) -> RunChannel | None:
         return self._channels.get(run_id)

@@ -34,19 +34,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 
-import orjson
 from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from thoughtline.event_log import from_records
-from thoughtline.records import TERMINAL_RUN_STATUSES, RunSnapshot, now_iso
-from thoughtline.run_events import RunEvent, is_terminal, run_finished, sse_data
+from thoughtline.records import TERMINAL_RUN_STATUSES, now_iso
+from thoughtline.run_events import is_terminal, run_finished
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
-from thoughtline.server.events import RunChannel, fold
+from thoughtline.server.events import (
+    RetainedRun,
+    RunChannel,
+    closing_frames,
+    event_frame,
+    fold,
+    frame,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,15 +75,6 @@ class EventStreamResponse(StreamingResponse):
             logger.debug("event stream %s: the client went away (%r)", scope.get("path"), exc)
 
 
-def frame(seq: int, type_: str, data: Mapping[str, object]) -> bytes:
-    """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
-
-
-def event_frame(event: RunEvent) -> bytes:
-    return frame(event.seq, event.wire_name, sse_data(event))
-
-
 def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
     """Consecutive frames joined into writes of about ``_BATCH_BYTES``."""
     batch: list[bytes] = []
@@ -96,8 +93,11 @@ async def run_stream(
     daemon: Daemon, run_id: str, last_event_id: int | None
 ) -> AsyncIterator[bytes]:
     channel = daemon.channel(run_id)
+    source: AsyncGenerator[bytes, None]
     if channel is not None:
         source = _live(daemon, channel, last_event_id)
+    elif (retained := daemon.hub.retained.get(run_id)) is not None:
+        source = _retained(retained, last_event_id)
     else:
         source = _stored(daemon, run_id, last_event_id)
     try:
@@ -112,11 +112,10 @@ async def run_stream(
         await source.aclose()
 
 
-def _closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> list[bytes]:
-    """For a finished run: the snapshot just before the terminal event, then the event."""
-    terminal = events[-1]
-    upto = terminal.seq - 1
-    return [frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)]
+def _as_resync(closing: tuple[bytes, bytes]) -> bytes:
+    """A finished run's closing frames, the snapshot renamed ``resync``."""
+    snapshot, terminal = closing
+    return snapshot.replace(b"event: snapshot\n", b"event: resync\n", 1) + terminal
 
 
 async def _live(
@@ -124,52 +123,42 @@ async def _live(
 ) -> AsyncGenerator[bytes, None]:
     settings = daemon.settings
     # Subscribing and reading what came before happen in one step on the loop, so the
-    # queue holds exactly the events after the backlog: nothing lost, nothing twice.
-    subscriber = channel.subscribe(settings.subscriber_queue)
-    # Events at or below what the client already has are never sent again (a client may
-    # resume from an id newer than this channel's events reached when it subscribed).
-    floor = channel.seq if after is None else max(after, channel.seq)
+    # subscriber's cursor is exactly where the backlog (or the snapshot) ends: nothing
+    # lost, nothing twice. Frames at or below what the client already has are never sent
+    # (a client may resume from an id newer than this channel's events reached).
+    subscriber = channel.subscribe(after)
     try:
         if after is None:
-            if channel.finished:
-                for chunk in _closing_frames(channel.planned, channel.events):
-                    yield chunk
+            if channel.closing is not None:
+                yield b"".join(channel.closing)
                 return
             yield frame(channel.seq, "snapshot", channel.folder.snapshot())
-        else:
-            backlog = channel.after(after)
-            for chunk in _batched(event_frame(event) for event in backlog):
-                yield chunk
-            if backlog and is_terminal(backlog[-1]):
-                return
         while True:
+            if channel.closing is not None and not subscriber.pending():
+                return  # the client has the end (or resumed from past it)
             if not await subscriber.wait(settings.keepalive_s):
                 yield KEEPALIVE
                 continue
-            if subscriber.behind:
-                subscriber.behind = False
-                subscriber.queue.clear()
-                if channel.finished:
-                    resync = _closing_frames(channel.planned, channel.events)
-                    yield resync[0].replace(b"event: snapshot\n", b"event: resync\n", 1)
-                    yield resync[1]
+            if subscriber.behind(settings.subscriber_queue):
+                subscriber.skip()
+                if channel.closing is not None:
+                    yield _as_resync(channel.closing)
                     return
-                floor = channel.seq
                 yield frame(channel.seq, "resync", channel.folder.snapshot())
                 continue
-            frames: list[bytes] = []
-            ended = False
-            while subscriber.queue and not ended:
-                event = subscriber.queue.popleft()
-                ended = is_terminal(event)
-                if event.seq > floor:
-                    frames.append(event_frame(event))
-            for chunk in _batched(frames):
+            for chunk in _batched(subscriber.take()):
                 yield chunk
-            if ended:
-                return
     finally:
         channel.unsubscribe(subscriber)
+
+
+async def _retained(run: RetainedRun, after: int | None) -> AsyncGenerator[bytes, None]:
+    """A run that finished lately, from the frames its live subscribers got."""
+    if after is None:
+        yield b"".join(run.closing)
+        return
+    for chunk in _batched(run.after(after)):
+        yield chunk
 
 
 async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenerator[bytes, None]:
@@ -181,8 +170,7 @@ async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenera
         planned = run.snapshot()
         events = from_records(store.run_events(run_id))
         if events and is_terminal(events[-1]):
-            for chunk in _closing_frames(planned, events):
-                yield chunk
+            yield b"".join(closing_frames(planned, events))
             return
         after = events[-1].seq if events else 0
         yield frame(after, "snapshot", fold(planned, events, after))
