@@ -237,9 +237,16 @@ class DaemonServer:
         finally:
             self.sock.close()
 
+    def _run_loop(self) -> None:
+        """Serve on a new event loop of uvicorn's choice: uvloop when it is installed (the
+        ``server`` extra installs it, and httptools, which uvicorn picks the same way),
+        the standard asyncio loop otherwise."""
+        with asyncio.Runner(loop_factory=self.server.config.get_loop_factory()) as runner:
+            runner.run(self.serve())
+
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT (this must be the main thread)."""
-        asyncio.run(self.serve())
+        self._run_loop()
 
     def start(self, timeout_s: float = 10.0) -> DaemonServer:
         """Serve from a background thread (tests, embedding)."""
@@ -247,7 +254,7 @@ class DaemonServer:
 
         def target() -> None:
             try:
-                asyncio.run(self.serve())
+                self._run_loop()
             except BaseException as exc:  # reported to the starting thread
                 self._failure = exc
             finally:
