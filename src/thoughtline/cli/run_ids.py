@@ -1,8 +1,7 @@
 """RUN_ID arguments as people type them: a full id, a unique prefix, or ``latest``.
 
-The store looks runs up by exact id only, so a prefix is matched here against the
-newest :data:`PREFIX_SCAN` runs (``list_runs``). Ids are time-ordered, so a prefix of a
-recent run is found; an older one needs its full id, and the error says so.
+A prefix is looked up in the store's index of run ids (``Store.run_ids_with_prefix``),
+old runs as well as new ones.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
 from thoughtline.store.base import Store
 
-PREFIX_SCAN = 1000
 _SHOWN_CANDIDATES = 8
 
 
@@ -28,24 +26,26 @@ def resolve_run(store: Store, text: str | None) -> Run:
     if exact is not None:
         return exact
     prefix = text if text.startswith("run_") else f"run_{text}"
+    # One more than shown, to tell "these" from "these and more".
     matches = (
-        [run for run in store.list_runs(PREFIX_SCAN) if run.id.startswith(prefix)]
+        store.run_ids_with_prefix(prefix, _SHOWN_CANDIDATES + 1)
         if len(prefix) > len("run_")
         else []
     )
     if len(matches) == 1:
-        return matches[0]
+        found = store.get_run(matches[0])
+        if found is not None:
+            return found
     if not matches:
         raise ThoughtlineError(
-            "RUN_NOT_FOUND",
-            f"No run {text!r} in this store (a prefix is matched against the "
-            f"{PREFIX_SCAN} newest runs). List runs with: thoughtline runs",
+            "RUN_NOT_FOUND", f"No run {text!r} in this store. List runs with: thoughtline runs"
         )
-    shown = ", ".join(run.id for run in matches[:_SHOWN_CANDIDATES])
-    more = (
-        f" and {len(matches) - _SHOWN_CANDIDATES} more" if len(matches) > _SHOWN_CANDIDATES else ""
+    shown = ", ".join(matches[:_SHOWN_CANDIDATES])
+    count = (
+        f"more than {_SHOWN_CANDIDATES} runs, the newest"
+        if len(matches) > _SHOWN_CANDIDATES
+        else f"{len(matches)} runs"
     )
     raise ThoughtlineError(
-        "RUN_ID_AMBIGUOUS",
-        f"{text!r} matches {len(matches)} runs: {shown}{more}. Give more of the id.",
+        "RUN_ID_AMBIGUOUS", f"{text!r} matches {count}: {shown}. Give more of the id."
     )

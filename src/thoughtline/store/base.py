@@ -167,6 +167,11 @@ class Store(Protocol):
         """Newest first, with tasks."""
         ...
 
+    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Ids of stored runs that start with ``prefix``, at most ``limit``, newest first
+        (ids are time-ordered): for people who type the start of an id."""
+        ...
+
     # -- trace and run event log -------------------------------------------------
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
         """Append trace events (one transaction)."""

@@ -242,6 +242,15 @@ class PostgresStore(Store):
         return rows.runs_with_tasks(run_rows, task_rows)
 
     # -- trace and run event log -----------------------------------------------------
+    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        # starts_with compares code points, whatever the database's collation.
+        with self._transaction() as conn:
+            found = conn.execute(
+                'SELECT id FROM runs WHERE starts_with(id, %s) ORDER BY id COLLATE "C" DESC LIMIT %s',
+                (prefix, limit),
+            ).fetchall()
+        return [row["id"] for row in found]
+
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
         self.write(trace=events)
 

@@ -235,6 +235,15 @@ class SQLiteStore(Store):
         return rows.runs_with_tasks(run_rows, task_rows)
 
     # -- trace and run event log -----------------------------------------------------
+    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        # A range on the primary key: ids are ASCII, below U+FFFF in SQLite's byte order.
+        with self._read() as conn:
+            found = conn.execute(
+                "SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT ?",
+                (prefix, prefix + "\uffff", limit),
+            ).fetchall()
+        return [row["id"] for row in found]
+
     def append_trace(self, events: Sequence[TraceEvent]) -> None:
         self.write(trace=events)
 
