@@ -238,21 +238,24 @@ def test_purge_applies_retention_per_layer(
     assert CANARY.encode() not in all_bytes_under(home)
 
 
-def _wait_for_running_run(database: Path, timeout_s: float = 20.0) -> str:
+def _wait_for_reasoning(database: Path, timeout_s: float = 30.0) -> str:
+    """The id of the running run, once some of its reasoning reached the event log (a
+    fixed sleep was too short on a loaded machine)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if database.exists():
             try:
                 with sqlite3.connect(database, timeout=5) as connection:
                     row = connection.execute(
-                        "select id from runs where status = 'running'"
+                        "select runs.id from runs join run_events on run_id = runs.id "
+                        "where status = 'running' and type = 'reasoning.delta' limit 1"
                     ).fetchone()
             except sqlite3.Error:
                 row = None
             if row:
                 return str(row[0])
         time.sleep(0.05)
-    raise AssertionError("the run never started")
+    raise AssertionError("no reasoning of a running run reached the event log")
 
 
 @pytest.mark.parametrize("how", ["kill", "interrupt"])
@@ -276,8 +279,7 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
         text=True,
     )
     try:
-        run_id = _wait_for_running_run(home / "thoughtline.db")
-        time.sleep(0.5)  # let some reasoning arrive
+        run_id = _wait_for_reasoning(home / "thoughtline.db")
         process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:
