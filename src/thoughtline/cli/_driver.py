@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from thoughtline._process import freeze_startup_heap
 from thoughtline.records import Run
 from thoughtline.runtime.runner import RunObserver, Runtime
 
@@ -75,6 +76,7 @@ def drive(runtime: Runtime, run: Run, observer: RunObserver | None, interrupts: 
     if interrupts.count:  # pressed while the run was being prepared
         loop.call_soon(cancel)
     main_task = loop.create_task(main())
+    freeze_startup_heap()
     try:
         return loop.run_until_complete(main_task)
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ import asyncio
 
 import click
 
+from thoughtline._process import freeze_startup_heap
 from thoughtline.cli._context import open_runtime
 from thoughtline.integrations.mcp import serve_stdio
 
@@ -19,6 +20,7 @@ def mcp_command() -> None:
     disconnects end interrupted, with what arrived kept.
     """
     _config, store, runtime = open_runtime()
+    freeze_startup_heap()
     try:
         asyncio.run(serve_stdio(runtime, store))
     except KeyboardInterrupt:

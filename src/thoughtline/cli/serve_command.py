@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from thoughtline._process import freeze_startup_heap
 from thoughtline.cli._context import open_runtime
 
 
@@ -89,6 +90,7 @@ def serve_command(
     server = DaemonServer(Daemon(runtime=runtime, store=store, settings=settings), sock)
     click.echo(f"thoughtline: serving on {server.url} (API {server.url}/v1, Ctrl-C to stop)")
     sys.stdout.flush()
+    freeze_startup_heap()
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C once the shutdown is complete
