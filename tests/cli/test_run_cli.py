@@ -145,8 +145,7 @@ def test_status_and_runs(home: Path, sim: Simulator, environ: dict[str, str]) ->
     missing = thoughtline(home, environ, "status", "run_nope")
     assert missing.returncode == 2
     assert missing.stderr == (
-        "thoughtline: No run 'run_nope' in this store (a prefix is matched against the "
-        "1000 newest runs). List runs with: thoughtline runs\n"
+        "thoughtline: No run 'run_nope' in this store. List runs with: thoughtline runs\n"
     )
 
 
