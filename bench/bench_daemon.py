@@ -131,6 +131,8 @@ async def subscribe(
                 elif frame.event.startswith("run.") and frame.event != "run.started":
                     if endings is not None:
                         endings[frame.event] += 1
+                        if count == 2:  # a snapshot, then the end: it joined after the run
+                            endings["(joined after the end)"] += 1
                     return count
     return count
 
