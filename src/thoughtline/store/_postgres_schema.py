@@ -39,7 +39,8 @@ INSERT_TASK = (
     f"VALUES ({', '.join(f'%({column})s' for column in rows.TASK_COLUMNS)})"
 )
 UPDATE_TASK = (
-    f"UPDATE tasks SET {', '.join(f'{column} = %({column})s' for column in rows.TASK_COLUMNS[1:])} "
+    f"UPDATE tasks SET "
+    f"{', '.join(f'{column} = %({column})s' for column in rows.UPDATED_TASK_COLUMNS)} "
     "WHERE id = %(id)s"
 )
 INSERT_TRACE = rows.INSERT_TRACE.replace("?", "%s")

