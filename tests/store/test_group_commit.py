@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run
 from thoughtline.records import Run, RunEventRecord
-from thoughtline.runtime.store_writer import StoreWriter
+from thoughtline.runtime.store_writer import LOOP_BATCH, StoreWriter
 from thoughtline.store.base import PreparedWrite, Store, StoreError
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -247,5 +247,38 @@ def test_the_checkpointer_thread_copies_the_wal_into_the_file(tmp_path: Path) ->
         time.sleep(0.05)
     try:
         assert _file_size(path) >= before + 3_000_000, "the WAL was never copied into the file"
+    finally:
+        store.close()
+
+
+def test_on_the_event_loop_a_transaction_holds_a_bounded_batch(tmp_path: Path) -> None:
+    """SQLite writes on the event loop: a long queue is written a slice per loop
+    iteration, so streams are served between slices; nothing is lost or reordered."""
+    store = SQLiteStore(tmp_path / "thoughtline.db")
+    counting = CountingStore(store)
+    writer = StoreWriter(counting)  # type: ignore[arg-type]
+    run = make_run(status="running")
+    store.create_run(run)
+    other_steps: list[int] = []
+
+    async def other() -> None:
+        for _step in range(1000):
+            other_steps.append(len(counting.transactions))
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        for seq in range(1, 201):
+            writer.submit(store.prepare(events=[delta(run, seq, str(seq))]))
+        other_task = asyncio.ensure_future(other())
+        await writer.flush()
+        other_task.cancel()
+        await writer.aclose()
+
+    try:
+        asyncio.run(main())
+        assert counting.transactions == [LOOP_BATCH, LOOP_BATCH, LOOP_BATCH, 200 - 3 * LOOP_BATCH]
+        # The other coroutine ran between the slices.
+        assert {1, 2, 3} <= set(other_steps)
+        assert [event.seq for event in store.run_events(run.id)] == list(range(1, 201))
     finally:
         store.close()

@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 COMMIT_DELAY_S: Final = 0.01
 """How long a transition may wait for others to share its transaction (local stores)."""
+LOOP_BATCH: Final = 64
+"""At most this many writes per transaction on the event loop (a few milliseconds);
+the rest follow in the next loop iteration, so streams are served in between."""
 
 FailureCallback = Callable[[StoreError], None]
 Failures = list[tuple[FailureCallback | None, StoreError]]
@@ -162,8 +165,10 @@ class StoreWriter:
         self._commit = None
         if self._in_flight or not self._queue:
             return
-        batch, self._queue = self._queue, []
-        if not self.in_thread:
+        if self.in_thread:
+            batch, self._queue = self._queue, []
+        else:
+            batch, self._queue = self._queue[:LOOP_BATCH], self._queue[LOOP_BATCH:]
             failures = self._write(batch, wait=False)
             if failures is not None:
                 self._report(failures)
@@ -200,7 +205,7 @@ class StoreWriter:
                 waiting.append((target, waiter))
         self._waiters = waiting
         if self._queue and self._commit is None and self._loop is not None:
-            if waiting or self.in_thread:
+            if waiting or self.in_thread or len(self._queue) >= LOOP_BATCH:
                 self._commit = self._loop.call_soon(self._commit_now)
             else:
                 self._commit = self._loop.call_later(self.commit_delay_s, self._commit_now)
