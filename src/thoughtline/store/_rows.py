@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -115,34 +115,70 @@ def task_params(task: Task) -> dict[str, Any]:
     }
 
 
-def prepared(
-    *,
-    create: Run | None,
-    events: Sequence[RunEventRecord],
-    run: Run | None,
-    tasks: Sequence[Task],
-    trace: Sequence[TraceEvent],
-    run_row: Callable[[Run], tuple[object, ...]],
-    task_row: Callable[[Task], dict[str, object]],
-) -> PreparedWrite:
-    """A :class:`PreparedWrite` from the objects as they are now; ``run_row`` and
-    ``task_row`` are the store's own row parameters (for ``create``, the new run's)."""
-    run_ids = {event.run_id for event in events} | {task.run_id for task in tasks}
-    run_ids |= {event.run_id for event in trace}
-    if run is not None:
-        run_ids.add(run.id)
-    if create is not None:
-        run_ids.add(create.id)
-    return PreparedWrite(
-        created=[]
-        if create is None
-        else [(run_row(create), [task_row(task) for task in create.tasks])],
-        events=[run_event_params(event) for event in events],
-        runs=[] if run is None else [(run.status, run.finished_at, run.id)],
-        tasks=[task_row(task) for task in tasks],
-        trace=[trace_params(event) for event in trace],
-        run_ids=frozenset(run_ids),
-    )
+class TransitionWrites:
+    """``create_run``, ``update_run``, ``update_task``, ``write`` and ``prepare`` for a
+    store that writes prepared writes (:meth:`write_prepared`) and says how its rows
+    look (:meth:`new_run_row`, :meth:`task_row`): the same in both stores."""
+
+    @staticmethod
+    def new_run_row(run: Run) -> tuple[object, ...]:
+        """A new run's row parameters (its fields and its owner)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def task_row(task: Task) -> dict[str, object]:
+        """A task's row parameters."""
+        raise NotImplementedError
+
+    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+        raise NotImplementedError
+
+    def create_run(self, run: Run) -> None:
+        self.write_prepared([self.prepare(create=run)])
+
+    def update_run(self, run: Run) -> None:
+        self.write(run=run)
+
+    def update_task(self, task: Task) -> None:
+        self.write(tasks=[task])
+
+    def write(
+        self,
+        *,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> None:
+        if events or run or tasks or trace:
+            self.write_prepared([self.prepare(events=events, run=run, tasks=tasks, trace=trace)])
+
+    def prepare(
+        self,
+        *,
+        create: Run | None = None,
+        events: Sequence[RunEventRecord] = (),
+        run: Run | None = None,
+        tasks: Sequence[Task] = (),
+        trace: Sequence[TraceEvent] = (),
+    ) -> PreparedWrite:
+        """The rows, built now from the objects as they are now."""
+        run_ids = {event.run_id for event in events} | {task.run_id for task in tasks}
+        run_ids |= {event.run_id for event in trace}
+        if run is not None:
+            run_ids.add(run.id)
+        if create is not None:
+            run_ids.add(create.id)
+        return PreparedWrite(
+            created=[]
+            if create is None
+            else [(self.new_run_row(create), [self.task_row(task) for task in create.tasks])],
+            events=[run_event_params(event) for event in events],
+            runs=[] if run is None else [(run.status, run.finished_at, run.id)],
+            tasks=[self.task_row(task) for task in tasks],
+            trace=[trace_params(event) for event in trace],
+            run_ids=frozenset(run_ids),
+        )
 
 
 def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:

@@ -77,7 +77,7 @@ RESIDUE = (
 )
 
 
-class PostgresStore(Store):
+class PostgresStore(rows.TransitionWrites, Store):
     """The :class:`~thoughtline.store.base.Store` on a PostgreSQL database named by a
     connection string (``postgresql://user@host:5432/dbname``); missing schema
     migrations are applied when it is opened."""
@@ -125,44 +125,13 @@ class PostgresStore(Store):
         self.close()
 
     # -- runs and tasks --------------------------------------------------------------
-    def create_run(self, run: Run) -> None:
-        self.write_prepared([self.prepare(create=run)])
+    @staticmethod
+    def new_run_row(run: Run) -> tuple[object, ...]:
+        """A new run's row: its fields and this process as its owner."""
+        owner = ProcessIdentity.current()
+        return (*run_params(run), owner.host, owner.pid, owner.start_time, owner.boot_id)
 
-    def update_run(self, run: Run) -> None:
-        self.write(run=run)
-
-    def update_task(self, task: Task) -> None:
-        self.write(tasks=[task])
-
-    def write(
-        self,
-        *,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-    ) -> None:
-        if events or run or tasks or trace:
-            self.write_prepared([self.prepare(events=events, run=run, tasks=tasks, trace=trace)])
-
-    def prepare(
-        self,
-        *,
-        create: Run | None = None,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-    ) -> PreparedWrite:
-        return rows.prepared(
-            create=create,
-            events=events,
-            run=run,
-            tasks=tasks,
-            trace=trace,
-            run_row=_new_run_row,
-            task_row=task_params,
-        )
+    task_row = staticmethod(task_params)
 
     def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
@@ -482,12 +451,6 @@ INSERT_RUN = (
     f"INSERT INTO runs ({', '.join(_NEW_RUN_COLUMNS)}, heartbeat_at) "
     f"VALUES ({', '.join(['%s'] * len(_NEW_RUN_COLUMNS))}, {NOW_SQL})"
 )
-
-
-def _new_run_row(run: Run) -> tuple[object, ...]:
-    """A new run's row: its fields and this process as its owner."""
-    owner = ProcessIdentity.current()
-    return (*run_params(run), owner.host, owner.pid, owner.start_time, owner.boot_id)
 
 
 def _touch(conn: Connection, run_ids: Sequence[str]) -> set[str]:

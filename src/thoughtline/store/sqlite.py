@@ -57,7 +57,7 @@ ERASE_WAIT_S = 5.0
 it removed, before saying the content is still on disk."""
 
 
-class SQLiteStore(Store):
+class SQLiteStore(rows.TransitionWrites, Store):
     """The :class:`~thoughtline.store.base.Store` on a SQLite file, created on first use
     (missing schema migrations are applied when it is opened)."""
 
@@ -125,44 +125,16 @@ class SQLiteStore(Store):
         self.close()
 
     # -- runs and tasks --------------------------------------------------------------
-    def create_run(self, run: Run) -> None:
-        self.write_prepared([self.prepare(create=run)])
-
-    def update_run(self, run: Run) -> None:
-        self.write(run=run)
-
-    def update_task(self, task: Task) -> None:
-        self.write(tasks=[task])
-
-    def write(
-        self,
-        *,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-    ) -> None:
-        if events or run or tasks or trace:
-            self.write_prepared([self.prepare(events=events, run=run, tasks=tasks, trace=trace)])
-
-    def prepare(
-        self,
-        *,
-        create: Run | None = None,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-    ) -> PreparedWrite:
-        return rows.prepared(
-            create=create,
-            events=events,
-            run=run,
-            tasks=tasks,
-            trace=trace,
-            run_row=_new_run_row,
-            task_row=rows.task_params,
+    @staticmethod
+    def new_run_row(run: Run) -> tuple[object, ...]:
+        """A new run's row: its fields, this process as its owner, its heartbeat now."""
+        owner = ProcessIdentity.current()
+        return (
+            *(getattr(run, name) for name in rows.RUN_FIELDS),
+            *(owner.host, owner.pid, owner.start_time, owner.boot_id, now_iso()),
         )
+
+    task_row = staticmethod(rows.task_params)
 
     def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
         if not writes:
@@ -456,15 +428,6 @@ INSERT_RUN = (
     f"owner_start_time, owner_boot_id, heartbeat_at) "
     f"VALUES ({', '.join('?' * (len(rows.RUN_FIELDS) + 5))})"
 )
-
-
-def _new_run_row(run: Run) -> tuple[object, ...]:
-    """A new run's row: its fields, this process as its owner, its heartbeat now."""
-    owner = ProcessIdentity.current()
-    return (
-        *(getattr(run, name) for name in rows.RUN_FIELDS),
-        *(owner.host, owner.pid, owner.start_time, owner.boot_id, now_iso()),
-    )
 
 
 @contextmanager
