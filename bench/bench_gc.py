@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_whole_run import KEY, MODEL, SERVER
+from bench_whole_run import KEY, MODEL, start_server
 
 CHILD = """
 import gc, json, sys, time
@@ -83,13 +83,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(options.events), MODEL],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline().split()[0])
+    server, port, _deltas, _bytes = start_server(options.events)
     rows: list[tuple[str, int, dict[str, object]]] = []
     try:
         for round_ in range(1, options.repeat + 1):

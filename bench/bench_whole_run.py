@@ -131,18 +131,23 @@ def store_bytes(home: Path) -> int:
     return sum(path.stat().st_size for path in home.glob("thoughtline.db*"))
 
 
+def start_server(events: int) -> tuple[subprocess.Popen[str], int, int, int]:
+    """The stream server in its own process: it, its port, the thinking deltas and the
+    body's bytes of the stream it serves."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(events), MODEL], stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    port, thinking_deltas, body_bytes = (int(x) for x in server.stdout.readline().split())
+    return server, port, thinking_deltas, body_bytes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(options.events), MODEL],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port, thinking_deltas, body_bytes = (int(x) for x in server.stdout.readline().split())
+    server, port, thinking_deltas, body_bytes = start_server(options.events)
     base_url = f"http://127.0.0.1:{port}"
     best: dict[str, Timing] = {}
     try:
