@@ -37,6 +37,9 @@ from thoughtline.store.base import Store
 
 __all__ = ["RunEvent", "RunObserver", "Runtime"]
 
+KEEPALIVE_CONNECTIONS = 64
+"""Idle connections the runtime's pool keeps for the next calls (at least)."""
+
 
 class Runtime:
     """Plans and executes runs against a store. One instance can run many runs."""
@@ -89,10 +92,15 @@ class Runtime:
         )
 
     def _build_http(self) -> httpx2.AsyncClient:
-        limit = max(self.config.max_concurrency * 2, 10)
+        # Every run of the runtime shares the pool, so it must not cap connections: a
+        # cap sized from one run's max_concurrency (8 tasks: 16 connections) queued the
+        # 17th run of a daemon behind the others. Calls are bounded per run
+        # (max_concurrency) and per endpoint ([providers.NAME] max_concurrency); the pool
+        # only bounds the idle connections it keeps.
+        keep = max(self.config.max_concurrency * 2, KEEPALIVE_CONNECTIONS)
         return httpx2.AsyncClient(
             timeout=self.timeouts.for_httpx(),
-            limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=keep),
             transport=self.transport,
         )
 
