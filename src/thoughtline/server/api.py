@@ -53,7 +53,8 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_access)], tags=["runs"])
 
 
-def get_daemon(request: Request) -> Daemon:
+async def get_daemon(request: Request) -> Daemon:
+    # async: a plain function dependency would run in a worker thread (see auth.py).
     daemon: Daemon = request.app.state.daemon
     return daemon
 

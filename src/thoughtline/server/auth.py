@@ -44,8 +44,10 @@ def _tokens(request: Request) -> Tokens:
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 
-def require_access(request: Request, credentials: Credentials) -> None:
-    """Dependency of every ``/v1`` route: 401 unless the bearer token grants access."""
+async def require_access(request: Request, credentials: Credentials) -> None:
+    """Dependency of every ``/v1`` route: 401 unless the bearer token grants access.
+    ``async`` although it never waits: FastAPI runs a plain function dependency in a
+    worker thread, a thread hop on every request."""
     tokens = _tokens(request)
     if tokens.access is None:
         return
