@@ -16,6 +16,7 @@ from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (
+    DEFAULT_RETAIN_S,
     DEFAULT_SUBSCRIBER_QUEUE,
     EventHub,
     RunChannel,
@@ -68,7 +69,13 @@ class Daemon:
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.hub = EventHub(self.settings.subscriber_queue)
+        # A finished run's frames hold its displayed reasoning: never kept in memory
+        # longer than the reasoning retention keeps it in the store.
+        keep_reasoning = self.runtime.retention.get("reasoning")
+        retain_s = (
+            DEFAULT_RETAIN_S if keep_reasoning is None else min(DEFAULT_RETAIN_S, keep_reasoning)
+        )
+        self.hub = EventHub(self.settings.subscriber_queue, retain_s=retain_s)
         self.closing = asyncio.Event()
         self.runs = RunManager(self.runtime)
         self.announcements = Announcements(self.store)
