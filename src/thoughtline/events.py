@@ -56,11 +56,12 @@ def _no_metadata() -> ProviderMetadata:
     return {}
 
 
-def _fast_init(cls: type[_T]) -> type[_T]:
+def fast_init(cls: type[_T]) -> type[_T]:
     """Give a frozen slotted dataclass an ``__init__`` that fills its slots through the
     slot descriptors instead of ``object.__setattr__``.
 
-    Events are built once per wire event on the streaming hot path; the dataclass-made
+    Events are built once per wire event on the streaming hot path (and live run events
+    once per displayed delta, :mod:`thoughtline.run_events`); the dataclass-made
     frozen ``__init__`` costs about twice as much. Behaviour is unchanged: same
     keyword-only parameters and defaults, instances stay frozen (assignment still raises
     ``FrozenInstanceError``), ``dataclasses.replace`` works.
@@ -92,7 +93,7 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     return cls
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResponseStarted:
     """The provider accepted the request; ids and the model that answers, when known."""
@@ -102,7 +103,7 @@ class ResponseStarted:
     type: Literal["response_started"] = "response_started"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningStart:
     part_id: str
@@ -111,7 +112,7 @@ class ReasoningStart:
     type: Literal["reasoning_start"] = "reasoning_start"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta:
     part_id: str
@@ -119,7 +120,7 @@ class ReasoningDelta:
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningEnd:
     """Closes a reasoning part.
@@ -136,7 +137,7 @@ class ReasoningEnd:
     type: Literal["reasoning_end"] = "reasoning_end"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextStart:
     part_id: str
@@ -144,7 +145,7 @@ class TextStart:
     type: Literal["text_start"] = "text_start"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta:
     part_id: str
@@ -152,7 +153,7 @@ class TextDelta:
     type: Literal["text_delta"] = "text_delta"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextEnd:
     part_id: str
@@ -160,7 +161,7 @@ class TextEnd:
     type: Literal["text_end"] = "text_end"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStart:
     part_id: str
@@ -170,7 +171,7 @@ class ToolCallStart:
     type: Literal["tool_call_start"] = "tool_call_start"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallDelta:
     part_id: str
@@ -178,7 +179,7 @@ class ToolCallDelta:
     type: Literal["tool_call_delta"] = "tool_call_delta"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallEnd:
     part_id: str
@@ -186,7 +187,7 @@ class ToolCallEnd:
     type: Literal["tool_call_end"] = "tool_call_end"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token counts. ``None`` means the provider did not report it, never zero.
@@ -212,7 +213,7 @@ class Usage:
     type: Literal["usage"] = "usage"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finish:
     """The provider finished the response. ``raw_reason`` is the provider's own value."""
@@ -222,7 +223,7 @@ class Finish:
     type: Literal["finish"] = "finish"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamWarning:
     """Something the caller should know that did not stop the response.
@@ -235,7 +236,7 @@ class StreamWarning:
     type: Literal["warning"] = "warning"
 
 
-@_fast_init
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamError:
     """The provider failed, before or during the stream. Always the last event.

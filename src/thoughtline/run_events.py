@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias, assert_never
 
-from thoughtline.events import ReasoningKind
+from thoughtline.events import ReasoningKind, fast_init
 from thoughtline.records import (
     RunSnapshot,
     RunStatus,
@@ -76,6 +76,7 @@ class TaskStarted:
     task: TaskSnapshot
 
 
+@fast_init  # one per displayed delta: thousands a second
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskAnswerDelta:
     """Answer text of one task, as the disclosure gate released it."""
@@ -88,6 +89,7 @@ class TaskAnswerDelta:
     text: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskReasoningDelta:
     """Reasoning text of one task whose mode displays reasoning.

@@ -101,19 +101,9 @@ class RunExecution:
 
     def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
         """A live delta of one task's answer or displayed reasoning."""
-        seq = self.next_seq()
-        if stream == "answer":
-            self.emit(
-                TaskAnswerDelta(
-                    run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text
-                )
-            )
-        else:
-            self.emit(
-                TaskReasoningDelta(
-                    run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text
-                )
-            )
+        self.seq = seq = self.seq + 1
+        delta = TaskAnswerDelta if stream == "answer" else TaskReasoningDelta
+        self.emit(delta(run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text))
 
     def emit_task_started(self, task: Task) -> None:
         self.emit(
