@@ -128,8 +128,9 @@ def to_records(events: Sequence[RunEvent]) -> list[RunEventRecord]:
 
     for event in events:
         # Deltas that name their reasoning part stay single: the part is per delta.
-        if isinstance(event, TaskAnswerDelta) or (
-            isinstance(event, TaskReasoningDelta) and event.part_id is None and event.kind is None
+        # (Exact type tests: one per displayed delta, and the delta classes are final.)
+        if type(event) is TaskAnswerDelta or (
+            type(event) is TaskReasoningDelta and event.part_id is None and event.kind is None
         ):
             if batch:
                 last = batch[-1]
