@@ -160,6 +160,7 @@ class ProviderCall:
         self.context = CallContext(endpoint=client.endpoint, capability=capability)
         self._accumulator = ResponseAccumulator()
         self._iterator: AsyncIterator[StreamEvent] | None = None
+        self._batches: AsyncIterator[list[StreamEvent]] | None = None
         self.exchange: Exchange | None = None
         self._request_body = b""
 
@@ -173,6 +174,14 @@ class ProviderCall:
             self._iterator = self._run()
         return self._iterator
 
+    def batches(self) -> AsyncIterator[list[StreamEvent]]:
+        """The same events as iterating the call, one list per network chunk: what
+        arrived together, for a consumer that handles it together (iterate the call or
+        its batches, not both)."""
+        if self._batches is None:
+            self._batches = self._run_batches()
+        return self._batches
+
     async def __aenter__(self) -> Self:
         return self
 
@@ -182,9 +191,9 @@ class ProviderCall:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        iterator = self._iterator
-        if iterator is not None and hasattr(iterator, "aclose"):
-            await iterator.aclose()
+        for iterator in (self._iterator, self._batches):
+            if iterator is not None and hasattr(iterator, "aclose"):
+                await iterator.aclose()
 
     async def _run(self) -> AsyncIterator[StreamEvent]:
         # Inner layers hand over one batch per network chunk; only this loop yields
@@ -194,6 +203,13 @@ class ProviderCall:
             for event in batch:
                 add(event)
                 yield event
+
+    async def _run_batches(self) -> AsyncIterator[list[StreamEvent]]:
+        add = self._accumulator.add
+        async for batch in self._attempts():
+            for event in batch:
+                add(event)
+            yield batch
 
     async def _attempts(self) -> AsyncIterator[list[StreamEvent]]:
         client = self._client

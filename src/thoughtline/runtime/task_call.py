@@ -14,13 +14,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from thoughtline.accumulator import ModelResponse
-from thoughtline.events import ReasoningDelta, StreamError, TextDelta
+from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
 from thoughtline.providers.client import ProviderCall
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, TaskUsage, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest
 from thoughtline.runtime.clients import CallOverlap
-from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.runtime.disclosure import DisclosureGate, LiveStream
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
 
@@ -110,17 +110,35 @@ class TaskCall:
             async with self.runtime.clients.calling(task.provider) as overlap:
                 self.call_started = time.perf_counter()
                 async with call:
-                    async for event in call:
-                        if self.first_answer_at is None:
-                            self.saw(event)
-                        live = self.gate.live(event)
-                        if live is not None:
-                            execution.emit_text(task.id, live[0], live[1])
+                    async for batch in call.batches():
+                        self.show(batch)
         except asyncio.CancelledError:
             cancelled = True
         await self.complete(call, cancelled=cancelled, overlapped=overlap.overlapped)
         if cancelled:
             raise asyncio.CancelledError
+
+    def show(self, batch: list[StreamEvent]) -> None:
+        """Hand what the gate releases of one network chunk to the live surfaces: one
+        delta per stream per chunk, as text that arrived together is shown together (a
+        fast or buffered stream brings hundreds of deltas at once, and each live event
+        costs every surface, the event log and every subscriber)."""
+        execution, task_id = self.execution, self.task.id
+        stream: LiveStream = "answer"
+        pieces: list[str] = []
+        for event in batch:
+            if self.first_answer_at is None:
+                self.saw(event)
+            live = self.gate.live(event)
+            if live is None:
+                continue
+            if pieces and live[0] != stream:
+                execution.emit_text(task_id, stream, "".join(pieces))
+                pieces.clear()
+            stream = live[0]
+            pieces.append(live[1])
+        if pieces:
+            execution.emit_text(task_id, stream, "".join(pieces))
 
     async def started(self) -> None:
         task = self.task
