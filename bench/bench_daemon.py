@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
+import orjson
 
 from thoughtline.wire.frames import SSEDecoder
 
@@ -110,8 +111,8 @@ async def subscribe(
     arrivals: dict[str, dict[int, float]],
     endings: Counter[str] | None = None,
 ) -> int:
-    """Read one SSE stream to its end, recording when each delta arrived by its position
-    in the reasoning or the answer."""
+    """Read one SSE stream to its end, recording when each provider delta arrived by its
+    position in the reasoning or the answer."""
     decoder = SSEDecoder()
     count = 0
     position = {"reasoning": 0, "answer": 0}
@@ -125,9 +126,13 @@ async def subscribe(
                     position["answer"] = len(task["output"] or "") // CHUNK_CHARS
                     position["reasoning"] = len(task["reasoning"] or "") // CHUNK_CHARS
                 elif frame.event == "answer.delta" or frame.event == "reasoning.delta":
+                    # One live delta carries every provider delta of one network chunk:
+                    # each of them arrived now.
                     stream = frame.event.split(".")[0]
-                    arrivals[stream][position[stream]] = now
-                    position[stream] += 1
+                    covered = max(1, len(orjson.loads(frame.data)["text"]) // CHUNK_CHARS)
+                    for offset in range(covered):
+                        arrivals[stream][position[stream] + offset] = now
+                    position[stream] += covered
                 elif frame.event.startswith("run.") and frame.event != "run.started":
                     if endings is not None:
                         endings[frame.event] += 1
