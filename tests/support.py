@@ -14,6 +14,8 @@ from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
 from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.testing.renderers.anthropic import AnthropicRenderer
+from thoughtline.testing.transcript import SimRequest, Transcript
 
 
 def decode_in_pieces(
@@ -78,3 +80,18 @@ def untimed_deltas(events: Sequence[RunEvent]) -> list[RunEvent]:
         else event
         for event in events
     ]
+
+
+def anthropic_stream(transcript: Transcript, model: str) -> bytes:
+    """The whole Anthropic Messages stream of ``transcript``, as the simulator sends it."""
+    request = SimRequest(
+        method="POST",
+        path="/v1/messages",
+        query={},
+        headers={},
+        body={"model": model, "stream": True, "thinking": {"type": "adaptive"}},
+        profile="anthropic",
+        model=model,
+        stream=True,
+    )
+    return b"".join(frame.data for frame in AnthropicRenderer().stream_frames(transcript, request))

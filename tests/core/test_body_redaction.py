@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import anthropic_stream
 from thoughtline.providers import _body_redaction, redaction
 from thoughtline.providers._body_redaction import (
     BODY_BLOCK_BYTES,
@@ -21,8 +22,7 @@ from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import REDACTED, Redactor
 from thoughtline.requests import ModelRequest, ReasoningRequest
-from thoughtline.testing.renderers.anthropic import AnthropicRenderer
-from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
+from thoughtline.testing.transcript import SimReasoning, Transcript
 
 CANARY_KEY = "sk-ant-canary-0123456789abcdefXYZ"
 MODEL = "claude-sonnet-4-6"
@@ -38,19 +38,7 @@ def canary_stream() -> bytes:
         answer=f"Your key: {CANARY_KEY}",
         chunk_chars=400,  # each echo whole within one delta, so the wire holds it whole
     )
-    sim_request = SimRequest(
-        method="POST",
-        path="/v1/messages",
-        query={},
-        headers={},
-        body={"model": MODEL, "stream": True, "thinking": {"type": "adaptive"}},
-        profile="anthropic",
-        model=MODEL,
-        stream=True,
-    )
-    return b"".join(
-        frame.data for frame in AnthropicRenderer().stream_frames(transcript, sim_request)
-    )
+    return anthropic_stream(transcript, MODEL)
 
 
 class Chunks(httpx2.AsyncByteStream):

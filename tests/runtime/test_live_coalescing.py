@@ -8,13 +8,13 @@ from pathlib import Path
 
 import httpx2
 
+from tests.support import anthropic_stream
 from thoughtline.config import Config
 from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
-from thoughtline.testing.renderers.anthropic import AnthropicRenderer
-from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
+from thoughtline.testing.transcript import SimReasoning, Transcript
 
 MODEL = "claude-sonnet-4-6"
 KEY = "sk-ant-canary-key-0123456789abcdef"
@@ -23,22 +23,12 @@ ANSWER = "word " * 100 + f"(the key was {KEY})"
 
 
 def stream_bytes() -> bytes:
-    request = SimRequest(
-        method="POST",
-        path="/v1/messages",
-        query={},
-        headers={},
-        body={"model": MODEL, "stream": True, "thinking": {"type": "adaptive"}},
-        profile="anthropic",
-        model=MODEL,
-        stream=True,
-    )
     transcript = Transcript(
         reasoning=(SimReasoning(kind="summary", text=REASONING, signature="sig"),),
         answer=ANSWER,
         chunk_chars=5,
     )
-    return b"".join(frame.data for frame in AnthropicRenderer().stream_frames(transcript, request))
+    return anthropic_stream(transcript, MODEL)
 
 
 async def run_with_chunks(tmp_path: Path, chunks: list[bytes]) -> list[RunEvent]:
