@@ -97,6 +97,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_until_serving(base: str, timeout_s: float = 30.0) -> None:
+    """Return once the daemon at ``base`` answers (at most ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx2.get(f"{base}/v1/runs?limit=1", timeout=1).status_code == 200:
+                return
+        except httpx2.TransportError:
+            time.sleep(0.1)
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -314,13 +325,7 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    if httpx2.get(f"{base}/v1/runs?limit=1", timeout=1).status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    time.sleep(0.1)
+            wait_until_serving(base)
             # Warm-up, not measured: the first run and stream of a fresh daemon pay for
             # lazy imports and schema building that no later run pays.
             for mode in modes:

@@ -30,7 +30,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_daemon import cpu_seconds, free_port, p99
+from bench_daemon import cpu_seconds, free_port, p99, wait_until_serving
 
 
 async def one_round(
@@ -79,13 +79,7 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         rows = []
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    if httpx2.get(f"{base}/v1/runs?limit=1", timeout=1).status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    time.sleep(0.1)
+            wait_until_serving(base)
             asyncio.run(one_round(base, 1, daemon.pid))  # warm-up: lazy imports, schemas
             for _ in range(args.repeat):
                 rows.append(asyncio.run(one_round(base, args.runs, daemon.pid)))
