@@ -51,13 +51,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httptools
 import httpx2
 import orjson
-
-from thoughtline.wire.frames import SSEDecoder
 
 SIMULATOR = """
 import json, sys, time
@@ -115,41 +115,115 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+class _Exchange(asyncio.Protocol):
+    """One HTTP/1.1 request on its own connection, the response parsed by httptools (C).
+
+    The measuring side must stay cheap: on this 2-core machine a pure-Python HTTP client
+    reading 500 event streams takes most of a core away from the daemon it measures.
+    ``deliver`` gets each piece of the de-chunked body with its arrival time and returns
+    True to stop reading."""
+
+    def __init__(self, request: bytes, deliver: Callable[[bytes, float], bool]) -> None:
+        self.request = request
+        self.deliver = deliver
+        self.status = 0
+        self.body = bytearray()
+        self.done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+
+    # asyncio's protocol side
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(exc or ConnectionError("the daemon closed the connection"))
+
+    # httptools' callbacks
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+
+    def on_body(self, body: bytes) -> None:
+        if self.deliver(body, time.monotonic()):
+            self.on_message_complete()
+
+    def on_message_complete(self) -> None:
+        if not self.done.done():
+            self.done.set_result(self.status)
+        if self.transport is not None:
+            self.transport.close()
+
+
+async def http_exchange(
+    base: str, method: str, path: str, deliver: Callable[[bytes, float], bool], body: bytes = b""
+) -> int:
+    """Send one request to ``base`` (``http://host:port``) on a new connection and feed
+    the response body to ``deliver`` until it returns True or the response ends; the
+    status code."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    head = f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+    if body:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    exchange = _Exchange((head + "\r\n").encode() + body, deliver)
+    await asyncio.get_running_loop().create_connection(lambda: exchange, host, int(port))
+    return await exchange.done
+
+
 async def subscribe(
-    client: httpx2.AsyncClient,
     base: str,
     run_id: str,
     arrivals: dict[str, dict[int, float]],
-    endings: Counter[str] | None = None,
+    phase: Phase | None = None,
 ) -> int:
     """Read one SSE stream to its end, recording when each provider delta arrived by its
     position in the reasoning or the answer."""
-    decoder = SSEDecoder()
     count = 0
     position = {"reasoning": 0, "answer": 0}
-    async with client.stream("GET", f"{base}/v1/runs/{run_id}/events") as response:
-        async for chunk in response.aiter_bytes():
-            now = time.monotonic()
-            for frame in decoder.feed(chunk):
-                count += 1
-                if frame.event == "snapshot":
-                    task = json.loads(frame.data)["tasks"][0]
-                    position["answer"] = len(task["output"] or "") // CHUNK_CHARS
-                    position["reasoning"] = len(task["reasoning"] or "") // CHUNK_CHARS
-                elif frame.event == "answer.delta" or frame.event == "reasoning.delta":
-                    # One live delta carries every provider delta of one network chunk:
-                    # each of them arrived now.
-                    stream = frame.event.split(".")[0]
-                    covered = max(1, len(orjson.loads(frame.data)["text"]) // CHUNK_CHARS)
-                    for offset in range(covered):
-                        arrivals[stream][position[stream] + offset] = now
-                    position[stream] += covered
-                elif frame.event.startswith("run.") and frame.event != "run.started":
-                    if endings is not None:
-                        endings[frame.event] += 1
-                        if count == 2:  # a snapshot, then the end: it joined after the run
-                            endings["(joined after the end)"] += 1
-                    return count
+    pending = b""
+
+    def on_body(data: bytes, now: float) -> bool:
+        nonlocal count, pending
+        pending += data
+        *frames, pending = pending.split(b"\n\n")
+        for raw in frames:
+            event = data_line = b""
+            for line in raw.split(b"\n"):
+                if line.startswith(b"event: "):
+                    event = line[7:]
+                elif line.startswith(b"data: "):
+                    data_line = line[6:]
+            if not event:
+                continue  # a keep-alive comment
+            count += 1
+            if count == 1 and phase is not None:
+                phase.joined_at = max(phase.joined_at, now)
+            if event == b"snapshot":
+                task = orjson.loads(data_line)["tasks"][0]
+                position["answer"] = len(task["output"] or "") // CHUNK_CHARS
+                position["reasoning"] = len(task["reasoning"] or "") // CHUNK_CHARS
+            elif event == b"answer.delta" or event == b"reasoning.delta":
+                # One live delta carries every provider delta of one network chunk: each
+                # of them arrived now.
+                stream = "answer" if event == b"answer.delta" else "reasoning"
+                covered = max(1, len(orjson.loads(data_line)["text"]) // CHUNK_CHARS)
+                for offset in range(covered):
+                    arrivals[stream][position[stream] + offset] = now
+                position[stream] += covered
+            elif event.startswith(b"run.") and event != b"run.started":
+                if phase is not None:
+                    phase.endings[event.decode()] += 1
+                    if count == 2:  # a snapshot, then the end: it joined after the run
+                        phase.endings["(joined after the end)"] += 1
+                return True
+        return False
+
+    await http_exchange(base, "GET", f"/v1/runs/{run_id}/events", on_body)
     return count
 
 
@@ -165,6 +239,8 @@ class Phase:
     client_cpu_s: float = 0.0
     daemon_cpu_s: float = 0.0
     endings: Counter[str] = field(default_factory=Counter)  # terminal events subscribers saw
+    joined_at: float = 0.0  # when the last subscriber got its first event
+    steady: list[float] = field(default_factory=list)  # latencies of deltas emitted after that
 
 
 async def drive(
@@ -172,39 +248,44 @@ async def drive(
 ) -> Phase:
     """Start every run at once; each start is followed by its subscribers."""
     phase = Phase()
-    limits = httpx2.Limits(max_connections=len(requests) * (subscribers + 1) + 20)
-    async with httpx2.AsyncClient(timeout=120, limits=limits) as client:
-        phase.extra_kib = -rss_kib(daemon_pid)
-        readers: list[asyncio.Future[int]] = []
+    phase.extra_kib = -rss_kib(daemon_pid)
+    readers: list[asyncio.Future[int]] = []
 
-        async def start(request: str) -> None:
-            sent = time.monotonic()
-            response = await client.post(
-                f"{base}/v1/runs", json={"request": request, "chain_of_thought": mode}
-            )
-            response.raise_for_status()
-            phase.start_ms.append((time.monotonic() - sent) * 1000)
-            run_id = response.json()["id"]
-            per_reader = [{stream: {} for stream in STREAMS} for _ in range(subscribers)]
-            phase.arrivals[request] = {
-                stream: [reader[stream] for reader in per_reader] for stream in STREAMS
-            }
-            readers.extend(
-                asyncio.ensure_future(subscribe(client, base, run_id, reader, phase.endings))
-                for reader in per_reader
-            )
+    async def start(request: str) -> None:
+        sent = time.monotonic()
+        body = bytearray()
 
-        started = time.monotonic()
-        started_cpu = time.process_time()
-        daemon_cpu = cpu_seconds(daemon_pid)
-        await asyncio.gather(*(start(request) for request in requests))
-        phase.starts_s = time.monotonic() - started
-        await asyncio.sleep(0.5)
-        phase.extra_kib += rss_kib(daemon_pid)
-        phase.delivered = sum(await asyncio.gather(*readers))
-        phase.elapsed_s = time.monotonic() - started
-        phase.client_cpu_s = time.process_time() - started_cpu
-        phase.daemon_cpu_s = cpu_seconds(daemon_pid) - daemon_cpu
+        def collect(data: bytes, _: float) -> bool:
+            body.extend(data)
+            return False
+
+        payload = orjson.dumps({"request": request, "chain_of_thought": mode})
+        status = await http_exchange(base, "POST", "/v1/runs", collect, payload)
+        if status != 202:
+            raise RuntimeError(f"POST /v1/runs answered {status}: {bytes(body)!r}")
+        phase.start_ms.append((time.monotonic() - sent) * 1000)
+        run_id = orjson.loads(body)["id"]
+        per_reader: list[dict[str, dict[int, float]]] = [
+            {stream: {} for stream in STREAMS} for _ in range(subscribers)
+        ]
+        phase.arrivals[request] = {
+            stream: [reader[stream] for reader in per_reader] for stream in STREAMS
+        }
+        readers.extend(
+            asyncio.ensure_future(subscribe(base, run_id, reader, phase)) for reader in per_reader
+        )
+
+    started = time.monotonic()
+    started_cpu = time.process_time()
+    daemon_cpu = cpu_seconds(daemon_pid)
+    await asyncio.gather(*(start(request) for request in requests))
+    phase.starts_s = time.monotonic() - started
+    await asyncio.sleep(0.5)
+    phase.extra_kib += rss_kib(daemon_pid)
+    phase.delivered = sum(await asyncio.gather(*readers))
+    phase.elapsed_s = time.monotonic() - started
+    phase.client_cpu_s = time.process_time() - started_cpu
+    phase.daemon_cpu_s = cpu_seconds(daemon_pid) - daemon_cpu
     return phase
 
 
@@ -265,7 +346,11 @@ def emissions(sent_path: Path) -> dict[str, dict[str, list[float]]]:
     }
 
 
-def latencies_of(arrivals: Arrivals, sent: dict[str, dict[str, list[float]]]) -> list[float]:
+def latencies_of(
+    arrivals: Arrivals, sent: dict[str, dict[str, list[float]]], emitted_after: float = 0.0
+) -> list[float]:
+    """Arrival minus emission of every delta matched, sorted (only those the simulator
+    emitted after ``emitted_after``, when given)."""
     values = []
     for request, streams in arrivals.items():
         for stream, readers in streams.items():
@@ -274,7 +359,7 @@ def latencies_of(arrivals: Arrivals, sent: dict[str, dict[str, list[float]]]) ->
                 values += [
                     (at - emitted[index]) * 1000
                     for index, at in received.items()
-                    if index < len(emitted)
+                    if index < len(emitted) and emitted[index] > emitted_after
                 ]
     return sorted(values)
 
@@ -347,8 +432,10 @@ def main() -> None:
             simulator.stdin.close()
             simulator.wait(timeout=30)
         sent = emissions(sent_path)
-    for _, _, _, phase in measured:
+    for _, path, _, phase in measured:
         phase.latencies = latencies_of(phase.arrivals, sent)
+        if path == "daemon":
+            phase.steady = latencies_of(phase.arrivals, sent, phase.joined_at)
     best: dict[tuple[str, str], tuple[int, Phase]] = {}
     for mode, path, number, phase in measured:
         kept = best.get((mode, path))
@@ -397,6 +484,13 @@ def main() -> None:
             f"{statistics.median(values) - statistics.median(floor):+.1f} ms, "
             f"p99 {p99(values) - p99(floor):+.1f} ms"
         )
+        steady = daemon_phase.steady
+        if steady:
+            print(
+                f"{mode}, once every subscriber had joined ({len(steady):,} deltas): added p50 "
+                f"{statistics.median(steady) - statistics.median(floor):+.1f} ms, "
+                f"p99 {p99(steady) - p99(floor):+.1f} ms"
+            )
     print()
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
