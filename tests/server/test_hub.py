@@ -172,3 +172,39 @@ def test_retained_runs_expire_and_unfinished_runs_are_not_kept() -> None:
     channel.publish(started(1))  # no terminal event: the store has to say how it ended
     hub.close("run_2")
     assert hub.retained.get("run_2") is None
+
+
+async def test_the_keepalive_comes_only_after_a_quiet_interval_on_one_timer() -> None:
+    """A subscriber fed every few milliseconds never times out, a quiet one does after
+    the interval, and the timer behind it is one per subscriber, not one per wait."""
+    loop = asyncio.get_running_loop()
+    channel = RunChannel("run_1", PLANNED)
+    subscriber = channel.subscribe()
+    channel.publish(started(1))
+    timers: list[asyncio.TimerHandle] = []
+    real_call_at = loop.call_at
+
+    def counting_call_at(
+        when: float, callback: Any, *args: Any, **options: Any
+    ) -> asyncio.TimerHandle:
+        handle = real_call_at(when, callback, *args, **options)
+        if getattr(callback, "__self__", None) is subscriber:
+            timers.append(handle)
+        return handle
+
+    loop.call_at = counting_call_at  # type: ignore[method-assign]
+    try:
+        for seq in range(2, 30):
+            subscriber.take()
+            loop.call_later(0.005, channel.publish, delta(seq, "x"))
+            assert await subscriber.wait(0.05) is True  # 140 ms of events, 50 ms interval
+        subscriber.take()
+        quiet_from = loop.time()
+        assert await subscriber.wait(0.05) is False
+        assert loop.time() - quiet_from >= 0.045
+    finally:
+        del loop.call_at
+    # The first wait armed the timer; it re-armed itself when it fired (every 50 ms).
+    assert 1 <= len(timers) <= 6
+    channel.unsubscribe(subscriber)
+    assert all(timer.cancelled() for timer in timers[-1:])

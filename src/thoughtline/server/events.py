@@ -159,23 +159,24 @@ def closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> tuple[bytes,
     return frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)
 
 
-def _expire(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
-
-
 class Subscriber:
     """One SSE reader of a live run: how far it has read the run's frames.
 
     ``cursor`` is the number of frames it has (frame ``i`` is the event of seq ``i + 1``);
     ``seen`` is how many frames the run had when it last read, so ``len(frames) - seen``
-    is what was published since."""
+    is what was published since.
 
-    __slots__ = ("_frames", "_waiter", "cursor", "seen")
+    Waiting costs one future: the keep-alive timer is one per subscriber, rescheduled
+    only when it fires (a timer per wait meant a timer made and cancelled for every
+    event delivered, to every subscriber)."""
+
+    __slots__ = ("_frames", "_timer", "_waiter", "_waiting_since", "cursor", "seen")
 
     def __init__(self, frames: list[bytes], cursor: int) -> None:
         self._frames = frames
         self._waiter: asyncio.Future[bool] | None = None
+        self._waiting_since = 0.0
+        self._timer: asyncio.TimerHandle | None = None
         self.cursor = cursor
         self.seen = len(frames)
 
@@ -208,21 +209,40 @@ class Subscriber:
         self.cursor = max(self.cursor, end)
 
     async def wait(self, timeout_s: float) -> bool:
-        """Wait until something is pending (True) or ``timeout_s`` passed (False).
-
-        One future and one timer, not ``wait_for`` on an event (which makes a task per
-        wait)."""
+        """Wait until something is pending (True) or ``timeout_s`` passed without it
+        (False)."""
         if self.pending():
             return True
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
-        timer = loop.call_later(timeout_s, _expire, waiter)
+        self._waiting_since = loop.time()
+        if self._timer is None:
+            self._timer = loop.call_at(self._waiting_since + timeout_s, self._tick, timeout_s)
         self._waiter = waiter
         try:
             return await waiter
         finally:
             self._waiter = None
-            timer.cancel()
+
+    def _tick(self, timeout_s: float) -> None:
+        """The keep-alive timer: expire a wait that lasted ``timeout_s``, else come back
+        when the current (or the next) wait would."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        waiter = self._waiter
+        due = now + timeout_s
+        if waiter is not None and not waiter.done():
+            if now - self._waiting_since >= timeout_s:
+                waiter.set_result(False)
+            else:
+                due = self._waiting_since + timeout_s
+        self._timer = loop.call_at(due, self._tick, timeout_s)
+
+    def close(self) -> None:
+        """Stop the keep-alive timer (the reader is gone)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class RunChannel:
@@ -265,6 +285,7 @@ class RunChannel:
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.discard(subscriber)
+        subscriber.close()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

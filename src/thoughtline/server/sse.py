@@ -94,6 +94,9 @@ async def run_stream(
 ) -> AsyncIterator[bytes]:
     channel = daemon.channel(run_id)
     source: AsyncGenerator[bytes, None]
+    # Live streams yield to the loop between writes themselves, and only when a write
+    # follows another at once: a live subscriber usually waits for the next event anyway.
+    paced = channel is not None
     if channel is not None:
         source = _live(daemon, channel, last_event_id)
     elif (retained := daemon.hub.retained.get(run_id)) is not None:
@@ -103,8 +106,9 @@ async def run_stream(
     try:
         async for chunk in source:
             yield chunk
-            # Let the server see a closed connection before the next write (see above).
-            await asyncio.sleep(0)
+            if not paced:
+                # Let the server see a closed connection before the next write (above).
+                await asyncio.sleep(0)
     except (asyncio.CancelledError, GeneratorExit):
         logger.debug("event stream of run %s ended before its last event", run_id)
         raise
@@ -134,7 +138,11 @@ async def _live(
                 return
             yield frame(channel.seq, "snapshot", channel.folder.snapshot())
         while True:
-            if channel.closing is not None and not subscriber.pending():
+            if subscriber.pending():
+                # Another write right after the last one: yield first, so a closed
+                # connection is noticed before it (see the module's docstring).
+                await asyncio.sleep(0)
+            elif channel.closing is not None:
                 return  # the client has the end (or resumed from past it)
             if not await subscriber.wait(settings.keepalive_s):
                 yield KEEPALIVE
@@ -146,7 +154,9 @@ async def _live(
                     return
                 yield frame(channel.seq, "resync", channel.folder.snapshot())
                 continue
-            for chunk in _batched(subscriber.take()):
+            for index, chunk in enumerate(_batched(subscriber.take())):
+                if index:
+                    await asyncio.sleep(0)
                 yield chunk
     finally:
         channel.unsubscribe(subscriber)
