@@ -112,7 +112,9 @@ async def test_handle_yields_live_events_in_order_then_the_final_run(
     # The events are the ones the store logged, and a second iteration replays them all.
     stored = orchestrator.store.run_events(run.id)
     assert untimed_deltas(from_records(stored)) == untimed_deltas(seen)
-    assert len(stored) < len(seen)  # consecutive deltas share a record
+    # Consecutive deltas of a task may share a record (tests/core/test_run_events.py);
+    # how many do depends on how the network chunked the streams.
+    assert len(stored) <= len(seen)
     assert [event async for event in handle] == seen
 
 

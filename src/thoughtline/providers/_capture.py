@@ -11,6 +11,7 @@ from thoughtline.providers._attempt import CallClock
 from thoughtline.providers.base import WireRequest
 from thoughtline.providers.exchange import Attempt, Exchange, ExchangeTimings
 from thoughtline.providers.redaction import Redactor
+from thoughtline.providers.transport import DIRECT_BODY, DirectBody
 
 MAX_ERROR_BODY_BYTES: Final = 1_000_000
 """An HTTP error body is read up to this size; the rest is not read."""
@@ -21,9 +22,16 @@ exchange (capture stops there; decoding goes on)."""
 
 def iter_body(response: httpx2.Response) -> AsyncIterator[bytes]:
     """The response body as it arrives. Without a content encoding the raw chunks are
-    the body, and reading them directly skips httpx2's decoding layers on the hot path."""
+    the body, and reading them directly skips httpx2's decoding layers on the hot path;
+    from the default transport they are read straight from its connection (httpx2's
+    raw iterator adds two generator layers per chunk). Closing the response stays the
+    caller's, as always."""
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if encoding == "identity" and not response.is_stream_consumed:
+        direct = response.extensions.get(DIRECT_BODY)
+        if isinstance(direct, DirectBody):
+            response.is_stream_consumed = True  # httpx2's readers must not read it again
+            return direct.chunks()
         return response.aiter_raw()
     return response.aiter_bytes()  # decodes gzip & co; also serves already-read bodies
 

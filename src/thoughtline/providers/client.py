@@ -57,6 +57,7 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import adapter_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
+from thoughtline.providers.transport import default_http_client
 from thoughtline.requests import ModelRequest
 from thoughtline.wire.jsonio import dumps_bytes
 
@@ -112,7 +113,7 @@ class ProviderClient:
         self.max_body_bytes = max_body_bytes
         self._sleep = sleep
         self._owns_http = http_client is None
-        self._http = http_client or httpx2.AsyncClient(timeout=self.timeouts.for_httpx())
+        self._http = http_client or default_http_client(self.timeouts.for_httpx())
 
     async def aclose(self) -> None:
         if self._owns_http:

@@ -22,6 +22,7 @@ from thoughtline.providers.capabilities import CapabilityTable, builtin_capabili
 from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
+from thoughtline.providers.transport import default_http_client
 from thoughtline.records import Run, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention
@@ -36,9 +37,6 @@ from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
 
 __all__ = ["RunEvent", "RunObserver", "Runtime"]
-
-KEEPALIVE_CONNECTIONS = 64
-"""Idle connections the runtime's pool keeps for the next calls (at least)."""
 
 
 class Runtime:
@@ -92,17 +90,13 @@ class Runtime:
         )
 
     def _build_http(self) -> httpx2.AsyncClient:
-        # Every run of the runtime shares the pool, so it must not cap connections: a
-        # cap sized from one run's max_concurrency (8 tasks: 16 connections) queued the
-        # 17th run of a daemon behind the others. Calls are bounded per run
-        # (max_concurrency) and per endpoint ([providers.NAME] max_concurrency); the pool
-        # only bounds the idle connections it keeps.
-        keep = max(self.config.max_concurrency * 2, KEEPALIVE_CONNECTIONS)
-        return httpx2.AsyncClient(
-            timeout=self.timeouts.for_httpx(),
-            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=keep),
-            transport=self.transport,
-        )
+        # Every run of the runtime shares the pool, and it does not cap connections: a
+        # cap sized from one run's max_concurrency queued the 17th run of a daemon behind
+        # the others. Calls are bounded per run (max_concurrency) and per endpoint
+        # ([providers.NAME] max_concurrency).
+        if self.transport is not None:
+            return httpx2.AsyncClient(timeout=self.timeouts.for_httpx(), transport=self.transport)
+        return default_http_client(self.timeouts.for_httpx())
 
     def _build_client(self, provider: str, http: httpx2.AsyncClient) -> ProviderClient:
         return ProviderClient(

@@ -1,0 +1,124 @@
+"""Provider transport: CPU per streamed chunk, httpx2's own transport against the default.
+
+The simulator runs in its own process and streams ``--streams`` answers at once, one
+frame per ``--pace`` seconds (so nearly every read brings one frame, as from a real
+provider). This process reads them all through ``httpx2.AsyncClient.stream`` the way
+the provider client reads a body (``iter_body``), once with httpx2's own transport
+(httpcore2: h11 in pure Python, anyio) and once with the transport thoughtline uses by
+default (``AiohttpTransport``: aiohttp, llhttp in C). Rounds alternate the two; each keeps its best round by this process's CPU
+time (user + system), which is what the reading costs; wall time is the pace's.
+
+    .venv/bin/python bench/bench_transport.py [--streams 100] [--frames 300]
+        [--pace 0.01] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import aiohttp
+import httpx2
+
+from thoughtline.providers._capture import iter_body
+from thoughtline.providers.transport import default_http_client
+
+SIMULATOR = """
+import sys
+from thoughtline.testing import Simulator, SimulatorServer, Transcript
+sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(
+    answer="word " * int(sys.argv[2]), chunk_chars=5))
+server = SimulatorServer(sim).start()
+print(server.url, flush=True)
+sys.stdin.read()
+"""
+
+BODY = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 100,
+    "stream": True,
+    "messages": [{"role": "user", "content": "hi"}],
+}
+HEADERS = {"x-api-key": "bench-key", "anthropic-version": "2023-06-01"}
+
+
+def httpx2_own() -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(timeout=60, limits=httpx2.Limits(max_connections=None))
+
+
+def thoughtline_default() -> httpx2.AsyncClient:
+    return default_http_client(httpx2.Timeout(60))
+
+
+async def read_all(url: str, streams: int, build: Callable[[], httpx2.AsyncClient]) -> int:
+    async with build() as http:
+
+        async def one() -> int:
+            chunks = 0
+            async with http.stream("POST", url, json=BODY, headers=HEADERS) as response:
+                async for _ in iter_body(response):
+                    chunks += 1
+            return chunks
+
+        return sum(await asyncio.gather(*(one() for _ in range(streams))))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--frames", type=int, default=300, help="answer deltas per stream")
+    parser.add_argument("--pace", type=float, default=0.01)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    simulator = subprocess.Popen(
+        [sys.executable, "-c", SIMULATOR, str(args.pace), str(args.frames)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert simulator.stdout is not None
+    assert simulator.stdin is not None
+    url = simulator.stdout.readline().strip() + "/anthropic/v1/messages"
+    contenders = {
+        "httpx2's own transport (httpcore2, h11)": httpx2_own,
+        "thoughtline default (AiohttpTransport)": thoughtline_default,
+    }
+    best: dict[str, tuple[float, float, int]] = {}
+    try:
+        for number in range(args.repeat):
+            names = list(contenders)
+            if number % 2:
+                names.reverse()
+            for name in names:
+                cpu, wall = time.process_time(), time.monotonic()
+                chunks = asyncio.run(read_all(url, args.streams, contenders[name]))
+                result = (time.process_time() - cpu, time.monotonic() - wall, chunks)
+                if name not in best or result[0] < best[name][0]:
+                    best[name] = result
+    finally:
+        simulator.stdin.close()
+        simulator.wait(timeout=30)
+    print(
+        f"{args.streams} streams at once, {args.frames} deltas each, one frame per "
+        f"{args.pace * 1000:g} ms; best CPU of {args.repeat} alternating rounds; python "
+        f"{platform.python_version()}, httpx2 {httpx2.__version__}, aiohttp "
+        f"{aiohttp.__version__}; load average {os.getloadavg()[0]:.1f} at the end\n"
+    )
+    baseline = best[next(iter(contenders))][0]
+    print("| transport | chunks read | CPU s | wall s | CPU µs per chunk | CPU vs httpx2's own |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (cpu, wall, chunks) in best.items():
+        print(
+            f"| {name} | {chunks:,} | {cpu:.2f} | {wall:.2f} | {cpu / chunks * 1e6:.0f} "
+            f"| {cpu / baseline:.2f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()

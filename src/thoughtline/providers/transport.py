@@ -1,0 +1,278 @@
+"""The HTTP transport provider calls go through by default: httpx2's client interface on
+aiohttp's connections.
+
+Reading a stream is most of what a provider call does, and most of a long-lived process's
+work while many runs stream. httpx2's own transport parses HTTP in pure Python (h11) and
+re-arms the socket's reader for every read; aiohttp parses with llhttp (C) and keeps
+reading. On the same loopback streams (100 at once, one frame per read) it takes about
+40% less CPU per chunk (``bench/README.md``, "Provider transport").
+
+Everything above the transport stays httpx2: requests, responses, timeouts (from each
+request's ``timeout`` extension), the error types the provider layer maps to
+``PROVIDER_UNREACHABLE``/``PROVIDER_TIMEOUT``/interruptions. aiohttp's failures are
+translated into httpx2's here, so nothing above knows the difference. Bodies are passed
+through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport).
+Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as httpx2's do;
+certificates are checked against httpx2's default trust store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["DIRECT_BODY", "AiohttpTransport", "DirectBody", "default_http_client"]
+
+KEEPALIVE_S = 30.0
+"""How long an idle connection is kept for the next call to the same host."""
+DIRECT_BODY = "thoughtline.direct_body"
+"""The response extension holding the :class:`DirectBody` of a response."""
+MAX_CHUNK_BYTES = 64 * 1024
+"""The largest piece of a body handed up at once (httpx2's own transport reads as much)."""
+
+
+class AiohttpTransport(httpx2.AsyncBaseTransport):
+    """An ``httpx2`` transport that sends requests with aiohttp.
+
+    Build it anywhere (in a worker thread too: the TLS context, the costly part, is made
+    here); the aiohttp session is opened on the first request, on that request's event
+    loop, and again if a later request runs on another loop. Connections are not capped:
+    callers bound concurrency themselves (``max_concurrency``)."""
+
+    def __init__(self, *, verify: ssl.SSLContext | bool = True, trust_env: bool = True) -> None:
+        import aiohttp  # imported with the transport only: `status` and config never pay
+
+        self._aiohttp = aiohttp
+        if isinstance(verify, ssl.SSLContext):
+            self._ssl: ssl.SSLContext | bool = verify
+        else:
+            self._ssl = httpx2.create_ssl_context(verify=verify, trust_env=trust_env)
+        self._trust_env = trust_env
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _session_for(self, loop: asyncio.AbstractEventLoop) -> Any:
+        session = self._session
+        if session is not None and self._loop is loop and not session.closed:
+            return session
+        aiohttp = self._aiohttp
+        if session is not None:  # of another (finished) loop: it cannot be awaited here
+            _abandon(session)
+        opened = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ssl=self._ssl, keepalive_timeout=KEEPALIVE_S),
+            auto_decompress=False,
+            trust_env=self._trust_env,
+            timeout=aiohttp.ClientTimeout(total=None),
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+        )
+        self._session, self._loop = opened, loop
+        return opened
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        aiohttp = self._aiohttp
+        session = self._session_for(asyncio.get_running_loop())
+        limits: dict[str, float | None] = request.extensions.get("timeout", {})
+        connect = limits.get("connect")
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=connect, sock_connect=connect, sock_read=limits.get("read")
+        )
+        content = await request.aread()
+        try:
+            response = await session.request(
+                request.method,
+                str(request.url),
+                headers=request.headers.multi_items(),
+                data=content or None,
+                allow_redirects=False,
+                timeout=timeout,
+            )
+        except Exception as exc:
+            raise _sending_error(aiohttp, exc, request) from exc
+        stream = DirectBody(aiohttp, response, request, limits.get("read"))
+        return httpx2.Response(
+            status_code=response.status,
+            headers=[(name, value) for name, value in response.raw_headers],
+            stream=stream,
+            extensions={
+                DIRECT_BODY: stream,
+                "http_version": f"HTTP/{response.version.major}.{response.version.minor}".encode()
+                if response.version is not None
+                else b"HTTP/1.1",
+                "reason_phrase": (response.reason or "").encode("latin-1", "replace"),
+            },
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        session, loop = self._session, self._loop
+        self._session = self._loop = None
+        if session is None or session.closed:
+            return
+        if loop is asyncio.get_running_loop():
+            await session.close()
+        else:
+            _abandon(session)
+
+    def __del__(self) -> None:
+        # Never closed (a ProviderClient its user did not close, a pool dropped with its
+        # loop): close the sockets now, instead of aiohttp's "Unclosed" error at exit.
+        session = getattr(self, "_session", None)
+        if session is not None:
+            _abandon(session)
+
+
+def _abandon(session: Any) -> None:
+    """Close a session's connections without awaiting (its loop is gone or going)."""
+    connector = session.connector
+    if connector is None or connector.closed:
+        return
+    # The synchronous half of ``connector.close()``: the public one schedules a task on
+    # the connector's loop, which may be closed by now.
+    close_now = getattr(connector, "_close", None)
+    if close_now is not None:
+        with contextlib.suppress(Exception):
+            close_now()
+
+
+class ReadTimedOut(Exception):
+    """Nothing arrived on a response's connection for its read timeout."""
+
+
+class DirectBody(httpx2.AsyncByteStream):
+    """A response's body as aiohttp reads it, chunk by chunk as it arrives.
+
+    httpx2 reads it through its own layers; the provider client reads :meth:`chunks`
+    directly (found in the response's ``extensions[DIRECT_BODY]``).
+
+    The read timeout of the body is kept here, by one timer per response that looks
+    every quarter of the timeout whether bytes came in since its last look (aiohttp's own
+    cancels and re-arms a timer for every chunk received, about 15 µs a chunk). So a
+    silent connection fails after 1 to 1.25 times the timeout."""
+
+    def __init__(
+        self,
+        aiohttp: Any,
+        response: aiohttp.ClientResponse,
+        request: httpx2.Request,
+        read_timeout: float | None,
+    ) -> None:
+        self._aiohttp = aiohttp
+        self._response = response
+        self._request = request
+        self._read_timeout = read_timeout
+        self._watch: asyncio.TimerHandle | None = None
+        self._seen_bytes = -1
+        self._quiet_since = 0.0
+        connection = response.connection
+        if read_timeout and connection is not None and connection.protocol is not None:
+            # The headers are in: from here on the timer below keeps the read timeout.
+            connection.protocol.read_timeout = None
+            loop = asyncio.get_running_loop()
+            self._quiet_since = loop.time()
+            self._watch = loop.call_later(read_timeout / 4, self._look)
+
+    def _look(self) -> None:
+        timeout = self._read_timeout
+        assert timeout is not None
+        content = self._response.content
+        if content.at_eof():
+            self._watch = None
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if content.total_bytes != self._seen_bytes:
+            self._seen_bytes, self._quiet_since = content.total_bytes, now
+        elif now - self._quiet_since >= timeout:
+            self._watch = None
+            content.set_exception(ReadTimedOut(f"nothing arrived for {timeout:g} s"))
+            return
+        self._watch = loop.call_later(timeout / 4, self._look)
+
+    def _stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self.chunks()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's chunks, at most :data:`MAX_CHUNK_BYTES` each."""
+        content = self._response.content
+        try:
+            while True:
+                chunk = await content.readany()
+                if not chunk:
+                    return
+                if len(chunk) <= MAX_CHUNK_BYTES:
+                    yield chunk
+                    continue
+                # What piled up while the reader was busy comes as one buffer; pieces
+                # keep every live delta and log record made from one chunk bounded.
+                with memoryview(chunk) as view:
+                    for start in range(0, len(chunk), MAX_CHUNK_BYTES):
+                        yield bytes(view[start : start + MAX_CHUNK_BYTES])
+        except Exception as exc:
+            raise _reading_error(self._aiohttp, exc, self._request) from exc
+        finally:
+            self._stop_watching()
+
+    async def aclose(self) -> None:
+        self._stop_watching()
+        response = self._response
+        if response.content.at_eof():
+            response.release()  # the connection goes back to the pool
+        else:
+            response.close()  # stopped early: the rest of the body is not wanted
+
+
+def _sending_error(aiohttp: Any, exc: Exception, request: httpx2.Request) -> Exception:
+    """An aiohttp failure before the response started, as httpx2's exception. Messages
+    are rebuilt where aiohttp's would carry the URL (credentials in a base URL) or its
+    TLS context's repr."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return httpx2.ConnectTimeout(message, request=request)
+    if isinstance(exc, aiohttp.SocketTimeoutError | asyncio.TimeoutError):
+        return httpx2.ReadTimeout(message, request=request)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        reason = exc.strerror or str(exc.os_error) or type(exc.os_error).__name__
+        return httpx2.ConnectError(
+            f"cannot connect to {exc.host}:{exc.port}: {reason}", request=request
+        )
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return httpx2.RemoteProtocolError(message, request=request)
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return httpx2.RemoteProtocolError(f"{exc.status}, {exc.message}", request=request)
+    if isinstance(exc, aiohttp.InvalidURL):
+        return httpx2.UnsupportedProtocol("the URL is not one HTTP can reach", request=request)
+    if isinstance(exc, aiohttp.ClientError | OSError):
+        return httpx2.ConnectError(message, request=request)
+    return exc
+
+
+def _reading_error(aiohttp: Any, exc: Exception, request: httpx2.Request) -> Exception:
+    """An aiohttp failure while a body was streaming, as httpx2's exception."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, ReadTimedOut | aiohttp.SocketTimeoutError | asyncio.TimeoutError):
+        return httpx2.ReadTimeout(message, request=request)
+    if isinstance(exc, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+        return httpx2.RemoteProtocolError(message, request=request)
+    if isinstance(exc, aiohttp.ClientError | OSError):
+        return httpx2.ReadError(message, request=request)
+    return exc
+
+
+def default_http_client(
+    timeout: httpx2.Timeout, *, verify: ssl.SSLContext | bool = True
+) -> httpx2.AsyncClient:
+    """The HTTP client provider calls use unless one is given: httpx2 on aiohttp."""
+    return httpx2.AsyncClient(timeout=timeout, transport=AiohttpTransport(verify=verify))

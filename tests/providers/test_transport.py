@@ -1,0 +1,210 @@
+"""The default transport (httpx2 on aiohttp) against real loopback servers: what it sends,
+what it hands back undecoded, and every failure as the httpx2 error the provider layer
+maps."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+
+from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, RetryPolicy, Timeouts
+from thoughtline.providers.transport import MAX_CHUNK_BYTES, AiohttpTransport, default_http_client
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@asynccontextmanager
+async def raw_server(handler: Handler) -> AsyncIterator[str]:
+    """A one-handler HTTP server on 127.0.0.1 that writes exactly the bytes it is told."""
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return head + (await reader.readexactly(length) if length else b"")
+
+
+def client() -> httpx2.AsyncClient:
+    return default_http_client(httpx2.Timeout(connect=2, read=0.3, write=2, pool=2))
+
+
+async def test_the_request_goes_out_as_httpx2_built_it_and_bodies_come_back_undecoded() -> None:
+    seen: list[bytes] = []
+    compressed = gzip.compress(b'{"answer": "<b>not markup</b> \xc3\xa9"}')
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await read_request(reader))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            b"Content-Length: " + str(len(compressed)).encode() + b"\r\n\r\n" + compressed
+        )
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(handler) as url, client() as http:
+        response = await http.post(url + "/v1/messages", json={"q": 1}, headers={"x-k": "v"})
+    assert response.status_code == 200
+    assert response.json() == {"answer": "<b>not markup</b> é"}  # httpx2 decoded the gzip once
+    request = seen[0].decode()
+    assert request.startswith("POST /v1/messages HTTP/1.1\r\n")
+    assert "x-k: v" in request.lower()
+    assert f"user-agent: python-httpx2/{httpx2.__version__}" in request.lower()
+    assert "aiohttp" not in request.lower()
+    assert request.endswith('{"q":1}')
+
+
+async def test_a_stream_arrives_chunk_by_chunk_as_the_server_writes_it() -> None:
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        await writer.drain()
+        await release.wait()
+        writer.write(b"6\r\nsecond\r\n0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(handler) as url, client() as http, http.stream("GET", url) as response:
+        chunks = response.aiter_raw()
+        assert await anext(chunks) == b"first"  # before the server sent the rest
+        release.set()
+        assert [chunk async for chunk in chunks] == [b"second"]
+
+
+@pytest.mark.parametrize(
+    ("ending", "error"),
+    [
+        ("cut", httpx2.RemoteProtocolError),  # the chunked body ends without its last chunk
+        ("stall", httpx2.ReadTimeout),  # nothing more within the read timeout (0.3 s)
+        ("stall later", httpx2.ReadTimeout),  # the same after more chunks came in
+    ],
+)
+async def test_a_body_that_stops_is_the_httpx2_error_the_provider_layer_maps(
+    ending: str, error: type[Exception]
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\npart\r\n")
+        await writer.drain()
+        if ending == "stall later":
+            for _ in range(3):
+                await asyncio.sleep(0.1)
+                writer.write(b"4\r\npart\r\n")
+                await writer.drain()
+        if ending.startswith("stall"):
+            await asyncio.sleep(5)
+        writer.close()
+
+    received: list[bytes] = []
+
+    async def read_to_the_end(response: httpx2.Response) -> None:
+        async for chunk in response.aiter_raw():
+            received.append(chunk)
+
+    async with raw_server(handler) as url, client() as http, http.stream("GET", url) as response:
+        started = time.monotonic()
+        with pytest.raises(error):
+            await read_to_the_end(response)
+    assert b"".join(received) == b"part" * (4 if ending == "stall later" else 1)
+    if ending != "cut":  # silent for the read timeout (0.3 s), never twice as long
+        assert 0.3 <= time.monotonic() - started - 0.1 * (received.count(b"part") - 1) < 1.5
+
+
+async def test_a_server_that_is_not_there_is_a_connect_error_naming_host_and_port() -> None:
+    async with raw_server(read_request) as url:
+        pass  # closed again: nothing listens on the port now
+    async with client() as http:
+        with pytest.raises(httpx2.ConnectError) as raised:
+            await http.get(url)
+    host_port = url.removeprefix("http://")
+    assert str(raised.value).startswith(f"cannot connect to {host_port}: ")
+    assert "SSLContext" not in str(raised.value)
+
+
+async def test_an_unreachable_provider_reads_as_provider_unreachable_with_the_base_url() -> None:
+    async with raw_server(read_request) as url:
+        pass
+    environ = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-canary-transport-0000"}
+    endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
+    retry = RetryPolicy(max_retries=0)
+    async with ProviderClient(endpoint, retry=retry, timeouts=Timeouts(connect=2)) as provider:
+        call = await provider.complete(ModelRequest.simple("claude-sonnet-4-6", "hi"))
+    error = call.response.error
+    assert error is not None and error.code == "PROVIDER_UNREACHABLE"
+    assert url in error.message and "cannot connect to" in error.message
+    assert "sk-ant-canary" not in error.message
+
+
+def test_one_transport_serves_one_event_loop_after_another() -> None:
+    transport = AiohttpTransport()
+
+    async def one_request() -> int:
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            await writer.drain()
+
+        async with raw_server(handler) as url:
+            http = httpx2.AsyncClient(transport=transport)
+            return (await http.get(url)).status_code
+
+    assert asyncio.run(one_request()) == 204
+    assert asyncio.run(one_request()) == 204  # the first loop's session is gone with it
+
+
+def test_a_client_its_user_never_closed_leaves_no_error_at_exit(
+    environ: dict[str, str],
+) -> None:
+    script = (
+        "import asyncio\n"
+        "from thoughtline import EndpointRegistry, ModelRequest, ProviderClient\n"
+        "client = ProviderClient(EndpointRegistry().resolve('anthropic'))\n"
+        "call = asyncio.run(client.complete(ModelRequest.simple('claude-sonnet-4-6', 'hi')))\n"
+        "print(call.response.text[:5])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, **environ},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    assert done.stderr == ""
+
+
+async def test_a_body_that_piled_up_comes_in_bounded_pieces() -> None:
+    body = bytes(range(256)) * 1024  # 256 KiB, written at once, read after it arrived
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(handler) as url, client() as http, http.stream("GET", url) as response:
+        await asyncio.sleep(0.2)  # let it all arrive before reading
+        chunks = [chunk async for chunk in response.aiter_raw()]
+    assert b"".join(chunks) == body
+    assert max(len(chunk) for chunk in chunks) <= MAX_CHUNK_BYTES
