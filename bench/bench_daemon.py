@@ -306,8 +306,9 @@ async def direct_baseline(sim_url: str, requests: list[str], reasoning: bool) ->
     }
     endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
     phase = Phase()
-    http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=len(requests) + 10), timeout=120)
-    async with ProviderClient(endpoint, http_client=http, capture_body=False) as client:
+    # The default ProviderClient (its own HTTP client, as the daemon's runtime has): the
+    # baseline reads the provider exactly as well as the daemon can.
+    async with ProviderClient(endpoint, capture_body=False) as client:
 
         async def one(request: str) -> None:
             received: dict[str, dict[int, float]] = {stream: {} for stream in STREAMS}
@@ -325,7 +326,6 @@ async def direct_baseline(sim_url: str, requests: list[str], reasoning: bool) ->
         started = time.monotonic()
         await asyncio.gather(*(one(request) for request in requests))
         phase.elapsed_s = time.monotonic() - started
-    await http.aclose()
     return phase
 
 

@@ -208,3 +208,34 @@ async def test_a_body_that_piled_up_comes_in_bounded_pieces() -> None:
         chunks = [chunk async for chunk in response.aiter_raw()]
     assert b"".join(chunks) == body
     assert max(len(chunk) for chunk in chunks) <= MAX_CHUNK_BYTES
+
+
+async def test_the_proxy_in_the_environment_carries_the_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HTTP_PROXY is honoured as with httpx2's own transport (a forward proxy gets the
+    absolute URL), and NO_PROXY still exempts a host."""
+    proxied: list[bytes] = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        proxied.append(await read_request(reader))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nproxied")
+        await writer.drain()
+        writer.close()
+
+    async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\ndirect")
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(proxy) as proxy_url, raw_server(origin) as origin_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with client() as http:
+            assert (await http.get(origin_url + "/v1/models")).text == "proxied"
+        assert proxied[0].startswith(f"GET {origin_url}/v1/models HTTP/1.1".encode())
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        async with client() as http:
+            assert (await http.get(origin_url + "/v1/models")).text == "direct"
