@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -195,3 +196,31 @@ def test_a_run_that_finished_lately_is_served_from_memory_as_the_store_serves_it
     assert from_memory == from_store
     assert from_store[0].count(b"\n\n") == 2  # the snapshot before the end, then the end
     assert _raw(client, run_id, {"Last-Event-ID": str(last)}) == b""
+
+
+def test_a_page_on_a_configured_origin_follows_a_live_run_with_cors_headers(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    """The frames skip the middlewares' send wrappers; the response start does not, so
+    CORS still names the page's origin, and the frames are the ones a replay gives."""
+    daemon = start_daemon(cors_origins=("https://app.example",))
+    sim.script(SLOW)
+    sim.pace_s = 0.01
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    headers = {"Origin": "https://app.example", "Sec-Fetch-Site": "cross-site"}
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "https://app.example"
+        assert response.headers["content-type"].startswith("text/event-stream")
+        live = b"".join(response.iter_bytes())
+    assert live.startswith(b"id: ")
+    frames = [frame for frame in live.split(b"\n\n") if frame]
+    answer = "".join(
+        json.loads(frame.split(b"data: ", 1)[1])["text"]
+        for frame in frames
+        if b"event: answer.delta" in frame
+    )
+    snapshot = json.loads(frames[0].split(b"data: ", 1)[1])
+    assert (snapshot["tasks"][0]["output"] or "") + answer == "0123456789" * 6
+    assert b"event: run.completed" in frames[-1]

@@ -34,6 +34,7 @@ from thoughtline.server.daemon import Daemon
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
+from thoughtline.server.sse import ServerSend
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ class DaemonServer:
         self.url = url_for(self.sock)
         self.app = create_app(daemon)
         config = uvicorn.Config(
-            self.app,
+            ServerSend(self.app),
             log_level="warning",
             access_log=False,
             lifespan="on",

@@ -38,7 +38,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 
 from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, now_iso
@@ -64,15 +64,53 @@ MAX_EVENT_ID = 2**63 - 1
 _BATCH_BYTES = 64 * 1024
 
 
-class EventStreamResponse(StreamingResponse):
-    """The SSE response: a client that disconnects ends it without an error."""
+SERVER_SEND = "thoughtline.server_send"
+"""Scope key of the server's own ``send`` (set by :class:`ServerSend`)."""
+
+
+class ServerSend:
+    """Outermost ASGI wrapper: keeps the server's own ``send`` in the scope, so an event
+    stream can write its frames without going through every middleware's wrapper."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[SERVER_SEND] = send
+        await self.app(scope, receive, send)
+
+
+class EventStreamResponse(StreamingResponse):
+    """The SSE response: a client that disconnects ends it without an error.
+
+    The response start and end go through every middleware (CORS adds its headers to
+    the start; the error middlewares learn that the response began). The frames between
+    go straight to the server's ``send`` when it is known: the middlewares' wrappers only
+    watch for the start, and at hundreds of subscribers they were a large share of the
+    work of every frame delivered."""
+
+    _frames_send: Send | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._frames_send = scope.get(SERVER_SEND)
         try:
             await super().__call__(scope, receive, send)
         except (ClientDisconnect, OSError) as exc:
             # Servers implementing ASGI 2.4 raise from send() once the client is gone.
             logger.debug("event stream %s: the client went away (%r)", scope.get("path"), exc)
+        except asyncio.CancelledError:
+            logger.debug("event stream %s ended before its last event", scope.get("path"))
+            raise
+
+    async def stream_response(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        frames_send = self._frames_send or send
+        async for chunk in self.body_iterator:
+            assert isinstance(chunk, bytes)
+            await frames_send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
@@ -89,29 +127,26 @@ def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(batch)
 
 
-async def run_stream(
-    daemon: Daemon, run_id: str, last_event_id: int | None
-) -> AsyncIterator[bytes]:
+def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncIterator[bytes]:
+    """The frames of one event stream: from the hub for a run executing here, from memory
+    for one that finished lately, from the store otherwise."""
     channel = daemon.channel(run_id)
-    source: AsyncGenerator[bytes, None]
-    # Live streams yield to the loop between writes themselves, and only when a write
-    # follows another at once: a live subscriber usually waits for the next event anyway.
-    paced = channel is not None
     if channel is not None:
-        source = _live(daemon, channel, last_event_id)
-    elif (retained := daemon.hub.retained.get(run_id)) is not None:
-        source = _retained(retained, last_event_id)
-    else:
-        source = _stored(daemon, run_id, last_event_id)
+        # A live stream yields to the loop between writes itself, and only when a write
+        # follows another at once: a live subscriber usually waits for the next event.
+        return _live(daemon, channel, last_event_id)
+    if (retained := daemon.hub.retained.get(run_id)) is not None:
+        return _paced(_retained(retained, last_event_id))
+    return _paced(_stored(daemon, run_id, last_event_id))
+
+
+async def _paced(source: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
+    """``source``, yielding to the loop after every chunk, so the server sees a closed
+    connection before the next write (see the module's docstring)."""
     try:
         async for chunk in source:
             yield chunk
-            if not paced:
-                # Let the server see a closed connection before the next write (above).
-                await asyncio.sleep(0)
-    except (asyncio.CancelledError, GeneratorExit):
-        logger.debug("event stream of run %s ended before its last event", run_id)
-        raise
+            await asyncio.sleep(0)
     finally:
         await source.aclose()
 
