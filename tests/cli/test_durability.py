@@ -344,6 +344,9 @@ def test_a_really_full_disk_mid_run_ends_with_one_line_and_stays_readable(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
     sim.script(BIG)
+    # Paced, so the answer arrives (and is committed) piece by piece until the disk is
+    # full; sent all at once it could reach the store as one transaction too big to fit.
+    sim.pace_s = 0.001
     with _small_tmpfs(tmp_path / "disk", "1m") as disk:
         home = disk / "home"
         spare = disk / "spare"
