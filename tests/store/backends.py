@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -31,9 +31,19 @@ class StoreBackend:
     kind: StoreKind
     location: str
     """The SQLite file's path, or the PostgreSQL database's URL."""
+    opened: list[Store] = field(default_factory=list, compare=False, repr=False)
+    """Every store :meth:`open` returned, closed by the ``backend`` fixture afterwards."""
 
     def open(self) -> Store:
-        return open_at(self.location)
+        store = open_at(self.location)
+        self.opened.append(store)
+        return store
+
+    def close_all(self) -> None:
+        """Close what the test left open (closing twice is harmless)."""
+        for store in self.opened:
+            store.close()
+        self.opened.clear()
 
     @property
     def named_in_messages(self) -> str:

@@ -6,14 +6,19 @@ are those of ``thoughtline store migrate`` (each runs commands as processes)."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.store.backends import StoreBackend
 from tests.store.postgres_cluster import Cluster, find_binaries, running_cluster
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -42,14 +47,37 @@ def postgres_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def postgres_dsn(postgres_cluster: Cluster) -> str:
-    """A fresh, empty database of the session's cluster."""
-    return postgres_cluster.new_database()
+def postgres_dsn(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh, empty database of the session's cluster. A test that leaves a connection
+    pool open on it fails (the pool would keep reconnecting after the cluster stops)."""
+    dsn = postgres_cluster.new_database()
+    yield dsn
+    database = dsn.rpartition("/")[2]
+    left_open = _open_pools(database)
+    for pool in left_open:
+        pool.close(timeout=1)
+    assert not left_open, f"the test left a PostgreSQL pool open on {database}: close the store"
+
+
+def _open_pools(database: str) -> list[ConnectionPool]:
+    from psycopg_pool import ConnectionPool
+
+    gc.collect()
+    return [
+        candidate
+        for candidate in gc.get_objects()
+        if isinstance(candidate, ConnectionPool)
+        and not candidate.closed
+        # The store names its pool "thoughtline HOST:PORT/DATABASE".
+        and (candidate.name or "").endswith(f"/{database}")
+    ]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreBackend:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBackend]:
     if request.param == "sqlite":
-        return StoreBackend("sqlite", str(tmp_path / "thoughtline.db"))
-    dsn: str = request.getfixturevalue("postgres_dsn")
-    return StoreBackend("postgres", dsn)
+        chosen = StoreBackend("sqlite", str(tmp_path / "thoughtline.db"))
+    else:
+        chosen = StoreBackend("postgres", request.getfixturevalue("postgres_dsn"))
+    yield chosen
+    chosen.close_all()
