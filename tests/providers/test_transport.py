@@ -5,13 +5,17 @@ maps."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import os
+import shutil
+import ssl
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -239,3 +243,51 @@ async def test_the_proxy_in_the_environment_carries_the_request(
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         async with client() as http:
             assert (await http.get(origin_url + "/v1/models")).text == "direct"
+
+
+@pytest.fixture
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that nothing vouches for, and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_tls_is_checked_against_ssl_cert_file_when_set(
+    self_signed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose certificate nothing vouches for is refused, naming why; the same
+    server is trusted once SSL_CERT_FILE names its certificate (as with httpx2's own)."""
+    cert, key = self_signed
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\ntrusted")
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_tls)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    try:
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        async with client() as http:
+            with pytest.raises(httpx2.ConnectError) as refused:
+                await http.get(url)
+        assert "certificate verify failed" in str(refused.value).lower()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        async with client() as http:  # the trust store is read when the client is built
+            assert (await http.get(url)).text == "trusted"
+    finally:
+        server.close()
+        await server.wait_closed()
