@@ -291,3 +291,34 @@ async def test_tls_is_checked_against_ssl_cert_file_when_set(
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_cookies_are_httpx2s_alone() -> None:
+    """A cookie the server sets comes back once, from httpx2's jar; cleared there, it is
+    gone (aiohttp keeps no jar of its own)."""
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                seen.append(await read_request(reader))
+            except asyncio.IncompleteReadError:
+                break
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nSet-Cookie: edge=abc; Path=/\r\nContent-Length: 0\r\n\r\n"
+            )
+            await writer.drain()
+        writer.close()
+
+    def cookie_lines(request: bytes) -> list[str]:
+        lines = request.decode().split("\r\n")
+        return [line.lower() for line in lines if line.lower().startswith("cookie:")]
+
+    async with raw_server(handler) as url, client() as http:
+        named = url.replace("127.0.0.1", "localhost")  # a jar keeps no cookie of an IP host
+        await http.get(named)
+        await http.get(named)
+        http.cookies.clear()
+        await http.get(named)
+    assert cookie_lines(seen[1]) == ["cookie: edge=abc"]
+    assert cookie_lines(seen[2]) == []

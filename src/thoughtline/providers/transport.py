@@ -4,14 +4,15 @@ aiohttp's connections.
 Reading a stream is most of what a provider call does, and most of a long-lived process's
 work while many runs stream. httpx2's own transport parses HTTP in pure Python (h11) and
 re-arms the socket's reader for every read; aiohttp parses with llhttp (C) and keeps
-reading. On the same loopback streams (100 at once, one frame per read) it takes about
-40% less CPU per chunk (``bench/README.md``, "Provider transport").
+reading. On the same loopback streams (100 at once, one frame per read) it takes
+0.60x-0.67x the CPU per chunk (``bench/README.md``, "Provider transport").
 
 Everything above the transport stays httpx2: requests, responses, timeouts (from each
 request's ``timeout`` extension), the error types the provider layer maps to
 ``PROVIDER_UNREACHABLE``/``PROVIDER_TIMEOUT``/interruptions. aiohttp's failures are
 translated into httpx2's here, so nothing above knows the difference. Bodies are passed
-through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport).
+through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport), and
+cookies are httpx2's business too (aiohttp keeps none).
 Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as httpx2's do;
 certificates are checked against httpx2's default trust store.
 """
@@ -69,6 +70,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         opened = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, ssl=self._ssl, keepalive_timeout=KEEPALIVE_S),
             auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
             trust_env=self._trust_env,
             timeout=aiohttp.ClientTimeout(total=None),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
