@@ -24,9 +24,10 @@ Runs executing in this daemon are served from the in-process hub; every other ru
 
 Frames that are ready together (a backlog, a burst of deltas) go out as one write. A
 client that goes away ends its stream quietly: the stream yields to the event loop
-after every write, so the server learns of the closed connection before it writes
-again (instead of writing a whole backlog into a dead socket, which asyncio reports
-line by line), and a send that fails is logged once, at debug level.
+between two writes that follow each other at once, so the server learns of the closed
+connection before it writes again (instead of writing a whole backlog into a dead
+socket, which asyncio reports line by line), and a send that fails is logged once, at
+debug level. (A live stream that waits for the next event yields anyway.)
 """
 
 from __future__ import annotations
