@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+import pytest
+
 from thoughtline.run_events import (
     RunCompleted,
     RunEvent,
@@ -22,7 +24,7 @@ from thoughtline.server.events import (
     SnapshotFolder,
     fold,
 )
-from thoughtline.server.sse import _live
+from thoughtline.server.sse import KEEPALIVE, _live
 
 PLANNED: dict[str, Any] = {
     "schema": "thoughtline.run/v1",
@@ -208,3 +210,161 @@ async def test_the_keepalive_comes_only_after_a_quiet_interval_on_one_timer() ->
     assert 1 <= len(timers) <= 6
     channel.unsubscribe(subscriber)
     assert all(timer.cancelled() for timer in timers[-1:])
+
+
+class FakeServer:
+    """A server's ``send`` for direct writes: records each body it is given (in the
+    order the writes finish), and can hold one write until released, as a transport
+    with a full buffer holds a write until the client reads, or fail one."""
+
+    def __init__(self, hold_call: int | None = None, fail_call: int | None = None) -> None:
+        self.bodies: list[bytes] = []
+        self.calls = 0
+        self.hold_call = hold_call
+        self.fail_call = fail_call
+        self.released = asyncio.Event()
+        self.tasks: list[asyncio.Task[Any] | None] = []
+        """The task each write started in (None: a callback of the loop)."""
+        self.held_write_finished_in: asyncio.Task[Any] | None = None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.calls += 1
+        self.tasks.append(asyncio.current_task())
+        if self.calls == self.fail_call:
+            raise OSError("the client went away")
+        if self.calls == self.hold_call:
+            await self.released.wait()
+            self.held_write_finished_in = asyncio.current_task()
+        self.bodies.append(message["body"])
+
+
+async def _drain(stream: Any, into: list[bytes]) -> None:
+    async for chunk in stream:
+        into.append(chunk)
+
+
+def _fake_daemon(keepalive_s: float = 5.0) -> Daemon:
+    settings = ServerSettings(keepalive_s=keepalive_s)
+    return cast(Daemon, type("FakeDaemon", (), {"settings": settings})())
+
+
+async def _caught_up(
+    channel: RunChannel, server: FakeServer, into: list[bytes]
+) -> asyncio.Task[None]:
+    """A live stream on ``channel`` that has read its snapshot and handed its ``send``
+    to the channel."""
+    stream = _live(_fake_daemon(), channel, None, server.send)  # type: ignore[arg-type]
+    into.append(await anext(stream))
+    task = asyncio.ensure_future(_drain(stream, into))
+    await asyncio.sleep(0)
+    assert any(subscriber.direct is not None for subscriber in channel.direct)
+    return task
+
+
+async def test_the_channel_writes_for_caught_up_subscribers_in_one_step_of_the_loop() -> None:
+    channel = RunChannel("run_1", PLANNED)
+    servers = [FakeServer(), FakeServer()]
+    yielded: list[list[bytes]] = [[], []]
+    tasks = [await _caught_up(channel, s, y) for s, y in zip(servers, yielded, strict=True)]
+    channel.publish(started(1))
+    channel.publish(delta(2, "a"))
+    channel.publish(delta(3, "b"))
+    await asyncio.sleep(0)  # the one callback of this step writes for both
+    for server in servers:
+        assert server.bodies == [b"".join(channel.frames)]
+        assert server.tasks == [None]  # written from the loop, no subscriber task woken
+    assert len(channel.direct) == 2
+    assert all(not task.done() for task in tasks)
+    channel.publish(completed(4))
+    await asyncio.gather(*tasks)
+    for server, chunks in zip(servers, yielded, strict=True):
+        assert server.bodies[-1] == channel.frames[-1]
+        assert chunks[1:] == []  # every frame after the snapshot went out directly
+    assert not channel.subscribers
+    assert not channel.direct
+
+
+async def test_a_slow_clients_write_is_finished_by_its_own_task_and_holds_up_nobody() -> None:
+    channel = RunChannel("run_1", PLANNED)
+    slow, fast = FakeServer(hold_call=2), FakeServer()
+    slow_chunks: list[bytes] = []
+    fast_chunks: list[bytes] = []
+    slow_task = await _caught_up(channel, slow, slow_chunks)
+    fast_task = await _caught_up(channel, fast, fast_chunks)
+    channel.publish(started(1))
+    await asyncio.sleep(0)
+    channel.publish(delta(2, "a"))  # the slow client's write of this one cannot finish
+    await asyncio.sleep(0)
+    assert len(channel.direct) == 1
+    for seq in (3, 4):
+        channel.publish(delta(seq, "b"))
+        await asyncio.sleep(0)
+    assert fast.bodies == channel.frames  # one write per step, none held up
+    assert slow.bodies == [channel.frames[0]]
+    slow.released.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    # The held write finished in the slow stream's own task, which then caught up by
+    # itself, and handed its send back to the channel.
+    assert slow.bodies == channel.frames[:2]
+    assert slow.tasks[1] is None
+    assert slow.held_write_finished_in is slow_task
+    assert slow_chunks[1:] == [b"".join(channel.frames[2:4])]
+    assert len(channel.direct) == 2
+    channel.publish(completed(5))
+    await asyncio.gather(slow_task, fast_task)
+    assert b"".join([*slow.bodies[:2], *slow_chunks[1:], *slow.bodies[2:]]) == b"".join(
+        channel.frames
+    )
+    assert b"".join(fast.bodies) == b"".join(channel.frames)
+
+
+async def test_a_failing_direct_write_ends_only_that_stream_with_its_error() -> None:
+    channel = RunChannel("run_1", PLANNED)
+    broken, fine = FakeServer(fail_call=1), FakeServer()
+    broken_task = await _caught_up(channel, broken, [])
+    fine_task = await _caught_up(channel, fine, [])
+    channel.publish(started(1))
+    await asyncio.sleep(0)
+    with pytest.raises(OSError, match="went away"):
+        await broken_task
+    assert len(channel.subscribers) == len(channel.direct) == 1
+    channel.publish(completed(2))
+    await fine_task
+    assert fine.bodies == channel.frames
+    assert broken.calls == 1
+
+
+async def test_a_cancelled_stream_is_no_longer_written_for() -> None:
+    channel = RunChannel("run_1", PLANNED)
+    server = FakeServer()
+    task = await _caught_up(channel, server, [])
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not channel.subscribers and not channel.direct
+    channel.publish(started(1))
+    await asyncio.sleep(0)
+    assert server.calls == 0
+
+
+async def test_a_quiet_direct_stream_sends_its_keepalive_and_hands_its_send_back() -> None:
+    channel = RunChannel("run_1", PLANNED)
+    server = FakeServer()
+    chunks: list[bytes] = []
+    stream = _live(_fake_daemon(keepalive_s=0.05), channel, None, server.send)  # type: ignore[arg-type]
+    chunks.append(await anext(stream))
+    task = asyncio.ensure_future(_drain(stream, chunks))
+    loop = asyncio.get_running_loop()
+    quiet_from = loop.time()
+    for _ in range(200):
+        await asyncio.sleep(0.005)
+        if len(chunks) > 1:
+            break
+    assert chunks[1:] == [KEEPALIVE]
+    assert loop.time() - quiet_from >= 0.045
+    await asyncio.sleep(0)
+    assert len(channel.direct) == 1  # handed back after the keep-alive
+    channel.publish(completed(1))
+    await task
+    assert server.bodies == channel.frames

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -224,3 +225,60 @@ def test_a_page_on_a_configured_origin_follows_a_live_run_with_cors_headers(
     snapshot = json.loads(frames[0].split(b"data: ", 1)[1])
     assert (snapshot["tasks"][0]["output"] or "") + answer == "0123456789" * 6
     assert b"event: run.completed" in frames[-1]
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """The body of an HTTP/1.1 chunked response read off a raw socket (head removed)."""
+    body: list[bytes] = []
+    at = raw.index(b"\r\n\r\n") + 4
+    while True:
+        line_end = raw.index(b"\r\n", at)
+        size = int(raw[at:line_end], 16)
+        if size == 0:
+            return b"".join(body)
+        body.append(raw[line_end + 2 : line_end + 2 + size])
+        at = line_end + 2 + size + 2
+
+
+def test_a_stalled_subscriber_holds_up_no_other_and_catches_up_consistently(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    """One client stops reading mid-run with a tiny receive buffer, so the daemon's
+    writes to it back up (several MB); another client of the same run still gets every
+    event as it comes, to the end. The stalled one, read afterwards, gets a consistent
+    stream: ids in order, a resync in place of what it could not take, and the end."""
+    answer = "".join(f"{i:06d}" for i in range(700_000))  # 4.2 MB
+    sim.script(Transcript(answer=answer, chunk_chars=3000))
+    sim.pace_s = 0.001
+    daemon = start_daemon(subscriber_queue=50)
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    host, port = daemon.url.removeprefix("http://").rsplit(":", 1)
+    stalled = socket.create_connection((host, int(port)), timeout=30)
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    stalled.sendall(
+        f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+    )
+    try:
+        reader = read_all(daemon.client(), run_id)
+        assert reader[-1].type == "run.completed"
+        text = "".join(e.data["text"] for e in reader if e.type == "answer.delta")
+        assert (reader[0].data["tasks"][0]["output"] or "") + text == answer
+        # Read it now, in big pieces (reading a window of 1 KB at a time takes minutes).
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        pieces: list[bytes] = []
+        while not (pieces and pieces[-1].endswith(b"\r\n0\r\n\r\n")):
+            data = stalled.recv(1 << 20)
+            assert data, "the stalled subscriber's stream closed before its end"
+            pieces.append(data)
+        raw = b"".join(pieces)
+    finally:
+        stalled.close()
+    frames = [frame for frame in _dechunk(raw).split(b"\n\n") if frame]
+    ids = [int(frame.split(b"\n", 1)[0].removeprefix(b"id: ")) for frame in frames]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    kinds = [frame.split(b"\n")[1].removeprefix(b"event: ") for frame in frames]
+    assert kinds[0] == b"snapshot" and kinds[-1] == b"run.completed"
+    assert b"resync" in kinds  # it fell more than its 50 frames behind while stalled
+    final = json.loads(frames[-1].split(b"data: ", 1)[1])
+    assert final["tasks"][0]["output"] == answer

@@ -8,7 +8,13 @@ Each event is encoded to its SSE frame once, when it is published; every subscri
 the run writes those same bytes. A subscriber is a cursor into the run's frames, not a
 queue of its own: publishing appends one frame and wakes the subscribers that sleep
 (a subscriber that is already awake is not woken again, and drains everything pending
-when it runs). Publishing never blocks and never waits for a reader: a subscriber that
+when it runs). A subscriber that has read everything can also hand the channel its
+connection's ``send`` (:meth:`Subscriber.write_directly`): the channel then writes each
+batch of new frames to all such subscribers in one step on the loop, instead of waking
+one task per subscriber for every event. A write that cannot finish at once (the client
+reads slowly) is handed back to the subscriber's own task, which finishes it and goes
+on reading by itself, so a slow client never holds up the others. Publishing never
+blocks and never waits for a reader: a subscriber that
 has more than its limit of frames pending since it last read sends a ``resync`` (the
 snapshot folded up to the current seq) instead of them, and goes on from there.
 
@@ -23,11 +29,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 import orjson
+from starlette.types import Send
 
 from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot
 from thoughtline.run_events import (
@@ -159,29 +166,93 @@ def closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> tuple[bytes,
     return frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)
 
 
+class Blocked:
+    """A direct write the server could not finish at once (its client reads slowly): the
+    server's ``send`` suspended on ``waiting_on``. Awaiting this in the subscriber's own
+    task finishes the write there, exactly as if that task had started it (the value the
+    suspended ``send`` yielded goes to the task, then the ``send`` runs on)."""
+
+    __slots__ = ("_steps", "_waiting_on")
+
+    def __init__(self, steps: Generator[Any, Any, Any], waiting_on: object) -> None:
+        self._steps = steps
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        steps, waiting_on = self._steps, self._waiting_on
+        while True:
+            try:
+                yield waiting_on
+            except GeneratorExit:
+                steps.close()
+                raise
+            except BaseException as exc:  # a cancellation thrown into the waiting task
+                try:
+                    waiting_on = steps.throw(exc)
+                except StopIteration:
+                    return
+                continue
+            break
+        yield from steps
+
+
+class _Failed:
+    """A direct write that raised: the subscriber's task raises it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _start_write(send: Send, body: bytes) -> Blocked | _Failed | None:
+    """Run the server's ``send`` of one body chunk as far as it goes without waiting:
+    None when it finished (the usual case, a socket write), else what is left of it."""
+    steps = send({"type": "http.response.body", "body": body, "more_body": True}).__await__()
+    try:
+        waiting_on = steps.send(None)
+    except StopIteration:
+        return None
+    except Exception as exc:
+        return _Failed(exc)
+    return Blocked(steps, waiting_on)
+
+
 class Subscriber:
     """One SSE reader of a live run: how far it has read the run's frames.
 
     ``cursor`` is the number of frames it has (frame ``i`` is the event of seq ``i + 1``);
     ``seen`` is how many frames the run had when it last read, so ``len(frames) - seen``
-    is what was published since.
+    is what was published since. ``direct`` is set while the channel writes for it.
 
     Waiting costs one future: the keep-alive timer is one per subscriber, rescheduled
     only when it fires (a timer per wait meant a timer made and cancelled for every
     event delivered, to every subscriber)."""
 
-    __slots__ = ("_frames", "_timer", "_waiter", "_waiting_since", "cursor", "seen")
+    __slots__ = (
+        "_channel",
+        "_frames",
+        "_timer",
+        "_waiter",
+        "_waiting_since",
+        "cursor",
+        "direct",
+        "seen",
+    )
 
-    def __init__(self, frames: list[bytes], cursor: int) -> None:
-        self._frames = frames
-        self._waiter: asyncio.Future[bool] | None = None
+    def __init__(self, channel: RunChannel, cursor: int) -> None:
+        self._channel = channel
+        self._frames = channel.frames
+        self._waiter: asyncio.Future[object] | None = None
         self._waiting_since = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self.cursor = cursor
-        self.seen = len(frames)
+        self.seen = len(self._frames)
+        self.direct: Send | None = None
 
     def notify(self) -> None:
-        """Wake the reader if it sleeps (called by the channel on every publish)."""
+        """Wake the reader if it sleeps (called by the channel on every publish, for a
+        subscriber it does not write for)."""
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
@@ -213,8 +284,35 @@ class Subscriber:
         (False)."""
         if self.pending():
             return True
+        outcome = await self._park(timeout_s)
+        assert isinstance(outcome, bool)
+        return outcome
+
+    async def write_directly(self, send: Send, timeout_s: float) -> bool:
+        """Let the channel write every new frame to ``send`` until it lets go: True when
+        the stream has something to do (the run ended, or a write the client was slow
+        for was finished here and more may be pending), False once ``timeout_s`` passed
+        without a write (a keep-alive is due). Raises what a write raised.
+
+        The subscriber must have read everything published so far."""
+        assert not self.pending(), "a subscriber hands over its send only when caught up"
+        self.direct = send
+        self._channel.direct.add(self)
+        try:
+            outcome = await self._park(timeout_s)
+        finally:
+            self._detach()
+        if isinstance(outcome, Blocked):
+            await outcome
+            return True
+        if isinstance(outcome, _Failed):
+            raise outcome.error
+        assert isinstance(outcome, bool)
+        return outcome
+
+    async def _park(self, timeout_s: float) -> object:
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[bool] = loop.create_future()
+        waiter: asyncio.Future[object] = loop.create_future()
         self._waiting_since = loop.time()
         if self._timer is None:
             self._timer = loop.call_at(self._waiting_since + timeout_s, self._tick, timeout_s)
@@ -223,6 +321,25 @@ class Subscriber:
             return await waiter
         finally:
             self._waiter = None
+
+    def wrote(self, end: int, now: float) -> None:
+        """The channel wrote every frame before ``end`` for this subscriber at ``now``
+        (loop time): a keep-alive is due ``timeout_s`` after the last write."""
+        self.cursor = self.seen = end
+        self._waiting_since = now
+
+    def release(self, outcome: Blocked | _Failed | bool) -> None:
+        """The channel stops writing for this subscriber and wakes its task with
+        ``outcome``."""
+        self._detach()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(outcome)
+
+    def _detach(self) -> None:
+        if self.direct is not None:
+            self.direct = None
+            self._channel.direct.discard(self)
 
     def _tick(self, timeout_s: float) -> None:
         """The keep-alive timer: expire a wait that lasted ``timeout_s``, else come back
@@ -233,13 +350,14 @@ class Subscriber:
         due = now + timeout_s
         if waiter is not None and not waiter.done():
             if now - self._waiting_since >= timeout_s:
-                waiter.set_result(False)
+                self.release(False)
             else:
                 due = self._waiting_since + timeout_s
         self._timer = loop.call_at(due, self._tick, timeout_s)
 
     def close(self) -> None:
-        """Stop the keep-alive timer (the reader is gone)."""
+        """Stop the keep-alive timer and the channel's writes (the reader is gone)."""
+        self._detach()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -256,6 +374,9 @@ class RunChannel:
         """The SSE frame of every event so far; events are numbered from 1 in order."""
         self.folder = SnapshotFolder(planned)
         self.subscribers: set[Subscriber] = set()
+        self.direct: set[Subscriber] = set()
+        """The subscribers this channel writes for (see :meth:`Subscriber.write_directly`)."""
+        self._write_due = False
         self.finished = False
         self.closing: tuple[bytes, bytes] | None = None
         """Once the run ended: the snapshot just before its terminal event, then the
@@ -274,12 +395,43 @@ class RunChannel:
         self.frames.append(data)
         self.folder.apply(event)
         for subscriber in self.subscribers:
-            subscriber.notify()
+            if subscriber.direct is None:
+                subscriber.notify()
+        if self.direct and not self._write_due:
+            # Once per step of the loop: everything published in this step goes out as
+            # one write per subscriber.
+            self._write_due = True
+            asyncio.get_running_loop().call_soon(self._write_direct)
+
+    def _write_direct(self) -> None:
+        """Write what was published since the last call to every subscriber this
+        channel writes for; let go of the ones whose write could not finish at once
+        (or failed), and of all of them once the run has ended."""
+        self._write_due = False
+        frames = self.frames
+        end = len(frames)
+        now = asyncio.get_running_loop().time()
+        ended = self.closing is not None
+        bodies: dict[int, bytes] = {}  # by cursor: subscribers that are level share one
+        for subscriber in tuple(self.direct):
+            send = subscriber.direct
+            cursor = subscriber.cursor
+            if send is not None and cursor < end:
+                body = bodies.get(cursor)
+                if body is None:
+                    body = bodies[cursor] = b"".join(frames[cursor:end])
+                subscriber.wrote(end, now)
+                outcome = _start_write(send, body)
+                if outcome is not None:
+                    subscriber.release(outcome)
+                    continue
+            if ended:
+                subscriber.release(True)
 
     def subscribe(self, after: int | None = None) -> Subscriber:
         """A reader of every frame after seq ``after`` (None: of what comes next)."""
         cursor = len(self.frames) if after is None else max(after, 0)
-        subscriber = Subscriber(self.frames, cursor)
+        subscriber = Subscriber(self, cursor)
         self.subscribers.add(subscriber)
         return subscriber
 

@@ -22,6 +22,12 @@ Runs executing in this daemon are served from the in-process hub; every other ru
 (finished, or executing in another process sharing the store) from the store's
 ``run_events``, polled until the terminal event.
 
+A subscriber to a live run that has read everything lets the run's channel write the
+next frames for it (``Subscriber.write_directly`` in events.py), straight to the server's
+``send``: one step of the loop writes an event to every such subscriber, instead of one
+task waking per subscriber per event. It takes its stream back for keep-alives, at the
+end of the run, and when a write cannot finish at once (a slow client).
+
 Frames that are ready together (a backlog, a burst of deltas) go out as one write. A
 client that goes away ends its stream quietly: the stream yields to the event loop
 between two writes that follow each other at once, so the server learns of the closed
@@ -35,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator
 
 from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
@@ -108,6 +114,11 @@ class EventStreamResponse(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         frames_send = self._frames_send or send
+        if isinstance(self.body_iterator, LiveFrames):
+            # The channel may write for this stream only to the server's own send: it
+            # runs the send outside this task, which only a send that needs no task of
+            # its own allows (uvicorn's; ServerSend says it is there).
+            self.body_iterator.direct = self._frames_send
         async for chunk in self.body_iterator:
             assert isinstance(chunk, bytes)
             await frames_send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -128,14 +139,31 @@ def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(batch)
 
 
-def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncIterator[bytes]:
+class LiveFrames:
+    """The frames of a run executing in this daemon (:func:`_live`). ``direct``, when the
+    response sets it to the server's own send, lets the run's channel write the frames
+    of a caught-up stream itself."""
+
+    __slots__ = ("_after", "_channel", "_daemon", "direct")
+
+    def __init__(self, daemon: Daemon, channel: RunChannel, after: int | None) -> None:
+        self._daemon = daemon
+        self._channel = channel
+        self._after = after
+        self.direct: Send | None = None
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _live(self._daemon, self._channel, self._after, self.direct)
+
+
+def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncIterable[bytes]:
     """The frames of one event stream: from the hub for a run executing here, from memory
     for one that finished lately, from the store otherwise."""
     channel = daemon.channel(run_id)
     if channel is not None:
         # A live stream yields to the loop between writes itself, and only when a write
         # follows another at once: a live subscriber usually waits for the next event.
-        return _live(daemon, channel, last_event_id)
+        return LiveFrames(daemon, channel, last_event_id)
     if (retained := daemon.hub.retained.get(run_id)) is not None:
         return _paced(_retained(retained, last_event_id))
     return _paced(_stored(daemon, run_id, last_event_id))
@@ -159,7 +187,7 @@ def _as_resync(closing: tuple[bytes, bytes]) -> bytes:
 
 
 async def _live(
-    daemon: Daemon, channel: RunChannel, after: int | None
+    daemon: Daemon, channel: RunChannel, after: int | None, direct: Send | None = None
 ) -> AsyncGenerator[bytes, None]:
     settings = daemon.settings
     # Subscribing and reading what came before happen in one step on the loop, so the
@@ -180,6 +208,11 @@ async def _live(
                 await asyncio.sleep(0)
             elif channel.closing is not None:
                 return  # the client has the end (or resumed from past it)
+            elif direct is not None:
+                # Caught up: the channel writes what comes next, until it lets go.
+                if not await subscriber.write_directly(direct, settings.keepalive_s):
+                    yield KEEPALIVE
+                continue
             if not await subscriber.wait(settings.keepalive_s):
                 yield KEEPALIVE
                 continue
