@@ -5,6 +5,7 @@ maps."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import gzip
 import os
@@ -243,6 +244,64 @@ async def test_the_proxy_in_the_environment_carries_the_request(
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         async with client() as http:
             assert (await http.get(origin_url + "/v1/models")).text == "direct"
+
+
+async def test_proxy_credentials_in_the_url_go_to_the_proxy_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    proxied: list[bytes] = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        proxied.append(await read_request(reader))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(proxy) as proxy_url:
+        authenticated = proxy_url.replace("http://", "http://agent:pa%3Ass@")
+        monkeypatch.setenv("HTTP_PROXY", authenticated)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", authenticated)
+        async with client() as http:
+            await http.get("http://provider.invalid/v1/models")
+            # An https:// provider is reached through a CONNECT tunnel (refused here).
+            with pytest.raises(httpx2.HTTPError):
+                await http.get("https://provider.invalid/v1/models")
+    credentials = b"proxy-authorization: basic " + base64.b64encode(b"agent:pa:ss").lower()
+    plain, tunnel = (head.lower() for head in proxied)
+    assert plain.startswith(b"get http://provider.invalid/v1/models http/1.1")
+    assert tunnel.startswith(b"connect provider.invalid:443 http/1.1")
+    for head in (plain, tunnel):
+        assert credentials in head
+        assert b"\r\nauthorization:" not in head
+
+
+async def test_a_netrc_entry_for_the_provider_host_is_never_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A provider is called with its API key only: the user's ``~/.netrc`` password for
+    the same host is not sent, and a request with its own Authorization still goes."""
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1\nlogin someone\npassword netrc-canary\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(netrc))
+    received: list[bytes] = []
+
+    async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await read_request(reader))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(origin) as url, client() as http:
+        assert (await http.get(url + "/a")).text == "ok"
+        bearer = {"Authorization": "Bearer sk-canary"}
+        assert (await http.get(url + "/b", headers=bearer)).text == "ok"
+    assert b"authorization" not in received[0].lower()
+    assert b"authorization: bearer sk-canary" in received[1].lower()
+    assert not any(b"someone" in head or b"Basic" in head for head in received)
 
 
 @pytest.fixture

@@ -13,15 +13,24 @@ request's ``timeout`` extension), the error types the provider layer maps to
 translated into httpx2's here, so nothing above knows the difference. Bodies are passed
 through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport), and
 cookies are httpx2's business too (aiohttp keeps none).
-Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), as httpx2's do;
-certificates are checked against httpx2's default trust store.
+Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), read once when the
+transport is made, as httpx2 reads them when its client is made; certificates are checked
+against httpx2's default trust store.
+
+aiohttp's own ``trust_env`` is left off: it would read the environment and ``~/.netrc``
+in a worker thread twice per request, and it sends the ``.netrc`` password of the
+provider's host as Basic auth (a request that carries its own ``Authorization`` then
+fails outright). A provider's credentials are its API key, nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import logging
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +40,8 @@ if TYPE_CHECKING:
     import aiohttp
 
 __all__ = ["DIRECT_BODY", "AiohttpTransport", "DirectBody", "default_http_client"]
+
+logger = logging.getLogger(__name__)
 
 KEEPALIVE_S = 30.0
 """How long an idle connection is kept for the next call to the same host."""
@@ -56,7 +67,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             self._ssl: ssl.SSLContext | bool = verify
         else:
             self._ssl = httpx2.create_ssl_context(verify=verify, trust_env=trust_env)
-        self._trust_env = trust_env
+        self._proxies = _environment_proxies() if trust_env else {}
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -71,7 +82,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             connector=aiohttp.TCPConnector(limit=0, ssl=self._ssl, keepalive_timeout=KEEPALIVE_S),
             auto_decompress=False,
             cookie_jar=aiohttp.DummyCookieJar(),
-            trust_env=self._trust_env,
+            trust_env=False,  # proxies are resolved here (see the module's docstring)
             timeout=aiohttp.ClientTimeout(total=None),
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         )
@@ -87,6 +98,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             total=None, connect=connect, sock_connect=connect, sock_read=limits.get("read")
         )
         content = await request.aread()
+        proxy, proxy_headers = self._proxy_for(request.url)
         try:
             response = await session.request(
                 request.method,
@@ -95,6 +107,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
                 data=content or None,
                 allow_redirects=False,
                 timeout=timeout,
+                proxy=proxy,
+                proxy_headers=proxy_headers,
             )
         except Exception as exc:
             raise _sending_error(aiohttp, exc, request) from exc
@@ -113,6 +127,14 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             request=request,
         )
 
+    def _proxy_for(self, url: httpx2.URL) -> tuple[str | None, dict[str, str] | None]:
+        """The environment's proxy for ``url`` and the headers that carry its credentials
+        (None: go direct)."""
+        proxy = self._proxies.get(url.scheme)
+        if proxy is None or urllib.request.proxy_bypass(url.host):  # NO_PROXY
+            return None, None
+        return proxy
+
     async def aclose(self) -> None:
         session, loop = self._session, self._loop
         self._session = self._loop = None
@@ -129,6 +151,35 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         session = getattr(self, "_session", None)
         if session is not None:
             _abandon(session)
+
+
+def _environment_proxies() -> dict[str, tuple[str, dict[str, str] | None]]:
+    """``HTTP_PROXY``/``HTTPS_PROXY`` (any case) as aiohttp takes them: by URL scheme, the
+    proxy's URL without credentials, and the proxy headers that carry its credentials."""
+    import yarl
+
+    proxies: dict[str, tuple[str, dict[str, str] | None]] = {}
+    for scheme, value in urllib.request.getproxies_environment().items():
+        if scheme not in ("http", "https"):
+            continue
+        url = yarl.URL(value)
+        if url.scheme != "http":
+            # aiohttp speaks to a proxy over plain HTTP only (it tunnels TLS through it).
+            logger.warning(
+                "%s_PROXY is ignored: only http:// proxies are supported (it is %s://...)",
+                scheme.upper(),
+                url.scheme,
+            )
+            continue
+        headers = None
+        if url.user:
+            credentials = f"{url.user}:{url.password or ''}".encode()
+            # aiohttp moves an Authorization among the proxy's headers to the request's
+            # Proxy-Authorization (or the CONNECT's, for an https:// provider), as it does
+            # with the credentials it reads from the environment itself.
+            headers = {"Authorization": "Basic " + base64.b64encode(credentials).decode()}
+        proxies[scheme] = (str(url.with_user(None)), headers)
+    return proxies
 
 
 def _abandon(session: Any) -> None:
