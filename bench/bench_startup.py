@@ -7,6 +7,13 @@ whole process. Each keeps its best of ``--repeat``, interleaved. For scale, the 
 ``status`` with the runtime and the HTTP stack imported first (what it loaded before
 they were deferred), and the runtime alone.
 
+Modules load from their bytecode caches, as for anyone who installed the package (pip
+compiles it at install): the caches go to a temporary ``PYTHONPYCACHEPREFIX``, written by
+an unmeasured first round, and ``PYTHONDONTWRITEBYTECODE`` is dropped from the
+environment. The last row is ``status`` with ``PYTHONDONTWRITEBYTECODE=1`` and an
+editable install: this package's modules compiled from source on every start, the
+installed dependencies from the caches pip wrote.
+
     .venv/bin/python bench/bench_startup.py [--repeat 7]
 """
 
@@ -27,6 +34,7 @@ STATUS_AS_BEFORE = (
     "import sys; sys.argv = ['thoughtline', 'status']; import httpx2, "
     "thoughtline.runtime.runner; from thoughtline.cli import main; main()"
 )
+NO_BYTECODE = "thoughtline status, no bytecode cache (PYTHONDONTWRITEBYTECODE=1)"
 COMMANDS = [
     ("python -c pass", ["-c", "pass"]),
     ("thoughtline --help", ["-m", "thoughtline.cli", "--help"]),
@@ -34,16 +42,45 @@ COMMANDS = [
     ("thoughtline runs", ["-m", "thoughtline.cli", "runs"]),
     ("status, runtime + httpx2 imported first (as before)", ["-c", STATUS_AS_BEFORE]),
     ("import thoughtline.runtime.runner (for scale)", ["-c", "import thoughtline.runtime.runner"]),
+    (NO_BYTECODE, ["-m", "thoughtline.cli", "status"]),
 ]
+
+
+def _timed(arguments: list[str], cwd: str, environ: dict[str, str]) -> tuple[float, float]:
+    """(import time, process wall) of one fresh interpreter."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *arguments],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    imported = sum(
+        int(match.group(1)) / 1e6
+        for match in map(TOP_LEVEL.match, done.stderr.splitlines())
+        if match
+    )
+    return imported, wall
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home:
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("THOUGHTLINE_")}
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as caches:
+        environ = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("THOUGHTLINE_") and k != "PYTHONDONTWRITEBYTECODE"
+        }
         environ["THOUGHTLINE_HOME"] = home
+        environ["PYTHONPYCACHEPREFIX"] = caches
+        # Installed packages keep the caches pip wrote; this package's modules have none.
+        uncached = {k: v for k, v in environ.items() if k != "PYTHONPYCACHEPREFIX"}
+        uncached["PYTHONDONTWRITEBYTECODE"] = "1"
         subprocess.run(
             [sys.executable, "-m", "thoughtline.cli", *PREPARE_ONLY],
             cwd=home,
@@ -51,23 +88,13 @@ def main() -> None:
             capture_output=True,
             check=True,
         )
+        for _label, arguments in COMMANDS:  # writes the bytecode caches
+            _timed(arguments, home, environ)
         best = {label: (float("inf"), float("inf")) for label, _ in COMMANDS}
         for _ in range(args.repeat):
             for label, arguments in COMMANDS:
-                started = time.perf_counter()
-                done = subprocess.run(
-                    [sys.executable, "-X", "importtime", *arguments],
-                    cwd=home,
-                    env=environ,
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                )
-                wall = time.perf_counter() - started
-                imported = sum(
-                    int(match.group(1)) / 1e6
-                    for match in map(TOP_LEVEL.match, done.stderr.splitlines())
-                    if match
+                imported, wall = _timed(
+                    arguments, home, uncached if label == NO_BYTECODE else environ
                 )
                 best[label] = (min(best[label][0], imported), min(best[label][1], wall))
     print(f"best of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the end\n")
