@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.runtime.test_background import SLOW, spec
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.run_events import RunCompleted, TaskAnswerDelta
+from thoughtline.runtime import retention
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.store.base import PreparedWrite
 from thoughtline.testing import Simulator, SimulatorServer
@@ -23,7 +28,8 @@ async def test_a_run_streams_on_while_another_process_holds_the_store_and_ends_w
     sim.script(SLOW)
     runtime, store = make_runtime(tmp_path, sim_server, environ)
     run = runtime.prepare(spec("first", "second"), explicit_mode="surface")
-    runtime.purge_if_due()  # the day's retention pass, done before the lock is taken
+    # The day's retention pass is due too: it runs in a thread, and waits for the lock
+    # there, while the run streams.
     seen: list[RunEvent] = []
     completed = asyncio.Event()
 
@@ -87,4 +93,32 @@ async def test_runs_executing_together_share_transactions(
         assert stored.status == "completed"
         assert stored.tasks[0].output == "y" * 400
     await runtime.aclose()
+    store.close()
+
+
+async def test_runs_ask_whether_the_purge_is_due_off_the_loop_once_a_minute(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Starting a run does not read the store on the event loop for the day's purge:
+    the first start asks in a thread, and later starts within the minute do not ask."""
+    sim.script(SLOW)
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    asked_from: list[threading.Thread] = []
+    real = retention.purge_if_due
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        asked_from.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(retention, "purge_if_due", recording)
+    for request in ("first", "second", "third"):
+        await runtime.execute(runtime.prepare(spec(request), explicit_mode="hidden"))
+    await runtime.aclose()
+    assert len(asked_from) == 1
+    assert asked_from[0] is not threading.main_thread()
+    assert retention.purge_due(store) is False  # it purged, and recorded it
     store.close()

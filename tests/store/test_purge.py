@@ -6,6 +6,8 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import TypeVar
@@ -258,3 +260,41 @@ def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> 
     for name, content in _disk_bytes(home).items():
         assert SHORT_CANARY.encode() not in content, name
         assert b"CANARY-long" not in content, name
+
+
+def test_a_purge_waiting_to_erase_leaves_the_process_reading_and_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-running process purges in a thread. While that purge waits to erase (here:
+    another program holds a snapshot open), the store still answers this process's
+    reads, and a write that must not wait says so at once instead of waiting for it."""
+    monkeypatch.setattr(store_sqlite, "ERASE_WAIT_S", 30.0)
+    home = tmp_path / "home"
+    store = _seed(SQLiteStore(home / "thoughtline.db"))
+    store.close()
+    store = SQLiteStore(home / "thoughtline.db")
+    reader = _hold_read(home / "thoughtline.db")
+    removed: list[dict[TraceLayer, int]] = []
+    purging = threading.Thread(target=lambda: removed.append(purge(store, RETENTION)))
+    purging.start()
+    try:
+        with closing(sqlite3.connect(home / "thoughtline.db")) as look:
+            for _ in range(3000):  # until the deletion is committed: the erase comes next
+                gone = look.execute(
+                    "SELECT COUNT(*) FROM trace_events WHERE id = 'reasoning_old'"
+                ).fetchone()
+                if gone[0] == 0:
+                    break
+                time.sleep(0.01)
+        run = store.get_run("run_p")
+        assert run is not None
+        assert "reasoning_old" not in _ids(store)
+        write = store.prepare(trace=[make_event("run_p", event_id="during_purge")])
+        assert store.write_prepared([write], wait=False) in (True, False)
+        assert purging.is_alive()  # all of it answered while the purge still waits
+    finally:
+        _release(reader)
+        purging.join(60)
+    assert removed[0]["reasoning"] == 2
+    assert store.purge_residue() is None
+    store.close()

@@ -12,6 +12,9 @@ the disclosure gate, so no surface needs mode logic.
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,6 +38,12 @@ from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
+
+logger = logging.getLogger(__name__)
+
+PURGE_CHECK_EVERY_S = 60.0
+"""How often at most a runtime asks the store whether the day's purge is due, when it
+starts a run (a store read per run start otherwise)."""
 
 __all__ = ["RunEvent", "RunObserver", "Runtime"]
 
@@ -76,6 +85,8 @@ class Runtime:
         # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}
+        self._purge_asked_at = -math.inf  # time.monotonic() of the last purge_soon check
+        self._purging: asyncio.Future[dict[TraceLayer, int] | None] | None = None
         # Every run's writes, many transitions per transaction (store_writer.py).
         self.writer = StoreWriter(store)
         # One connection pool and one client per endpoint for every run (clients.py).
@@ -112,6 +123,8 @@ class Runtime:
     async def aclose(self) -> None:
         """Write what is queued and close the shared connection pool (runs still
         executing are not stopped)."""
+        if self._purging is not None:
+            await asyncio.gather(self._purging, return_exceptions=True)
         await self.writer.aclose()
         await self.clients.aclose()
 
@@ -170,6 +183,27 @@ class Runtime:
         the last day (so retention holds even when nobody runs ``thoughtline purge``)."""
         return retention.purge_if_due(self.store, self.retention)
 
+    def purge_soon(self) -> None:
+        """Start :meth:`purge_if_due` in a thread, at most once a minute: the day's purge
+        deletes and zeroes whole layers and may wait for another process's lock, and
+        this process's runs and clients go on meanwhile. :meth:`aclose` waits for it."""
+        now = time.monotonic()
+        if self._purging is not None or now - self._purge_asked_at < PURGE_CHECK_EVERY_S:
+            return
+        self._purge_asked_at = now
+        self._purging = asyncio.ensure_future(asyncio.to_thread(self.purge_if_due))
+        self._purging.add_done_callback(self._purged)
+
+    def _purged(self, done: asyncio.Future[dict[TraceLayer, int] | None]) -> None:
+        self._purging = None
+        if done.cancelled():
+            return
+        if (error := done.exception()) is not None:
+            # Retention must never take a run down; the next check tries again.
+            logger.error("applying trace retention failed: %s", error)
+        elif (removed := done.result()) is not None:
+            logger.info("trace retention applied: %s", removed)
+
     def interrupt_all(self) -> list[str]:
         """For a process shutting down: stop every run executing here; they end
         ``interrupted`` (not cancelled, not lost), with what arrived kept."""
@@ -189,7 +223,7 @@ class Runtime:
     async def execute(self, run: Run, *, observer: RunObserver | None = None) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
         with every task in a final state, written to the store."""
-        self.purge_if_due()
+        self.purge_soon()
         execution = RunExecution(self, run, observer)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())

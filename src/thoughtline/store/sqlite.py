@@ -94,6 +94,31 @@ class SQLiteStore(rows.TransitionWrites, Store):
                 yield conn
 
     @contextmanager
+    def _purging(self) -> Iterator[sqlite3.Connection]:
+        """A connection of its own for a purge, in one ``BEGIN IMMEDIATE`` transaction.
+
+        A purge may delete a day of trace and then wait for a checkpoint
+        (:meth:`_erase`); on its own connection it holds neither this store's lock nor
+        its connection meanwhile, so a purge in a thread leaves the event loop's reads
+        and writes to go on (writes find the file's write lock taken and wait in the
+        writer's thread, as for another process's)."""
+        self._connection()  # a closed store refuses, as for every other call
+        with usage_errors(self.path):
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            try:
+                # Per connection: deleted content is zeroed (see open_connection).
+                conn.execute("PRAGMA secure_delete = ON")
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("BEGIN IMMEDIATE")
+                with _committing(conn):
+                    yield conn
+            finally:
+                conn.close()
+
+    @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction, so related SELECTs see the same snapshot; ended promptly
         because an open snapshot keeps checkpoints from emptying the WAL."""
@@ -140,14 +165,22 @@ class SQLiteStore(rows.TransitionWrites, Store):
         if not writes:
             return True
         write = rows.merged(writes)
-        with self._lock, usage_errors(self.path):
-            conn = self._connection()
-            if wait:
-                conn.execute("BEGIN IMMEDIATE")
-            elif not _begin_at_once(conn):
-                return False
-            with _committing(conn):
-                self._write_rows(conn, write)
+        # Without waiting, neither for the file's write lock nor for this store's
+        # connection, which a thread of this process may hold (the writer's, waiting
+        # for another process's lock).
+        if not self._lock.acquire(blocking=wait):
+            return False
+        try:
+            with usage_errors(self.path):
+                conn = self._connection()
+                if wait:
+                    conn.execute("BEGIN IMMEDIATE")
+                elif not _begin_at_once(conn):
+                    return False
+                with _committing(conn):
+                    self._write_rows(conn, write)
+        finally:
+            self._lock.release()
         self._checkpointer.wrote()
         return True
 
@@ -265,7 +298,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
                         (layer, cutoff),
                     ).fetchone()[0]
             return counts
-        with self._write() as conn:
+        with self._purging() as conn:
             for layer, cutoff in cutoffs.items():
                 counts[layer] = conn.execute(
                     "DELETE FROM trace_events WHERE layer = ? AND at_epoch < ?", (layer, cutoff)
@@ -286,7 +319,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
         if dry_run:
             with self._read() as conn:
                 return len(conn.execute(select, (finished_before,)).fetchall())
-        with self._write() as conn:
+        with self._purging() as conn:
             changes_before = conn.total_changes
             task_ids = [row[0] for row in conn.execute(select, (finished_before,)).fetchall()]
             conn.executemany(
@@ -324,15 +357,18 @@ class SQLiteStore(rows.TransitionWrites, Store):
         log frames) still hold the old bytes. A ``TRUNCATE`` checkpoint copies the log
         into the main file and empties it — unless a connection of another process
         reads an older snapshot or writes, which it waits :data:`ERASE_WAIT_S` for."""
-        with self._lock, usage_errors(self.path):
-            conn = self._connection()
-            conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
+        with usage_errors(self.path):
+            # A connection of its own, as for the purge: the wait holds no lock here.
+            conn = sqlite3.connect(
+                self.path, timeout=ERASE_WAIT_S, isolation_level=None, check_same_thread=False
+            )
             try:
+                conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
                 busy, log_frames, copied = conn.execute(
                     "PRAGMA wal_checkpoint(TRUNCATE)"
                 ).fetchone()
             finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                conn.close()
         if not busy:
             self._residue = None
             return
