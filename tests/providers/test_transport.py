@@ -352,6 +352,22 @@ async def test_tls_is_checked_against_ssl_cert_file_when_set(
         await server.wait_closed()
 
 
+def test_transports_share_one_tls_context_per_trust_setting(
+    monkeypatch: pytest.MonkeyPatch, self_signed: tuple[Path, Path]
+) -> None:
+    """Loading the system's certificates is made once, not once per client; naming
+    other certificates gives another context (the TLS test above uses them)."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first, second = AiohttpTransport(), AiohttpTransport()
+    assert isinstance(first._ssl, ssl.SSLContext)
+    assert first._ssl is second._ssl
+    monkeypatch.setenv("SSL_CERT_FILE", str(self_signed[0]))
+    assert AiohttpTransport()._ssl is not first._ssl
+    assert AiohttpTransport(trust_env=False)._ssl is not AiohttpTransport()._ssl
+    assert AiohttpTransport(verify=False)._ssl is not first._ssl
+
+
 async def test_cookies_are_httpx2s_alone() -> None:
     """A cookie the server sets comes back once, from httpx2's jar; cleared there, it is
     gone (aiohttp keeps no jar of its own)."""

@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
+import os
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator
@@ -55,7 +57,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     """An ``httpx2`` transport that sends requests with aiohttp.
 
     Build it anywhere (in a worker thread too: the TLS context, the costly part, is made
-    here); the aiohttp session is opened on the first request, on that request's event
+    here the first time, then shared); the aiohttp session is opened on the first request, on that request's event
     loop, and again if a later request runs on another loop. Connections are not capped:
     callers bound concurrency themselves (``max_concurrency``)."""
 
@@ -65,8 +67,14 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         self._aiohttp = aiohttp
         if isinstance(verify, ssl.SSLContext):
             self._ssl: ssl.SSLContext | bool = verify
+        elif verify:
+            self._ssl = _trust_store(
+                trust_env,
+                os.environ.get("SSL_CERT_FILE") if trust_env else None,
+                os.environ.get("SSL_CERT_DIR") if trust_env else None,
+            )
         else:
-            self._ssl = httpx2.create_ssl_context(verify=verify, trust_env=trust_env)
+            self._ssl = httpx2.create_ssl_context(verify=False)
         self._proxies = _environment_proxies() if trust_env else {}
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -151,6 +159,14 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         session = getattr(self, "_session", None)
         if session is not None:
             _abandon(session)
+
+
+@functools.lru_cache(maxsize=4)
+def _trust_store(trust_env: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """httpx2's verifying TLS context, made once per process for each setting of the
+    variables it reads (loading the system's certificates takes 50-100 ms, for every
+    ``ProviderClient`` otherwise). A context is safe to share between connections."""
+    return httpx2.create_ssl_context(verify=True, trust_env=trust_env)
 
 
 def _environment_proxies() -> dict[str, tuple[str, dict[str, str] | None]]:
