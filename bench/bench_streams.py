@@ -13,11 +13,18 @@ Every contender reads the same recorded-shape stream through an ``httpx2.MockTra
   ``responses.stream()`` helper.
 
 Throughput is wire events (SSE frames) per second; each figure is the best of
-``--repeat`` runs. Then a scaling run: 10k, 100k and 1M reasoning deltas through the
+``--repeat`` runs.
+
+``--loopback`` serves the same bytes from a server in its own process on 127.0.0.1
+instead (written as fast as the socket takes them), and every contender reads them with
+its own default HTTP client: ``ProviderClient`` with the transport it builds itself, the
+SDKs with theirs. That is the default path each gives its users, network included; the
+server's CPU is not counted (another process). Then a scaling run: 10k, 100k and 1M reasoning deltas through the
 decoder and accumulator, with time per delta and peak memory per byte of text.
 
     .venv/bin/python bench/bench_streams.py [--deltas 40000] [--repeat 5] [--sizes ...]
     .venv/bin/python bench/bench_streams.py --capture-cost 12   # capture on vs off only
+    .venv/bin/python bench/bench_streams.py --loopback --repeat 7 --sizes ""
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ import asyncio
 import gc
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
@@ -38,7 +48,7 @@ from thoughtline.accumulator import ResponseAccumulator
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.client import ProviderClient
-from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
@@ -47,6 +57,41 @@ from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
 ANTHROPIC_MODEL = "claude-sonnet-4-6"
 OPENAI_MODEL = "gpt-5.5"
 KEY = "bench-key-0000000000"
+
+LOOPBACK: str | None = None
+"""With ``--loopback``: the stream server's base URL (None: MockTransport)."""
+
+SERVER = """
+import socket, sys, threading
+bodies = {b"/v1/messages": open(sys.argv[1], "rb").read(),
+          b"/v1/responses": open(sys.argv[2], "rb").read()}
+head = (b"HTTP/1.1 200 OK\\r\\ncontent-type: text/event-stream\\r\\n"
+        b"connection: close\\r\\n\\r\\n")
+
+def serve(conn):
+    with conn:
+        data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            data += conn.recv(65536)
+        header, _, rest = data.partition(b"\\r\\n\\r\\n")
+        path = header.split(b" ", 2)[1]
+        length = 0
+        for line in header.split(b"\\r\\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        while len(rest) < length:
+            rest += conn.recv(65536)
+        conn.sendall(head + bodies[path])
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(listener.getsockname()[1], flush=True)
+while True:
+    conn, _ = listener.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
 
 
 def transcript(deltas: int) -> Transcript:
@@ -130,11 +175,23 @@ async def thoughtline_run(
     """``capture_body=None`` leaves ProviderClient's default alone (the path a library user
     gets without choosing)."""
     environ = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY}
+    if LOOPBACK is not None:
+        base_url = LOOPBACK + ("/v1" if endpoint_name == "openai" else "")
+        settings = {endpoint_name: EndpointSettings(base_url=base_url)}
+        endpoint = EndpointRegistry(environ=environ, settings=settings).resolve(endpoint_name)
+        options = {} if capture_body is None else {"capture_body": capture_body}
+        async with ProviderClient(endpoint, **options) as client:  # its own default transport
+            await _complete(client, model, data)
+        return
     endpoint = EndpointRegistry(environ=environ).resolve(endpoint_name)
     if capture_body is None:
         client = ProviderClient(endpoint, http_client=mock_http(data))
     else:
         client = ProviderClient(endpoint, http_client=mock_http(data), capture_body=capture_body)
+    await _complete(client, model, data)
+
+
+async def _complete(client: ProviderClient, model: str, data: bytes) -> None:
     request = ModelRequest.simple(model, "bench", reasoning=ReasoningRequest(enabled=True))
     call = await client.complete(request)
     assert call.response.error is None, call.response.error
@@ -169,12 +226,17 @@ def decoder_only(endpoint_name: str, model: str, data: bytes) -> Callable[[], Aw
     return run
 
 
+def _sdk_http(data: bytes, prefix: str) -> dict[str, Any]:
+    """An SDK client's base URL and HTTP client: its own default one over loopback."""
+    if LOOPBACK is not None:
+        return {"base_url": LOOPBACK + prefix}
+    return {"base_url": "http://bench.test" + prefix, "http_client": mock_http(data)}
+
+
 async def anthropic_raw(data: bytes) -> None:
     import anthropic
 
-    client = anthropic.AsyncAnthropic(
-        api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0
-    )
+    client = anthropic.AsyncAnthropic(api_key=KEY, max_retries=0, **_sdk_http(data, ""))
     stream = await client.messages.create(
         model=ANTHROPIC_MODEL,
         max_tokens=64000,
@@ -188,9 +250,7 @@ async def anthropic_raw(data: bytes) -> None:
 async def anthropic_helper(data: bytes) -> None:
     import anthropic
 
-    client = anthropic.AsyncAnthropic(
-        api_key=KEY, base_url="http://bench.test", http_client=mock_http(data), max_retries=0
-    )
+    client = anthropic.AsyncAnthropic(api_key=KEY, max_retries=0, **_sdk_http(data, ""))
     async with client.messages.stream(
         model=ANTHROPIC_MODEL, max_tokens=64000, messages=[{"role": "user", "content": "bench"}]
     ) as stream:
@@ -203,9 +263,7 @@ async def anthropic_helper(data: bytes) -> None:
 async def openai_raw(data: bytes) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(
-        api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0
-    )
+    client = openai.AsyncOpenAI(api_key=KEY, max_retries=0, **_sdk_http(data, "/v1"))
     stream = await client.responses.create(model=OPENAI_MODEL, input="bench", stream=True)
     async for _ in stream:
         pass
@@ -214,9 +272,7 @@ async def openai_raw(data: bytes) -> None:
 async def openai_helper(data: bytes) -> None:
     import openai
 
-    client = openai.AsyncOpenAI(
-        api_key=KEY, base_url="http://bench.test/v1", http_client=mock_http(data), max_retries=0
-    )
+    client = openai.AsyncOpenAI(api_key=KEY, max_retries=0, **_sdk_http(data, "/v1"))
     async with client.responses.stream(model=OPENAI_MODEL, input="bench") as stream:
         async for _ in stream:
             pass
@@ -341,7 +397,37 @@ def main() -> None:
         metavar="N",
         help="only compare the default capture with capture off, best CPU time of N each",
     )
+    parser.add_argument(
+        "--loopback",
+        action="store_true",
+        help="read from a server on 127.0.0.1, each contender with its default HTTP client",
+    )
     args = parser.parse_args()
+    if args.loopback:
+        with tempfile.TemporaryDirectory() as folder:
+            paths = [os.path.join(folder, name) for name in ("anthropic", "openai")]
+            for path, data in zip(
+                paths, (anthropic_bytes(args.deltas), openai_bytes(args.deltas)), strict=True
+            ):
+                with open(path, "wb") as file:
+                    file.write(data)
+            server = subprocess.Popen(
+                [sys.executable, "-c", SERVER, *paths], stdout=subprocess.PIPE, text=True
+            )
+            try:
+                assert server.stdout is not None
+                global LOOPBACK
+                LOOPBACK = f"http://127.0.0.1:{int(server.stdout.readline())}"
+                print("over loopback, each contender with its default HTTP client")
+                _report(args)
+            finally:
+                server.kill()
+                server.wait(timeout=30)
+        return
+    _report(args)
+
+
+def _report(args: argparse.Namespace) -> None:
     if args.capture_cost:
         print(f"{args.deltas} deltas, best CPU time of {args.capture_cost}, alternating\n")
         print("| stream | default (capture on) CPU s | capture off CPU s | capture cost |")
@@ -372,6 +458,8 @@ def main() -> None:
             f"| {wall / off[stream][0]:.2f}x | {cpu / off[stream][1]:.2f}x |"
         )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+    if not args.sizes:
+        return
     print("\n## Scaling: reasoning deltas through decoder + accumulator (anthropic stream)\n")
     print("| deltas | seconds | µs per delta | peak memory | peak bytes per text byte |")
     print("|---:|---:|---:|---:|---:|")
