@@ -34,16 +34,16 @@ import asyncio
 import gc
 import os
 import platform
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
 
+import stream_server
 from thoughtline.accumulator import ResponseAccumulator
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
@@ -60,38 +60,6 @@ KEY = "bench-key-0000000000"
 
 LOOPBACK: str | None = None
 """With ``--loopback``: the stream server's base URL (None: MockTransport)."""
-
-SERVER = """
-import socket, sys, threading
-bodies = {b"/v1/messages": open(sys.argv[1], "rb").read(),
-          b"/v1/responses": open(sys.argv[2], "rb").read()}
-head = (b"HTTP/1.1 200 OK\\r\\ncontent-type: text/event-stream\\r\\n"
-        b"connection: close\\r\\n\\r\\n")
-
-def serve(conn):
-    with conn:
-        data = b""
-        while b"\\r\\n\\r\\n" not in data:
-            data += conn.recv(65536)
-        header, _, rest = data.partition(b"\\r\\n\\r\\n")
-        path = header.split(b" ", 2)[1]
-        length = 0
-        for line in header.split(b"\\r\\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(rest) < length:
-            rest += conn.recv(65536)
-        conn.sendall(head + bodies[path])
-
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen(64)
-print(listener.getsockname()[1], flush=True)
-while True:
-    conn, _ = listener.accept()
-    threading.Thread(target=serve, args=(conn,), daemon=True).start()
-"""
 
 
 def transcript(deltas: int) -> Transcript:
@@ -405,19 +373,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.loopback:
         with tempfile.TemporaryDirectory() as folder:
-            paths = [os.path.join(folder, name) for name in ("anthropic", "openai")]
-            for path, data in zip(
-                paths, (anthropic_bytes(args.deltas), openai_bytes(args.deltas)), strict=True
-            ):
-                with open(path, "wb") as file:
-                    file.write(data)
-            server = subprocess.Popen(
-                [sys.executable, "-c", SERVER, *paths], stdout=subprocess.PIPE, text=True
-            )
+            files = {
+                "/v1/messages": Path(folder, "anthropic"),
+                "/v1/responses": Path(folder, "openai"),
+            }
+            files["/v1/messages"].write_bytes(anthropic_bytes(args.deltas))
+            files["/v1/responses"].write_bytes(openai_bytes(args.deltas))
+            server, url = stream_server.start(files)
             try:
-                assert server.stdout is not None
                 global LOOPBACK
-                LOOPBACK = f"http://127.0.0.1:{int(server.stdout.readline())}"
+                LOOPBACK = url
                 print("over loopback, each contender with its default HTTP client")
                 _report(args)
             finally:

@@ -34,54 +34,12 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-MODEL = "claude-sonnet-4-6"
+import stream_server
+from bench_streams import ANTHROPIC_MODEL, anthropic_bytes
+
+MODEL = ANTHROPIC_MODEL
 KEY = "bench-key-0000000000"
 
-SERVER = """
-import socket, sys, threading
-from thoughtline.testing.renderers.anthropic import AnthropicRenderer
-from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
-
-events = int(sys.argv[1])
-thinking_chars = events * 9 // 10 * 4
-answer_chars = events // 10 * 4
-transcript = Transcript(
-    reasoning=(SimReasoning(kind="summary", text=("thé " * thinking_chars)[:thinking_chars],
-                            signature="sig"),),
-    answer=("ans " * answer_chars)[:answer_chars],
-    chunk_chars=4,
-)
-request = SimRequest(method="POST", path="/v1/messages", query={}, headers={},
-    body={"model": sys.argv[2], "stream": True,
-          "thinking": {"type": "adaptive", "display": "summarized"}},
-    profile="anthropic", model=sys.argv[2], stream=True)
-body = b"".join(f.data for f in AnthropicRenderer().stream_frames(transcript, request))
-head = (b"HTTP/1.1 200 OK\\r\\ncontent-type: text/event-stream\\r\\n"
-        b"request-id: req_bench\\r\\nconnection: close\\r\\n\\r\\n")
-
-def serve(conn):
-    with conn:
-        data = b""
-        while b"\\r\\n\\r\\n" not in data:
-            data += conn.recv(65536)
-        header, _, rest = data.partition(b"\\r\\n\\r\\n")
-        length = 0
-        for line in header.split(b"\\r\\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(rest) < length:
-            rest += conn.recv(65536)
-        conn.sendall(head + body)
-
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen(64)
-print(listener.getsockname()[1], body.count(b"thinking_delta"), len(body), flush=True)
-while True:
-    conn, _ = listener.accept()
-    threading.Thread(target=serve, args=(conn,), daemon=True).start()
-"""
 
 SDK_SCRIPT = """
 import json, sys
@@ -132,14 +90,14 @@ def store_bytes(home: Path) -> int:
 
 
 def start_server(events: int) -> tuple[subprocess.Popen[str], int, int, int]:
-    """The stream server in its own process: it, its port, the thinking deltas and the
-    body's bytes of the stream it serves."""
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(events), MODEL], stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
-    port, thinking_deltas, body_bytes = (int(x) for x in server.stdout.readline().split())
-    return server, port, thinking_deltas, body_bytes
+    """The stream server in its own process (``stream_server.py``): it, its port, the
+    thinking deltas and the body's bytes of the stream it serves."""
+    body = anthropic_bytes(events)  # the stream the decoding benchmark reads
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder, "body")
+        file.write_bytes(body)
+        server, url = stream_server.start({"/v1/messages": file})  # read before it answers
+    return server, int(url.rsplit(":", 1)[1]), body.count(b"thinking_delta"), len(body)
 
 
 def main() -> None:

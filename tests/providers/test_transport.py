@@ -48,6 +48,21 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
     return head + (await reader.readexactly(length) if length else b"")
 
 
+def answering(body: bytes, received: list[bytes] | None = None) -> Handler:
+    """A handler that answers every request with ``body`` (200), keeping each request's
+    head and body in ``received``."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_request(reader)
+        if received is not None:
+            received.append(request)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    return handle
+
+
 def client() -> httpx2.AsyncClient:
     return default_http_client(httpx2.Timeout(connect=2, read=0.3, write=2, pool=2))
 
@@ -221,19 +236,7 @@ async def test_the_proxy_in_the_environment_carries_the_request(
     """HTTP_PROXY is honoured as with httpx2's own transport (a forward proxy gets the
     absolute URL), and NO_PROXY still exempts a host."""
     proxied: list[bytes] = []
-
-    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        proxied.append(await read_request(reader))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nproxied")
-        await writer.drain()
-        writer.close()
-
-    async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\ndirect")
-        await writer.drain()
-        writer.close()
-
+    proxy, origin = answering(b"proxied", proxied), answering(b"direct")
     async with raw_server(proxy) as proxy_url, raw_server(origin) as origin_url:
         monkeypatch.setenv("HTTP_PROXY", proxy_url)
         monkeypatch.delenv("NO_PROXY", raising=False)
@@ -250,14 +253,7 @@ async def test_proxy_credentials_in_the_url_go_to_the_proxy_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     proxied: list[bytes] = []
-
-    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        proxied.append(await read_request(reader))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        writer.close()
-
-    async with raw_server(proxy) as proxy_url:
+    async with raw_server(answering(b"ok", proxied)) as proxy_url:
         authenticated = proxy_url.replace("http://", "http://agent:pa%3Ass@")
         monkeypatch.setenv("HTTP_PROXY", authenticated)
         monkeypatch.delenv("NO_PROXY", raising=False)
@@ -288,14 +284,7 @@ async def test_a_netrc_entry_for_the_provider_host_is_never_used(
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("NETRC", str(netrc))
     received: list[bytes] = []
-
-    async def origin(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        received.append(await read_request(reader))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        writer.close()
-
-    async with raw_server(origin) as url, client() as http:
+    async with raw_server(answering(b"ok", received)) as url, client() as http:
         assert (await http.get(url + "/a")).text == "ok"
         bearer = {"Authorization": "Bearer sk-canary"}
         assert (await http.get(url + "/b", headers=bearer)).text == "ok"
