@@ -224,7 +224,7 @@ class FakeServer:
         self.fail_call = fail_call
         self.released = asyncio.Event()
         self.tasks: list[asyncio.Task[Any] | None] = []
-        """The task each write started in (None: a callback of the loop)."""
+        """The task each write started in."""
         self.held_write_finished_in: asyncio.Task[Any] | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -261,18 +261,20 @@ async def _caught_up(
     return task
 
 
-async def test_the_channel_writes_for_caught_up_subscribers_in_one_step_of_the_loop() -> None:
+async def test_the_channel_writes_each_frame_to_caught_up_subscribers_as_it_is_published() -> None:
     channel = RunChannel("run_1", PLANNED)
     servers = [FakeServer(), FakeServer()]
     yielded: list[list[bytes]] = [[], []]
     tasks = [await _caught_up(channel, s, y) for s, y in zip(servers, yielded, strict=True)]
+    this_task = asyncio.current_task()
     channel.publish(started(1))
     channel.publish(delta(2, "a"))
+    assert [server.bodies for server in servers] == [channel.frames] * 2  # already written
     channel.publish(delta(3, "b"))
-    await asyncio.sleep(0)  # the one callback of this step writes for both
     for server in servers:
-        assert server.bodies == [b"".join(channel.frames)]
-        assert server.tasks == [None]  # written from the loop, no subscriber task woken
+        assert server.bodies == channel.frames
+        # Written by the publisher (here, this test), no subscriber task woken.
+        assert server.tasks == [this_task] * 3
     assert len(channel.direct) == 2
     assert all(not task.done() for task in tasks)
     channel.publish(completed(4))
@@ -299,7 +301,7 @@ async def test_a_slow_clients_write_is_finished_by_its_own_task_and_holds_up_nob
     for seq in (3, 4):
         channel.publish(delta(seq, "b"))
         await asyncio.sleep(0)
-    assert fast.bodies == channel.frames  # one write per step, none held up
+    assert fast.bodies == channel.frames  # one write per event, none held up
     assert slow.bodies == [channel.frames[0]]
     slow.released.set()
     for _ in range(5):
@@ -307,7 +309,7 @@ async def test_a_slow_clients_write_is_finished_by_its_own_task_and_holds_up_nob
     # The held write finished in the slow stream's own task, which then caught up by
     # itself, and handed its send back to the channel.
     assert slow.bodies == channel.frames[:2]
-    assert slow.tasks[1] is None
+    assert slow.tasks[1] is asyncio.current_task()  # started by the publisher (this test)
     assert slow.held_write_finished_in is slow_task
     assert slow_chunks[1:] == [b"".join(channel.frames[2:4])]
     assert len(channel.direct) == 2

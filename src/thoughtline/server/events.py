@@ -10,8 +10,8 @@ queue of its own: publishing appends one frame and wakes the subscribers that sl
 (a subscriber that is already awake is not woken again, and drains everything pending
 when it runs). A subscriber that has read everything can also hand the channel its
 connection's ``send`` (:meth:`Subscriber.write_directly`): the channel then writes each
-batch of new frames to all such subscribers in one step on the loop, instead of waking
-one task per subscriber for every event. A write that cannot finish at once (the client
+new frame to all such subscribers as it is published, instead of waking one task per
+subscriber for every event (and a turn of the loop later). A write that cannot finish at once (the client
 reads slowly) is handed back to the subscriber's own task, which finishes it and goes
 on reading by itself, so a slow client never holds up the others. Publishing never
 blocks and never waits for a reader: a subscriber that
@@ -376,7 +376,6 @@ class RunChannel:
         self.subscribers: set[Subscriber] = set()
         self.direct: set[Subscriber] = set()
         """The subscribers this channel writes for (see :meth:`Subscriber.write_directly`)."""
-        self._write_due = False
         self.finished = False
         self.closing: tuple[bytes, bytes] | None = None
         """Once the run ended: the snapshot just before its terminal event, then the
@@ -397,17 +396,16 @@ class RunChannel:
         for subscriber in self.subscribers:
             if subscriber.direct is None:
                 subscriber.notify()
-        if self.direct and not self._write_due:
-            # Once per step of the loop: everything published in this step goes out as
-            # one write per subscriber.
-            self._write_due = True
-            asyncio.get_running_loop().call_soon(self._write_direct)
+        if self.direct:
+            # Now rather than in a callback: a turn of the loop later cost a delta
+            # about a millisecond at the median (bench/README.md, "Daemon fan-out").
+            self._write_direct()
 
     def _write_direct(self) -> None:
-        """Write what was published since the last call to every subscriber this
+        """Write what was published since the last write to every subscriber this
         channel writes for; let go of the ones whose write could not finish at once
-        (or failed), and of all of them once the run has ended."""
-        self._write_due = False
+        (or failed), and of all of them once the run has ended. A write does not
+        raise: its failure goes to the subscriber's own task."""
         frames = self.frames
         end = len(frames)
         now = asyncio.get_running_loop().time()
