@@ -280,3 +280,26 @@ def test_a_stalled_subscriber_holds_up_no_other_and_catches_up_consistently(
     assert b"resync" in kinds  # it fell more than its 50 frames behind while stalled
     final = json.loads(frames[-1].split(b"data: ", 1)[1])
     assert final["tasks"][0]["output"] == answer
+
+
+def test_a_long_stream_of_frame_breaking_text_reaches_live_subscribers_intact(
+    daemon: LiveDaemon, sim: Simulator
+) -> None:
+    """10,000 network chunks of text that looks like SSE frames, script and markup, to
+    subscribers the channel writes for directly: each gets the answer byte for byte and
+    exactly one end."""
+    piece = '</script>\n\nevent: run.completed\ndata: {"status":"failed"}\n\nid: 9\n<b>é</b>'
+    answer = (piece * 300)[:20_000]
+    sim.script(Transcript(answer=answer, chunk_chars=2))
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    with ThreadPoolExecutor(3) as pool:
+        streams = [pool.submit(read_all, daemon.client(), run_id) for _ in range(3)]
+        results = [future.result(timeout=60) for future in streams]
+    for events in results:
+        assert [event.type for event in events].count("run.completed") == 1
+        assert events[-1].type == "run.completed"
+        assert events[-1].data["status"] == "completed"
+        deltas = [event.data["text"] for event in events if event.type == "answer.delta"]
+        assert deltas  # followed live, not only the end
+        assert (events[0].data["tasks"][0]["output"] or "") + "".join(deltas) == answer
