@@ -57,9 +57,10 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     """An ``httpx2`` transport that sends requests with aiohttp.
 
     Build it anywhere (in a worker thread too: the TLS context, the costly part, is made
-    here the first time, then shared); the aiohttp session is opened on the first request, on that request's event
-    loop, and again if a later request runs on another loop. Connections are not capped:
-    callers bound concurrency themselves (``max_concurrency``)."""
+    here the first time, then shared); the aiohttp session is opened on the first
+    request, on that request's event loop, and again if a later request runs on another
+    loop. Connections are not capped: callers bound concurrency themselves
+    (``max_concurrency``)."""
 
     def __init__(self, *, verify: ssl.SSLContext | bool = True, trust_env: bool = True) -> None:
         import aiohttp  # imported with the transport only: `status` and config never pay

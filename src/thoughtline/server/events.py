@@ -11,12 +11,12 @@ queue of its own: publishing appends one frame and wakes the subscribers that sl
 when it runs). A subscriber that has read everything can also hand the channel its
 connection's ``send`` (:meth:`Subscriber.write_directly`): the channel then writes each
 new frame to all such subscribers as it is published, instead of waking one task per
-subscriber for every event (and a turn of the loop later). A write that cannot finish at once (the client
-reads slowly) is handed back to the subscriber's own task, which finishes it and goes
-on reading by itself, so a slow client never holds up the others. Publishing never
-blocks and never waits for a reader: a subscriber that
-has more than its limit of frames pending since it last read sends a ``resync`` (the
-snapshot folded up to the current seq) instead of them, and goes on from there.
+subscriber for every event (and a turn of the loop later). A write that cannot finish
+at once (the client reads slowly) is handed back to the subscriber's own task, which
+finishes it and goes on reading by itself, so a slow client never holds up the others.
+Publishing never blocks and never waits for a reader: a subscriber that has more than
+its limit of frames pending since it last read sends a ``resync`` (the snapshot folded
+up to the current seq) instead of them, and goes on from there.
 
 A finished run's frames stay in memory for a while after the run has left the hub
 (:class:`RetainedRuns`: at most ``DEFAULT_RETAIN_BYTES`` in all, each for at most
