@@ -94,29 +94,33 @@ class SQLiteStore(rows.TransitionWrites, Store):
                 yield conn
 
     @contextmanager
-    def _purging(self) -> Iterator[sqlite3.Connection]:
-        """A connection of its own for a purge, in one ``BEGIN IMMEDIATE`` transaction.
-
-        A purge may delete a day of trace and then wait for a checkpoint
-        (:meth:`_erase`); on its own connection it holds neither this store's lock nor
-        its connection meanwhile, so a purge in a thread leaves the event loop's reads
-        and writes to go on (writes find the file's write lock taken and wait in the
+    def _own_connection(self, timeout_s: float) -> Iterator[sqlite3.Connection]:
+        """A connection of this store's file but not its connection, nor its lock: for a
+        purge, which may delete a day of trace and then wait for a checkpoint
+        (:meth:`_erase`). A purge in a thread so leaves the event loop's reads and
+        writes to go on (writes find the file's write lock taken and wait in the
         writer's thread, as for another process's)."""
         self._connection()  # a closed store refuses, as for every other call
         with usage_errors(self.path):
             conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
             try:
-                # Per connection: deleted content is zeroed (see open_connection).
-                conn.execute("PRAGMA secure_delete = ON")
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute("BEGIN IMMEDIATE")
-                with _committing(conn):
-                    yield conn
+                yield conn
             finally:
                 conn.close()
+
+    @contextmanager
+    def _purging(self) -> Iterator[sqlite3.Connection]:
+        """A purge's ``BEGIN IMMEDIATE`` transaction, on a connection of its own."""
+        with self._own_connection(BUSY_TIMEOUT_S) as conn:
+            # Per connection: deleted content is zeroed (see open_connection).
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            with _committing(conn):
+                yield conn
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -357,18 +361,9 @@ class SQLiteStore(rows.TransitionWrites, Store):
         log frames) still hold the old bytes. A ``TRUNCATE`` checkpoint copies the log
         into the main file and empties it — unless a connection of another process
         reads an older snapshot or writes, which it waits :data:`ERASE_WAIT_S` for."""
-        with usage_errors(self.path):
-            # A connection of its own, as for the purge: the wait holds no lock here.
-            conn = sqlite3.connect(
-                self.path, timeout=ERASE_WAIT_S, isolation_level=None, check_same_thread=False
-            )
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
-                busy, log_frames, copied = conn.execute(
-                    "PRAGMA wal_checkpoint(TRUNCATE)"
-                ).fetchone()
-            finally:
-                conn.close()
+        with self._own_connection(ERASE_WAIT_S) as conn:  # the wait holds no lock here
+            conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
+            busy, log_frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if not busy:
             self._residue = None
             return
