@@ -2,10 +2,17 @@
 
 The simulator runs in its own process and streams ``--streams`` answers at once, one
 frame per ``--pace`` seconds (so nearly every read brings one frame, as from a real
-provider). This process reads them all through ``httpx2.AsyncClient.stream`` the way
-the provider client reads a body (``iter_body``), once with httpx2's own transport
-(httpcore2: h11 in pure Python, anyio) and once with the transport thoughtline uses by
-default (``AiohttpTransport``: aiohttp, llhttp in C). Rounds alternate the two; each keeps its best round by this process's CPU
+provider). A fresh process reads them all through ``httpx2.AsyncClient.stream`` the way
+the provider client reads a body (``iter_body``), with one of:
+
+- httpx2's own transport (httpcore2: h11 in pure Python, anyio);
+- the transport thoughtline uses by default (``AiohttpTransport``: aiohttp, llhttp in C);
+- the same with asyncio's own read size (``READ_BYTES`` set to asyncio's 256 KiB): a new
+  256 KiB buffer per read, which glibc maps and unmaps for each read unless something
+  earlier in the process raised its mmap threshold. That history is why every round is a
+  process of its own.
+
+Rounds rotate the contenders; each keeps its best round by the reading process's CPU
 time (user + system), which is what the reading costs; wall time is the pace's.
 
     .venv/bin/python bench/bench_transport.py [--streams 100] [--frames 300]
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import subprocess
@@ -26,6 +34,7 @@ from collections.abc import Callable
 import aiohttp
 import httpx2
 
+from thoughtline.providers import transport
 from thoughtline.providers._capture import iter_body
 from thoughtline.providers.transport import default_http_client
 
@@ -56,6 +65,18 @@ def thoughtline_default() -> httpx2.AsyncClient:
     return default_http_client(httpx2.Timeout(60))
 
 
+def asyncio_read_size() -> httpx2.AsyncClient:
+    transport.READ_BYTES = 256 * 1024  # asyncio's max_size: the reads are left as they are
+    return default_http_client(httpx2.Timeout(60))
+
+
+CONTENDERS: dict[str, Callable[[], httpx2.AsyncClient]] = {
+    "httpx2's own transport (httpcore2, h11)": httpx2_own,
+    "thoughtline default (AiohttpTransport)": thoughtline_default,
+    "thoughtline default, asyncio's 256 KiB reads": asyncio_read_size,
+}
+
+
 async def read_all(url: str, streams: int, build: Callable[[], httpx2.AsyncClient]) -> int:
     async with build() as http:
 
@@ -69,7 +90,17 @@ async def read_all(url: str, streams: int, build: Callable[[], httpx2.AsyncClien
         return sum(await asyncio.gather(*(one() for _ in range(streams))))
 
 
+def child(name: str, url: str, streams: int) -> None:
+    """One round of one contender, in this fresh process: CPU s, wall s, chunks (JSON)."""
+    cpu, wall = time.process_time(), time.monotonic()
+    chunks = asyncio.run(read_all(url, streams, CONTENDERS[name]))
+    print(json.dumps([time.process_time() - cpu, time.monotonic() - wall, chunks]))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--frames", type=int, default=300, help="answer deltas per stream")
@@ -85,20 +116,16 @@ def main() -> None:
     assert simulator.stdout is not None
     assert simulator.stdin is not None
     url = simulator.stdout.readline().strip() + "/anthropic/v1/messages"
-    contenders = {
-        "httpx2's own transport (httpcore2, h11)": httpx2_own,
-        "thoughtline default (AiohttpTransport)": thoughtline_default,
-    }
     best: dict[str, tuple[float, float, int]] = {}
     try:
         for number in range(args.repeat):
-            names = list(contenders)
-            if number % 2:
-                names.reverse()
+            names = list(CONTENDERS)
+            names = names[number % len(names) :] + names[: number % len(names)]
             for name in names:
-                cpu, wall = time.process_time(), time.monotonic()
-                chunks = asyncio.run(read_all(url, args.streams, contenders[name]))
-                result = (time.process_time() - cpu, time.monotonic() - wall, chunks)
+                command = [sys.executable, __file__, "--child", name, url, str(args.streams)]
+                output = subprocess.run(command, check=True, capture_output=True, text=True)
+                cpu, wall, chunks = json.loads(output.stdout)
+                result = (cpu, wall, chunks)
                 if name not in best or result[0] < best[name][0]:
                     best[name] = result
     finally:
@@ -106,11 +133,12 @@ def main() -> None:
         simulator.wait(timeout=30)
     print(
         f"{args.streams} streams at once, {args.frames} deltas each, one frame per "
-        f"{args.pace * 1000:g} ms; best CPU of {args.repeat} alternating rounds; python "
+        f"{args.pace * 1000:g} ms; best CPU of {args.repeat} rotating rounds, each a process "
+        f"of its own; python "
         f"{platform.python_version()}, httpx2 {httpx2.__version__}, aiohttp "
         f"{aiohttp.__version__}; load average {os.getloadavg()[0]:.1f} at the end\n"
     )
-    baseline = best[next(iter(contenders))][0]
+    baseline = best[next(iter(CONTENDERS))][0]
     print("| transport | chunks read | CPU s | wall s | CPU µs per chunk | CPU vs httpx2's own |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, (cpu, wall, chunks) in best.items():

@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,13 @@ import httpx2
 import pytest
 
 from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, RetryPolicy, Timeouts
-from thoughtline.providers.transport import MAX_CHUNK_BYTES, AiohttpTransport, default_http_client
+from thoughtline.providers.transport import (
+    MAX_CHUNK_BYTES,
+    READ_BYTES,
+    AiohttpTransport,
+    _read_at_most,
+    default_http_client,
+)
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -291,6 +298,54 @@ async def test_a_netrc_entry_for_the_provider_host_is_never_used(
     assert b"authorization" not in received[0].lower()
     assert b"authorization: bearer sk-canary" in received[1].lower()
     assert not any(b"someone" in head or b"Basic" in head for head in received)
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+async def test_a_streamed_read_allocates_a_heap_sized_buffer_not_asyncios_256_kib(
+    scheme: str, self_signed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio reads a socket (and TLS reads its plaintext) into a new 256 KiB buffer per
+    read, however little arrived: above glibc's mmap threshold, so every streamed delta
+    cost three more system calls and freshly zeroed pages (bench/README.md, "Provider
+    transport"). The connections a provider is read on ask for 64 KiB at most."""
+    cert, key = self_signed
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    server_tls = None
+    if scheme == "https":
+        server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        server_tls.load_cert_chain(cert, key)
+    pieces = 40
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _read_at_most(writer.transport, READ_BYTES)  # the server shares this process's heap
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in range(pieces):  # one small piece at a time, as a model streams
+            writer.write(b"6\r\ndelta\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.005)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_tls)
+    url = f"{scheme}://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    tracemalloc.start()
+    try:
+        async with client() as http, http.stream("GET", url) as response:
+            chunks = response.aiter_raw()
+            received = [await anext(chunks)]  # connected: TLS's own buffers are made
+            before, _ = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            received += [chunk async for chunk in chunks]
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        server.close()
+        await server.wait_closed()
+    assert b"".join(received) == b"delta\n" * pieces
+    assert len(received) > pieces // 2  # most pieces were reads of their own
+    assert peak - before < 128 * 1024
 
 
 @pytest.fixture

@@ -51,6 +51,13 @@ DIRECT_BODY = "thoughtline.direct_body"
 """The response extension holding the :class:`DirectBody` of a response."""
 MAX_CHUNK_BYTES = 64 * 1024
 """The largest piece of a body handed up at once (httpx2's own transport reads as much)."""
+READ_BYTES = 64 * 1024
+"""The most one read of a provider's connection asks for. asyncio asks 256 KiB, into a new
+buffer per read however little arrived (TLS twice: the read, then the one that finds
+nothing more). glibc serves a buffer that size with mmap and takes it back with mremap and
+munmap, so a streamed delta cost three to five more system calls and freshly zeroed pages:
+a third of the CPU of reading a paced stream (``bench/README.md``, "Provider transport").
+64 KiB is below malloc's mmap threshold, and more than a live stream has waiting."""
 
 
 class AiohttpTransport(httpx2.AsyncBaseTransport):
@@ -212,6 +219,16 @@ def _abandon(session: Any) -> None:
             close_now()
 
 
+def _read_at_most(transport: asyncio.BaseTransport, size: int) -> None:
+    """Make an asyncio connection's reads ask for ``size`` bytes at most: the socket's
+    transport, or for TLS the protocol that reads its plaintext (its socket reads into
+    one buffer kept for the connection). ``max_size`` is an attribute of CPython's
+    selector transports and TLS protocol; a loop without it keeps its own reads."""
+    reader = getattr(transport, "_ssl_protocol", transport)
+    if getattr(reader, "max_size", 0) > size:
+        reader.max_size = size  # type: ignore[union-attr]
+
+
 class ReadTimedOut(Exception):
     """Nothing arrived on a response's connection for its read timeout."""
 
@@ -242,6 +259,8 @@ class DirectBody(httpx2.AsyncByteStream):
         self._seen_bytes = -1
         self._quiet_since = 0.0
         connection = response.connection
+        if connection is not None and connection.transport is not None:
+            _read_at_most(connection.transport, READ_BYTES)
         if read_timeout and connection is not None and connection.protocol is not None:
             # The headers are in: from here on the timer below keeps the read timeout.
             connection.protocol.read_timeout = None
