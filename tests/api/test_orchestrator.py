@@ -118,6 +118,30 @@ async def test_handle_yields_live_events_in_order_then_the_final_run(
     assert [event async for event in handle] == seen
 
 
+async def test_iterators_of_one_handle_are_independent_and_a_cancelled_one_disturbs_none(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    """Iterators waiting together are woken together; cancelling one while it waits (a
+    consumer that gave up) leaves the others reading every event to the end."""
+    sim.inject(Fault.slow_first_byte(0.5), profile="anthropic")  # all wait for a delta
+    handle = orchestrator.start("Design a cache", roles=["architect"], chain_of_thought="surface")
+
+    async def read_all() -> list[object]:
+        return [event async for event in handle]
+
+    first, second, gives_up = (asyncio.ensure_future(read_all()) for _ in range(3))
+    await asyncio.sleep(0.2)  # the task started; its call waits for the first byte
+    assert not first.done() and not gives_up.done()
+    gives_up.cancel()
+    run = await handle
+    seen = await first
+    assert seen == await second
+    assert isinstance(seen[-1], RunCompleted) and run.status == "completed"
+    assert [event.seq for event in seen] == list(range(1, len(seen) + 1))  # type: ignore[attr-defined]
+    assert gives_up.cancelled()
+    assert [event async for event in handle] == seen  # a late iterator replays them all
+
+
 async def test_hidden_mode_sends_no_reasoning_events(
     sim: Simulator, orchestrator: Orchestrator
 ) -> None:
