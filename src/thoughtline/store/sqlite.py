@@ -5,7 +5,10 @@
   read, so a transaction never has to upgrade a stale snapshot (which SQLite refuses
   with ``SQLITE_BUSY`` however long the busy timeout). Other writers wait up to
   :data:`~thoughtline.store._sqlite_connection.BUSY_TIMEOUT_S`. Within a process one
-  connection is shared by all threads and guarded by a lock.
+  connection writes and another reads, each shared by all threads and guarded by a lock
+  of its own: a write waiting in a thread for another process's lock (up to that
+  timeout) never holds up a read, such as the daemon's on its event loop (WAL readers
+  do not wait for writers).
 - **Deleting for retention.** Trace events are rows with their layer, so
   :meth:`SQLiteStore.delete_trace_before` reaches every one. ``secure_delete`` zeroes
   deleted content and a ``TRUNCATE`` checkpoint empties the WAL, so purged reasoning does
@@ -68,11 +71,17 @@ class SQLiteStore(rows.TransitionWrites, Store):
     def __init__(self, path: Path, *, checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._read_lock = threading.Lock()
         self._residue: str | None = None
         self._conn: sqlite3.Connection | None = self._open()
         # Commits only append to the WAL; a thread copies it into the file (checkpoints
         # fsync, and took up to 90 ms inside a commit on the event loop).
         self._conn.execute("PRAGMA wal_autocheckpoint = 0")
+        try:
+            self._reader: sqlite3.Connection | None = _reading_connection(self.path)
+        except BaseException:
+            self._conn.close()
+            raise
         self._checkpointer = WalCheckpointer(self.path, checkpoint_interval_s)
 
     # -- connection ------------------------------------------------------------------
@@ -126,8 +135,10 @@ class SQLiteStore(rows.TransitionWrites, Store):
     def _read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction, so related SELECTs see the same snapshot; ended promptly
         because an open snapshot keeps checkpoints from emptying the WAL."""
-        with self._lock, usage_errors(self.path):
-            conn = self._connection()
+        with self._read_lock, usage_errors(self.path):
+            conn = self._reader
+            if conn is None:
+                raise closed_error(self.path)
             conn.execute("BEGIN")
             try:
                 yield conn
@@ -141,6 +152,10 @@ class SQLiteStore(rows.TransitionWrites, Store):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -459,6 +474,20 @@ INSERT_RUN = (
     f"owner_start_time, owner_boot_id, heartbeat_at) "
     f"VALUES ({', '.join('?' * (len(rows.RUN_FIELDS) + 5))})"
 )
+
+
+def _reading_connection(path: Path) -> sqlite3.Connection:
+    """A second connection to the file :func:`open_connection` just opened (created,
+    checked and migrated), that only reads."""
+    with usage_errors(path):
+        # mode=rw: a file removed meanwhile is not created again, empty.
+        uri = path.resolve().as_uri() + "?mode=rw"
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only = ON")
+    return conn
 
 
 @contextmanager
