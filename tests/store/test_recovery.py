@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 from contextlib import closing
 from pathlib import Path
@@ -116,6 +117,30 @@ def test_reused_pid_is_recognised(backend: StoreBackend) -> None:
         assert recover_interrupted(store) == ["run_reused"]
         event = store.trace("run_reused")[-1]
         assert (event.type, event.metadata["reason"]) == ("run.interrupted", "owner_pid_reused")
+
+
+def _identity_in_child(queue: multiprocessing.Queue[tuple[ProcessIdentity, int]]) -> None:
+    queue.put((ProcessIdentity.current(), os.getpid()))
+
+
+@pytest.mark.skipif(not LINUX_PROC, reason="process start times come from /proc")
+def test_a_forked_child_owns_its_runs_under_its_own_identity() -> None:
+    """The identity is read once per process; a child forked after the parent read it
+    is another owner, with its own pid and start time."""
+    mine = ProcessIdentity.current()
+    assert ProcessIdentity.current() is mine  # read once
+    queue: multiprocessing.Queue[tuple[ProcessIdentity, int]] = multiprocessing.get_context(
+        "fork"
+    ).Queue()
+    child = multiprocessing.get_context("fork").Process(target=_identity_in_child, args=(queue,))
+    child.start()
+    theirs, their_pid = queue.get(timeout=30)
+    child.join(30)
+    assert child.exitcode == 0
+    assert theirs.pid == their_pid != mine.pid
+    assert theirs.start_time is not None and mine.start_time is not None
+    assert theirs.start_time >= mine.start_time
+    assert (theirs.host, theirs.boot_id) == (mine.host, mine.boot_id)
 
 
 @pytest.mark.skipif(ProcessIdentity.current().boot_id is None, reason="no boot id here")

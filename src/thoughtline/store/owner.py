@@ -23,15 +23,25 @@ class ProcessIdentity:
 
     @classmethod
     def current(cls) -> ProcessIdentity:
-        # Not cached: a forked child is a different owner.
+        """This process's identity, read once per process: every run created reads it,
+        and reading ``/proc`` was most of a run start's store work. Keyed by pid, as a
+        forked child is a different owner."""
+        global _current
         pid = os.getpid()
+        known = _current
+        if known is not None and known.pid == pid:
+            return known
         stat = proc_stat(pid)
-        return cls(
+        _current = cls(
             host=socket.gethostname(),
             pid=pid,
             start_time=None if stat is None else stat[1],
             boot_id=boot_id(),
         )
+        return _current
+
+
+_current: ProcessIdentity | None = None
 
 
 def proc_stat(pid: int) -> tuple[str, int] | None:
