@@ -52,14 +52,20 @@ def _interrupt(
     home: Path, environ: dict[str, str], when: str, *extra: str
 ) -> tuple[int, str, list[sqlite3.Row]]:
     database = home / "thoughtline.db"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "run", "slow", *extra],
-        env=cli_env(home, environ),
-        cwd=home.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A child inherits an ignored SIGINT (a test run started in the background by a
+    # shell ignores it), but never a handler: with one here, it starts with the default.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "thoughtline.cli", "run", "slow", *extra],
+            env=cli_env(home, environ),
+            cwd=home.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         if when != "at once":
             _wait_until(database, when)
