@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fresh_rounds import best_rounds, print_table, report, simulator_process
 
 SIMULATOR = """
 import sys
@@ -93,12 +95,12 @@ CONTENDERS = {
 
 
 def child(name: str, runs: int) -> None:
-    """One round of one contender in this fresh process: CPU s, wall s, events (JSON).
-    A first run, not measured, pays for imports and the store's creation."""
+    """One round of one contender in this fresh process. A first run, not measured, pays
+    for imports and the store's creation."""
     asyncio.run(CONTENDERS[name](1))
     cpu, wall = time.process_time(), time.monotonic()
     events = asyncio.run(CONTENDERS[name](runs))
-    print(json.dumps([time.process_time() - cpu, time.monotonic() - wall, events]))
+    report((time.process_time() - cpu, time.monotonic() - wall, events))
 
 
 def main() -> None:
@@ -110,61 +112,34 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.02)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    simulator = subprocess.Popen(
-        [sys.executable, "-c", SIMULATOR, str(args.pace)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert simulator.stdout is not None
-    assert simulator.stdin is not None
-    url = simulator.stdout.readline().strip()
-    best: dict[str, tuple[float, float, int]] = {}
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            for number in range(args.repeat):
-                names = list(CONTENDERS)
-                names = names[number % len(names) :] + names[: number % len(names)]
-                for name in names:
-                    home = Path(folder) / f"home-{number}-{names.index(name)}"
-                    env = {
-                        **os.environ,
-                        "THOUGHTLINE_HOME": str(home),
-                        "ANTHROPIC_BASE_URL": f"{url}/anthropic",
-                        "ANTHROPIC_API_KEY": KEY,
-                    }
-                    (Path(folder) / "thoughtline.toml").write_text(
-                        "[orchestration]\nmax_concurrency = 256\n"
-                    )
-                    output = subprocess.run(
-                        [sys.executable, __file__, "--child", name, str(args.runs)],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                        env=env,
-                        cwd=folder,
-                    )
-                    cpu, wall, events = json.loads(output.stdout)
-                    if name not in best or cpu < best[name][0]:
-                        best[name] = (cpu, wall, events)
-    finally:
-        simulator.stdin.close()
-        simulator.wait(timeout=30)
-    deltas = args.runs * DELTAS_PER_RUN
+    with (
+        simulator_process(SIMULATOR, str(args.pace)) as url,
+        tempfile.TemporaryDirectory() as folder,
+    ):
+        (Path(folder) / "thoughtline.toml").write_text("[orchestration]\nmax_concurrency = 256\n")
+
+        def environment(number: int, name: str) -> tuple[dict[str, str], str]:
+            home = Path(folder) / f"home-{number}-{list(CONTENDERS).index(name)}"
+            return {
+                **os.environ,
+                "THOUGHTLINE_HOME": str(home),
+                "ANTHROPIC_BASE_URL": f"{url}/anthropic",
+                "ANTHROPIC_API_KEY": KEY,
+            }, folder
+
+        best = best_rounds(__file__, list(CONTENDERS), args.repeat, [str(args.runs)], environment)
     print(
         f"{args.runs} surface-mode streams at once, {DELTAS_PER_RUN} deltas each, one frame "
         f"per {args.pace * 1000:g} ms; best CPU of {args.repeat} rotating rounds, each a "
         f"process of its own; python {platform.python_version()}; load average "
         f"{os.getloadavg()[0]:.1f} at the end\n"
     )
-    floor = best[next(iter(CONTENDERS))][0]
-    print("| contender | events read | CPU s | wall s | CPU µs per delta | CPU vs ProviderClient |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, (cpu, wall, events) in best.items():
-        print(
-            f"| {name} | {events:,} | {cpu:.2f} | {wall:.2f} | {cpu / deltas * 1e6:.0f} "
-            f"| {cpu / floor:.2f}x |"
-        )
+    print_table(
+        best,
+        list(CONTENDERS),
+        columns=("contender", "events read", "delta", "ProviderClient"),
+        units=lambda _: args.runs * DELTAS_PER_RUN,
+    )
 
 
 if __name__ == "__main__":

@@ -23,17 +23,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import aiohttp
 import httpx2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fresh_rounds import best_rounds, print_table, report, simulator_process
 from thoughtline.providers import transport
 from thoughtline.providers._capture import iter_body
 from thoughtline.providers.transport import default_http_client
@@ -91,10 +93,10 @@ async def read_all(url: str, streams: int, build: Callable[[], httpx2.AsyncClien
 
 
 def child(name: str, url: str, streams: int) -> None:
-    """One round of one contender, in this fresh process: CPU s, wall s, chunks (JSON)."""
+    """One round of one contender, in this fresh process."""
     cpu, wall = time.process_time(), time.monotonic()
     chunks = asyncio.run(read_all(url, streams, CONTENDERS[name]))
-    print(json.dumps([time.process_time() - cpu, time.monotonic() - wall, chunks]))
+    report((time.process_time() - cpu, time.monotonic() - wall, chunks))
 
 
 def main() -> None:
@@ -107,30 +109,9 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.01)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    simulator = subprocess.Popen(
-        [sys.executable, "-c", SIMULATOR, str(args.pace), str(args.frames)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert simulator.stdout is not None
-    assert simulator.stdin is not None
-    url = simulator.stdout.readline().strip() + "/anthropic/v1/messages"
-    best: dict[str, tuple[float, float, int]] = {}
-    try:
-        for number in range(args.repeat):
-            names = list(CONTENDERS)
-            names = names[number % len(names) :] + names[: number % len(names)]
-            for name in names:
-                command = [sys.executable, __file__, "--child", name, url, str(args.streams)]
-                output = subprocess.run(command, check=True, capture_output=True, text=True)
-                cpu, wall, chunks = json.loads(output.stdout)
-                result = (cpu, wall, chunks)
-                if name not in best or result[0] < best[name][0]:
-                    best[name] = result
-    finally:
-        simulator.stdin.close()
-        simulator.wait(timeout=30)
+    with simulator_process(SIMULATOR, str(args.pace), str(args.frames)) as base:
+        url = base + "/anthropic/v1/messages"
+        best = best_rounds(__file__, list(CONTENDERS), args.repeat, [url, str(args.streams)])
     print(
         f"{args.streams} streams at once, {args.frames} deltas each, one frame per "
         f"{args.pace * 1000:g} ms; best CPU of {args.repeat} rotating rounds, each a process "
@@ -138,14 +119,12 @@ def main() -> None:
         f"{platform.python_version()}, httpx2 {httpx2.__version__}, aiohttp "
         f"{aiohttp.__version__}; load average {os.getloadavg()[0]:.1f} at the end\n"
     )
-    baseline = best[next(iter(CONTENDERS))][0]
-    print("| transport | chunks read | CPU s | wall s | CPU µs per chunk | CPU vs httpx2's own |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, (cpu, wall, chunks) in best.items():
-        print(
-            f"| {name} | {chunks:,} | {cpu:.2f} | {wall:.2f} | {cpu / chunks * 1e6:.0f} "
-            f"| {cpu / baseline:.2f}x |"
-        )
+    print_table(
+        best,
+        list(CONTENDERS),
+        columns=("transport", "chunks read", "chunk", "httpx2's own"),
+        units=lambda chunks: chunks,
+    )
 
 
 if __name__ == "__main__":
