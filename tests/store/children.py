@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
+from pathlib import Path
 
 from tests.store.backends import open_at
 from tests.store.builders import ago, make_event, make_run
@@ -127,3 +132,35 @@ def stream_many(location: str, run_id: str, count: int) -> None:
             ]
         )
     store.close()
+
+
+# Another program with the SQLite file open: it begins a transaction, says how many trace
+# events it sees, and holds the transaction until a line arrives on stdin.
+_HOLD = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute(sys.argv[2])
+print(conn.execute("SELECT COUNT(*) FROM trace_events").fetchone()[0], flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+conn.close()
+"""
+
+
+@contextmanager
+def holding(path: Path, begin: str) -> Iterator[int]:
+    """A process of its own holds a transaction on the SQLite file at ``path`` (``BEGIN``:
+    a read snapshot; ``BEGIN IMMEDIATE``: the write lock) while the block runs; the
+    number of trace events it saw. It lets go (and ends cleanly) when the block ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(path), begin],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    try:
+        yield int(holder.stdout.readline())  # the transaction is open
+    finally:
+        holder.communicate("done\n", timeout=30)
+    assert holder.returncode == 0

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-import subprocess
-import sys
 import threading
 from contextlib import closing
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 from tests.store import children
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run
+from tests.store.children import holding
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
@@ -89,16 +88,6 @@ def test_many_processes_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -
             assert conn.execute("SELECT COUNT(*) FROM migrations").fetchone() == (len(MIGRATIONS),)
 
 
-HOLD_WRITE_LOCK = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-print("held", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-"""
-
-
 def test_reads_answer_while_a_write_waits_for_another_processs_lock(tmp_path: Path) -> None:
     """Another process (a CLI run) holds the file's write lock; this process's write
     waits for it in a thread, as the daemon's writer does. Reads, which the daemon makes
@@ -108,14 +97,6 @@ def test_reads_answer_while_a_write_waits_for_another_processs_lock(tmp_path: Pa
     store = SQLiteStore(path)
     store.create_run(make_run("run_r"))
     store.append_trace([make_event("run_r", event_id="before")])
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_WRITE_LOCK, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None
-    assert holder.stdout.readline().strip() == "held"
     failures: list[BaseException] = []
 
     def write() -> None:
@@ -125,19 +106,20 @@ def test_reads_answer_while_a_write_waits_for_another_processs_lock(tmp_path: Pa
             failures.append(exc)
 
     writing = threading.Thread(target=write)
-    writing.start()
     try:
-        writing.join(0.5)
-        assert writing.is_alive()  # waiting for the other process's lock
-        run = store.get_run("run_r")
-        assert run is not None
-        assert [listed.id for listed in store.list_runs()] == ["run_r"]
-        assert [event.id for event in store.trace("run_r")] == ["before"]
-        assert store.run_events("run_r") == []
-        assert writing.is_alive()  # every read answered while the write still waited
+        with holding(path, "BEGIN IMMEDIATE"):
+            writing.start()
+            writing.join(0.5)
+            assert writing.is_alive()  # waiting for the other process's lock
+            run = store.get_run("run_r")
+            assert run is not None
+            assert [listed.id for listed in store.list_runs()] == ["run_r"]
+            assert [event.id for event in store.trace("run_r")] == ["before"]
+            assert store.run_events("run_r") == []
+            assert writing.is_alive()  # every read answered while the write still waited
     finally:
-        holder.communicate("done\n", timeout=30)
-        writing.join(30)
+        if writing.ident is not None:  # started
+            writing.join(30)
     assert not failures
     assert [event.id for event in store.trace("run_r")] == ["before", "after"]
     store.close()

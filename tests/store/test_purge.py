@@ -16,6 +16,7 @@ import pytest
 
 from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_event, make_run
+from tests.store.children import holding
 from thoughtline.records import TraceEvent, TraceLayer
 from thoughtline.runtime.retention import purge, purge_due
 from thoughtline.store import sqlite as store_sqlite
@@ -163,36 +164,6 @@ def test_purge_due_once_per_window(backend: StoreBackend) -> None:
     other.close()
 
 
-# Holds a read transaction on the database (as another program reading it would) until
-# a line arrives on stdin.
-HOLD_READ = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN")
-print(conn.execute("SELECT COUNT(*) FROM trace_events").fetchone()[0], flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-conn.close()
-"""
-
-
-def _hold_read(path: Path) -> subprocess.Popen[str]:
-    reader = subprocess.Popen(
-        [sys.executable, "-c", HOLD_READ, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert reader.stdout is not None
-    assert int(reader.stdout.readline()) > 0  # its snapshot is open
-    return reader
-
-
-def _release(reader: subprocess.Popen[str]) -> None:
-    reader.communicate("done\n", timeout=30)
-    assert reader.returncode == 0
-
-
 def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -202,8 +173,8 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     store.close()  # checkpointed: the canaries sit in the main file
     assert SHORT_CANARY.encode() in (home / "thoughtline.db").read_bytes()
     store = SQLiteStore(home / "thoughtline.db")
-    reader = _hold_read(home / "thoughtline.db")
-    try:
+    with holding(home / "thoughtline.db", "BEGIN") as seen:
+        assert seen > 0  # its snapshot is open
         assert purge(store, RETENTION)["reasoning"] == 2
         residue = store.purge_residue()
         assert residue is not None
@@ -211,8 +182,6 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
         assert "run thoughtline purge again" in residue
         # It says so because it is so.
         assert SHORT_CANARY.encode() in b"".join(_disk_bytes(home).values())
-    finally:
-        _release(reader)
 
     assert purge(store, RETENTION)["reasoning"] == 0  # nothing left to delete, only to erase
     assert store.purge_residue() is None
@@ -239,12 +208,9 @@ def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> 
             check=False,
         )
 
-    reader = _hold_read(home / "thoughtline.db")
-    try:
+    with holding(home / "thoughtline.db", "BEGIN"):
         held = purge_command()
         on_disk = b"".join(_disk_bytes(home).values())
-    finally:
-        _release(reader)
     assert held.returncode == 1, held.stderr
     assert "reasoning: removed 2 event(s)" in held.stdout
     lines = held.stderr.strip().splitlines()
@@ -273,12 +239,14 @@ def test_a_purge_waiting_to_erase_leaves_the_process_reading_and_writing(
     store = _seed(SQLiteStore(home / "thoughtline.db"))
     store.close()
     store = SQLiteStore(home / "thoughtline.db")
-    reader = _hold_read(home / "thoughtline.db")
     removed: list[dict[TraceLayer, int]] = []
     purging = threading.Thread(target=lambda: removed.append(purge(store, RETENTION)))
-    purging.start()
     try:
-        with closing(sqlite3.connect(home / "thoughtline.db")) as look:
+        with (
+            holding(home / "thoughtline.db", "BEGIN"),
+            closing(sqlite3.connect(home / "thoughtline.db")) as look,
+        ):
+            purging.start()
             for _ in range(3000):  # until the deletion is committed: the erase comes next
                 gone = look.execute(
                     "SELECT COUNT(*) FROM trace_events WHERE id = 'reasoning_old'"
@@ -286,15 +254,15 @@ def test_a_purge_waiting_to_erase_leaves_the_process_reading_and_writing(
                 if gone[0] == 0:
                     break
                 time.sleep(0.01)
-        run = store.get_run("run_p")
-        assert run is not None
-        assert "reasoning_old" not in _ids(store)
-        write = store.prepare(trace=[make_event("run_p", event_id="during_purge")])
-        assert store.write_prepared([write], wait=False) in (True, False)
-        assert purging.is_alive()  # all of it answered while the purge still waits
+            run = store.get_run("run_p")
+            assert run is not None
+            assert "reasoning_old" not in _ids(store)
+            write = store.prepare(trace=[make_event("run_p", event_id="during_purge")])
+            assert store.write_prepared([write], wait=False) in (True, False)
+            assert purging.is_alive()  # all of it answered while the purge still waits
     finally:
-        _release(reader)
-        purging.join(60)
+        if purging.ident is not None:  # started
+            purging.join(60)
     assert removed[0]["reasoning"] == 2
     assert store.purge_residue() is None
     store.close()
