@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import httpx2
 
 from tests.cli.test_run_cli import cli_env
+from tests.server.conftest import StartDaemon
 from tests.server.support import Event, LiveDaemon, read_all, start_run
+from tests.store.builders import make_run
+from tests.store.children import holding
 from tests.support import daemon_url
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
@@ -156,3 +162,34 @@ def test_refuses_a_non_loopback_address_without_a_token(
     assert stdout == ""
     assert stderr.strip().count("\n") == 0
     assert "without a token" in stderr
+
+
+def test_a_follower_waiting_to_mark_a_dead_owners_run_leaves_the_daemon_answering(
+    start_daemon: StartDaemon, home: Path
+) -> None:
+    """A subscriber follows a run another process left unfinished; the daemon's follower
+    finds its owner gone and marks it interrupted, a write that waits while a third
+    process (a CLI run) holds the file's write lock. The daemon goes on answering
+    meanwhile: the follower's store work runs off its event loop."""
+    daemon = start_daemon(recover_interval_s=0.2)
+    path = home / "thoughtline.db"
+    with SQLiteStore(path) as other:
+        other.create_run(make_run("run_orphan"))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with closing(sqlite3.connect(path)) as conn:  # owned by a process that has exited
+        conn.execute("UPDATE runs SET owner_pid = ?", (int(gone.stdout),))
+        conn.commit()
+    client = daemon.client()
+    with ThreadPoolExecutor(1) as pool:
+        with holding(path, "BEGIN IMMEDIATE"):
+            following = pool.submit(read_all, daemon.client(), "run_orphan")
+            time.sleep(2.0)  # its first look at the owner comes after 1 s
+            answered = client.get("/v1/runs?limit=5", timeout=3.0)
+            assert answered.status_code == 200
+            assert [run["status"] for run in answered.json()["runs"]] == ["running"]
+            assert not following.done()  # still waiting to write
+        events = following.result(timeout=30)
+    assert events[0].type == "snapshot"
+    assert events[-1].type == "run.interrupted"
+    assert client.get("/v1/runs/run_orphan").json()["status"] == "interrupted"

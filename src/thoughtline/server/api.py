@@ -95,13 +95,13 @@ async def list_runs(
     daemon: DaemonDep, limit: Annotated[int, Query(ge=1, le=500)] = 20
 ) -> JSONResponse:
     """Snapshots, newest first, including runs other processes wrote to the same store."""
-    return JSONResponse({"runs": daemon.list_runs(limit)})
+    return JSONResponse({"runs": await daemon.list_runs(limit)})
 
 
 @router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")
 async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
     """The run's snapshot; for runs executing in this daemon, with partial outputs."""
-    return JSONResponse(daemon.snapshot(run_id))
+    return JSONResponse(await daemon.snapshot(run_id))
 
 
 @router.post(
@@ -140,7 +140,7 @@ async def get_trace(
             "The reasoning and provider_raw layers (and the unfiltered trace) need the "
             "operator token; ask for ?layer=answer otherwise.",
         )
-    return JSONResponse([event.to_dict() for event in daemon.trace(run_id, layer)])
+    return JSONResponse([event.to_dict() for event in await daemon.trace(run_id, layer)])
 
 
 @router.get(
@@ -167,7 +167,7 @@ async def run_events(
     resume = last_event_id
     if last_event_id_header is not None and last_event_id_header.strip():
         resume = parse_event_id(last_event_id_header)
-    if not daemon.exists(run_id):
+    if not await daemon.exists(run_id):
         raise run_not_found(run_id)
     return EventStreamResponse(
         run_stream(daemon, run_id, resume), media_type=MEDIA_TYPE, headers=HEADERS

@@ -158,15 +158,22 @@ class Daemon:
     def channel(self, run_id: str) -> RunChannel | None:
         return self.hub.get(run_id)
 
-    def snapshot(self, run_id: str) -> RunSnapshot:
+    # Store reads run in a thread: a PostgreSQL query waits on the network, a run's whole
+    # event log or trace can be large, and the event loop serves every live stream.
+
+    async def snapshot(self, run_id: str) -> RunSnapshot:
         """The live (folded) snapshot for runs executing here, the stored one otherwise."""
         channel = self.hub.get(run_id)
         if channel is not None:
             return channel.folder.snapshot()
-        run = self.store.get_run(run_id)
-        if run is None:
+        snapshot = await asyncio.to_thread(self._stored_snapshot_of, run_id)
+        if snapshot is None:
             raise run_not_found(run_id)
-        return self._stored_snapshot(run)
+        return snapshot
+
+    def _stored_snapshot_of(self, run_id: str) -> RunSnapshot | None:
+        run = self.store.get_run(run_id)
+        return None if run is None else self._stored_snapshot(run)
 
     def _stored_snapshot(self, run: Run) -> RunSnapshot:
         """A stored run; one still executing in another process is folded with its
@@ -177,12 +184,16 @@ class Daemon:
                 return fold(run.snapshot(), events, events[-1].seq)
         return run.snapshot()
 
-    def list_runs(self, limit: int) -> list[RunSnapshot]:
-        snapshots = []
-        for run in self.store.list_runs(limit):
-            channel = self.hub.get(run.id)
-            snapshots.append(channel.folder.snapshot() if channel else self._stored_snapshot(run))
-        return snapshots
+    async def list_runs(self, limit: int) -> list[RunSnapshot]:
+        stored = await asyncio.to_thread(self.store.list_runs, limit)
+        live = {run.id: channel for run in stored if (channel := self.hub.get(run.id))}
+        # Runs executing here are shown live; the others, folded in the thread.
+        others = await asyncio.to_thread(
+            lambda: {run.id: self._stored_snapshot(run) for run in stored if run.id not in live}
+        )
+        return [
+            live[run.id].folder.snapshot() if run.id in live else others[run.id] for run in stored
+        ]
 
     async def cancel(self, run_id: str) -> None:
         channel = self.hub.get(run_id)
@@ -194,9 +205,9 @@ class Daemon:
                     return
                 await asyncio.sleep(0)
             if self.hub.get(run_id) is None:
-                raise run_finished(run_id, self.snapshot(run_id)["status"])
+                raise run_finished(run_id, (await self.snapshot(run_id))["status"])
             raise ApiError(409, "RUN_NOT_CANCELLABLE", f"Run {run_id} cannot be cancelled now.")
-        run = self.store.get_run(run_id)
+        run = await asyncio.to_thread(self.store.get_run, run_id)
         if run is None:
             raise run_not_found(run_id)
         if run.status in TERMINAL_RUN_STATUSES:
@@ -208,13 +219,23 @@ class Daemon:
             "cancel it there (Ctrl-C in its terminal).",
         )
 
-    def trace(self, run_id: str, layer: TraceLayer | None) -> list[TraceEvent]:
-        if self.hub.get(run_id) is None and self.store.get_run(run_id) is None:
-            raise run_not_found(run_id)
-        return self.store.trace(run_id, layer)
+    async def trace(self, run_id: str, layer: TraceLayer | None) -> list[TraceEvent]:
+        known = self.hub.get(run_id) is not None
 
-    def exists(self, run_id: str) -> bool:
-        return self.hub.get(run_id) is not None or self.store.get_run(run_id) is not None
+        def read() -> list[TraceEvent] | None:
+            if not known and self.store.get_run(run_id) is None:
+                return None
+            return self.store.trace(run_id, layer)
+
+        events = await asyncio.to_thread(read)
+        if events is None:
+            raise run_not_found(run_id)
+        return events
+
+    async def exists(self, run_id: str) -> bool:
+        if self.hub.get(run_id) is not None:
+            return True
+        return await asyncio.to_thread(self.store.get_run, run_id) is not None
 
 
 def run_not_found(run_id: str) -> ApiError:

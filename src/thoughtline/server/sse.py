@@ -241,13 +241,14 @@ async def _retained(run: RetainedRun, after: int | None) -> AsyncGenerator[bytes
 
 
 async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenerator[bytes, None]:
+    # Store calls run in a thread (see Daemon.snapshot): the loop serves every stream.
     store = daemon.store
     if after is None:
-        run = store.get_run(run_id)
+        run = await asyncio.to_thread(store.get_run, run_id)
         if run is None:
             return
         planned = run.snapshot()
-        events = from_records(store.run_events(run_id))
+        events = from_records(await asyncio.to_thread(store.run_events, run_id))
         if events and is_terminal(events[-1]):
             yield b"".join(closing_frames(planned, events))
             return
@@ -267,7 +268,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     settings = daemon.settings
     store = daemon.store
     if after > 0:
-        previous = store.run_events(run_id, after_seq=after - 1, limit=1)
+        previous = await asyncio.to_thread(store.run_events, run_id, after_seq=after - 1, limit=1)
         if previous and previous[0].seq == after and is_terminal(from_records(previous)[-1]):
             return  # the client already has the end
     seq = after
@@ -281,7 +282,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     try:
         while not daemon.closing.is_set():
             follower.ready()  # before reading: an append announced from here on wakes the wait
-            records = store.run_events(run_id, after_seq=seq)
+            records = await asyncio.to_thread(store.run_events, run_id, after_seq=seq)
             events = from_records(records, after_seq=seq)
             for chunk in _batched(event_frame(event) for event in events):
                 yield chunk
@@ -297,14 +298,16 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 next_check = now + 1.0
                 if now >= next_recover:
                     next_recover = now + settings.recover_interval_s
-                    recover_interrupted(store)
-                run = store.get_run(run_id)
+                    # Marking a dead owner's runs writes: it may wait for another
+                    # process's write lock.
+                    await asyncio.to_thread(recover_interrupted, store)
+                run = await asyncio.to_thread(store.get_run, run_id)
                 if run is None:
                     return
                 if run.status in TERMINAL_RUN_STATUSES:
                     ended_checks += 1
                     if ended_checks >= 2:
-                        stored = store.run_events(run_id)
+                        stored = await asyncio.to_thread(store.run_events, run_id)
                         last_stored = stored[-1].seq if stored else 0
                         ended = bool(stored) and is_terminal(from_records(stored[-1:])[-1])
                         if ended and seq < last_stored:
