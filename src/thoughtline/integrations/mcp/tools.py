@@ -146,7 +146,9 @@ class ThoughtlineMCP:
         ] = DEFAULT_STATUS_LIMIT,
     ) -> CallToolResult:
         """Snapshot of a run (the latest when run_id is omitted) and the most recent runs."""
-        run = self.find_run(run_id)
+        # Store reads in a thread: runs executing here stream on this loop meanwhile.
+        found, stored = await asyncio.to_thread(self._read_status, run_id, limit)
+        run = None if found is None else self.live(found)
         if run is None:
             if run_id is None:
                 error = ThoughtlineError(
@@ -155,7 +157,7 @@ class ThoughtlineMCP:
             else:
                 error = ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} in this store.")
             return tool_error(error)
-        runs = [self.live(item) for item in self.store.list_runs(limit)] if limit else []
+        runs = [self.live(item) for item in stored]
         structured = {"run": run.snapshot(), "runs": [item.summary() for item in runs]}
         text = summarize(run)
         if runs:
@@ -195,9 +197,11 @@ class ThoughtlineMCP:
             if notice is not None:
                 await ctx.report_progress(notice[0], tracker.total, notice[1])
 
-    def find_run(self, run_id: str | None) -> Run | None:
+    def _read_status(self, run_id: str | None, limit: int) -> tuple[Run | None, list[Run]]:
+        """The run asked for (the latest when None) and the ``limit`` most recent runs,
+        as stored."""
         run = self.store.latest_run() if run_id is None else self.store.get_run(run_id)
-        return None if run is None else self.live(run)
+        return run, self.store.list_runs(limit) if limit else []
 
     def live(self, run: Run) -> Run:
         """The in-memory run when it is executing here (fresher than the stored row)."""
