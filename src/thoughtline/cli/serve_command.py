@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from thoughtline._process import freeze_startup_heap
 from thoughtline.cli._context import open_runtime
+
+if TYPE_CHECKING:
+    from thoughtline.server.app import DaemonServer
 
 
 @click.command("serve")
@@ -90,9 +94,27 @@ def serve_command(
     server = DaemonServer(Daemon(runtime=runtime, store=store, settings=settings), sock)
     click.echo(f"thoughtline: serving on {server.url} (API {server.url}/v1, Ctrl-C to stop)")
     sys.stdout.flush()
+    load_what_serving_uses(server)
     freeze_startup_heap()
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C once the shutdown is complete
         click.echo("thoughtline: daemon stopped.", err=True)
         sys.exit(130)
+
+
+def load_what_serving_uses(server: DaemonServer) -> None:
+    """Import now what the first request and the first run would import on the event
+    loop (uvicorn's protocol classes, the HTTP client stack and its TLS context, every
+    wire adapter): about 140 modules, which the first run loaded while other runs
+    streamed, and whose objects every full garbage collection then walked. Loaded here,
+    they are part of the startup heap the freeze below takes out of the collector's
+    reach."""
+    from thoughtline.providers.base import WIRE_APIS
+    from thoughtline.providers.registry import adapter_for
+    from thoughtline.providers.transport import AiohttpTransport
+
+    server.server.config.load()
+    AiohttpTransport()  # imports aiohttp and builds the shared TLS context
+    for wire_api in WIRE_APIS:
+        adapter_for(wire_api)
