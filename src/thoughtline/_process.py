@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 
 
@@ -16,3 +17,20 @@ def freeze_startup_heap() -> None:
     Frozen objects are never walked (nor freed: startup garbage, a few kilobytes,
     stays)."""
     gc.freeze()
+
+
+def load_what_runs_use() -> None:
+    """Import now what a long-running process's first run would import on its event loop
+    (the HTTP client stack and its TLS context, every wire adapter: over a hundred
+    modules), so that :func:`freeze_startup_heap` covers it and the first run does not
+    stall the runs and streams already going."""
+    from thoughtline.providers.base import WIRE_APIS
+    from thoughtline.providers.registry import adapter_for
+    from thoughtline.providers.transport import AiohttpTransport
+
+    # Imports aiohttp and builds the shared TLS context; an unreadable SSL_CERT_FILE or
+    # SSL_CERT_DIR is left for the first run to report, as it would without this.
+    with contextlib.suppress(OSError):
+        AiohttpTransport()
+    for wire_api in WIRE_APIS:
+        adapter_for(wire_api)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from thoughtline._process import freeze_startup_heap
+from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
 from thoughtline.integrations.acp import SessionSettings, run_stdio_agent, validate_settings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
@@ -62,6 +62,7 @@ def acp_command(
     _config, store, runtime = open_runtime()
     try:
         validate_settings(runtime, defaults)
+        load_what_runs_use()
         freeze_startup_heap()
         run_stdio_agent(runtime, defaults)
     finally:

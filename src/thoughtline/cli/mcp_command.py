@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from thoughtline._process import freeze_startup_heap
+from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
 from thoughtline.integrations.mcp import serve_stdio
 
@@ -20,6 +20,7 @@ def mcp_command() -> None:
     disconnects end interrupted, with what arrived kept.
     """
     _config, store, runtime = open_runtime()
+    load_what_runs_use()
     freeze_startup_heap()
     try:
         asyncio.run(serve_stdio(runtime, store))

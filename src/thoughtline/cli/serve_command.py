@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from thoughtline._process import freeze_startup_heap
+from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
 
 if TYPE_CHECKING:
@@ -104,17 +104,10 @@ def serve_command(
 
 
 def load_what_serving_uses(server: DaemonServer) -> None:
-    """Import now what the first request and the first run would import on the event
-    loop (uvicorn's protocol classes, the HTTP client stack and its TLS context, every
-    wire adapter): about 140 modules, which the first run loaded while other runs
-    streamed, and whose objects every full garbage collection then walked. Loaded here,
-    they are part of the startup heap the freeze below takes out of the collector's
-    reach."""
-    from thoughtline.providers.base import WIRE_APIS
-    from thoughtline.providers.registry import adapter_for
-    from thoughtline.providers.transport import AiohttpTransport
-
+    """Load uvicorn's protocol classes now, and what runs use
+    (:func:`~thoughtline._process.load_what_runs_use`): about 140 modules that the first
+    request and the first run imported on the event loop while other runs streamed, and
+    whose objects every full garbage collection then walked. Loaded here, they are part
+    of the startup heap the freeze takes out of the collector's reach."""
     server.server.config.load()
-    AiohttpTransport()  # imports aiohttp and builds the shared TLS context
-    for wire_api in WIRE_APIS:
-        adapter_for(wire_api)
+    load_what_runs_use()
