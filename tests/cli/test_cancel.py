@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run_cli import cli_env
+from tests.cli.test_run_cli import start_thoughtline
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 SLOW = Transcript(
@@ -52,20 +50,7 @@ def _interrupt(
     home: Path, environ: dict[str, str], when: str, *extra: str
 ) -> tuple[int, str, list[sqlite3.Row]]:
     database = home / "thoughtline.db"
-    # A child inherits an ignored SIGINT (a test run started in the background by a
-    # shell ignores it), but never a handler: with one here, it starts with the default.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "thoughtline.cli", "run", "slow", *extra],
-            env=cli_env(home, environ),
-            cwd=home.parent,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    process = start_thoughtline(home, environ, "run", "slow", *extra)
     try:
         if when != "at once":
             _wait_until(database, when)

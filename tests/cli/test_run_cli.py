@@ -57,6 +57,25 @@ def thoughtline(
     )
 
 
+def start_thoughtline(home: Path, environ: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``thoughtline ARGS`` running in the background, stdout and stderr piped, with
+    SIGINT at its default: a child inherits an ignored SIGINT (a test run started in
+    the background by a shell ignores it), but never a handler, so one is set while the
+    child starts and a Ctrl-C sent at once is not lost."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "thoughtline.cli", *args],
+            env=cli_env(home, environ),
+            cwd=home.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
@@ -269,14 +288,7 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
             chunk_chars=6,
         )
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "run", "slow", "--chain-of-thought", "surface"],
-        env=cli_env(home, environ),
-        cwd=home.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_thoughtline(home, environ, "run", "slow", "--chain-of-thought", "surface")
     try:
         run_id = _wait_for_reasoning(home / "thoughtline.db")
         process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
