@@ -76,21 +76,26 @@ TERMINAL_TASK_STATUSES: frozenset[str] = frozenset(
 
 
 _last_stamp: tuple[int, str] = (-1, "")
+_last_second: tuple[int, str] = (-1, "")
 
 
 def now_iso() -> str:
     """UTC timestamp with milliseconds, sortable as text.
 
-    Every live delta is stamped, thousands a second on a long stream: the text is built
-    once per millisecond and reused (one tuple, so a thread never sees half an update)."""
-    global _last_stamp
+    Every live delta is stamped, thousands a second on a long stream: the text is reused
+    within a millisecond, and its date and time of day within a second (a datetime built
+    and formatted per stamp cost about 6 µs). Each cache is one tuple, so a thread never
+    sees half an update."""
+    global _last_stamp, _last_second
     millis = time.time_ns() // 1_000_000
     stamp = _last_stamp
     if stamp[0] != millis:
         seconds, rest = divmod(millis, 1000)
-        moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest * 1000)
-        text = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        stamp = _last_stamp = (millis, text)
+        second = _last_second
+        if second[0] != seconds:
+            day_and_time = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+            second = _last_second = (seconds, day_and_time)
+        stamp = _last_stamp = (millis, f"{second[1]}.{rest:03d}Z")
     return stamp[1]
 
 
