@@ -78,11 +78,14 @@ def sim_server() -> Iterator[SimulatorServer]:
 
 @pytest.fixture
 def sim(sim_server: SimulatorServer) -> Iterator[Simulator]:
-    sim_server.simulator.reset()
-    sim_server.simulator.pace_s = 0.0
-    yield sim_server.simulator
-    sim_server.simulator.reset()
-    sim_server.simulator.pace_s = 0.0
+    simulator = sim_server.simulator
+    default_transcript = simulator.default_transcript  # a test may set its own
+    simulator.reset()
+    simulator.pace_s = 0.0
+    yield simulator
+    simulator.reset()
+    simulator.pace_s = 0.0
+    simulator.default_transcript = default_transcript
 
 
 @pytest.fixture

@@ -24,13 +24,17 @@ def load_what_runs_use() -> None:
     (the HTTP client stack and its TLS context, every wire adapter: over a hundred
     modules), so that :func:`freeze_startup_heap` covers it and the first run does not
     stall the runs and streams already going."""
+    import httpx2
+
+    from thoughtline.errors import ThoughtlineError
     from thoughtline.providers.base import WIRE_APIS
     from thoughtline.providers.registry import adapter_for
-    from thoughtline.providers.transport import AiohttpTransport
+    from thoughtline.providers.transport import default_http_client
 
-    # Imports aiohttp and builds the shared TLS context; an unreadable SSL_CERT_FILE or
-    # SSL_CERT_DIR is left for the first run to report, as it would without this.
-    with contextlib.suppress(OSError):
-        AiohttpTransport()
+    # Imports aiohttp and builds the shared TLS context. A trust store or proxy in the
+    # environment that cannot be used is left for each run to report (its tasks fail
+    # with the error), as it would without this.
+    with contextlib.suppress(ThoughtlineError, OSError):
+        default_http_client(httpx2.Timeout(None))  # opens nothing until a request
     for wire_api in WIRE_APIS:
         adapter_for(wire_api)

@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from tests.conftest import CANARY_KEY
+from tests.providers.proxy_servers import Socks5Proxy
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
 from tests.support import daemon_url
 from thoughtline.cli._render import text_console
@@ -210,6 +211,49 @@ def test_unreachable_server_fails_the_run_with_advice(home: Path, environ: dict[
     assert result.returncode == 1
     assert json.loads(result.stdout)["status"] == "failed"
     assert "PROVIDER_UNREACHABLE: Cannot reach anthropic at http://127.0.0.1:9" in result.stderr
+
+
+PROXY_VARIABLES = [
+    f"{name}_{case}" for name in ("http", "https", "all", "no") for case in ("proxy", "PROXY")
+]
+
+
+def test_a_trust_store_that_cannot_be_loaded_fails_the_run_with_the_variable_named(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    missing = home.parent / "no-such-bundle.pem"
+    result = thoughtline(home, {**environ, "SSL_CERT_FILE": str(missing)}, "run", "x", "--json")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    snapshot = json.loads(result.stdout)
+    assert snapshot["status"] == "failed"
+    assert snapshot["tasks"][0]["error"]["code"] == "CONFIG_INVALID"
+    assert f"SSL_CERT_FILE={missing} cannot be loaded" in result.stderr
+    assert sim.requests == []
+    stored = json.loads(thoughtline(home, environ, "status", snapshot["id"], "--json").stdout)
+    assert stored["status"] == "failed"  # recorded as it ended, not left running
+
+
+def test_a_run_goes_through_the_socks_proxy_the_environment_names(
+    home: Path, sim: Simulator, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proxy's password is used to authenticate and written nowhere."""
+    for variable in PROXY_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    sim.script(TRANSCRIPT)
+    password = "socks-canary-pw-7f3e"
+    with Socks5Proxy(credentials=("agent", password)).running() as proxy:
+        env = {**environ, "ALL_PROXY": f"socks5://agent:{password}@{proxy.url}"}
+        result = thoughtline(home, env, "run", "x", "--json", "--chain-of-thought", "surface")
+    assert result.returncode == 0, result.stderr
+    snapshot = json.loads(result.stdout)
+    assert snapshot["status"] == "completed"
+    assert CANARY in snapshot["tasks"][0]["reasoning"]
+    assert [tunnel.username for tunnel in proxy.tunnels] == ["agent"]
+    trace = thoughtline(home, environ, "trace", snapshot["id"], "--json")
+    for written in (result.stdout, result.stderr, trace.stdout):
+        assert password not in written and CANARY_KEY not in written
+    assert password.encode() not in all_bytes_under(home)
 
 
 def test_purge_applies_retention_per_layer(

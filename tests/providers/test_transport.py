@@ -9,19 +9,17 @@ import base64
 import contextlib
 import gzip
 import os
-import shutil
 import ssl
 import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx2
 import pytest
 
+from tests.providers.loopback import answering, raw_server, read_request
 from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.transport import (
     MAX_CHUNK_BYTES,
@@ -30,44 +28,6 @@ from thoughtline.providers.transport import (
     _read_at_most,
     default_http_client,
 )
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@asynccontextmanager
-async def raw_server(handler: Handler) -> AsyncIterator[str]:
-    """A one-handler HTTP server on 127.0.0.1 that writes exactly the bytes it is told."""
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.close()
-        await server.wait_closed()
-
-
-async def read_request(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":", 1)[1])
-    return head + (await reader.readexactly(length) if length else b"")
-
-
-def answering(body: bytes, received: list[bytes] | None = None) -> Handler:
-    """A handler that answers every request with ``body`` (200), keeping each request's
-    head and body in ``received``."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        request = await read_request(reader)
-        if received is not None:
-            received.append(request)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-        await writer.drain()
-        writer.close()
-
-    return handle
 
 
 def client() -> httpx2.AsyncClient:
@@ -346,21 +306,6 @@ async def test_a_streamed_read_allocates_a_heap_sized_buffer_not_asyncios_256_ki
     assert b"".join(received) == b"delta\n" * pieces
     assert len(received) > pieces // 2  # most pieces were reads of their own
     assert peak - before < 128 * 1024
-
-
-@pytest.fixture
-def self_signed(tmp_path: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that nothing vouches for, and its key."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return cert, key
 
 
 async def test_tls_is_checked_against_ssl_cert_file_when_set(

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
 from thoughtline.runtime.background import RunManager
@@ -91,4 +92,37 @@ async def test_a_runtime_used_from_a_new_event_loop_builds_a_pool_there(
         assert len(built) == 2
     finally:
         await runtime.aclose()
+        store.close()
+
+
+async def test_a_pool_the_environment_cannot_build_fails_the_runs_tasks_and_the_next_run_builds_it(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An unreadable trust store fails every task with the error naming the variable
+    (not a traceback, not a run left running); once it is fixed, the same long-lived
+    runtime builds its pool for the next run."""
+    sim.script(TRANSCRIPT)
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    manager = RunManager(runtime)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    try:
+        failed = await (await manager.start(SPEC, explicit_mode="surface")).wait(timeout_s=30)
+        assert failed.status == "failed"
+        for task in failed.tasks:
+            assert task.status == "failed" and task.error is not None
+            assert task.error.code == "CONFIG_INVALID"
+            assert task.error.message.startswith(f"SSL_CERT_FILE={tmp_path / 'missing.pem'} ")
+            assert task.reasoning_status == "not_applicable"
+        assert sim.requests == []
+        stored = store.get_run(failed.id)
+        assert stored is not None and stored.status == "failed"
+        monkeypatch.delenv("SSL_CERT_FILE")
+        fixed = await (await manager.start(SPEC, explicit_mode="surface")).wait(timeout_s=30)
+        assert fixed.status == "completed", [task.error for task in fixed.tasks]
+    finally:
+        await manager.shutdown()
         store.close()

@@ -131,6 +131,7 @@ def _refresh() -> None:
 
     from thoughtline.config import thoughtline_home
     from thoughtline.providers.discovery import refresh_anthropic, write_cache
+    from thoughtline.providers.transport import default_http_client
 
     config = load_config()
     endpoint = EndpointRegistry(config.providers, config_source=str(config.path)).resolve(
@@ -138,7 +139,8 @@ def _refresh() -> None:
     )
 
     async def fetch() -> dict[str, dict[str, Any]]:
-        async with httpx2.AsyncClient(timeout=30) as http:
+        # The client provider calls use: the same proxies, trust store and their errors.
+        async with default_http_client(httpx2.Timeout(30)) as http:
             return await refresh_anthropic(endpoint, http)
 
     entries = asyncio.run(fetch())

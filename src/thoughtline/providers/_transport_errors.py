@@ -8,6 +8,7 @@ import httpx2
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.proxies import proxy_for
 from thoughtline.providers.timeouts import Timeouts
 
 
@@ -25,6 +26,9 @@ def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> S
     """A failure before any content arrived (retryable: the next attempt may work)."""
     detail = str(exc) or type(exc).__name__
     where = f"{endpoint.name} at {endpoint.base_url}"
+    proxy = proxy_for(str(endpoint.base_url))
+    if proxy is not None:  # the proxy may be what cannot be reached
+        where += f" through the proxy {proxy.variable}={proxy.shown}"
     name = endpoint.name
     if isinstance(exc, httpx2.ConnectTimeout):
         message = (
@@ -48,7 +52,8 @@ def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> S
     else:
         message = (
             f"Cannot reach {where} ({detail}). "
-            "Check that the server is running and the base URL is right."
+            "Check that the server is running and the base URL is right"
+            + (", and that the proxy is." if proxy is not None else ".")
         )
     code = (
         "PROVIDER_TIMEOUT" if isinstance(exc, httpx2.TimeoutException) else "PROVIDER_UNREACHABLE"

@@ -13,9 +13,13 @@ request's ``timeout`` extension), the error types the provider layer maps to
 translated into httpx2's here, so nothing above knows the difference. Bodies are passed
 through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport), and
 cookies are httpx2's business too (aiohttp keeps none).
-Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...), read once when the
-transport is made, as httpx2 reads them when its client is made; certificates are checked
-against httpx2's default trust store.
+Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...: ``proxies.py``), read
+once when the transport is made, as httpx2 reads them when its client is made. aiohttp
+speaks to ``http://`` proxies only: when the environment names one reached over TLS or
+SOCKS, :func:`default_http_client` returns httpx2 on its own transport, which speaks to
+both, rather than go around the proxy. Certificates are checked against httpx2's default
+trust store (or ``SSL_CERT_FILE``/``SSL_CERT_DIR``: one that cannot be read is a
+:class:`~thoughtline.errors.ConfigError` naming the variable).
 
 aiohttp's own ``trust_env`` is left off: it would read the environment and ``~/.netrc``
 in a worker thread twice per request, and it sends the ``.netrc`` password of the
@@ -33,10 +37,13 @@ import logging
 import os
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import httpx2
+
+from thoughtline.errors import ConfigError
+from thoughtline.providers.proxies import EnvironmentProxies, Proxy, environment_proxies
 
 if TYPE_CHECKING:
     import aiohttp
@@ -69,21 +76,23 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     loop. Connections are not capped: callers bound concurrency themselves
     (``max_concurrency``)."""
 
-    def __init__(self, *, verify: ssl.SSLContext | bool = True, trust_env: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        trust_env: bool = True,
+        proxies: EnvironmentProxies | None = None,
+    ) -> None:
+        """``proxies``: the environment's, read here unless given (``trust_env``). Raises
+        :class:`~thoughtline.errors.ConfigError` for a proxy aiohttp cannot speak to
+        (:func:`default_http_client` picks httpx2's own transport for those)."""
         import aiohttp  # imported with the transport only: `status` and config never pay
 
         self._aiohttp = aiohttp
-        if isinstance(verify, ssl.SSLContext):
-            self._ssl: ssl.SSLContext | bool = verify
-        elif verify:
-            self._ssl = _trust_store(
-                trust_env,
-                os.environ.get("SSL_CERT_FILE") if trust_env else None,
-                os.environ.get("SSL_CERT_DIR") if trust_env else None,
-            )
-        else:
-            self._ssl = httpx2.create_ssl_context(verify=False)
-        self._proxies = _environment_proxies() if trust_env else {}
+        self._ssl = verifying_context(verify, trust_env=trust_env)
+        if proxies is None:
+            proxies = environment_proxies() if trust_env else EnvironmentProxies({})
+        self._proxies = _as_aiohttp_takes_them(proxies)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -169,6 +178,33 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             _abandon(session)
 
 
+def verifying_context(verify: ssl.SSLContext | bool, *, trust_env: bool) -> ssl.SSLContext:
+    """The TLS context provider connections check certificates with: ``verify`` itself,
+    httpx2's unverifying one for False, else httpx2's default trust store (or the one
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR`` name, with ``trust_env``).
+
+    Raises :class:`~thoughtline.errors.ConfigError` naming the variable when the trust
+    store it names cannot be loaded."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if not verify:
+        return httpx2.create_ssl_context(verify=False)
+    cert_file = os.environ.get("SSL_CERT_FILE") if trust_env else None
+    cert_dir = os.environ.get("SSL_CERT_DIR") if trust_env else None
+    try:
+        return _trust_store(trust_env, cert_file, cert_dir)
+    except (OSError, ssl.SSLError) as exc:
+        variable, value = ("SSL_CERT_FILE", cert_file) if cert_file else ("SSL_CERT_DIR", cert_dir)
+        if not value:
+            raise  # the system's own trust store: not a setting of the user's
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(
+            f"{variable}={value} cannot be loaded as the certificates provider calls trust "
+            f"({reason}). Point it at a PEM file (SSL_CERT_FILE) or a hashed directory "
+            "(SSL_CERT_DIR) of CA certificates, or unset it to trust the system's."
+        ) from None
+
+
 @functools.lru_cache(maxsize=4)
 def _trust_store(trust_env: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """httpx2's verifying TLS context, made once per process for each setting of the
@@ -177,24 +213,22 @@ def _trust_store(trust_env: bool, cert_file: str | None, cert_dir: str | None) -
     return httpx2.create_ssl_context(verify=True, trust_env=trust_env)
 
 
-def _environment_proxies() -> dict[str, tuple[str, dict[str, str] | None]]:
-    """``HTTP_PROXY``/``HTTPS_PROXY`` (any case) as aiohttp takes them: by URL scheme, the
-    proxy's URL without credentials, and the proxy headers that carry its credentials."""
+def _as_aiohttp_takes_them(
+    proxies: EnvironmentProxies,
+) -> dict[str, tuple[str, dict[str, str] | None]]:
+    """By URL scheme: the proxy's URL without credentials, and the proxy headers that
+    carry its credentials."""
     import yarl
 
-    proxies: dict[str, tuple[str, dict[str, str] | None]] = {}
-    for scheme, value in urllib.request.getproxies_environment().items():
-        if scheme not in ("http", "https"):
-            continue
-        url = yarl.URL(value)
-        if url.scheme != "http":
-            # aiohttp speaks to a proxy over plain HTTP only (it tunnels TLS through it).
-            logger.warning(
-                "%s_PROXY is ignored: only http:// proxies are supported (it is %s://...)",
-                scheme.upper(),
-                url.scheme,
+    taken: dict[str, tuple[str, dict[str, str] | None]] = {}
+    for scheme, proxy in proxies.by_scheme.items():
+        if proxy.url.scheme != "http":
+            raise ConfigError(
+                f"{proxy.variable} names a proxy reached over {proxy.url.scheme}:// "
+                f"({proxy.shown}), which aiohttp does not speak to: make the client with "
+                "default_http_client(), which goes through httpx2's own transport for it."
             )
-            continue
+        url = yarl.URL(str(proxy.url))
         headers = None
         if url.user:
             credentials = f"{url.user}:{url.password or ''}".encode()
@@ -202,8 +236,8 @@ def _environment_proxies() -> dict[str, tuple[str, dict[str, str] | None]]:
             # Proxy-Authorization (or the CONNECT's, for an https:// provider), as it does
             # with the credentials it reads from the environment itself.
             headers = {"Authorization": "Basic " + base64.b64encode(credentials).decode()}
-        proxies[scheme] = (str(url.with_user(None)), headers)
-    return proxies
+        taken[scheme] = (str(url.with_user(None)), headers)
+    return taken
 
 
 def _abandon(session: Any) -> None:
@@ -360,8 +394,32 @@ def _reading_error(aiohttp: Any, exc: Exception, request: httpx2.Request) -> Exc
     return exc
 
 
+UNCAPPED = httpx2.Limits(
+    max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE_S
+)
+"""httpx2's pool as the default transport keeps its own: callers bound concurrency."""
+
+
 def default_http_client(
     timeout: httpx2.Timeout, *, verify: ssl.SSLContext | bool = True
 ) -> httpx2.AsyncClient:
-    """The HTTP client provider calls use unless one is given: httpx2 on aiohttp."""
-    return httpx2.AsyncClient(timeout=timeout, transport=AiohttpTransport(verify=verify))
+    """The HTTP client provider calls use unless one is given: httpx2 on aiohttp, or on
+    httpx2's own transport when the environment names a proxy reached over TLS or SOCKS
+    (aiohttp speaks to plain HTTP proxies only).
+
+    Raises :class:`~thoughtline.errors.ConfigError` (or ``EXTRA_MISSING``) for a proxy or
+    trust store in the environment that cannot be used, naming the variable."""
+    context = verifying_context(verify, trust_env=True)
+    proxies = environment_proxies()
+    if proxies.aiohttp_can_reach:
+        return httpx2.AsyncClient(
+            timeout=timeout, transport=AiohttpTransport(verify=context, proxies=proxies)
+        )
+    shown = ", ".join(f"{p.variable}={p.shown}" for p in _distinct(proxies.by_scheme.values()))
+    logger.info("provider calls go through httpx2's own transport, for the proxy (%s)", shown)
+    # httpx2 reads the same variables (NO_PROXY included) when its client is made.
+    return httpx2.AsyncClient(timeout=timeout, verify=context, trust_env=True, limits=UNCAPPED)
+
+
+def _distinct(proxies: Iterable[Proxy]) -> list[Proxy]:
+    return list(dict.fromkeys(proxies))

@@ -79,7 +79,13 @@ class SharedClients:
             return
         # A pool of another (finished) loop cannot be closed from here; it is dropped.
         self._http, self._loop, self._clients, self._calls = None, loop, {}, {}
-        http = await asyncio.to_thread(self._build_http)
+        try:
+            http = await asyncio.to_thread(self._build_http)
+        except BaseException:
+            # A trust store or proxy that cannot be used (or a cancellation): this run
+            # holds no pool, and the next one tries again.
+            self._users -= 1
+            raise
         if self._http is None and self._loop is loop:
             self._http = http
         else:  # another run on this loop built one meanwhile

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_records
 from thoughtline.providers.client import ProviderClient
 from thoughtline.records import (
@@ -175,9 +176,9 @@ class RunExecution:
         )
         notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
-        if self.uses_clients:
-            await self.runtime.clients.acquire()
-        self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
+        no_client = await self.acquire_clients()
+        if no_client is None:
+            self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
         if self.cancelled:  # cancelled before the workers existed
             self.cancel()
         try:
@@ -186,9 +187,12 @@ class RunExecution:
             # A worker cancelled before its first step never recorded an outcome.
             for task in run.tasks:
                 if task.status not in TERMINAL_TASK_STATUSES:
-                    await self.finish_task(task, status=self.stop_status)
+                    if no_client is not None and not self.cancelled:
+                        await self.finish_task(task, status="failed", error=no_client)
+                    else:
+                        await self.finish_task(task, status=self.stop_status)
         finally:
-            if self.uses_clients:
+            if self.uses_clients and no_client is None:
                 await self.runtime.clients.release()
         run.status = run_status(run, self.stop_status if self.cancelled else None)
         run.finished_at = finished_at = now_iso()
@@ -211,6 +215,19 @@ class RunExecution:
                 f"kept with: thoughtline status {run.id}",
             ) from self.store_failure
         return run
+
+    async def acquire_clients(self) -> TaskError | None:
+        """Take the runtime's connection pool for this run's provider calls; the error
+        every task then fails with when the environment's trust store or proxy cannot be
+        used (the message names the variable), instead of a traceback and a run left
+        running."""
+        if not self.uses_clients:
+            return None
+        try:
+            await self.runtime.clients.acquire()
+        except ThoughtlineError as exc:
+            return TaskError(code=exc.code, message=exc.message, retryable=False)
+        return None
 
     def client_for(self, provider: str) -> ProviderClient:
         return self.runtime.clients.client_for(provider)

@@ -1,0 +1,122 @@
+"""The proxies provider calls go through, read from the environment as curl and httpx2
+read them: ``HTTP_PROXY``, ``HTTPS_PROXY`` and ``ALL_PROXY`` (lower case wins), with
+``NO_PROXY`` exempting hosts.
+
+A proxy named there is always used, never gone around: the default transport's
+connections (aiohttp) speak to ``http://`` proxies; a proxy reached over TLS
+(``https://``) or SOCKS (``socks5://``, ``socks5h://``) sends provider calls through
+httpx2's own transport instead (:func:`thoughtline.providers.transport.default_http_client`).
+Any other kind is a :class:`~thoughtline.errors.ConfigError` naming the variable, and a
+SOCKS proxy without the ``socksio`` package an ``EXTRA_MISSING`` error. Messages show a
+proxy without the credentials its URL may carry."""
+
+from __future__ import annotations
+
+import urllib.request
+from dataclasses import dataclass
+from importlib.util import find_spec
+
+import httpx2
+
+from thoughtline.errors import ConfigError, ThoughtlineError
+
+__all__ = ["EnvironmentProxies", "Proxy", "environment_proxies", "proxy_for"]
+
+SCHEMES = ("http", "https", "socks5", "socks5h")
+"""The proxies provider calls can go through."""
+SOCKS_SCHEMES = ("socks5", "socks5h")
+
+
+@dataclass(frozen=True, slots=True)
+class Proxy:
+    """A proxy the environment names: the variable that names it, and its URL as
+    written there (credentials included)."""
+
+    variable: str
+    url: httpx2.URL
+
+    @property
+    def shown(self) -> str:
+        """The proxy for messages and logs: scheme, host and port, never credentials."""
+        url = self.url
+        port = f":{url.port}" if url.port is not None else ""
+        return f"{url.scheme}://{url.host}{port}"
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentProxies:
+    """The proxy for each scheme of provider URL (``http``, ``https``), if any."""
+
+    by_scheme: dict[str, Proxy]
+
+    @property
+    def aiohttp_can_reach(self) -> bool:
+        """Whether every proxy is one aiohttp speaks to (plain HTTP)."""
+        return all(proxy.url.scheme == "http" for proxy in self.by_scheme.values())
+
+
+def environment_proxies() -> EnvironmentProxies:
+    """The environment's proxies, checked: a kind nothing here speaks to raises
+    :class:`ConfigError`, a SOCKS proxy without ``socksio`` an ``EXTRA_MISSING`` error."""
+    named = urllib.request.getproxies_environment()
+    if named.get("no", "").strip() == "*":
+        return EnvironmentProxies({})  # NO_PROXY=*: every host goes direct
+    by_scheme: dict[str, Proxy] = {}
+    for scheme in ("http", "https"):
+        key = scheme if named.get(scheme) else "all"
+        value = named.get(key, "").strip()
+        if not value:
+            continue
+        if "://" not in value:
+            value = f"http://{value}"  # "proxy.example:3128", as curl and httpx2 take it
+        try:
+            proxy = Proxy(f"{key.upper()}_PROXY", httpx2.URL(value))
+        except httpx2.InvalidURL as exc:
+            raise ConfigError(
+                f"{key.upper()}_PROXY is not a URL ({exc}): set it to the proxy's URL, "
+                "e.g. http://proxy.example:3128, or unset it."
+            ) from None
+        _check(proxy)
+        by_scheme[scheme] = proxy
+    return EnvironmentProxies(by_scheme)
+
+
+def proxy_for(url: str) -> Proxy | None:
+    """The proxy the environment names for ``url`` (None: it goes direct, NO_PROXY
+    included), for messages about a call that failed."""
+    try:
+        proxy = environment_proxies().by_scheme.get(httpx2.URL(url).scheme)
+        host = httpx2.URL(url).host
+    except (ThoughtlineError, httpx2.InvalidURL):
+        return None
+    if proxy is None or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
+
+
+def _check(proxy: Proxy) -> None:
+    scheme = proxy.url.scheme
+    if scheme not in SCHEMES:
+        raise ConfigError(
+            f"{proxy.variable} names a {scheme}:// proxy ({proxy.shown}); provider calls go "
+            "through http://, https://, socks5:// or socks5h:// proxies. Set it to one of "
+            "those, unset it, or exempt the providers' hosts with NO_PROXY."
+        )
+    if not proxy.url.host:
+        raise ConfigError(
+            f"{proxy.variable} names no host ({scheme}://...): set it to the proxy's URL, "
+            "e.g. http://proxy.example:3128, or unset it."
+        )
+    if scheme in SOCKS_SCHEMES and not _installed("socksio"):
+        raise ThoughtlineError(
+            "EXTRA_MISSING",
+            f"{proxy.variable} names a SOCKS proxy ({proxy.shown}): provider calls reach it "
+            "with the socks extra: pip install 'thoughtline[socks]' (missing module socksio).",
+        )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked package is not usable either
+        return False
