@@ -148,9 +148,15 @@ def to_records(events: Sequence[RunEvent]) -> list[RunEventRecord]:
     return records
 
 
-def from_records(records: Iterable[RunEventRecord], after_seq: int = 0) -> list[RunEvent]:
+def from_records(
+    records: Iterable[RunEventRecord], after_seq: int = 0, *, joined: bool = False
+) -> list[RunEvent]:
     """The typed events of event log records, in order, those numbered ``<= after_seq``
     left out (a batch read to resume after one of its deltas starts there).
+
+    ``joined``: each batch of deltas as one delta of their text joined, numbered by the
+    last (for folding onto a snapshot, where the text is all that counts: one event per
+    record instead of one per delta of a long log).
 
     Raises :class:`UnknownRunEvent` for a type this version does not know."""
     events: list[RunEvent] = []
@@ -164,6 +170,21 @@ def from_records(records: Iterable[RunEventRecord], after_seq: int = 0) -> list[
         delta = _BATCHED.get(record.type)
         if delta is None:
             raise UnknownRunEvent(f"unknown delta batch type {record.type!r} (seq {record.seq})")
+        if joined:
+            kept = texts[max(after_seq - first + 1, 0) :]
+            if kept:
+                text = "".join(text for text in kept if isinstance(text, str))
+                task_id = record.task_id or ""
+                events.append(
+                    delta(
+                        run_id=record.run_id,
+                        seq=record.seq,
+                        at=record.at,
+                        task_id=task_id,
+                        text=text,
+                    )
+                )
+            continue
         for offset, text in enumerate(texts):
             seq = first + offset
             if seq > after_seq and isinstance(text, str):

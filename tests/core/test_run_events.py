@@ -187,6 +187,40 @@ def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
     )
 
 
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["task_1", "task_2"]), st.booleans(), st.text(max_size=3)),
+        max_size=40,
+    ),
+    st.integers(min_value=0, max_value=45),
+)
+def test_joined_batches_carry_the_same_text_from_any_resume_point(
+    steps: list[tuple[str, bool, str]], after: int
+) -> None:
+    """``joined=True`` (what folding a long log reads): one delta per record, its texts
+    joined, numbered by the last; the text of each task and stream, and the last seq,
+    are what the deltas one by one give."""
+    events = [
+        delta(seq, text, task=task, reasoning=reasoning)
+        for seq, (task, reasoning, text) in enumerate(steps, start=1)
+    ]
+    records = to_records(events)
+
+    def texts(deltas: list[RunEvent]) -> dict[tuple[str, str], str]:
+        joined: dict[tuple[str, str], str] = {}
+        for event in deltas:
+            assert isinstance(event, TaskAnswerDelta | TaskReasoningDelta)
+            key = (event.task_id, event.wire_name)
+            joined[key] = joined.get(key, "") + event.text
+        return joined
+
+    one_by_one = from_records(records, after_seq=after)
+    batched = from_records(records, after_seq=after, joined=True)
+    assert texts(batched) == texts(one_by_one)
+    assert len(batched) <= len(records)
+    assert [e.seq for e in batched][-1:] == [e.seq for e in one_by_one][-1:]
+
+
 def test_the_log_keeps_joined_reasoning_once_and_gives_it_back() -> None:
     from thoughtline.store._rows import without_reasoning
 

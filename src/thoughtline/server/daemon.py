@@ -8,7 +8,6 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
 from thoughtline.runtime.plan import spec_from_roles
@@ -20,9 +19,9 @@ from thoughtline.server.events import (
     DEFAULT_SUBSCRIBER_QUEUE,
     EventHub,
     RunChannel,
-    fold,
 )
 from thoughtline.server.schemas import RunCreate
+from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
@@ -66,6 +65,8 @@ class Daemon:
     closing: asyncio.Event = field(init=False)
     runs: RunManager = field(init=False)
     announcements: Announcements = field(init=False)
+    folds: StoredRunFolds = field(init=False)
+    """Runs executing in other processes, folded from the store (stored_runs.py)."""
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -79,6 +80,7 @@ class Daemon:
         self.closing = asyncio.Event()
         self.runs = RunManager(self.runtime)
         self.announcements = Announcements(self.store)
+        self.folds = StoredRunFolds(self.store, max_age_s=keep_reasoning)
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> None:
@@ -95,6 +97,7 @@ class Daemon:
             logger.exception("applying trace retention failed")
             return
         if purged:
+            self.folds.clear()
             logger.info("trace retention applied: %s", purged)
 
     async def _purge_periodically(self) -> None:
@@ -178,11 +181,7 @@ class Daemon:
     def _stored_snapshot(self, run: Run) -> RunSnapshot:
         """A stored run; one still executing in another process is folded with its
         event log, so partial outputs show there too."""
-        if run.status not in TERMINAL_RUN_STATUSES:
-            events = from_records(self.store.run_events(run.id))
-            if events:
-                return fold(run.snapshot(), events, events[-1].seq)
-        return run.snapshot()
+        return self.folds.snapshot(run)[0]
 
     async def list_runs(self, limit: int) -> list[RunSnapshot]:
         stored = await asyncio.to_thread(self.store.list_runs, limit)

@@ -247,6 +247,15 @@ async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenera
         run = await asyncio.to_thread(store.get_run, run_id)
         if run is None:
             return
+        if run.status not in TERMINAL_RUN_STATUSES:
+            # Executing in another process: its snapshot so far, folded incrementally.
+            snapshot, seq = await asyncio.to_thread(daemon.folds.snapshot, run)
+            if snapshot["status"] not in TERMINAL_RUN_STATUSES:
+                yield frame(seq, "snapshot", snapshot)
+                async for chunk in _tail(daemon, run_id, seq):
+                    yield chunk
+                return
+            # It ended meanwhile: its closing frames, from the whole log as below.
         planned = run.snapshot()
         events = from_records(await asyncio.to_thread(store.run_events, run_id))
         if events and is_terminal(events[-1]):

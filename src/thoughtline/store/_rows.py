@@ -81,6 +81,16 @@ def dump(value: object) -> str:
         return json.dumps(value, separators=(",", ":"))
 
 
+def load(text: str) -> Any:
+    """What :func:`dump` wrote: orjson reads it (a long run's event log is read row by
+    row), the standard library the rare value stored with a lone surrogate's escape,
+    which orjson refuses."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def event_epoch(at: str) -> float:
     """When a trace event happened, for retention; an unparsable ``at`` counts from the
     write, so retention still reaches the event."""
@@ -254,7 +264,7 @@ def run_event_from_row(row: Row) -> RunEventRecord:
         type=row["type"],
         task_id=row["task_id"],
         at=row["at"],
-        data=json.loads(row["data_json"]),
+        data=load(row["data_json"]),
     )
 
 
@@ -266,7 +276,7 @@ def trace_event_from_row(row: Row) -> TraceEvent:
         type=row["type"],
         layer=row["layer"],
         at=row["at"],
-        metadata=json.loads(row["metadata_json"]),
+        metadata=load(row["metadata_json"]),
         expires_at=row["expires_at"],
     )
 

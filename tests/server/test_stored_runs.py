@@ -1,0 +1,149 @@
+"""Runs of other processes folded from a real SQLite store incrementally: each request
+reads only what was appended since the last, and gives what folding the whole log
+gives."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.store.builders import make_run
+from thoughtline.event_log import from_records, to_records
+from thoughtline.records import Run, RunSnapshot
+from thoughtline.run_events import (
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskReasoningDelta,
+    TaskStarted,
+)
+from thoughtline.server.events import fold
+from thoughtline.server.stored_runs import StoredRunFolds
+from thoughtline.store.sqlite import SQLiteStore
+
+AT = "2026-12-01T00:00:00.000Z"
+
+
+class CountingStore(SQLiteStore):
+    """The real store, recording from where each event-log read started."""
+
+    reads: list[int]
+
+    def run_events(self, run_id: str, after_seq: int = 0, *args: object, **kw: object):  # type: ignore[no-untyped-def, override]
+        self.reads.append(after_seq)
+        return super().run_events(run_id, after_seq, *args, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[CountingStore]:
+    store = CountingStore(tmp_path / "thoughtline.db")
+    store.reads = []
+    yield store
+    store.close()
+
+
+class OtherProcess:
+    """Writes a run's event log as its owner would, in batches of deltas."""
+
+    def __init__(self, store: SQLiteStore, run: Run) -> None:
+        self.store, self.run, self.seq = store, run, 0
+        store.create_run(run)
+        task = run.tasks[0]
+        self.append(
+            RunStarted(run_id=run.id, seq=1, at=AT, snapshot=run.snapshot()),
+            TaskStarted(run_id=run.id, seq=2, at=AT, task_id=task.id, task=task.to_dict()),
+        )
+
+    def append(self, *events: RunEvent) -> None:
+        self.store.write(events=to_records(events))
+        self.seq = events[-1].seq
+
+    def deltas(self, count: int, kind: type[TaskAnswerDelta | TaskReasoningDelta]) -> None:
+        task_id, first = self.run.tasks[0].id, self.seq + 1
+        self.append(
+            *(
+                kind(run_id=self.run.id, seq=seq, at=AT, task_id=task_id, text=f"<{seq}>")
+                for seq in range(first, first + count)
+            )
+        )
+
+    def whole_fold(self) -> RunSnapshot:
+        events = from_records(self.store.run_events(self.run.id))
+        return fold(self.run.snapshot(), events, events[-1].seq)
+
+
+def test_each_request_reads_only_what_was_appended_and_matches_the_whole_fold(
+    store: CountingStore,
+) -> None:
+    owner = OtherProcess(store, make_run())
+    folds = StoredRunFolds(store)
+    folded_up_to = 0  # the first request folds the log from its start
+    for count, kind in [(50, TaskReasoningDelta), (1, TaskReasoningDelta), (30, TaskAnswerDelta)]:
+        owner.deltas(count, kind)
+        store.reads.clear()
+        snapshot, seq = folds.snapshot(owner.run)
+        assert store.reads == [folded_up_to]
+        assert seq == owner.seq
+        assert snapshot == owner.whole_fold()
+        folded_up_to = seq
+    task = snapshot["tasks"][0]
+    assert task["reasoning"] == "".join(f"<{seq}>" for seq in range(3, 54))
+    assert task["output"] == "".join(f"<{seq}>" for seq in range(54, 84))
+    store.reads.clear()
+    assert folds.snapshot(owner.run) == (snapshot, owner.seq)  # nothing new: nothing re-read
+    assert store.reads == [owner.seq]
+
+
+def test_a_run_that_ended_is_served_as_stored_and_forgotten(store: CountingStore) -> None:
+    owner = OtherProcess(store, make_run())
+    folds = StoredRunFolds(store)
+    owner.deltas(10, TaskReasoningDelta)
+    folds.snapshot(owner.run)
+    assert len(folds) == 1
+    # The owner ends the run: the terminal event, then the row's status.
+    ended = owner.run.snapshot() | {"status": "completed"}
+    owner.append(RunCompleted(run_id=owner.run.id, seq=owner.seq + 1, at=AT, snapshot=ended))
+    snapshot, _ = folds.snapshot(owner.run)  # the row read before the status changed
+    assert snapshot["status"] == "completed"
+    assert len(folds) == 0
+    owner.run.status = "completed"
+    store.reads.clear()
+    assert folds.snapshot(owner.run) == (owner.run.snapshot(), 0)
+    assert store.reads == []  # a finished run's log is not read
+
+
+def test_folders_are_bounded_and_least_recently_asked_dropped_first(
+    store: CountingStore,
+) -> None:
+    owners = [OtherProcess(store, make_run()) for _ in range(4)]
+    folds = StoredRunFolds(store, max_runs=3)
+    for owner in owners:
+        owner.deltas(5, TaskAnswerDelta)
+        folds.snapshot(owner.run)
+    assert len(folds) == 3
+    store.reads.clear()
+    folds.snapshot(owners[0].run)  # dropped: folded from the start again
+    folds.snapshot(owners[3].run)  # kept: nothing new to read
+    assert store.reads == [0, owners[3].seq]
+
+
+def test_a_folder_older_than_the_reasoning_retention_is_folded_again(
+    store: CountingStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owner = OtherProcess(store, make_run())
+    folds = StoredRunFolds(store, max_age_s=60.0)
+    owner.deltas(5, TaskReasoningDelta)
+    folds.snapshot(owner.run)
+    now = time.monotonic()
+    monkeypatch.setattr(time, "monotonic", lambda: now + 61.0)
+    store.reads.clear()
+    folds.snapshot(owner.run)
+    assert store.reads == [0]
+    folds.clear()
+    store.reads.clear()
+    folds.snapshot(owner.run)
+    assert store.reads == [0]
