@@ -12,6 +12,7 @@ proxy without the credentials its URL may carry."""
 
 from __future__ import annotations
 
+import os
 import urllib.request
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -69,11 +70,12 @@ def environment_proxies() -> EnvironmentProxies:
             continue
         if "://" not in value:
             value = f"http://{value}"  # "proxy.example:3128", as curl and httpx2 take it
+        variable = _variable(key)
         try:
-            proxy = Proxy(f"{key.upper()}_PROXY", httpx2.URL(value))
+            proxy = Proxy(variable, httpx2.URL(value))
         except httpx2.InvalidURL as exc:
             raise ConfigError(
-                f"{key.upper()}_PROXY is not a URL ({exc}): set it to the proxy's URL, "
+                f"{variable} is not a URL ({exc}): set it to the proxy's URL, "
                 "e.g. http://proxy.example:3128, or unset it."
             ) from None
         _check(proxy)
@@ -92,6 +94,12 @@ def proxy_for(url: str) -> Proxy | None:
     if proxy is None or urllib.request.proxy_bypass(host):
         return None
     return proxy
+
+
+def _variable(key: str) -> str:
+    """The variable that named the proxy: the lower-case one wins, as urllib reads them."""
+    lower = f"{key}_proxy"
+    return lower if os.environ.get(lower) else lower.upper()
 
 
 def _check(proxy: Proxy) -> None:
