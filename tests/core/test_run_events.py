@@ -166,20 +166,26 @@ def test_consecutive_deltas_of_one_task_and_stream_share_one_record() -> None:
         from_wire(records[1])
 
 
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(["task_1", "task_2"]), st.booleans(), st.text(max_size=3)),
-        max_size=40,
-    ),
-    st.integers(min_value=0, max_value=45),
+DELTA_STEPS = st.lists(
+    st.tuples(st.sampled_from(["task_1", "task_2"]), st.booleans(), st.text(max_size=3)),
+    max_size=40,
 )
-def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
-    steps: list[tuple[str, bool, str]], after: int
-) -> None:
-    events = [
+"""Deltas of two tasks, each of the answer or the reasoning, as (task, reasoning?, text)."""
+RESUME_POINTS = st.integers(min_value=0, max_value=45)
+
+
+def deltas_of(steps: list[tuple[str, bool, str]]) -> list[RunEvent]:
+    return [
         delta(seq, text, task=task, reasoning=reasoning)
         for seq, (task, reasoning, text) in enumerate(steps, start=1)
     ]
+
+
+@given(DELTA_STEPS, RESUME_POINTS)
+def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
+    steps: list[tuple[str, bool, str]], after: int
+) -> None:
+    events = deltas_of(steps)
     records = to_records(events)
     assert [record.seq for record in records] == sorted({record.seq for record in records})
     assert untimed_deltas(from_records(records, after_seq=after)) == untimed_deltas(
@@ -187,23 +193,14 @@ def test_any_stream_of_deltas_replays_exactly_from_any_resume_point(
     )
 
 
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(["task_1", "task_2"]), st.booleans(), st.text(max_size=3)),
-        max_size=40,
-    ),
-    st.integers(min_value=0, max_value=45),
-)
+@given(DELTA_STEPS, RESUME_POINTS)
 def test_joined_batches_carry_the_same_text_from_any_resume_point(
     steps: list[tuple[str, bool, str]], after: int
 ) -> None:
     """``joined=True`` (what folding a long log reads): one delta per record, its texts
     joined, numbered by the last; the text of each task and stream, and the last seq,
     are what the deltas one by one give."""
-    events = [
-        delta(seq, text, task=task, reasoning=reasoning)
-        for seq, (task, reasoning, text) in enumerate(steps, start=1)
-    ]
+    events = deltas_of(steps)
     records = to_records(events)
 
     def texts(deltas: list[RunEvent]) -> dict[tuple[str, str], str]:
