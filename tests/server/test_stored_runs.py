@@ -21,7 +21,7 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
 )
-from thoughtline.server.events import fold
+from thoughtline.server.events import closing_frames, fold
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -147,3 +147,22 @@ def test_a_folder_older_than_the_reasoning_retention_is_folded_again(
     store.reads.clear()
     folds.snapshot(owner.run)
     assert store.reads == [0]
+
+
+def test_a_finished_runs_closing_frames_are_the_same_folded_per_record(
+    store: CountingStore,
+) -> None:
+    """A fresh stream of a finished run of another process folds its log one record at a
+    time (a batch of deltas as one joined delta): the frames are those of a delta at a
+    time."""
+    owner = OtherProcess(store, make_run())
+    owner.deltas(40, TaskReasoningDelta)
+    owner.deltas(1, TaskAnswerDelta)
+    owner.deltas(25, TaskAnswerDelta)
+    ended = owner.whole_fold() | {"status": "completed"}
+    owner.append(RunCompleted(run_id=owner.run.id, seq=owner.seq + 1, at=AT, snapshot=ended))
+    records = store.run_events(owner.run.id)
+    planned = owner.run.snapshot()
+    joined = from_records(records, joined=True)
+    assert len(joined) < 10 < len(from_records(records))
+    assert closing_frames(planned, joined) == closing_frames(planned, from_records(records))

@@ -241,30 +241,41 @@ async def _retained(run: RetainedRun, after: int | None) -> AsyncGenerator[bytes
 
 
 async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenerator[bytes, None]:
-    # Store calls run in a thread (see Daemon.snapshot): the loop serves every stream.
-    store = daemon.store
     if after is None:
-        run = await asyncio.to_thread(store.get_run, run_id)
-        if run is None:
+        # In a thread: store reads and a long log's fold must not hold up the loop, which
+        # serves every stream (see Daemon.snapshot).
+        opening = await asyncio.to_thread(_opening, daemon, run_id)
+        if opening is None:
             return
-        if run.status not in TERMINAL_RUN_STATUSES:
-            # Executing in another process: its snapshot so far, folded incrementally.
-            snapshot, seq = await asyncio.to_thread(daemon.folds.snapshot, run)
-            if snapshot["status"] not in TERMINAL_RUN_STATUSES:
-                yield frame(seq, "snapshot", snapshot)
-                async for chunk in _tail(daemon, run_id, seq):
-                    yield chunk
-                return
-            # It ended meanwhile: its closing frames, from the whole log as below.
-        planned = run.snapshot()
-        events = from_records(await asyncio.to_thread(store.run_events, run_id))
-        if events and is_terminal(events[-1]):
-            yield b"".join(closing_frames(planned, events))
-            return
-        after = events[-1].seq if events else 0
-        yield frame(after, "snapshot", fold(planned, events, after))
+        first, after = opening
+        yield first
+        if after is None:
+            return  # the run had ended: those were its closing frames
     async for chunk in _tail(daemon, run_id, after):
         yield chunk
+
+
+def _opening(daemon: Daemon, run_id: str) -> tuple[bytes, int | None] | None:
+    """What a fresh stream of a stored run starts with: its snapshot so far and the seq
+    to follow it from, or a finished run's closing frames and None (None: no such run)."""
+    store = daemon.store
+    run = store.get_run(run_id)
+    if run is None:
+        return None
+    if run.status not in TERMINAL_RUN_STATUSES:
+        # Executing in another process: its snapshot so far, folded incrementally.
+        snapshot, seq = daemon.folds.snapshot(run)
+        if snapshot["status"] not in TERMINAL_RUN_STATUSES:
+            return frame(seq, "snapshot", snapshot), seq
+        # It ended meanwhile: its closing frames, from the whole log as below.
+    planned = run.snapshot()
+    # Deltas batched as they were logged (one joined delta per record): the snapshot
+    # folded is the same, and a long run's log is folded per record, not per delta.
+    events = from_records(store.run_events(run_id), joined=True)
+    if events and is_terminal(events[-1]):
+        return b"".join(closing_frames(planned, events)), None
+    after = events[-1].seq if events else 0
+    return frame(after, "snapshot", fold(planned, events, after)), after
 
 
 async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]:
