@@ -189,7 +189,13 @@ def test_a_run_that_finished_lately_is_served_from_memory_as_the_store_serves_it
     assert hub.retained.get(run_id) is not None
     last = int(live.rstrip(b"\n").split(b"\n\n")[-1].split(b"\n")[0].removeprefix(b"id: "))
     resumes = ({}, {"Last-Event-ID": "0"}, {"Last-Event-ID": str(last // 2)})
+    store = daemon.daemon.store
+    reads: list[str] = []
+    read_run = store.get_run
+    store.get_run = lambda run_id: reads.append(run_id) or read_run(run_id)  # type: ignore[method-assign]
     from_memory = [_raw(client, run_id, headers) for headers in resumes]
+    del store.get_run
+    assert reads == []  # memory answered: no store read, no thread hop
     assert from_memory[1] == live
     assert b"event: reasoning.delta" in live
     hub.retained = RetainedRuns(max_bytes=0, max_age_s=0)  # nothing kept: the store serves

@@ -232,7 +232,9 @@ class Daemon:
         return events
 
     async def exists(self, run_id: str) -> bool:
-        if self.hub.get(run_id) is not None:
+        # A run executing here, or one that finished lately (subscribers arriving just
+        # after the end, many at once): known without a thread hop and a store read.
+        if self.hub.get(run_id) is not None or self.hub.retained.get(run_id) is not None:
             return True
         return await asyncio.to_thread(self.store.get_run, run_id) is not None
 
