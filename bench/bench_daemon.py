@@ -22,7 +22,13 @@ then the answer). For each mode a round measures, one after the other:
 Latency is arrival minus the simulator's emission of the same delta (the k-th reasoning
 or answer delta of a request ↔ its k-th ``reasoning.delta``/``answer.delta``; a
 subscriber that joins mid-run starts from the partial text in its snapshot). The added
-latency compares the daemon's percentiles with the baseline's of the same round. Also:
+latency compares the daemon's percentiles with the baseline's of the same round. Inside
+the daemon (a ``sitecustomize`` this script puts on the daemon's ``PYTHONPATH`` wraps
+``RunChannel.publish``; nothing in the daemon changes): emission to the moment the daemon
+published each delta, and to the moment it had written it to every subscriber it writes
+for directly, so the daemon's own share of the added latency shows apart from this
+script's (which reads five times as many streams as the baseline, on the same two
+cores). Also:
 the wall time of the 100 simultaneous starts (first request sent to last response),
 events/second delivered, the daemon's memory per active run, and the CPU time the
 daemon and this script used during the phase (if this script nears one core, its own
@@ -77,6 +83,33 @@ print(server.url, flush=True)
 sys.stdin.read()
 json.dump(sent, open(sys.argv[2], "w"))
 """
+
+INSIDE = """
+import os, sys, time
+if "serve" in sys.orig_argv and os.environ.get("BENCH_DAEMON_PUBLISHED"):
+    import thoughtline.server.events as _events
+    _publish = _events.RunChannel.publish
+    _kept = {}
+
+    def publish(self, event):
+        name = event.wire_name
+        if name != "answer.delta" and name != "reasoning.delta":
+            _publish(self, event)
+            if self.finished:  # written once the run has ended, not per delta
+                lines = _kept.pop(self.run_id, [])
+                with open(os.environ["BENCH_DAEMON_PUBLISHED"], "a") as out:
+                    out.writelines(lines)
+            return
+        started = time.monotonic()
+        _publish(self, event)
+        line = f"{started}\\t{time.monotonic()}\\t{self.planned['request']}\\t{name}\\t{len(event.text)}\\n"
+        _kept.setdefault(self.run_id, []).append(line)
+
+    _events.RunChannel.publish = publish
+"""
+"""Put before the daemon's own modules (``PYTHONPATH``, as a ``sitecustomize``): when the
+daemon publishes each live delta, and when it has written it to every subscriber it
+writes for directly, kept in memory and written out when the run ends."""
 
 CHUNK_CHARS = 5  # "word " — the simulator's deltas are this many characters
 STREAMS = ("reasoning", "answer")
@@ -364,6 +397,26 @@ def latencies_of(
     return sorted(values)
 
 
+def published(path: Path) -> tuple[Arrivals, Arrivals]:
+    """When the daemon published each delta, and when it had written it to every
+    subscriber it writes for directly, in the form of subscribers' arrivals."""
+    starts: Arrivals = {}
+    ends: Arrivals = {}
+    positions: dict[tuple[str, str], int] = {}
+    lines = path.read_text().splitlines() if path.exists() else []
+    for line in lines:
+        started, ended, request, name, length = line.split("\t")
+        stream = "answer" if name == "answer.delta" else "reasoning"
+        position = positions.get((request, stream), 0)
+        covered = max(1, int(length) // CHUNK_CHARS)
+        for arrivals, at in ((starts, float(started)), (ends, float(ended))):
+            reader = arrivals.setdefault(request, {s: [{}] for s in STREAMS})[stream][0]
+            for offset in range(covered):
+                reader[position + offset] = at
+        positions[(request, stream)] = position + covered
+    return starts, ends
+
+
 def p99(values: list[float]) -> float:
     return values[int(0.99 * (len(values) - 1))]
 
@@ -394,11 +447,17 @@ def main() -> None:
         port = free_port()
         home = Path(folder) / "home"
         (Path(folder) / "thoughtline.toml").write_text("[orchestration]\nmax_concurrency = 256\n")
+        hook = Path(folder) / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(INSIDE)
+        published_path = Path(folder) / "published.tsv"
         env = {
             **os.environ,
             "THOUGHTLINE_HOME": str(home),
             "ANTHROPIC_BASE_URL": f"{sim_url}/anthropic",
             "ANTHROPIC_API_KEY": "bench-key-0000000000",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
+            "BENCH_DAEMON_PUBLISHED": str(published_path),
         }
         profiler = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         daemon = subprocess.Popen(
@@ -432,6 +491,7 @@ def main() -> None:
             simulator.stdin.close()
             simulator.wait(timeout=30)
         sent = emissions(sent_path)
+        inside = published(published_path)
     for _, path, _, phase in measured:
         phase.latencies = latencies_of(phase.arrivals, sent)
         if path == "daemon":
@@ -491,6 +551,19 @@ def main() -> None:
                 f"{statistics.median(steady) - statistics.median(floor):+.1f} ms, "
                 f"p99 {p99(steady) - p99(floor):+.1f} ms"
             )
+        # Inside the daemon, for the same round's runs: from the simulator's emission.
+        mine = set(daemon_phase.arrivals)
+        for label, arrivals in zip(
+            ("published", "written to its direct subscribers"), inside, strict=True
+        ):
+            own = latencies_of({r: a for r, a in arrivals.items() if r in mine}, sent)
+            if own:
+                print(
+                    f"{mode}, inside the daemon, emitted -> {label} ({len(own):,} deltas): "
+                    f"p50 {statistics.median(own):.1f} ms, p99 {p99(own):.1f} ms "
+                    f"(the baseline reads its first byte at p50 {statistics.median(floor):.1f} ms, "
+                    f"p99 {p99(floor):.1f} ms)"
+                )
     print()
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
