@@ -159,6 +159,7 @@ async def test_no_proxy_still_exempts_hosts_from_a_socks_proxy(
         ("ALL_PROXY", f"socks4://agent:{PASSWORD}@127.0.0.1:1080", "socks4://"),
         ("https_proxy", f"ftp://agent:{PASSWORD}@proxy.example:21", "ftp://"),
         ("HTTP_PROXY", "http://", "names no host"),
+        ("all_proxy", f"socks4://agent:{PASSWORD}@[::1]:1080", "(socks4://[::1]:1080)"),
     ],
 )
 def test_a_proxy_that_cannot_be_used_is_an_error_naming_its_variable(

@@ -40,8 +40,9 @@ class Proxy:
     def shown(self) -> str:
         """The proxy for messages and logs: scheme, host and port, never credentials."""
         url = self.url
+        host = f"[{url.host}]" if ":" in url.host else url.host  # an IPv6 address
         port = f":{url.port}" if url.port is not None else ""
-        return f"{url.scheme}://{url.host}{port}"
+        return f"{url.scheme}://{host}{port}"
 
 
 @dataclass(frozen=True, slots=True)
