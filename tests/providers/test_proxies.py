@@ -160,6 +160,9 @@ async def test_no_proxy_still_exempts_hosts_from_a_socks_proxy(
         ("https_proxy", f"ftp://agent:{PASSWORD}@proxy.example:21", "ftp://"),
         ("HTTP_PROXY", "http://", "names no host"),
         ("all_proxy", f"socks4://agent:{PASSWORD}@[::1]:1080", "(socks4://[::1]:1080)"),
+        # Not UTF-8: os.environ holds the bytes as lone surrogates.
+        ("ALL_PROXY", f"socks5://agent:{PASSWORD}\udcfe@proxy.example:1080", "not UTF-8"),
+        ("HTTPS_PROXY", f"http://agent:{PASSWORD}@proxy:port", "is not a URL"),
     ],
 )
 def test_a_proxy_that_cannot_be_used_is_an_error_naming_its_variable(

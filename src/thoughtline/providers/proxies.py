@@ -74,10 +74,13 @@ def environment_proxies() -> EnvironmentProxies:
         variable = _variable(key)
         try:
             proxy = Proxy(variable, httpx2.URL(value))
-        except httpx2.InvalidURL as exc:
+        except (httpx2.InvalidURL, UnicodeError) as exc:
+            # Bytes that are not UTF-8 (os.environ keeps them as lone surrogates) say
+            # nothing a person can read; another reason may quote the credentials.
+            reason = "it holds bytes that are not UTF-8" if isinstance(exc, UnicodeError) else exc
             raise ConfigError(
-                f"{variable} is not a URL ({exc}): set it to the proxy's URL, "
-                "e.g. http://proxy.example:3128, or unset it."
+                f"{variable} is not a URL ({_without_credentials(str(reason), value)}): set "
+                "it to the proxy's URL, e.g. http://proxy.example:3128, or unset it."
             ) from None
         _check(proxy)
         by_scheme[scheme] = proxy
@@ -95,6 +98,16 @@ def proxy_for(url: str) -> Proxy | None:
     if proxy is None or urllib.request.proxy_bypass(host):
         return None
     return proxy
+
+
+def _without_credentials(text: str, url: str) -> str:
+    """``text`` with the user name and password of ``url`` (as written) masked."""
+    authority = url.split("://", 1)[-1].split("/", 1)[0]
+    if "@" in authority:
+        for secret in authority.rsplit("@", 1)[0].split(":", 1):
+            if secret:
+                text = text.replace(secret, "***")
+    return text
 
 
 def _variable(key: str) -> str:
