@@ -199,6 +199,17 @@ def test_the_aiohttp_transport_alone_refuses_a_proxy_it_cannot_speak_to(
         AiohttpTransport()
 
 
+def test_a_trust_store_path_that_is_not_utf_8_is_named_escaped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", f"{tmp_path}/bundle-\udcff.pem")  # the byte 0xff
+    with pytest.raises(ConfigError) as raised:
+        client()
+    message = raised.value.message
+    assert message.startswith(f"SSL_CERT_FILE={tmp_path}/bundle-\\xff.pem cannot be loaded")
+    message.encode("utf-8")  # storable and printable: no lone surrogate
+
+
 @pytest.mark.parametrize("problem", ["missing", "not a certificate", "a directory"])
 def test_a_trust_store_that_cannot_be_loaded_is_an_error_naming_its_variable(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, problem: str

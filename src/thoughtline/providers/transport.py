@@ -198,8 +198,11 @@ def verifying_context(verify: ssl.SSLContext | bool, *, trust_env: bool) -> ssl.
         if not value:
             raise  # the system's own trust store: not a setting of the user's
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        # A path's bytes that are not UTF-8 (lone surrogates in os.environ) shown escaped:
+        # the message is stored and printed.
+        shown = os.fsencode(value).decode("utf-8", "backslashreplace")
         raise ConfigError(
-            f"{variable}={value} cannot be loaded as the certificates provider calls trust "
+            f"{variable}={shown} cannot be loaded as the certificates provider calls trust "
             f"({reason}). Point it at a PEM file (SSL_CERT_FILE) or a hashed directory "
             "(SSL_CERT_DIR) of CA certificates, or unset it to trust the system's."
         ) from None
