@@ -91,11 +91,11 @@ def proxy_for(url: str) -> Proxy | None:
     """The proxy the environment names for ``url`` (None: it goes direct, NO_PROXY
     included), for messages about a call that failed."""
     try:
-        proxy = environment_proxies().by_scheme.get(httpx2.URL(url).scheme)
-        host = httpx2.URL(url).host
+        target = httpx2.URL(url)
+        proxy = environment_proxies().by_scheme.get(target.scheme)
     except (ThoughtlineError, httpx2.InvalidURL):
         return None
-    if proxy is None or urllib.request.proxy_bypass(host):
+    if proxy is None or urllib.request.proxy_bypass(target.host):
         return None
     return proxy
 
