@@ -166,3 +166,40 @@ def test_a_finished_runs_closing_frames_are_the_same_folded_per_record(
     joined = from_records(records, joined=True)
     assert len(joined) < 10 < len(from_records(records))
     assert closing_frames(planned, joined) == closing_frames(planned, from_records(records))
+
+
+def test_a_long_log_of_markup_like_text_is_folded_once_then_only_what_grows(
+    store: CountingStore,
+) -> None:
+    """10k deltas of frame- and markup-breaking text, then three requests as the run
+    grows by 1k deltas each: every request reads from where the last one stopped, and
+    the text is exactly what folding the whole log gives."""
+    owner = OtherProcess(store, make_run())
+    folds = StoredRunFolds(store)
+    task_id = owner.run.tasks[0].id
+    hostile = ["</think>", "\n\ndata: [DONE]\n\n", "[bold]x[/bold]", "<|im_end|>", "\udcff"]
+
+    def grow(count: int) -> None:
+        first = owner.seq + 1
+        owner.append(
+            *(
+                TaskReasoningDelta(
+                    run_id=owner.run.id, seq=seq, at=AT, task_id=task_id, text=hostile[seq % 5]
+                )
+                for seq in range(first, first + count)
+            )
+        )
+
+    grow(10_000)
+    assert folds.snapshot(owner.run)[1] == owner.seq
+    for _ in range(3):
+        folded_up_to = owner.seq
+        grow(1_000)
+        store.reads.clear()
+        snapshot, seq = folds.snapshot(owner.run)
+        assert store.reads == [folded_up_to]
+        assert seq == owner.seq
+        assert snapshot == owner.whole_fold()
+    assert len(snapshot["tasks"][0]["reasoning"] or "") == sum(
+        len(hostile[seq % 5]) for seq in range(3, owner.seq + 1)
+    )
