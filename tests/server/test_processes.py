@@ -18,9 +18,11 @@ import httpx2
 from tests.cli.test_run_cli import cli_env
 from tests.server.conftest import StartDaemon
 from tests.server.support import Event, LiveDaemon, read_all, start_run
+from tests.server.test_stored_runs import OtherProcess
 from tests.store.builders import make_run
 from tests.store.children import holding
 from tests.support import daemon_url
+from thoughtline.run_events import TaskAnswerDelta
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 
@@ -193,3 +195,27 @@ def test_a_follower_waiting_to_mark_a_dead_owners_run_leaves_the_daemon_answerin
     assert events[0].type == "snapshot"
     assert events[-1].type == "run.interrupted"
     assert client.get("/v1/runs/run_orphan").json()["status"] == "interrupted"
+
+
+def test_a_dead_owners_run_is_followed_from_an_event_id_to_an_end_after_its_last_event(
+    start_daemon: StartDaemon, home: Path
+) -> None:
+    """Another process streamed deltas, then died without a terminal event. A client
+    resuming from the middle gets every event after its own, then ``run.interrupted``
+    numbered one past the last stored event, with the deltas in the task's snapshot."""
+    daemon = start_daemon(recover_interval_s=0.2)
+    path = home / "thoughtline.db"
+    with SQLiteStore(path) as other:
+        owner = OtherProcess(other, make_run("run_dead_owner"))
+        owner.deltas(40, TaskAnswerDelta)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE runs SET owner_pid = ?", (int(gone.stdout),))
+        conn.commit()
+    events = read_all(daemon.client(), "run_dead_owner", headers={"Last-Event-ID": "12"})
+    assert [event.seq for event in events] == list(range(13, owner.seq + 2))
+    assert [event.type for event in events[-2:]] == ["answer.delta", "run.interrupted"]
+    ended = events[-1].data
+    assert ended["status"] == "interrupted"
+    assert ended["tasks"][0]["output"] == "".join(f"<{seq}>" for seq in range(3, owner.seq + 1))

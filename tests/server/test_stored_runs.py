@@ -4,9 +4,12 @@ gives."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,9 +24,13 @@ from thoughtline.run_events import (
     TaskReasoningDelta,
     TaskStarted,
 )
+from thoughtline.server.announcements import Announcements
+from thoughtline.server.daemon import ServerSettings
 from thoughtline.server.events import closing_frames, fold
+from thoughtline.server.sse import _tail
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.sqlite import SQLiteStore
+from thoughtline.wire.frames import SSEDecoder
 
 AT = "2026-12-01T00:00:00.000Z"
 
@@ -203,3 +210,55 @@ def test_a_long_log_of_markup_like_text_is_folded_once_then_only_what_grows(
     assert len(snapshot["tasks"][0]["reasoning"] or "") == sum(
         len(hostile[seq % 5]) for seq in range(3, owner.seq + 1)
     )
+
+
+class LateOwner(CountingStore):
+    """The real store, where the dead owner's last deltas land just after the follower's
+    last poll: while the follower makes sure the run ended (its second look at the row)."""
+
+    owner: OtherProcess
+    looks = 0
+
+    def get_run(self, run_id: str) -> Run | None:
+        self.looks += 1
+        if self.looks == 2:
+            self.owner.deltas(7, TaskAnswerDelta)
+        return super().get_run(run_id)
+
+
+async def test_a_dead_owners_run_ends_after_everything_it_stored(tmp_path: Path) -> None:
+    """A run whose owner died has no terminal event: the stream sends every event
+    stored after the client's, then an end made up from the stored row, numbered one
+    past the last stored event, reading the log only after what it had sent."""
+    store = LateOwner(tmp_path / "thoughtline.db")
+    store.reads = []
+    try:
+        owner = store.owner = OtherProcess(store, make_run())
+        owner.deltas(30, TaskReasoningDelta)
+        owner.run.status = "interrupted"
+        store.update_run(owner.run)
+        daemon = SimpleNamespace(
+            settings=ServerSettings(poll_s=0.01, recover_interval_s=3600.0),
+            store=store,
+            announcements=Announcements(store),
+            closing=asyncio.Event(),
+        )
+        decoder = SSEDecoder()
+        frames = [
+            frame
+            async for chunk in _tail(daemon, owner.run.id, 10)  # type: ignore[arg-type]
+            for frame in decoder.feed(chunk)
+            if frame.id is not None
+        ]
+    finally:
+        store.close()
+    assert owner.seq == 2 + 30 + 7
+    assert [int(frame.id or 0) for frame in frames] == list(range(11, owner.seq + 2))
+    assert [frame.event for frame in frames[-8:]] == ["answer.delta"] * 7 + ["run.interrupted"]
+    assert json.loads(frames[-1].data)["status"] == "interrupted"
+    assert "".join(json.loads(frame.data)["text"] for frame in frames[-8:-1]) == "".join(
+        f"<{seq}>" for seq in range(33, 40)
+    )
+    # The event the client named (is it the end?), then only what follows: never the
+    # log from its start.
+    assert min(store.reads) == 9

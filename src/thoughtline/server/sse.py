@@ -283,8 +283,9 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
 
     A run whose owner died never gets a terminal event: once the store says the run
     ended (twice, a second apart — the owner writes the status just before the event),
-    the stream ends with a terminal event made from the stored snapshot, numbered one
-    past the last stored event."""
+    the stream sends what was stored since its last poll, then ends with a terminal
+    event made from the stored snapshot, numbered one past the last stored event. Only
+    the log after what was sent is read, however long the run's log."""
     settings = daemon.settings
     store = daemon.store
     if after > 0:
@@ -327,23 +328,26 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 if run.status in TERMINAL_RUN_STATUSES:
                     ended_checks += 1
                     if ended_checks >= 2:
-                        stored = await asyncio.to_thread(store.run_events, run_id)
-                        last_stored = stored[-1].seq if stored else 0
-                        ended = bool(stored) and is_terminal(from_records(stored[-1:])[-1])
-                        if ended and seq < last_stored:
-                            ended_checks = 0  # written since we polled: the loop sends it
-                        else:
-                            if not ended and seq <= last_stored:
-                                yield event_frame(
-                                    run_finished(
-                                        run.status,
-                                        run_id=run_id,
-                                        seq=last_stored + 1,
-                                        at=run.finished_at or now_iso(),
-                                        snapshot=run.snapshot(),
-                                    )
-                                )
-                            return
+                        # What was stored since the last poll goes first; if none of
+                        # it ends the run, its owner died: the end is made up after it.
+                        records = await asyncio.to_thread(store.run_events, run_id, after_seq=seq)
+                        events = from_records(records, after_seq=seq)
+                        for chunk in _batched(event_frame(event) for event in events):
+                            yield chunk
+                        if events:
+                            seq = events[-1].seq
+                            if is_terminal(events[-1]):
+                                return
+                        yield event_frame(
+                            run_finished(
+                                run.status,
+                                run_id=run_id,
+                                seq=seq + 1,
+                                at=run.finished_at or now_iso(),
+                                snapshot=run.snapshot(),
+                            )
+                        )
+                        return
             if now - last_sent >= settings.keepalive_s:
                 last_sent = now
                 yield KEEPALIVE
