@@ -5,6 +5,7 @@ most of them map by name."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -140,8 +141,22 @@ class TransitionWrites:
         """A task's row parameters."""
         raise NotImplementedError
 
-    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+    def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
+        """Write ``write`` in one transaction (False: ``wait`` was False and the store
+        was busy)."""
         raise NotImplementedError
+
+    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+        if not writes:
+            return True
+        write = merged(writes)
+        try:
+            return self.write_merged(write, wait=wait)
+        except UnicodeEncodeError:
+            # Text neither database takes (a lone surrogate, from a path or environment
+            # value that was not UTF-8). The transaction was rolled back: written again
+            # with such characters escaped, rather than losing every row with it.
+            return self.write_merged(storable(write), wait=wait)
 
     def create_run(self, run: Run) -> None:
         self.write_prepared([self.prepare(create=run)])
@@ -218,6 +233,49 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         run_ids=frozenset(run_ids),
         runs=list(runs.values()),
         created=created,
+    )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    # U+DC80..U+DCFF: Python's stand-in for a byte that was not UTF-8 (surrogateescape).
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def storable_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a byte that was not UTF-8 written ``\\xff``, any
+    other lone surrogate ``\\udXXX``."""
+    return _LONE_SURROGATE.sub(_escaped, text)
+
+
+def _storable(value: object) -> object:
+    return storable_text(value) if isinstance(value, str) else value
+
+
+def _storable_row(row: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(_storable(value) for value in row)
+
+
+def _storable_named(row: dict[str, object]) -> dict[str, object]:
+    return {name: _storable(value) for name, value in row.items()}
+
+
+def storable(write: PreparedWrite) -> PreparedWrite:
+    """``write`` with every text made storable (:func:`storable_text`). Only used once a
+    write was refused for such text: the rows are not scanned otherwise."""
+    return PreparedWrite(
+        created=[
+            (_storable_row(run), [_storable_named(task) for task in tasks])
+            for run, tasks in write.created
+        ],
+        events=[_storable_row(event) for event in write.events],
+        runs=list(write.runs),
+        tasks=[_storable_named(task) for task in write.tasks],
+        trace=[_storable_row(event) for event in write.trace],
+        run_ids=write.run_ids,
     )
 
 

@@ -133,11 +133,8 @@ class PostgresStore(rows.TransitionWrites, Store):
 
     task_row = staticmethod(task_params)
 
-    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
+    def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
-        if not writes:
-            return True
-        write = rows.merged(writes)
         with self._transaction() as conn:
             with conn.cursor() as cursor:
                 for run_row, task_rows in write.created:

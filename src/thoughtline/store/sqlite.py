@@ -180,10 +180,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
 
     task_row = staticmethod(rows.task_params)
 
-    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
-        if not writes:
-            return True
-        write = rows.merged(writes)
+    def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # Without waiting, neither for the file's write lock nor for this store's
         # connection, which a thread of this process may hold (the writer's, waiting
         # for another process's lock).
