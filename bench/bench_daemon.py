@@ -36,7 +36,14 @@ lag is in the latencies). Rounds repeat
 (``--repeat``); each path keeps its round with the lowest p99.
 
     .venv/bin/python bench/bench_daemon.py [--runs 100] [--subscribers 5] [--pace 0.02]
-        [--reasoning-deltas 400] [--repeat 2] [--profile daemon.prof]
+        [--reasoning-deltas 400] [--repeat 2] [--profile daemon.prof] [--daemon-cpu 0]
+
+``--daemon-cpu N`` (Linux) gives the daemon CPU N to itself and keeps this script and the
+simulator on the other CPUs, as a server whose subscribers and provider are elsewhere;
+the baseline then reads alone on CPU N too (the daemon is idle between phases), so both
+paths get one core of their own. Without it all three processes share every CPU, and
+this script's own work (reading five times as many streams as the baseline) competes
+with the daemon's.
 
 ``--profile PATH`` runs the daemon under cProfile and writes its profile to PATH (the
 profiler slows the daemon down: its latencies are not comparable to a plain run).
@@ -429,7 +436,21 @@ def main() -> None:
     parser.add_argument("--reasoning-deltas", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--profile", type=Path, help="write the daemon's cProfile here")
+    parser.add_argument(
+        "--daemon-cpu",
+        type=int,
+        help="run the daemon on this CPU alone and the script and simulator on the others, "
+        "as a server whose subscribers are remote (Linux)",
+    )
     args = parser.parse_args()
+    daemon_cpus: set[int] | None = None
+    others = os.sched_getaffinity(0)
+    if args.daemon_cpu is not None:
+        others = os.sched_getaffinity(0) - {args.daemon_cpu}
+        if not others:
+            parser.error("--daemon-cpu needs another CPU for the script and the simulator")
+        os.sched_setaffinity(0, others)  # inherited by the simulator
+        daemon_cpus = {args.daemon_cpu}
     modes = ("hidden", "surface")
     measured: list[tuple[str, str, int, Phase]] = []  # (mode, path, round, phase)
     with tempfile.TemporaryDirectory() as folder:
@@ -466,6 +487,9 @@ def main() -> None:
             cwd=folder,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            preexec_fn=None
+            if daemon_cpus is None
+            else lambda: os.sched_setaffinity(0, daemon_cpus),
         )
         base = f"http://127.0.0.1:{port}"
         try:
@@ -477,7 +501,13 @@ def main() -> None:
             for number in range(args.repeat):
                 for mode in modes:
                     names = [f"{mode} r{number} baseline {i}" for i in range(args.runs)]
+                    if daemon_cpus is not None:
+                        # The baseline reads as the daemon would: alone on the daemon's CPU
+                        # (idle between phases).
+                        os.sched_setaffinity(0, daemon_cpus)
                     baseline = asyncio.run(direct_baseline(sim_url, names, mode == "surface"))
+                    if daemon_cpus is not None:
+                        os.sched_setaffinity(0, others)
                     measured.append((mode, "baseline", number, baseline))
                     names = [f"{mode} r{number} daemon {i}" for i in range(args.runs)]
                     phase = asyncio.run(drive(base, names, mode, args.subscribers, daemon.pid))
@@ -502,10 +532,15 @@ def main() -> None:
         if kept is None or p99(phase.latencies) < p99(kept[1].latencies):
             best[(mode, path)] = (number, phase)
 
+    placement = (
+        ""
+        if daemon_cpus is None
+        else f", the daemon (and the baseline) alone on CPU {args.daemon_cpu}"
+    )
     print(
         f"{args.runs} runs started at once x {args.subscribers} SSE subscribers, simulator pacing "
         f"{args.pace * 1000:.0f} ms/frame, deltas of {CHUNK_CHARS} characters (answer 120, "
-        f"surface reasoning {args.reasoning_deltas}), all on loopback; python "
+        f"surface reasoning {args.reasoning_deltas}), all on loopback{placement}; python "
         f"{platform.python_version()}; lowest-p99 round of {args.repeat} per path; load average "
         f"{os.getloadavg()[0]:.1f} at the end\n"
     )
