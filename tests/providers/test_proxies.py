@@ -19,6 +19,7 @@ from tests.providers.loopback import answering, raw_server, read_request
 from tests.providers.proxy_servers import Socks5Proxy
 from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, RetryPolicy
 from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.providers.proxies import NoProxy
 from thoughtline.providers.transport import DIRECT_BODY, AiohttpTransport, default_http_client
 from thoughtline.testing import Simulator, Transcript
 
@@ -151,6 +152,79 @@ async def test_no_proxy_still_exempts_hosts_from_a_socks_proxy(
             async with client() as http:
                 assert (await http.get(origin + "/v1/models")).text == "direct"
     assert proxy.tunnels == []
+
+
+async def test_no_proxy_matches_hosts_as_the_default_transport_does_behind_a_socks_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NO_PROXY=example.invalid exempts that host and its subdomains, not every name that
+    ends the same way: badexample.invalid still goes through the proxy, on httpx2's
+    transport as on aiohttp's (one matcher for both, urllib's, as curl reads it)."""
+    async with raw_server(answering(b"through the proxy")) as origin:
+        port = httpx2.URL(origin).port
+        names = {"badexample.invalid": "127.0.0.1"}
+        with Socks5Proxy(names=names).running() as proxy:
+            monkeypatch.setenv("ALL_PROXY", f"socks5h://{proxy.url}")
+            monkeypatch.setenv("NO_PROXY", "example.invalid,.other.invalid")
+            async with client() as http:
+                response = await http.get(f"http://badexample.invalid:{port}/v1/models")
+                with pytest.raises(httpx2.ConnectError):  # exempt: looked up here, and not found
+                    await http.get(f"http://api.example.invalid:{port}/v1/models")
+    assert response.text == "through the proxy"
+    assert [(t.host, t.port) for t in proxy.tunnels] == [("badexample.invalid", port)]
+
+
+@pytest.mark.parametrize("kind", ["http", "socks5"])
+async def test_a_cidr_block_in_no_proxy_sends_its_addresses_direct_on_either_transport(
+    monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """NO_PROXY=127.0.0.0/8 (as curl reads it): the loopback provider is called direct,
+    whether the proxy is one aiohttp speaks to or one httpx2's own transport reaches."""
+    proxied: list[bytes] = []
+    async with (
+        raw_server(answering(b"direct")) as origin,
+        raw_server(answering(b"proxied", proxied)) as http_proxy,
+    ):
+        with Socks5Proxy().running() as socks:
+            proxy = http_proxy if kind == "http" else f"socks5://{socks.url}"
+            monkeypatch.setenv("ALL_PROXY", proxy)
+            monkeypatch.setenv("NO_PROXY", "proxy.example, 127.0.0.0/8")
+            async with client() as http:
+                response = await http.get(origin + "/v1/models")
+                assert (DIRECT_BODY in response.extensions) == (kind == "http")
+    assert response.text == "direct"
+    assert proxied == []
+    assert socks.tunnels == []
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "host", "port", "direct"),
+    [
+        ("example.com", "example.com", 443, True),
+        ("example.com", "api.example.com", 443, True),
+        ("example.com", "badexample.com", 443, False),
+        (".example.com", "example.com", 443, True),
+        ("*.example.com", "api.EXAMPLE.com", 443, True),
+        ("EXAMPLE.COM.", "example.com", 443, True),
+        ("example.com:8443", "example.com", 8443, True),
+        ("example.com:8443", "example.com", 443, False),
+        ("10.0.0.0/8, fd00::/8", "10.20.30.40", 80, True),
+        ("10.0.0.0/8 fd00::/8", "fd00::1", 80, True),
+        ("10.0.0.0/8", "11.0.0.1", 80, False),
+        ("[::1]", "::1", 80, True),
+        ("[::1]:8080", "[::1]", 8080, True),
+        ("::1", "::2", 80, False),
+        ("127.0.0.1", "127.0.0.1", 80, True),
+        ("127.0.0.1", "localhost", 80, False),
+        ("*", "anything.example", 443, True),
+        ("", "example.com", 443, False),
+        (" , ,", "example.com", 443, False),
+    ],
+)
+def test_no_proxy_entries_match_as_curl_reads_them(
+    no_proxy: str, host: str, port: int, direct: bool
+) -> None:
+    assert NoProxy.parse(no_proxy).covers(host, port) is direct
 
 
 @pytest.mark.parametrize(

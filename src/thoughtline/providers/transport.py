@@ -16,8 +16,10 @@ cookies are httpx2's business too (aiohttp keeps none).
 Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...: ``proxies.py``), read
 once when the transport is made, as httpx2 reads them when its client is made. aiohttp
 speaks to ``http://`` proxies only: when the environment names one reached over TLS or
-SOCKS, :func:`default_http_client` returns httpx2 on its own transport, which speaks to
-both, rather than go around the proxy. Certificates are checked against httpx2's default
+SOCKS, :func:`default_http_client` returns httpx2 on its own connections, which speak to
+both, rather than go around the proxy (:class:`ProxyRouting`); either way each call's
+route is :meth:`EnvironmentProxies.for_url`'s, ``NO_PROXY`` matched once, one way.
+Certificates are checked against httpx2's default
 trust store (or ``SSL_CERT_FILE``/``SSL_CERT_DIR``: one that cannot be read is a
 :class:`~thoughtline.errors.ConfigError` naming the variable).
 
@@ -36,7 +38,6 @@ import functools
 import logging
 import os
 import ssl
-import urllib.request
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         self._ssl = verifying_context(verify, trust_env=trust_env)
         if proxies is None:
             proxies = environment_proxies() if trust_env else EnvironmentProxies({})
+        self._environment = proxies
         self._proxies = _as_aiohttp_takes_them(proxies)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -155,10 +157,9 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     def _proxy_for(self, url: httpx2.URL) -> tuple[str | None, dict[str, str] | None]:
         """The environment's proxy for ``url`` and the headers that carry its credentials
         (None: go direct)."""
-        proxy = self._proxies.get(url.scheme)
-        if proxy is None or urllib.request.proxy_bypass(url.host):  # NO_PROXY
+        if self._environment.for_url(url) is None:  # none named, or NO_PROXY
             return None, None
-        return proxy
+        return self._proxies[url.scheme]
 
     async def aclose(self) -> None:
         session, loop = self._session, self._loop
@@ -420,8 +421,44 @@ def default_http_client(
         )
     shown = ", ".join(f"{p.variable}={p.shown}" for p in _distinct(proxies.by_scheme.values()))
     logger.info("provider calls go through httpx2's own transport, for the proxy (%s)", shown)
-    # httpx2 reads the same variables (NO_PROXY included) when its client is made.
-    return httpx2.AsyncClient(timeout=timeout, verify=context, trust_env=True, limits=UNCAPPED)
+    # trust_env off: the proxies and NO_PROXY are routed here, as on aiohttp's path, and
+    # httpx2 would also send a ~/.netrc password as Basic auth (see the module's docstring).
+    return httpx2.AsyncClient(
+        timeout=timeout, transport=ProxyRouting(proxies, verify=context), trust_env=False
+    )
+
+
+class ProxyRouting(httpx2.AsyncBaseTransport):
+    """httpx2's own connections, each call sent through the proxy the environment names
+    for its URL or direct (:meth:`EnvironmentProxies.for_url`, the same decision as
+    :class:`AiohttpTransport`'s): one connection pool per proxy, and one for direct
+    calls, each made when first used."""
+
+    def __init__(self, proxies: EnvironmentProxies, *, verify: ssl.SSLContext) -> None:
+        self._environment = proxies
+        self._verify = verify
+        self._pools: dict[Proxy | None, httpx2.AsyncHTTPTransport] = {}
+
+    def _pool(self, proxy: Proxy | None) -> httpx2.AsyncHTTPTransport:
+        pool = self._pools.get(proxy)
+        if pool is None:
+            pool = self._pools[proxy] = httpx2.AsyncHTTPTransport(
+                verify=self._verify,
+                trust_env=False,
+                limits=UNCAPPED,
+                proxy=None if proxy is None else httpx2.Proxy(proxy.url),
+            )
+        return pool
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return await self._pool(self._environment.for_url(request.url)).handle_async_request(
+            request
+        )
+
+    async def aclose(self) -> None:
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            await pool.aclose()
 
 
 def _distinct(proxies: Iterable[Proxy]) -> list[Proxy]:
