@@ -197,6 +197,27 @@ async def test_a_cidr_block_in_no_proxy_sends_its_addresses_direct_on_either_tra
     assert socks.tunnels == []
 
 
+async def test_behind_a_socks_proxy_a_netrc_entry_is_never_used_either(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """httpx2's own connections (a SOCKS proxy named, the provider exempt) send the API
+    key only, as aiohttp's do: not the user's ``~/.netrc`` password for the host."""
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine 127.0.0.1\nlogin someone\npassword netrc-canary\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(netrc))
+    received: list[bytes] = []
+    async with raw_server(answering(b"ok", received)) as origin:
+        with Socks5Proxy().running() as proxy:
+            monkeypatch.setenv("ALL_PROXY", f"socks5://{proxy.url}")
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+            async with client() as http:
+                assert (await http.get(origin + "/v1/models")).text == "ok"
+    assert b"authorization" not in received[0].lower()
+    assert b"netrc-canary" not in received[0]
+
+
 @pytest.mark.parametrize(
     ("no_proxy", "host", "port", "direct"),
     [

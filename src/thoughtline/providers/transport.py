@@ -421,8 +421,9 @@ def default_http_client(
         )
     shown = ", ".join(f"{p.variable}={p.shown}" for p in _distinct(proxies.by_scheme.values()))
     logger.info("provider calls go through httpx2's own transport, for the proxy (%s)", shown)
-    # trust_env off: the proxies and NO_PROXY are routed here, as on aiohttp's path, and
-    # httpx2 would also send a ~/.netrc password as Basic auth (see the module's docstring).
+    # trust_env off: the proxies and NO_PROXY are routed here, as on aiohttp's path
+    # (httpx2 would mount its own from the environment, with its own NO_PROXY rules, and
+    # the system's proxy settings on macOS and Windows).
     return httpx2.AsyncClient(
         timeout=timeout, transport=ProxyRouting(proxies, verify=context), trust_env=False
     )
