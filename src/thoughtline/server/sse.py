@@ -48,7 +48,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoughtline.event_log import from_records
-from thoughtline.records import TERMINAL_RUN_STATUSES, now_iso
+from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
 from thoughtline.run_events import is_terminal, run_finished
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
@@ -297,6 +297,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     next_check = time.monotonic() + 1.0
     next_recover = time.monotonic() + settings.recover_interval_s
     ended_checks = 0
+    ended: Run | None = None  # stored as ended twice, a second apart
     # Woken when the store announces the run's appends; polls otherwise (announcements.py).
     follower = daemon.announcements.follow(run_id)
     poll_s = settings.poll_s * (10 if daemon.announcements.active else 1)
@@ -311,6 +312,17 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 seq = events[-1].seq
                 if is_terminal(events[-1]):
                     return
+            if ended is not None:  # none of it ended the run: its owner died
+                yield event_frame(
+                    run_finished(
+                        ended.status,
+                        run_id=run_id,
+                        seq=seq + 1,
+                        at=ended.finished_at or now_iso(),
+                        snapshot=ended.snapshot(),
+                    )
+                )
+                return
             now = time.monotonic()
             if records:
                 last_sent = now
@@ -328,26 +340,8 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 if run.status in TERMINAL_RUN_STATUSES:
                     ended_checks += 1
                     if ended_checks >= 2:
-                        # What was stored since the last poll goes first; if none of
-                        # it ends the run, its owner died: the end is made up after it.
-                        records = await asyncio.to_thread(store.run_events, run_id, after_seq=seq)
-                        events = from_records(records, after_seq=seq)
-                        for chunk in _batched(event_frame(event) for event in events):
-                            yield chunk
-                        if events:
-                            seq = events[-1].seq
-                            if is_terminal(events[-1]):
-                                return
-                        yield event_frame(
-                            run_finished(
-                                run.status,
-                                run_id=run_id,
-                                seq=seq + 1,
-                                at=run.finished_at or now_iso(),
-                                snapshot=run.snapshot(),
-                            )
-                        )
-                        return
+                        ended = run
+                        continue  # one more read: what was stored since goes first
             if now - last_sent >= settings.keepalive_s:
                 last_sent = now
                 yield KEEPALIVE
