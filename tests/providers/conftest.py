@@ -22,3 +22,18 @@ def self_signed(tmp_path: Path) -> tuple[Path, Path]:
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     return cert, key
+
+
+NETRC_PASSWORD = "netrc-canary"
+
+
+@pytest.fixture
+def netrc_for_loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A ``~/.netrc`` (``HOME`` and ``NETRC`` point at it) holding a login for 127.0.0.1,
+    the host of every loopback provider: its password, which must never be sent."""
+    netrc = tmp_path / ".netrc"
+    netrc.write_text(f"machine 127.0.0.1\nlogin someone\npassword {NETRC_PASSWORD}\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NETRC", str(netrc))
+    return NETRC_PASSWORD

@@ -198,15 +198,10 @@ async def test_a_cidr_block_in_no_proxy_sends_its_addresses_direct_on_either_tra
 
 
 async def test_behind_a_socks_proxy_a_netrc_entry_is_never_used_either(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, netrc_for_loopback: str
 ) -> None:
     """httpx2's own connections (a SOCKS proxy named, the provider exempt) send the API
     key only, as aiohttp's do: not the user's ``~/.netrc`` password for the host."""
-    netrc = tmp_path / ".netrc"
-    netrc.write_text("machine 127.0.0.1\nlogin someone\npassword netrc-canary\n")
-    netrc.chmod(0o600)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("NETRC", str(netrc))
     received: list[bytes] = []
     async with raw_server(answering(b"ok", received)) as origin:
         with Socks5Proxy().running() as proxy:
@@ -215,7 +210,7 @@ async def test_behind_a_socks_proxy_a_netrc_entry_is_never_used_either(
             async with client() as http:
                 assert (await http.get(origin + "/v1/models")).text == "ok"
     assert b"authorization" not in received[0].lower()
-    assert b"netrc-canary" not in received[0]
+    assert netrc_for_loopback.encode() not in received[0]
 
 
 @pytest.mark.parametrize(
