@@ -16,6 +16,7 @@ from thoughtline.providers import _body_redaction, redaction
 from thoughtline.providers._body_redaction import (
     BODY_BLOCK_BYTES,
     BODY_CARRY_LIMIT,
+    PIECE_MIN_BYTES,
     BodyRedactor,
 )
 from thoughtline.providers.client import ProviderClient
@@ -244,3 +245,48 @@ def test_past_the_carry_limit_no_credential_survives_any_split(
     assert redaction._KEY_SHAPES_BYTES.search(released) is None, released
     if len(data) <= 300:  # nothing could pass the limit: exactly the whole-body result
         assert released == redactor.bytes(data)
+
+
+# -- pieces of a value cut across a stream's strings -----------------------------------
+
+SPLIT_KEY = "sk-FAKESECRET-abcdef0123456789"
+
+
+def _frames(*texts: str) -> bytes:
+    return b"".join(
+        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'
+        + text.encode()
+        + b'"}}\n\n'
+        for text in texts
+    )
+
+
+def test_the_pieces_of_a_key_cut_across_two_frames_are_removed() -> None:
+    body = _frames("Here it is: sk-FAKESECRET-a", "bcdef0123456789, done.")
+    assert Redactor([SPLIT_KEY]).bytes(body) == body  # never whole in the bytes
+    cleaned = Redactor([SPLIT_KEY]).split_pieces(body)
+    assert cleaned == _frames(f"Here it is: {REDACTED}", f"{REDACTED}, done.")
+
+
+def test_a_three_way_cut_removes_the_middle_string_whole() -> None:
+    body = _frames("sk-FAKE", "SECRET-abc", "def0123456789")
+    assert Redactor([SPLIT_KEY]).split_pieces(body) == _frames(REDACTED, REDACTED, REDACTED)
+
+
+@pytest.mark.parametrize("offset", range(1, len(SPLIT_KEY)))
+def test_no_piece_of_four_bytes_or_more_survives_a_cut_anywhere(offset: int) -> None:
+    body = _frames("key " + SPLIT_KEY[:offset], SPLIT_KEY[offset:] + " end")
+    cleaned = Redactor([SPLIT_KEY]).split_pieces(body)
+    for start in range(len(SPLIT_KEY) - PIECE_MIN_BYTES + 1):
+        assert SPLIT_KEY[start : start + PIECE_MIN_BYTES].encode() not in cleaned, offset
+    assert b'"key ' in cleaned and b' end"' in cleaned  # the text around it stays
+
+
+def test_strings_that_are_not_pieces_of_a_key_stay_byte_for_byte() -> None:
+    # Runs of the key's own characters next to quotes, none a start, end or middle of it.
+    body = _frames("sk-FAKE is an example", "SECRET", "the abcdef", "0123 then") + (
+        b'{"id":"sk-other","usage":{"input_tokens":3}}'
+    )
+    assert Redactor([SPLIT_KEY]).split_pieces(body) == body.replace(
+        b'"SECRET"', f'"{REDACTED}"'.encode()
+    )

@@ -17,10 +17,11 @@ import pytest
 from tests.conftest import CANARY_KEY
 from thoughtline.config import Config
 from thoughtline.event_log import to_wire
+from thoughtline.providers._body_redaction import PIECE_MIN_BYTES
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.run_events import TaskAnswerDelta, TaskCompleted, TaskReasoningDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import RunEvent, Runtime
 from thoughtline.store.sqlite import SQLiteStore
@@ -242,8 +243,35 @@ async def test_hidden_mode_drops_reasoning_a_provider_sends_anyway(
     assert all(task.reasoning_status == "not_requested" for task in run.tasks)
     assert not any(isinstance(event, TaskReasoningDelta) for event in events)
     assert CANARY not in json.dumps([to_wire(event).data for event in events])
+    # Nor when it came: no reasoning-derived field anywhere.
+    for task in run.snapshot()["tasks"]:
+        assert task["timings"]["first_reasoning_ms"] is None, task["name"]
+    finished = [event.task for event in events if isinstance(event, TaskCompleted)]
+    assert [task["timings"]["first_reasoning_ms"] for task in finished] == [None, None]
+    for event in store.trace(run.id):
+        timings = event.metadata.get("timings")
+        if isinstance(timings, dict):
+            assert timings.get("first_reasoning_ms") is None, event.type
+    assert len(store.trace(run.id, "provider_raw")) == 2
     store.close()
     assert CANARY.encode() not in all_bytes_under(home)
+
+
+async def test_reasoning_timing_is_kept_where_the_mode_asks_for_reasoning(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    # The other side of the hidden check above: the same field is there when requested.
+    sim.script(TRANSCRIPT)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
+    spec = RunSpec(
+        request="Go.",
+        tasks=(
+            TaskSpec(name="d", role="engineer", provider="deepseek", model="deepseek-reasoner"),
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode="telemetry_only")
+    store.close()
+    assert run.tasks[0].timings.first_reasoning_ms is not None
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -392,3 +420,48 @@ async def test_a_key_typed_into_the_request_is_neither_stored_nor_sent(
     assert any(f"Why does {REDACTED} fail?" in body for body in bodies)
     store.close()
     assert CANARY_KEY.encode() not in all_bytes_under(home)
+
+
+def _echo_split_every(size: int) -> Transcript:
+    """The model writes the loaded key alone, ``size`` characters a delta: the key is cut
+    at every multiple of ``size`` (once, for half its length or more)."""
+    return Transcript(answer=CANARY_KEY, reasoning_tokens=0, chunk_chars=size)
+
+
+@pytest.mark.parametrize("mode", ["hidden", "telemetry_only"])
+@pytest.mark.parametrize("size", range(1, len(CANARY_KEY)))
+async def test_a_key_cut_across_frames_leaves_no_piece_in_the_raw_layer(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    size: int,
+    mode: str,
+) -> None:
+    # Each frame's string holds one piece of the key: the whole value is never in the
+    # bytes. The raw layer (scrubbed in hidden mode, byte for byte in telemetry_only) must
+    # keep no piece of it long enough to mean anything.
+    sim.script(_echo_split_every(size))
+    home = tmp_path / "home"
+    runtime, store = make_runtime(home, sim_server, environ)
+    spec = RunSpec(
+        request="Say it back.",
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, (endpoint, model) in ENDPOINTS.items()
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode=mode)
+    assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
+    assert {task.output for task in run.tasks} == {REDACTED}
+    raw_layer = store.trace(run.id, "provider_raw")
+    assert len(raw_layer) == len(ENDPOINTS)
+    raw = json.dumps([event.to_dict() for event in raw_layer])
+    store.close()
+    everything = all_bytes_under(home)
+    pieces = [CANARY_KEY[i : i + size] for i in range(0, len(CANARY_KEY), size)]
+    for piece in pieces:
+        if len(piece) >= PIECE_MIN_BYTES:
+            assert piece not in raw, (piece, raw)
+            assert piece.encode() not in everything, piece
+    assert raw.count(REDACTED) >= len(ENDPOINTS)

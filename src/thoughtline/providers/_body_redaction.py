@@ -6,6 +6,7 @@ holding or scanning the whole body.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from thoughtline.providers.redaction import (
@@ -187,3 +188,81 @@ def _shapes(data: bytes) -> bytes:
     if b"sk-" in data or b"AIza" in data or b"earer " in data:  # _KEY_SHAPE_MARKERS
         return _KEY_SHAPES_BYTES.sub(_REDACTED_BYTES, data)
     return data
+
+
+PIECE_MIN_BYTES: Final = 4
+"""The shortest piece of a loaded value :func:`remove_split_pieces` removes. A shorter one
+(``sk-``, say) is what any key of its kind starts with, and would redact ordinary text."""
+
+
+def remove_split_pieces(body: bytes, values: tuple[bytes, ...]) -> bytes:
+    """``body`` with the pieces of loaded ``values`` that a stream split across JSON
+    strings replaced by ``[REDACTED]``.
+
+    A model that echoes a key one delta at a time writes it as ``"…sk-FAKE-a"`` in one
+    frame and ``"bcdef…"`` in the next: the value never occurs whole in the bytes, so
+    neither :meth:`Redactor.bytes` nor :class:`BodyRedactor` sees it. Here every run of a
+    value's own bytes that touches a string's quote is looked at: its end is removed
+    when it is the start of the value and the string closes there, its start when it is
+    the end of the value and the string opens there, and a whole string that lies inside
+    the value (the middle of a three-way split). Pieces shorter than
+    :data:`PIECE_MIN_BYTES` stay.
+
+    Meant for a body whose model output is known to have held a loaded value (the scan
+    costs a regular expression over the whole body); linear in the body's size per value.
+    """
+    for value in values:
+        body = _remove_pieces_of(body, value)
+    return body
+
+
+def _remove_pieces_of(body: bytes, value: bytes) -> bytes:
+    alphabet = bytes(sorted(set(value) - set(b'"\\')))
+    if len(value) <= PIECE_MIN_BYTES or not alphabet:
+        return body
+    runs = re.compile(b"[" + re.escape(alphabet) + b"]{%d,}" % PIECE_MIN_BYTES)
+    spans: list[tuple[int, int]] = []
+    for run in runs.finditer(body):
+        start, end = run.span()
+        text = run.group()
+        opens = start > 0 and body[start - 1] == 0x22  # '"'
+        closes = body[end : end + 1] == b'"'
+        if opens and closes and text in value:
+            spans.append((start, end))  # the whole string is a piece of the value
+            continue
+        tail = _longest_end_piece(text, value) if opens else 0
+        head = _longest_start_piece(text, value) if closes else 0
+        if tail and head and tail + head > len(text):
+            head = 0  # one piece: keep the longer reading, the tail's
+        if tail:
+            spans.append((start, start + tail))
+        if head:
+            spans.append((end - head, end))
+    if not spans:
+        return body
+    pieces: list[bytes] = []
+    position = 0
+    for start, end in spans:
+        pieces.append(body[position:start])
+        pieces.append(_REDACTED_BYTES)
+        position = end
+    pieces.append(body[position:])
+    return b"".join(pieces)
+
+
+def _longest_start_piece(text: bytes, value: bytes) -> int:
+    """The length of the longest end of ``text`` that begins ``value`` (a proper prefix
+    of at least :data:`PIECE_MIN_BYTES`), or 0."""
+    for length in range(min(len(text), len(value) - 1), PIECE_MIN_BYTES - 1, -1):
+        if text.endswith(value[:length]):
+            return length
+    return 0
+
+
+def _longest_end_piece(text: bytes, value: bytes) -> int:
+    """The length of the longest start of ``text`` that ends ``value`` (a proper suffix
+    of at least :data:`PIECE_MIN_BYTES`), or 0."""
+    for length in range(min(len(text), len(value) - 1), PIECE_MIN_BYTES - 1, -1):
+        if text.startswith(value[-length:]):
+            return length
+    return 0

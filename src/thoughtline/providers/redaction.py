@@ -179,6 +179,18 @@ class Redactor:
             return value
         return pattern.sub(REDACTED, value)
 
+    def holds_value(self, value: str) -> bool:
+        """Whether ``value`` contains a loaded credential value."""
+        return not _holds_none(value, self._secrets)
+
+    def split_pieces(self, body: bytes) -> bytes:
+        """``body`` with the pieces of loaded values that a stream split across JSON strings
+        removed (see :func:`~thoughtline.providers._body_redaction.remove_split_pieces`):
+        for the captured body of a call whose model output echoed a loaded value."""
+        from thoughtline.providers._body_redaction import remove_split_pieces
+
+        return remove_split_pieces(body, self._body.values)
+
     def stream(self) -> StreamRedactor:
         """A fresh :class:`StreamRedactor` for one stream of text (one part)."""
         return StreamRedactor(self)

@@ -85,12 +85,15 @@ class Captured:
     warnings and the error message: the only copy anything else reads. ``for_task`` is
     attached to the task (display surfaces) — ``None`` unless the mode displays reasoning.
     ``for_trace`` goes to the ``reasoning`` trace layer and telemetry (with opaque provider
-    data) — ``None`` unless the mode records reasoning.
+    data) — ``None`` unless the mode records reasoning. ``echoed_credential`` says the
+    model wrote a loaded credential value (in the answer, tool-call arguments, or reasoning
+    the mode requested): its raw body may hold the value cut across strings.
     """
 
     response: ModelResponse
     for_task: list[ReasoningPartView] | None
     for_trace: list[TracedReasoningPart] | None
+    echoed_credential: bool = False
 
     @property
     def output(self) -> str | None:
@@ -200,7 +203,22 @@ class DisclosureGate:
             else None
         )
         for_trace = [_trace_part(part) for part in parts] if self.records else None
-        return Captured(response=cleaned, for_task=for_task, for_trace=for_trace)
+        return Captured(
+            response=cleaned,
+            for_task=for_task,
+            for_trace=for_trace,
+            echoed_credential=self._echoed(response),
+        )
+
+    def _echoed(self, response: ModelResponse) -> bool:
+        holds = self.redactor.holds_value
+        if not self.redactor.has_secrets:
+            return False
+        if holds(response.text) or any(holds(call.arguments) for call in response.tool_calls):
+            return True
+        return self.requests_reasoning and any(
+            holds(part.text) for part in response.reasoning_parts
+        )
 
     def _clean(self, response: ModelResponse) -> ModelResponse:
         redactor = self.redactor

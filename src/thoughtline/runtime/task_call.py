@@ -44,7 +44,8 @@ class TaskCall:
         """Note when the first reasoning and the first answer text arrived."""
         kind = type(event)
         if kind is TextDelta:
-            self.first_answer_at = time.perf_counter()
+            if self.first_answer_at is None:
+                self.first_answer_at = time.perf_counter()
         elif kind is ReasoningDelta and self.first_reasoning_at is None:
             self.first_reasoning_at = time.perf_counter()
 
@@ -194,6 +195,9 @@ class TaskCall:
             task.timings.first_reasoning_ms = self.elapsed_ms(self.first_reasoning_at)
             task.timings.first_answer_ms = self.elapsed_ms(self.first_answer_at)
             task.timings.total_ms = self.elapsed_ms(time.perf_counter())
+        if not self.gate.requests_reasoning:
+            # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
+            task.timings.first_reasoning_ms = None
         if captured.for_trace:  # recording mode and something arrived
             execution.trace.add(
                 "worker.reasoning",
@@ -206,7 +210,7 @@ class TaskCall:
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
-                metadata=self.raw_exchange(exchange, response),
+                metadata=self.raw_exchange(exchange, response, captured.echoed_credential),
             )
         error = None if cancelled else task_error(response)
         if error is not None and overlapped and error.code in OVERLAP_SENSITIVE:
@@ -260,19 +264,30 @@ class TaskCall:
         execution.emit_task_completed(task)
         await execution.persist(task=task)
 
-    def raw_exchange(self, exchange: Exchange, response: ModelResponse) -> dict[str, Any]:
-        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded."""
+    def raw_exchange(
+        self, exchange: Exchange, response: ModelResponse, echoed_credential: bool
+    ) -> dict[str, Any]:
+        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded.
+
+        When the model echoed a loaded key, its pieces cut across the stream's strings are
+        removed too (the transport redacted whole values only, as the chunks arrived)."""
         raw = exchange.to_dict()
+        body = exchange.response_body
+        if body is not None and echoed_credential:
+            body = self.gate.redactor.split_pieces(body)
+            raw["response_body"] = body.decode("utf-8", errors="replace")
+        if not self.gate.requests_reasoning:  # hidden: no reasoning-derived timing either
+            raw["timings"]["first_reasoning_ms"] = None
         if (
             not self.gate.records
-            and exchange.response_body is not None
+            and body is not None
             and (exchange.status is None or exchange.status < 400)
         ):
             from thoughtline.runtime.scrub import scrub_reasoning
 
             client = self.execution.client_for(self.task.provider)
             scrubbed = scrub_reasoning(
-                exchange.response_body,
+                body,
                 wire_api=exchange.wire_api,
                 streamed=exchange.streamed,
                 endpoint=client.endpoint,
