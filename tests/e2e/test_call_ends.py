@@ -288,3 +288,44 @@ async def test_config_timeouts_reach_the_runtime_and_the_endpoint_value_wins(
     assert "total timeout of 0.4 s" in task.error.message
     assert "[providers.anthropic.timeouts] total" in task.error.message
     assert task.output and ANSWER.startswith(task.output)  # the partial answer is kept
+
+
+@pytest.mark.parametrize(
+    ("timeouts", "lead"),
+    [
+        (Timeouts(read=10, total=0.4), "The call reached its total timeout during the answer"),
+        (Timeouts(read=0.3, total=60), "The stream broke during the answer"),
+    ],
+    ids=["total-timeout", "stall"],
+)
+async def test_a_cut_mid_answer_is_marked_partial_whatever_cut_it(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str], timeouts: Timeouts, lead: str
+) -> None:
+    # Pings forever after part of the answer: the total timeout cuts it; silence after
+    # the same part: the read timeout does. Either way the task says it is partial.
+    if timeouts.total == 60:
+        sim.inject(Fault.stall(at="mid_answer", max_s=30))
+    else:
+        sim.inject(Fault.keep_alive_forever(at="mid_answer", interval_s=0.02, max_s=30))
+    runtime = Runtime(
+        config=load_config(None),
+        store=SQLiteStore(tmp_path / "home" / "thoughtline.db"),
+        environ=environ,
+        retry=RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.05),
+        timeouts=timeouts,
+    )
+    spec = RunSpec(
+        request="Why?",
+        tasks=(
+            TaskSpec(name="a", role="engineer", provider="anthropic", model="claude-sonnet-4-6"),
+        ),
+    )
+    async with asyncio.timeout(UPPER_BOUND_S):
+        run = await runtime.run(spec, explicit_mode="surface")
+    task = run.tasks[0]
+    assert task.status == "failed"
+    assert task.output and ANSWER.startswith(task.output) and task.output != ANSWER
+    assert task.reasoning_status == "interrupted", task.reasoning_notice
+    assert task.reasoning_notice is not None
+    assert task.reasoning_notice.startswith(lead), task.reasoning_notice
+    assert "the answer is partial" in task.reasoning_notice

@@ -51,7 +51,18 @@ def derive_reasoning_status(
     redacted = [part for part in parts if part.kind == "redacted"]
     carriers = [part for part in parts if part.kind == "encrypted" and not part.text]
     error = response.error
-    broken = (error is not None and error.code == "PROVIDER_STREAM_INTERRUPTED") or cancelled
+    # A total timeout that cuts a stream after something arrived leaves it as partial as
+    # a broken connection does: the same story, with its own lead.
+    timed_out = (
+        error is not None
+        and error.code == "PROVIDER_TIMEOUT"
+        and bool(response.text or parts or response.tool_calls)
+    )
+    broken = (
+        (error is not None and error.code == "PROVIDER_STREAM_INTERRUPTED")
+        or cancelled
+        or timed_out
+    )
     partial = any(not part.complete for part in parts)
 
     if broken or partial:
@@ -62,8 +73,12 @@ def derive_reasoning_status(
             if error.provider_error_type and error.provider_error_type != code:
                 code = f"{code}, {error.provider_error_type}"
             lead = f"The provider reported an error ({code})"
+        elif cancelled:
+            lead = "The task was cancelled"
+        elif timed_out:
+            lead = "The call reached its total timeout"
         else:
-            lead = "The task was cancelled" if cancelled else "The stream broke"
+            lead = "The stream broke"
         # Where it stopped: once answer text arrived, the reasoning before it was whole.
         answering = bool(response.text)
         if text_parts and answering and not partial:
