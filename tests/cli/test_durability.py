@@ -108,7 +108,10 @@ def _assert_kept_what_arrived(task: dict[str, object], answer: str) -> None:
     assert ANSWER.startswith(answer)
     notice = str(task["reasoning_notice"])
     assert notice.startswith("The process running this task stopped (process ")
-    assert f"the {len(answer)} characters of answer that arrived before it are kept" in notice
+    assert (
+        f"the {len(answer)} characters of answer that reached the store before it are kept"
+        in notice
+    )
     error = task["error"]
     assert isinstance(error, dict) and error["code"] == "RUN_INTERRUPTED"
 
@@ -317,6 +320,74 @@ def test_a_full_database_mid_run_ends_with_one_line_and_keeps_what_was_written(
     assert task["output"] == answer
     with closing(sqlite3.connect(database)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+PLAN_OF_TWO = """
+request = "Write a lot."
+chain_of_thought = "surface"
+
+[[task]]
+name = "first"
+role = "engineer"
+provider = "deepseek"
+
+[[task]]
+name = "second"
+role = "reviewer"
+provider = "deepseek"
+after = ["first"]
+"""
+
+
+def test_a_disk_that_fills_mid_run_tells_one_story_from_the_run_to_its_recovery(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    # The first task's answer fills the database; the second has not started. What the
+    # run says as it stops and what recovery keeps later must be the same story.
+    sim.script(BIG)
+    sim.pace_s = 0.002
+    assert thoughtline(home, environ, "runs").returncode == 0
+    plan = home.parent / "plan.toml"
+    plan.write_text(PLAN_OF_TWO)
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_AFTER_PAGES, "40", "run", "--plan", str(plan)],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    _assert_one_final_line(lines[-1], "is full", "thoughtline status run_")
+    run_id = lines[-1].rsplit("thoughtline status ", 1)[1].strip()
+    # As it stops: interrupted because the store failed; never "done" or "completed".
+    told = {line.split()[1]: line for line in lines if line.startswith("task ") and "—" in line}
+    assert set(told) == {"first", "second"}, lines
+    assert f"run {run_id} interrupted" in lines
+    assert not any("completed" in line or " done " in line for line in lines[:-1]), lines
+    for line in told.values():
+        assert " interrupted — " in line
+        assert "the store could not be written (its disk is full)" in line
+    assert "reasoning not_applicable" in told["second"]
+    assert "before this task started" in told["second"]
+
+    # Later, with room again: recovery keeps what reached the store and says the same.
+    snapshot = _status(home, environ, run_id)
+    assert snapshot["status"] == "interrupted"
+    first, second = snapshot["tasks"]  # type: ignore[misc]
+    answer = _joined(home / "thoughtline.db", run_id, "answer.delta")
+    assert answer and BIG.answer.startswith(answer)
+    assert (first["status"], first["reasoning_status"]) == ("interrupted", "interrupted")
+    assert first["output"] == answer
+    assert (
+        f"the {len(answer)} characters of answer that reached the store"
+        in (first["reasoning_notice"])
+    )
+    assert (second["status"], second["reasoning_status"]) == ("interrupted", "not_applicable")
+    assert second["output"] is None
+    assert "before this task started" in second["reasoning_notice"]
 
 
 @contextmanager

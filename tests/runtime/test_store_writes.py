@@ -15,7 +15,7 @@ import pytest
 
 from tests.runtime.test_background import SLOW, spec
 from tests.runtime.test_disclosure_e2e import make_runtime
-from thoughtline.run_events import RunCompleted, TaskAnswerDelta
+from thoughtline.run_events import RunCompleted, TaskAnswerDelta, TaskCompleted
 from thoughtline.runtime import retention
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.store.base import PreparedWrite
@@ -35,7 +35,7 @@ async def test_a_run_streams_on_while_another_process_holds_the_store_and_ends_w
 
     def observe(event: RunEvent) -> None:
         seen.append(event)
-        if isinstance(event, RunCompleted):
+        if sum(isinstance(seen_event, TaskCompleted) for seen_event in seen) == 2:
             completed.set()
 
     other_process = sqlite3.connect(tmp_path / "thoughtline.db", isolation_level=None)
@@ -47,13 +47,16 @@ async def test_a_run_streams_on_while_another_process_holds_the_store_and_ends_w
         answers = [event.text for event in seen if isinstance(event, TaskAnswerDelta)]
         assert "".join(answers) == "y" * 800  # however the network chunked it
         await asyncio.sleep(0.3)
-        # ...but the run does not say it is over before its writes are in the store.
+        # ...but the run does not say it is over before its writes are in the store:
+        # neither to its caller nor to the live surfaces.
         assert not running.done()
+        assert not any(isinstance(event, RunCompleted) for event in seen)
     finally:
         other_process.execute("ROLLBACK")
         other_process.close()
     finished = await asyncio.wait_for(running, 30)
     assert finished.status == "completed"
+    assert isinstance(seen[-1], RunCompleted)
     stored = store.get_run(run.id)
     assert stored is not None
     assert stored.status == "completed"

@@ -226,7 +226,7 @@ def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> N
     assert surface.reasoning_parts == []  # the log does not name part kinds; none is guessed
     assert surface.reasoning_status == "interrupted"
     assert surface.reasoning_notice == (
-        f"{stopped}; the 18 characters of answer that arrived before it are kept; so are "
+        f"{stopped}; the 18 characters of answer that reached the store before it are kept; so are "
         "the 18 characters of reasoning that arrived, marked partial."
     )
     assert surface.error is not None and surface.error.code == "RUN_INTERRUPTED"
@@ -237,7 +237,7 @@ def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> N
     assert (hidden.reasoning, hidden.reasoning_parts) == (None, None)
     assert hidden.reasoning_status == "not_requested"
     assert hidden.reasoning_notice == (
-        f"{stopped}; the 22 characters of answer that arrived before it are kept; "
+        f"{stopped}; the 22 characters of answer that reached the store before it are kept; "
         "reasoning was not requested (chain_of_thought is hidden)."
     )
 
@@ -262,7 +262,12 @@ def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> N
     assert (queued.status, queued.output, queued.reasoning) == ("interrupted", None, None)
     assert queued.reasoning_notice == (
         f"The process running this run stopped (process {pid} that ran it has exited) "
-        "before this task started."
+        "before this task started (the store has no record of it starting), so nothing of "
+        "it is kept."
+    )
+    # No call was made, so none was interrupted.
+    assert queued.reasoning_status == (
+        "not_requested" if queued.chain_of_thought == "hidden" else "not_applicable"
     )
     assert queued.timings.finished_at == run.finished_at
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_records
@@ -40,7 +40,7 @@ from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import notify
 from thoughtline.runtime.trace import TraceWriter
-from thoughtline.store.base import PreparedWrite, StoreError
+from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -87,17 +87,27 @@ class RunExecution:
             self.store_failure = error
         self.cancel("interrupted")
 
+    def stopped_by(self) -> str | None:
+        """Why the run stopped its tasks when nobody cancelled it, for their notices."""
+        if self.store_failure is None:
+            return None
+        return (
+            "thoughtline stopped the task because the store could not be written "
+            f"({_store_problem(self.store_failure)})"
+        )
+
     def next_seq(self) -> int:
         self.seq += 1
         return self.seq
 
-    def emit(self, event: RunEvent) -> None:
+    def emit(self, event: RunEvent, *, observed: bool = True) -> None:
         """Queue a numbered event (from :meth:`next_seq`) for the store's event log and
-        tell the observer. Reasoning deltas only get here when the gate let them through."""
+        tell the observer (unless ``observed`` is off: the run's end is told once it is
+        written). Reasoning deltas only get here when the gate let them through."""
         if not self.pending_events:
             self.runtime.writer.want_live(self)
         self.pending_events.append(event)
-        if self.observer is not None:
+        if observed and self.observer is not None:
             self.observer(event)
 
     def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
@@ -204,10 +214,24 @@ class RunExecution:
             snapshot=run.snapshot(),
         )
         self.trace.add(finished.wire_name, metadata={"status": run.status})
-        notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
-        self.emit(finished)
+        # The end is told once it is written: a store that failed on the way means the run
+        # stopped there (what reached the store is what recovery will keep), never that it
+        # completed.
+        self.emit(finished, observed=False)
         await self.persist(run=True)
         await self.runtime.writer.flush()
+        if self.store_failure is not None and run.status != "interrupted":
+            run.status = "interrupted"
+            finished = run_finished(
+                run.status,
+                run_id=run.id,
+                seq=finished.seq,
+                at=finished_at,
+                snapshot=run.snapshot(),
+            )
+        notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
+        if self.observer is not None:
+            self.observer(finished)
         if self.store_failure is not None:
             raise StoreError(
                 self.store_failure.problem,
@@ -289,6 +313,11 @@ class RunExecution:
                     "Reasoning was not requested (chain_of_thought is hidden); "
                     f"the task was {status} before the model answered."
                 )
+            elif stopped and task.timings.started_at is None:
+                task.reasoning_status = "not_applicable"
+                task.reasoning_notice = (
+                    f"The run was {status} before this task started, so no model was called."
+                )
             else:
                 task.reasoning_status = "interrupted" if stopped else "not_applicable"
                 task.reasoning_notice = (
@@ -296,6 +325,8 @@ class RunExecution:
                     if stopped
                     else "The task did not run, so no model was called."
                 )
+            if stopped and (reason := self.stopped_by()) is not None:
+                task.reasoning_notice = f"{reason}. {task.reasoning_notice}"
         self.trace.add(
             "worker.failed" if status == "failed" else f"task.{status}",
             task_id=task.id,
@@ -316,6 +347,19 @@ class RunExecution:
                 )
                 parts.append(f"### {source.name} ({source.role})\n{output}")
         return "\n\n".join(parts)
+
+
+_STORE_PROBLEMS: Final[dict[StoreProblem, str]] = {
+    "full": "its disk is full",
+    "damaged": "its file is damaged",
+    "locked": "another process held it locked",
+    "unavailable": "it could not be reached",
+    "closed": "it was closed",
+}
+
+
+def _store_problem(error: StoreError) -> str:
+    return _STORE_PROBLEMS.get(error.problem, error.problem)
 
 
 def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) -> RunStatus:

@@ -229,13 +229,19 @@ def interrupted_task(
         if reasoning_events and log_complete:
             reasoning, parts = _rebuild_reasoning(reasoning_events)
 
-    if task.status == "queued":
-        notice = f"The process running this run stopped ({stop.detail}) before this task started"
+    never_started = task.status == "queued"
+    if never_started:
+        # What the store knows: the task's start was never written. So no model call is
+        # on record, and nothing of it is kept (nor claimed to have been interrupted).
+        notice = (
+            f"The process running this run stopped ({stop.detail}) before this task started "
+            "(the store has no record of it starting), so nothing of it is kept"
+        )
         if not gate.requests_reasoning:
             notice += "; reasoning was not requested (chain_of_thought is hidden)"
     else:
         kept = (
-            f"the {len(answer)} characters of answer that arrived before it are kept"
+            f"the {len(answer)} characters of answer that reached the store before it are kept"
             if answer
             else "no answer had arrived"
         )
@@ -247,7 +253,13 @@ def interrupted_task(
             answer_kept=bool(answer),
             log_complete=log_complete,
         )
-    status: ReasoningStatus = "interrupted" if gate.requests_reasoning else "not_requested"
+    status: ReasoningStatus
+    if not gate.requests_reasoning:
+        status = "not_requested"
+    elif never_started:
+        status = "not_applicable"
+    else:
+        status = "interrupted"
     return replace(
         task,
         status="interrupted",

@@ -36,8 +36,13 @@ def derive_reasoning_status(
     endpoint: Endpoint,
     capability: ModelCapability,
     cancelled: bool = False,
+    stopped_by: str | None = None,
 ) -> ReasoningVerdict:
-    """The status for one provider call, from the mode and what the provider returned."""
+    """The status for one provider call, from the mode and what the provider returned.
+
+    ``stopped_by`` says why a cancelled call was stopped when nobody cancelled the task
+    (e.g. its store could not be written); it leads the notice in place of "The task was
+    cancelled"."""
     tokens = response.usage.reasoning_tokens
     token_clause = f" The model reasoned for {tokens} tokens." if tokens else ""
     if not gate.requests_reasoning:
@@ -74,7 +79,7 @@ def derive_reasoning_status(
                 code = f"{code}, {error.provider_error_type}"
             lead = f"The provider reported an error ({code})"
         elif cancelled:
-            lead = "The task was cancelled"
+            lead = stopped_by or "The task was cancelled"
         elif timed_out:
             lead = "The call reached its total timeout"
         else:

@@ -172,6 +172,7 @@ class TaskCall:
             endpoint=client.endpoint,
             capability=call.context.capability,
             cancelled=cancelled,
+            stopped_by=execution.stopped_by(),
         )
         task.output = captured.output
         task.reasoning = captured.task_text
