@@ -117,8 +117,12 @@ class TerminalConsole(Console):
     def render(
         self, renderable: RenderableType, options: ConsoleOptions | None = None
     ) -> Iterable[Segment]:
-        for segment in super().render(renderable, options):
-            if segment.control or _UNSAFE.search(segment.text) is None:
-                yield segment
-            else:
-                yield Segment(visible(segment.text), segment.style)
+        segments = list(super().render(renderable, options))
+        # One search over all the text: per-segment checks would cost more than rich's
+        # own rendering of a long answer. Control segments hold rich's own sequences.
+        if _UNSAFE.search("".join(segment.text for segment in segments if not segment.control)):
+            segments = [
+                segment if segment.control else Segment(visible(segment.text), segment.style)
+                for segment in segments
+            ]
+        return segments
