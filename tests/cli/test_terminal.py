@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_run_cli import MARKUP, MARKUP_REQUEST, cli_env, thoughtline
-from thoughtline.testing import SimReasoning, Simulator, Transcript
+from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 # The frames of rich's "dots" spinner.
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -35,6 +35,20 @@ def run_on_pty(
     home: Path, environ: dict[str, str], *args: str, timeout_s: float = 120.0
 ) -> tuple[int, str]:
     """``thoughtline ARGS`` with stdout and stderr on a 120x40 pseudo-terminal."""
+    code, shown, _ = run_with_terminal(home, environ, *args, timeout_s=timeout_s)
+    return code, shown
+
+
+def run_with_terminal(
+    home: Path,
+    environ: dict[str, str],
+    *args: str,
+    stdout_piped: bool = False,
+    timeout_s: float = 120.0,
+) -> tuple[int, str, str]:
+    """``thoughtline ARGS`` with stderr (and stdout, unless ``stdout_piped``) on a 120x40
+    pseudo-terminal: the exit code, what the terminal received and the piped stdout
+    (read at the end: for outputs that fit in a pipe's buffer)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**cli_env(home, environ), "TERM": "xterm-256color"}
@@ -42,7 +56,7 @@ def run_on_pty(
     process = subprocess.Popen(
         [sys.executable, "-m", "thoughtline.cli", *args],
         stdin=subprocess.DEVNULL,
-        stdout=slave,
+        stdout=subprocess.PIPE if stdout_piped else slave,
         stderr=slave,
         env=env,
         cwd=home.parent,
@@ -62,12 +76,15 @@ def run_on_pty(
             if not chunk:
                 break
             output += chunk
+        piped = process.stdout.read() if process.stdout is not None else b""
         code = process.wait(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
+        if process.stdout is not None:
+            process.stdout.close()
         os.close(master)
-    return code, output.decode("utf-8", errors="replace")
+    return code, output.decode("utf-8", errors="replace"), piped.decode("utf-8")
 
 
 LONG_ANSWER = "\n".join(
@@ -255,3 +272,106 @@ def test_an_empty_reasoning_layer_says_why(
         "chain_of_thought=surface, which does not record reasoning (telemetry_only and "
         "surface_and_telemetry do).\n"
     )
+
+
+# An answer that would drive the terminal: write the clipboard (OSC 52), set the window
+# title (OSC 0), hide a link (OSC 8), clear the screen, recolour, an 8-bit CSI, a bidi
+# override. Each on its own short line, so no view wraps a sequence.
+HOSTILE = (
+    "clip \x1b]52;c;SGVsbG8=\x07\n"
+    "title \x1b]0;pwned\x07\n"
+    "link \x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\n"
+    "clear \x1b[2J\n"
+    "colour \x1b[31mred\x1b[0m\n"
+    "csi \x9b2J \u202eevil"
+)
+HOSTILE_REQUEST = "Explain \x1b]0;asked\x07 this"
+MODEL_SEQUENCES = ("\x1b]52;", "\x1b]0;", "\x1b]8;", "\x1b[2J", "\x1b[31mred", "\x9b", "\u202e")
+SHOWN = (
+    "clip ␛]52;c;SGVsbG8=␇",
+    "title ␛]0;pwned␇",
+    "link ␛]8;;https://evil.example/␛\\click␛]8;;␛\\",
+    "clear ␛[2J",
+    "colour ␛[31mred␛[0m",
+    "csi \\x9b2J \\u202eevil",
+)
+
+
+def assert_shown_not_obeyed(shown: str, *visible: str) -> None:
+    for sequence in MODEL_SEQUENCES:
+        assert sequence not in shown, (sequence, shown[-3000:])
+    for text in visible:
+        assert text in shown, (text, shown[-3000:])
+
+
+def test_model_text_never_drives_the_terminal(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(
+        Transcript(
+            reasoning=(SimReasoning(kind="summary", text=f"Thinking.\n{HOSTILE}"),),
+            answer=HOSTILE,
+        )
+    )
+    code, shown = run_on_pty(
+        home, environ, "run", HOSTILE_REQUEST, "--chain-of-thought", "surface_and_telemetry"
+    )
+    assert code == 0, shown[-3000:]
+    # The live panel and the final answer both show it; neither sends it.
+    assert_shown_not_obeyed(shown, *SHOWN)
+    assert shown.count("title ␛]0;pwned␇") >= 2
+    code, status = run_on_pty(home, environ, "status")
+    assert code == 0, status
+    assert_shown_not_obeyed(status, *SHOWN, "request: Explain ␛]0;asked␇ this")
+    code, runs = run_on_pty(home, environ, "runs")
+    assert code == 0, runs
+    assert_shown_not_obeyed(runs, "␛]0;asked␇")  # the cell wraps between words
+    # The reasoning layer's metadata is JSON: every control written as an escape.
+    code, trace = run_on_pty(home, environ, "trace", "latest")
+    assert code == 0, trace
+    assert_shown_not_obeyed(
+        trace, "\\u001b]52;c;SGVsbG8=\\u0007", "\\u009b2J \\u202eevil", "\\u001b]0;asked"
+    )
+
+
+def test_piped_answers_and_json_keep_the_model_text_exactly(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.default_transcript = Transcript(
+        reasoning=(SimReasoning(kind="summary", text=HOSTILE),), answer=HOSTILE
+    )
+    piped = thoughtline(home, environ, "run", HOSTILE_REQUEST)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == HOSTILE + "\n"
+    as_json = thoughtline(home, environ, "run", HOSTILE_REQUEST, "--json")
+    assert json.loads(as_json.stdout)["tasks"][0]["output"] == HOSTILE
+    assert "\x9b2J \u202eevil" in as_json.stdout  # raw, as JSON writes them
+    status = thoughtline(home, environ, "status", "--json")
+    assert json.loads(status.stdout)["request"] == HOSTILE_REQUEST
+    # --json on a terminal: the same value, with nothing the terminal would obey.
+    code, shown = run_on_pty(home, environ, "run", HOSTILE_REQUEST, "--json")
+    assert code == 0, shown
+    assert json.loads(shown)["tasks"][0]["output"] == HOSTILE
+    assert_shown_not_obeyed(shown, "\\u009b2J \\u202eevil")
+    # stdout piped, stderr a terminal: the answer exact, the reasoning shown.
+    code, terminal, stdout = run_with_terminal(
+        home, environ, "run", HOSTILE_REQUEST, "--chain-of-thought", "surface", stdout_piped=True
+    )
+    assert code == 0, terminal
+    assert stdout == HOSTILE + "\n"
+    assert_shown_not_obeyed(terminal, "reasoning (engineer):", *SHOWN)
+
+
+def test_error_messages_on_a_terminal_are_shown_not_obeyed(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.inject(Fault.http_error(400, "bad request \x1b]0;pwned\x07 \x1b[2J"))
+    code, shown = run_on_pty(home, environ, "run", "x")
+    assert code == 1, shown
+    assert_shown_not_obeyed(shown, "bad request ␛]0;pwned␇ ␛[2J")
+    # The sentence after the table, on stderr, as well as the panel and the final print.
+    assert re.search(r"thoughtline: task engineer failed: \S+: .*bad request ␛]0;pwned␇", shown)
+    # A sentence quoting what the user gave (here a plan file's name).
+    code, shown = run_on_pty(home, environ, "run", "x", "--plan", "\x1b]0;pwned\x07")
+    assert code == 2, shown
+    assert_shown_not_obeyed(shown, "thoughtline: ␛]0;pwned␇")

@@ -7,6 +7,7 @@ only when used.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from importlib import import_module
@@ -149,19 +150,32 @@ def undecodable_argument(args: list[str]) -> str | None:
 
 
 def main() -> None:
-    """Console entry point: known errors print one clear sentence and exit non-zero."""
+    """Console entry point: known errors print one clear sentence and exit non-zero.
+
+    Error sentences quote providers, plans, stored runs and arguments: on a terminal
+    they are made visible, never obeyed (see :mod:`thoughtline.cli._terminal_text`)."""
     problem = undecodable_argument(sys.argv[1:])
     if problem is not None:
-        click.echo(f"thoughtline: {problem}", err=True)
+        _say(f"thoughtline: {problem}")
         sys.exit(2)
     try:
         cli.main(standalone_mode=False)
     except ThoughtlineError as exc:
-        click.echo(f"thoughtline: {exc.message}", err=True)
+        _say(f"thoughtline: {exc.message}")
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("thoughtline: aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        # Usage errors quote the arguments given: shown through the same door as the rest.
+        shown = io.StringIO()
+        exc.show(file=shown)
+        _say(shown.getvalue().removesuffix("\n"))
         sys.exit(exc.exit_code)
+
+
+def _say(message: str) -> None:
+    # Imported on the error path only: it loads rich, which a command may not need.
+    from thoughtline.cli._terminal_text import echo_error
+
+    echo_error(message)

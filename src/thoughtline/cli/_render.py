@@ -2,8 +2,10 @@
 
 Everything a model or a user wrote (answers, reasoning, requests, names, models, error
 messages) is printed as text, never parsed as rich markup: a model that writes
-``[/INST]`` or ``[bold]`` must not break or restyle the output. Styling comes only from
-:class:`~rich.text.Text` spans built here, on consoles from :func:`text_console`.
+``[/INST]`` or ``[bold]`` must not break or restyle the output. Nor may it drive the
+terminal: such text is made :func:`~thoughtline.cli._terminal_text.visible` (ESC shown as
+``␛``, never sent). Styling comes only from :class:`~rich.text.Text` spans built here, on
+consoles from :func:`text_console`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
 from thoughtline.records import RunSnapshot
 
 STATUS_STYLE = {
@@ -27,10 +30,11 @@ STATUS_STYLE = {
 }
 
 
-def text_console(**options: Any) -> Console:
-    """A console that prints strings as they are: no markup, emoji codes or highlighting
-    (most of what thoughtline prints was written by a model or a user)."""
-    return Console(markup=False, emoji=False, highlight=False, **options)
+def text_console(**options: Any) -> TerminalConsole:
+    """A console that prints strings as they are: no markup, emoji codes or highlighting,
+    and no control characters obeyed (most of what thoughtline prints was written by a
+    model or a user)."""
+    return TerminalConsole(markup=False, emoji=False, highlight=False, **options)
 
 
 def finish_reasons(snapshot: RunSnapshot) -> dict[str, str]:
@@ -64,28 +68,30 @@ def print_outputs(
     ``reasoning_tail_lines`` collapses displayed reasoning to its last lines (the live
     view's closing print: the whole text stays one ``thoughtline status`` away)."""
     for task in snapshot["tasks"]:
-        console.rule(Text.assemble((task["name"], "bold"), " ", (task["executor"], "dim")))
+        console.rule(
+            Text.assemble((visible(task["name"]), "bold"), " ", (visible(task["executor"]), "dim"))
+        )
         reasoning = task.get("reasoning")
         if reasoning:
             console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["id"]))
         output = task["output"]
         if output:
             # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
-            console.print(Text(output), soft_wrap=True)
+            console.print(visible_text(output), soft_wrap=True)
         line = cut_off_line((finishes or {}).get(task["id"]))
         if line is not None:
             console.print(line)
         error = task["error"]
         if error is not None:
-            console.print(Text(f"✗ {error['code']}: {error['message']}", style="red"))
+            console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
-            console.print(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
+            console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
 
 
 def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text:
     if tail_lines is None:
-        return Text("reasoning:\n" + reasoning, style="dim italic")
-    lines = reasoning[-4000:].splitlines()[-tail_lines:]
+        return visible_text("reasoning:\n" + reasoning, "dim italic")
+    lines = visible(reasoning[-4000:]).splitlines()[-tail_lines:]
     header = (
         f"reasoning ({len(reasoning):,} characters; the whole text: thoughtline status {run_id})"
     )
@@ -94,7 +100,9 @@ def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text
 
 def summary_table(snapshot: RunSnapshot) -> Table:
     """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total)."""
-    table = Table(title=Text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left")
+    table = Table(
+        title=visible_text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left"
+    )
     for column in (
         "task",
         "status",
@@ -112,9 +120,9 @@ def summary_table(snapshot: RunSnapshot) -> Table:
     for task in snapshot["tasks"]:
         usage, timings = task["usage"], task["timings"]
         table.add_row(
-            Text(task["name"]),
-            Text(task["status"]),
-            Text(task["reasoning_status"] or "-"),
+            visible_text(task["name"]),
+            visible_text(task["status"]),
+            visible_text(task["reasoning_status"] or "-"),
             count(usage["input_tokens"]),
             count(usage["output_tokens"]),
             count(usage["reasoning_tokens"]),

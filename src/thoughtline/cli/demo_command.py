@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from thoughtline.cli._terminal_text import TerminalConsole
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
@@ -135,7 +136,9 @@ def demo_command(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    console = Console(width=None if Console().is_terminal else 160)
+    # Markup on for the demo's own sentences; what the runs returned is Text, and the
+    # console shows any control character in it rather than obeying it.
+    console = TerminalConsole(width=None if Console().is_terminal else 160)
     console.print(
         "[bold]thoughtline demo[/] — the providers are [bold]simulated[/] on "
         f"{server.url}; the wire protocols, adapters, disclosure gate, store and trace are real.\n"

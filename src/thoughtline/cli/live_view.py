@@ -8,7 +8,8 @@ deltas costs a million appends plus a bounded number of redraws, not a redraw pe
 The view renders only what the runtime's events carry: reasoning appears only if the
 runtime sent reasoning deltas, which it does only when the task's mode displays
 reasoning. There is no mode logic here. Model and user text is printed as
-:class:`~rich.text.Text`, never parsed as markup (see :mod:`thoughtline.cli._render`).
+:class:`~rich.text.Text`, never parsed as markup, and made visible, never obeyed by the
+terminal (see :mod:`thoughtline.cli._terminal_text`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._render import STATUS_STYLE
+from thoughtline.cli._terminal_text import visible, visible_text
 from thoughtline.records import TaskSnapshot
 from thoughtline.run_events import (
     RunCancelled,
@@ -160,19 +162,21 @@ class LiveRunView:
         status = task["status"]
         body: list[RenderableType] = [self._progress(state, now)]
         if state.reasoning.length:
-            tail = fit_rows(state.reasoning.last(), min(_REASONING_ROWS, rows), width)
+            # Made visible before fitting: a shown control takes the columns it is counted for.
+            reasoning = visible(state.reasoning.last())
+            tail = fit_rows(reasoning, min(_REASONING_ROWS, rows), width)
             body.append(Text("reasoning ▸ " + tail, style="dim italic"))
         answer = state.answer.last() if state.answer.length else (task.get("output") or "")
         if answer:
-            body.append(Text(fit_rows(answer[-TAIL_CHARS:], rows, width)))
+            body.append(Text(fit_rows(visible(answer[-TAIL_CHARS:]), rows, width)))
         if task.get("reasoning_notice") and status not in ("queued", "running"):
-            body.append(Text(f"ⓘ {task['reasoning_notice']}", style="cyan"))
+            body.append(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
         error = task["error"]
         if error is not None:
-            body.append(Text(f"✗ {error['code']}: {error['message']}", style="red"))
+            body.append(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         title = Text.assemble(
-            (f" {task['name']} ", "bold"),
-            (f"{task['provider']}:{task['model']} · {task['chain_of_thought']} ", "dim"),
+            (visible(f" {task['name']} "), "bold"),
+            (visible(f"{task['provider']}:{task['model']} · {task['chain_of_thought']} "), "dim"),
         )
         return Panel(
             Group(*body),

@@ -6,6 +6,11 @@ plan order, each after a ``==> name <==`` line (as ``head`` and ``tail`` separat
 answers of later tasks wait in memory until the earlier ones end. Displayed reasoning
 follows the same order on stderr, with one progress line per lifecycle event.
 
+The answers on stdout keep the model's characters exactly: they are for programs. When
+stderr is a terminal, what goes there (reasoning, and progress lines that quote task names
+and error messages) is made visible first, never obeyed (see
+:mod:`thoughtline.cli._terminal_text`).
+
 When the reader of stdout goes away (``| head -1``), the view stops writing there and
 calls ``on_closed`` once, so the command can stop the run and exit quietly.
 """
@@ -16,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO, assert_never
 
+from thoughtline.cli._terminal_text import is_terminal, visible
 from thoughtline.records import TaskSnapshot
 from thoughtline.run_events import (
     RunCancelled,
@@ -56,6 +62,9 @@ class PipedRunView:
         self.turn = 0  # index in order of the task whose text goes straight out
         self.deferred: dict[str, str] = {}  # task id -> its end line, held back for order
         self.err_at_line_start = True
+        # Decided once: a stream does not stop being a terminal during a run.
+        self.out_terminal = is_terminal(out)
+        self.err_terminal = is_terminal(err)
 
     def handle(self, event: RunEvent) -> None:
         match event:
@@ -161,7 +170,7 @@ class PipedRunView:
         if self.out_closed:
             return
         try:
-            self.out.write(text)
+            self.out.write(visible(text) if self.out_terminal else text)
             self.out.flush()
         except BrokenPipeError:
             self.out_closed = True
@@ -172,7 +181,7 @@ class PipedRunView:
         if self.err_closed:
             return
         try:
-            self.err.write(text)
+            self.err.write(visible(text) if self.err_terminal else text)
             self.err.flush()
             self.err_at_line_start = text.endswith("\n")
         except BrokenPipeError:

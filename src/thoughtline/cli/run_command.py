@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from thoughtline.cli._render import (
     summary_table,
     text_console,
 )
+from thoughtline.cli._terminal_text import echo_error, json_for
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
@@ -133,7 +133,7 @@ def run_command(
     snapshot = final.snapshot()
     finishes = finish_reasons(snapshot)
     if as_json:
-        click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
+        click.echo(json_for(sys.stdout, snapshot))
     elif outcome.terminal:
         console = text_console()
         print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
@@ -153,9 +153,8 @@ def run_command(
 def _exit(final: Run, snapshot: RunSnapshot) -> None:
     for task in snapshot["tasks"]:
         if task["error"]:
-            click.echo(
-                f"thoughtline: task {task['name']} {task['status']}: {task['error']['code']}: {task['error']['message']}",
-                err=True,
+            echo_error(
+                f"thoughtline: task {task['name']} {task['status']}: {task['error']['code']}: {task['error']['message']}"
             )
     if final.status in ("completed", "completed_prepare_only"):
         sys.exit(EXIT_OK)

@@ -1,18 +1,26 @@
-"""``thoughtline status``, ``runs`` and ``trace``: reading what the store holds."""
+"""``thoughtline status``, ``runs`` and ``trace``: reading what the store holds.
+
+The human views show stored text (requests, answers, reasoning, trace metadata) made
+visible, never obeyed by the terminal; ``--json`` keeps it exact (see
+:mod:`thoughtline.cli._terminal_text`).
+"""
 
 from __future__ import annotations
 
-import json
+import sys
 
 import click
+from rich.console import Console
+from rich.highlighter import JSONHighlighter
 from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._context import open_store
 from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
+from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visible, visible_text
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
-from thoughtline.records import TRACE_LAYERS, Run, TraceLayer
+from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.runtime.disclosure import DisclosureGate
 
 RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
@@ -28,21 +36,26 @@ def status_command(run_id: str | None, as_json: bool) -> None:
         run = resolve_run(store, run_id)
     finally:
         store.close()
-    snapshot = run.snapshot()
-    finishes = finish_reasons(snapshot)
     if as_json:
-        click.echo(json.dumps(snapshot, indent=2, ensure_ascii=False))
+        click.echo(json_for(sys.stdout, run.snapshot()))
         return
-    console = text_console()
+    print_status(text_console(), run)
+
+
+def print_status(console: Console, run: Run) -> None:
+    """The human view of ``status``: the run, its request, each task's output, a table."""
+    snapshot = run.snapshot()
     console.print(
         Text.assemble(
-            (run.id, "bold"),
-            f" {run.status} · chain_of_thought={run.chain_of_thought}"
-            f" ({run.chain_of_thought_source}) · {run.worker_backend}",
+            (visible(run.id), "bold"),
+            visible(
+                f" {run.status} · chain_of_thought={run.chain_of_thought}"
+                f" ({run.chain_of_thought_source}) · {run.worker_backend}"
+            ),
         )
     )
-    console.print(Text(f"request: {run.request}"))
-    print_outputs(console, snapshot, finishes=finishes)
+    console.print(visible_text(f"request: {run.request}"))
+    print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     console.print(summary_table(snapshot))
 
 
@@ -57,8 +70,13 @@ def runs_command(limit: int, as_json: bool) -> None:
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps([run.snapshot() for run in runs], indent=2, ensure_ascii=False))
+        click.echo(json_for(sys.stdout, [run.snapshot() for run in runs]))
         return
+    text_console().print(runs_table(runs))
+
+
+def runs_table(runs: list[Run]) -> Table:
+    """The human view of ``runs``: one row per run, whole ids, requests on one line."""
     table = Table(title_justify="left")
     # Ids are never cut: people copy them into status and trace.
     id_width = max((len(run.id) for run in runs), default=3)
@@ -67,11 +85,12 @@ def runs_command(limit: int, as_json: bool) -> None:
         table.add_column(column)
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
-        request = " ".join(run.request.split())  # one line, even for a request from stdin
+        # One line, even for a request from stdin.
+        request = visible(" ".join(run.request.split()))
         request = request if len(request) <= 60 else request[:57] + "..."
         table.add_row(
             *(
-                Text(cell)
+                visible_text(cell)
                 for cell in (
                     run.id,
                     run.status,
@@ -82,7 +101,7 @@ def runs_command(limit: int, as_json: bool) -> None:
                 )
             )
         )
-    text_console().print(table)
+    return table
 
 
 @click.command("trace", epilog=RUN_ID_HELP)
@@ -100,22 +119,29 @@ def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
         store.close()
     if not events and layer is not None:
         # An empty layer is an answer too: say why, on stderr (stdout stays parseable).
-        click.echo(f"thoughtline: {empty_layer_reason(run, layer)}", err=True)
+        echo_error(f"thoughtline: {empty_layer_reason(run, layer)}")
     if as_json:
-        click.echo(json.dumps([event.to_dict() for event in events], indent=2, ensure_ascii=False))
+        click.echo(json_for(sys.stdout, [event.to_dict() for event in events]))
         return
-    console = text_console()
+    print_trace(text_console(), events)
+
+
+def print_trace(console: Console, events: list[TraceEvent]) -> None:
+    """The human view of ``trace``: a line per event, then its metadata as JSON."""
+    highlight_json = JSONHighlighter()
     for event in events:
         console.print(
             Text.assemble(
                 (event.at, "dim"),
                 " ",
                 (f"{event.layer:<12}", "bold"),
-                f" {event.type:<20} {event.task_id or ''}",
+                visible(f" {event.type:<20} {event.task_id or ''}"),
             )
         )
         if event.metadata:
-            console.print_json(data=event.metadata)
+            # Not console.print_json: it dumps again and would let C1 and bidi controls
+            # through raw; json_text escapes them and is the same JSON value.
+            console.print(highlight_json(Text(json_text(event.metadata))), soft_wrap=True)
 
 
 def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
