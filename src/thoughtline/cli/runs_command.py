@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._context import open_store
+from thoughtline.cli._preview import PREVIEW_CHARS, request_line, request_preview
 from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
@@ -41,7 +42,7 @@ def status_command(run_id: str | None, as_json: bool) -> None:
             f" ({run.chain_of_thought_source}) · {run.worker_backend}",
         )
     )
-    console.print(Text(f"request: {run.request}"))
+    console.print(request_preview(run.request, run.id))
     print_outputs(console, snapshot, finishes=finishes)
     console.print(summary_table(snapshot))
 
@@ -67,8 +68,7 @@ def runs_command(limit: int, as_json: bool) -> None:
         table.add_column(column)
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
-        request = " ".join(run.request.split())  # one line, even for a request from stdin
-        request = request if len(request) <= 60 else request[:57] + "..."
+        request = request_line(run.request)  # one line, even for a request from stdin
         table.add_row(
             *(
                 Text(cell)
@@ -115,7 +115,22 @@ def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
             )
         )
         if event.metadata:
-            console.print_json(data=event.metadata)
+            console.print_json(data=_previewed(event.metadata))
+
+
+# Trace fields that carry the request whole (run.started; an inline task's prompt).
+_REQUEST_FIELDS = ("request", "prompt")
+
+
+def _previewed(metadata: dict[str, object]) -> dict[str, object]:
+    """``metadata`` with the fields that carry the request cut to a preview when long:
+    ``--json`` has the whole text."""
+    cut = {}
+    for name in _REQUEST_FIELDS:
+        value = metadata.get(name)
+        if isinstance(value, str) and len(value) > PREVIEW_CHARS:
+            cut[name] = f"{value[:PREVIEW_CHARS]}… (cut: {len(value):,} characters; --json has all)"
+    return {**metadata, **cut} if cut else metadata
 
 
 def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
