@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
+from thoughtline._user_files import describe_size
 from thoughtline.config import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    MAX_REQUEST_BYTES_CEILING,
     POSTGRES_URL_SCHEMES,
     ROLE_NAME,
     ROLE_NAME_RULE,
@@ -115,19 +118,24 @@ class ConfigValidator:
         return value
 
     def bounded_int(
-        self, table: Mapping[str, object], key: str, default: int, *, maximum: int
+        self,
+        table: Mapping[str, object],
+        key: str,
+        default: int,
+        *,
+        maximum: int,
+        unit: str = "",
     ) -> int:
+        """An integer from 1 to ``maximum`` (``unit`` follows the maximum in messages)."""
         name = key.rsplit(".", 1)[-1]
         if name not in table:
             return default
         value = table[name]
+        allowed = f"an integer from 1 to {maximum}{unit}"
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(
-                key,
-                f"wrong type: must be an integer from 1 to {maximum}, got {describe_value(value)}",
-            )
+            raise self.fail(key, f"wrong type: must be {allowed}, got {describe_value(value)}")
         if not 1 <= value <= maximum:
-            raise self.fail(key, f"must be an integer from 1 to {maximum}, got {value}")
+            raise self.fail(key, f"must be {allowed}, got {value}")
         self.sources[key] = str(self.path)
         return value
 
@@ -156,6 +164,7 @@ class ConfigValidator:
                 "store",
                 "max_concurrency",
                 "max_tasks_per_run",
+                "max_request_bytes",
                 "chain_of_thought_by_role",
             ),
         )
@@ -192,6 +201,13 @@ class ConfigValidator:
         )
         max_tasks_per_run = self.bounded_int(
             orchestration, "orchestration.max_tasks_per_run", 32, maximum=1000
+        )
+        max_request_bytes = self.bounded_int(
+            orchestration,
+            "orchestration.max_request_bytes",
+            DEFAULT_MAX_REQUEST_BYTES,
+            maximum=MAX_REQUEST_BYTES_CEILING,
+            unit=f" bytes ({describe_size(MAX_REQUEST_BYTES_CEILING)})",
         )
 
         store_table = self.table(data, "store", ("dsn",))
@@ -300,6 +316,7 @@ class ConfigValidator:
             store_dsn=dsn,
             max_concurrency=max_concurrency,
             max_tasks_per_run=max_tasks_per_run,
+            max_request_bytes=max_request_bytes,
             default_provider=default_provider,
             default_model=default_model,
             default_effort=default_effort,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
+from thoughtline._user_files import KIB, MIB, file_kind, read_text_file
 from thoughtline.errors import ConfigError
 from thoughtline.providers.endpoints import (
     EndpointSettings,
@@ -38,6 +40,10 @@ _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # Role names are also file names (specialists/<role>.md), so no paths, spaces or dots.
 ROLE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 ROLE_NAME_RULE = "use lowercase letters, digits, '-' and '_', starting with a letter or digit"
+DEFAULT_MAX_REQUEST_BYTES = 256 * KIB
+"""``[orchestration] max_request_bytes`` unless set: the daemon's request limit."""
+MAX_REQUEST_BYTES_CEILING = 64 * MIB
+"""The highest ``max_request_bytes`` a config may set."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +60,9 @@ class Config:
     max_concurrency: int = 8
     max_tasks_per_run: int = 32
     """A run with more tasks is refused before anything is stored or called."""
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    """The longest request, in bytes of UTF-8 text, a run accepts from any front end; a
+    longer one is refused (``REQUEST_TOO_LARGE``) before anything is stored or called."""
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
     default_effort: Effort = "provider-default"
@@ -86,22 +95,36 @@ def find_config_path(
     explicit = env.get("THOUGHTLINE_CONFIG")
     if explicit:
         path = Path(explicit)
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            raise ConfigError(
+                f"THOUGHTLINE_CONFIG points to {path}, which does not exist. "
+                "Create the file or unset the variable."
+            ) from None
+        except OSError as exc:
+            raise ConfigError(
+                f"THOUGHTLINE_CONFIG points to {path}, which cannot be read "
+                f"({exc.strerror or exc}). Fix its permissions or unset the variable."
+            ) from None
+        if stat.S_ISDIR(mode):
             raise ConfigError(
                 f"THOUGHTLINE_CONFIG points to {path}, which is a directory, not a file. "
                 f"Point it at a TOML file (e.g. {path / 'thoughtline.toml'}) or unset it."
             )
-        if not path.is_file():
+        if not stat.S_ISREG(mode):
             raise ConfigError(
-                f"THOUGHTLINE_CONFIG points to {path}, which does not exist. "
-                "Create the file or unset the variable."
+                f"THOUGHTLINE_CONFIG points to {path}, which is {file_kind(mode)}, not a "
+                "regular file. Point it at a TOML file or unset it."
             )
         return path
+    # A file at either place that is not a regular file (a FIFO, a device) is used, so
+    # reading it reports what it is rather than thoughtline silently looking elsewhere.
     local = (cwd or Path.cwd()) / "thoughtline.toml"
-    if local.is_file():
+    if local.exists():
         return local
     home_config = thoughtline_home(env) / "config.toml"
-    return home_config if home_config.is_file() else None
+    return home_config if home_config.exists() else None
 
 
 def parse_duration(value: str) -> int | None:
@@ -150,24 +173,6 @@ def with_store_url(config: Config, environ: Mapping[str, str] | None = None) -> 
     sources = {**config.sources, "orchestration.store": STORE_URL_VARIABLE}
     sources["store.dsn"] = STORE_URL_VARIABLE
     return replace(config, store="postgres", store_dsn=url, sources=sources)
-
-
-def read_text_file(path: Path, what: str) -> str:
-    """A file users write (config, plan, role prompt) as text, or a :class:`ConfigError`
-    that names the file and says what is wrong with it (missing, a directory, not UTF-8)."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: the {what} is a directory, not a file.") from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise ConfigError(f"{path}: cannot read the {what} ({reason}).") from None
-    except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            f"{path}: the {what} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-            f"on line {line}); save it as UTF-8."
-        ) from None
 
 
 def describe_value(value: object) -> str:

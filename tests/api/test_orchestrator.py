@@ -309,3 +309,43 @@ async def test_sync_run_inside_a_loop_and_start_outside_one_are_refused_before_s
     with pytest.raises(RuntimeError, match=r"in synchronous code use thoughtline\.run\(\)"):
         await asyncio.to_thread(start_without_a_loop)
     assert orchestrator.runs() == []
+
+
+TOO_LARGE = "€" * 300
+TOO_LARGE_CONFIG = thoughtline.Config(path=None, max_request_bytes=600)
+TOO_LARGE_MESSAGE = (
+    "The request is 900 bytes of UTF-8 text, more than the limit of 600 bytes; raise "
+    "orchestration.max_request_bytes (up to 64 MiB) in thoughtline.toml to allow more."
+)
+
+
+async def test_a_request_over_max_request_bytes_is_refused_before_anything_is_stored(
+    sim: Simulator, user_env: dict[str, str]
+) -> None:
+    """The library applies the cap the command line and the daemon apply: bytes of UTF-8
+    text, so 300 three-byte characters are 900 bytes."""
+    async with Orchestrator.open(TOO_LARGE_CONFIG, environ=user_env) as opened:
+        kept = await opened.start("kept", roles=["engineer"], worker_backend="inline")
+        spec = RunSpec(request=TOO_LARGE, tasks=(TaskSpec(name="a", role="engineer"),))
+        for request in (TOO_LARGE, spec):
+            with pytest.raises(ThoughtlineError) as raised:
+                await opened.start(request, worker_backend="inline")
+            assert (raised.value.code, raised.value.message) == (
+                "REQUEST_TOO_LARGE",
+                TOO_LARGE_MESSAGE,
+            )
+        assert [run.id for run in opened.runs()] == [kept.id]
+        at_limit = await opened.start("€" * 200, worker_backend="inline")
+        assert at_limit.request == "€" * 200
+    assert sim.requests == []
+
+
+def test_the_synchronous_run_applies_max_request_bytes(
+    sim: Simulator, user_env: dict[str, str]
+) -> None:
+    with pytest.raises(ThoughtlineError) as raised:
+        thoughtline.run(
+            TOO_LARGE, worker_backend="inline", config=TOO_LARGE_CONFIG, environ=user_env
+        )
+    assert (raised.value.code, raised.value.message) == ("REQUEST_TOO_LARGE", TOO_LARGE_MESSAGE)
+    assert sim.requests == []

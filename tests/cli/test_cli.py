@@ -121,6 +121,7 @@ def test_demo_runs_every_mode_on_every_endpoint_offline(
 
 
 NOT_UTF8 = os.fsdecode(b"\xff\xfe")  # what Python makes of those bytes in argv on POSIX
+OVER_1_MIB = b"# padding\n" * (1024 * 1024 // 10) + b"#" * 7  # 1 MiB + 1 byte of TOML comments
 
 # (files to write under the working directory, extra environment, arguments after "run",
 #  the start of the one sentence on stderr after "thoughtline: ")
@@ -160,6 +161,66 @@ BAD_INPUT: dict[str, tuple[dict[str, bytes], dict[str, str], list[str], str]] = 
         {"THOUGHTLINE_CONFIG": "conf.d"},
         ["x"],
         "THOUGHTLINE_CONFIG points to conf.d, which is a directory, not a file.",
+    ),
+    "config-variable-is-a-device": (
+        {},
+        {"THOUGHTLINE_CONFIG": "/dev/zero"},
+        ["x"],
+        "THOUGHTLINE_CONFIG points to /dev/zero, which is a character device, not a regular "
+        "file. Point it at a TOML file or unset it.",
+    ),
+    "config-too-large": (
+        {"thoughtline.toml": OVER_1_MIB},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: the config file is 1,048,577 bytes, more than the 1 MiB a "
+        "config file may hold.",
+    ),
+    "config-is-a-directory": (
+        {"thoughtline.toml/.keep": b""},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: the config file is a directory, not a file.",
+    ),
+    "plan-is-a-device": (
+        {},
+        {},
+        ["--plan", "/dev/zero"],
+        "/dev/zero: the plan file is a character device, not a regular file; give a regular "
+        "file of at most 1 MiB.",
+    ),
+    "plan-is-a-directory": (
+        {"plans/.keep": b""},
+        {},
+        ["--plan", "plans"],
+        "plans: the plan file is a directory, not a file.",
+    ),
+    "plan-too-large": (
+        {"plan.toml": OVER_1_MIB},
+        {},
+        ["--plan", "plan.toml"],
+        "plan.toml: the plan file is 1,048,577 bytes, more than the 1 MiB a plan file may hold.",
+    ),
+    "role-file-too-large": (
+        {"specialists/poet.md": OVER_1_MIB},
+        {},
+        ["x", "--role", "poet"],
+        "{cwd}/specialists/poet.md: the role prompt file is 1,048,577 bytes, more than the "
+        "1 MiB a role prompt file may hold.",
+    ),
+    "config-request-limit-out-of-range": (
+        {"thoughtline.toml": b"[orchestration]\nmax_request_bytes = 0\n"},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: orchestration.max_request_bytes: must be an integer from 1 "
+        "to 67108864 bytes (64 MiB), got 0",
+    ),
+    "config-request-limit-wrong-type": (
+        {"thoughtline.toml": b'[orchestration]\nmax_request_bytes = "256 KiB"\n'},
+        {},
+        ["x"],
+        "{cwd}/thoughtline.toml: orchestration.max_request_bytes: wrong type: must be an "
+        "integer from 1 to 67108864 bytes (64 MiB), got a string ('256 KiB')",
     ),
     "config-wrong-type-choice": (
         {"thoughtline.toml": b"[orchestration]\nchain_of_thought = 5\n"},
@@ -257,4 +318,48 @@ def test_bad_input_is_one_sentence_naming_what_is_wrong(
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr.startswith("thoughtline: " + expected.format(cwd=tmp_path)), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("fifo", "extra_env", "args", "expected"),
+    [
+        ("plan.fifo", {}, ["--plan", "plan.fifo"], "plan.fifo: the plan file is a FIFO"),
+        (
+            "thoughtline.toml",
+            {},
+            ["x"],
+            "{cwd}/thoughtline.toml: the config file is a FIFO",
+        ),
+        (
+            "conf.fifo",
+            {"THOUGHTLINE_CONFIG": "conf.fifo"},
+            ["x"],
+            "THOUGHTLINE_CONFIG points to conf.fifo, which is a FIFO",
+        ),
+        (
+            "specialists/poet.md",
+            {},
+            ["x", "--role", "poet"],
+            "{cwd}/specialists/poet.md: the role prompt file is a FIFO",
+        ),
+    ],
+)
+def test_a_fifo_given_as_a_file_is_refused_not_waited_on(
+    home: dict[str, str],
+    tmp_path: Path,
+    fifo: str,
+    extra_env: dict[str, str],
+    args: list[str],
+    expected: str,
+) -> None:
+    """Nobody writes to the FIFO: reading it would wait forever (or, for a
+    ./thoughtline.toml, it was skipped as if there were no config)."""
+    (tmp_path / fifo).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(tmp_path / fifo)
+    env = {**home, "THOUGHTLINE_CONFIG": "", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    result = thoughtline("run", *args, env={**env, **extra_env}, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("thoughtline: " + expected.format(cwd=tmp_path))
+    assert "not a regular file" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -41,6 +41,12 @@ def test_init_writes_a_starter_config_that_loads_and_refuses_to_overwrite(
         "value": "hidden",
         "source": str(config_file),
     }
+    # The request cap is in the starter at its default, and reported where it came from.
+    assert settings["orchestration.max_request_bytes"] == {
+        "key": "orchestration.max_request_bytes",
+        "value": 256 * 1024,
+        "source": str(config_file),
+    }
     config_file.write_text("# mine\n")
     again = thoughtline(tmp_path, "init")
     assert again.returncode == 2

@@ -169,6 +169,53 @@ def test_status_and_runs(home: Path, sim: Simulator, environ: dict[str, str]) ->
     )
 
 
+def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """A request of megabytes (stored under a raised max_request_bytes): status, runs and
+    trace print its start and how to see all of it; --json keeps every character."""
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[orchestration]\nmax_request_bytes = 4194304\n")
+    request = "FIRST LINE\n" + ("lorem ipsum dolor sit amet, " * 3 + "\n") * 40_000 + "END"
+    started = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "run", "-", "--json"],
+        input=request + "\n",
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    run_id = json.loads(started.stdout)["id"]
+    status = thoughtline(home, environ, "status", run_id)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.count("lorem ipsum") <= 30
+    assert len(status.stdout) < 10_000
+    assert "request: FIRST LINE\nlorem ipsum" in status.stdout
+    assert "END" not in status.stdout
+    words = " ".join(status.stdout.split())
+    assert (
+        f"… (cut: the request is {len(request):,} characters; the whole request: "
+        f"thoughtline status {run_id} --json)"
+    ) in words
+    assert (
+        json.loads(thoughtline(home, environ, "status", run_id, "--json").stdout)["request"]
+        == request
+    )
+    listed = thoughtline(home, environ, "runs")
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout) < 5_000
+    trace = thoughtline(home, environ, "trace", run_id)
+    assert trace.returncode == 0, trace.stderr
+    assert len(trace.stdout) < 20_000
+    assert f"(cut: {len(request):,} characters; --json has all)" in trace.stdout
+    events = json.loads(thoughtline(home, environ, "trace", run_id, "--json").stdout)
+    assert events[0]["type"] == "run.started"
+    assert events[0]["metadata"]["request"] == request
+
+
 @pytest.mark.parametrize(
     ("args", "env_drop", "expected"),
     [

@@ -1,17 +1,20 @@
-"""Limits that protect the daemon process: the cap on tasks per run (on the daemon and
-on the command line with a plan file), and a run being stored while another process
-holds the store's write lock does not stop the daemon answering others."""
+"""Limits that protect the daemon process: the caps on tasks per run and on the request's
+size (on the daemon, the command line and stdin), and a run being stored while another
+process holds the store's write lock does not stop the daemon answering others."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
-from tests.cli.test_run_cli import thoughtline
+from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, wait_for_status
 from tests.server.test_api import error_of
@@ -136,3 +139,108 @@ def test_other_clients_are_answered_while_a_run_waits_for_the_store(
     run_id = outcome["post"].json()["id"]
     snapshot = wait_for_status(daemon.client(), run_id, {"completed_prepare_only"})
     assert len(snapshot["tasks"]) == 32
+
+
+def request_too_large(size: int, limit: str = "256 KiB") -> str:
+    return (
+        f"The request is {size:,} bytes of UTF-8 text, more than the limit of {limit}; raise "
+        "orchestration.max_request_bytes (up to 64 MiB) in thoughtline.toml to allow more."
+    )
+
+
+def test_a_request_over_max_request_bytes_is_a_413_with_the_cli_message(
+    daemon: LiveDaemon,
+) -> None:
+    """The request field is held to orchestration.max_request_bytes (256 KiB) with the
+    runtime's message; the body limit leaves room for that text JSON-escaped."""
+    client = daemon.client()
+    limit = 256 * 1024
+    over = {"request": "x" * (limit + 1), "worker_backend": "inline"}
+    error = error_of(client.post("/v1/runs", json=over), 413)
+    assert error == {"code": "REQUEST_TOO_LARGE", "message": request_too_large(limit + 1)}
+    assert client.get("/v1/runs").json()["runs"] == []
+    # At the limit, in 4-byte characters that JSON escapes to 12 bytes each (\ud83d\ude00).
+    at_limit = "😀" * (limit // 4)
+    body = json.dumps({"request": at_limit, "worker_backend": "inline"})
+    assert len(body) > 3 * limit
+    created = client.post("/v1/runs", content=body, headers={"Content-Type": "application/json"})
+    assert created.status_code == 202, created.text
+    snapshot = wait_for_status(client, created.json()["id"], {"completed_prepare_only"})
+    assert snapshot["request"] == at_limit
+
+
+def test_the_daemon_follows_the_configured_request_limit(start_daemon: StartDaemon) -> None:
+    daemon = start_daemon(config=Config(path=None, max_request_bytes=1000))
+    client = daemon.client()
+    error = error_of(client.post("/v1/runs", json={"request": "é" * 501}), 413)
+    assert error["message"] == request_too_large(1002, "1,000 bytes")
+    # A body far over what such a request needs is refused before it is parsed.
+    huge = client.post("/v1/runs", json={"request": "x" * 100_000})
+    assert error_of(huge, 413)["message"] == (
+        "The request body is larger than 68,536 bytes; the request text may be up to "
+        "1,000 bytes (orchestration.max_request_bytes in thoughtline.toml)."
+    )
+    accepted = client.post("/v1/runs", json={"request": "é" * 500, "worker_backend": "inline"})
+    assert accepted.status_code == 202, accepted.text
+
+
+def test_the_cli_caps_the_request_from_an_argument_and_from_stdin(
+    home: Path, environ: dict[str, str]
+) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[orchestration]\nmax_request_bytes = 1000\n")
+    inline = ("--worker-backend", "inline", "--json")
+    refused = thoughtline(home, environ, "run", "x" * 1001, *inline)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert refused.stderr == f"thoughtline: {request_too_large(1001, '1,000 bytes')}\n"
+    env = cli_env(home, environ)
+    piped = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "run", "-", *inline],
+        input="y" * 1001 + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+    assert piped.returncode == 2, piped.stderr
+    assert piped.stderr == f"thoughtline: {request_too_large(1001, '1,000 bytes')}\n"
+    # At the limit, with the final line break stdin usually ends with.
+    fits = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "run", "-", *inline],
+        input="z" * 1000 + "\r\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+    assert fits.returncode == 0, fits.stderr
+    assert json.loads(fits.stdout)["request"] == "z" * 1000
+    listed = json.loads(thoughtline(home, environ, "runs", "--json").stdout)
+    assert [run["request"] for run in listed] == ["z" * 1000]
+
+
+def test_an_endless_stdin_stops_at_the_limit(home: Path, environ: dict[str, str]) -> None:
+    """``cat /dev/zero | thoughtline run -``: the command reads one byte past the limit
+    (and the line break allowance) and stops, with the error, nothing stored."""
+    with open("/dev/zero", "rb") as endless:
+        result = subprocess.run(
+            [sys.executable, "-m", "thoughtline.cli", "run", "-", "--worker-backend", "inline"],
+            stdin=endless,
+            capture_output=True,
+            text=True,
+            env=cli_env(home, environ),
+            cwd=home.parent,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        "thoughtline: The request is larger than the limit of 256 KiB; raise "
+        "orchestration.max_request_bytes (up to 64 MiB) in thoughtline.toml to allow more.\n"
+    )
+    assert json.loads(thoughtline(home, environ, "runs", "--json").stdout) == []

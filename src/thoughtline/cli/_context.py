@@ -31,13 +31,15 @@ def database_path() -> Path:
     return opening.sqlite_path()
 
 
-def open_runtime() -> tuple[Config, Store, Runtime]:
+def open_runtime(config: Config | None = None) -> tuple[Config, Store, Runtime]:
+    """The config (loaded unless given), its store and a runtime on them."""
     # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
     from thoughtline.providers.discovery import load_capabilities
     from thoughtline.runtime.runner import Runtime
     from thoughtline.telemetry import open_telemetry
 
-    config = load_config()
+    if config is None:
+        config = load_config()
     store = open_store(config)
     # The built-in capability table, plus what `thoughtline providers --refresh` cached.
     runtime = Runtime(

@@ -29,6 +29,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("store.dsn", None if config.store_dsn is None else mask_password(config.store_dsn)),
         entry("orchestration.max_concurrency", config.max_concurrency),
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
+        entry("orchestration.max_request_bytes", config.max_request_bytes),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
             for role, mode in config.chain_of_thought_by_role.items()

@@ -25,6 +25,8 @@ chain_of_thought = "hidden"
 worker_backend = "provider"       # provider calls the model; inline only prepares prompts
 store = "sqlite"                  # sqlite (under THOUGHTLINE_HOME) | postgres (set [store] dsn)
 max_concurrency = 8               # tasks of a run that call providers at once
+max_tasks_per_run = 32            # a run with more tasks is refused (1-1000)
+max_request_bytes = 262144        # the longest request, in bytes of UTF-8 text (256 KiB; up to 64 MiB)
 
 # [orchestration.chain_of_thought_by_role]
 # reviewer = "surface"            # a mode per role (architect, engineer, reviewer, security, yours)

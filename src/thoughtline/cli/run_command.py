@@ -21,9 +21,11 @@ from thoughtline.cli._render import (
 from thoughtline.cli._terminal_text import echo_error, json_for
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
+from thoughtline.config import load_config
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import load_plan, spec_from_roles, with_generation
+from thoughtline.runtime.request_size import check_request_size, request_too_large
 from thoughtline.runtime.runner import Runtime
 
 EXIT_OK = 0
@@ -67,8 +69,8 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--plan",
     "plan_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="A TOML plan file with tasks and handoffs.",
+    type=click.Path(path_type=Path),
+    help="A TOML plan file with tasks and handoffs (a regular file of at most 1 MiB).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
@@ -91,7 +93,11 @@ def run_command(
     REQUEST "-" reads it from stdin, as does a missing REQUEST when stdin is not a
     terminal. On a terminal the run is shown live, then each full answer and a table;
     piped, stdout carries only the answers (streamed) and stderr the progress."""
-    request = _request_text(request, from_stdin_when_missing=plan_path is None)
+    # Loaded first: it says how much of stdin a request may take.
+    config = load_config()
+    request = _request_text(
+        request, from_stdin_when_missing=plan_path is None, limit=config.max_request_bytes
+    )
     if plan_path is not None:
         if roles or provider or model or effort:
             raise click.UsageError(
@@ -115,7 +121,7 @@ def run_command(
             temperature=temperature,
         )
     with catching_interrupts() as interrupts:
-        _config, store, runtime = open_runtime()
+        _config, store, runtime = open_runtime(config)
         try:
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
@@ -168,8 +174,10 @@ def _exit(final: Run, snapshot: RunSnapshot) -> None:
     sys.exit(EXIT_TASKS_FAILED)
 
 
-def _request_text(request: str | None, *, from_stdin_when_missing: bool) -> str | None:
-    """REQUEST as given, or read from stdin for "-" (or when missing and stdin is piped)."""
+def _request_text(request: str | None, *, from_stdin_when_missing: bool, limit: int) -> str | None:
+    """REQUEST as given, or read from stdin for "-" (or when missing and stdin is piped),
+    never more than ``limit`` bytes and a final line break of it: ``cat /dev/zero |
+    thoughtline run -`` stops at once (the runtime checks a REQUEST argument)."""
     stdin = sys.stdin
     wanted = request == "-" or (
         request is None and from_stdin_when_missing and stdin is not None and not stdin.isatty()
@@ -178,13 +186,19 @@ def _request_text(request: str | None, *, from_stdin_when_missing: bool) -> str 
         return request
     if stdin is None:
         raise click.UsageError("REQUEST is '-' but there is no stdin to read it from.")
+    # limit + 2: room for a final line break ("\r\n"), which is not part of the request.
+    data = stdin.buffer.read(limit + 3)
+    if len(data) > limit + 2:
+        raise request_too_large(limit)
     try:
-        text = stdin.buffer.read().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise click.UsageError("The request on stdin is not valid UTF-8 text.") from None
     if not text.strip():
         raise click.UsageError("The request on stdin is empty; give a REQUEST.")
-    return text.rstrip("\r\n")
+    text = text.rstrip("\r\n")
+    check_request_size(text, limit)
+    return text
 
 
 @dataclass(frozen=True, slots=True)

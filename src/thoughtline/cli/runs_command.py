@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._context import open_store
+from thoughtline.cli._preview import PREVIEW_CHARS, request_line, request_preview
 from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
 from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visible, visible_text
 from thoughtline.cli.run_ids import resolve_run
@@ -54,7 +55,7 @@ def print_status(console: Console, run: Run) -> None:
             ),
         )
     )
-    console.print(visible_text(f"request: {run.request}"))
+    console.print(request_preview(run.request, run.id))
     print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     console.print(summary_table(snapshot))
 
@@ -85,9 +86,7 @@ def runs_table(runs: list[Run]) -> Table:
         table.add_column(column)
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
-        # One line, even for a request from stdin.
-        request = visible(" ".join(run.request.split()))
-        request = request if len(request) <= 60 else request[:57] + "..."
+        request = request_line(run.request)  # one line, even for a request from stdin
         table.add_row(
             *(
                 visible_text(cell)
@@ -141,7 +140,24 @@ def print_trace(console: Console, events: list[TraceEvent]) -> None:
         if event.metadata:
             # Not console.print_json: it dumps again and would let C1 and bidi controls
             # through raw; json_text escapes them and is the same JSON value.
-            console.print(highlight_json(Text(json_text(event.metadata))), soft_wrap=True)
+            console.print(
+                highlight_json(Text(json_text(_previewed(event.metadata)))), soft_wrap=True
+            )
+
+
+# Trace fields that carry the request whole (run.started; an inline task's prompt).
+_REQUEST_FIELDS = ("request", "prompt")
+
+
+def _previewed(metadata: dict[str, object]) -> dict[str, object]:
+    """``metadata`` with the fields that carry the request cut to a preview when long:
+    ``--json`` has the whole text."""
+    cut = {}
+    for name in _REQUEST_FIELDS:
+        value = metadata.get(name)
+        if isinstance(value, str) and len(value) > PREVIEW_CHARS:
+            cut[name] = f"{value[:PREVIEW_CHARS]}… (cut: {len(value):,} characters; --json has all)"
+    return {**metadata, **cut} if cut else metadata
 
 
 def empty_layer_reason(run: Run, layer: TraceLayer) -> str:

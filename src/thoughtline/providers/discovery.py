@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx2
 
-from thoughtline.errors import ProviderError
+from thoughtline._user_files import MIB, read_text_file
+from thoughtline.errors import ConfigError, ProviderError
 from thoughtline.providers.capabilities import (
     THINKING_CONTROLS,
     CapabilityTable,
@@ -33,6 +34,8 @@ from thoughtline.store.files import make_private_dir, write_private_text
 logger = logging.getLogger(__name__)
 
 CACHE_FILE = "capabilities.json"
+MAX_CACHE_BYTES = 4 * MIB
+"""A cache larger than this (far more models than any endpoint lists) is ignored."""
 _EFFORT_NAMES: tuple[Effort, ...] = ("low", "medium", "high", "xhigh", "max")
 
 
@@ -116,8 +119,12 @@ def write_cache(home: Path, endpoint_name: str, entries: dict[str, dict[str, Any
     path = home / CACHE_FILE
     make_private_dir(home)  # the home holds private files (0700 when created here)
     try:
-        cache = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except (OSError, ValueError):
+        cache = (
+            json.loads(read_text_file(path, "capability cache", limit=MAX_CACHE_BYTES))
+            if path.exists()
+            else {}
+        )
+    except (ConfigError, ValueError):
         cache = {}
     cache[endpoint_name] = {"fetched_at": datetime.now(UTC).isoformat(), "models": entries}
     temporary = path.with_suffix(".tmp")
@@ -161,12 +168,12 @@ def load_capabilities(home: Path) -> CapabilityTable:
     if not path.exists():
         return base
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_text_file(path, "capability cache", limit=MAX_CACHE_BYTES))
         cached = {
             endpoint: {model: _checked(entry) for model, entry in section["models"].items()}
             for endpoint, section in raw.items()
         }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ConfigError, ValueError, KeyError, TypeError, AttributeError) as exc:
         logger.warning("ignoring the capability cache %s (%s); using the built-in table", path, exc)
         return base
     return CachedCapabilityTable(base, cached)

@@ -33,7 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value, read_text_file
+from thoughtline._user_files import read_text_file
+from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.requests import (
     EFFORTS,

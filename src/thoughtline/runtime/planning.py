@@ -16,6 +16,7 @@ from thoughtline.requests import GenerationSettings, max_output_tokens_problem, 
 from thoughtline.runtime.checks import check_effort, check_worker_backend
 from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
 
 DEFAULT_MODELS: dict[str, str] = {
@@ -51,9 +52,11 @@ def plan_run(
     worker_backend: str | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
-    an unknown role, provider, mode, effort or backend, or a missing credential."""
+    an unknown role, provider, mode, effort or backend, a missing credential, or a
+    request or task list over the configured limits."""
     # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
     # and an oversized run must cost nothing before it is refused.
+    check_request_size(spec.request, config.max_request_bytes)
     if len(spec.tasks) > config.max_tasks_per_run:
         raise ThoughtlineError(
             "RUN_TOO_MANY_TASKS",

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, read_text_file
+from thoughtline._user_files import read_text_file
+from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE
 from thoughtline.errors import ThoughtlineError
 
 BUILTIN_ROLES: dict[str, str] = {

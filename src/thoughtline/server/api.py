@@ -37,7 +37,8 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         "or a state-changing request came from another origin (CROSS_SITE_REQUEST).",
         404: "No such run.",
         409: "The run cannot be cancelled (finished, or executing in another process).",
-        413: "The request body is too large.",
+        413: "The request body, or the request text (orchestration.max_request_bytes, "
+        "default 256 KiB), is too large (REQUEST_TOO_LARGE).",
         415: "The request body is not sent as application/json.",
         421: "The Host header names a host this daemon is not served under "
         "(HOST_NOT_ALLOWED; see --allowed-host).",

@@ -27,10 +27,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from thoughtline import __version__
+from thoughtline._user_files import describe_size
 from thoughtline.errors import ThoughtlineError
 from thoughtline.server.api import router
 from thoughtline.server.auth import Tokens
-from thoughtline.server.daemon import Daemon
+from thoughtline.server.daemon import Daemon, body_limit
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
@@ -50,9 +51,10 @@ class BodyLimit:
     """Refuse request bodies over ``limit`` bytes with a 413 JSON error, whether the
     client announced the length or streams the body."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, *, request_limit: int | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.request_limit = request_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -94,10 +96,17 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"The request body is larger than {describe_size(self.limit)}."
+        if self.request_limit is not None:
+            message = (
+                f"The request body is larger than {describe_size(self.limit)}; the request "
+                f"text may be up to {describe_size(self.request_limit)} "
+                "(orchestration.max_request_bytes in thoughtline.toml)."
+            )
         response = error_response(
             413,
             "REQUEST_TOO_LARGE",
-            f"The request body is larger than {self.limit} bytes.",
+            message,
             headers={"Connection": "close"},
         )
         await response(scope, receive, send)
@@ -151,7 +160,12 @@ def create_app(daemon: Daemon) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    max_request_bytes = daemon.runtime.config.max_request_bytes
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body_bytes or body_limit(max_request_bytes),
+        request_limit=max_request_bytes,
+    )
     # Outermost: a request to a foreign Host, or a cross-site state change, is refused
     # before anything else looks at it.
     app.add_middleware(

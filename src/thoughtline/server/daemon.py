@@ -26,7 +26,17 @@ from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 256 * 1024
+BODY_OVERHEAD_BYTES = 64 * 1024
+"""Room in a request body for the fields besides the request text."""
+
+
+def body_limit(max_request_bytes: int) -> int:
+    """The largest ``POST`` body the daemon reads for a request text of up to
+    ``max_request_bytes`` (``[orchestration] max_request_bytes``): JSON may escape each
+    byte of UTF-8 text into up to three (``\\ud83d\\ude00`` for a 4-byte emoji), and the
+    other fields need a little room. The request text itself is held to the key by the
+    runtime, with the same error the command line gives."""
+    return 3 * max_request_bytes + BODY_OVERHEAD_BYTES
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +51,9 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] = ()
     """Host names answered besides localhost, loopback addresses and ``host``
     (``--allowed-host``); see :mod:`thoughtline.server.guard`."""
-    max_body_bytes: int = MAX_BODY_BYTES
+    max_body_bytes: int | None = None
+    """Request bodies over this are refused; ``None``: :func:`body_limit` of the config's
+    ``max_request_bytes``."""
     keepalive_s: float = 15.0
     """Idle SSE streams get a ``: keep-alive`` comment this often."""
     poll_s: float = 0.1

@@ -34,6 +34,8 @@ _HTTP_CODES = {
 
 # Thoughtline error codes that are not the caller's fault.
 _SERVER_SIDE = {"STORE_UNAVAILABLE": 503, "INTERNAL_ERROR": 500}
+# The caller's fault, with a status more precise than 400.
+_CALLER_SIDE = {"REQUEST_TOO_LARGE": 413}
 
 
 class ApiError(Exception):
@@ -87,7 +89,8 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _thoughtline_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ThoughtlineError)
-    return error_response(_SERVER_SIDE.get(exc.code, 400), exc.code, exc.message)
+    status = _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
+    return error_response(status, exc.code, exc.message)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -40,7 +40,11 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    request: Text = Field(min_length=1, description="What the specialists should do.")
+    request: Text = Field(
+        min_length=1,
+        description="What the specialists should do: at most orchestration.max_request_bytes "
+        "(default 256 KiB) of UTF-8 text; more is a 413 REQUEST_TOO_LARGE.",
+    )
     roles: list[Name] | None = Field(
         default=None,
         description="Specialist roles, one task each (default: engineer). At most "

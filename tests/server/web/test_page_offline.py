@@ -183,6 +183,45 @@ def test_untrusted_text_is_rendered_as_text(page: Page, fake_daemon: FakeDaemon)
     assert page.evaluate("window.__pwned") is None
 
 
+def test_a_long_request_shows_its_start_and_all_of_it_on_demand(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    lines = [f"line {index:06d} of the request" for index in range(20_000)]
+    request = "\n".join(lines)
+    run = snapshot(status="completed", request=request, tasks=[task(status="done")])
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", run), (2, "run.completed", run)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    heading = page.get_by_test_id("run-request")
+    expect(heading).to_have_text("\n".join(lines[:10]))
+    more = page.get_by_test_id("run-request-more")
+    expect(more).to_be_visible()
+    expect(more).to_contain_text(f"{len(request):,} characters")
+    item = page.get_by_test_id("run-item-request").text_content() or ""
+    assert 0 < len(item) <= 200
+    title = page.title()
+    assert title.startswith("completed · line 000000 of the request…") and len(title) < 120
+    page.get_by_test_id("request-toggle").click()
+    expect(page.get_by_test_id("request-toggle")).to_have_text("Show the start only")
+    assert heading.evaluate("(element) => element.textContent") == request
+    page.get_by_test_id("request-toggle").click()
+    expect(heading).to_have_text("\n".join(lines[:10]))
+    # A short request has no note and no button.
+    short = snapshot(run_id="run_short", status="completed", request="Short.", tasks=[task()])
+    fake_daemon.routes["GET /v1/runs/run_short/events"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", short), (2, "run.completed", short)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    page.goto(f"{FAKE_ORIGIN}/#/runs/run_short")
+    expect(page.get_by_test_id("run-request")).to_have_text("Short.")
+    expect(page.get_by_test_id("run-request-more")).to_be_hidden()
+
+
 def test_token_prompt_after_401_and_the_token_is_sent(page: Page, fake_daemon: FakeDaemon) -> None:
     def runs(route: Route, _: FakeDaemon) -> None:
         if route.request.headers.get("authorization") != "Bearer s3cret":

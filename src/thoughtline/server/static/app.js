@@ -63,11 +63,16 @@ function runModes(run) {
   return [...new Set([run.chain_of_thought, ...tasks.map((task) => task.chain_of_thought)].filter(Boolean))];
 }
 
+/** The start of a run's request: more than one line of the list shows, and never megabytes. */
+function listedRequest(run) {
+  return String(run.request ?? "").slice(0, 200);
+}
+
 function renderRuns(runs) {
   const selected = view?.runId ?? null;
   const signature = JSON.stringify([
     selected,
-    runs.map((run) => [run.id, run.status, run.request, runModes(run), run.created_at]),
+    runs.map((run) => [run.id, run.status, listedRequest(run), runModes(run), run.created_at]),
     Math.floor(Date.now() / 60000),
   ]);
   if (signature === listSignature) return;
@@ -93,7 +98,7 @@ function renderRuns(runs) {
             "aria-current": run.id === selected ? "page" : null,
           },
           h("span", { class: "run-item-top" }, statusBadge(run.status), timeElement(run.created_at, { class: "run-item-time" })),
-          h("span", { class: "run-item-request", testid: "run-item-request" }, String(run.request ?? "")),
+          h("span", { class: "run-item-request", testid: "run-item-request" }, listedRequest(run)),
           h(
             "span",
             { class: "run-item-meta" },

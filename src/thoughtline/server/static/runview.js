@@ -19,6 +19,18 @@ const TERMINAL_RUN = new Set([
 ]);
 const CANCELLABLE = new Set(["planned", "running"]);
 const TICK_MS = 1000;
+// A request can be megabytes: the header shows its start, the whole text on demand.
+const REQUEST_PREVIEW_CHARS = 1000;
+const REQUEST_PREVIEW_LINES = 10;
+const TITLE_CHARS = 80;
+
+/**
+ * The start of a request: at most `chars` characters in `lines` lines.
+ * @param {string} request
+ */
+export function requestPreview(request, chars = REQUEST_PREVIEW_CHARS, lines = REQUEST_PREVIEW_LINES) {
+  return request.slice(0, chars).split("\n").slice(0, lines).join("\n");
+}
 const STREAM_LABELS = {
   connecting: "connecting…",
   live: "live",
@@ -44,6 +56,10 @@ export class RunView {
     this.tab = "tasks";
 
     this.heading = h("h2", { class: "run-request", testid: "run-request" }, "Loading run…");
+    /** the request the heading shows (or shows the start of), and whether whole */
+    this.request = null;
+    this.requestWhole = false;
+    this.requestMore = h("p", { class: "run-request-more", testid: "run-request-more", hidden: true });
     this.statusSlot = h("span", { class: "run-status-slot", role: "status", "aria-live": "polite" });
     this.streamState = h("span", { class: "stream-state", testid: "stream-state" });
     this.meta = h("dl", { class: "run-meta", testid: "run-meta" });
@@ -70,6 +86,7 @@ export class RunView {
         "header",
         { class: "run-head" },
         h("div", { class: "run-title-row" }, this.heading, this.statusSlot),
+        this.requestMore,
         h("div", { class: "run-subline" }, h("code", { class: "run-id", testid: "run-id" }, runId), this.streamState, this.cancelButton),
         this.meta,
       ),
@@ -218,11 +235,48 @@ export class RunView {
     card.update(task, this.reasoningStreamed.has(task.id));
   }
 
+  /** The request's start in the heading; when cut, its size and a button for all of it. */
+  renderRequest() {
+    const request = this.request ?? "";
+    const preview = requestPreview(request);
+    const cut = preview.length < request.length;
+    const whole = cut && this.requestWhole;
+    this.heading.textContent = whole ? request : preview;
+    this.heading.classList.toggle("whole", whole);
+    this.requestMore.hidden = !cut;
+    if (!cut) {
+      this.requestMore.replaceChildren();
+      return;
+    }
+    const size = request.length.toLocaleString();
+    this.requestMore.replaceChildren(
+      whole ? `The whole request, ${size} characters. ` : `The start of a request of ${size} characters. `,
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          testid: "request-toggle",
+          onclick: () => {
+            this.requestWhole = !whole;
+            this.renderRequest();
+          },
+        },
+        whole ? "Show the start only" : "Show the whole request",
+      ),
+    );
+  }
+
   renderHead() {
     const run = this.run;
     if (!run) return;
-    this.heading.textContent = run.request ?? "";
-    document.title = `${run.status} · ${run.request ?? run.id} — thoughtline`;
+    const request = String(run.request ?? "");
+    if (request !== this.request) {
+      this.request = request;
+      this.renderRequest();
+    }
+    const title = requestPreview(request, TITLE_CHARS, 1);
+    document.title = `${run.status} · ${title || run.id}${title.length < request.length ? "…" : ""} — thoughtline`;
     this.statusSlot.replaceChildren(statusBadge(run.status, "run-status"));
     this.element.dataset.status = run.status ?? "";
     const modes = [...new Set([run.chain_of_thought, ...run.tasks.map((task) => task.chain_of_thought)].filter(Boolean))];
