@@ -60,7 +60,7 @@ def postgres(dsn: str | None) -> Iterator[str]:
 def serve(home: Path, environ: dict[str, str]) -> Iterator[str]:
     home.mkdir(parents=True)
     process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

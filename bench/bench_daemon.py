@@ -482,7 +482,16 @@ def main() -> None:
         }
         profiler = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         daemon = subprocess.Popen(
-            [sys.executable, *profiler, "-m", "thoughtline.cli", "serve", "--port", str(port)],
+            [
+                sys.executable,
+                *profiler,
+                "-m",
+                "thoughtline.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--no-token",
+            ],
             env=env,
             cwd=folder,
             stdout=subprocess.DEVNULL,

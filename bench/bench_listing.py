@@ -105,7 +105,7 @@ def main() -> None:
         owner.stream(args.deltas)
         env = {**os.environ, "THOUGHTLINE_HOME": str(home)}
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
             env=env,
             cwd=folder,
             stdout=subprocess.PIPE,

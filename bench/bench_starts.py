@@ -70,7 +70,7 @@ def main() -> None:
         port = free_port()
         env = {**os.environ, "THOUGHTLINE_HOME": home}
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", str(port)],
+            [sys.executable, "-m", "thoughtline.cli", "serve", "--port", str(port), "--no-token"],
             env=env,
             cwd=home,
             stdout=subprocess.DEVNULL,

@@ -187,7 +187,7 @@ def test_killed_hidden_run_keeps_the_answer_and_no_reasoning_anywhere(
 
 def _serve(home: Path, environ: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -506,7 +506,7 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
         thoughtline(home, environ, "run", "Echo.", "--chain-of-thought", "surface", "--json").stdout
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

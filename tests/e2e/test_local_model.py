@@ -400,7 +400,7 @@ def test_the_daemon_runs_a_task_on_the_local_server_and_streams_it(
 ) -> None:
     home.parent.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,6 +16,7 @@ from tests.support import daemon_url
 from thoughtline.testing import Simulator, Transcript
 
 SUBSCRIBERS = 50
+TOKEN = "disconnects-test-token-0123456789abcdef"
 
 
 def _subscribe(host: str, port: int, run_id: str) -> socket.socket:
@@ -25,7 +26,7 @@ def _subscribe(host: str, port: int, run_id: str) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     sock.sendall(
         f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: {host}:{port}\r\n"
-        "Accept: text/event-stream\r\n\r\n".encode()
+        f"Authorization: Bearer {TOKEN}\r\nAccept: text/event-stream\r\n\r\n".encode()
     )
     head = sock.recv(1024)
     assert head.startswith(b"HTTP/1.1 200 "), head
@@ -43,11 +44,12 @@ def test_many_subscribers_dropping_mid_stream_leave_a_quiet_log(
 ) -> None:
     sim.script(Transcript(answer="z" * 20000, chunk_chars=2))
     sim.pace_s = 0.0005
-    process = _serve(home, environ, "--port", "0")
+    process = _serve(home, {**environ, "THOUGHTLINE_TOKEN": TOKEN}, "--port", "0")
     try:
         url = daemon_url(process)
         host, port = url.removeprefix("http://").rsplit(":", 1)
-        with httpx2.Client(base_url=url, timeout=20) as client:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        with httpx2.Client(base_url=url, headers=auth, timeout=20) as client:
             run_id = client.post("/v1/runs", json={"request": "x", "provider": "deepseek"}).json()[
                 "id"
             ]

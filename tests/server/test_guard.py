@@ -161,7 +161,7 @@ def test_serve_takes_allowed_hosts_from_flags_and_the_environment(
     home: Path, environ: dict[str, str]
 ) -> None:
     env = {**environ, "THOUGHTLINE_ALLOWED_HOSTS": "one.lan, two.lan"}
-    process = _serve(home, env, "--port", "0", "--allowed-host", "three.lan")
+    process = _serve(home, env, "--port", "0", "--no-token", "--allowed-host", "three.lan")
     try:
         with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
             for host in ("one.lan", "two.lan:8765", "three.lan"):

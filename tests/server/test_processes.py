@@ -124,7 +124,7 @@ def test_sigterm_mid_run_leaves_the_run_interrupted(
 ) -> None:
     sim.script(Transcript(answer="z" * 2000, chunk_chars=2))
     sim.pace_s = 0.02
-    process = _serve(home, environ, "--port", "0")
+    process = _serve(home, environ, "--port", "0", "--no-token")
     try:
         with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
             run_id = start_run(client, provider="deepseek")

@@ -34,7 +34,7 @@ def _serve(home: Path, environ: dict[str, str], store_url: str) -> subprocess.Po
     env.pop("THOUGHTLINE_CONFIG", None)
     home.mkdir(parents=True)
     return subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,9 +10,11 @@ import click
 
 from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
+from thoughtline.config import thoughtline_home
 
 if TYPE_CHECKING:
     from thoughtline.server.app import DaemonServer
+    from thoughtline.store.base import Store
 
 
 @click.command("serve")
@@ -27,8 +29,14 @@ if TYPE_CHECKING:
 @click.option(
     "--token",
     envvar="THOUGHTLINE_TOKEN",
-    help="Bearer token every /v1 request must carry (env THOUGHTLINE_TOKEN). "
-    "Required to listen on a non-loopback address.",
+    help="Bearer token every /v1 request must carry (env THOUGHTLINE_TOKEN). Without it, "
+    "a token is generated once and kept in $THOUGHTLINE_HOME/daemon.token.",
+)
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Serve without a token (loopback only): every local account can then read runs "
+    "and start runs on your keys.",
 )
 @click.option(
     "--operator-token",
@@ -54,11 +62,16 @@ def serve_command(
     host: str,
     port: int,
     token: str | None,
+    no_token: bool,
     operator_token: str | None,
     cors_origins: tuple[str, ...],
     allowed_hosts: tuple[str, ...],
 ) -> None:
     """Serve runs over HTTP: /v1 JSON API, SSE live events, the web page.
+
+    Every /v1 request carries a bearer token: --token (or THOUGHTLINE_TOKEN), else one
+    generated on first use and kept in $THOUGHTLINE_HOME/daemon.token (0600). The page's
+    address is printed with the token after '#', which browsers never send to a server.
 
     Requests naming another Host are refused (a web page could otherwise reach a
     loopback daemon through a hostname it points at 127.0.0.1); on 0.0.0.0 or :: any
@@ -66,6 +79,7 @@ def serve_command(
     """
     from thoughtline.server.app import DaemonServer, bind_socket, is_loopback
     from thoughtline.server.daemon import Daemon, ServerSettings
+    from thoughtline.server.daemon_token import token_file
     from thoughtline.server.guard import normalize_allowed_host
 
     token = token or None
@@ -74,6 +88,10 @@ def serve_command(
     names = [name for name in (*from_env, *allowed_hosts) if name.strip()]
     for name in names:
         normalize_allowed_host(name)  # a bad value stops here, with what is allowed
+    if no_token and token is not None:
+        click.echo("thoughtline: --no-token and --token (or THOUGHTLINE_TOKEN) "
+                   "contradict each other; give one.", err=True)  # fmt: skip
+        sys.exit(2)
     if not is_loopback(host) and token is None:
         click.echo(
             f"thoughtline: refusing to listen on {host} without a token: pass --token "
@@ -81,18 +99,30 @@ def serve_command(
             err=True,
         )
         sys.exit(2)
+    sock = bind_socket(host, port)
+    _config, store, runtime = open_runtime()
+    # After the store opened: a home whose database is damaged is left as it was.
+    generated = None if token is not None or no_token else _generated_token(store)
     settings = ServerSettings(
         host=host,
         port=port,
-        token=token,
+        token=token or generated,
         operator_token=operator_token,
         cors_origins=cors_origins,
         allowed_hosts=tuple(dict.fromkeys(name.strip() for name in names)),
     )
-    sock = bind_socket(host, port)
-    _config, store, runtime = open_runtime()
     server = DaemonServer(Daemon(runtime=runtime, store=store, settings=settings), sock)
     click.echo(f"thoughtline: serving on {server.url} (API {server.url}/v1, Ctrl-C to stop)")
+    if generated is not None:
+        # The one place the token is shown: in the fragment, which no request carries.
+        click.echo(f"thoughtline: open {server.url}/#token={generated} (the token is kept in "
+                   f"{token_file(thoughtline_home())})")  # fmt: skip
+    elif no_token:
+        click.echo(
+            "thoughtline: warning: serving without a token: every account on this machine "
+            "can read the runs and their reasoning, and start runs on your API keys.",
+            err=True,
+        )
     sys.stdout.flush()
     load_what_serving_uses(server)
     freeze_startup_heap()
@@ -101,6 +131,16 @@ def serve_command(
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C once the shutdown is complete
         click.echo("thoughtline: daemon stopped.", err=True)
         sys.exit(130)
+
+
+def _generated_token(store: Store) -> str:
+    from thoughtline.server.daemon_token import load_or_create_token
+
+    try:
+        return load_or_create_token(thoughtline_home())
+    except BaseException:
+        store.close()
+        raise
 
 
 def load_what_serving_uses(server: DaemonServer) -> None:

@@ -1,7 +1,8 @@
 """The ASGI application and the server that runs it.
 
 :func:`create_app` wires the API, error handlers, the request guard (Host allow-list,
-cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS
+cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS,
+the headers that keep the page from being framed (:mod:`thoughtline.server.page_headers`)
 and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
 with uvicorn on a pre-bound socket and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
@@ -35,6 +36,7 @@ from thoughtline.server.daemon import Daemon, body_limit
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
+from thoughtline.server.page_headers import PageHeaders
 from thoughtline.server.sse import ServerSend
 
 logger = logging.getLogger(__name__)
@@ -135,7 +137,7 @@ def create_app(daemon: Daemon) -> FastAPI:
     )
     app.state.daemon = daemon
     app.state.tokens = Tokens(access=settings.token, operator=settings.operator_token)
-    install_error_handlers(app)
+    install_error_handlers(app, observe=daemon.note_store_error)
     app.include_router(router)
 
     @app.get("/", include_in_schema=False, response_model=None)
@@ -175,6 +177,8 @@ def create_app(daemon: Daemon) -> FastAPI:
         ),
         cors_origins=settings.cors_origins,
     )
+    # Around everything, so refusals carry the page's headers too.
+    app.add_middleware(PageHeaders)
     return app
 
 

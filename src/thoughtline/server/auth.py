@@ -1,7 +1,8 @@
 """Bearer tokens: an access token for every ``/v1`` route, an operator token for the
 trace layers that can hold reasoning or raw provider traffic.
 
-- No access token configured: ``/v1`` is open (the daemon only binds loopback then).
+- No access token configured (``serve --no-token``, loopback only): ``/v1`` is open.
+  ``serve`` otherwise always has one, given or generated (``daemon_token.py``).
 - The operator token also counts as access.
 - No operator token configured: whoever has access may read every trace layer.
 

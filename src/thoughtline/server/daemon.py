@@ -1,6 +1,13 @@
 """The daemon's state: one runtime and store, the runs it executes (through a
 :class:`~thoughtline.runtime.background.RunManager` on its loop), the live event hub,
-periodic retention and graceful shutdown."""
+periodic retention and graceful shutdown.
+
+**A damaged store.** SQLite reports damage only when it reads a damaged page, and may
+still append to the WAL of a file whose pages are garbage. So the first damage the store
+reports (:meth:`Daemon.note_store_error`, fed by the error handlers and the daemon's own
+background work) latches: from then on the daemon writes nothing (no new run, no cancel,
+no retention, no recovery of other processes' runs) and says why with a 503, until it
+is restarted on a sound file."""
 
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from thoughtline.server.events import (
 )
 from thoughtline.server.schemas import RunCreate
 from thoughtline.server.stored_runs import StoredRunFolds
-from thoughtline.store.base import Store
+from thoughtline.store.base import Store, StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +86,8 @@ class Daemon:
     announcements: Announcements = field(init=False)
     folds: StoredRunFolds = field(init=False)
     """Runs executing in other processes, folded from the store (stored_runs.py)."""
+    store_damage: StoreError | None = field(init=False, default=None)
+    """The damage the store reported first; once set, nothing is written to it."""
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -103,9 +112,12 @@ class Daemon:
     async def _purge(self) -> None:
         # In a thread: a purge deletes (and zeroes) whole layers and may wait for another
         # process's write lock, and clients must be answered meanwhile.
+        if self.store_damage is not None:
+            return
         try:
             purged = await asyncio.to_thread(self.runtime.purge_if_due)
-        except Exception:  # retention must never take the daemon down
+        except Exception as exc:  # retention must never take the daemon down
+            self.note_store_error(exc)
             logger.exception("applying trace retention failed")
             return
         if purged:
@@ -136,11 +148,33 @@ class Daemon:
         await asyncio.to_thread(self.announcements.stop)
         self.store.close()
 
+    # -- a damaged store --------------------------------------------------------------
+    def note_store_error(self, error: BaseException) -> None:
+        """Latch the first damage the store reports (other store errors pass: a full
+        disk or a lock can clear, damage does not)."""
+        if self.store_damage is not None:
+            return
+        if isinstance(error, StoreError) and error.problem == "damaged":
+            self.store_damage = error
+            logger.error("the store is damaged; writing nothing more to it: %s", error.message)
+
+    def refuse_writes_if_damaged(self) -> None:
+        """503 ``STORE_UNAVAILABLE`` once the store was found damaged."""
+        if self.store_damage is not None:
+            raise ApiError(
+                503,
+                "STORE_UNAVAILABLE",
+                "This daemon found its database damaged and writes nothing more to it; "
+                "restart it on a sound file. "
+                f"{self.store_damage.message}",
+            )
+
     # -- runs ------------------------------------------------------------------------
     async def start_run(self, body: RunCreate) -> Run:
         """Prepare (raising ThoughtlineError for bad input) and start executing."""
         if self.closing.is_set():
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
+        self.refuse_writes_if_damaged()
         spec = spec_from_roles(
             body.request,
             list(body.roles or []),
@@ -161,7 +195,13 @@ class Daemon:
             )
         except RunManagerClosed:
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
+        handle.task.add_done_callback(self._ended)
         return handle.run
+
+    def _ended(self, task: asyncio.Task[Run]) -> None:
+        # A run that stopped on a store error (RunManager logs it) tells about damage too.
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self.note_store_error(error)
 
     def _started(self, handle: ManagedRun) -> None:
         self.hub.open(handle.run_id, handle.run.snapshot())
@@ -207,6 +247,7 @@ class Daemon:
         ]
 
     async def cancel(self, run_id: str) -> None:
+        self.refuse_writes_if_damaged()
         channel = self.hub.get(run_id)
         if channel is not None:
             if channel.finished:

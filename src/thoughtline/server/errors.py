@@ -8,6 +8,7 @@ anything unexpected (500, logged, never with internals in the message).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -89,6 +90,11 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _thoughtline_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ThoughtlineError)
+    observe: Callable[[ThoughtlineError], None] | None = getattr(
+        request.app.state, "observe_error", None
+    )
+    if observe is not None:
+        observe(exc)
     status = _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
     return error_response(status, exc.code, exc.message)
 
@@ -139,7 +145,12 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(
+    app: FastAPI, observe: Callable[[ThoughtlineError], None] | None = None
+) -> None:
+    """Answer every error in one shape; ``observe`` sees each thoughtline error first
+    (the daemon learns from it that its store is damaged)."""
+    app.state.observe_error = observe
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(ThoughtlineError, _thoughtline_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -329,7 +329,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 ended_checks = 0
             elif now >= next_check:
                 next_check = now + 1.0
-                if now >= next_recover:
+                if now >= next_recover and daemon.store_damage is None:
                     next_recover = now + settings.recover_interval_s
                     # Marking a dead owner's runs writes: it may wait for another
                     # process's write lock.

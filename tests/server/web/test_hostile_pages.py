@@ -141,3 +141,24 @@ def test_the_daemons_own_page_may_post(page: Page, start_daemon: StartDaemon) ->
         )
         assert status == 202, origin
     assert len(daemon.client().get("/v1/runs").json()["runs"]) == 2
+
+
+def test_another_site_cannot_frame_the_page(
+    page: Page, daemon: LiveDaemon, attacker: dict[str, str]
+) -> None:
+    """A page of another origin that frames the daemon's page (to overlay Start or
+    Cancel) gets an empty frame: the page says ``frame-ancestors 'none'``."""
+    attacker["/frame"] = (
+        f"<iframe id='daemon' src='{daemon.url}/' onload='window.daemonLoaded = true'></iframe>"
+        f"<iframe id='own' src='{attacker['origin']}/framed'></iframe>"
+    )
+    attacker["/framed"] = "<p id='mine'>a page of the same site, which may be framed</p>"
+    page.goto(f"{attacker['origin']}/frame")
+    page.wait_for_function("window.daemonLoaded === true")  # loaded, or refused
+    own = page.frame_locator("#own")
+    # The control: framing itself works, so an empty daemon frame is the policy's doing.
+    assert own.locator("#mine").text_content() is not None
+    framed = page.frame_locator("#daemon")
+    assert framed.locator("[data-testid=run-form]").count() == 0
+    frames = [frame for frame in page.frames if frame.url.startswith(daemon.url)]
+    assert all(frame.locator("[data-testid=run-form]").count() == 0 for frame in frames)

@@ -1,5 +1,5 @@
-// The daemon's JSON API: bearer token handling (sessionStorage) and error bodies
-// ({"error": {"code", "message"}}).
+// The daemon's JSON API: bearer token handling (from the address's fragment, then
+// sessionStorage) and error bodies ({"error": {"code", "message"}}).
 
 const TOKEN_KEY = "thoughtline.token";
 
@@ -45,6 +45,18 @@ export function setToken(token) {
   } catch {
     // Storage unavailable (private mode): the token lives only as long as this call chain.
   }
+}
+
+/**
+ * Take the token `thoughtline serve` prints in the page's address (`/#token=…`): keep it
+ * for this tab and remove it from the address bar and history, so it is not bookmarked,
+ * shared or shown. Call before the first request.
+ */
+export function adoptTokenFromAddress() {
+  if (!location.hash.startsWith("#token=")) return;
+  const token = new URLSearchParams(location.hash.slice(1)).get("token");
+  history.replaceState(history.state, "", `${location.pathname}${location.search}`);
+  if (token) setToken(token);
 }
 
 /** Headers every /v1 call carries. */

@@ -1,7 +1,7 @@
 // Wires the page: the runs list (refreshed), the new-run form, the token dialog and a
 // hash router (#/runs/<id> and #/runs/<id>/trace).
 
-import { api, getToken, setToken, setTokenPrompt } from "./api.js";
+import { adoptTokenFromAddress, api, getToken, setToken, setTokenPrompt } from "./api.js";
 import { h, statusBadge, timeElement } from "./dom.js";
 import { RunView } from "./runview.js";
 
@@ -14,6 +14,8 @@ const connection = /** @type {HTMLElement} */ (document.querySelector("[data-tes
 const form = /** @type {HTMLFormElement} */ (document.getElementById("run-form"));
 const formError = /** @type {HTMLElement} */ (document.querySelector("[data-testid=form-error]"));
 const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("token-dialog"));
+
+adoptTokenFromAddress();
 
 /** @type {RunView | null} */
 let view = null;
