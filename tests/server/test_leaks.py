@@ -4,6 +4,8 @@ any response."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import CANARY_KEY
@@ -55,6 +57,12 @@ def test_reasoning_canary_only_where_the_mode_displays_it(
     assert snapshot["tasks"][0]["reasoning_notice"]
     assert CANARY.encode() not in responses[3].content  # the answer layer
     assert (CANARY.encode() in responses[2].content) is (mode in RECORDS)
+    # A hidden task carries nothing derived from the reasoning it dropped: not even when
+    # it came (DeepSeek and Anthropic send reasoning first in this transcript).
+    first_reasoning = snapshot["tasks"][0]["timings"]["first_reasoning_ms"]
+    assert (first_reasoning is None) is (mode == "hidden")
+    timed = [body for body in bodies if re.search(rb'"first_reasoning_ms":\s*[0-9]', body)]
+    assert (timed == []) is (mode == "hidden")
     for body in bodies:
         assert CANARY_KEY.encode() not in body
     assert CANARY_KEY.encode() not in all_bytes_under(daemon.home)
