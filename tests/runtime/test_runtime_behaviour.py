@@ -14,7 +14,7 @@ from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, make_runtime
 from tests.support import untimed_deltas
 from thoughtline.errors import ProviderError, ThoughtlineError
 from thoughtline.event_log import from_records, to_records
-from thoughtline.run_events import TaskReasoningDelta
+from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
 from thoughtline.runtime.runner import RunEvent
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
@@ -271,6 +271,30 @@ async def test_cancellation_keeps_what_arrived(
     assert stored is not None
     assert stored.status == "cancelled"
     assert [e.type for e in store.trace(run.id)][-1] == "run.cancelled"
+    store.close()
+
+
+async def test_a_task_cancelled_before_it_started_says_no_model_was_called(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.pace_s = 0.05
+    sim.script(Transcript(answer="y" * 400, chunk_chars=4))
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    first, second = one_task("a"), one_task("b", after=("a",))
+    run = runtime.prepare(RunSpec(request="x", tasks=(first, second)), explicit_mode="surface")
+
+    def observer(event: RunEvent) -> None:
+        if isinstance(event, TaskAnswerDelta):
+            runtime.cancel(run.id)
+
+    final = await asyncio.wait_for(runtime.execute(run, observer=observer), timeout=30)
+    started, waiting = final.tasks
+    assert (started.status, started.reasoning_status) == ("cancelled", "interrupted")
+    assert (waiting.status, waiting.reasoning_status) == ("cancelled", "not_applicable")
+    assert waiting.reasoning_notice == (
+        "The run was cancelled before this task started, so no model was called."
+    )
+    assert len(sim.requests) == 1
     store.close()
 
 
