@@ -36,6 +36,7 @@ from thoughtline.requests import (
     max_output_tokens_problem,
     temperature_problem,
 )
+from thoughtline.tools.settings import SERVER_KEYS, parse_server
 
 _Choice = TypeVar("_Choice", bound=str)
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -149,6 +150,7 @@ class ConfigValidator:
             "telemetry",
             "store",
             "timeouts",
+            "mcp_servers",
         )
         for name in data:
             if name not in top_allowed:
@@ -276,6 +278,19 @@ class ConfigValidator:
                 raise self.fail(f"roles.{name}.prompt", "missing: a role needs its persona prompt")
             roles[name] = prompt
 
+        servers_raw = data.get("mcp_servers", {})
+        if not isinstance(servers_raw, dict):
+            raise self.fail(
+                "mcp_servers",
+                "wrong type: must be a table of [mcp_servers.NAME] sections, "
+                f"got {describe_value(servers_raw)}",
+            )
+        mcp_servers = {}
+        for name, value in servers_raw.items():
+            server_table = self.table({name: value}, f"mcp_servers.{name}", SERVER_KEYS)
+            mcp_servers[name] = parse_server(name, server_table, str(self.path), self.fail)
+            self.sources[f"mcp_servers.{name}"] = str(self.path)
+
         trace = self.table(data, "trace", ("provider_raw", "retention"))
         provider_raw = self.boolean(trace, "trace.provider_raw", False)
         retention_raw = self.table(
@@ -329,6 +344,7 @@ class ConfigValidator:
             telemetry_capture_content=capture,
             timeouts=timeouts,
             roles=roles,
+            mcp_servers=mcp_servers,
             sources=self.sources,
         )
 

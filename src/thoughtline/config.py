@@ -29,6 +29,7 @@ from thoughtline.requests import (
     Effort,
     GenerationSettings,
 )
+from thoughtline.tools.settings import McpServerSettings
 
 WORKER_BACKENDS: tuple[WorkerBackend, ...] = ("provider", "inline")
 STORES = ("sqlite", "postgres")
@@ -79,6 +80,8 @@ class Config:
     timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
     """``[timeouts]``: only the keys the file sets (defaults live with the transport)."""
     roles: Mapping[str, str] = field(default_factory=dict)
+    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
+    """``[mcp_servers.NAME]``: tool servers by name (started only when used)."""
     sources: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -54,6 +54,10 @@ ErrorCode: TypeAlias = Literal[
     "EXTRA_MISSING",
     "TELEMETRY_UNAVAILABLE",
     "INTERNAL_ERROR",
+    # tool servers (MCP)
+    "TOOL_SERVER_UNAVAILABLE",
+    "TOOL_NOT_FOUND",
+    "TOOL_TIMEOUT",
     # daemon (HTTP API)
     "REQUEST_INVALID",
     "JSON_INVALID",

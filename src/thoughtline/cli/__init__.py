@@ -61,6 +61,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp": ("thoughtline.cli.mcp_command", "mcp_command", "An MCP server over stdio."),
     "acp": ("thoughtline.cli.acp_command", "acp_command", "An ACP agent over stdio."),
     "store": ("thoughtline.cli.store_command", "store_group", "Copy the store into PostgreSQL."),
+    "tools": (
+        "thoughtline.cli.tools_command",
+        "tools_command",
+        "The configured MCP servers and their tools.",
+    ),
 }
 
 
@@ -70,6 +75,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "serve": ("server", ("fastapi", "uvicorn")),
     "mcp": ("mcp", ("mcp",)),
     "acp": ("acp", ("acp",)),
+    "tools": ("mcp", ("mcp",)),
 }
 
 

@@ -1,0 +1,254 @@
+"""A connection to one MCP server, through the official ``mcp`` client: start it (stdio)
+or reach it (Streamable HTTP), list its tools, call one, stop it.
+
+Every way a server can fail ends in one sentence with a stable code, never a traceback:
+a server that does not start or dies (``TOOL_SERVER_UNAVAILABLE``, with the tail of what
+it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``), a tool it does
+not have (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a result, not an
+exception: the model is told, and the loop goes on. Results are cut at
+``max_result_chars`` and marked so.
+
+A stdio server lives exactly as long as the ``async with`` block: the client stops it
+(stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import tempfile
+from collections.abc import Collection, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import IO, Any, Final
+
+from thoughtline.errors import ThoughtlineError
+from thoughtline.tools.environment import server_environment
+from thoughtline.tools.settings import McpServerSettings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_START_TIMEOUT_S: Final = 30.0
+DEFAULT_MAX_RESULT_CHARS: Final = 100_000
+_STDERR_TAIL_CHARS: Final = 2_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInfo:
+    """One tool a server lists. ``destructive`` is what its annotations say
+    (``destructiveHint`` on a tool not marked read-only); a tool without annotations is
+    not called destructive."""
+
+    server: str
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=dict)
+    read_only: bool = False
+    destructive: bool = False
+
+    @property
+    def spec(self) -> str:
+        """``SERVER.TOOL``, as ``--tool`` and ``[roles.NAME] tools`` name it."""
+        return f"{self.server}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutcome:
+    """What one call returned: ``text`` for the model (cut to the limit when
+    ``truncated``), ``is_error`` when the tool failed, and ``error_code`` when it could
+    not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)."""
+
+    text: str
+    is_error: bool = False
+    truncated: bool = False
+    error_code: str | None = None
+
+
+class McpConnection:
+    """``async with McpConnection(settings, environ=..., secrets=...) as server:`` then
+    ``server.tools`` and ``await server.call(name, arguments)``.
+
+    ``secrets`` are the credential values thoughtline loaded: a stdio server's
+    environment may hold none of them (see :mod:`thoughtline.tools.environment`)."""
+
+    def __init__(
+        self,
+        settings: McpServerSettings,
+        *,
+        environ: Mapping[str, str],
+        secrets: Collection[str] = (),
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    ) -> None:
+        self.settings = settings
+        self._environ = environ
+        self._secrets = secrets
+        self._start_timeout_s = start_timeout_s
+        self._max_result_chars = max_result_chars
+        self._stack = AsyncExitStack()
+        self._stderr: IO[str] | None = None
+        self._client: Any = None
+        self.tools: tuple[ToolInfo, ...] = ()
+
+    async def __aenter__(self) -> McpConnection:
+        # Imported here: the mcp client costs half a second to import, and most commands
+        # never start a tool server.
+        from mcp import Client
+
+        settings = self.settings
+        transport = self._transport()
+        error: ThoughtlineError | None = None
+        try:
+            async with asyncio.timeout(self._start_timeout_s):
+                self._client = await self._stack.enter_async_context(
+                    Client(transport, raise_exceptions=True)
+                )
+                listed = await self._client.list_tools()
+        except TimeoutError:
+            error = self._unavailable(f"did not answer within {self._start_timeout_s:g} s")
+        except Exception as exc:  # the SDK's and the transport's errors, in task groups
+            error = self._unavailable(f"did not start ({_reason(exc)})")
+        if error is not None:  # read its stderr before stopping it closes the file
+            await self._close()
+            raise error
+        self.tools = tuple(
+            ToolInfo(
+                server=settings.name,
+                name=tool.name,
+                description=tool.description or "",
+                input_schema=dict(tool.input_schema or {}),
+                read_only=bool(tool.annotations and tool.annotations.read_only_hint),
+                destructive=bool(
+                    tool.annotations
+                    and not tool.annotations.read_only_hint
+                    and tool.annotations.destructive_hint
+                ),
+            )
+            for tool in listed.tools
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._close()
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
+    ) -> ToolOutcome:
+        """Call the tool ``name``; never raises for what the server or the tool did."""
+        if all(tool.name != name for tool in self.tools):
+            return ToolOutcome(
+                text=f"The server {self.settings.name} has no tool {name!r}.",
+                is_error=True,
+                error_code="TOOL_NOT_FOUND",
+            )
+        try:
+            async with asyncio.timeout(timeout_s):
+                result = await self._client.call_tool(name, dict(arguments))
+        except TimeoutError:
+            return ToolOutcome(
+                text=f"The tool {self.settings.name}.{name} did not answer within "
+                f"{timeout_s:g} s ([timeouts] tool).",
+                is_error=True,
+                error_code="TOOL_TIMEOUT",
+            )
+        except Exception as exc:  # the server died or broke the protocol mid-call
+            return ToolOutcome(
+                text=self._unavailable(f"failed during the call ({_reason(exc)})").message,
+                is_error=True,
+                error_code="TOOL_SERVER_UNAVAILABLE",
+            )
+        text = _result_text(result)
+        truncated = len(text) > self._max_result_chars
+        if truncated:
+            text = (
+                text[: self._max_result_chars]
+                + f"\n[result cut at {self._max_result_chars:,} of {len(text):,} characters]"
+            )
+        return ToolOutcome(text=text, is_error=bool(result.is_error), truncated=truncated)
+
+    def _transport(self) -> Any:
+        settings = self.settings
+        if settings.command is not None:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            env = server_environment(settings, self._environ, self._secrets)
+            self._stderr = self._stack.enter_context(
+                tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the exit stack)
+            )
+            params = StdioServerParameters(
+                command=settings.command, args=list(settings.args), env=env, cwd=settings.cwd
+            )
+            return stdio_client(params, errlog=self._stderr)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(
+            headers=settings.expanded_headers(self._environ),
+            timeout=httpx2.Timeout(self._start_timeout_s),
+            trust_env=False,  # only loopback and configured URLs; no netrc, no proxies here
+        )
+        self._stack.push_async_callback(http.aclose)
+        assert settings.url is not None
+        return streamable_http_client(settings.url, http_client=http)
+
+    async def _close(self) -> None:
+        try:
+            await self._stack.aclose()
+        except Exception as exc:  # a server that broke the protocol on the way out is gone
+            logger.debug("closing MCP server %s: %s", self.settings.name, _reason(exc))
+        finally:
+            self._client = None
+
+    def _unavailable(self, what: str) -> ThoughtlineError:
+        settings = self.settings
+        message = f"The MCP server {settings.name} ({settings.describe()}) {what}."
+        tail = self._stderr_tail()
+        if tail:
+            message += f" Its last output: {tail}"
+        return ThoughtlineError("TOOL_SERVER_UNAVAILABLE", message)
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0, 2)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - _STDERR_TAIL_CHARS))
+            return " ".join(self._stderr.read().split())
+        except (OSError, ValueError):
+            return ""
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a (possibly grouped) failure, in a few words."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())[:300]
+
+
+def _result_text(result: Any) -> str:
+    """The text the model gets: text blocks joined; other blocks named; structured
+    content as JSON when there is no text."""
+    pieces: list[str] = []
+    for block in result.content or ():
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            pieces.append(block.text)
+        elif kind in ("image", "audio"):
+            pieces.append(f"[{kind}: {getattr(block, 'mime_type', '') or 'data'}]")
+        elif kind == "resource_link":
+            pieces.append(f"[resource: {getattr(block, 'uri', '')}]")
+        else:
+            pieces.append(f"[{kind or 'content'}]")
+    if not pieces and result.structured_content is not None:
+        pieces.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return "\n".join(pieces)

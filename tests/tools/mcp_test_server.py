@@ -1,0 +1,72 @@
+"""A small MCP server for the tests, built with the official ``mcp`` SDK.
+
+``python mcp_test_server.py`` serves over stdio; ``python mcp_test_server.py http PORT
+TOKEN`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``, answering only requests
+that carry ``Authorization: Bearer TOKEN``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("thoughtline-test-server")
+
+
+@server.tool()
+def environment() -> str:
+    """The server's whole environment, as JSON."""
+    return json.dumps(dict(os.environ))
+
+
+@server.tool()
+def repeat(text: str, times: int) -> str:
+    """``text`` repeated ``times`` times."""
+    return text * times
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Answer after ``seconds``."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "slept"
+
+
+@server.tool()
+def die() -> str:
+    """Exit at once, mid-call."""
+    os._exit(3)
+
+
+def _guarded(app: Any, token: str) -> Any:
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["http"]:
+        import uvicorn
+
+        port, token = int(sys.argv[2]), sys.argv[3]
+        uvicorn.run(
+            _guarded(server.streamable_http_app(), token),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    else:
+        server.run()

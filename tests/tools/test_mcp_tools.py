@@ -1,0 +1,298 @@
+"""Tool servers over MCP: real servers from the package index (``mcp-server-time``,
+``mcp-server-git``) and a server built with the ``mcp`` SDK, over stdio and Streamable
+HTTP on 127.0.0.1; what a run may call of them; and every way one can fail."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.cli.test_run_cli import thoughtline
+from tests.conftest import CANARY_KEY
+from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.tools.mcp_client import McpConnection
+from thoughtline.tools.settings import McpServerSettings
+
+pytestmark = pytest.mark.slow  # every test starts server processes
+
+TEST_SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _config(home: Path, text: str) -> None:
+    (home.parent / "thoughtline.toml").write_text(text)
+
+
+def _git_repository(path: Path) -> Path:
+    path.mkdir()
+    for args in (
+        ["init", "-q"],
+        [
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first commit",
+        ],
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    return path
+
+
+def test_tools_lists_real_servers_and_what_a_run_may_call(
+    home: Path, environ: dict[str, str], tmp_path: Path
+) -> None:
+    repository = _git_repository(tmp_path / "repo")
+    _config(
+        home,
+        f"""
+[mcp_servers.time]
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcp_server_time"]
+
+[mcp_servers.git]
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcp_server_git", "--repository", {json.dumps(str(repository))}]
+allow = ["git_status", "git_log", "git_reset"]
+""",
+    )
+    result = thoughtline(home, environ, "tools", "--json")
+    assert result.returncode == 0, result.stderr
+    servers = {server["name"]: server for server in json.loads(result.stdout)["servers"]}
+    assert servers["time"]["error"] is None
+    time_tools = {tool["name"]: tool for tool in servers["time"]["tools"]}
+    assert set(time_tools) == {"get_current_time", "convert_time"}
+    assert all(tool["allowed"] and tool["read_only"] for tool in time_tools.values())
+    git_tools = {tool["name"]: tool for tool in servers["git"]["tools"]}
+    assert {name for name, tool in git_tools.items() if tool["allowed"]} == {
+        "git_status",
+        "git_log",
+    }
+    # Listed in allow, but annotated destructive: not without allow_destructive.
+    assert git_tools["git_reset"]["destructive"] and not git_tools["git_reset"]["allowed"]
+
+    human = thoughtline(home, environ, "tools")
+    assert human.returncode == 0, human.stderr
+    assert "time.get_current_time" in human.stdout and "git.git_reset" in human.stdout
+
+
+async def test_a_stdio_server_sees_its_own_variables_and_never_a_provider_key(
+    environ: dict[str, str],
+) -> None:
+    settings = McpServerSettings(
+        name="probe",
+        command=sys.executable,
+        args=(TEST_SERVER,),
+        env={"PROBE_MARK": "mark-1", "FROM_ENV": "${PROBE_SOURCE}"},
+    )
+    everything = {**environ, "PROBE_SOURCE": "from-the-environment", "PATH": "/usr/bin:/bin"}
+    async with McpConnection(settings, environ=everything, secrets=[CANARY_KEY]) as server:
+        outcome = await server.call("environment", {}, timeout_s=10)
+    seen = json.loads(outcome.text)
+    assert seen["PROBE_MARK"] == "mark-1"
+    assert seen["FROM_ENV"] == "from-the-environment"
+    assert CANARY_KEY not in outcome.text
+    assert not any(name.endswith("_API_KEY") for name in seen)
+    assert not any(name.endswith("_BASE_URL") for name in seen)
+
+
+async def test_a_section_that_would_hand_over_a_provider_key_is_refused(
+    environ: dict[str, str],
+) -> None:
+    settings = McpServerSettings(
+        name="leaky",
+        command=sys.executable,
+        args=(TEST_SERVER,),
+        env={"TOKEN": "${OPENAI_API_KEY}"},
+        source="thoughtline.toml",
+    )
+    with pytest.raises(
+        ConfigError, match=r"mcp_servers\.leaky\.env\.TOKEN: would hand a provider key"
+    ):
+        async with McpConnection(settings, environ=environ, secrets=[CANARY_KEY]):
+            pass
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, str]]:
+    """The test server over Streamable HTTP on 127.0.0.1, and the token it requires."""
+    port, token = _free_port(), "http-token-5d1c0a9e"
+    process = subprocess.Popen(
+        [sys.executable, TEST_SERVER, "http", str(port), token],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx2.get(url, timeout=1)
+                break
+            except httpx2.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the test MCP server did not start") from None
+                time.sleep(0.05)
+        yield url, token
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_streamable_http_server_with_a_header_from_the_environment(
+    home: Path, environ: dict[str, str], http_server: tuple[str, str]
+) -> None:
+    url, token = http_server
+    _config(
+        home,
+        f"""
+[mcp_servers.remote]
+url = "{url}"
+headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
+""",
+    )
+    listed = thoughtline(home, {**environ, "REMOTE_TOKEN": token}, "tools", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (server,) = json.loads(listed.stdout)["servers"]
+    assert server["transport"] == "http"
+    assert {tool["name"] for tool in server["tools"]} == {"environment", "repeat", "sleep", "die"}
+    assert server["header_names"] == ["Authorization"]
+    assert token not in listed.stdout + listed.stderr
+
+    unset = thoughtline(home, environ, "tools")
+    assert unset.returncode == 2
+    assert "mcp_servers.remote.headers.Authorization: uses ${REMOTE_TOKEN}" in unset.stderr
+
+    refused = thoughtline(home, {**environ, "REMOTE_TOKEN": "wrong"}, "tools", "--json")
+    assert refused.returncode == 1
+    (server,) = json.loads(refused.stdout)["servers"]
+    assert server["error"]["code"] == "TOOL_SERVER_UNAVAILABLE"
+    assert "Bearer wrong" not in refused.stdout + refused.stderr  # header values never shown
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "not valid JSON (line 1"),
+        ('{"servers_list": {}}', 'no "mcpServers" object'),
+        ('{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}', "legacy SSE"),
+        ('{"mcpServers": {"both": {"command": "x", "url": "http://127.0.0.1:1/mcp"}}}', "not both"),
+        ('{"mcpServers": {"bad name": {"command": "x"}}}', "not a valid server name"),
+    ],
+    ids=["malformed", "no-servers", "sse", "command-and-url", "bad-name"],
+)
+def test_a_bad_mcp_json_is_one_sentence_and_exit_2(
+    home: Path, environ: dict[str, str], content: str, needle: str
+) -> None:
+    path = home.parent / "mcp.json"
+    path.write_text(content)
+    result = thoughtline(home, environ, "tools", "--mcp-config", str(path))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"thoughtline: {path}"), result.stderr
+    assert needle in lines[0]
+
+
+def test_an_mcp_json_adds_servers_and_a_duplicate_name_is_refused(
+    home: Path, environ: dict[str, str]
+) -> None:
+    path = home.parent / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "probe": {"command": sys.executable, "args": [TEST_SERVER]},
+                    "off": {"command": "/no/such", "disabled": True},
+                }
+            }
+        )
+    )
+    listed = thoughtline(home, environ, "tools", "--json", "--mcp-config", str(path))
+    assert listed.returncode == 0, listed.stderr
+    assert [server["name"] for server in json.loads(listed.stdout)["servers"]] == ["probe"]
+    _config(home, f"[mcp_servers.probe]\ncommand = {json.dumps(sys.executable)}\n")
+    twice = thoughtline(home, environ, "tools", "--mcp-config", str(path))
+    assert twice.returncode == 2
+    assert "'probe' is defined twice" in twice.stderr
+
+
+def test_a_server_that_does_not_start_shows_what_it_said(
+    home: Path, environ: dict[str, str]
+) -> None:
+    script = "import sys; sys.stderr.write('cannot open the index at /nowhere\\n'); sys.exit(3)"
+    _config(
+        home,
+        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = ["-c", {json.dumps(script)}]\n',
+    )
+    result = thoughtline(home, environ, "tools")
+    assert result.returncode == 1
+    assert "TOOL_SERVER_UNAVAILABLE" in result.stdout
+    assert "The MCP server broken" in result.stderr
+    assert "cannot open the index at /nowhere" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ('command = "x"\nurl = "http://127.0.0.1:1/mcp"', "mcp_servers.s: give either command"),
+        ('command = "x"\nheaders = { A = "b" }', "mcp_servers.s.headers: does not apply"),
+        ('url = "ftp://x"', "mcp_servers.s.url: must be an http:// or https:// URL"),
+        ('command = "x"\nport = 3', "mcp_servers.s.port: unknown key"),
+        ('command = "x"\nargs = "one"', "mcp_servers.s.args: wrong type"),
+    ],
+    ids=["command-and-url", "headers-on-stdio", "bad-url", "unknown-key", "args-not-a-list"],
+)
+def test_config_mistakes_name_the_file_and_the_key(
+    home: Path, environ: dict[str, str], table: str, needle: str
+) -> None:
+    _config(home, f"[mcp_servers.s]\n{table}\n")
+    result = thoughtline(home, environ, "tools")
+    assert result.returncode == 2
+    assert str(home.parent / "thoughtline.toml") in result.stderr
+    assert needle in result.stderr
+
+
+async def test_a_server_that_hangs_a_slow_tool_and_a_death_mid_call() -> None:
+    hangs = McpServerSettings(
+        name="hangs", command=sys.executable, args=("-c", "import time; time.sleep(60)")
+    )
+    with pytest.raises(ThoughtlineError, match="did not answer within 1 s") as raised:
+        async with McpConnection(hangs, environ={}, start_timeout_s=1):
+            pass
+    assert raised.value.code == "TOOL_SERVER_UNAVAILABLE"
+
+    settings = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    async with McpConnection(settings, environ={}, max_result_chars=1000) as server:
+        slow = await server.call("sleep", {"seconds": 30}, timeout_s=0.5)
+        assert (slow.is_error, slow.error_code) == (True, "TOOL_TIMEOUT")
+        big = await server.call("repeat", {"text": "ab", "times": 50_000}, timeout_s=10)
+        assert big.truncated and big.text.startswith("ab" * 500)
+        assert "[result cut at 1,000 of 100,000 characters]" in big.text
+        missing = await server.call("nope", {}, timeout_s=1)
+        assert missing.error_code == "TOOL_NOT_FOUND"
+        died = await server.call("die", {}, timeout_s=10)
+        assert (died.is_error, died.error_code) == (True, "TOOL_SERVER_UNAVAILABLE")
