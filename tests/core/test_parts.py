@@ -1,10 +1,12 @@
 """Messages and responses made of ordered parts; ``ModelResponse.to_message``; who
-produced a carrier."""
+produced a carrier, from the accumulator to the client."""
 
 from __future__ import annotations
 
+import httpx2
 import pytest
 
+from tests.support import anthropic_stream
 from thoughtline.accumulator import ResponseAccumulator, accumulate
 from thoughtline.events import (
     ReasoningDelta,
@@ -19,7 +21,10 @@ from thoughtline.events import (
     ToolCallStart,
 )
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 
 INTERLEAVED: list[StreamEvent] = [
     ReasoningStart(part_id="r0", kind="summary"),
@@ -96,3 +101,58 @@ def test_the_accumulator_stamps_who_produced_carriers_without_changing_equality(
     unstamped = accumulate(INTERLEAVED)
     assert unstamped.reasoning_parts[0].provider is None
     assert stamped == unstamped  # provenance is not content
+
+
+async def test_a_tool_loop_through_the_client_sends_the_signature_back_unchanged() -> None:
+    model = "claude-sonnet-4-6"
+    transcript = Transcript(
+        reasoning=(SimReasoning(kind="summary", text="Need the time.", signature="sig/Ω+=="),),
+        tool_calls=(SimToolCall(call_id="toolu_7", name="now", arguments='{"tz":"UTC"}'),),
+        finish="tool_calls",
+        chunk_chars=4,
+    )
+    bodies: list[bytes] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(request.content)
+        return httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream"},
+            content=anthropic_stream(transcript, model),
+        )
+
+    registry = EndpointRegistry(
+        environ={"ANTHROPIC_BASE_URL": "http://sim.test", "ANTHROPIC_API_KEY": "sk-ant-x"}
+    )
+    client = ProviderClient(
+        registry.resolve("anthropic"),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+    )
+    first = ModelRequest.simple(model, "What time is it?", reasoning=ReasoningRequest(enabled=True))
+    async with client:
+        call = await client.complete(first)
+        history = (
+            *first.messages,
+            call.response.to_message(),
+            Message(
+                role="user",
+                parts=[ToolResultPart(tool_call_id="toolu_7", name="now", content="12:00")],
+            ),
+        )
+        await client.complete(
+            ModelRequest(model=model, messages=history, reasoning=first.reasoning)
+        )
+    second = httpx2.Response(200, content=bodies[1]).json()
+    assert second["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Need the time.", "signature": "sig/Ω+=="},
+                {"type": "tool_use", "id": "toolu_7", "name": "now", "input": {"tz": "UTC"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_7", "content": "12:00"}],
+        },
+    ]
