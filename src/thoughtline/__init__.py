@@ -98,11 +98,15 @@ Providers
     ModelRequest          what is sent: model, system, messages, reasoning, tools
     ReasoningRequest      whether reasoning is asked for, and the effort
     Effort                provider-default, none, minimal, low, medium, high, xhigh, max
-    Message               one message of a request
+    Message               one message of a request: its role and ordered parts
     ToolSpec              a tool the model may call
     ModelResponse         the accumulated result of a call: text, reasoning, usage, finish
+    Part                  any part of a message: text, reasoning, tool call, tool result
+    TextPart              text written by the user or the model
     ReasoningPart         one part of reasoning as it arrived, signatures byte-for-byte
-    ToolCall              one tool call the model made
+    ToolCall              one tool call the model made (a ToolCallPart)
+    ToolCallPart          a tool call as a part of a message
+    ToolResultPart        what a tool call returned, sent back to the model
 
 Stream events (the closed union a provider call yields)
     StreamEvent           the union of the events below
@@ -153,6 +157,7 @@ from thoughtline.events import (
     ToolCallStart,
     Usage,
 )
+from thoughtline.parts import Part, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.records import (
     ChainOfThought,
     ReasoningPartView,
@@ -249,6 +254,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "Orchestrator",
+    "Part",
     "ProviderCall",
     "ProviderClient",
     "ProviderError",
@@ -290,13 +296,16 @@ __all__ = [
     "TaskUsage",
     "TextDelta",
     "TextEnd",
+    "TextPart",
     "TextStart",
     "ThoughtlineError",
     "Timeouts",
     "ToolCall",
     "ToolCallDelta",
     "ToolCallEnd",
+    "ToolCallPart",
     "ToolCallStart",
+    "ToolResultPart",
     "ToolSpec",
     "TraceEvent",
     "TraceLayer",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import assert_never
+from typing import TypeAlias, assert_never
 
 from thoughtline.events import (
     Finish,
@@ -16,7 +16,6 @@ from thoughtline.events import (
     ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
-    ReasoningKind,
     ReasoningStart,
     ResponseStarted,
     StreamError,
@@ -31,26 +30,20 @@ from thoughtline.events import (
     Usage,
     merge_usage,
 )
+from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart
+from thoughtline.requests import Message
+
+__all__ = [
+    "ModelResponse",
+    "ReasoningPart",
+    "ResponseAccumulator",
+    "ToolCall",
+    "accumulate",
+]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReasoningPart:
-    """One reasoning part as the provider returned it. ``complete`` is False when the
-    stream broke before the part closed."""
-
-    kind: ReasoningKind
-    text: str
-    provider_metadata: ProviderMetadata = field(default_factory=dict)
-    complete: bool = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    tool_call_id: str
-    name: str
-    arguments: str
-    provider_metadata: ProviderMetadata = field(default_factory=dict)
-    complete: bool = True
+ToolCall: TypeAlias = ToolCallPart
+"""One tool call the model made (the tool-call part of a response)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,11 +64,23 @@ class ModelResponse:
     """Text the provider marked as a preamble, not the answer (OpenAI Responses
     ``phase: "commentary"``). Kept apart from ``text`` whenever a final answer arrived;
     when none did, the preamble is all there is and stays in ``text`` too."""
+    parts: tuple[Part, ...] = field(default=(), compare=False)
+    """Every text, reasoning and tool-call part in arrival order. ``text``,
+    ``reasoning_parts`` and ``tool_calls`` are views of the same parts.
+
+    Left out of equality: where a wire API gives no order between kinds (a Chat
+    Completions body holds reasoning, content and tool calls in separate fields), a
+    body and its stream arrive in different orders yet say the same thing."""
 
     @property
     def reasoning_text(self) -> str:
         """Reasoning text of every part, joined by blank lines (empty parts skipped)."""
         return "\n\n".join(part.text for part in self.reasoning_parts if part.text)
+
+    def to_message(self) -> Message:
+        """The assistant message to append to a history for the next call: every part
+        in arrival order, carriers byte for byte."""
+        return Message(role="assistant", parts=self.parts)
 
 
 _BLOCK_DELTAS = 512
@@ -114,7 +119,11 @@ class _OpenPart:
 class ResponseAccumulator:
     """Feed events with :meth:`add`; read the result with :meth:`result` at any time."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, provider: str | None = None, model: str | None = None) -> None:
+        # Who the call went to: stamped on reasoning parts and tool calls, whose
+        # carriers are only valid there.
+        self._provider = provider
+        self._requested_model = model
         self._parts: dict[str, _OpenPart] = {}
         self._closed: set[str] = set()
         self._order = 0
@@ -189,11 +198,13 @@ class ResponseAccumulator:
         return part
 
     def result(self) -> ModelResponse:
+        parts: list[Part] = []
         reasoning: list[ReasoningPart] = []
-        tools: list[ToolCall] = []
+        tools: list[ToolCallPart] = []
         texts: list[str] = []
         commentary: list[str] = []
         text_metadata: list[ProviderMetadata] = []
+        provider, model = self._provider, self._requested_model
         for part_id, part in sorted(self._parts.items(), key=lambda item: item[1].order):
             complete = part_id in self._closed
             joined = part.text()
@@ -204,25 +215,30 @@ class ResponseAccumulator:
                     texts.append(joined)
                 if part.metadata:
                     text_metadata.append(dict(part.metadata))
+                parts.append(TextPart(text=joined, provider_metadata=dict(part.metadata)))
             elif part.kind == "tool":
-                tools.append(
-                    ToolCall(
-                        tool_call_id=part.tool_call_id,
-                        name=part.name,
-                        arguments=joined,
-                        provider_metadata=dict(part.metadata),
-                        complete=complete,
-                    )
+                call = ToolCallPart(
+                    tool_call_id=part.tool_call_id,
+                    name=part.name,
+                    arguments=joined,
+                    provider_metadata=dict(part.metadata),
+                    complete=complete,
+                    provider=provider,
+                    model=model,
                 )
+                tools.append(call)
+                parts.append(call)
             else:
-                reasoning.append(
-                    ReasoningPart(
-                        kind=part.kind,  # type: ignore[arg-type]
-                        text=joined,
-                        provider_metadata=dict(part.metadata),
-                        complete=complete,
-                    )
+                thought = ReasoningPart(
+                    kind=part.kind,  # type: ignore[arg-type]
+                    text=joined,
+                    provider_metadata=dict(part.metadata),
+                    complete=complete,
+                    provider=provider,
+                    model=model,
                 )
+                reasoning.append(thought)
+                parts.append(thought)
         answer = "".join(texts)
         preamble = "".join(commentary)
         return ModelResponse(
@@ -237,6 +253,7 @@ class ResponseAccumulator:
             model=self._model,
             text_metadata=tuple(text_metadata),
             commentary=preamble,
+            parts=tuple(parts),
         )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from thoughtline.parts import Part, TextPart
+
 Effort: TypeAlias = Literal[
     "provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"
 ]
@@ -88,10 +90,33 @@ class ReasoningRequest:
     budget_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Message:
+    """One turn of a conversation: its role and its parts, in order.
+
+    ``Message(role="user", content="...")`` is the plain form: the text becomes one
+    :class:`~thoughtline.parts.TextPart`. ``parts=`` takes any parts: an assistant turn
+    with reasoning and tool calls (see ``ModelResponse.to_message``), or a user turn
+    carrying tool results.
+    """
+
     role: Role
-    content: str
+    parts: tuple[Part, ...]
+
+    def __init__(
+        self, *, role: Role, content: str | None = None, parts: Sequence[Part] | None = None
+    ) -> None:
+        if (content is None) == (parts is None):
+            raise TypeError("Message takes either content or parts, not both or neither")
+        object.__setattr__(self, "role", role)
+        object.__setattr__(
+            self, "parts", (TextPart(text=content),) if content is not None else tuple(parts or ())
+        )
+
+    @property
+    def content(self) -> str:
+        """The message's text: its text parts joined (empty when it has none)."""
+        return "".join(part.text for part in self.parts if isinstance(part, TextPart))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -159,7 +159,7 @@ class ProviderCall:
         self.request = request
         capability = client.capabilities.lookup(client.endpoint.capability_key, request.model)
         self.context = CallContext(endpoint=client.endpoint, capability=capability)
-        self._accumulator = ResponseAccumulator()
+        self._accumulator = ResponseAccumulator(provider=client.endpoint.name, model=request.model)
         self._iterator: AsyncIterator[StreamEvent] | None = None
         self._batches: AsyncIterator[list[StreamEvent]] | None = None
         self.exchange: Exchange | None = None

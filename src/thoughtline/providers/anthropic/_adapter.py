@@ -35,7 +35,7 @@ class AnthropicMessagesAdapter:
 
     def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest:
         """The request for ``request``, shaped by the model's capability data."""
-        shaped = shape_body(request, context.capability)
+        shaped = shape_body(request, context.capability, provider=context.endpoint.name)
         return WireRequest(
             url=context.endpoint.base_url + MESSAGES_PATH,
             body=shaped.body,

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
+from thoughtline.providers.anthropic._history import anthropic_messages
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
 from thoughtline.requests import Effort, ModelRequest
 
@@ -68,8 +69,9 @@ def anthropic_capability(capability: ModelCapability, model: str) -> ModelCapabi
     return builtin_capabilities().lookup("anthropic", model)
 
 
-def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody:
-    """The JSON body for ``POST /v1/messages``."""
+def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: str) -> ShapedBody:
+    """The JSON body for ``POST /v1/messages`` sent to endpoint ``provider`` (the
+    history's thinking blocks go back only to the endpoint and model that made them)."""
     capability = anthropic_capability(capability, request.model)
     warnings: list[StreamWarning] = []
     reasoning = request.reasoning
@@ -122,9 +124,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability) -> ShapedBody
     body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
     if request.system:
         body["system"] = request.system
-    body["messages"] = [
-        {"role": message.role, "content": message.content} for message in request.messages
-    ]
+    body["messages"] = anthropic_messages(request.messages, provider=provider, model=request.model)
     if request.tools:
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools

@@ -21,6 +21,7 @@ from typing import Any, Final
 from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.gemini._history import gemini_contents
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 
 THINKING_LEVELS: Final[dict[Effort, str]] = {
@@ -54,13 +55,9 @@ def build_gemini_request(request: ModelRequest, context: CallContext) -> WireReq
     url = f"{base}/v1beta/models/{model_path(request.model)}:{verb}"
 
     body: dict[str, Any] = {
-        "contents": [
-            {
-                "role": "model" if message.role == "assistant" else "user",
-                "parts": [{"text": message.content}],
-            }
-            for message in request.messages
-        ]
+        "contents": gemini_contents(
+            request.messages, provider=context.endpoint.name, model=request.model
+        )
     }
     if request.system:
         body["systemInstruction"] = {"parts": [{"text": request.system}]}

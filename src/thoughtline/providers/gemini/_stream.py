@@ -39,6 +39,7 @@ from thoughtline.events import (
     ToolCallStart,
     Usage,
 )
+from thoughtline.providers._call_ids import synthetic_call_id
 from thoughtline.providers._runs import AlternatingRuns
 from thoughtline.providers._text import sentence
 from thoughtline.providers.base import PayloadTranslator
@@ -180,7 +181,7 @@ class GeminiTranslator(PayloadTranslator):
         self._tool_calls += 1
         if not isinstance(call, dict):
             call = {}
-        call_id = _opt_str(call.get("id")) or f"call_{index}"
+        call_id = _opt_str(call.get("id")) or synthetic_call_id(index)
         name = _opt_str(call.get("name")) or ""
         args = call.get("args")
         out.append(ToolCallStart(part_id=part_id, tool_call_id=call_id, name=name))

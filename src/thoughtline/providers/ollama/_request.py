@@ -17,6 +17,7 @@ from typing import Any, Final
 from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.ollama._history import ollama_messages
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 
 THINK_LEVELS: Final[frozenset[Effort]] = frozenset({"low", "medium", "high"})
@@ -29,7 +30,7 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
     if request.system:
         messages.append({"role": "system", "content": request.system})
     messages.extend(
-        {"role": message.role, "content": message.content} for message in request.messages
+        ollama_messages(request.messages, provider=context.endpoint.name, model=request.model)
     )
     body: dict[str, Any] = {
         "model": request.model,

@@ -24,6 +24,7 @@ from thoughtline.events import (
     ToolCallStart,
     Usage,
 )
+from thoughtline.providers._call_ids import synthetic_call_id
 from thoughtline.providers._runs import AlternatingRuns
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.ollama._errors import stream_error
@@ -110,7 +111,9 @@ class OllamaTranslator(PayloadTranslator):
         out.append(
             ToolCallStart(
                 part_id=part_id,
-                tool_call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+                tool_call_id=call_id
+                if isinstance(call_id, str) and call_id
+                else synthetic_call_id(index),
                 name=name if isinstance(name, str) else "",
             )
         )

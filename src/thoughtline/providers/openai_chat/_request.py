@@ -34,6 +34,7 @@ from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.openai_chat._history import chat_messages, reasoning_echo
 from thoughtline.requests import Effort, ModelRequest
 
 CHAT_PATH = "/chat/completions"
@@ -106,8 +107,9 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
+    echo = reasoning_echo(dialect, capability.thinking_control, request.model)
     messages.extend(
-        {"role": message.role, "content": message.content} for message in request.messages
+        chat_messages(request.messages, provider=endpoint.name, model=request.model, echo=echo)
     )
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
     if request.stream:

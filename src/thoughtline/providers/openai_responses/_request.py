@@ -23,6 +23,7 @@ from typing import Any
 from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
+from thoughtline.providers.openai_responses._history import responses_input
 from thoughtline.requests import ModelRequest
 
 RESPONSES_PATH = "/responses"
@@ -34,9 +35,9 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
     """The complete wire request; credentials are added later by the transport."""
     body: dict[str, Any] = {
         "model": request.model,
-        "input": [
-            {"role": message.role, "content": message.content} for message in request.messages
-        ],
+        "input": responses_input(
+            request.messages, provider=context.endpoint.name, model=request.model
+        ),
         "stream": request.stream,
         # Nothing is kept server-side: reasoning is carried by encrypted_content instead.
         "store": False,

@@ -1,0 +1,144 @@
+"""A history → the Chat Completions ``messages`` array, per dialect.
+
+Tool calls go back as the assistant message's ``tool_calls``; each tool result is a
+``{"role": "tool"}`` message. What reasoning goes back depends on the dialect:
+
+==================  ===========================================================
+dialect             reasoning sent back on the assistant message
+==================  ===========================================================
+openai              none (hosted chat completions return no reasoning)
+openrouter          ``reasoning_details`` as they came (Gemini and Claude behind
+                    OpenRouter fail without them after a tool call)
+raw-reasoning,      ``reasoning_content`` on every assistant message with tool
+effort control      calls, even empty; never on plain turns (DeepSeek thinking
+(DeepSeek)          mode: 400 otherwise); never to ``deepseek-reasoner``, which
+                    refuses it
+raw-reasoning,      ``reasoning_content`` whenever the turn had reasoning
+toggle control      (vLLM, llama.cpp)
+(vLLM, llama.cpp)
+==================  ===========================================================
+
+Only reasoning produced by the same endpoint and model goes back. A message of one
+plain text part is sent as ``{"role", "content"}`` with a string, as one-turn requests
+always were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Literal, TypeAlias, assert_never
+
+from thoughtline.parts import (
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    from_origin,
+    plain_text,
+)
+from thoughtline.providers.endpoints import ChatDialect
+from thoughtline.requests import Message
+
+Echo: TypeAlias = Literal["none", "details", "content_with_tools", "content"]
+"""How a dialect sends reasoning back (see the module docstring)."""
+
+_DETAIL_TEXT_KEY: Final[dict[str, str]] = {
+    "reasoning.text": "text",
+    "reasoning.summary": "summary",
+    "reasoning.encrypted": "data",
+}
+_REFUSES_REASONING_INPUT: Final = frozenset({"deepseek-reasoner"})
+"""Models that reject ``reasoning_content`` in their input (DeepSeek R1)."""
+
+
+def reasoning_echo(dialect: ChatDialect, thinking_control: str, model: str) -> Echo:
+    """How reasoning goes back to ``model`` on a ``dialect`` endpoint."""
+    if dialect == "openrouter":
+        return "details"
+    if dialect != "raw-reasoning" or model.rsplit("/", 1)[-1] in _REFUSES_REASONING_INPUT:
+        return "none"
+    return "content_with_tools" if thinking_control == "effort" else "content"
+
+
+def chat_messages(
+    messages: Sequence[Message], *, provider: str, model: str, echo: Echo
+) -> list[dict[str, Any]]:
+    """The turns of the ``messages`` array (the system message is added by the caller)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        text = plain_text(message.parts)
+        if text is not None:
+            out.append({"role": message.role, "content": text})
+        elif message.role == "assistant":
+            out.append(_assistant(message, provider=provider, model=model, echo=echo))
+        else:
+            out.extend(_user(message))
+    return out
+
+
+def _assistant(message: Message, *, provider: str, model: str, echo: Echo) -> dict[str, Any]:
+    texts: list[str] = []
+    reasoning: list[ReasoningPart] = []
+    calls: list[dict[str, Any]] = []
+    for part in message.parts:
+        match part:
+            case TextPart():
+                texts.append(part.text)
+            case ReasoningPart():
+                if from_origin(part, provider=provider, model=model):
+                    reasoning.append(part)
+            case ToolCallPart():
+                calls.append(
+                    {
+                        "id": part.tool_call_id,
+                        "type": "function",
+                        "function": {"name": part.name, "arguments": part.arguments},
+                    }
+                )
+            case ToolResultPart():
+                pass  # results belong to user turns; an assistant turn has none to send
+            case _:
+                assert_never(part)
+    # With tool calls and no text, content is null, as the API returns it.
+    content = "".join(texts) if texts or not calls else None
+    out: dict[str, Any] = {"role": "assistant", "content": content}
+    if echo == "details":
+        details = [detail for part in reasoning if (detail := _detail(part)) is not None]
+        if details:
+            out["reasoning_details"] = details
+    elif (echo == "content_with_tools" and calls) or (echo == "content" and reasoning):
+        out["reasoning_content"] = "".join(part.text for part in reasoning)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _user(message: Message) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolResultPart):
+            out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": part.content})
+        elif isinstance(part, TextPart):
+            out.append({"role": message.role, "content": part.text})
+    return out
+
+
+def _detail(part: ReasoningPart) -> dict[str, Any] | None:
+    """The OpenRouter ``reasoning_details`` entry a part came from, rebuilt from its
+    recorded fields; parts read from the plain ``reasoning`` string have none."""
+    metadata = part.provider_metadata
+    detail_type = metadata.get("type")
+    if not isinstance(detail_type, str) or detail_type not in _DETAIL_TEXT_KEY:
+        return None
+    detail: dict[str, Any] = {"type": detail_type}
+    key = _DETAIL_TEXT_KEY[detail_type]
+    if key == "data":
+        detail["data"] = metadata.get("data")
+    else:
+        detail[key] = part.text
+    if "signature" in metadata:
+        detail["signature"] = metadata["signature"]
+    for name in ("format", "id", "index"):
+        if name in metadata:
+            detail[name] = metadata[name]
+    return detail

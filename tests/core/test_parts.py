@@ -1,0 +1,158 @@
+"""Messages and responses made of ordered parts; ``ModelResponse.to_message``; who
+produced a carrier, from the accumulator to the client."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from tests.support import anthropic_stream
+from thoughtline.accumulator import ResponseAccumulator, accumulate
+from thoughtline.events import (
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StreamEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
+
+INTERLEAVED: list[StreamEvent] = [
+    ReasoningStart(part_id="r0", kind="summary"),
+    ReasoningDelta(part_id="r0", text="Look it up."),
+    ReasoningEnd(part_id="r0", kind="summary", provider_metadata={"signature": "sig-1"}),
+    TextStart(part_id="t1"),
+    TextDelta(part_id="t1", text="Checking."),
+    TextEnd(part_id="t1"),
+    ToolCallStart(part_id="c2", tool_call_id="toolu_1", name="lookup"),
+    ToolCallDelta(part_id="c2", arguments_delta='{"q":"x"}'),
+    ToolCallEnd(part_id="c2"),
+    ReasoningStart(part_id="r3", kind="redacted", provider_metadata={"data": "opaque"}),
+    ReasoningEnd(part_id="r3", kind="redacted"),
+]
+
+
+def test_a_plain_message_is_one_text_part_and_keeps_its_content() -> None:
+    message = Message(role="user", content="Wie groß ist π?")
+    assert message.parts == (TextPart(text="Wie groß ist π?"),)
+    assert message.content == "Wie groß ist π?"
+    assert message == Message(role="user", parts=[TextPart(text="Wie groß ist π?")])
+    assert hash(message) == hash(Message(role="user", content="Wie groß ist π?"))
+
+
+def test_a_message_of_parts_reads_its_text_parts_as_content() -> None:
+    message = Message(
+        role="user",
+        parts=[
+            ToolResultPart(tool_call_id="toolu_1", name="lookup", content="42"),
+            TextPart(text="And now?"),
+        ],
+    )
+    assert message.content == "And now?"
+
+
+def test_a_message_takes_content_or_parts_not_both() -> None:
+    with pytest.raises(TypeError, match="content or parts"):
+        Message(role="user", content="a", parts=[TextPart(text="b")])
+    with pytest.raises(TypeError, match="content or parts"):
+        Message(role="user")
+
+
+def test_response_parts_keep_arrival_order_and_the_views_share_them() -> None:
+    response = accumulate(INTERLEAVED)
+    assert [part.type for part in response.parts] == ["reasoning", "text", "tool_call", "reasoning"]
+    assert response.parts == (
+        ReasoningPart(kind="summary", text="Look it up.", provider_metadata={"signature": "sig-1"}),
+        TextPart(text="Checking."),
+        ToolCallPart(tool_call_id="toolu_1", name="lookup", arguments='{"q":"x"}'),
+        ReasoningPart(kind="redacted", text="", provider_metadata={"data": "opaque"}),
+    )
+    assert response.reasoning_parts == (response.parts[0], response.parts[3])
+    assert response.reasoning_parts[0] is response.parts[0]
+    assert response.tool_calls[0] is response.parts[2]
+    assert response.text == "Checking."
+
+
+def test_to_message_is_the_assistant_turn_with_every_part_in_order() -> None:
+    response = accumulate(INTERLEAVED)
+    message = response.to_message()
+    assert message.role == "assistant"
+    assert message.parts == response.parts
+    assert message.content == "Checking."
+
+
+def test_the_accumulator_stamps_who_produced_carriers_without_changing_equality() -> None:
+    accumulator = ResponseAccumulator(provider="anthropic", model="claude-sonnet-4-6")
+    accumulator.add_all(INTERLEAVED)
+    stamped = accumulator.result()
+    origins = {(part.provider, part.model) for part in stamped.reasoning_parts}
+    assert origins == {("anthropic", "claude-sonnet-4-6")}
+    call = stamped.tool_calls[0]
+    assert (call.provider, call.model) == ("anthropic", "claude-sonnet-4-6")
+    unstamped = accumulate(INTERLEAVED)
+    assert unstamped.reasoning_parts[0].provider is None
+    assert stamped == unstamped  # provenance is not content
+
+
+async def test_a_tool_loop_through_the_client_sends_the_signature_back_unchanged() -> None:
+    model = "claude-sonnet-4-6"
+    transcript = Transcript(
+        reasoning=(SimReasoning(kind="summary", text="Need the time.", signature="sig/Ω+=="),),
+        tool_calls=(SimToolCall(call_id="toolu_7", name="now", arguments='{"tz":"UTC"}'),),
+        finish="tool_calls",
+        chunk_chars=4,
+    )
+    bodies: list[bytes] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(request.content)
+        return httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream"},
+            content=anthropic_stream(transcript, model),
+        )
+
+    registry = EndpointRegistry(
+        environ={"ANTHROPIC_BASE_URL": "http://sim.test", "ANTHROPIC_API_KEY": "sk-ant-x"}
+    )
+    client = ProviderClient(
+        registry.resolve("anthropic"),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+    )
+    first = ModelRequest.simple(model, "What time is it?", reasoning=ReasoningRequest(enabled=True))
+    async with client:
+        call = await client.complete(first)
+        history = (
+            *first.messages,
+            call.response.to_message(),
+            Message(
+                role="user",
+                parts=[ToolResultPart(tool_call_id="toolu_7", name="now", content="12:00")],
+            ),
+        )
+        await client.complete(
+            ModelRequest(model=model, messages=history, reasoning=first.reasoning)
+        )
+    second = httpx2.Response(200, content=bodies[1]).json()
+    assert second["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Need the time.", "signature": "sig/Ω+=="},
+                {"type": "tool_use", "id": "toolu_7", "name": "now", "input": {"tz": "UTC"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_7", "content": "12:00"}],
+        },
+    ]
