@@ -66,6 +66,8 @@ class TaskCall:
         )
 
     async def go(self) -> None:
+        """Run the task to its final status: prepared (inline), or its steps, then
+        complete it once. A cancelled step completes the task, then re-raises."""
         task = self.task
         task.status = "running"
         task.timings.started_at = now_iso()
@@ -203,6 +205,7 @@ class TaskCall:
         )
 
     async def started(self) -> None:
+        """The task is running: traced, told live, and written."""
         task = self.task
         self.sink.add_trace(
             "task.started",
