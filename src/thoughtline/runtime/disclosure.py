@@ -113,41 +113,34 @@ class Captured:
         return "\n\n".join(part["text"] for part in self.for_trace if part["text"])
 
 
-class DisclosureGate:
-    """The one place model output is routed and cleaned, per task. See the module
-    docstring. Feed it the call's events with :meth:`live`, then :meth:`finish` the
-    stream and :meth:`capture` the response."""
+class GateStream:
+    """The gate's live side for ONE model call: what a live surface may show of the
+    call's events, credentials removed. Each call gets a fresh stream
+    (:meth:`DisclosureGate.stream`), so a tail held back as a possible credential, a
+    preamble or a reasoning part never carries over into the next call of a task."""
 
     __slots__ = (
         "_answer",
         "_answered",
         "_commentary",
+        "_displays",
         "_preamble",
         "_reasoning",
-        "displays",
-        "mode",
-        "records",
-        "redactor",
+        "_redactor",
     )
 
-    def __init__(self, mode: ChainOfThought, redactor: Redactor | None = None) -> None:
-        self.mode = mode
-        self.displays = mode in ("surface", "surface_and_telemetry")
-        self.records = mode in ("telemetry_only", "surface_and_telemetry")
-        self.redactor = redactor or Redactor()
+    def __init__(self, redactor: Redactor, *, displays: bool) -> None:
+        self._displays = displays
+        self._redactor = redactor
         # One stream for the answer (task.output is every text part joined), one per
         # displayed reasoning part (each part is shown on its own).
-        self._answer = self.redactor.stream()
+        self._answer = redactor.stream()
         self._reasoning: dict[str, StreamRedactor] = {}
         # A preamble (Responses ``phase: "commentary"``) is not the answer: held back, and
         # released as the answer only if no final answer comes (as the accumulator does).
         self._commentary: set[str] = set()
         self._preamble: list[str] = []
         self._answered = False
-
-    @property
-    def requests_reasoning(self) -> bool:
-        return self.mode != "hidden"
 
     def live(self, event: StreamEvent) -> LiveText | None:
         """What live surfaces may show for this event, credentials removed, or ``None``
@@ -164,12 +157,12 @@ class DisclosureGate:
             if event.provider_metadata.get("phase") == "commentary":
                 self._commentary.add(event.part_id)
             return None
-        if not self.displays:
+        if not self._displays:
             return None
         if isinstance(event, ReasoningDelta):
             stream = self._reasoning.get(event.part_id)
             if stream is None:
-                stream = self._reasoning[event.part_id] = self.redactor.stream()
+                stream = self._reasoning[event.part_id] = self._redactor.stream()
             text = stream.feed(event.text)
             return ("reasoning", text) if text else None
         if isinstance(event, ReasoningEnd):
@@ -179,7 +172,8 @@ class DisclosureGate:
         return None
 
     def finish(self) -> list[LiveText]:
-        """The tails still held when the stream ends (completed, broken or cancelled)."""
+        """The tails still held when the call's stream ends (completed, broken or
+        cancelled)."""
         released: list[LiveText] = []
         for stream in self._reasoning.values():
             text = stream.flush()
@@ -191,6 +185,29 @@ class DisclosureGate:
         if text:
             released.append(("answer", text))
         return released
+
+
+class DisclosureGate:
+    """The one place model output is routed and cleaned, per task: the mode is decided
+    once, for every model call of the task. See the module docstring. Feed each call's
+    events to a fresh :meth:`stream`, :meth:`~GateStream.finish` it, then
+    :meth:`capture` the call's response."""
+
+    __slots__ = ("displays", "mode", "records", "redactor")
+
+    def __init__(self, mode: ChainOfThought, redactor: Redactor | None = None) -> None:
+        self.mode = mode
+        self.displays = mode in ("surface", "surface_and_telemetry")
+        self.records = mode in ("telemetry_only", "surface_and_telemetry")
+        self.redactor = redactor or Redactor()
+
+    @property
+    def requests_reasoning(self) -> bool:
+        return self.mode != "hidden"
+
+    def stream(self) -> GateStream:
+        """The live side of the gate for one model call."""
+        return GateStream(self.redactor, displays=self.displays)
 
     def capture(self, response: ModelResponse) -> Captured:
         """Clean the response and route its reasoning parts (the only copy anything else

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Final, Literal
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_records
 from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
     TERMINAL_TASK_STATUSES,
     Run,
@@ -25,6 +27,8 @@ from thoughtline.records import (
     Task,
     TaskError,
     TaskStatus,
+    TraceLayer,
+    WorkerBackend,
     now_iso,
 )
 from thoughtline.run_events import (
@@ -36,9 +40,11 @@ from thoughtline.run_events import (
     TaskStarted,
     run_finished,
 )
+from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
+from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.task_call import TaskCall
-from thoughtline.runtime.telemetry_hooks import notify
+from thoughtline.runtime.telemetry_hooks import CallReport, notify
 from thoughtline.runtime.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
 
@@ -52,7 +58,8 @@ RunObserver = Callable[[RunEvent], None]
 
 
 class RunExecution:
-    """One run executing: its tasks, their ordering and the shared HTTP resources."""
+    """One run executing: its tasks, their ordering and the shared HTTP resources. It is
+    each task's :class:`~thoughtline.runtime.task_sink.TaskSink`."""
 
     def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
         self.runtime = runtime
@@ -95,6 +102,41 @@ class RunExecution:
             "thoughtline stopped the task because the store could not be written "
             f"({_store_problem(self.store_failure)})"
         )
+
+    @property
+    def worker_backend(self) -> WorkerBackend:
+        return self.run.worker_backend
+
+    @property
+    def roles(self) -> RoleCatalog:
+        return self.runtime.roles
+
+    @property
+    def redactor(self) -> Redactor:
+        return self.runtime.redactor
+
+    @property
+    def records_provider_raw(self) -> bool:
+        return self.runtime.config.trace_provider_raw
+
+    def add_trace(
+        self,
+        type_: str,
+        *,
+        layer: TraceLayer = "answer",
+        task_id: str | None = None,
+        metadata: dict[str, object] | None = None,
+    ) -> None:
+        """A trace event, written with the next transition (:meth:`persist`)."""
+        self.trace.add(type_, layer=layer, task_id=task_id, metadata=metadata)
+
+    def calling(self, provider: str) -> AbstractAsyncContextManager[CallOverlap]:
+        """Around one model call to ``provider`` (the endpoint's ``max_concurrency``)."""
+        return self.runtime.clients.calling(provider)
+
+    def report_call(self, task: Task, report: CallReport) -> None:
+        """Tell the telemetry hook that a task's model calls ended."""
+        notify(self.runtime.telemetry, lambda hook: hook.task_finished(self.run, task, report))
 
     def next_seq(self) -> int:
         self.seq += 1

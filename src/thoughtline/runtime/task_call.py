@@ -1,93 +1,142 @@
 """One task through its worker backend, with the disclosure gate applied to everything.
 
-The provider backend streams the model's answer (and reasoning, when the task's mode asks
-for it) through :class:`~thoughtline.runtime.disclosure.DisclosureGate`: live deltas reach
-the run's observers only as the gate lets them through, and the task, the trace layers and
-telemetry receive only the gate's cleaned copy of the response. The inline backend
-prepares the prompts, records them and calls nothing.
+A task with the provider backend is a loop around one :meth:`TaskCall.step`: each step is
+one model call, streamed through the task's
+:class:`~thoughtline.runtime.disclosure.DisclosureGate` (a fresh live stream per call,
+the mode decided once per task). Live deltas reach the run's observers only as the gate
+lets them through, and the task, the trace layers and telemetry receive only the gate's
+cleaned copy of each response. The loop ends when a step's answer needs no further call,
+or after ``max_steps`` calls; the task is then completed once, from all of its steps
+(:mod:`~thoughtline.runtime.steps`). No tools are offered yet, so a task makes one call.
+The inline backend prepares the prompts, records them and calls nothing.
+
+A task reaches its run only through a :class:`~thoughtline.runtime.task_sink.TaskSink`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from thoughtline.accumulator import ModelResponse
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
-from thoughtline.providers.client import ProviderCall
 from thoughtline.providers.exchange import Exchange
-from thoughtline.records import Task, TaskError, TaskUsage, now_iso
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.records import Task, TaskError, now_iso
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.runtime.clients import CallOverlap
-from thoughtline.runtime.disclosure import DisclosureGate, LiveStream
+from thoughtline.runtime.disclosure import DisclosureGate, GateStream, LiveStream
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
-from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms, notify
+from thoughtline.runtime.steps import Step, Steps
+from thoughtline.runtime.task_sink import TaskSink
+from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms
 
-if TYPE_CHECKING:
-    from thoughtline.runtime.execution import RunExecution
+DEFAULT_MAX_STEPS: Final = 8
+"""How many model calls one task may make."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Prepared:
+    """A task ready to call its model: the role's system prompt, the user prompt, and
+    the history each step sends (append-only: a step only adds to what came before)."""
+
+    system: str
+    prompt: str
+    history: list[Message]
 
 
 class TaskCall:
     """One task through its worker backend, with the gate applied to everything."""
 
-    def __init__(self, execution: RunExecution, task: Task) -> None:
-        self.execution = execution
+    def __init__(self, sink: TaskSink, task: Task, *, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self.sink = sink
         self.task = task
-        self.runtime = execution.runtime
-        self.gate = DisclosureGate(task.chain_of_thought, self.runtime.redactor)
-        self.call_started = 0.0
-        self.first_reasoning_at: float | None = None
-        self.first_answer_at: float | None = None
+        self.max_steps = max_steps
+        self.gate = DisclosureGate(task.chain_of_thought, sink.redactor)
+        self.tools: tuple[ToolSpec, ...] = ()  # none are offered yet
 
-    def saw(self, event: object) -> None:
-        """Note when the first reasoning and the first answer text arrived."""
-        kind = type(event)
-        if kind is TextDelta:
-            if self.first_answer_at is None:
-                self.first_answer_at = time.perf_counter()
-        elif kind is ReasoningDelta and self.first_reasoning_at is None:
-            self.first_reasoning_at = time.perf_counter()
-
-    def elapsed_ms(self, at: float | None) -> float | None:
-        return None if at is None else round((at - self.call_started) * 1000.0, 3)
+    def prepare(self) -> Prepared:
+        """The task's role and prompt, as its first step will send them."""
+        task = self.task
+        role = self.sink.roles.get(task.role)
+        prompt = self.sink.handoff(task)
+        return Prepared(
+            system=role.prompt, prompt=prompt, history=[Message(role="user", content=prompt)]
+        )
 
     async def go(self) -> None:
+        """Run the task to its final status: prepared (inline), or its steps, then
+        complete it once. A cancelled step completes the task, then re-raises."""
         task = self.task
-        execution = self.execution
         task.status = "running"
         task.timings.started_at = now_iso()
-        role = self.runtime.roles.get(task.role)
-        prompt = execution.handoff(task)
-        if execution.run.worker_backend == "inline":
-            task.executor = "inline:prepared"
-            await self.started()
-            execution.trace.add(
-                "worker.prepared",
-                task_id=task.id,
-                metadata={"system": role.prompt, "prompt": prompt, "model": task.model},
-            )
-            verdict = inline_verdict()
-            task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
-            await execution.finish_task(task, status="prepared")
+        prepared = self.prepare()
+        if self.sink.worker_backend == "inline":
+            await self.prepare_only(prepared)
             return
         task.executor = f"provider:{task.provider}:{task.model}"
         await self.started()
-        client = execution.client_for(task.provider)
+        steps = Steps()
+        while True:
+            step = await self.step(prepared, number=len(steps) + 1)
+            steps.append(step)
+            if step.cancelled:
+                break
+            turn = self.next_turn(step)
+            if turn is None or len(steps) >= self.max_steps:
+                break
+            prepared.history.extend(turn)
+        await self.complete(steps)
+        if steps.last.cancelled:
+            raise asyncio.CancelledError
+
+    def next_turn(self, step: Step) -> list[Message] | None:
+        """What the next step appends to the history, or ``None`` when this step's
+        answer ends the task. No tools are offered yet, so every answer does."""
+        return None
+
+    async def prepare_only(self, prepared: Prepared) -> None:
+        """The inline backend: record the prompts, call nothing."""
+        task = self.task
+        task.executor = "inline:prepared"
+        await self.started()
+        self.sink.add_trace(
+            "worker.prepared",
+            task_id=task.id,
+            metadata={"system": prepared.system, "prompt": prepared.prompt, "model": task.model},
+        )
+        verdict = inline_verdict()
+        task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+        await self.sink.finish_task(task, status="prepared")
+
+    def request(self, prepared: Prepared) -> ModelRequest:
+        """The request of the next step: the whole history so far, and the tools."""
+        task = self.task
         generation = task.generation
-        request = ModelRequest(
+        return ModelRequest(
             model=task.model,
-            system=role.prompt,
-            messages=(Message(role="user", content=prompt),),
+            system=prepared.system,
+            messages=tuple(prepared.history),
             reasoning=ReasoningRequest(
                 enabled=self.gate.requests_reasoning,
                 effort=task.effort,
             ),
             max_output_tokens=generation.max_output_tokens,
             temperature=generation.temperature,
+            tools=self.tools,
         )
-        call = client.call(request)
-        execution.trace.add(
+
+    async def step(self, prepared: Prepared, *, number: int) -> Step:
+        """One model call through the gate: its live deltas shown as the gate releases
+        them, its response cleaned, its reasoning and raw exchange traced as the mode
+        says. Cancellation ends the call and is returned as a cancelled step."""
+        task = self.task
+        sink = self.sink
+        client = sink.client_for(task.provider)
+        call = client.call(self.request(prepared))
+        generation = task.generation
+        sink.add_trace(
             "worker.requested",
             task_id=task.id,
             metadata={
@@ -102,48 +151,63 @@ class TaskCall:
                 "capability": call.context.capability.describe(),
             },
         )
+        live = LiveCall(sink, task.id, self.gate.stream())
         cancelled = False
         overlap = CallOverlap()
         # Timed here too: a cancelled call never builds its exchange (and its timings).
-        self.call_started = time.perf_counter()
+        live.started = time.perf_counter()
         try:
             # Waits here while the endpoint's max_concurrency calls are running.
-            async with self.runtime.clients.calling(task.provider) as overlap:
-                self.call_started = time.perf_counter()
+            async with sink.calling(task.provider) as overlap:
+                live.started = time.perf_counter()
                 async with call:
                     async for batch in call.batches():
-                        self.show(batch)
+                        live.show(batch)
         except asyncio.CancelledError:
             cancelled = True
-        await self.complete(call, cancelled=cancelled, overlapped=overlap.overlapped)
-        if cancelled:
-            raise asyncio.CancelledError
-
-    def show(self, batch: list[StreamEvent]) -> None:
-        """Hand what the gate releases of one network chunk to the live surfaces: one
-        delta per stream per chunk, as text that arrived together is shown together (a
-        fast or buffered stream brings hundreds of deltas at once, and each live event
-        costs every surface, the event log and every subscriber)."""
-        execution, task_id = self.execution, self.task.id
-        stream: LiveStream = "answer"
-        pieces: list[str] = []
-        for event in batch:
-            if self.first_answer_at is None:
-                self.saw(event)
-            live = self.gate.live(event)
-            if live is None:
-                continue
-            if pieces and live[0] != stream:
-                execution.emit_text(task_id, stream, "".join(pieces))
-                pieces.clear()
-            stream = live[0]
-            pieces.append(live[1])
-        if pieces:
-            execution.emit_text(task_id, stream, "".join(pieces))
+        live.finish()
+        # From here on only the gate's cleaned copy of the response is read.
+        captured = self.gate.capture(call.response)
+        exchange = call.exchange
+        if captured.for_trace:  # recording mode and something arrived
+            sink.add_trace(
+                "worker.reasoning",
+                layer="reasoning",
+                task_id=task.id,
+                metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
+            )
+        if exchange is not None and sink.records_provider_raw:
+            sink.add_trace(
+                "provider.exchange",
+                layer="provider_raw",
+                task_id=task.id,
+                metadata=self.raw_exchange(exchange, captured.response, captured.echoed_credential),
+            )
+        if exchange is not None:
+            timings = exchange.timings
+            first_reasoning, first_answer = timings.first_reasoning_ms, timings.first_text_ms
+            total = timings.total_ms
+        else:  # cancelled mid-call: keep what this task saw happen
+            first_reasoning = live.elapsed_ms(live.first_reasoning_at)
+            first_answer = live.elapsed_ms(live.first_answer_at)
+            total = live.elapsed_ms(time.perf_counter())
+        return Step(
+            number=number,
+            captured=captured,
+            capability=call.context.capability,
+            exchange=exchange,
+            cancelled=cancelled,
+            overlapped=overlap.overlapped,
+            started=live.started,
+            first_reasoning_ms=first_reasoning,
+            first_answer_ms=first_answer,
+            total_ms=total,
+        )
 
     async def started(self) -> None:
+        """The task is running: traced, told live, and written."""
         task = self.task
-        self.execution.trace.add(
+        self.sink.add_trace(
             "task.started",
             task_id=task.id,
             metadata={
@@ -153,81 +217,57 @@ class TaskCall:
                 "chain_of_thought_source": task.chain_of_thought_source,
             },
         )
-        self.execution.emit_task_started(task)
-        await self.execution.persist(task=task)
+        self.sink.emit_task_started(task)
+        await self.sink.persist(task=task)
 
-    async def complete(self, call: ProviderCall, *, cancelled: bool, overlapped: bool) -> None:
-        """Route the outcome through the gate, then record it (task, trace layers)."""
+    async def complete(self, steps: Steps) -> None:
+        """Record the task's outcome from its steps, once: the last step's answer,
+        finish and error; usage, reasoning and timings over all of them."""
         task = self.task
-        execution = self.execution
-        for stream, text in self.gate.finish():  # tails held back as a possible credential
-            execution.emit_text(task.id, stream, text)
-        client = execution.client_for(task.provider)
-        # From here on only the gate's cleaned copy of the response is read.
-        captured = self.gate.capture(call.response)
-        response = captured.response
+        sink = self.sink
+        last = steps.last
+        response = last.response
         verdict = derive_reasoning_status(
             gate=self.gate,
             response=response,
-            endpoint=client.endpoint,
-            capability=call.context.capability,
-            cancelled=cancelled,
-            stopped_by=execution.stopped_by(),
+            endpoint=sink.client_for(task.provider).endpoint,
+            capability=last.capability,
+            cancelled=last.cancelled,
+            stopped_by=sink.stopped_by(),
         )
-        task.output = captured.output
-        task.reasoning = captured.task_text
-        task.reasoning_parts = captured.for_task
+        task.output = last.captured.output
+        task.reasoning = steps.task_text()
+        task.reasoning_parts = steps.for_task()
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
-        usage = response.usage
-        task.usage = TaskUsage(
-            input_tokens=_count(usage.input_tokens),
-            output_tokens=_count(usage.output_tokens),
-            reasoning_tokens=_count(usage.reasoning_tokens),
-            cached_input_tokens=_count(usage.cached_input_tokens),
-            cache_write_tokens=_count(usage.cache_write_tokens),
-        )
+        task.usage = steps.usage()
         task.finish_reason = None if response.finish is None else response.finish.reason
-        exchange = call.exchange
-        if exchange is not None:
-            task.timings.first_reasoning_ms = exchange.timings.first_reasoning_ms
-            task.timings.first_answer_ms = exchange.timings.first_text_ms
-            task.timings.total_ms = exchange.timings.total_ms
-        else:  # cancelled mid-call: keep what this task saw happen
-            task.timings.first_reasoning_ms = self.elapsed_ms(self.first_reasoning_at)
-            task.timings.first_answer_ms = self.elapsed_ms(self.first_answer_at)
-            task.timings.total_ms = self.elapsed_ms(time.perf_counter())
+        task.timings.first_reasoning_ms = steps.first_reasoning_ms()
+        task.timings.first_answer_ms = steps.first_answer_ms()
+        task.timings.total_ms = steps.total_ms()
         if not self.gate.requests_reasoning:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
-        if captured.for_trace:  # recording mode and something arrived
-            execution.trace.add(
-                "worker.reasoning",
-                layer="reasoning",
-                task_id=task.id,
-                metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
-            )
-        if exchange is not None and self.runtime.config.trace_provider_raw:
-            execution.trace.add(
-                "provider.exchange",
-                layer="provider_raw",
-                task_id=task.id,
-                metadata=self.raw_exchange(exchange, response, captured.echoed_credential),
-            )
-        error = None if cancelled else task_error(response)
-        if error is not None and overlapped and error.code in OVERLAP_SENSITIVE:
+        error = None if last.cancelled else task_error(response)
+        if error is not None and last.overlapped and error.code in OVERLAP_SENSITIVE:
             error.message += (
                 f" Another task called {task.provider} at the same time: a local server that "
                 "serves one request at a time drops the stream it was serving when the next "
                 f"arrives (set [providers.{task.provider}] max_concurrency = 1)."
             )
-        if response.model and any(w.code == "PROVIDER_MODEL_FALLBACK" for w in response.warnings):
-            task.model = response.model  # the model that answered, not the one asked for
-        status = execution.stop_status if cancelled else ("failed" if error else "done")
+        for step in steps:
+            answered = step.response
+            if answered.model and any(
+                w.code == "PROVIDER_MODEL_FALLBACK" for w in answered.warnings
+            ):
+                task.model = answered.model  # the model that answered, not the one asked for
+        status = sink.stop_status if last.cancelled else ("failed" if error else "done")
         task.status = status
         task.error = error
         task.timings.finished_at = now_iso()
-        execution.trace.add(
-            "worker.failed" if error else (f"task.{status}" if cancelled else "worker.completed"),
+        sink.add_trace(
+            "worker.failed"
+            if error
+            else (f"task.{status}" if last.cancelled else "worker.completed"),
             task_id=task.id,
             metadata={
                 "status": status,
@@ -238,32 +278,33 @@ class TaskCall:
                 "finish": None
                 if response.finish is None
                 else {"reason": response.finish.reason, "raw": response.finish.raw_reason},
-                "warnings": [{"code": w.code, "message": w.message} for w in response.warnings],
+                "warnings": [
+                    {"code": w.code, "message": w.message}
+                    for step in steps
+                    for w in step.response.warnings
+                ],
                 "error": None if error is None else error.to_dict(),
                 "output_chars": len(response.text),
             },
         )
         # Telemetry hook: reasoning goes to it ONLY as the gate handed it to the trace
-        # (captured.for_trace, None unless the mode records reasoning) — never from
+        # (for_trace, None unless the mode records reasoning) — never from
         # response.reasoning_parts.
-        notify(
-            self.runtime.telemetry,
-            lambda hook: hook.task_finished(
-                execution.run,
-                task,
-                CallReport(
-                    recorded_reasoning=captured.for_trace,
-                    response_model=response.model,
-                    response_id=response.response_id,
-                    finish_reason=None if response.finish is None else response.finish.reason,
-                    cached_input_tokens=response.usage.cached_input_tokens,
-                    streamed=exchange is not None and exchange.streamed,
-                    time_to_first_chunk_ms=first_chunk_ms(exchange),
-                ),
+        exchange = last.exchange
+        sink.report_call(
+            task,
+            CallReport(
+                recorded_reasoning=steps.for_trace(),
+                response_model=response.model,
+                response_id=response.response_id,
+                finish_reason=None if response.finish is None else response.finish.reason,
+                cached_input_tokens=response.usage.cached_input_tokens,
+                streamed=exchange is not None and exchange.streamed,
+                time_to_first_chunk_ms=first_chunk_ms(exchange),
             ),
         )
-        execution.emit_task_completed(task)
-        await execution.persist(task=task)
+        sink.emit_task_completed(task)
+        await sink.persist(task=task)
 
     def raw_exchange(
         self, exchange: Exchange, response: ModelResponse, echoed_credential: bool
@@ -286,7 +327,7 @@ class TaskCall:
         ):
             from thoughtline.runtime.scrub import scrub_reasoning
 
-            client = self.execution.client_for(self.task.provider)
+            client = self.sink.client_for(self.task.provider)
             scrubbed = scrub_reasoning(
                 body,
                 wire_api=exchange.wire_api,
@@ -307,13 +348,59 @@ class TaskCall:
         return raw
 
 
-_MAX_COUNT = 2**53 - 1  # exact in every JSON reader, and storable by every store
+class LiveCall:
+    """The live side of one model call: the gate's stream for the call, and when its
+    first reasoning and answer text arrived (kept for a call cancelled before it built
+    its exchange)."""
 
+    __slots__ = ("first_answer_at", "first_reasoning_at", "sink", "started", "stream", "task_id")
 
-def _count(value: int | None) -> int | None:
-    """A token count as the provider reported it, or ``None`` (not reported) for one no
-    real call can have: negative, or too large to store and read back exactly."""
-    return value if value is None or 0 <= value <= _MAX_COUNT else None
+    def __init__(self, sink: TaskSink, task_id: str, stream: GateStream) -> None:
+        self.sink = sink
+        self.task_id = task_id
+        self.stream = stream
+        self.started = 0.0
+        self.first_reasoning_at: float | None = None
+        self.first_answer_at: float | None = None
+
+    def saw(self, event: object) -> None:
+        """Note when the first reasoning and the first answer text arrived."""
+        kind = type(event)
+        if kind is TextDelta:
+            if self.first_answer_at is None:
+                self.first_answer_at = time.perf_counter()
+        elif kind is ReasoningDelta and self.first_reasoning_at is None:
+            self.first_reasoning_at = time.perf_counter()
+
+    def elapsed_ms(self, at: float | None) -> float | None:
+        return None if at is None else round((at - self.started) * 1000.0, 3)
+
+    def show(self, batch: list[StreamEvent]) -> None:
+        """Hand what the gate releases of one network chunk to the live surfaces: one
+        delta per stream per chunk, as text that arrived together is shown together (a
+        fast or buffered stream brings hundreds of deltas at once, and each live event
+        costs every surface, the event log and every subscriber)."""
+        sink, task_id = self.sink, self.task_id
+        stream: LiveStream = "answer"
+        pieces: list[str] = []
+        for event in batch:
+            if self.first_answer_at is None:
+                self.saw(event)
+            live = self.stream.live(event)
+            if live is None:
+                continue
+            if pieces and live[0] != stream:
+                sink.emit_text(task_id, stream, "".join(pieces))
+                pieces.clear()
+            stream = live[0]
+            pieces.append(live[1])
+        if pieces:
+            sink.emit_text(task_id, stream, "".join(pieces))
+
+    def finish(self) -> None:
+        """Show the tails the gate held back as a possible credential."""
+        for stream, text in self.stream.finish():
+            self.sink.emit_text(self.task_id, stream, text)
 
 
 OVERLAP_SENSITIVE = frozenset(

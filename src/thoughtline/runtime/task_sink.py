@@ -1,0 +1,89 @@
+"""What one task needs from the run it belongs to, and nothing more.
+
+:class:`~thoughtline.runtime.task_call.TaskCall` runs a task against this protocol, not
+against the whole :class:`~thoughtline.runtime.execution.RunExecution`: the run
+implements it (numbered live events, the trace writer, durable writes, the shared
+clients, telemetry), and a test can drive a task with a sink of its own, no store and no
+execution needed.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Literal, Protocol
+
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.redaction import Redactor
+from thoughtline.records import Task, TaskError, TaskStatus, TraceLayer, WorkerBackend
+from thoughtline.runtime.clients import CallOverlap
+from thoughtline.runtime.disclosure import LiveStream
+from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.telemetry_hooks import CallReport
+
+
+class TaskSink(Protocol):
+    """The run as one of its tasks sees it. Everything a task tells the world goes
+    through here; reasoning reaches it only as the disclosure gate released it."""
+
+    @property
+    def worker_backend(self) -> WorkerBackend:
+        """Whether the task calls its provider or only prepares its prompts."""
+
+    @property
+    def roles(self) -> RoleCatalog:
+        """The specialist roles the task's role is looked up in."""
+
+    @property
+    def redactor(self) -> Redactor:
+        """The loaded credential values the gate removes from model output."""
+
+    @property
+    def records_provider_raw(self) -> bool:
+        """Whether the ``provider_raw`` trace layer is written (``trace_provider_raw``)."""
+
+    @property
+    def stop_status(self) -> Literal["cancelled", "interrupted"]:
+        """The status a task stopped by the run ends with."""
+
+    def stopped_by(self) -> str | None:
+        """Why the run stopped its tasks when nobody cancelled it, for their notices."""
+
+    def handoff(self, task: Task) -> str:
+        """The task's user prompt: the request plus the outputs it follows."""
+
+    def client_for(self, provider: str) -> ProviderClient:
+        """The provider's client on the run's connection pool."""
+
+    def calling(self, provider: str) -> AbstractAsyncContextManager[CallOverlap]:
+        """Around one model call: waits for the endpoint's ``max_concurrency``, and says
+        afterwards whether another call to the endpoint overlapped it."""
+
+    def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
+        """A live delta of the task's answer or displayed reasoning."""
+
+    def emit_task_started(self, task: Task) -> None:
+        """The live event of the task starting."""
+
+    def emit_task_completed(self, task: Task) -> None:
+        """The live event of the task reaching its final status."""
+
+    def add_trace(
+        self,
+        type_: str,
+        *,
+        layer: TraceLayer = "answer",
+        task_id: str | None = None,
+        metadata: dict[str, object] | None = None,
+    ) -> None:
+        """A trace event, written with the task's next transition."""
+
+    async def persist(self, *, task: Task) -> None:
+        """Queue the task's row, with the live and trace events before it, as one write."""
+
+    async def finish_task(
+        self, task: Task, *, status: TaskStatus, error: TaskError | None = None
+    ) -> None:
+        """End a task that made no model call (prepared, or stopped before it)."""
+
+    def report_call(self, task: Task, report: CallReport) -> None:
+        """Tell the telemetry hook (if any) that the task's model calls ended."""
