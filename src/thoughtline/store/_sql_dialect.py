@@ -4,8 +4,10 @@ Queries are written in SQLite's spelling: ``?`` and ``:name`` placeholders, and 
 only inside string literals. :meth:`SqlDialect.sql` turns that into the dialect's own
 (psycopg's ``%s``, ``%(name)s`` and ``%%``). The rest are the few phrases that differ:
 
-- an ``IN`` list bound as one parameter, however long (SQLite's ``json_each``,
-  PostgreSQL's ``= ANY``): no statement depends on how many values there are;
+- an ``IN`` list of any length: one placeholder per value in SQLite (as fast as
+  ``=``), or one JSON array read by ``json_each`` past :data:`LISTED_AT_MOST` values
+  (SQLite caps a statement's parameters); one array parameter in PostgreSQL
+  (``= ANY``);
 - a prefix match on an id, and the byte order ids sort in;
 - the current time of a heartbeat: stamped by this process in SQLite (one machine),
   by the server's clock in PostgreSQL (one clock for every host);
@@ -26,6 +28,10 @@ from thoughtline.records import now_iso
 from thoughtline.store import _rows as rows
 
 DialectName = Literal["sqlite", "postgres"]
+
+LISTED_AT_MOST = 500
+"""The longest ``IN`` list SQLite gets one placeholder per value for (the touch of a
+write's runs, a page of runs); a longer one is bound as one JSON array."""
 
 
 class SqlDialect:
@@ -54,13 +60,15 @@ class SqlDialect:
         """``text`` (SQLite's spelling) in this dialect's."""
         return text
 
-    def in_list(self, column: str) -> str:
-        """``column`` is one of the values of one parameter (:meth:`list_param`)."""
-        return f"{column} IN (SELECT value FROM json_each(?))"
+    def in_list(self, column: str, count: int) -> str:
+        """``column`` is one of ``count`` values, bound as :meth:`list_params`."""
+        return _sqlite_in_list(column, count)
 
-    def list_param(self, values: Sequence[object]) -> object:
-        """``values`` as the parameter of :meth:`in_list`."""
-        return rows.dump(list(values))
+    def list_params(self, values: Sequence[object]) -> tuple[object, ...]:
+        """The parameters of :meth:`in_list` for ``values``."""
+        if len(values) > LISTED_AT_MOST:
+            return (rows.dump(list(values)),)
+        return tuple(values)
 
     def prefix_match(self, column: str) -> str:
         """``column`` starts with a prefix (:meth:`prefix_params`)."""
@@ -98,11 +106,11 @@ class PostgresDialect(SqlDialect):
     def sql(self, text: str) -> str:
         return _pyformat(text)
 
-    def in_list(self, column: str) -> str:
+    def in_list(self, column: str, count: int) -> str:
         return f"{column} = ANY(?)"
 
-    def list_param(self, values: Sequence[object]) -> object:
-        return list(values)
+    def list_params(self, values: Sequence[object]) -> tuple[object, ...]:
+        return (list(values),)
 
     def prefix_match(self, column: str) -> str:
         return f"starts_with({column}, ?)"
@@ -119,6 +127,14 @@ class PostgresDialect(SqlDialect):
 
 SQLITE = SqlDialect()
 POSTGRES = PostgresDialect()
+
+
+@lru_cache(maxsize=256)
+def _sqlite_in_list(column: str, count: int) -> str:
+    if count > LISTED_AT_MOST:
+        return f"{column} IN (SELECT value FROM json_each(?))"
+    return f"{column} IN ({', '.join('?' * count)})"
+
 
 # A string literal (kept, its % doubled), a placeholder, or a bare %.
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\?|:([A-Za-z_]\w*)|%")

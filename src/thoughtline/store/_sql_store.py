@@ -18,6 +18,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from thoughtline.records import TRACE_LAYERS, Run, RunEventRecord, Task, TraceEvent, TraceLayer
@@ -63,7 +64,6 @@ class WriteStatements:
     update_run: str
     insert_run_event: str
     insert_trace: str
-    touch: str
 
     @classmethod
     def render(cls, dialect: SqlDialect) -> WriteStatements:
@@ -77,10 +77,14 @@ class WriteStatements:
             update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
             insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
             insert_trace=dialect.sql(rows.INSERT_TRACE),
-            touch=dialect.sql(
-                f"UPDATE runs SET heartbeat_at = {dialect.now_sql} WHERE {dialect.in_list('id')}"
-            ),
         )
+
+
+@lru_cache(maxsize=64)
+def touch_statement(dialect: SqlDialect, count: int) -> str:
+    """The statement that refreshes the heartbeat of ``count`` runs."""
+    where = dialect.in_list("id", count)
+    return dialect.sql(f"UPDATE runs SET heartbeat_at = {dialect.now_sql} WHERE {where}")
 
 
 class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
@@ -132,8 +136,12 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         # in sorted order, so two transactions never wait on each other's rows. Every
         # write proves the owner alive (streaming deltas as much as the rest).
         if write.run_ids:
-            touched = self.dialect.list_param(sorted(write.run_ids))
-            conn.execute(statements.touch, (*self.dialect.now_params(), touched))
+            dialect = self.dialect
+            touched = sorted(write.run_ids)
+            conn.execute(
+                touch_statement(dialect, len(touched)),
+                (*dialect.now_params(), *dialect.list_params(touched)),
+            )
         for run_update in write.runs:
             if conn.execute(statements.update_run, run_update).rowcount == 0:
                 raise RunNotFoundError(f"No run {run_update[2]!r} in {self._where} to update.")
@@ -179,12 +187,13 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 (limit,),
             ).fetchall()
             # The tasks of exactly these runs (a run created meanwhile is not among them).
+            run_ids = [row["id"] for row in run_rows]
             task_rows = conn.execute(
                 dialect.sql(
-                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id')} "
+                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
                     f"ORDER BY position, {dialect.row_order}"
                 ),
-                (dialect.list_param([row["id"] for row in run_rows]),),
+                dialect.list_params(run_ids),
             ).fetchall()
         return rows.runs_with_tasks(run_rows, task_rows)
 
@@ -229,8 +238,9 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         query = f"SELECT {rows.RUN_EVENT_COLUMNS} FROM run_events WHERE run_id = ? AND seq > ?"
         params: list[object] = [run_id, after_seq]
         if types is not None:
-            query += f" AND {dialect.in_list('type')}"
-            params.append(dialect.list_param(sorted(types)))
+            wanted = sorted(types)
+            query += f" AND {dialect.in_list('type', len(wanted))}"
+            params += dialect.list_params(wanted)
         query += " ORDER BY seq"
         if limit is not None:
             query += " LIMIT ?"
