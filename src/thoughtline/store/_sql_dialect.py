@@ -1,7 +1,7 @@
 """What SQLite and PostgreSQL spell differently, so each query and table is written once.
 
-Queries are written in SQLite's spelling: ``?`` and ``:name`` placeholders, and ``%``
-only inside string literals. :meth:`SqlDialect.sql` turns that into the dialect's own
+Queries are written in SQLite's spelling: ``?`` and ``:name`` placeholders (so no
+``::`` casts: write ``CAST``), and ``%`` only inside string literals. :meth:`SqlDialect.sql` turns that into the dialect's own
 (psycopg's ``%s``, ``%(name)s`` and ``%%``). The rest are the few phrases that differ:
 
 - an ``IN`` list of any length: one placeholder per value in SQLite (as fast as

@@ -5,8 +5,9 @@
   psycopg 3's sync API and a :class:`psycopg_pool.ConnectionPool`: each call borrows a
   connection for one transaction. An async pool would need every caller to become async
   (or a loop per thread) for no gain here.
-- **Same semantics as SQLite.** Same tables and named migrations
-  (:mod:`thoughtline.store._postgres_schema`), same row mapping
+- **Same semantics as SQLite.** The same queries (:mod:`thoughtline.store._sql_store`),
+  the same named migrations (:mod:`thoughtline.store.migrations`, applied by
+  :mod:`thoughtline.store._postgres_schema`), the same row mapping
   (:mod:`thoughtline.store._rows`); conditional writes (``replace_meta``,
   ``interrupt_run``) are single statements or lock the run's row first, so of racing
   processes on any machine exactly one wins.
