@@ -31,6 +31,10 @@ NEW_RUN_COLUMNS = (
     *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
 )  # fmt: skip
 """A new run's columns before its heartbeat (``new_run_row``'s values, in order)."""
+SET_META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 
 
 class SqlCursor(Protocol):
@@ -329,13 +333,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     def set_meta(self, key: str, value: str) -> None:
         with self._writing() as conn:
-            conn.execute(
-                self.dialect.sql(
-                    "INSERT INTO meta (key, value) VALUES (?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-                ),
-                (key, value),
-            )
+            conn.execute(self.dialect.sql(SET_META), (key, value))
 
     def replace_meta(self, key: str, expected: str | None, value: str) -> bool:
         # One statement each way: the unique key (insert) or the row lock and re-check
