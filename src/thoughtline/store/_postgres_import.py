@@ -28,6 +28,8 @@ from thoughtline.store._postgres_schema import (
     run_params,
     task_params,
 )
+from thoughtline.store._sql_dialect import POSTGRES
+from thoughtline.store._sql_store import SET_META
 from thoughtline.store.base import Store
 
 COPIED_META_KEYS = ("last_purge_at",)
@@ -97,10 +99,6 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
     for key in COPIED_META_KEYS:
         value = source.get_meta(key)
         if value is not None:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+            conn.execute(POSTGRES.sql(SET_META), (key, value))
             counts.meta.append(key)
     return counts

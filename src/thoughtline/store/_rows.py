@@ -1,6 +1,7 @@
 """Rows of a store ↔ thoughtline's records, shared by the SQLite and PostgreSQL stores
-(their tables have the same columns). Columns are named like the records' fields, so
-most of them map by name."""
+(their tables have the same columns), and the statements that write them, in SQLite's
+spelling (:mod:`thoughtline.store._sql_dialect` renders them for PostgreSQL). Columns
+are named like the records' fields, so most of them map by name."""
 
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ INSERT_TRACE = (
     "expires_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 RUN_EVENT_COLUMNS = "run_id, seq, type, task_id, at, data_json"
+INSERT_RUN_EVENT = f"INSERT INTO run_events ({RUN_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 def dump(value: object) -> str:

@@ -1,166 +1,199 @@
-"""The SQLite schema, as an ordered list of named migrations.
+"""The schema of both stores, written once as an ordered list of named migrations, and
+how SQLite applies them (PostgreSQL's: :mod:`thoughtline.store._postgres_schema`).
 
-A migration is a function that changes the schema; its name is recorded in the
+A migration is a list of statements that change the schema; its name is recorded in the
 ``migrations`` table (``name``, ``applied_at``) once it has run. Opening a database
 applies, in order, only the migrations whose names are missing, so a database created by
 an older thoughtline is brought up to date and a current one is left alone.
+
+Statements are rendered for each dialect (:meth:`Migration.statements_for`): the words
+in braces are the dialect's (:data:`~thoughtline.store._sql_dialect.SqlDialect.ddl_words`),
+and a statement wrapped in :class:`Only` runs on one dialect alone.
 
 Rules for whoever adds a migration:
 
 - Append to :data:`MIGRATIONS`; never rename, reorder or edit one that has shipped —
   databases in the wild already recorded it.
-- Use ``conn.execute`` only. ``executescript`` commits the open transaction first, which
-  would break the all-or-nothing guarantee and let two processes migrate at once.
+- Both schemas must keep the same tables, columns and indexes
+  (``tests/store/test_schema_parity.py`` compares them); what differs on purpose is
+  written here, next to why.
+- SQLite: statements run with ``conn.execute`` only. ``executescript`` commits the open
+  transaction first, which would break the all-or-nothing guarantee and let two
+  processes migrate at once.
 - Everything retention must reach gets real columns (no opaque blobs).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from thoughtline.errors import ConfigError
 from thoughtline.records import now_iso
+from thoughtline.store._sql_dialect import SQLITE, DialectName, SqlDialect
+
+
+@dataclass(frozen=True, slots=True)
+class Only:
+    """A statement of one dialect alone."""
+
+    dialect: DialectName
+    statement: str
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One named, append-only schema change."""
+    """One named, append-only schema change: statements run in order."""
 
     name: str
-    apply: Callable[[sqlite3.Connection], None]
+    statements: tuple[str | Only, ...]
 
-
-def _m001_runs_and_tasks(conn: sqlite3.Connection) -> None:
-    # Owner columns identify the process that created the run, so a later open can tell a
-    # crashed owner (mark the run interrupted) from a live one in another process.
-    conn.execute(
-        """
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY,
-            status TEXT NOT NULL,
-            request TEXT NOT NULL,
-            chain_of_thought TEXT NOT NULL,
-            chain_of_thought_source TEXT NOT NULL,
-            worker_backend TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            finished_at TEXT,
-            owner_host TEXT,
-            owner_pid INTEGER,
-            owner_start_time INTEGER,
-            owner_boot_id TEXT,
-            heartbeat_at TEXT
-        )
-        """
-    )
-    conn.execute("CREATE INDEX runs_created_at ON runs (created_at)")
-    conn.execute("CREATE INDEX runs_status ON runs (status)")
-    conn.execute(
-        """
-        CREATE TABLE tasks (
-            id TEXT PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-            position INTEGER NOT NULL,
-            role TEXT NOT NULL,
-            name TEXT NOT NULL,
-            provider TEXT NOT NULL,
-            model TEXT NOT NULL,
-            chain_of_thought TEXT NOT NULL,
-            chain_of_thought_source TEXT NOT NULL,
-            effort TEXT NOT NULL,
-            after_json TEXT NOT NULL,
-            status TEXT NOT NULL,
-            executor TEXT NOT NULL,
-            output TEXT,
-            reasoning TEXT,
-            reasoning_parts_json TEXT,
-            reasoning_status TEXT,
-            reasoning_notice TEXT,
-            input_tokens INTEGER,
-            output_tokens INTEGER,
-            reasoning_tokens INTEGER,
-            error_code TEXT,
-            error_message TEXT,
-            error_retryable INTEGER,
-            started_at TEXT,
-            finished_at TEXT,
-            first_reasoning_ms REAL,
-            first_answer_ms REAL,
-            total_ms REAL
-        )
-        """
-    )
-    conn.execute("CREATE INDEX tasks_run ON tasks (run_id, position)")
-
-
-def _m002_trace_events(conn: sqlite3.Connection) -> None:
-    # ``seq`` is the write order (AUTOINCREMENT never reuses a number, even after purges
-    # delete the newest rows). ``at_epoch`` is ``at`` parsed to seconds, so retention
-    # compares numbers and is right whatever offset or precision ``at`` was written with.
-    conn.execute(
-        """
-        CREATE TABLE trace_events (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-            task_id TEXT,
-            type TEXT NOT NULL,
-            layer TEXT NOT NULL CHECK (layer IN ('answer', 'reasoning', 'provider_raw')),
-            at TEXT NOT NULL,
-            at_epoch REAL NOT NULL,
-            expires_at TEXT,
-            metadata_json TEXT NOT NULL
-        )
-        """
-    )
-    conn.execute("CREATE INDEX trace_events_run ON trace_events (run_id, seq)")
-    conn.execute("CREATE INDEX trace_events_layer_at ON trace_events (layer, at_epoch)")
-
-
-def _m003_meta(conn: sqlite3.Connection) -> None:
-    # Small facts about the database itself, e.g. when retention last ran.
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-
-def _m004_run_events(conn: sqlite3.Connection) -> None:
-    # The live events of each run (task.started, answer.delta, reasoning.delta when the
-    # mode displays it, task.completed, the terminal event) with their per-run sequence
-    # numbers, so any process can replay or tail a run's stream by event id.
-    conn.execute(
-        """
-        CREATE TABLE run_events (
-            run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            type TEXT NOT NULL,
-            task_id TEXT,
-            at TEXT NOT NULL,
-            data_json TEXT NOT NULL,
-            PRIMARY KEY (run_id, seq)
-        ) WITHOUT ROWID
-        """
-    )
-
-
-def _m005_task_finish_generation_cache(conn: sqlite3.Connection) -> None:
-    # Why a task's answer ended, the generation settings its call sent, and the cached
-    # and cache-written shares of its input (null in rows written before).
-    for column in (
-        "finish_reason TEXT",
-        "cached_input_tokens INTEGER",
-        "cache_write_tokens INTEGER",
-        "max_output_tokens INTEGER",
-        "temperature REAL",
-    ):
-        conn.execute(f"ALTER TABLE tasks ADD COLUMN {column}")
+    def statements_for(self, dialect: SqlDialect) -> list[str]:
+        """The statements as ``dialect`` runs them."""
+        return [
+            statement.format_map(dialect.ddl_words)
+            for statement in (
+                item if isinstance(item, str) else item.statement
+                for item in self.statements
+                if isinstance(item, str) or item.dialect == dialect.name
+            )
+        ]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration("m001_runs_and_tasks", _m001_runs_and_tasks),
-    Migration("m002_trace_events", _m002_trace_events),
-    Migration("m003_meta", _m003_meta),
-    Migration("m004_run_events", _m004_run_events),
-    Migration("m005_task_finish_generation_cache", _m005_task_finish_generation_cache),
+    Migration(
+        "m001_runs_and_tasks",
+        (
+            # Owner columns identify the process that created the run, so a later open
+            # can tell a crashed owner (mark the run interrupted) from a live one in
+            # another process. The row order breaks ties between runs created in the
+            # same millisecond (SQLite's rowid, a column of its own in PostgreSQL).
+            """
+            CREATE TABLE runs (
+                id TEXT PRIMARY KEY,
+                status TEXT NOT NULL,
+                request TEXT NOT NULL,
+                chain_of_thought TEXT NOT NULL,
+                chain_of_thought_source TEXT NOT NULL,
+                worker_backend TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                finished_at TEXT,
+                owner_host TEXT,
+                owner_pid {bigint},
+                owner_start_time {bigint},
+                owner_boot_id TEXT,
+                heartbeat_at TEXT{row_order_column}
+            )
+            """,
+            "CREATE INDEX runs_created_at ON runs (created_at{row_order_key})",
+            "CREATE INDEX runs_status ON runs (status)",
+            """
+            CREATE TABLE tasks (
+                id TEXT PRIMARY KEY,
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                position INTEGER NOT NULL,
+                role TEXT NOT NULL,
+                name TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                model TEXT NOT NULL,
+                chain_of_thought TEXT NOT NULL,
+                chain_of_thought_source TEXT NOT NULL,
+                effort TEXT NOT NULL,
+                after_json TEXT NOT NULL,
+                status TEXT NOT NULL,
+                executor TEXT NOT NULL,
+                output TEXT,
+                reasoning TEXT,
+                reasoning_parts_json TEXT,
+                reasoning_status TEXT,
+                reasoning_notice TEXT,
+                input_tokens {bigint},
+                output_tokens {bigint},
+                reasoning_tokens {bigint},
+                error_code TEXT,
+                error_message TEXT,
+                error_retryable INTEGER,
+                started_at TEXT,
+                finished_at TEXT,
+                first_reasoning_ms {double},
+                first_answer_ms {double},
+                total_ms {double}{row_order_column}
+            )
+            """,
+            "CREATE INDEX tasks_run ON tasks (run_id, position)",
+        ),
+    ),
+    Migration(
+        "m002_trace_events",
+        (
+            # ``seq`` is the write order (never handed out twice, even after purges
+            # delete the newest rows). ``at_epoch`` is ``at`` parsed to seconds, so
+            # retention compares numbers and is right whatever offset or precision
+            # ``at`` was written with.
+            """
+            CREATE TABLE trace_events (
+                seq {append_key},
+                id TEXT NOT NULL UNIQUE,
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                task_id TEXT,
+                type TEXT NOT NULL,
+                layer TEXT NOT NULL CHECK (layer IN ('answer', 'reasoning', 'provider_raw')),
+                at TEXT NOT NULL,
+                at_epoch {double} NOT NULL,
+                expires_at TEXT,
+                metadata_json TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX trace_events_run ON trace_events (run_id, seq)",
+            "CREATE INDEX trace_events_layer_at ON trace_events (layer, at_epoch)",
+        ),
+    ),
+    Migration(
+        "m003_meta",
+        # Small facts about the database itself, e.g. when retention last ran.
+        ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
+    ),
+    Migration(
+        "m004_run_events",
+        (
+            # The live events of each run (task.started, answer.delta, reasoning.delta
+            # when the mode displays it, task.completed, the terminal event) with their
+            # per-run sequence numbers, so any process can replay or tail a run's stream
+            # by event id. The payload stays in the table: a live-event notification
+            # carries ids only.
+            """
+            CREATE TABLE run_events (
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                seq {bigint} NOT NULL,
+                type TEXT NOT NULL,
+                task_id TEXT,
+                at TEXT NOT NULL,
+                data_json TEXT NOT NULL,
+                PRIMARY KEY (run_id, seq)
+            ){without_rowid}
+            """,
+            # For a purge's scan of old reasoning deltas. Not in SQLite, where every
+            # index would be kept up on the event loop at each append of a live event
+            # (a purge scans at most once a day).
+            Only("postgres", "CREATE INDEX run_events_type_at ON run_events (type, at)"),
+        ),
+    ),
+    Migration(
+        "m005_task_finish_generation_cache",
+        # Why a task's answer ended, the generation settings its call sent, and the
+        # cached and cache-written shares of its input (null in rows written before).
+        tuple(
+            f"ALTER TABLE tasks ADD COLUMN {column}"
+            for column in (
+                "finish_reason TEXT",
+                "cached_input_tokens {bigint}",
+                "cache_write_tokens {bigint}",
+                "max_output_tokens {bigint}",
+                "temperature {double}",
+            )
+        ),
+    ),
 )
 
 
@@ -223,7 +256,8 @@ def apply_migrations(
         for migration in migrations:
             if migration.name in done:
                 continue
-            migration.apply(conn)
+            for statement in migration.statements_for(SQLITE):
+                conn.execute(statement)
             conn.execute(
                 "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
                 (migration.name, now_iso()),

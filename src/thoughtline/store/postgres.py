@@ -5,8 +5,9 @@
   psycopg 3's sync API and a :class:`psycopg_pool.ConnectionPool`: each call borrows a
   connection for one transaction. An async pool would need every caller to become async
   (or a loop per thread) for no gain here.
-- **Same semantics as SQLite.** Same tables and named migrations
-  (:mod:`thoughtline.store._postgres_schema`), same row mapping
+- **Same semantics as SQLite.** The same queries (:mod:`thoughtline.store._sql_store`),
+  the same named migrations (:mod:`thoughtline.store.migrations`, applied by
+  :mod:`thoughtline.store._postgres_schema`), the same row mapping
   (:mod:`thoughtline.store._rows`); conditional writes (``replace_meta``,
   ``interrupt_run``) are single statements or lock the run's row first, so of racing
   processes on any machine exactly one wins.
@@ -27,15 +28,13 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 
 import psycopg_pool
 
-from thoughtline.records import TRACE_LAYERS, Run, RunEventRecord, Task, TraceEvent, TraceLayer
-from thoughtline.store import _rows as rows
+from thoughtline.records import Run
 from thoughtline.store._postgres_connection import (
     Connection,
     closed_error,
@@ -51,16 +50,10 @@ from thoughtline.store._postgres_listen import (
     RunEventListener,
     notification_payload,
 )
-from thoughtline.store._postgres_schema import (
-    INSERT_RUN_EVENT,
-    INSERT_TASK,
-    INSERT_TRACE,
-    NOW_SQL,
-    UPDATE_TASK,
-    run_params,
-    task_params,
-)
-from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, UnfinishedRun
+from thoughtline.store._postgres_schema import run_params, task_params
+from thoughtline.store._sql_dialect import POSTGRES
+from thoughtline.store._sql_store import UNFINISHED, SqlStore
+from thoughtline.store.base import PreparedWrite, Store
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
@@ -68,7 +61,6 @@ __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
 HEARTBEAT_INTERVAL_S = 10.0
 """How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
 
-UNFINISHED = "('planned', 'running')"
 RESIDUE = (
     "PostgreSQL keeps the bytes of deleted rows in its table files until VACUUM reuses "
     "the space, and in its write-ahead log, backups and replicas until they are recycled; "
@@ -77,10 +69,14 @@ RESIDUE = (
 )
 
 
-class PostgresStore(rows.TransitionWrites, Store):
+class PostgresStore(SqlStore[Connection]):
     """The :class:`~thoughtline.store.base.Store` on a PostgreSQL database named by a
     connection string (``postgresql://user@host:5432/dbname``); missing schema
-    migrations are applied when it is opened."""
+    migrations are applied when it is opened. Its queries are the shared ones
+    (:mod:`thoughtline.store._sql_store`); this class owns the pool, the owner's lease
+    and the announcements of appended events."""
+
+    dialect = POSTGRES
 
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
     live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
@@ -89,6 +85,7 @@ class PostgresStore(rows.TransitionWrites, Store):
 
     def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
         self.location = server_location(dsn)
+        self._where = self.location
         self._dsn = dsn
         if heartbeat_interval_s is not None:
             self.heartbeat_interval_s = heartbeat_interval_s
@@ -106,6 +103,9 @@ class PostgresStore(rows.TransitionWrites, Store):
             raise closed_error(self.location)
         with usage_errors(self.location), pool.connection() as conn:
             yield conn
+
+    # Reads, writes and deletions alike: each call is one transaction of its own.
+    _reading = _writing = _purging = _transaction
 
     def close(self) -> None:
         self._lease.close()
@@ -133,34 +133,19 @@ class PostgresStore(rows.TransitionWrites, Store):
 
     task_row = staticmethod(task_params)
 
+    def _execute_many(
+        self,
+        conn: Connection,
+        sql: str,
+        params: Iterable[Sequence[object] | Mapping[str, object]],
+    ) -> None:
+        with conn.cursor() as cursor:
+            cursor.executemany(sql, params)
+
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
         with self._transaction() as conn:
-            with conn.cursor() as cursor:
-                for run_row, task_rows in write.created:
-                    cursor.execute(INSERT_RUN, run_row)
-                    cursor.executemany(INSERT_TASK, task_rows)
-            # The runs' rows first, as every write of a run: interrupt_run locks them too.
-            # A run that is not there updates no row: refused below before anything sticks.
-            touched = _touch(conn, sorted(write.run_ids))
-            for status, finished_at, run_id in write.runs:
-                if run_id not in touched:
-                    raise RunNotFoundError(f"No run {run_id!r} in {self.location} to update.")
-                conn.execute(
-                    "UPDATE runs SET status = %s, finished_at = %s WHERE id = %s",
-                    (status, finished_at, run_id),
-                )
-            with conn.cursor() as cursor:
-                if write.events:
-                    cursor.executemany(INSERT_RUN_EVENT, write.events)
-                if write.trace:
-                    cursor.executemany(INSERT_TRACE, write.trace)
-            for task in write.tasks:
-                if conn.execute(UPDATE_TASK, task).rowcount == 0:
-                    raise RunNotFoundError(
-                        f"No task {task['id']!r} of run {task['run_id']!r} in {self.location} "
-                        "to update."
-                    )
+            self._write_rows(conn, write)
             # Delivered to every listener when this commits: ids only, events stay here.
             last_seq: dict[str, int] = {}
             for event_run, event_seq, *_rest in write.events:
@@ -179,236 +164,12 @@ class PostgresStore(rows.TransitionWrites, Store):
                 self._lease.release(run_id)
         return True
 
-    def get_run(self, run_id: str) -> Run | None:
-        with self._transaction() as conn:
-            row = conn.execute("SELECT * FROM runs WHERE id = %s", (run_id,)).fetchone()
-            if row is None:
-                return None
-            tasks = conn.execute(
-                "SELECT * FROM tasks WHERE run_id = %s ORDER BY position, row_order", (run_id,)
-            ).fetchall()
-        return rows.run_from_row(row, [rows.task_from_row(task) for task in tasks])
-
-    def latest_run(self) -> Run | None:
-        runs = self.list_runs(limit=1)
-        return runs[0] if runs else None
-
-    def list_runs(self, limit: int = 20) -> list[Run]:
-        if limit <= 0:
-            return []
-        with self._transaction() as conn:
-            # row_order breaks ties between runs created in the same millisecond.
-            run_rows = conn.execute(
-                "SELECT * FROM runs ORDER BY created_at DESC, row_order DESC LIMIT %s", (limit,)
-            ).fetchall()
-            task_rows = conn.execute(
-                "SELECT * FROM tasks WHERE run_id = ANY(%s) ORDER BY position, row_order",
-                ([row["id"] for row in run_rows],),
-            ).fetchall()
-        return rows.runs_with_tasks(run_rows, task_rows)
-
-    # -- trace and run event log -----------------------------------------------------
-    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        # starts_with compares code points, whatever the database's collation.
-        with self._transaction() as conn:
-            found = conn.execute(
-                'SELECT id FROM runs WHERE starts_with(id, %s) ORDER BY id COLLATE "C" DESC LIMIT %s',
-                (prefix, limit),
-            ).fetchall()
-        return [row["id"] for row in found]
-
-    def append_trace(self, events: Sequence[TraceEvent]) -> None:
-        self.write(trace=events)
-
-    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
-        query = "SELECT * FROM trace_events WHERE run_id = %s"
-        params: tuple[str, ...] = (run_id,)
-        if layer is not None:
-            query += " AND layer = %s"
-            params += (layer,)
-        with self._transaction() as conn:
-            found = conn.execute(query + " ORDER BY seq", params).fetchall()
-        return [rows.trace_event_from_row(row) for row in found]
-
-    def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
-        self.write(events=events)
-
-    def run_events(
-        self,
-        run_id: str,
-        after_seq: int = 0,
-        limit: int | None = None,
-        *,
-        types: Collection[str] | None = None,
-    ) -> list[RunEventRecord]:
-        query = f"SELECT {rows.RUN_EVENT_COLUMNS} FROM run_events WHERE run_id = %s AND seq > %s"
-        params: list[object] = [run_id, after_seq]
-        if types is not None:
-            query += " AND type = ANY(%s)"
-            params.append(sorted(types))
-        query += " ORDER BY seq"
-        if limit is not None:
-            query += " LIMIT %s"
-            params.append(max(limit, 0))
-        with self._transaction() as conn:
-            found = conn.execute(query, params).fetchall()
-        return [rows.run_event_from_row(row) for row in found]
-
     # -- deleting what expired -------------------------------------------------------
-    def delete_trace_before(
-        self, cutoffs: Mapping[TraceLayer, float], *, dry_run: bool = False
-    ) -> dict[TraceLayer, int]:
-        counts: dict[TraceLayer, int] = dict.fromkeys(TRACE_LAYERS, 0)
-        verb = "SELECT COUNT(*) AS n FROM" if dry_run else "DELETE FROM"
-        with self._transaction() as conn:
-            for layer, cutoff in cutoffs.items():
-                cursor = conn.execute(
-                    f"{verb} trace_events WHERE layer = %s AND at_epoch < %s", (layer, cutoff)
-                )
-                if dry_run:
-                    found = cursor.fetchone()
-                    counts[layer] = 0 if found is None else int(found["n"])
-                else:
-                    counts[layer] = cursor.rowcount
-        if not dry_run and any(counts.values()):
-            self._residue = RESIDUE
-        return counts
-
-    def clear_displayed_reasoning(
-        self, finished_before: str, notice: str, *, dry_run: bool = False
-    ) -> int:
-        select = (
-            "SELECT id FROM tasks WHERE finished_at IS NOT NULL AND finished_at < %s "
-            "AND (reasoning IS NOT NULL OR (reasoning_parts_json IS NOT NULL "
-            "AND reasoning_parts_json != '[]'))"
-        )
-        with self._transaction() as conn:
-            task_ids = [row["id"] for row in conn.execute(select, (finished_before,)).fetchall()]
-            if dry_run:
-                return len(task_ids)
-            changed = bool(task_ids)
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    "UPDATE tasks SET reasoning = NULL, reasoning_parts_json = '[]', "
-                    "reasoning_notice = COALESCE(reasoning_notice || ' ', '') || %s "
-                    "WHERE id = %s",
-                    [(notice, task_id) for task_id in task_ids],
-                )
-            changed |= (
-                conn.execute(
-                    "DELETE FROM run_events WHERE type = 'reasoning.delta' AND at < %s",
-                    (finished_before,),
-                ).rowcount
-                > 0
-            )
-            snapshots = conn.execute(
-                "SELECT run_id, seq, data_json FROM run_events WHERE at < %s AND type != "
-                "'reasoning.delta' AND data_json LIKE '%%\"reasoning\":%%'",
-                (finished_before,),
-            ).fetchall()
-            for snapshot in snapshots:
-                data = json.loads(snapshot["data_json"])
-                if rows.without_reasoning(data):
-                    conn.execute(
-                        "UPDATE run_events SET data_json = %s WHERE run_id = %s AND seq = %s",
-                        (rows.dump(data), snapshot["run_id"], snapshot["seq"]),
-                    )
-                    changed = True
-        if changed:
-            self._residue = RESIDUE
-        return len(task_ids)
+    def _deleted(self) -> None:
+        self._residue = RESIDUE
 
     def purge_residue(self) -> str | None:
         return self._residue
-
-    # -- small shared values ---------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        with self._transaction() as conn:
-            found = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return None if found is None else str(found["value"])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._transaction() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-    def replace_meta(self, key: str, expected: str | None, value: str) -> bool:
-        # One statement each way: the unique key (insert) or the row lock and re-check
-        # of the WHERE clause (update) let exactly one of racing processes through.
-        with self._transaction() as conn:
-            if expected is None:
-                cursor = conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
-                    (key, value),
-                )
-            else:
-                cursor = conn.execute(
-                    "UPDATE meta SET value = %s WHERE key = %s AND value = %s",
-                    (value, key, expected),
-                )
-            return cursor.rowcount == 1
-
-    # -- runs whose owner may be gone ------------------------------------------------
-    def unfinished_runs(self) -> list[UnfinishedRun]:
-        with self._transaction() as conn:
-            found = conn.execute(
-                "SELECT id, owner_host, owner_pid, owner_start_time, owner_boot_id, "
-                "heartbeat_at, created_at, "
-                "(SELECT COUNT(*) FROM run_events WHERE run_id = runs.id) AS event_count, "
-                "(SELECT COALESCE(MAX(seq), 0) FROM run_events WHERE run_id = runs.id) "
-                f"AS last_event_seq FROM runs WHERE status IN {UNFINISHED}"
-            ).fetchall()
-        return [
-            UnfinishedRun(
-                run_id=row["id"],
-                owner_host=row["owner_host"],
-                owner_pid=row["owner_pid"],
-                owner_start_time=row["owner_start_time"],
-                owner_boot_id=row["owner_boot_id"],
-                heartbeat_at=row["heartbeat_at"],
-                created_at=row["created_at"],
-                event_count=int(row["event_count"]),
-                last_event_seq=int(row["last_event_seq"]),
-            )
-            for row in found
-        ]
-
-    def interrupt_run(
-        self,
-        seen: UnfinishedRun,
-        *,
-        finished_at: str,
-        tasks: Sequence[Task],
-        event: TraceEvent,
-    ) -> bool:
-        with self._transaction() as conn:
-            # Every write of a run updates its row first, so holding the row's lock
-            # orders this check after any write in flight, on any machine.
-            locked = conn.execute(
-                f"SELECT heartbeat_at FROM runs WHERE id = %s AND status IN {UNFINISHED} "
-                "FOR UPDATE",
-                (seen.run_id,),
-            ).fetchone()
-            if locked is None or locked["heartbeat_at"] != seen.heartbeat_at:
-                return False
-            log = conn.execute(
-                "SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS last FROM run_events "
-                "WHERE run_id = %s",
-                (seen.run_id,),
-            ).fetchone()
-            if log is None or (log["n"], log["last"]) != (seen.event_count, seen.last_event_seq):
-                return False
-            conn.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = %s WHERE id = %s",
-                (finished_at, seen.run_id),
-            )
-            with conn.cursor() as cursor:
-                cursor.executemany(UPDATE_TASK, [task_params(task) for task in tasks])
-            conn.execute(INSERT_TRACE, rows.trace_params(event))
-        return True
 
     def copy_from(self, source: Store) -> CopyCounts:
         """Copy every run of ``source`` (tasks, trace events of every layer, run event
@@ -434,28 +195,8 @@ class PostgresStore(rows.TransitionWrites, Store):
         """Refresh the heartbeat of ``owned`` runs; the ids of those still unfinished."""
         with self._transaction() as conn:
             beating = conn.execute(
-                f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s) "
+                f"UPDATE runs SET heartbeat_at = {POSTGRES.now_sql} WHERE id = ANY(%s) "
                 f"AND status IN {UNFINISHED} RETURNING id",
                 (owned,),
             ).fetchall()
         return {row["id"] for row in beating}
-
-
-_NEW_RUN_COLUMNS = (
-    *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
-)  # fmt: skip
-INSERT_RUN = (
-    f"INSERT INTO runs ({', '.join(_NEW_RUN_COLUMNS)}, heartbeat_at) "
-    f"VALUES ({', '.join(['%s'] * len(_NEW_RUN_COLUMNS))}, {NOW_SQL})"
-)
-
-
-def _touch(conn: Connection, run_ids: Sequence[str]) -> set[str]:
-    """Refresh the heartbeat of runs about to be written (the owner is evidently alive);
-    in sorted order, so two transactions never wait on each other's rows. The ids of
-    the runs that exist."""
-    touched = conn.execute(
-        f"UPDATE runs SET heartbeat_at = {NOW_SQL} WHERE id = ANY(%s) RETURNING id",
-        (list(run_ids),),
-    ).fetchall()
-    return {row["id"] for row in touched}

@@ -23,24 +23,17 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from thoughtline.records import (
-    TRACE_LAYERS,
-    Run,
-    RunEventRecord,
-    Task,
-    TraceEvent,
-    TraceLayer,
-    now_iso,
-)
+from thoughtline.records import Run, TraceLayer, now_iso
 from thoughtline.store import _rows as rows
+from thoughtline.store._sql_dialect import SQLITE
+from thoughtline.store._sql_store import SqlStore
 from thoughtline.store._sqlite_checkpoint import CHECKPOINT_INTERVAL_S, WalCheckpointer
 from thoughtline.store._sqlite_connection import (
     BUSY_TIMEOUT_S,
@@ -50,7 +43,7 @@ from thoughtline.store._sqlite_connection import (
     side_file,
     usage_errors,
 )
-from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, UnfinishedRun
+from thoughtline.store.base import PreparedWrite
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["ERASE_WAIT_S", "ProcessIdentity", "SQLiteStore"]
@@ -60,9 +53,13 @@ ERASE_WAIT_S = 5.0
 it removed, before saying the content is still on disk."""
 
 
-class SQLiteStore(rows.TransitionWrites, Store):
+class SQLiteStore(SqlStore[sqlite3.Connection]):
     """The :class:`~thoughtline.store.base.Store` on a SQLite file, created on first use
-    (missing schema migrations are applied when it is opened)."""
+    (missing schema migrations are applied when it is opened). Its queries are the
+    shared ones (:mod:`thoughtline.store._sql_store`); this class owns the file's
+    connections, locks, checkpoints and erasing."""
+
+    dialect = SQLITE
 
     live_flush_s: float = 0.1  # other processes poll the log at about this pace
     writes_wait_on_network: bool = False
@@ -70,6 +67,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
 
     def __init__(self, path: Path, *, checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S) -> None:
         self.path = Path(path)
+        self._where = str(self.path)
         self._lock = threading.RLock()
         self._read_lock = threading.Lock()
         self._residue: str | None = None
@@ -94,7 +92,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
         return self._conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _writing(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction, committed when the block ends."""
         with self._lock, usage_errors(self.path):
             conn = self._connection()
@@ -123,6 +121,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
     def _purging(self) -> Iterator[sqlite3.Connection]:
         """A purge's ``BEGIN IMMEDIATE`` transaction, on a connection of its own."""
         with self._own_connection(BUSY_TIMEOUT_S) as conn:
+            conn.row_factory = sqlite3.Row
             # Per connection: deleted content is zeroed (see open_connection).
             conn.execute("PRAGMA secure_delete = ON")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -132,7 +131,7 @@ class SQLiteStore(rows.TransitionWrites, Store):
                 yield conn
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _reading(self) -> Iterator[sqlite3.Connection]:
         """One read transaction, so related SELECTs see the same snapshot; ended promptly
         because an open snapshot keeps checkpoints from emptying the WAL."""
         with self._read_lock, usage_errors(self.path):
@@ -180,6 +179,14 @@ class SQLiteStore(rows.TransitionWrites, Store):
 
     task_row = staticmethod(rows.task_params)
 
+    def _execute_many(
+        self,
+        conn: sqlite3.Connection,
+        sql: str,
+        params: Iterable[Sequence[object] | Mapping[str, object]],
+    ) -> None:
+        conn.executemany(sql, params)
+
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # Without waiting, neither for the file's write lock nor for this store's
         # connection, which a thread of this process may hold (the writer's, waiting
@@ -200,169 +207,19 @@ class SQLiteStore(rows.TransitionWrites, Store):
         self._checkpointer.wrote()
         return True
 
-    def _write_rows(self, conn: sqlite3.Connection, write: PreparedWrite) -> None:
-        for run_row, task_rows in write.created:
-            conn.execute(INSERT_RUN, run_row)
-            conn.executemany(rows.INSERT_TASK, task_rows)
-        if write.events:
-            conn.executemany(
-                f"INSERT INTO run_events ({rows.RUN_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                write.events,
-            )
-        for status, finished_at, run_id in write.runs:
-            cursor = conn.execute(
-                "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?",
-                (status, finished_at, run_id),
-            )
-            if cursor.rowcount == 0:
-                raise RunNotFoundError(f"No run {run_id!r} in {self.path} to update.")
-        for task in write.tasks:
-            if conn.execute(rows.UPDATE_TASK, task).rowcount == 0:
-                raise RunNotFoundError(
-                    f"No task {task['id']!r} of run {task['run_id']!r} in {self.path} to update."
-                )
-        if write.trace:
-            conn.executemany(rows.INSERT_TRACE, write.trace)
-        # Every write proves the owner alive (streaming deltas as much as the rest).
-        _touch(conn, sorted(write.run_ids))
-
-    def get_run(self, run_id: str) -> Run | None:
-        with self._read() as conn:
-            row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                return None
-            tasks = conn.execute(
-                "SELECT * FROM tasks WHERE run_id = ? ORDER BY position, rowid", (run_id,)
-            ).fetchall()
-        return rows.run_from_row(row, [rows.task_from_row(task) for task in tasks])
-
-    def latest_run(self) -> Run | None:
-        runs = self.list_runs(limit=1)
-        return runs[0] if runs else None
-
-    def list_runs(self, limit: int = 20) -> list[Run]:
-        if limit <= 0:
-            return []
-        # rowid breaks ties between runs created in the same millisecond: later insert first.
-        newest = "SELECT id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        with self._read() as conn:
-            run_rows = conn.execute(
-                "SELECT * FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,)
-            ).fetchall()
-            task_rows = conn.execute(
-                f"SELECT * FROM tasks WHERE run_id IN ({newest}) ORDER BY position, rowid",
-                (limit,),
-            ).fetchall()
-        return rows.runs_with_tasks(run_rows, task_rows)
-
-    # -- trace and run event log -----------------------------------------------------
-    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        # A range on the primary key: ids are ASCII, below U+FFFF in SQLite's byte order.
-        with self._read() as conn:
-            found = conn.execute(
-                "SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id DESC LIMIT ?",
-                (prefix, prefix + "\uffff", limit),
-            ).fetchall()
-        return [row["id"] for row in found]
-
-    def append_trace(self, events: Sequence[TraceEvent]) -> None:
-        self.write(trace=events)
-
-    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
-        query = "SELECT * FROM trace_events WHERE run_id = ?"
-        params: tuple[str, ...] = (run_id,)
-        if layer is not None:
-            query += " AND layer = ?"
-            params += (layer,)
-        with self._read() as conn:
-            found = conn.execute(query + " ORDER BY seq", params).fetchall()
-        return [rows.trace_event_from_row(row) for row in found]
-
-    def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
-        self.write(events=events)
-
-    def run_events(
-        self,
-        run_id: str,
-        after_seq: int = 0,
-        limit: int | None = None,
-        *,
-        types: Collection[str] | None = None,
-    ) -> list[RunEventRecord]:
-        query = f"SELECT {rows.RUN_EVENT_COLUMNS} FROM run_events WHERE run_id = ? AND seq > ?"
-        params: list[object] = [run_id, after_seq]
-        if types is not None:
-            wanted = sorted(types)
-            query += f" AND type IN ({', '.join('?' * len(wanted))})"
-            params += wanted
-        with self._read() as conn:
-            found = conn.execute(
-                query + " ORDER BY seq LIMIT ?", (*params, -1 if limit is None else limit)
-            ).fetchall()
-        return [rows.run_event_from_row(row) for row in found]
-
     # -- deleting what expired -------------------------------------------------------
     def delete_trace_before(
         self, cutoffs: Mapping[TraceLayer, float], *, dry_run: bool = False
     ) -> dict[TraceLayer, int]:
-        counts: dict[TraceLayer, int] = dict.fromkeys(TRACE_LAYERS, 0)
-        if dry_run:
-            with self._read() as conn:
-                for layer, cutoff in cutoffs.items():
-                    counts[layer] = conn.execute(
-                        "SELECT COUNT(*) FROM trace_events WHERE layer = ? AND at_epoch < ?",
-                        (layer, cutoff),
-                    ).fetchone()[0]
-            return counts
-        with self._purging() as conn:
-            for layer, cutoff in cutoffs.items():
-                counts[layer] = conn.execute(
-                    "DELETE FROM trace_events WHERE layer = ? AND at_epoch < ?", (layer, cutoff)
-                ).rowcount
-        # Also when nothing was deleted now: an earlier deletion may have left its
-        # deleted content on disk (see purge_residue), and this finishes it.
-        self._erase()
+        counts = super().delete_trace_before(cutoffs, dry_run=dry_run)
+        if not dry_run and not any(counts.values()):
+            # Also when nothing was deleted now: an earlier deletion may have left its
+            # deleted content on disk (see purge_residue), and this finishes it.
+            self._erase()
         return counts
 
-    def clear_displayed_reasoning(
-        self, finished_before: str, notice: str, *, dry_run: bool = False
-    ) -> int:
-        select = (
-            "SELECT id FROM tasks WHERE finished_at IS NOT NULL AND finished_at < ? "
-            "AND (reasoning IS NOT NULL OR (reasoning_parts_json IS NOT NULL "
-            "AND reasoning_parts_json != '[]'))"
-        )
-        if dry_run:
-            with self._read() as conn:
-                return len(conn.execute(select, (finished_before,)).fetchall())
-        with self._purging() as conn:
-            changes_before = conn.total_changes
-            task_ids = [row[0] for row in conn.execute(select, (finished_before,)).fetchall()]
-            conn.executemany(
-                "UPDATE tasks SET reasoning = NULL, reasoning_parts_json = '[]', "
-                "reasoning_notice = COALESCE(reasoning_notice || ' ', '') || ? WHERE id = ?",
-                [(notice, task_id) for task_id in task_ids],
-            )
-            conn.execute(
-                "DELETE FROM run_events WHERE type = 'reasoning.delta' AND at < ?",
-                (finished_before,),
-            )
-            snapshots = conn.execute(
-                "SELECT run_id, seq, data_json FROM run_events WHERE at < ? AND type != "
-                "'reasoning.delta' AND data_json LIKE '%\"reasoning\":%'",
-                (finished_before,),
-            ).fetchall()
-            for run_id, seq, data_json in snapshots:
-                data = json.loads(data_json)
-                if rows.without_reasoning(data):
-                    conn.execute(
-                        "UPDATE run_events SET data_json = ? WHERE run_id = ? AND seq = ?",
-                        (rows.dump(data), run_id, seq),
-                    )
-            changed = bool(task_ids) or conn.total_changes != changes_before
-        if changed:
-            self._erase()
-        return len(task_ids)
+    def _deleted(self) -> None:
+        self._erase()
 
     def purge_residue(self) -> str | None:
         return self._residue
@@ -387,90 +244,6 @@ class SQLiteStore(rows.TransitionWrites, Store):
             f"{log_frames} log pages were copied), so its pages could not be overwritten "
             "yet; run thoughtline purge again once that process has closed the database."
         )
-
-    # -- small shared values ---------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        with self._read() as conn:
-            found = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if found is None else str(found[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-    def replace_meta(self, key: str, expected: str | None, value: str) -> bool:
-        with self._write() as conn:  # the write lock makes the check and the set one step
-            found = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-            if (None if found is None else found[0]) != expected:
-                return False
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-            return True
-
-    # -- runs whose owner may be gone ------------------------------------------------
-    def unfinished_runs(self) -> list[UnfinishedRun]:
-        with self._read() as conn:
-            found = conn.execute(
-                "SELECT id, owner_host, owner_pid, owner_start_time, owner_boot_id, "
-                "heartbeat_at, created_at, "
-                "(SELECT COUNT(*) FROM run_events WHERE run_id = runs.id), "
-                "(SELECT COALESCE(MAX(seq), 0) FROM run_events WHERE run_id = runs.id) "
-                "FROM runs WHERE status IN ('planned', 'running')"
-            ).fetchall()
-        return [
-            UnfinishedRun(
-                run_id=row[0],
-                owner_host=row[1],
-                owner_pid=row[2],
-                owner_start_time=row[3],
-                owner_boot_id=row[4],
-                heartbeat_at=row[5],
-                created_at=row[6],
-                event_count=row[7],
-                last_event_seq=row[8],
-            )
-            for row in found
-        ]
-
-    def interrupt_run(
-        self,
-        seen: UnfinishedRun,
-        *,
-        finished_at: str,
-        tasks: Sequence[Task],
-        event: TraceEvent,
-    ) -> bool:
-        with self._write() as conn:
-            count, last_seq = conn.execute(
-                "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM run_events WHERE run_id = ?",
-                (seen.run_id,),
-            ).fetchone()
-            if (count, last_seq) != (seen.event_count, seen.last_event_seq):
-                return False
-            marked = conn.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ? "
-                "AND status IN ('planned', 'running') AND heartbeat_at IS ?",
-                (finished_at, seen.run_id, seen.heartbeat_at),
-            ).rowcount
-            if not marked:
-                return False
-            conn.executemany(rows.UPDATE_TASK, [rows.task_params(task) for task in tasks])
-            conn.execute(rows.INSERT_TRACE, rows.trace_params(event))
-            return True
-
-
-INSERT_RUN = (
-    f"INSERT INTO runs ({', '.join(rows.RUN_FIELDS)}, owner_host, owner_pid, "
-    f"owner_start_time, owner_boot_id, heartbeat_at) "
-    f"VALUES ({', '.join('?' * (len(rows.RUN_FIELDS) + 5))})"
-)
 
 
 def _reading_connection(path: Path) -> sqlite3.Connection:
@@ -511,11 +284,3 @@ def _begin_at_once(conn: sqlite3.Connection) -> bool:
     finally:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     return True
-
-
-def _touch(conn: sqlite3.Connection, run_ids: Sequence[str]) -> None:
-    """Refresh the heartbeat of runs just written (the owner is evidently alive)."""
-    stamp = now_iso()
-    conn.executemany(
-        "UPDATE runs SET heartbeat_at = ? WHERE id = ?", [(stamp, run_id) for run_id in run_ids]
-    )

@@ -1,0 +1,419 @@
+"""Every query of the store, written once for SQLite and PostgreSQL.
+
+:class:`SqlStore` implements the :class:`~thoughtline.store.base.Store` protocol on a
+database connection, in the spelling of its :class:`~thoughtline.store._sql_dialect.SqlDialect`.
+A store built on it says only what truly differs: how it opens connections and
+transactions (:meth:`SqlStore._reading`, :meth:`SqlStore._writing`,
+:meth:`SqlStore._purging`), how it writes a prepared write (locks, waiting, what it
+announces), and what a deletion leaves on disk (:meth:`SqlStore._deleted`).
+
+Conditional writes (``replace_meta``, ``interrupt_run``) are single statements, or lock
+the run's row first, so of racing processes on any machine exactly one wins: in SQLite
+a write transaction holds the whole file, in PostgreSQL the row lock orders them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from thoughtline.records import TRACE_LAYERS, Run, RunEventRecord, Task, TraceEvent, TraceLayer
+from thoughtline.store import _rows as rows
+from thoughtline.store._sql_dialect import SqlDialect
+from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, UnfinishedRun
+
+UNFINISHED = "('planned', 'running')"
+NEW_RUN_COLUMNS = (
+    *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
+)  # fmt: skip
+"""A new run's columns before its heartbeat (``new_run_row``'s values, in order)."""
+SET_META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+
+
+class SqlCursor(Protocol):
+    """What a statement returns (``sqlite3.Cursor``, a psycopg cursor)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class SqlConnection(Protocol):
+    """A connection whose ``execute`` runs one statement (``sqlite3.Connection``, a
+    psycopg connection); rows are read by column name."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> SqlCursor: ...
+
+
+ConnectionT = TypeVar("ConnectionT", bound=SqlConnection)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStatements:
+    """The statements of the write path in one dialect, rendered once."""
+
+    insert_run: str
+    insert_task: str
+    update_task: str
+    update_run: str
+    insert_run_event: str
+    insert_trace: str
+
+    @classmethod
+    def render(cls, dialect: SqlDialect) -> WriteStatements:
+        return cls(
+            insert_run=dialect.sql(
+                f"INSERT INTO runs ({', '.join(NEW_RUN_COLUMNS)}, heartbeat_at) "
+                f"VALUES ({', '.join('?' * len(NEW_RUN_COLUMNS))}, {dialect.now_sql})"
+            ),
+            insert_task=dialect.sql(rows.INSERT_TASK),
+            update_task=dialect.sql(rows.UPDATE_TASK),
+            update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
+            insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
+            insert_trace=dialect.sql(rows.INSERT_TRACE),
+        )
+
+
+@lru_cache(maxsize=64)
+def touch_statement(dialect: SqlDialect, count: int) -> str:
+    """The statement that refreshes the heartbeat of ``count`` runs."""
+    where = dialect.in_list("id", count)
+    return dialect.sql(f"UPDATE runs SET heartbeat_at = {dialect.now_sql} WHERE {where}")
+
+
+class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
+    """The store's queries on connections of type ``ConnectionT``; a subclass names its
+    :attr:`dialect` and opens its connections and transactions."""
+
+    dialect: ClassVar[SqlDialect]
+    statements: ClassVar[WriteStatements]
+    _where: str
+    """How messages name the database (a file's path, a server's location)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "dialect" in cls.__dict__:
+            cls.statements = WriteStatements.render(cls.dialect)
+
+    # -- what each store does its own way ----------------------------------------------
+    def _reading(self) -> AbstractContextManager[ConnectionT]:
+        """One transaction that only reads, so related SELECTs see the same rows."""
+        raise NotImplementedError
+
+    def _writing(self) -> AbstractContextManager[ConnectionT]:
+        """One write transaction, committed when the block ends."""
+        raise NotImplementedError
+
+    def _purging(self) -> AbstractContextManager[ConnectionT]:
+        """The write transaction of a deletion for retention."""
+        raise NotImplementedError
+
+    def _execute_many(
+        self, conn: ConnectionT, sql: str, params: Iterable[Sequence[object] | Mapping[str, object]]
+    ) -> None:
+        """Run ``sql`` once for each of ``params``."""
+        raise NotImplementedError
+
+    def _deleted(self) -> None:
+        """A deletion for retention removed something (see :meth:`purge_residue`)."""
+        raise NotImplementedError
+
+    # -- runs and tasks --------------------------------------------------------------
+    def _write_rows(self, conn: ConnectionT, write: PreparedWrite) -> None:
+        """Write ``write``'s rows in the transaction ``conn`` is in; raise
+        :class:`RunNotFoundError` when a run or task to update is not stored."""
+        statements = self.statements
+        for run_row, task_rows in write.created:
+            conn.execute(statements.insert_run, run_row)
+            self._execute_many(conn, statements.insert_task, task_rows)
+        # The runs' rows first, as every write of a run (interrupt_run locks them too),
+        # in sorted order, so two transactions never wait on each other's rows. Every
+        # write proves the owner alive (streaming deltas as much as the rest).
+        if write.run_ids:
+            dialect = self.dialect
+            touched = sorted(write.run_ids)
+            conn.execute(
+                touch_statement(dialect, len(touched)),
+                (*dialect.now_params(), *dialect.list_params(touched)),
+            )
+        for run_update in write.runs:
+            if conn.execute(statements.update_run, run_update).rowcount == 0:
+                raise RunNotFoundError(f"No run {run_update[2]!r} in {self._where} to update.")
+        if write.events:
+            self._execute_many(conn, statements.insert_run_event, write.events)
+        if write.trace:
+            self._execute_many(conn, statements.insert_trace, write.trace)
+        for task in write.tasks:
+            if conn.execute(statements.update_task, task).rowcount == 0:
+                raise RunNotFoundError(
+                    f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update."
+                )
+
+    def get_run(self, run_id: str) -> Run | None:
+        dialect = self.dialect
+        with self._reading() as conn:
+            row = conn.execute(dialect.sql("SELECT * FROM runs WHERE id = ?"), (run_id,)).fetchone()
+            if row is None:
+                return None
+            tasks = conn.execute(
+                dialect.sql(
+                    f"SELECT * FROM tasks WHERE run_id = ? ORDER BY position, {dialect.row_order}"
+                ),
+                (run_id,),
+            ).fetchall()
+        return rows.run_from_row(row, [rows.task_from_row(task) for task in tasks])
+
+    def latest_run(self) -> Run | None:
+        runs = self.list_runs(limit=1)
+        return runs[0] if runs else None
+
+    def list_runs(self, limit: int = 20) -> list[Run]:
+        if limit <= 0:
+            return []
+        dialect = self.dialect
+        with self._reading() as conn:
+            # The row order breaks ties between runs created in the same millisecond:
+            # later insert first.
+            run_rows = conn.execute(
+                dialect.sql(
+                    f"SELECT * FROM runs ORDER BY created_at DESC, {dialect.row_order} DESC LIMIT ?"
+                ),
+                (limit,),
+            ).fetchall()
+            # The tasks of exactly these runs (a run created meanwhile is not among them).
+            run_ids = [row["id"] for row in run_rows]
+            task_rows = conn.execute(
+                dialect.sql(
+                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
+                    f"ORDER BY position, {dialect.row_order}"
+                ),
+                dialect.list_params(run_ids),
+            ).fetchall()
+        return rows.runs_with_tasks(run_rows, task_rows)
+
+    def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        dialect = self.dialect
+        with self._reading() as conn:
+            found = conn.execute(
+                dialect.sql(
+                    f"SELECT id FROM runs WHERE {dialect.prefix_match('id')} "
+                    f"ORDER BY {dialect.binary_order('id')} DESC LIMIT ?"
+                ),
+                (*dialect.prefix_params(prefix), limit),
+            ).fetchall()
+        return [row["id"] for row in found]
+
+    # -- trace and run event log -----------------------------------------------------
+    def append_trace(self, events: Sequence[TraceEvent]) -> None:
+        self.write(trace=events)
+
+    def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
+        query = "SELECT * FROM trace_events WHERE run_id = ?"
+        params: tuple[str, ...] = (run_id,)
+        if layer is not None:
+            query += " AND layer = ?"
+            params += (layer,)
+        with self._reading() as conn:
+            found = conn.execute(self.dialect.sql(query + " ORDER BY seq"), params).fetchall()
+        return [rows.trace_event_from_row(row) for row in found]
+
+    def append_run_events(self, events: Sequence[RunEventRecord]) -> None:
+        self.write(events=events)
+
+    def run_events(
+        self,
+        run_id: str,
+        after_seq: int = 0,
+        limit: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+    ) -> list[RunEventRecord]:
+        dialect = self.dialect
+        query = f"SELECT {rows.RUN_EVENT_COLUMNS} FROM run_events WHERE run_id = ? AND seq > ?"
+        params: list[object] = [run_id, after_seq]
+        if types is not None:
+            wanted = sorted(types)
+            query += f" AND {dialect.in_list('type', len(wanted))}"
+            params += dialect.list_params(wanted)
+        query += " ORDER BY seq"
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(max(limit, 0))
+        with self._reading() as conn:
+            found = conn.execute(dialect.sql(query), params).fetchall()
+        return [rows.run_event_from_row(row) for row in found]
+
+    # -- deleting what expired -------------------------------------------------------
+    def delete_trace_before(
+        self, cutoffs: Mapping[TraceLayer, float], *, dry_run: bool = False
+    ) -> dict[TraceLayer, int]:
+        counts: dict[TraceLayer, int] = dict.fromkeys(TRACE_LAYERS, 0)
+        where = " trace_events WHERE layer = ? AND at_epoch < ?"
+        if dry_run:
+            with self._reading() as conn:
+                for layer, cutoff in cutoffs.items():
+                    found = conn.execute(
+                        self.dialect.sql("SELECT COUNT(*) AS n FROM" + where), (layer, cutoff)
+                    ).fetchone()
+                    counts[layer] = int(found["n"])
+            return counts
+        with self._purging() as conn:
+            for layer, cutoff in cutoffs.items():
+                counts[layer] = conn.execute(
+                    self.dialect.sql("DELETE FROM" + where), (layer, cutoff)
+                ).rowcount
+        if any(counts.values()):
+            self._deleted()
+        return counts
+
+    def clear_displayed_reasoning(
+        self, finished_before: str, notice: str, *, dry_run: bool = False
+    ) -> int:
+        sql = self.dialect.sql
+        select = sql(
+            "SELECT id FROM tasks WHERE finished_at IS NOT NULL AND finished_at < ? "
+            "AND (reasoning IS NOT NULL OR (reasoning_parts_json IS NOT NULL "
+            "AND reasoning_parts_json != '[]'))"
+        )
+        if dry_run:
+            with self._reading() as conn:
+                return len(conn.execute(select, (finished_before,)).fetchall())
+        with self._purging() as conn:
+            task_ids = [row["id"] for row in conn.execute(select, (finished_before,)).fetchall()]
+            changed = bool(task_ids)
+            self._execute_many(
+                conn,
+                sql(
+                    "UPDATE tasks SET reasoning = NULL, reasoning_parts_json = '[]', "
+                    "reasoning_notice = COALESCE(reasoning_notice || ' ', '') || ? WHERE id = ?"
+                ),
+                [(notice, task_id) for task_id in task_ids],
+            )
+            deltas = conn.execute(
+                sql("DELETE FROM run_events WHERE type = 'reasoning.delta' AND at < ?"),
+                (finished_before,),
+            )
+            changed |= deltas.rowcount > 0
+            snapshots = conn.execute(
+                sql(
+                    "SELECT run_id, seq, data_json FROM run_events WHERE at < ? AND type != "
+                    "'reasoning.delta' AND data_json LIKE '%\"reasoning\":%'"
+                ),
+                (finished_before,),
+            ).fetchall()
+            for snapshot in snapshots:
+                data = json.loads(snapshot["data_json"])
+                if rows.without_reasoning(data):
+                    conn.execute(
+                        sql("UPDATE run_events SET data_json = ? WHERE run_id = ? AND seq = ?"),
+                        (rows.dump(data), snapshot["run_id"], snapshot["seq"]),
+                    )
+                    changed = True
+        if changed:
+            self._deleted()
+        return len(task_ids)
+
+    # -- small shared values ---------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self._reading() as conn:
+            found = conn.execute(
+                self.dialect.sql("SELECT value FROM meta WHERE key = ?"), (key,)
+            ).fetchone()
+        return None if found is None else str(found["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._writing() as conn:
+            conn.execute(self.dialect.sql(SET_META), (key, value))
+
+    def replace_meta(self, key: str, expected: str | None, value: str) -> bool:
+        # One statement each way: the unique key (insert) or the row lock and re-check
+        # of the WHERE clause (update) let exactly one of racing processes through.
+        sql = self.dialect.sql
+        with self._writing() as conn:
+            if expected is None:
+                cursor = conn.execute(
+                    sql("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"),
+                    (key, value),
+                )
+            else:
+                cursor = conn.execute(
+                    sql("UPDATE meta SET value = ? WHERE key = ? AND value = ?"),
+                    (value, key, expected),
+                )
+            return cursor.rowcount == 1
+
+    # -- runs whose owner may be gone ------------------------------------------------
+    def unfinished_runs(self) -> list[UnfinishedRun]:
+        with self._reading() as conn:
+            found = conn.execute(
+                "SELECT id, owner_host, owner_pid, owner_start_time, owner_boot_id, "
+                "heartbeat_at, created_at, "
+                "(SELECT COUNT(*) FROM run_events WHERE run_id = runs.id) AS event_count, "
+                "(SELECT COALESCE(MAX(seq), 0) FROM run_events WHERE run_id = runs.id) "
+                f"AS last_event_seq FROM runs WHERE status IN {UNFINISHED}"
+            ).fetchall()
+        return [
+            UnfinishedRun(
+                run_id=row["id"],
+                owner_host=row["owner_host"],
+                owner_pid=row["owner_pid"],
+                owner_start_time=row["owner_start_time"],
+                owner_boot_id=row["owner_boot_id"],
+                heartbeat_at=row["heartbeat_at"],
+                created_at=row["created_at"],
+                event_count=int(row["event_count"]),
+                last_event_seq=int(row["last_event_seq"]),
+            )
+            for row in found
+        ]
+
+    def interrupt_run(
+        self,
+        seen: UnfinishedRun,
+        *,
+        finished_at: str,
+        tasks: Sequence[Task],
+        event: TraceEvent,
+    ) -> bool:
+        sql = self.dialect.sql
+        with self._writing() as conn:
+            # Every write of a run updates its row first, so holding the row's lock
+            # orders this check after any write in flight, on any machine.
+            locked = conn.execute(
+                sql(
+                    f"SELECT heartbeat_at FROM runs WHERE id = ? AND status IN {UNFINISHED}"
+                    f"{self.dialect.lock_row}"
+                ),
+                (seen.run_id,),
+            ).fetchone()
+            if locked is None or locked["heartbeat_at"] != seen.heartbeat_at:
+                return False
+            log = conn.execute(
+                sql(
+                    "SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS last FROM run_events "
+                    "WHERE run_id = ?"
+                ),
+                (seen.run_id,),
+            ).fetchone()
+            if (log["n"], log["last"]) != (seen.event_count, seen.last_event_seq):
+                return False
+            conn.execute(
+                sql("UPDATE runs SET status = 'interrupted', finished_at = ? WHERE id = ?"),
+                (finished_at, seen.run_id),
+            )
+            statements = self.statements
+            self._execute_many(
+                conn, statements.update_task, [self.task_row(task) for task in tasks]
+            )
+            conn.execute(statements.insert_trace, rows.trace_params(event))
+        return True
