@@ -89,7 +89,7 @@ class AnthropicRenderer:
     def content_blocks(self, transcript: Transcript, request: SimRequest) -> list[dict[str, Any]]:
         """The response's content blocks, complete (as in a non-streaming body)."""
         blocks: list[dict[str, Any]] = []
-        display = self._thinking_display(request)
+        display = self.thinking_display(request)
         if display is not None:
             for position, block in enumerate(transcript.reasoning):
                 seed = f"{transcript.response_id}:{position}:{block.text}"
@@ -120,7 +120,7 @@ class AnthropicRenderer:
 
     def usage(self, transcript: Transcript, request: SimRequest) -> dict[str, Any]:
         """Final usage: ``output_tokens`` includes thinking, detailed when it happened."""
-        thought = self._thinking_display(request) is not None and bool(transcript.reasoning)
+        thought = self.thinking_display(request) is not None and bool(transcript.reasoning)
         output_tokens = transcript.effective_output_tokens()
         if not thought and transcript.output_tokens is None:
             output_tokens = max(output_tokens - transcript.effective_reasoning_tokens(), 1)
@@ -199,7 +199,7 @@ class AnthropicRenderer:
 
     # ------------------------------------------------------------------ helpers
 
-    def _thinking_display(self, request: SimRequest) -> str | None:
+    def thinking_display(self, request: SimRequest) -> str | None:
         """``summarized`` / ``omitted`` when the model thinks for this request, else None."""
         body: Mapping[str, Any] = request.body or {}
         model = self.model_of(request) or ""

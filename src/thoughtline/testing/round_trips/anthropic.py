@@ -1,0 +1,181 @@
+"""Anthropic Messages: thinking blocks go back unmodified, signature included.
+
+Checked on every request whose ``messages`` hold assistant turns, in this order:
+
+- Every ``thinking`` block's ``signature`` (and ``redacted_thinking`` block's ``data``)
+  must be one the simulator handed out; otherwise 400 "messages.I.content.J: Invalid
+  `signature` in `thinking` block" (an altered or invented carrier).
+- Models that bind a block to its conversation (:data:`PREFIX_BOUND_MODELS`) also demand
+  that everything before the block (``system``, ``tools``, every earlier message, the
+  earlier blocks of its own message) and the model are the same as when it was made;
+  otherwise 400 "… Invalid `signature` in `thinking` block. The block is bound to a
+  different conversation…" (a reminder added to the system prompt, tools reordered, an
+  earlier tool result redacted differently, a block sent to another model).
+- In the latest assistant message of a tool loop (thinking on, the turn has
+  ``tool_use``), when that turn was made with thinking: the message must start with a
+  thinking block (400 "Expected `thinking` or `redacted_thinking`, but found …" when all
+  were dropped), and its thinking blocks must stand where they were, with their text
+  (400 "`thinking` or `redacted_thinking` blocks in the latest assistant message cannot
+  be modified" for one dropped, reordered or blanked block).
+
+Blocks of earlier turns of older models are not compared beyond their signature: the
+API strips them from the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from thoughtline.testing.renderers.anthropic import AnthropicRenderer
+from thoughtline.testing.round_trips import CarrierBook, Rejection, digest, json_error
+from thoughtline.testing.transcript import SimRequest
+
+PREFIX_BOUND_MODELS: Final[tuple[str, ...]] = (
+    "claude-fable-5",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+)
+"""Model prefixes whose thinking blocks are bound to everything before them."""
+
+_REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
+_DOCS: Final = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Issued:
+    model: str
+    block: Mapping[str, Any]
+    prefix: str  # digest of what came before the block
+
+
+def binds_to_prefix(model: str) -> bool:
+    """Whether ``model``'s thinking blocks are bound to their conversation."""
+    return model.startswith(PREFIX_BOUND_MODELS)
+
+
+def _carrier(block: Mapping[str, Any]) -> object:
+    return block.get("signature") if block.get("type") == "thinking" else block.get("data")
+
+
+def _prefix(body: Mapping[str, Any], messages: Sequence[Any], before: Sequence[Any]) -> str:
+    return digest([body.get("system"), body.get("tools"), list(messages), list(before)])
+
+
+def _error(message: str) -> Rejection:
+    return json_error(
+        400,
+        {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+            "request_id": "req_sim_round_trip",
+        },
+    )
+
+
+class AnthropicRoundTrips:
+    """:class:`~thoughtline.testing.round_trips.RoundTripRule` for ``/v1/messages``."""
+
+    def __init__(self, renderer: AnthropicRenderer | None = None) -> None:
+        self._renderer = renderer or AnthropicRenderer()
+
+    def remember(self, request: SimRequest, response: Mapping[str, Any], book: CarrierBook) -> None:
+        body = request.body or {}
+        messages = body.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        content = response.get("content")
+        if not isinstance(content, list):
+            return
+        model = str(response.get("model") or request.model or "")
+        for index, block in enumerate(content):
+            if block.get("type") in _REASONING_TYPES:
+                issued = _Issued(
+                    model=model, block=block, prefix=_prefix(body, messages, content[:index])
+                )
+                book.issue("anthropic", str(_carrier(block)), issued)
+            elif block.get("type") == "tool_use":
+                book.issue("anthropic-turn", str(block.get("id")), tuple(content))
+
+    def check(self, request: SimRequest, book: CarrierBook) -> Rejection | None:
+        body = request.body or {}
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return None
+        model = request.model or ""
+        bound = binds_to_prefix(model)
+        latest = max(
+            (
+                i
+                for i, m in enumerate(messages)
+                if isinstance(m, dict) and m.get("role") == "assistant"
+            ),
+            default=None,
+        )
+        for i, message in enumerate(messages):
+            content = message.get("content") if isinstance(message, dict) else None
+            if message.get("role") != "assistant" or not isinstance(content, list):
+                continue
+            for j, block in enumerate(content):
+                if not isinstance(block, dict) or block.get("type") not in _REASONING_TYPES:
+                    continue
+                carrier = _carrier(block)
+                kind = "signature" if block["type"] == "thinking" else "redacted_data"
+                book.saw(request, kind, carrier)
+                issued: list[_Issued] = book.lookup("anthropic", carrier)
+                where = f"messages.{i}.content.{j}"
+                if not issued:
+                    return _error(f"{where}: Invalid `signature` in `thinking` block")
+                prefix = _prefix(body, messages[:i], content[:j])
+                if bound and not any(r.model == model and r.prefix == prefix for r in issued):
+                    return _error(
+                        f"{where}: Invalid `signature` in `thinking` block. The block is "
+                        "bound to a different conversation: the system prompt, tools, "
+                        "earlier messages or model differ from the ones it was produced "
+                        "with."
+                    )
+        if latest is None:
+            return None
+        return self._check_latest(request, latest, messages[latest], book)
+
+    def _check_latest(
+        self, request: SimRequest, index: int, message: Mapping[str, Any], book: CarrierBook
+    ) -> Rejection | None:
+        """The latest assistant turn of a tool loop keeps its thinking blocks as made."""
+        content = message.get("content")
+        if not isinstance(content, list) or self._renderer.thinking_display(request) is None:
+            return None
+        calls = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if not calls:
+            return None
+        turns: list[tuple[Any, ...]] = book.lookup("anthropic-turn", calls[0].get("id"))
+        if not turns:
+            return None
+        made = turns[-1]
+        made_reasoning = {k: b for k, b in enumerate(made) if b.get("type") in _REASONING_TYPES}
+        if not made_reasoning:
+            return None
+        first = content[0] if content and isinstance(content[0], dict) else {}
+        if first.get("type") not in _REASONING_TYPES:
+            return _error(
+                f"messages.{index}.content.0.type: Expected `thinking` or "
+                f"`redacted_thinking`, but found `{first.get('type')}`. When `thinking` is "
+                "enabled, a final `assistant` message must start with a thinking block "
+                "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+                "recommend you include thinking blocks from previous turns. To avoid this "
+                "requirement, disable `thinking`. Please consult our documentation at "
+                f"{_DOCS}"
+            )
+        sent = {
+            k: b
+            for k, b in enumerate(content)
+            if isinstance(b, dict) and b.get("type") in _REASONING_TYPES
+        }
+        for position in sorted(set(made_reasoning) | set(sent)):
+            if made_reasoning.get(position) != sent.get(position):
+                return _error(
+                    f"messages.{index}.content.{position}: `thinking` or `redacted_thinking` "
+                    "blocks in the latest assistant message cannot be modified. These "
+                    "blocks must remain as they were in the original response."
+                )
+        return None
