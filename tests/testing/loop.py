@@ -24,6 +24,11 @@ WEATHER = ToolSpec(
     description="Weather for a city",
     parameters={"type": "object", "properties": {"city": {"type": "string"}}},
 )
+CLOCK = ToolSpec(
+    name="get_time",
+    description="The time in a city",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+)
 CALL = SimToolCall(call_id="call_w1", name="get_weather", arguments='{"city":"Zürich"}')
 SECOND_CALL = SimToolCall(call_id="call_w2", name="get_weather", arguments='{"city":"Bern"}')
 TOOL_STEP = Transcript(
@@ -50,12 +55,18 @@ class Loop:
     )
     stream: bool = True
 
-    def request(self, messages: Sequence[Message], *, system: str = SYSTEM) -> ModelRequest:
+    def request(
+        self,
+        messages: Sequence[Message],
+        *,
+        system: str = SYSTEM,
+        tools: Sequence[ToolSpec] = (WEATHER, CLOCK),
+    ) -> ModelRequest:
         return ModelRequest(
             model=self.model,
             system=system,
             messages=tuple(messages),
-            tools=(WEATHER,),
+            tools=tuple(tools),
             reasoning=self.reasoning,
             stream=self.stream,
         )
@@ -91,10 +102,16 @@ class Loop:
         )
 
     async def second(
-        self, response: ModelResponse, edit: PartEdit | None = None, *, system: str = SYSTEM
+        self,
+        response: ModelResponse,
+        edit: PartEdit | None = None,
+        *,
+        system: str = SYSTEM,
+        tools: Sequence[ToolSpec] = (WEATHER, CLOCK),
     ) -> ModelResponse:
         """Step 2: the history back to the simulator."""
-        return await self.call(self.request(self.history(response, edit), system=system))
+        history = self.history(response, edit)
+        return await self.call(self.request(history, system=system, tools=tools))
 
 
 def reasoning_of(parts: Sequence[Part]) -> list[ReasoningPart]:

@@ -6,13 +6,17 @@ from __future__ import annotations
 import pytest
 
 from thoughtline import ReasoningRequest
-from thoughtline.parts import Part
+from thoughtline.parts import Part, ToolResultPart
+from thoughtline.requests import Message
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 from .loop import (
     CALL,
+    CLOCK,
     FINAL_STEP,
+    SECOND_CALL,
     TOOL_STEP,
+    WEATHER,
     Loop,
     assert_refused,
     calls_first,
@@ -36,6 +40,13 @@ TWO_BLOCKS = Transcript(
     tool_calls=(CALL,),
     finish="tool_calls",
     response_id="step_1_two_blocks",
+)
+
+SECOND_TOOL_STEP = Transcript(
+    reasoning=(SimReasoning(kind="summary", text="Now Bern as well."),),
+    tool_calls=(SECOND_CALL,),
+    finish="tool_calls",
+    response_id="step_2_tool",
 )
 
 
@@ -129,7 +140,8 @@ async def test_a_bound_block_refuses_a_changed_system_prompt(
     assert_refused(
         second,
         400,
-        f"messages.1.content.0: {INVALID}. The block is bound to a different conversation",
+        f"messages.1.content.0: {INVALID}. The block is bound to a different conversation.",
+        "The `system` prompt differs from the one this block was created with.",
     )
 
 
@@ -141,7 +153,50 @@ async def test_a_bound_block_refuses_an_edited_earlier_message(
     history = list(steps.history(first))
     history[0] = type(history[0])(role="user", content="Weather, please?")
     second = await steps.call(steps.request(history))
-    assert_refused(second, 400, "The block is bound to a different conversation")
+    assert_refused(
+        second,
+        400,
+        "The block is bound to a different conversation",
+        "messages.0 differs from the one this block was created with.",
+    )
+
+
+async def test_a_bound_block_refuses_reordered_tools(
+    sim: Simulator, environ: dict[str, str]
+) -> None:
+    steps = loop(environ, BOUND)
+    first = await steps.first(sim)
+    second = await steps.second(first, tools=(CLOCK, WEATHER))
+    assert_refused(second, 400, "The `tools` differ from the ones this block was created with.")
+
+
+async def test_a_bound_loop_must_stay_append_only(sim: Simulator, environ: dict[str, str]) -> None:
+    """Step 3 sends step 2's blocks back; a step-1 tool result shown differently (e.g.
+    redacted another way) changes what they are bound to."""
+    steps = loop(environ, BOUND)
+    sim.script_turns(TOOL_STEP, SECOND_TOOL_STEP, FINAL_STEP, profile="anthropic")
+    first = await steps.call(steps.request([Message(role="user", content="Weather?")]))
+    second = await steps.call(steps.request(steps.history(first)))
+    assert second.error is None
+    result = Message(
+        role="user",
+        parts=[ToolResultPart(tool_call_id="call_w2", name="get_weather", content="9 °C")],
+    )
+    history = [*steps.history(first), second.to_message(), result]
+    third = await steps.call(steps.request(history))
+    assert third.error is None
+    assert third.text == FINAL_STEP.answer
+    history[2] = Message(
+        role="user",
+        parts=[ToolResultPart(tool_call_id="call_w1", name="get_weather", content="[redacted]")],
+    )
+    again = await steps.call(steps.request(history))
+    assert_refused(
+        again,
+        400,
+        f"messages.3.content.0: {INVALID}. The block is bound to a different conversation.",
+        "messages.2 differs from the one this block was created with.",
+    )
 
 
 async def test_an_unbound_block_survives_a_changed_system_prompt(

@@ -9,8 +9,9 @@ Checked on every request whose ``messages`` hold assistant turns, in this order:
   that everything before the block (``system``, ``tools``, every earlier message, the
   earlier blocks of its own message) and the model are the same as when it was made;
   otherwise 400 "… Invalid `signature` in `thinking` block. The block is bound to a
-  different conversation…" (a reminder added to the system prompt, tools reordered, an
-  earlier tool result redacted differently, a block sent to another model).
+  different conversation. …", ending with what differs (a reminder added to the system
+  prompt, tools reordered, an earlier tool result redacted differently, a block sent to
+  another model, an earlier block of the same turn missing).
 - In the latest assistant message of a tool loop (thinking on, the turn has
   ``tool_use``), when that turn was made with thinking: the message must start with a
   thinking block (400 "Expected `thinking` or `redacted_thinking`, but found …" when all
@@ -45,9 +46,53 @@ _DOCS: Final = "https://docs.claude.com/en/docs/build-with-claude/extended-think
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Issued:
+    """A block as made, and digests of what came before it."""
+
     model: str
     block: Mapping[str, Any]
-    prefix: str  # digest of what came before the block
+    system: str
+    tools: str
+    messages: tuple[str, ...]  # one digest per earlier message
+    before: tuple[str, ...]  # one digest per earlier block of its own message
+
+    @classmethod
+    def made(
+        cls,
+        model: str,
+        block: Mapping[str, Any],
+        body: Mapping[str, Any],
+        messages: Sequence[Any],
+        before: Sequence[Any],
+    ) -> _Issued:
+        return cls(
+            model=model,
+            block=block,
+            system=digest(body.get("system")),
+            tools=digest(body.get("tools")),
+            messages=tuple(digest(message) for message in messages),
+            before=tuple(digest(earlier) for earlier in before),
+        )
+
+    def mismatch(self, other: _Issued) -> str | None:
+        """What differs between the conversation this block was made in and ``other``
+        (the same block as sent now), in the API's words; ``None`` when nothing does."""
+        if other.model != self.model:
+            return f"The block was created by `{self.model}`, not `{other.model}`."
+        if other.system != self.system:
+            return "The `system` prompt differs from the one this block was created with."
+        if other.tools != self.tools:
+            return "The `tools` differ from the ones this block was created with."
+        for index, (made, sent) in enumerate(zip(self.messages, other.messages, strict=False)):
+            if made != sent:
+                return f"messages.{index} differs from the one this block was created with."
+        if len(other.messages) != len(self.messages):
+            return "The messages before this block differ from the ones it was created with."
+        if other.before != self.before:
+            return (
+                "The `thinking` block that preceded this one when it was created is "
+                "missing from this request."
+            )
+        return None
 
 
 def binds_to_prefix(model: str) -> bool:
@@ -57,10 +102,6 @@ def binds_to_prefix(model: str) -> bool:
 
 def _carrier(block: Mapping[str, Any]) -> object:
     return block.get("signature") if block.get("type") == "thinking" else block.get("data")
-
-
-def _prefix(body: Mapping[str, Any], messages: Sequence[Any], before: Sequence[Any]) -> str:
-    return digest([body.get("system"), body.get("tools"), list(messages), list(before)])
 
 
 def _error(message: str) -> Rejection:
@@ -90,9 +131,7 @@ class AnthropicRoundTrips:
         model = str(response.get("model") or request.model or "")
         for index, block in enumerate(content):
             if block.get("type") in _REASONING_TYPES:
-                issued = _Issued(
-                    model=model, block=block, prefix=_prefix(body, messages, content[:index])
-                )
+                issued = _Issued.made(model, block, body, messages, content[:index])
                 book.issue("anthropic", str(_carrier(block)), issued)
             elif block.get("type") == "tool_use":
                 book.issue("anthropic-turn", str(block.get("id")), tuple(content))
@@ -126,13 +165,17 @@ class AnthropicRoundTrips:
                 where = f"messages.{i}.content.{j}"
                 if not issued:
                     return _error(f"{where}: Invalid `signature` in `thinking` block")
-                prefix = _prefix(body, messages[:i], content[:j])
-                if bound and not any(r.model == model and r.prefix == prefix for r in issued):
+                if not bound:
+                    continue
+                sent = _Issued.made(model, block, body, messages[:i], content[:j])
+                mismatches = [made.mismatch(sent) for made in issued]
+                if None not in mismatches:
                     return _error(
                         f"{where}: Invalid `signature` in `thinking` block. The block is "
-                        "bound to a different conversation: the system prompt, tools, "
-                        "earlier messages or model differ from the ones it was produced "
-                        "with."
+                        "bound to a different conversation. Remove the block, or set "
+                        '`thinking.block_binding.prefix_mismatch_behavior` to "drop_block". '
+                        "That setting requires the `thinking-binding-controls-2026-08-01` "
+                        f"value in the `anthropic-beta` header. {mismatches[-1]}"
                     )
         if latest is None:
             return None
