@@ -171,13 +171,20 @@ def assert_refused(response: ModelResponse, status: int, *needles: str) -> None:
         assert needle in error.message, error.message
 
 
-def post_raw(server: SimulatorServer, path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
-    """POST a hand-made body to the simulator: for histories the project's own history
-    code never builds. Returns the status and the decoded JSON answer (``None`` for a
-    stream)."""
+def post_raw(
+    server: SimulatorServer,
+    path: str,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str] | None = None,
+) -> tuple[int, Any]:
+    """POST a hand-made body (answered whole, not streamed) to the simulator: for
+    histories the project's own history code never builds. Returns the status and the
+    decoded JSON answer."""
     data = json.dumps({**body, "stream": False}).encode()
     request = urllib.request.Request(
-        server.url + path, data=data, headers={"content-type": "application/json"}
+        server.url + path,
+        data=data,
+        headers={"content-type": "application/json", **(headers or {})},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:

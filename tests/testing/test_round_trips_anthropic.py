@@ -8,7 +8,8 @@ import pytest
 from thoughtline import ReasoningRequest
 from thoughtline.parts import Part, ToolResultPart
 from thoughtline.requests import Message
-from thoughtline.testing import SimReasoning, Simulator, Transcript
+from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
+from thoughtline.testing.round_trips.anthropic import BINDING_BETA
 
 from .loop import (
     CALL,
@@ -20,6 +21,7 @@ from .loop import (
     Loop,
     assert_refused,
     calls_first,
+    post_raw,
     reasoning_of,
     with_metadata,
     with_reasoning_text,
@@ -217,3 +219,30 @@ async def test_strict_round_trips_can_be_switched_off(
     second = await steps.second(first, with_metadata("signature", "EqForgedSignature=="))
     assert second.error is None
     assert TOOL_STEP.tool_calls[0].call_id in str(sim.requests[-1].body)
+
+
+@pytest.mark.parametrize("beta", [True, False], ids=["with the beta header", "without"])
+async def test_drop_block_answers_and_lists_the_dropped_block(
+    sim: Simulator, environ: dict[str, str], sim_server: SimulatorServer, beta: bool
+) -> None:
+    steps = loop(environ, BOUND)
+    first = await steps.first(sim)
+    assert (await steps.second(first)).error is None
+    sim.script(FINAL_STEP, profile="anthropic", times=1)
+    body = dict(sim.requests[-1].body or {})
+    body["system"] = "Answer briefly. Today is Tuesday."
+    body["thinking"] = {
+        "type": "adaptive",
+        "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+    }
+    headers = {"anthropic-beta": BINDING_BETA} if beta else {}
+    status, answer = post_raw(sim_server, sim.requests[-1].path, body, headers)
+    if not beta:
+        assert status == 400
+        assert "The block is bound to a different conversation" in answer["error"]["message"]
+        return
+    assert status == 200
+    assert answer["input_transformations"] == [
+        {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_mismatch"}
+    ]
+    assert answer["content"] == [{"type": "text", "text": FINAL_STEP.answer}]

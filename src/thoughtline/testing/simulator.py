@@ -34,6 +34,7 @@ answers every history; :attr:`Simulator.carriers` records what came back.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import socket
@@ -61,7 +62,7 @@ from thoughtline.testing.faults import (
     apply_to_frames,
     frames_before_hold,
 )
-from thoughtline.testing.round_trips import CarrierBook, RoundTripRule
+from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
 from thoughtline.testing.transcript import (
     FrameRole,
     SimReasoning,
@@ -282,12 +283,15 @@ class Simulator:
         with self._lock:
             self.requests.append(request)
         rule = route.rule if self.strict_round_trips else None
-        if rule is not None:
-            rejection = rule.check(request, self.carriers)
-            if rejection is not None:
-                await plain(send, rejection.status, rejection.body)
-                return
+        verdict = None if rule is None else rule.check(request, self.carriers)
+        if isinstance(verdict, Rejection):
+            await plain(send, verdict.status, verdict.body)
+            return
         transcript, fault = self._take(profile.name, model)
+        if verdict is not None:
+            transcript = dataclasses.replace(
+                transcript, input_transformations=verdict.input_transformations
+            )
         if rule is not None and (fault is None or fault.kind != "http_error"):
             sent = loads_object(renderer.body(transcript, request))
             rule.remember(request, sent, self.carriers)

@@ -13,6 +13,9 @@ What is rendered depends on the request, as on the real API:
   is the block's signature.
 
 Usage reports ``output_tokens_details.thinking_tokens`` whenever the model thought.
+A transcript's ``input_transformations`` (what the API changed in the request, e.g.
+thinking blocks dropped by a binding check) are sent on the message, also in
+``message_start``.
 """
 
 from __future__ import annotations
@@ -222,7 +225,7 @@ class AnthropicRenderer:
         return capability.default_display or "summarized"
 
     def _message_shell(self, transcript: Transcript, request: SimRequest) -> dict[str, Any]:
-        return {
+        shell: dict[str, Any] = {
             "id": transcript.response_id,
             "type": "message",
             "role": "assistant",
@@ -232,6 +235,9 @@ class AnthropicRenderer:
             "stop_sequence": None,
             "usage": {},
         }
+        if transcript.input_transformations:
+            shell["input_transformations"] = [dict(t) for t in transcript.input_transformations]
+        return shell
 
 
 def _block_frames(index: int, block: dict[str, Any], size: int) -> Iterator[Frame]:

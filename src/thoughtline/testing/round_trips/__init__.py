@@ -30,6 +30,15 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Accepted:
+    """The provider answers the request after changing it: ``input_transformations``
+    says how (e.g. Anthropic thinking blocks dropped by a binding check), and goes into
+    the response."""
+
+    input_transformations: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReturnedCarrier:
     """A carrier a request sent back, as the simulator found it (``kind`` names the
     field: ``signature``, ``redacted_data``, ``encrypted_content``, ``thought_signature``,
@@ -83,8 +92,9 @@ class RoundTripRule(Protocol):
         simulator rendered for ``request``) and what they are bound to."""
         ...
 
-    def check(self, request: SimRequest, book: CarrierBook) -> Rejection | None:
-        """The provider's rejection of ``request``'s history, or ``None`` to answer it."""
+    def check(self, request: SimRequest, book: CarrierBook) -> Rejection | Accepted | None:
+        """The provider's rejection of ``request``'s history, what it changed before
+        answering, or ``None`` to answer it as it is."""
         ...
 
 

@@ -11,7 +11,11 @@ Checked on every request whose ``messages`` hold assistant turns, in this order:
   otherwise 400 "… Invalid `signature` in `thinking` block. The block is bound to a
   different conversation. …", ending with what differs (a reminder added to the system
   prompt, tools reordered, an earlier tool result redacted differently, a block sent to
-  another model, an earlier block of the same turn missing).
+  another model, an earlier block of the same turn missing). With
+  ``thinking.block_binding.prefix_mismatch_behavior: "drop_block"`` and the
+  ``anthropic-beta`` value :data:`BINDING_BETA`, such a block is dropped instead and the
+  response's ``input_transformations`` lists it (``thinking_dropped``, its path, the
+  reason).
 - In the latest assistant message of a tool loop (thinking on, the turn has
   ``tool_use``), when that turn was made with thinking: the message must start with a
   thinking block (400 "Expected `thinking` or `redacted_thinking`, but found …" when all
@@ -30,15 +34,27 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
-from thoughtline.testing.round_trips import CarrierBook, Rejection, digest, json_error
+from thoughtline.testing.round_trips import (
+    Accepted,
+    CarrierBook,
+    Rejection,
+    digest,
+    json_error,
+)
 from thoughtline.testing.transcript import SimRequest
 
 PREFIX_BOUND_MODELS: Final[tuple[str, ...]] = (
-    "claude-fable-5",
+    "claude-fable-5-1",
+    "claude-fable-5-2",
+    "claude-mythos-5-1",
+    "claude-mythos-5-2",
     "claude-opus-5-5",
     "claude-sonnet-5-5",
+    "claude-haiku-5-5",
 )
-"""Model prefixes whose thinking blocks are bound to everything before them."""
+"""Model prefixes with preserved thinking: a block is bound to everything before it."""
+BINDING_BETA: Final = "thinking-binding-controls-2026-08-01"
+"""The ``anthropic-beta`` value that ``prefix_mismatch_behavior`` requires."""
 
 _REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
 _DOCS: Final = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
@@ -104,6 +120,16 @@ def _carrier(block: Mapping[str, Any]) -> object:
     return block.get("signature") if block.get("type") == "thinking" else block.get("data")
 
 
+def _drops_blocks(request: SimRequest) -> bool:
+    """``thinking.block_binding.prefix_mismatch_behavior: "drop_block"``, with the beta
+    header it requires: a block failing its binding check is dropped, not refused."""
+    thinking = (request.body or {}).get("thinking")
+    binding = thinking.get("block_binding") if isinstance(thinking, dict) else None
+    behaviour = binding.get("prefix_mismatch_behavior") if isinstance(binding, dict) else None
+    betas = request.headers.get("anthropic-beta", "").replace(" ", "").split(",")
+    return behaviour == "drop_block" and BINDING_BETA in betas
+
+
 def _error(message: str) -> Rejection:
     return json_error(
         400,
@@ -136,7 +162,7 @@ class AnthropicRoundTrips:
             elif block.get("type") == "tool_use":
                 book.issue("anthropic-turn", str(block.get("id")), tuple(content))
 
-    def check(self, request: SimRequest, book: CarrierBook) -> Rejection | None:
+    def check(self, request: SimRequest, book: CarrierBook) -> Rejection | Accepted | None:
         body = request.body or {}
         messages = body.get("messages")
         if not isinstance(messages, list):
@@ -151,6 +177,7 @@ class AnthropicRoundTrips:
             ),
             default=None,
         )
+        dropped: list[dict[str, str]] = []
         for i, message in enumerate(messages):
             content = message.get("content") if isinstance(message, dict) else None
             if message.get("role") != "assistant" or not isinstance(content, list):
@@ -169,7 +196,16 @@ class AnthropicRoundTrips:
                     continue
                 sent = _Issued.made(model, block, body, messages[:i], content[:j])
                 mismatches = [made.mismatch(sent) for made in issued]
-                if None not in mismatches:
+                if None in mismatches:
+                    continue
+                if _drops_blocks(request):
+                    reason = (
+                        "model_binding_mismatch"
+                        if issued[-1].model != model
+                        else ("prefix_mismatch")
+                    )
+                    dropped.append({"type": "thinking_dropped", "path": where, "reason": reason})
+                else:
                     return _error(
                         f"{where}: Invalid `signature` in `thinking` block. The block is "
                         "bound to a different conversation. Remove the block, or set "
@@ -177,6 +213,8 @@ class AnthropicRoundTrips:
                         "That setting requires the `thinking-binding-controls-2026-08-01` "
                         f"value in the `anthropic-beta` header. {mismatches[-1]}"
                     )
+        if dropped:
+            return Accepted(input_transformations=tuple(dropped))
         if latest is None:
             return None
         return self._check_latest(request, latest, messages[latest], book)
