@@ -163,68 +163,69 @@ class AnthropicRoundTrips:
                 book.issue("anthropic-turn", str(block.get("id")), tuple(content))
 
     def check(self, request: SimRequest, book: CarrierBook) -> Rejection | Accepted | None:
-        body = request.body or {}
-        messages = body.get("messages")
+        messages = (request.body or {}).get("messages")
         if not isinstance(messages, list):
             return None
-        model = request.model or ""
-        bound = binds_to_prefix(model)
-        latest = max(
-            (
-                i
-                for i, m in enumerate(messages)
-                if isinstance(m, dict) and m.get("role") == "assistant"
-            ),
-            default=None,
-        )
+        assistant = [
+            (i, m["content"])
+            for i, m in enumerate(messages)
+            if isinstance(m, dict)
+            and m.get("role") == "assistant"
+            and isinstance(m.get("content"), list)
+        ]
         dropped: list[dict[str, str]] = []
-        for i, message in enumerate(messages):
-            content = message.get("content") if isinstance(message, dict) else None
-            if message.get("role") != "assistant" or not isinstance(content, list):
-                continue
+        for i, content in assistant:
             for j, block in enumerate(content):
-                if not isinstance(block, dict) or block.get("type") not in _REASONING_TYPES:
-                    continue
-                carrier = _carrier(block)
-                kind = "signature" if block["type"] == "thinking" else "redacted_data"
-                book.saw(request, kind, carrier)
-                issued: list[_Issued] = book.lookup("anthropic", carrier)
-                where = f"messages.{i}.content.{j}"
-                if not issued:
-                    return _error(f"{where}: Invalid `signature` in `thinking` block")
-                if not bound:
-                    continue
-                sent = _Issued.made(model, block, body, messages[:i], content[:j])
-                mismatches = [made.mismatch(sent) for made in issued]
-                if None in mismatches:
-                    continue
-                if _drops_blocks(request):
-                    reason = (
-                        "model_binding_mismatch"
-                        if issued[-1].model != model
-                        else ("prefix_mismatch")
-                    )
-                    dropped.append({"type": "thinking_dropped", "path": where, "reason": reason})
-                else:
-                    return _error(
-                        f"{where}: Invalid `signature` in `thinking` block. The block is "
-                        "bound to a different conversation. Remove the block, or set "
-                        '`thinking.block_binding.prefix_mismatch_behavior` to "drop_block". '
-                        "That setting requires the `thinking-binding-controls-2026-08-01` "
-                        f"value in the `anthropic-beta` header. {mismatches[-1]}"
-                    )
+                if isinstance(block, dict) and block.get("type") in _REASONING_TYPES:
+                    verdict = self._check_block(request, messages, i, j, book)
+                    if isinstance(verdict, Rejection):
+                        return verdict
+                    if verdict is not None:
+                        dropped.append(verdict)
         if dropped:
             return Accepted(input_transformations=tuple(dropped))
-        if latest is None:
+        if not assistant:
             return None
-        return self._check_latest(request, latest, messages[latest], book)
+        latest, content = assistant[-1]
+        return self._check_latest(request, latest, content, book)
+
+    def _check_block(
+        self, request: SimRequest, messages: list[Any], i: int, j: int, book: CarrierBook
+    ) -> Rejection | dict[str, str] | None:
+        """Block ``j`` of message ``i``: refused, dropped (its ``input_transformations``
+        entry), or fine (``None``)."""
+        content = messages[i]["content"]
+        block = content[j]
+        carrier = _carrier(block)
+        book.saw(request, "signature" if block["type"] == "thinking" else "redacted_data", carrier)
+        issued: list[_Issued] = book.lookup("anthropic", carrier)
+        where = f"messages.{i}.content.{j}"
+        if not issued:
+            return _error(f"{where}: Invalid `signature` in `thinking` block")
+        model = request.model or ""
+        if not binds_to_prefix(model):
+            return None
+        sent = _Issued.made(model, block, request.body or {}, messages[:i], content[:j])
+        mismatches = [made.mismatch(sent) for made in issued]
+        if None in mismatches:
+            return None
+        if _drops_blocks(request):
+            moved = issued[-1].model != model
+            reason = "model_binding_mismatch" if moved else "prefix_mismatch"
+            return {"type": "thinking_dropped", "path": where, "reason": reason}
+        return _error(
+            f"{where}: Invalid `signature` in `thinking` block. The block is bound to a "
+            "different conversation. Remove the block, or set "
+            '`thinking.block_binding.prefix_mismatch_behavior` to "drop_block". That '
+            f"setting requires the `{BINDING_BETA}` value in the `anthropic-beta` header. "
+            f"{mismatches[-1]}"
+        )
 
     def _check_latest(
-        self, request: SimRequest, index: int, message: Mapping[str, Any], book: CarrierBook
+        self, request: SimRequest, index: int, content: list[Any], book: CarrierBook
     ) -> Rejection | None:
         """The latest assistant turn of a tool loop keeps its thinking blocks as made."""
-        content = message.get("content")
-        if not isinstance(content, list) or self._renderer.thinking_display(request) is None:
+        if self._renderer.thinking_display(request) is None:
             return None
         calls = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
         if not calls:
