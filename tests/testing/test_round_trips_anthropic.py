@@ -246,3 +246,29 @@ async def test_drop_block_answers_and_lists_the_dropped_block(
         {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_mismatch"}
     ]
     assert answer["content"] == [{"type": "text", "text": FINAL_STEP.answer}]
+
+
+@pytest.mark.parametrize(
+    ("thinking", "status"),
+    [({"type": "adaptive"}, 400), ({"type": "enabled", "budget_tokens": 1024}, 400), (None, 200)],
+    ids=["adaptive", "enabled", "no thinking"],
+)
+def test_a_forced_tool_is_refused_with_thinking_on(
+    sim: Simulator, sim_server: SimulatorServer, thinking: dict[str, object] | None, status: int
+) -> None:
+    body: dict[str, object] = {
+        "model": UNBOUND,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Weather?"}],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "tool", "name": "get_weather"},
+    }
+    if thinking is not None:
+        body["thinking"] = thinking
+    answered, answer = post_raw(sim_server, "/anthropic/v1/messages", body)
+    assert answered == status
+    if status == 400:
+        assert answer["error"] == {
+            "type": "invalid_request_error",
+            "message": "Thinking may not be enabled when tool_choice forces tool use.",
+        }

@@ -24,7 +24,9 @@ Checked on every request whose ``messages`` hold assistant turns, in this order:
   be modified" for one dropped, reordered or blanked block).
 
 Blocks of earlier turns of older models are not compared beyond their signature: the
-API strips them from the context.
+API strips them from the context. A request that turns thinking on and forces a tool
+(``tool_choice`` ``any`` or ``tool``) gets 400 "Thinking may not be enabled when
+tool_choice forces tool use.".
 """
 
 from __future__ import annotations
@@ -120,6 +122,16 @@ def _carrier(block: Mapping[str, Any]) -> object:
     return block.get("signature") if block.get("type") == "thinking" else block.get("data")
 
 
+def _forces_a_tool(body: Mapping[str, Any]) -> bool:
+    choice = body.get("tool_choice")
+    return isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+
+
+def _thinks(body: Mapping[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
 def _drops_blocks(request: SimRequest) -> bool:
     """``thinking.block_binding.prefix_mismatch_behavior: "drop_block"``, with the beta
     header it requires: a block failing its binding check is dropped, not refused."""
@@ -163,7 +175,10 @@ class AnthropicRoundTrips:
                 book.issue("anthropic-turn", str(block.get("id")), tuple(content))
 
     def check(self, request: SimRequest, book: CarrierBook) -> Rejection | Accepted | None:
-        messages = (request.body or {}).get("messages")
+        body = request.body or {}
+        if _forces_a_tool(body) and _thinks(body):
+            return _error("Thinking may not be enabled when tool_choice forces tool use.")
+        messages = body.get("messages")
         if not isinstance(messages, list):
             return None
         assistant = [
