@@ -85,6 +85,7 @@ def sim(sim_server: SimulatorServer) -> Iterator[Simulator]:
     yield simulator
     simulator.reset()
     simulator.pace_s = 0.0
+    simulator.strict_round_trips = True
     simulator.default_transcript = default_transcript
 
 

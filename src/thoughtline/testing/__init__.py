@@ -3,12 +3,14 @@
 Needs the ``testing`` extra (``pip install 'thoughtline[testing]'``) for the HTTP server.
 """
 
+from thoughtline.testing.round_trips import ReturnedCarrier
 from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT, Fault, Simulator, SimulatorServer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 
 __all__ = [
     "DEFAULT_TRANSCRIPT",
     "Fault",
+    "ReturnedCarrier",
     "SimReasoning",
     "SimRequest",
     "SimToolCall",

@@ -10,30 +10,38 @@ from thoughtline.testing.renderers.gemini import GeminiRenderer
 from thoughtline.testing.renderers.ollama import OllamaRenderer
 from thoughtline.testing.renderers.openai_chat import OpenAIChatRenderer
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
+from thoughtline.testing.round_trips import RoundTripRule
+from thoughtline.testing.round_trips.anthropic import AnthropicRoundTrips
+from thoughtline.testing.round_trips.chat import ChatRoundTrips
+from thoughtline.testing.round_trips.gemini import GeminiRoundTrips
+from thoughtline.testing.round_trips.openai_responses import ResponsesRoundTrips
 from thoughtline.testing.simulator import Profile, Route
 
 
-def _route(pattern: str, renderer: object) -> Route:
-    return Route(pattern=re.compile(pattern), renderer=renderer)  # type: ignore[arg-type]
+def _route(pattern: str, renderer: object, rule: RoundTripRule | None = None) -> Route:
+    return Route(pattern=re.compile(pattern), renderer=renderer, rule=rule)  # type: ignore[arg-type]
 
 
 def default_profiles() -> dict[str, Profile]:
     """Every built-in endpoint, plus ``llamacpp-think-tags`` (a llama.cpp server that
     leaves ``<think>`` tags inline, for a user-defined endpoint with
-    ``reasoning_field = "think_tags"``)."""
+    ``reasoning_field = "think_tags"``). Each route enforces its provider's round-trip
+    rule (:mod:`thoughtline.testing.round_trips`)."""
+    anthropic = AnthropicRenderer()
+    lenient = ChatRoundTrips("lenient")
     profiles = [
         Profile(
             name="anthropic",
             base_path="/anthropic",
             base_url_env="ANTHROPIC_BASE_URL",
-            routes=(_route(r"/v1/messages", AnthropicRenderer()),),
+            routes=(_route(r"/v1/messages", anthropic, AnthropicRoundTrips(anthropic)),),
         ),
         Profile(
             name="openai",
             base_path="/openai/v1",
             base_url_env="OPENAI_BASE_URL",
             routes=(
-                _route(r"/v1/responses", OpenAIResponsesRenderer()),
+                _route(r"/v1/responses", OpenAIResponsesRenderer(), ResponsesRoundTrips()),
                 _route(
                     r"/v1/chat/completions",
                     OpenAIChatRenderer(dialect="openai", reasons_by_default=True),
@@ -44,7 +52,13 @@ def default_profiles() -> dict[str, Profile]:
             name="openrouter",
             base_path="/openrouter/api/v1",
             base_url_env="OPENROUTER_BASE_URL",
-            routes=(_route(r"/api/v1/chat/completions", OpenAIChatRenderer(dialect="openrouter")),),
+            routes=(
+                _route(
+                    r"/api/v1/chat/completions",
+                    OpenAIChatRenderer(dialect="openrouter"),
+                    ChatRoundTrips("openrouter"),
+                ),
+            ),
         ),
         Profile(
             name="gemini",
@@ -54,6 +68,7 @@ def default_profiles() -> dict[str, Profile]:
                 _route(
                     r"/v1beta/models/[^/:]+:(?:streamGenerateContent|generateContent)",
                     GeminiRenderer(),
+                    GeminiRoundTrips(),
                 ),
             ),
         ),
@@ -69,6 +84,7 @@ def default_profiles() -> dict[str, Profile]:
                         reasoning_field="reasoning_content",
                         reasons_by_default=True,
                     ),
+                    ChatRoundTrips("deepseek"),
                 ),
             ),
         ),
@@ -80,6 +96,7 @@ def default_profiles() -> dict[str, Profile]:
                 _route(
                     r"/v1/chat/completions",
                     OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="reasoning"),
+                    lenient,
                 ),
             ),
         ),
@@ -93,6 +110,7 @@ def default_profiles() -> dict[str, Profile]:
                     OpenAIChatRenderer(
                         dialect="raw-reasoning", reasoning_field="reasoning_content"
                     ),
+                    lenient,
                 ),
             ),
         ),
@@ -110,7 +128,7 @@ def default_profiles() -> dict[str, Profile]:
             name="ollama",
             base_path="/ollama",
             base_url_env="OLLAMA_HOST",
-            routes=(_route(r"/api/chat", OllamaRenderer()),),
+            routes=(_route(r"/api/chat", OllamaRenderer(), lenient),),
         ),
     ]
     return {profile.name: profile for profile in profiles}

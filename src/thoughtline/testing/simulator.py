@@ -22,11 +22,19 @@ with keep-alive pings or in silence, a line sent that never ends.
 
 Faults that hold a connection open end when the client goes away (or after their
 ``max_s``), so a test that gives up never leaves the server busy.
+
+Tool loops: ``sim.script_turns(tool_step, answer)`` answers the next requests in order,
+and each provider enforces its round-trip rule (:mod:`thoughtline.testing.round_trips`):
+a later request whose history drops, reorders, blanks or alters a reasoning carrier the
+simulator handed out, or (newer Claude models) edits what came before a thinking block,
+gets the provider's own status and error body. ``Simulator(strict_round_trips=False)``
+answers every history; :attr:`Simulator.carriers` records what came back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import socket
@@ -54,6 +62,7 @@ from thoughtline.testing.faults import (
     apply_to_frames,
     frames_before_hold,
 )
+from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
 from thoughtline.testing.transcript import (
     FrameRole,
     SimReasoning,
@@ -95,6 +104,7 @@ class Route:
 
     pattern: re.Pattern[str]
     renderer: WireRenderer
+    rule: RoundTripRule | None = None  # what the provider demands back between steps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,7 +141,11 @@ class Simulator:
         default_transcript: Transcript = DEFAULT_TRANSCRIPT,
         pace_s: float = 0.0,
         profiles: Mapping[str, Profile] | None = None,
+        strict_round_trips: bool = True,
     ) -> None:
+        """``strict_round_trips`` makes each provider refuse a history whose reasoning
+        carriers were dropped, reordered, blanked or altered, as the real one does (see
+        :mod:`thoughtline.testing.round_trips`); off, every history is answered."""
         from thoughtline.testing.profiles import default_profiles
 
         self.default_transcript = default_transcript
@@ -143,6 +157,9 @@ class Simulator:
         self.on_frame_sent: Callable[[SimRequest, FrameRole], None] | None = None
         # What the simulated Anthropic model API reports (GET /v1/models/{id}).
         self.anthropic_models: dict[str, dict[str, Any]] = {}
+        self.strict_round_trips = strict_round_trips
+        # The carriers handed out and those that came back, for the round-trip rules.
+        self.carriers = CarrierBook()
         self._scripts: list[_Script] = []
         self._faults: list[_Injection] = []
         self._lock = threading.Lock()
@@ -161,6 +178,17 @@ class Simulator:
         with self._lock:
             self._scripts.append(_Script(transcript, profile, model, times))
 
+    def script_turns(
+        self,
+        *transcripts: Transcript,
+        profile: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Answer the next matching requests with ``transcripts``, each once, in order:
+        a tool loop's steps (e.g. a tool call, then the answer)."""
+        for transcript in reversed(transcripts):
+            self.script(transcript, profile=profile, model=model, times=1)
+
     def inject(self, fault: Fault, *, profile: str | None = None, times: int = 1) -> None:
         """Apply ``fault`` to the next ``times`` matching requests."""
         with self._lock:
@@ -171,6 +199,7 @@ class Simulator:
             self._scripts.clear()
             self._faults.clear()
             self.requests.clear()
+        self.carriers.clear()
 
     def requests_for(self, profile: str) -> list[SimRequest]:
         with self._lock:
@@ -215,7 +244,8 @@ class Simulator:
         if match is None:
             await plain(send, 404, b'{"error": "no simulated provider at this path"}')
             return
-        profile, renderer = match
+        profile, route = match
+        renderer = route.renderer
         raw_body = await read_body(receive)
         try:
             body: dict[str, Any] | None = loads_object(raw_body) if raw_body else None
@@ -252,7 +282,19 @@ class Simulator:
         )
         with self._lock:
             self.requests.append(request)
+        rule = route.rule if self.strict_round_trips else None
+        verdict = None if rule is None else rule.check(request, self.carriers)
+        if isinstance(verdict, Rejection):
+            await plain(send, verdict.status, verdict.body)
+            return
         transcript, fault = self._take(profile.name, model)
+        if verdict is not None:
+            transcript = dataclasses.replace(
+                transcript, input_transformations=verdict.input_transformations
+            )
+        if rule is not None and (fault is None or fault.kind != "http_error"):
+            sent = loads_object(renderer.body(transcript, request))
+            rule.remember(request, sent, self.carriers)
         await self._respond(send, renderer, transcript, request, fault, receive)
 
     async def _models(self, path: str, send: Send) -> None:
@@ -275,7 +317,7 @@ class Simulator:
         info = {"type": "model", "id": rest, "display_name": rest, "capabilities": capabilities}
         await plain(send, 200, json.dumps(info).encode())
 
-    def _route(self, path: str) -> tuple[Profile, WireRenderer] | None:
+    def _route(self, path: str) -> tuple[Profile, Route] | None:
         for profile in self.profiles.values():
             prefix = f"/{profile.name}"
             if not path.startswith(prefix + "/"):
@@ -283,7 +325,7 @@ class Simulator:
             rest = path[len(prefix) :]
             for route in profile.routes:
                 if route.pattern.fullmatch(rest):
-                    return profile, route.renderer
+                    return profile, route
         return None
 
     async def _respond(

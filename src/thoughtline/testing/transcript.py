@@ -58,6 +58,9 @@ class Transcript:
     finish: SimFinish = "stop"
     chunk_chars: int = 12
     response_id: str = "sim_1"
+    # What the provider changed in the request before the model saw it (Anthropic
+    # ``input_transformations``, e.g. thinking blocks dropped by a binding check).
+    input_transformations: tuple[Mapping[str, Any], ...] = ()
 
     def effective_reasoning_tokens(self) -> int:
         if self.reasoning_tokens is not None:

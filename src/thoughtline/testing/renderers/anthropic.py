@@ -13,6 +13,9 @@ What is rendered depends on the request, as on the real API:
   is the block's signature.
 
 Usage reports ``output_tokens_details.thinking_tokens`` whenever the model thought.
+A transcript's ``input_transformations`` (what the API changed in the request, e.g.
+thinking blocks dropped by a binding check) are sent on the message, also in
+``message_start``.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ class AnthropicRenderer:
     def content_blocks(self, transcript: Transcript, request: SimRequest) -> list[dict[str, Any]]:
         """The response's content blocks, complete (as in a non-streaming body)."""
         blocks: list[dict[str, Any]] = []
-        display = self._thinking_display(request)
+        display = self.thinking_display(request)
         if display is not None:
             for position, block in enumerate(transcript.reasoning):
                 seed = f"{transcript.response_id}:{position}:{block.text}"
@@ -120,7 +123,7 @@ class AnthropicRenderer:
 
     def usage(self, transcript: Transcript, request: SimRequest) -> dict[str, Any]:
         """Final usage: ``output_tokens`` includes thinking, detailed when it happened."""
-        thought = self._thinking_display(request) is not None and bool(transcript.reasoning)
+        thought = self.thinking_display(request) is not None and bool(transcript.reasoning)
         output_tokens = transcript.effective_output_tokens()
         if not thought and transcript.output_tokens is None:
             output_tokens = max(output_tokens - transcript.effective_reasoning_tokens(), 1)
@@ -199,7 +202,7 @@ class AnthropicRenderer:
 
     # ------------------------------------------------------------------ helpers
 
-    def _thinking_display(self, request: SimRequest) -> str | None:
+    def thinking_display(self, request: SimRequest) -> str | None:
         """``summarized`` / ``omitted`` when the model thinks for this request, else None."""
         body: Mapping[str, Any] = request.body or {}
         model = self.model_of(request) or ""
@@ -222,7 +225,7 @@ class AnthropicRenderer:
         return capability.default_display or "summarized"
 
     def _message_shell(self, transcript: Transcript, request: SimRequest) -> dict[str, Any]:
-        return {
+        shell: dict[str, Any] = {
             "id": transcript.response_id,
             "type": "message",
             "role": "assistant",
@@ -232,6 +235,9 @@ class AnthropicRenderer:
             "stop_sequence": None,
             "usage": {},
         }
+        if transcript.input_transformations:
+            shell["input_transformations"] = [dict(t) for t in transcript.input_transformations]
+        return shell
 
 
 def _block_frames(index: int, block: dict[str, Any], size: int) -> Iterator[Frame]:

@@ -7,7 +7,8 @@ Renders what the Gemini API returns for the request it received:
   block with text is rendered as a thought summary;
 - no reasoning at all when ``thinkingBudget`` is ``0``;
 - whenever the model reasoned, a ``thoughtSignature`` (the last block's ``signature``,
-  or a deterministic base64 value) on the first answer part — or, with
+  or a deterministic base64 value) on the first ``functionCall`` part of a step with tool
+  calls, else on the first answer part — or, with
   ``signature_placement="late_empty"``, on an empty-text part in the final chunk, the
   edge case real streams show — and ``thoughtsTokenCount`` in ``usageMetadata``;
 - ``candidatesTokenCount`` excludes thoughts, as on the real API.
@@ -184,7 +185,7 @@ class GeminiRenderer:
                 emit("reasoning", {"text": piece, "thought": True})
         for piece in chunks(transcript.answer, transcript.chunk_chars):
             part: dict[str, Any] = {"text": piece}
-            if early_signature is not None:
+            if early_signature is not None and not transcript.tool_calls:
                 part["thoughtSignature"] = early_signature
                 early_signature = None
             emit("text", part)
@@ -222,7 +223,11 @@ class GeminiRenderer:
         answer_parts.extend(self._tool_parts(transcript))
         if signature is not None:
             if self.signature_placement == "first_text" and answer_parts:
-                answer_parts[0]["thoughtSignature"] = signature
+                # A step with tool calls signs its first call, as Gemini 3 does.
+                signed = (
+                    len(answer_parts) - len(transcript.tool_calls) if transcript.tool_calls else 0
+                )
+                answer_parts[signed]["thoughtSignature"] = signature
             else:
                 answer_parts.append({"text": "", "thoughtSignature": signature})
         parts.extend(answer_parts)
