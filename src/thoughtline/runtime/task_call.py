@@ -221,7 +221,12 @@ class TaskCall:
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
-                metadata=self.raw_exchange(exchange, captured.response, captured.echoed_credential),
+                metadata=self.raw_exchange(
+                    exchange,
+                    captured.response,
+                    captured.echoed_credential,
+                    echoes=len(prepared.history) > 1,
+                ),
             )
         if exchange is not None:
             timings = exchange.timings
@@ -356,13 +361,24 @@ class TaskCall:
         await sink.persist(task=task)
 
     def raw_exchange(
-        self, exchange: Exchange, response: ModelResponse, echoed_credential: bool
+        self,
+        exchange: Exchange,
+        response: ModelResponse,
+        echoed_credential: bool,
+        *,
+        echoes: bool = False,
     ) -> dict[str, Any]:
-        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded.
+        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded:
+        the response's, and the request's when it ``echoes`` earlier steps (it carries
+        their reasoning back to the provider).
 
         When the model echoed a loaded key, its pieces cut across the stream's strings are
         removed too (the transport redacted whole values only, as the chunks arrived)."""
         raw = exchange.to_dict()
+        if echoes and not self.gate.records:
+            from thoughtline.runtime.scrub_requests import scrub_request
+
+            raw["request_body"] = scrub_request(exchange.request_body)
         body = exchange.response_body
         if body is not None and echoed_credential:
             body = self.gate.redactor.split_pieces(body)
