@@ -94,6 +94,17 @@ reasoning = "30d"
             "trace.retention.reasoning: 'a month' is not a duration",
         ),
         ("[tracing]\n", "tracing: unknown section"),
+        (
+            '[roles.r]\nprompt = "p"\ntools = "git"\n',
+            "roles.r.tools: wrong type: must be a list",
+        ),
+        (
+            '[roles.r]\nprompt = "p"\ntools = ["git."]\n',
+            "roles.r.tools: 'git.' names no tool after the dot",
+        ),
+        ('[roles.r]\nprompt = "p"\nmax_steps = 0\n', "roles.r.max_steps: must be an integer"),
+        ("[orchestration]\nmax_steps = 5000\n", "orchestration.max_steps: must be an integer"),
+        ("[timeouts]\ntool = -1\n", "timeouts.tool: must be a positive number"),
         ("[orchestration\n", "not valid TOML"),
     ],
 )
@@ -105,6 +116,32 @@ def test_bad_config_names_file_key_and_allowed_values(
         load_config(path)
     assert str(path) in caught.value.message
     assert expected in caught.value.message
+
+
+def test_tools_and_step_limits_load_with_their_defaults(tmp_path: Path) -> None:
+    assert (
+        load_config(write(tmp_path, "")).max_steps,
+        load_config(write(tmp_path, "")).tool_timeout_s,
+    ) == (8, 60.0)
+    path = write(
+        tmp_path,
+        """
+[orchestration]
+max_steps = 12
+[timeouts]
+tool = 5
+read = 30
+[roles.reviewer]
+prompt = "You review."
+tools = ["git", "time.get_current_time"]
+max_steps = 3
+""",
+    )
+    config = load_config(path)
+    assert (config.max_steps, config.tool_timeout_s, config.timeouts.read) == (12, 5.0, 30.0)
+    assert config.role_tools == {"reviewer": ("git", "time.get_current_time")}
+    assert config.role_max_steps == {"reviewer": 3}
+    assert config.sources["roles.reviewer.tools"] == str(path)
 
 
 def test_user_endpoint_without_base_url_is_an_error(tmp_path: Path) -> None:

@@ -164,8 +164,7 @@ def check_max_steps(value: object, where: str) -> int:
     ):
         raise ThoughtlineError(
             "REQUEST_INVALID",
-            f"max_steps must be an integer from 1 to {MAX_STEPS_CEILING}, got "
-            f"{describe_value(value)} ({where}).",
+            f"max_steps must be an integer from 1 to {MAX_STEPS_CEILING}, got {value!r} ({where}).",
         )
     return value
 
