@@ -5,6 +5,7 @@ and every way a tool call can fail without stopping the loop."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from itertools import pairwise
@@ -16,6 +17,7 @@ from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under, make_runtime
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.event_log import to_wire
+from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
 from thoughtline.runtime.plan import RunSpec, TaskSpec
@@ -315,3 +317,44 @@ async def test_a_hundred_step_loop_sends_each_earlier_turn_unchanged(
         len(json.dumps(after)) - len(json.dumps(before)) for before, after in pairwise(turns[1:])
     }
     assert len(growth) == 1  # every step adds the same bytes: nothing earlier is rebuilt
+
+
+async def test_cancelling_stops_the_call_in_flight_and_the_server(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(FINAL)
+    sim.script(calling("sleep", {"seconds": 60}), times=1)
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    run = runtime.prepare(one_task(), explicit_mode="surface")
+
+    def observe(event: RunEvent) -> None:
+        if isinstance(event, TaskToolCallStarted):  # the call is in flight: stop the run
+            asyncio.get_running_loop().call_soon(runtime.cancel, run.id)
+
+    try:
+        ended = await runtime.execute(run, observer=observe)
+    finally:
+        await runtime.aclose()
+        store.close()
+    task = ended.tasks[0]
+    assert ended.status == "cancelled" and task.status == "cancelled"
+    assert task.tool_calls is not None
+    (call,) = task.tool_calls
+    assert (call.status, call.error) == ("cancelled", "TOOL_CANCELLED")
+    assert len(sim.requests) == 1  # nothing more was asked of the model
+
+
+async def test_a_loaded_key_in_tool_arguments_is_redacted_before_anything_sees_it(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(FINAL)
+    sim.script(calling("repeat", {"text": CANARY_KEY, "times": 2}), times=1)
+    home = tmp_path / "home"
+    run = await run_one(tmp_path, sim_server, environ, one_task())
+    task = run.tasks[0]
+    assert task.tool_calls is not None
+    (call,) = task.tool_calls
+    assert CANARY_KEY not in call.arguments and REDACTED in call.arguments
+    assert call.result == REDACTED * 2  # the tool itself never received the key
+    assert CANARY_KEY not in json.dumps(sim.requests[1].body)
+    assert CANARY_KEY not in all_bytes_under(home).decode("utf-8", "replace")

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from thoughtline.accumulator import ModelResponse
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
+from thoughtline.parts import Part, TextPart, ToolCallPart
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
@@ -116,6 +117,8 @@ class TaskCall:
             if turn is None:
                 break
             prepared.history.extend(turn)
+            # Written once per step: a run killed later keeps the calls that completed.
+            await self.sink.persist(task=task)
         await self.complete(steps)
         if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
@@ -133,8 +136,27 @@ class TaskCall:
         results = await self.tool_calls.run(step.number, response.tool_calls)
         # The parts as they came (the gate cleans the views, never ``parts``): carriers
         # go back byte for byte, and only to the provider and model that made them (each
-        # wire's history checks their origin). They live in this history only.
-        return [response.to_message(), Message(role="user", parts=results)]
+        # wire's history checks their origin). They live in this history only. A loaded
+        # key the model wrote in its text or a call's arguments is not sent back.
+        answered = response.to_message()
+        if self.gate.redactor.has_secrets:
+            answered = Message(
+                role="assistant", parts=tuple(self._redacted(part) for part in answered.parts)
+            )
+        return [answered, Message(role="user", parts=results)]
+
+    def _redacted(self, part: Part) -> Part:
+        """``part`` with loaded key values removed from its text or arguments (reasoning
+        goes back as it came: its carriers are bound to its bytes)."""
+        values = self.gate.redactor.values
+        if (
+            isinstance(part, ToolCallPart)
+            and (arguments := values(part.arguments)) != part.arguments
+        ):
+            return replace(part, arguments=arguments)
+        if isinstance(part, TextPart) and (text := values(part.text)) != part.text:
+            return replace(part, text=text)
+        return part
 
     async def prepare_only(self, prepared: Prepared) -> None:
         """The inline backend: record the prompts, call nothing."""
