@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under, make_runtime
-from tests.tools.test_mcp_tools import TEST_SERVER
+from tests.tools.test_mcp_tools import TEST_SERVER, _git_repository
 from thoughtline.event_log import to_wire
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
@@ -358,3 +358,40 @@ async def test_a_loaded_key_in_tool_arguments_is_redacted_before_anything_sees_i
     assert call.result == REDACTED * 2  # the tool itself never received the key
     assert CANARY_KEY not in json.dumps(sim.requests[1].body)
     assert CANARY_KEY not in all_bytes_under(home).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_destructive_tool_runs_only_where_its_server_allows_it(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    allowed: bool,
+) -> None:
+    repository = _git_repository(tmp_path / "repo")
+    git = McpServerSettings(
+        name="git",
+        command=sys.executable,
+        args=("-m", "mcp_server_git", "--repository", str(repository)),
+        allow_destructive=allowed,
+    )
+    sim.script(FINAL)
+    reset = SimToolCall(
+        call_id="r1", name="git__git_reset", arguments=json.dumps({"repo_path": str(repository)})
+    )
+    sim.script(Transcript(tool_calls=(reset,)), times=1)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, mcp_servers={"git": git})
+    try:
+        run = await runtime.run(one_task(tools=("git.git_reset",)), explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert task.tool_calls is not None
+    (call,) = task.tool_calls
+    if allowed:
+        assert (call.status, call.error) == ("done", None), call
+    else:
+        assert (call.status, call.error, call.is_error) == ("denied", "TOOL_NOT_ALLOWED", True)
+        assert "allow_destructive" in json.dumps(sim.requests[1].body)
