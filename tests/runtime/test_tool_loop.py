@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under, make_runtime
-from tests.tools.test_mcp_tools import TEST_SERVER, _git_repository
+from tests.tools.test_mcp_tools import TEST_SERVER, _git_repository, http_server
 from thoughtline.event_log import to_wire
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
@@ -34,6 +34,7 @@ from thoughtline.testing import (
 from thoughtline.tools.settings import McpServerSettings
 
 pytestmark = pytest.mark.slow  # every test starts a tool server process
+__all__ = ["http_server"]  # a fixture used here: the test MCP server over Streamable HTTP
 
 CANARY = "CANARY-LOOP-7c2d"
 SIGNATURE = f"sig-{CANARY}"
@@ -395,3 +396,34 @@ async def test_a_destructive_tool_runs_only_where_its_server_allows_it(
     else:
         assert (call.status, call.error, call.is_error) == ("denied", "TOOL_NOT_ALLOWED", True)
         assert "allow_destructive" in json.dumps(sim.requests[1].body)
+
+
+async def test_the_loop_calls_a_streamable_http_server(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    http_server: tuple[str, str],
+) -> None:
+    url, token = http_server
+    remote = McpServerSettings(
+        name="remote", url=url, headers={"Authorization": "Bearer ${REMOTE_TOKEN}"}
+    )
+    sim.script(FINAL)
+    call = SimToolCall(call_id="h1", name="remote__repeat", arguments='{"text": "h", "times": 3}')
+    sim.script(Transcript(tool_calls=(call,)), times=1)
+    runtime, store = make_runtime(
+        tmp_path / "home",
+        sim_server,
+        {**environ, "REMOTE_TOKEN": token},
+        mcp_servers={"remote": remote},
+    )
+    try:
+        run = await runtime.run(one_task(tools=("remote",)), explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert task.tool_calls is not None
+    assert [(c.server, c.status, c.result) for c in task.tool_calls] == [("remote", "done", "hhh")]
