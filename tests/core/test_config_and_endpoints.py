@@ -142,6 +142,13 @@ max_steps = 3
     assert config.role_tools == {"reviewer": ("git", "time.get_current_time")}
     assert config.role_max_steps == {"reviewer": 3}
     assert config.sources["roles.reviewer.tools"] == str(path)
+    from thoughtline.cli.config_command import config_report
+
+    reported = {entry["key"]: entry["value"] for entry in config_report(config)["settings"]}
+    assert reported["orchestration.max_steps"] == 12
+    assert reported["timeouts.tool"] == 5.0
+    assert reported["roles.reviewer.tools"] == ["git", "time.get_current_time"]
+    assert reported["roles.reviewer.max_steps"] == 3
 
 
 def test_user_endpoint_without_base_url_is_an_error(tmp_path: Path) -> None:
@@ -252,6 +259,7 @@ def test_timeouts_load_with_sources_and_reach_endpoints(tmp_path: Path) -> None:
         "timeouts.total": (600.5, str(path)),
         "providers.ollama.timeouts.total": (3600.0, str(path)),
         "providers.slow.timeouts.read": (300.0, str(path)),
+        "timeouts.tool": (60.0, "default"),
     }
     registry = EndpointRegistry(config.providers, environ={})
     configured = Timeouts().overridden_by(config.timeouts)
@@ -273,4 +281,5 @@ def test_no_timeouts_configured_means_the_defaults(tmp_path: Path) -> None:
         {"key": "timeouts.connect", "value": 10.0, "source": "default"},
         {"key": "timeouts.read", "value": 120.0, "source": "default"},
         {"key": "timeouts.total", "value": 900.0, "source": "default"},
+        {"key": "timeouts.tool", "value": 60.0, "source": "default"},
     ]
