@@ -107,3 +107,22 @@ def test_acp_shows_each_call_as_a_tool_call_and_its_update() -> None:
     assert ended.session_update == "tool_call_update"
     assert ended.status == "completed"
     assert ended.raw_output == dict(DONE)
+
+
+def test_the_live_terminal_panel_shows_the_latest_calls_made_visible() -> None:
+    from rich.console import Console
+
+    from thoughtline.cli.live_view import LiveRunView
+
+    console = Console(file=io.StringIO(), width=100, force_terminal=True, color_system=None)
+    live = LiveRunView(console)
+    hostile: ToolCallSnapshot = {**DONE, "id": "call_2", "name": "get\x1b]0;owned\x07time"}
+    for event in [
+        *events(),
+        TaskToolCallCompleted(run_id="run_1", seq=5, at=AT, task_id="task_1", call=hostile),
+    ]:
+        live.handle(event)
+    console.print(live.render())
+    screen = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "✓ time.get_current_time done, 3 ms" in screen
+    assert "\x1b]0;owned" not in screen  # a control sequence in a tool name is shown, not obeyed
