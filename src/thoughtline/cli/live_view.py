@@ -179,7 +179,8 @@ class LiveRunView:
             tail = fit_rows(reasoning, min(_REASONING_ROWS, rows), width)
             body.append(Text("reasoning ▸ " + tail, style="dim italic"))
         for call in list(state.tool_calls.values())[-_TOOL_ROWS:]:
-            body.append(visible_text(fit_rows(tool_call_line(call), 1, width), "magenta"))
+            # Made visible before fitting, as the reasoning tail is.
+            body.append(Text(fit_rows(visible(tool_call_line(call)), 1, width), style="magenta"))
         answer = state.answer.last() if state.answer.length else (task.get("output") or "")
         if answer:
             body.append(Text(fit_rows(visible(answer[-TAIL_CHARS:]), rows, width)))
