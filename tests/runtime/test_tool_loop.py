@@ -427,3 +427,22 @@ async def test_the_loop_calls_a_streamable_http_server(
     assert task.status == "done", task.error
     assert task.tool_calls is not None
     assert [(c.server, c.status, c.result) for c in task.tool_calls] == [("remote", "done", "hhh")]
+
+
+async def test_the_notice_accounts_for_every_step(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    """A step that returned no reasoning text is named, with the tokens it reasoned for."""
+    sim.script(Transcript(answer="The tool said abab.", reasoning_tokens=212))
+    sim.script(calling("repeat", {"text": "ab", "times": 2}), times=1)
+    run = await run_one(tmp_path, sim_server, environ, one_task(provider="openai", model="gpt-5.5"))
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert task.reasoning_status == "shown"
+    assert task.reasoning_notice is not None
+    assert task.reasoning_notice.endswith(
+        "Reasoning shown for 1 of 2 steps; step 2 returned none "
+        "(the model reasoned for 212 tokens)."
+    ), task.reasoning_notice
+    assert task.reasoning_parts is not None
+    assert [part.step for part in task.reasoning_parts] == [1]

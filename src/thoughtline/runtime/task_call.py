@@ -295,11 +295,24 @@ class TaskCall:
         last = steps.last
         response = last.response
         cancelled = last.cancelled or self.stopped
+        # Over several steps the status speaks of the task: reasoning that arrived in an
+        # earlier step was shown or recorded even when the last step returned none (the
+        # notice then accounts for each step). A stopped task speaks of its last step.
+        judged = last
+        if not cancelled:
+            judged = next(
+                (
+                    step
+                    for step in reversed(list(steps))
+                    if any(part.text for part in step.response.reasoning_parts)
+                ),
+                last,
+            )
         verdict = derive_reasoning_status(
             gate=self.gate,
-            response=response,
+            response=judged.response,
             endpoint=sink.client_for(task.provider).endpoint,
-            capability=last.capability,
+            capability=judged.capability,
             cancelled=cancelled,
             stopped_by=sink.stopped_by(),
         )
