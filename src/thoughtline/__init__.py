@@ -67,6 +67,8 @@ Run events (the closed union a RunHandle yields; match them, ending with assert_
     TaskStarted           a task began (the task as in the snapshot)
     TaskAnswerDelta       answer text of one task arrived
     TaskReasoningDelta    reasoning text of one task arrived (only when its mode shows it)
+    TaskToolCallStarted    a task's model called a tool (server, tool, arguments)
+    TaskToolCallCompleted  the tool call ended (status, result preview)
     TaskCompleted         a task ended, in its final state
     RunCompleted          the run ended completed (with failures, or prepare-only)
     RunFailed             the run ended failed
@@ -187,6 +189,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 if TYPE_CHECKING:
@@ -293,6 +297,8 @@ __all__ = [
     "TaskStarted",
     "TaskStatus",
     "TaskTimings",
+    "TaskToolCallCompleted",
+    "TaskToolCallStarted",
     "TaskUsage",
     "TextDelta",
     "TextEnd",

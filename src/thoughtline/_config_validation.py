@@ -37,6 +37,12 @@ from thoughtline.requests import (
     temperature_problem,
 )
 from thoughtline.tools.settings import SERVER_KEYS, parse_server
+from thoughtline.tools.specs import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_TIMEOUT_S,
+    MAX_STEPS_CEILING,
+    tool_spec_problem,
+)
 
 _Choice = TypeVar("_Choice", bound=str)
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -168,6 +174,7 @@ class ConfigValidator:
                 "max_tasks_per_run",
                 "max_request_bytes",
                 "chain_of_thought_by_role",
+                "max_steps",
             ),
         )
         chain_of_thought = self.choice(
@@ -203,6 +210,9 @@ class ConfigValidator:
         )
         max_tasks_per_run = self.bounded_int(
             orchestration, "orchestration.max_tasks_per_run", 32, maximum=1000
+        )
+        max_steps = self.bounded_int(
+            orchestration, "orchestration.max_steps", DEFAULT_MAX_STEPS, maximum=MAX_STEPS_CEILING
         )
         max_request_bytes = self.bounded_int(
             orchestration,
@@ -267,16 +277,27 @@ class ConfigValidator:
                 f"got {describe_value(roles_raw)}",
             )
         roles = {}
+        role_tools: dict[str, tuple[str, ...]] = {}
+        role_max_steps: dict[str, int] = {}
         for name, value in roles_raw.items():
             if not ROLE_NAME.match(name):
                 raise self.fail(
                     f"roles.{name}", f"{name!r} is not a valid role name: {ROLE_NAME_RULE}"
                 )
-            role_table = self.table({name: value}, f"roles.{name}", ("prompt",))
+            role_table = self.table(
+                {name: value}, f"roles.{name}", ("prompt", "tools", "max_steps")
+            )
             prompt = self.string(role_table, f"roles.{name}.prompt", None)
             if prompt is None:
                 raise self.fail(f"roles.{name}.prompt", "missing: a role needs its persona prompt")
             roles[name] = prompt
+            if "tools" in role_table:
+                role_tools[name] = self.tool_specs(role_table["tools"], f"roles.{name}.tools")
+            if "max_steps" in role_table:
+                role_max_steps[name] = self.bounded_int(
+                    role_table, f"roles.{name}.max_steps", DEFAULT_MAX_STEPS,
+                    maximum=MAX_STEPS_CEILING,
+                )  # fmt: skip
 
         servers_raw = data.get("mcp_servers", {})
         if not isinstance(servers_raw, dict):
@@ -320,7 +341,13 @@ class ConfigValidator:
         exporter = self.choice(telemetry, "telemetry.exporter", ("none", "otlp"), "none")
         telemetry_endpoint = self.string(telemetry, "telemetry.endpoint", None)
         capture = self.boolean(telemetry, "telemetry.capture_content", False)
-        timeouts = self.timeouts(data, "timeouts")
+        timeouts_raw = data.get("timeouts", {})
+        tool_timeout = DEFAULT_TOOL_TIMEOUT_S
+        if isinstance(timeouts_raw, dict):
+            tool_timeout = self.seconds(timeouts_raw, "timeouts.tool", DEFAULT_TOOL_TIMEOUT_S)
+            # The rest bound a provider call (the same keys as [providers.NAME.timeouts]).
+            timeouts_raw = {name: value for name, value in timeouts_raw.items() if name != "tool"}
+        timeouts = self.timeouts({"timeouts": timeouts_raw}, "timeouts")
 
         return Config(
             path=self.path,
@@ -332,6 +359,8 @@ class ConfigValidator:
             max_concurrency=max_concurrency,
             max_tasks_per_run=max_tasks_per_run,
             max_request_bytes=max_request_bytes,
+            max_steps=max_steps,
+            tool_timeout_s=tool_timeout,
             default_provider=default_provider,
             default_model=default_model,
             default_effort=default_effort,
@@ -344,9 +373,43 @@ class ConfigValidator:
             telemetry_capture_content=capture,
             timeouts=timeouts,
             roles=roles,
+            role_tools=role_tools,
+            role_max_steps=role_max_steps,
             mcp_servers=mcp_servers,
             sources=self.sources,
         )
+
+    def seconds(self, table: Mapping[str, object], key: str, default: float) -> float:
+        """A positive, finite number of seconds."""
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise self.fail(key, f"must be a positive number of seconds, got {value!r}")
+        self.sources[key] = str(self.path)
+        return float(value)
+
+    def tool_specs(self, value: object, key: str) -> tuple[str, ...]:
+        """A list of ``SERVER`` or ``SERVER.TOOL`` names (whether each server exists is
+        checked when a run is planned: ``--mcp-config`` may add servers)."""
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.fail(
+                key,
+                'wrong type: must be a list of "SERVER" or "SERVER.TOOL" strings, '
+                f"got {describe_value(value)}",
+            )
+        for item in value:
+            problem = tool_spec_problem(item)
+            if problem is not None:
+                raise self.fail(key, problem)
+        self.sources[key] = str(self.path)
+        return tuple(value)
 
     def timeouts(self, data: Mapping[str, Any], key: str) -> TimeoutSettings:
         """``[timeouts]`` or ``[providers.NAME.timeouts]``: seconds, each key optional."""

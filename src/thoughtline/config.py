@@ -64,6 +64,10 @@ class Config:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     """The longest request, in bytes of UTF-8 text, a run accepts from any front end; a
     longer one is refused (``REQUEST_TOO_LARGE``) before anything is stored or called."""
+    max_steps: int = 8
+    """``[orchestration] max_steps``: model calls one task may make (tool steps)."""
+    tool_timeout_s: float = 60.0
+    """``[timeouts] tool``: seconds one tool call may take."""
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
     default_effort: Effort = "provider-default"
@@ -80,6 +84,10 @@ class Config:
     timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
     """``[timeouts]``: only the keys the file sets (defaults live with the transport)."""
     roles: Mapping[str, str] = field(default_factory=dict)
+    role_tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """``[roles.NAME] tools``: the tools each role may call (``SERVER`` or ``SERVER.TOOL``)."""
+    role_max_steps: Mapping[str, int] = field(default_factory=dict)
+    """``[roles.NAME] max_steps``."""
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     """``[mcp_servers.NAME]``: tool servers by name (started only when used)."""
     sources: Mapping[str, str] = field(default_factory=dict)

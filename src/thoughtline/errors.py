@@ -58,6 +58,10 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_SERVER_UNAVAILABLE",
     "TOOL_NOT_FOUND",
     "TOOL_TIMEOUT",
+    "TOOL_NOT_ALLOWED",
+    "TOOL_SERVER_UNKNOWN",
+    "TOOL_CANCELLED",
+    "MAX_STEPS_REACHED",
     # daemon (HTTP API)
     "REQUEST_INVALID",
     "JSON_INVALID",

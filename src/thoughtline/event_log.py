@@ -25,6 +25,7 @@ from thoughtline.records import (
     RunEventRecord,
     RunSnapshot,
     TaskSnapshot,
+    ToolCallSnapshot,
 )
 from thoughtline.run_events import (
     RunCancelled,
@@ -37,6 +38,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 __all__ = ["UnknownRunEvent", "from_records", "from_wire", "to_records", "to_wire"]
@@ -76,6 +79,11 @@ def to_wire(event: RunEvent) -> RunEventRecord:
             data = delta
         case TaskStarted(task_id=task_id, task=task) | TaskCompleted(task_id=task_id, task=task):
             data = _logged_task(task)
+        case (
+            TaskToolCallStarted(task_id=task_id, call=call)
+            | TaskToolCallCompleted(task_id=task_id, call=call)
+        ):
+            data = call
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)
@@ -294,6 +302,22 @@ def _task_event(member: type[TaskStarted | TaskCompleted]) -> Callable[[RunEvent
     return decode
 
 
+def _tool_call_event(
+    member: type[TaskToolCallStarted | TaskToolCallCompleted],
+) -> Callable[[RunEventRecord], RunEvent]:
+    def decode(record: RunEventRecord) -> RunEvent:
+        # The log holds what to_wire wrote for this type: the call's snapshot.
+        return member(
+            run_id=record.run_id,
+            seq=record.seq,
+            at=record.at,
+            task_id=record.task_id or "",
+            call=cast(ToolCallSnapshot, record.data),
+        )
+
+    return decode
+
+
 def _run_event(
     member: type[RunStarted | RunCompleted | RunFailed | RunCancelled | RunInterrupted],
 ) -> Callable[[RunEventRecord], RunEvent]:
@@ -313,6 +337,8 @@ _DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
     TaskStarted.wire_name: _task_event(TaskStarted),
     TaskAnswerDelta.wire_name: _answer_delta,
     TaskReasoningDelta.wire_name: _reasoning_delta,
+    TaskToolCallStarted.wire_name: _tool_call_event(TaskToolCallStarted),
+    TaskToolCallCompleted.wire_name: _tool_call_event(TaskToolCallCompleted),
     TaskCompleted.wire_name: _task_event(TaskCompleted),
     RunCompleted.wire_name: _run_event(RunCompleted),
     RunFailed.wire_name: _run_event(RunFailed),

@@ -38,7 +38,7 @@ from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation, with_tools
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
@@ -227,6 +227,8 @@ class Orchestrator:
         worker_backend: str | None = None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
+        tools: Sequence[str] | None = None,
+        max_steps: int | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
 
@@ -235,7 +237,9 @@ class Orchestrator:
         :func:`~thoughtline.load_plan`), which declares its own tasks. ``chain_of_thought``
         and ``worker_backend`` win over the spec and the config, as do
         ``max_output_tokens`` (at least 1) and ``temperature`` (0 to 2), which apply to
-        every task and win over plan tasks and ``[defaults]``. Raises a
+        every task and win over plan tasks and ``[defaults]``. ``tools`` (``"SERVER"`` or
+        ``"SERVER.TOOL"`` of configured MCP servers) and ``max_steps`` (model calls per
+        task) apply to every task too, over its plan and role. Raises a
         :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
         backend; missing credential) before anything runs."""
         _require_running_loop(
@@ -255,6 +259,8 @@ class Orchestrator:
                 worker_backend=worker_backend,
                 max_output_tokens=max_output_tokens,
                 temperature=temperature,
+                tools=tools,
+                max_steps=max_steps,
             ),
         )
 
@@ -270,7 +276,14 @@ class Orchestrator:
         worker_backend: str | None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
+        tools: Sequence[str] | None = None,
+        max_steps: int | None = None,
     ) -> Run:
+        if isinstance(tools, str):
+            raise ThoughtlineError(
+                "REQUEST_INVALID",
+                f"tools must be a list of names, e.g. tools=[{tools!r}], not one string.",
+            )
         if isinstance(request, RunSpec):
             if roles or effort or provider or model:
                 raise ThoughtlineError(
@@ -298,6 +311,7 @@ class Orchestrator:
                 max_output_tokens=max_output_tokens,
                 temperature=temperature,
             )
+        spec = with_tools(spec, tools=tools, max_steps=max_steps)
         return self.runtime.prepare(
             spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
         )
@@ -388,6 +402,8 @@ def run(
     worker_backend: str | None = None,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
+    tools: Sequence[str] | None = None,
+    max_steps: int | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run:
@@ -413,6 +429,8 @@ def run(
                 worker_backend=worker_backend,
                 max_output_tokens=max_output_tokens,
                 temperature=temperature,
+                tools=tools,
+                max_steps=max_steps,
             )
             return await RunHandle(orchestrator._runs, prepared, keep_events=False)
 

@@ -133,6 +133,41 @@ class ReasoningPartSnapshot(TypedDict):
 
     kind: ReasoningKind
     text: str
+    step: NotRequired[int]
+    """The model call (from 1) the part came from, in a task that may call tools."""
+
+
+ToolCallStatus: TypeAlias = Literal["running", "done", "failed", "denied", "timed_out", "cancelled"]
+"""A tool call's state: ``failed`` (the tool or its server failed), ``denied`` (a tool
+the task may not call, or a destructive one its server does not allow), ``timed_out``
+(longer than ``[timeouts] tool``), ``cancelled`` (the run stopped it)."""
+
+
+class ToolCallSnapshot(TypedDict):
+    """One tool call a task's model made, and what came back (credential values
+    redacted)."""
+
+    id: str
+    step: int
+    """The model call (from 1) that asked for it."""
+    server: str | None
+    """The MCP server, or null for a tool the task does not have."""
+    name: str
+    arguments: str
+    """The arguments as the model wrote them (JSON text)."""
+    status: ToolCallStatus
+    is_error: bool
+    """Whether the model was told the call failed."""
+    result: str | None
+    """What the model was sent back, cut to a preview."""
+    result_truncated: bool
+    """Whether ``result`` (or what the tool returned) was cut."""
+    error: str | None
+    """A stable code when the call could not run as asked (``TOOL_TIMEOUT``,
+    ``TOOL_NOT_ALLOWED``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``, ``TOOL_CANCELLED``)."""
+    started_at: str
+    """UTC, ISO 8601 with milliseconds."""
+    duration_ms: float | None
 
 
 class UsageSnapshot(TypedDict):
@@ -215,6 +250,10 @@ class TaskSnapshot(TypedDict):
     usage: UsageSnapshot
     error: TaskErrorSnapshot | None
     timings: TimingsSnapshot
+    steps: NotRequired[int]
+    """Model calls made, in a task that may call tools."""
+    tool_calls: NotRequired[list[ToolCallSnapshot]]
+    """Every tool call, in order, in a task that may call tools."""
 
 
 class RunSnapshot(TypedDict):
@@ -274,8 +313,9 @@ class DeltaBatchData(TypedDict):
     texts: list[str]
 
 
-RunEventData: TypeAlias = DeltaData | DeltaBatchData | TaskSnapshot | RunSnapshot
-"""The ``data`` of a run event log record: a delta, a batch of deltas, a task, or the run."""
+RunEventData: TypeAlias = DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | RunSnapshot
+"""The ``data`` of a run event log record: a delta, a batch of deltas, a task, a tool
+call, or the run."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -285,9 +325,51 @@ class ReasoningPartView:
 
     kind: ReasoningKind
     text: str
+    step: int | None = None
+    """The model call the part came from, in a task that may call tools."""
 
     def to_dict(self) -> ReasoningPartSnapshot:
-        return {"kind": self.kind, "text": self.text}
+        if self.step is None:
+            return {"kind": self.kind, "text": self.text}
+        return {"kind": self.kind, "text": self.text, "step": self.step}
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallRecord:
+    """One tool call of a task (see :class:`ToolCallSnapshot`)."""
+
+    id: str
+    step: int
+    server: str | None
+    name: str
+    arguments: str
+    started_at: str
+    status: ToolCallStatus = "running"
+    is_error: bool = False
+    result: str | None = None
+    result_truncated: bool = False
+    error: str | None = None
+    duration_ms: float | None = None
+
+    def to_dict(self) -> ToolCallSnapshot:
+        return {
+            "id": self.id,
+            "step": self.step,
+            "server": self.server,
+            "name": self.name,
+            "arguments": self.arguments,
+            "status": self.status,
+            "is_error": self.is_error,
+            "result": self.result,
+            "result_truncated": self.result_truncated,
+            "error": self.error,
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, data: ToolCallSnapshot) -> ToolCallRecord:
+        return cls(**data)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -366,8 +448,23 @@ class Task:
     usage: TaskUsage = field(default_factory=TaskUsage)
     error: TaskError | None = None
     timings: TaskTimings = field(default_factory=TaskTimings)
+    tools: tuple[str, ...] = ()
+    """The tools the task may call (``SERVER`` or ``SERVER.TOOL``), resolved at planning."""
+    max_steps: int = 8
+    """Model calls the task may make."""
+    steps: int | None = None
+    """Model calls made; ``None`` for a task that may call no tools."""
+    tool_calls: list[ToolCallRecord] | None = None
+    """Its tool calls in order; ``None`` for a task that may call no tools."""
 
     def to_dict(self) -> TaskSnapshot:
+        snapshot = self._snapshot()
+        if self.tool_calls is not None:
+            snapshot["steps"] = self.steps or 0
+            snapshot["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        return snapshot
+
+    def _snapshot(self) -> TaskSnapshot:
         return {
             "id": self.id,
             "name": self.name or self.role,

@@ -8,6 +8,7 @@ stream, MCP progress and ACP updates consume them with an exhaustive ``match``::
         case RunStarted(): ...
         case TaskStarted() | TaskCompleted(): ...
         case TaskAnswerDelta() | TaskReasoningDelta(): ...
+        case TaskToolCallStarted() | TaskToolCallCompleted(): ...
         case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted(): ...
         case _:
             assert_never(event)
@@ -32,6 +33,7 @@ from thoughtline.records import (
     RunSnapshot,
     RunStatus,
     TaskSnapshot,
+    ToolCallSnapshot,
 )
 
 __all__ = [
@@ -47,6 +49,9 @@ __all__ = [
     "TaskCompleted",
     "TaskReasoningDelta",
     "TaskStarted",
+    "TaskToolCall",
+    "TaskToolCallCompleted",
+    "TaskToolCallStarted",
     "is_terminal",
     "run_finished",
     "sse_data",
@@ -121,6 +126,36 @@ class TaskCompleted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskToolCallStarted:
+    """A task's model called a tool, which is now running; ``call`` is the call as in the
+    snapshot's ``tool_calls`` (arguments with credential values redacted)."""
+
+    wire_name: ClassVar[Literal["task.tool_call.started"]] = "task.tool_call.started"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    call: ToolCallSnapshot
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskToolCallCompleted:
+    """A tool call ended (``done``, ``failed``, ``denied``, ``timed_out`` or
+    ``cancelled``); ``call`` holds its result preview."""
+
+    wire_name: ClassVar[Literal["task.tool_call.completed"]] = "task.tool_call.completed"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    call: ToolCallSnapshot
+
+
+TaskToolCall: TypeAlias = TaskToolCallStarted | TaskToolCallCompleted
+"""The live events of one tool call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
     """The run ended ``completed``, ``completed_with_failures`` or
     ``completed_prepare_only`` (terminal); ``snapshot`` is the final run."""
@@ -174,6 +209,8 @@ RunEvent: TypeAlias = (
     | TaskStarted
     | TaskAnswerDelta
     | TaskReasoningDelta
+    | TaskToolCallStarted
+    | TaskToolCallCompleted
     | TaskCompleted
     | RunCompleted
     | RunFailed
@@ -187,6 +224,8 @@ MEMBERS: tuple[type[RunEvent], ...] = (
     TaskStarted,
     TaskAnswerDelta,
     TaskReasoningDelta,
+    TaskToolCallStarted,
+    TaskToolCallCompleted,
     TaskCompleted,
     RunCompleted,
     RunFailed,
@@ -226,6 +265,11 @@ def sse_data(event: RunEvent) -> Mapping[str, object]:
             return {"task_id": task_id, "text": text}
         case TaskStarted(task=task) | TaskCompleted(task=task):
             return task
+        case (
+            TaskToolCallStarted(task_id=task_id, call=call)
+            | TaskToolCallCompleted(task_id=task_id, call=call)
+        ):
+            return {"task_id": task_id, "call": call}
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)

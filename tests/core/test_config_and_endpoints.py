@@ -94,6 +94,17 @@ reasoning = "30d"
             "trace.retention.reasoning: 'a month' is not a duration",
         ),
         ("[tracing]\n", "tracing: unknown section"),
+        (
+            '[roles.r]\nprompt = "p"\ntools = "git"\n',
+            "roles.r.tools: wrong type: must be a list",
+        ),
+        (
+            '[roles.r]\nprompt = "p"\ntools = ["git."]\n',
+            "roles.r.tools: 'git.' names no tool after the dot",
+        ),
+        ('[roles.r]\nprompt = "p"\nmax_steps = 0\n', "roles.r.max_steps: must be an integer"),
+        ("[orchestration]\nmax_steps = 5000\n", "orchestration.max_steps: must be an integer"),
+        ("[timeouts]\ntool = -1\n", "timeouts.tool: must be a positive number"),
         ("[orchestration\n", "not valid TOML"),
     ],
 )
@@ -105,6 +116,39 @@ def test_bad_config_names_file_key_and_allowed_values(
         load_config(path)
     assert str(path) in caught.value.message
     assert expected in caught.value.message
+
+
+def test_tools_and_step_limits_load_with_their_defaults(tmp_path: Path) -> None:
+    assert (
+        load_config(write(tmp_path, "")).max_steps,
+        load_config(write(tmp_path, "")).tool_timeout_s,
+    ) == (8, 60.0)
+    path = write(
+        tmp_path,
+        """
+[orchestration]
+max_steps = 12
+[timeouts]
+tool = 5
+read = 30
+[roles.reviewer]
+prompt = "You review."
+tools = ["git", "time.get_current_time"]
+max_steps = 3
+""",
+    )
+    config = load_config(path)
+    assert (config.max_steps, config.tool_timeout_s, config.timeouts.read) == (12, 5.0, 30.0)
+    assert config.role_tools == {"reviewer": ("git", "time.get_current_time")}
+    assert config.role_max_steps == {"reviewer": 3}
+    assert config.sources["roles.reviewer.tools"] == str(path)
+    from thoughtline.cli.config_command import config_report
+
+    reported = {entry["key"]: entry["value"] for entry in config_report(config)["settings"]}
+    assert reported["orchestration.max_steps"] == 12
+    assert reported["timeouts.tool"] == 5.0
+    assert reported["roles.reviewer.tools"] == ["git", "time.get_current_time"]
+    assert reported["roles.reviewer.max_steps"] == 3
 
 
 def test_user_endpoint_without_base_url_is_an_error(tmp_path: Path) -> None:
@@ -215,6 +259,7 @@ def test_timeouts_load_with_sources_and_reach_endpoints(tmp_path: Path) -> None:
         "timeouts.total": (600.5, str(path)),
         "providers.ollama.timeouts.total": (3600.0, str(path)),
         "providers.slow.timeouts.read": (300.0, str(path)),
+        "timeouts.tool": (60.0, "default"),
     }
     registry = EndpointRegistry(config.providers, environ={})
     configured = Timeouts().overridden_by(config.timeouts)
@@ -236,4 +281,5 @@ def test_no_timeouts_configured_means_the_defaults(tmp_path: Path) -> None:
         {"key": "timeouts.connect", "value": 10.0, "source": "default"},
         {"key": "timeouts.read", "value": 120.0, "source": "default"},
         {"key": "timeouts.total", "value": 900.0, "source": "default"},
+        {"key": "timeouts.tool", "value": 60.0, "source": "default"},
     ]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import thoughtline
 from tests.support import untimed_deltas
 from thoughtline.event_log import UnknownRunEvent, from_records, from_wire, to_records, to_wire
-from thoughtline.records import RunEventRecord, RunStatus
+from thoughtline.records import RunEventRecord, RunStatus, ToolCallSnapshot
 from thoughtline.run_events import (
     MEMBERS,
     RunCancelled,
@@ -26,6 +26,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
     is_terminal,
     run_finished,
     sse_data,
@@ -33,6 +35,11 @@ from thoughtline.run_events import (
 
 AT = "2026-01-01T00:00:00.000Z"
 TASK = {"id": "task_1", "name": "engineer", "status": "running", "output": None}
+CALL: ToolCallSnapshot = {
+    "id": "call_1", "step": 1, "server": "time", "name": "now", "arguments": "{}",
+    "status": "running", "is_error": False, "result": None, "result_truncated": False,
+    "error": None, "started_at": AT, "duration_ms": None,
+}  # fmt: skip
 SNAPSHOT = {"schema": "thoughtline.run/v1", "id": "run_1", "status": "running", "tasks": [TASK]}
 
 ONE_OF_EACH: list[RunEvent] = [
@@ -48,6 +55,10 @@ ONE_OF_EACH: list[RunEvent] = [
     RunFailed(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "failed"}),
     RunCancelled(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "cancelled"}),
     RunInterrupted(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "interrupted"}),
+    TaskToolCallStarted(run_id="run_1", seq=5, at=AT, task_id="task_1", call=CALL),
+    TaskToolCallCompleted(
+        run_id="run_1", seq=6, at=AT, task_id="task_1", call={**CALL, "status": "done"}
+    ),
 ]
 
 
@@ -60,6 +71,8 @@ def test_the_members_are_the_union_and_each_has_its_own_wire_name() -> None:
         "task.started",
         "answer.delta",
         "reasoning.delta",
+        "task.tool_call.started",
+        "task.tool_call.completed",
         "task.completed",
         "run.completed",
         "run.failed",
@@ -98,6 +111,9 @@ def test_the_wire_data_is_what_the_log_and_the_stream_always_carried() -> None:
     assert to_wire(ONE_OF_EACH[1]).data is TASK and sse_data(ONE_OF_EACH[1]) is TASK
     assert to_wire(ONE_OF_EACH[0]).task_id is None
     assert sse_data(ONE_OF_EACH[0]) is SNAPSHOT
+    started = ONE_OF_EACH[-2]
+    assert to_wire(started).data is CALL and to_wire(started).task_id == "task_1"
+    assert sse_data(started) == {"task_id": "task_1", "call": CALL}
 
 
 def test_terminal_events_follow_the_run_status() -> None:

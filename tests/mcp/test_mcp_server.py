@@ -371,6 +371,9 @@ async def test_bad_input_comes_back_as_tool_errors_with_codes(
         ("orchestration_run", {"request": "x", "provider": "nowhere"}, "ENDPOINT_UNKNOWN"),
         ("orchestration_run", {"request": "x", "provider": "deepseek"}, "PROVIDER_KEY_MISSING"),
         ("orchestration_run", {"request": "x", "effort": "turbo"}, "EFFORT_UNKNOWN"),
+        # A request names configured tool servers only; it never defines one.
+        ("orchestration_run", {"request": "x", "tools": ["nosuch"]}, "TOOL_SERVER_UNKNOWN"),
+        ("orchestration_run", {"request": "x", "tools": ["a."]}, "REQUEST_INVALID"),
         # orchestration.max_request_bytes (256 KiB by default), as on the daemon and CLI.
         ("orchestration_run", {"request": "x" * (256 * 1024 + 1)}, "REQUEST_TOO_LARGE"),
         ("orchestration_status", {"run_id": "run_missing"}, "RUN_NOT_FOUND"),

@@ -225,7 +225,9 @@ async def test_the_inline_backend_prepares_and_calls_nothing(
 class GoOn(TaskCall):
     """A task whose every answer asks for another step (as a tool call will)."""
 
-    def next_turn(self, step: Step) -> list[Message] | None:
+    async def next_turn(self, step: Step, *, last: bool) -> list[Message] | None:
+        if last:
+            return None
         return [
             Message(role="assistant", content=step.response.text),
             Message(role="user", content=f"Go on after step {step.number}."),

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
-from thoughtline.records import RunSnapshot
+from thoughtline.records import RunSnapshot, ToolCallSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -139,3 +139,26 @@ def count(value: int | None) -> str:
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} ms"
+
+
+_ARGUMENTS_SHOWN = 120
+
+
+def tool_call_line(call: ToolCallSnapshot) -> str:
+    """One line for a tool call, as it starts (``→``) or ends (``✓`` / ``✗``): the
+    server and tool, the arguments (cut), then the status, code and duration."""
+    tool = f"{call['server']}.{call['name']}" if call["server"] else call["name"]
+    if call["status"] == "running":
+        arguments = " ".join(call["arguments"].split())
+        if len(arguments) > _ARGUMENTS_SHOWN:
+            arguments = arguments[: _ARGUMENTS_SHOWN - 1] + "…"
+        return f"→ {tool} {arguments}".rstrip()
+    mark = "✗" if call["is_error"] else "✓"
+    line = f"{mark} {tool} {call['status']}"
+    if call["error"]:
+        line += f" ({call['error']})"
+    if call["duration_ms"] is not None:
+        line += f", {call['duration_ms']:.0f} ms"
+    if call["result_truncated"]:
+        line += ", result cut"
+    return line

@@ -30,6 +30,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.max_concurrency", config.max_concurrency),
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         entry("orchestration.max_request_bytes", config.max_request_bytes),
+        entry("orchestration.max_steps", config.max_steps),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
             for role, mode in config.chain_of_thought_by_role.items()
@@ -43,6 +44,9 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("telemetry.endpoint", config.telemetry_endpoint),
         entry("telemetry.capture_content", config.telemetry_capture_content),
         *(entry(key, value) for key, value in timeout_entries(config.timeouts, config.providers)),
+        entry("timeouts.tool", config.tool_timeout_s),
+        *(entry(f"roles.{role}.tools", list(tools)) for role, tools in config.role_tools.items()),
+        *(entry(f"roles.{role}.max_steps", steps) for role, steps in config.role_max_steps.items()),
     ]
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
     endpoints = []

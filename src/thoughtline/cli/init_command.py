@@ -27,6 +27,7 @@ store = "sqlite"                  # sqlite (under THOUGHTLINE_HOME) | postgres (
 max_concurrency = 8               # tasks of a run that call providers at once
 max_tasks_per_run = 32            # a run with more tasks is refused (1-1000)
 max_request_bytes = 262144        # the longest request, in bytes of UTF-8 text (256 KiB; up to 64 MiB)
+max_steps = 8                     # model calls one task may make (each tool step is one; 1-1000)
 
 # [orchestration.chain_of_thought_by_role]
 # reviewer = "surface"            # a mode per role (architect, engineer, reviewer, security, yours)
@@ -45,11 +46,19 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 
 # [roles.translator]
 # prompt = "You translate technical text into plain English."
+# tools = ["git", "time.get_current_time"]   # MCP tools it may call: SERVER or SERVER.TOOL
+# max_steps = 8
+
+# An MCP tool server, started for a run and stopped with it:
+# [mcp_servers.git]
+# command = "uvx"
+# args = ["mcp-server-git", "--repository", "."]
 
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10
 read = 120                        # the longest silence between bytes
 total = 900                       # one provider call, retries excluded
+tool = 60                         # one tool call
 
 [trace]
 provider_raw = false              # keep redacted request/response bodies (layer provider_raw)

@@ -27,9 +27,9 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from thoughtline.cli._render import STATUS_STYLE
+from thoughtline.cli._render import STATUS_STYLE, tool_call_line
 from thoughtline.cli._terminal_text import visible, visible_text
-from thoughtline.records import TaskSnapshot
+from thoughtline.records import TaskSnapshot, ToolCallSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -41,6 +41,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 REFRESH_PER_SECOND = 12
@@ -48,6 +50,7 @@ REFRESH_PER_SECOND = 12
 TAIL_CHARS = 8192
 _ANSWER_ROWS = 12
 _REASONING_ROWS = 4
+_TOOL_ROWS = 6  # the latest tool calls of a task
 
 
 @dataclass(slots=True)
@@ -80,6 +83,8 @@ class TaskState:
     reasoning: TextStream = field(default_factory=TextStream)
     started: float | None = None
     ended: float | None = None
+    tool_calls: dict[str, ToolCallSnapshot] = field(default_factory=dict)
+    """The task's tool calls by id, each as last told (started, then ended)."""
     # Created once: a spinner measures its frame from its own start time, so a new one
     # per redraw would stay on its first frame.
     spinner: Spinner = field(default_factory=lambda: Spinner("dots", style="yellow"))
@@ -135,6 +140,13 @@ class LiveRunView:
                     if state is not None:
                         state.data = task
                         state.started = time.monotonic()
+                case (
+                    TaskToolCallStarted(task_id=task_id, call=call)
+                    | TaskToolCallCompleted(task_id=task_id, call=call)
+                ):
+                    state = self.tasks.get(task_id)
+                    if state is not None:
+                        state.tool_calls[call["id"]] = call
                 case TaskCompleted(task_id=task_id, task=task):
                     state = self.tasks.get(task_id)
                     if state is not None:
@@ -166,6 +178,9 @@ class LiveRunView:
             reasoning = visible(state.reasoning.last())
             tail = fit_rows(reasoning, min(_REASONING_ROWS, rows), width)
             body.append(Text("reasoning ▸ " + tail, style="dim italic"))
+        for call in list(state.tool_calls.values())[-_TOOL_ROWS:]:
+            # Made visible before fitting, as the reasoning tail is.
+            body.append(Text(fit_rows(visible(tool_call_line(call)), 1, width), style="magenta"))
         answer = state.answer.last() if state.answer.length else (task.get("output") or "")
         if answer:
             body.append(Text(fit_rows(visible(answer[-TAIL_CHARS:]), rows, width)))

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO, assert_never
 
+from thoughtline.cli._render import tool_call_line
 from thoughtline.cli._terminal_text import is_terminal, visible
 from thoughtline.records import TaskSnapshot
 from thoughtline.run_events import (
@@ -34,6 +35,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 
@@ -87,6 +90,13 @@ class PipedRunView:
                     f"task {data['name']} started ({data['executor']}, "
                     f"chain_of_thought={data['chain_of_thought']})"
                 )
+            case (
+                TaskToolCallStarted(task_id=task_id, call=call)
+                | TaskToolCallCompleted(task_id=task_id, call=call)
+            ):
+                pending = self.tasks.get(task_id)
+                name = pending.name if pending is not None else task_id
+                self._progress(f"task {name}: {tool_call_line(call)}")
             case TaskCompleted(task_id=task_id, task=data):
                 self._completed(task_id, data)
             case (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -24,9 +24,12 @@ from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.config import load_config
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import load_plan, spec_from_roles, with_generation
+from thoughtline.runtime.plan import load_plan, spec_from_roles, with_generation, with_tools
 from thoughtline.runtime.request_size import check_request_size, request_too_large
 from thoughtline.runtime.runner import Runtime
+from thoughtline.tools.listing import merged_servers
+from thoughtline.tools.settings import load_mcp_json
+from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 EXIT_OK = 0
 EXIT_TASKS_FAILED = 1
@@ -73,6 +76,24 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     help="A TOML plan file with tasks and handoffs (a regular file of at most 1 MiB).",
 )
 @click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="SPEC",
+    help="A tool every task may call: SERVER or SERVER.TOOL of a configured MCP server; repeat for several (wins over roles and plan).",
+)
+@click.option(
+    "--mcp-config",
+    "mcp_config",
+    type=click.Path(path_type=Path),
+    help='An mcp.json file ({"mcpServers": {...}}, as Claude Desktop, Claude Code, Cursor and VS Code keep it): its servers are added to the config\'s.',
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1, max=MAX_STEPS_CEILING),
+    help="Most model calls each task may make (tool steps; wins over the plan, roles and config).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
 )
 def run_command(
@@ -86,6 +107,9 @@ def run_command(
     temperature: float | None,
     worker_backend: str | None,
     plan_path: Path | None,
+    tools: tuple[str, ...],
+    mcp_config: Path | None,
+    max_steps: int | None,
     as_json: bool,
 ) -> None:
     """Run REQUEST through one task per --role (or the tasks of --plan).
@@ -95,6 +119,10 @@ def run_command(
     piped, stdout carries only the answers (streamed) and stderr the progress."""
     # Loaded first: it says how much of stdin a request may take.
     config = load_config()
+    if mcp_config is not None:
+        config = replace(
+            config, mcp_servers=merged_servers(config.mcp_servers, load_mcp_json(mcp_config))
+        )
     request = _request_text(
         request, from_stdin_when_missing=plan_path is None, limit=config.max_request_bytes
     )
@@ -120,6 +148,7 @@ def run_command(
             max_output_tokens=max_output_tokens,
             temperature=temperature,
         )
+    spec = with_tools(spec, tools=tools or None, max_steps=max_steps)
     with catching_interrupts() as interrupts:
         _config, store, runtime = open_runtime(config)
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Final, Literal
 
 from thoughtline.errors import ThoughtlineError
@@ -27,6 +27,7 @@ from thoughtline.records import (
     Task,
     TaskError,
     TaskStatus,
+    ToolCallRecord,
     TraceLayer,
     WorkerBackend,
     now_iso,
@@ -38,6 +39,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
     run_finished,
 )
 from thoughtline.runtime.clients import CallOverlap
@@ -45,8 +48,11 @@ from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
+from thoughtline.runtime.toolbox import TaskTools, Toolbox
 from thoughtline.runtime.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
+from thoughtline.tools.mcp_client import McpConnection
+from thoughtline.tools.specs import parse_tool_spec
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -75,6 +81,7 @@ class RunExecution:
         self.seq = 0
         self.pending_events: list[RunEvent] = []
         self.store_failure: StoreError | None = None
+        self.toolbox: Toolbox | None = None
 
     def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -158,6 +165,31 @@ class RunExecution:
         delta = TaskAnswerDelta if stream == "answer" else TaskReasoningDelta
         self.emit(delta(run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text))
 
+    @property
+    def tool_timeout_s(self) -> float:
+        return self.runtime.config.tool_timeout_s
+
+    def tools_for(self, task: Task) -> TaskTools:
+        if self.toolbox is None:  # the run's servers are started before its tasks
+            raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
+        return self.toolbox.offer(task.tools)
+
+    def toolbox_connection(self, server: str) -> McpConnection:
+        assert self.toolbox is not None
+        return self.toolbox.connection(server)
+
+    def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
+        kind = TaskToolCallStarted if call.status == "running" else TaskToolCallCompleted
+        self.emit(
+            kind(
+                run_id=self.run.id,
+                seq=self.next_seq(),
+                at=now_iso(),
+                task_id=task.id,
+                call=call.to_dict(),
+            )
+        )
+
     def emit_task_started(self, task: Task) -> None:
         self.emit(
             TaskStarted(
@@ -229,20 +261,11 @@ class RunExecution:
         notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
         no_client = await self.acquire_clients()
-        if no_client is None:
-            self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
-        if self.cancelled:  # cancelled before the workers existed
-            self.cancel()
         try:
-            # Workers record their own outcome; cancellation ends them, not this coroutine.
-            await asyncio.gather(*self.workers, return_exceptions=True)
-            # A worker cancelled before its first step never recorded an outcome.
-            for task in run.tasks:
-                if task.status not in TERMINAL_TASK_STATUSES:
-                    if no_client is not None and not self.cancelled:
-                        await self.finish_task(task, status="failed", error=no_client)
-                    else:
-                        await self.finish_task(task, status=self.stop_status)
+            # The run's tool servers stop when its tasks end, fail or are cancelled.
+            async with AsyncExitStack() as servers:
+                problem = no_client or await self.start_tools(servers)
+                await self.run_tasks(problem)
         finally:
             if self.uses_clients and no_client is None:
                 await self.runtime.clients.release()
@@ -281,6 +304,43 @@ class RunExecution:
                 f"kept with: thoughtline status {run.id}",
             ) from self.store_failure
         return run
+
+    async def run_tasks(self, problem: TaskError | None) -> None:
+        """Every task to its final status (each failed with ``problem`` when set: no
+        client, or a tool server that did not start)."""
+        run = self.run
+        if problem is None:
+            self.workers = [asyncio.ensure_future(self.task_when_ready(task)) for task in run.tasks]
+        if self.cancelled:  # cancelled before the workers existed
+            self.cancel()
+        # Workers record their own outcome; cancellation ends them, not this coroutine.
+        await asyncio.gather(*self.workers, return_exceptions=True)
+        # A worker cancelled before its first step never recorded an outcome.
+        for task in run.tasks:
+            if task.status not in TERMINAL_TASK_STATUSES:
+                if problem is not None and not self.cancelled:
+                    await self.finish_task(task, status="failed", error=problem)
+                else:
+                    await self.finish_task(task, status=self.stop_status)
+
+    async def start_tools(self, servers: AsyncExitStack) -> TaskError | None:
+        """Start the MCP servers the run's tasks may call, once for the run (``servers``
+        stops them when the run ends, fails or is cancelled); the error every task then
+        fails with when one does not start."""
+        needed = {parse_tool_spec(name).server for task in self.run.tasks for name in task.tools}
+        if not needed or not self.uses_clients:
+            return None
+        configured = self.runtime.config.mcp_servers
+        toolbox = Toolbox(
+            {name: configured[name] for name in sorted(needed)},
+            environ=self.runtime.environ,
+            secrets=self.runtime.registry.loaded_secrets(),
+        )
+        try:
+            self.toolbox = await servers.enter_async_context(toolbox)
+        except ThoughtlineError as exc:
+            return TaskError(code=exc.code, message=exc.message, retryable=False)
+        return None
 
     async def acquire_clients(self) -> TaskError | None:
         """Take the runtime's connection pool for this run's provider calls; the error

@@ -14,6 +14,8 @@ A plan file (TOML), strictly validated like the config::
     effort = "high"                        # optional
     max_output_tokens = 4000               # optional, at least 1
     temperature = 0.2                      # optional, 0 to 2
+    tools = ["git", "time.get_current_time"]   # optional: instead of the role's tools
+    max_steps = 8                          # optional: model calls this task may make
 
     [[task]]
     name = "review"
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -43,6 +45,7 @@ from thoughtline.requests import (
     temperature_problem,
 )
 from thoughtline.runtime.checks import check_effort, check_mode, check_worker_backend
+from thoughtline.tools.specs import MAX_STEPS_CEILING, tool_spec_problem
 
 _TASK_KEYS = (
     "name",
@@ -53,6 +56,8 @@ _TASK_KEYS = (
     "max_output_tokens",
     "temperature",
     "after",
+    "tools",
+    "max_steps",
 )
 _PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "task")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -68,6 +73,10 @@ class TaskSpec:
     after: tuple[str, ...] = ()
     generation: GenerationSettings = field(default_factory=GenerationSettings)
     """This task's max_output_tokens and temperature; unset ones come from the config."""
+    tools: tuple[str, ...] | None = None
+    """The tools the task may call (``SERVER`` or ``SERVER.TOOL``); ``None``: its role's."""
+    max_steps: int | None = None
+    """Model calls the task may make; ``None``: its role's, else ``[orchestration]``'s."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +129,44 @@ def with_generation(
         return spec
     tasks = tuple(replace(task, generation=explicit.over(task.generation)) for task in spec.tasks)
     return replace(spec, tasks=tasks)
+
+
+def with_tools(
+    spec: RunSpec, *, tools: Sequence[str] | None = None, max_steps: int | None = None
+) -> RunSpec:
+    """``spec`` with explicitly given tools (``--tool``, an API argument) and step limit
+    applied to every task, over what its plan and roles say; ``None`` keeps theirs."""
+    if tools is None and max_steps is None:
+        return spec
+    for name in tools or ():
+        problem = tool_spec_problem(name)
+        if problem is not None:
+            raise ThoughtlineError("REQUEST_INVALID", f"Tool {problem}.")
+    if max_steps is not None:
+        check_max_steps(max_steps, "explicit argument")
+    tasks = tuple(
+        replace(
+            task,
+            tools=task.tools if tools is None else tuple(tools),
+            max_steps=task.max_steps if max_steps is None else max_steps,
+        )
+        for task in spec.tasks
+    )
+    return replace(spec, tasks=tasks)
+
+
+def check_max_steps(value: object, where: str) -> int:
+    """``value`` as a step limit, or ``REQUEST_INVALID`` naming where it came from."""
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not (1 <= value <= MAX_STEPS_CEILING)
+    ):
+        raise ThoughtlineError(
+            "REQUEST_INVALID",
+            f"max_steps must be an integer from 1 to {MAX_STEPS_CEILING}, got {value!r} ({where}).",
+        )
+    return value
 
 
 def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
@@ -211,10 +258,23 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         for item in after:
             if not isinstance(item, str):
                 raise wrong_type(f"{where}.after", "an array of task names (strings)", item)
+        tools = raw.get("tools")
+        if tools is not None:
+            if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+                raise wrong_type(f"{where}.tools", 'an array of "SERVER" or "SERVER.TOOL"', tools)
+            for item in tools:
+                spec_problem = tool_spec_problem(item)
+                if spec_problem is not None:
+                    raise fail(f"{where}.tools", spec_problem)
+        max_steps = raw.get("max_steps")
+        if max_steps is not None:
+            in_file(check_max_steps, max_steps, f"{where}.max_steps")
         tasks.append(
             TaskSpec(
                 name=name,
                 role=role,
+                tools=None if tools is None else tuple(tools),
+                max_steps=max_steps,
                 provider=raw.get("provider"),
                 model=raw.get("model"),
                 effort=effort,

@@ -15,9 +15,10 @@ from thoughtline.records import Run, Task, new_id
 from thoughtline.requests import GenerationSettings, max_output_tokens_problem, temperature_problem
 from thoughtline.runtime.checks import check_effort, check_worker_backend
 from thoughtline.runtime.disclosure import resolve_mode
-from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.tools.specs import parse_tool_spec
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-6",
@@ -111,6 +112,7 @@ def plan_run(
             configured=configured,
         )
         generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
+        tools = task_tools(config, task_spec)
         run.tasks.append(
             Task(
                 id=ids[task_spec.name],
@@ -125,9 +127,35 @@ def plan_run(
                 effort=efforts[position],
                 after=[ids[name] for name in task_spec.after],
                 generation=generation.over(config.default_generation),
+                tools=tools,
+                max_steps=task_spec.max_steps
+                or config.role_max_steps.get(task_spec.role, config.max_steps),
+                # A task that may call tools reports its steps and calls from the start.
+                tool_calls=[] if tools else None,
             )
         )
     return run
+
+
+def task_tools(config: Config, task_spec: TaskSpec) -> tuple[str, ...]:
+    """The tools a task may call: its own (plan, ``--tool``, API), else its role's; each
+    naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise). Whether the server
+    has the named tool is known once it is started, for the run."""
+    named = task_spec.tools
+    where = f"task {task_spec.name!r}"
+    if named is None:
+        named = config.role_tools.get(task_spec.role, ())
+        where = f"roles.{task_spec.role}.tools"
+    for name in named:
+        server = parse_tool_spec(name).server
+        if server not in config.mcp_servers:
+            known = ", ".join(sorted(config.mcp_servers)) or "none"
+            raise ThoughtlineError(
+                "TOOL_SERVER_UNKNOWN",
+                f"The tool {name!r} ({where}) names no configured MCP server "
+                f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config.",
+            )
+    return tuple(dict.fromkeys(named))
 
 
 def default_model(config: Config, provider: str) -> str:

@@ -40,6 +40,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from thoughtline.event_log import from_records
 from thoughtline.records import (
@@ -48,12 +49,19 @@ from thoughtline.records import (
     RunEventRecord,
     Task,
     TaskError,
+    ToolCallRecord,
+    ToolCallSnapshot,
     TraceEvent,
     new_id,
     now_iso,
     parse_epoch,
 )
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.run_events import (
+    TaskAnswerDelta,
+    TaskReasoningDelta,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
+)
 from thoughtline.runtime.disclosure import DisclosureGate
 from thoughtline.store.base import LeasedStore, Store, StoreError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity, proc_stat
@@ -253,6 +261,13 @@ def interrupted_task(
             answer_kept=bool(answer),
             log_complete=log_complete,
         )
+    tool_calls = _recovered_calls(task, events)
+    if tool_calls:
+        finished = sum(call.status != "cancelled" for call in tool_calls)
+        notice += (
+            f"; {finished} of its {len(tool_calls)} tool calls had finished, the rest are "
+            "marked cancelled"
+        )
     status: ReasoningStatus
     if not gate.requests_reasoning:
         status = "not_requested"
@@ -268,6 +283,7 @@ def interrupted_task(
         reasoning_parts=parts,
         reasoning_status=status,
         reasoning_notice=notice + ".",
+        tool_calls=tool_calls if task.tool_calls is not None else None,
         error=TaskError(
             code="RUN_INTERRUPTED",
             message=f"The process running this task stopped ({stop.detail}). Run it again.",
@@ -277,6 +293,23 @@ def interrupted_task(
             task.timings, finished_at=task.timings.finished_at or (own[-1].at if own else stop.at)
         ),
     )
+
+
+def _recovered_calls(task: Task, events: Sequence[RunEventRecord]) -> list[ToolCallRecord]:
+    """The task's tool calls: those its row holds, each replaced by the last the event log
+    told of it; a call still running when the process died ends ``cancelled``."""
+    calls = {call.id: call for call in task.tool_calls or ()}
+    for event in events:
+        if event.task_id == task.id and event.type in _TOOL_CALL_EVENTS:
+            told = ToolCallRecord.from_dict(cast(ToolCallSnapshot, event.data))
+            calls[told.id] = told
+    for call in calls.values():
+        if call.status == "running":
+            call.status, call.is_error, call.error = "cancelled", True, "TOOL_CANCELLED"
+    return list(calls.values())
+
+
+_TOOL_CALL_EVENTS = frozenset({TaskToolCallStarted.wire_name, TaskToolCallCompleted.wire_name})
 
 
 def _reasoning_clause(

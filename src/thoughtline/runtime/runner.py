@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,6 +67,8 @@ class Runtime:
     ) -> None:
         self.config = config
         self.store = store
+        # What tool servers are started with (their own variables are taken from it).
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.registry = EndpointRegistry(
             config.providers,
             environ=environ,

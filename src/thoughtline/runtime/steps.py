@@ -9,7 +9,7 @@ start of the first call), so a task of one step reports exactly what its one cal
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from thoughtline.accumulator import ModelResponse
@@ -83,11 +83,39 @@ class Steps:
 
     def for_task(self) -> list[ReasoningPartView] | None:
         """The reasoning parts the gate attached for display, in step order, or ``None``
-        when the mode displays none."""
+        when the mode displays none. Over several steps each part says its step."""
         routed = [step.captured.for_task for step in self._steps]
         if all(parts is None for parts in routed):
             return None
-        return [part for parts in routed if parts is not None for part in parts]
+        if len(self._steps) == 1:
+            return [part for parts in routed if parts is not None for part in parts]
+        return [
+            replace(part, step=step.number)
+            for step, parts in zip(self._steps, routed, strict=True)
+            if parts is not None
+            for part in parts
+        ]
+
+    def reasoning_account(self, displays: bool) -> str:
+        """A sentence on reasoning over several steps, for the task's notice: for how
+        many steps it was shown, and which returned none (with the tokens the provider
+        counted, when it did)."""
+        total = len(self._steps)
+        if not displays:
+            return f" The task made {total} model calls."
+        empty = [step for step in self._steps if not step.captured.for_task]
+        if not empty:
+            return f" Reasoning shown for all {total} steps."
+        missing = "; ".join(
+            f"step {step.number} returned none"
+            + (
+                f" (the model reasoned for {tokens} tokens)"
+                if (tokens := step.response.usage.reasoning_tokens)
+                else ""
+            )
+            for step in empty
+        )
+        return f" Reasoning shown for {total - len(empty)} of {total} steps; {missing}."
 
     def task_text(self) -> str | None:
         """The joined text for ``task.reasoning``; ``None`` when there is none to show."""

@@ -7,8 +7,16 @@ the mode decided once per task). Live deltas reach the run's observers only as t
 lets them through, and the task, the trace layers and telemetry receive only the gate's
 cleaned copy of each response. The loop ends when a step's answer needs no further call,
 or after ``max_steps`` calls; the task is then completed once, from all of its steps
-(:mod:`~thoughtline.runtime.steps`). No tools are offered yet, so a task makes one call.
-The inline backend prepares the prompts, records them and calls nothing.
+(:mod:`~thoughtline.runtime.steps`).
+
+A task that may call tools offers them on every call. When a step's response calls
+tools, they run (:mod:`~thoughtline.runtime.tool_calls`) and the next step's history is
+the previous one plus the step's response as it came (its reasoning carriers byte for
+byte, held in memory for the loop only, sent back only to the provider and model that
+made them) and a user turn with the results: append-only, so every earlier message is
+sent with the same bytes. A step that still calls tools when ``max_steps`` calls were
+made fails the task (``MAX_STEPS_REACHED``), keeping what arrived. The inline backend
+prepares the prompts, records them and calls nothing.
 
 A task reaches its run only through a :class:`~thoughtline.runtime.task_sink.TaskSink`.
 """
@@ -17,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from thoughtline.accumulator import ModelResponse
+from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
+from thoughtline.parts import Part, TextPart, ToolCallPart
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
@@ -31,9 +41,10 @@ from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
 from thoughtline.runtime.steps import Step, Steps
 from thoughtline.runtime.task_sink import TaskSink
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms
+from thoughtline.runtime.tool_calls import ToolCalls
 
 DEFAULT_MAX_STEPS: Final = 8
-"""How many model calls one task may make."""
+"""How many model calls one task may make (unless its plan, role or config says)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -49,12 +60,15 @@ class Prepared:
 class TaskCall:
     """One task through its worker backend, with the gate applied to everything."""
 
-    def __init__(self, sink: TaskSink, task: Task, *, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+    def __init__(self, sink: TaskSink, task: Task, *, max_steps: int | None = None) -> None:
         self.sink = sink
         self.task = task
-        self.max_steps = max_steps
+        self.max_steps = task.max_steps if max_steps is None else max_steps
         self.gate = DisclosureGate(task.chain_of_thought, sink.redactor)
-        self.tools: tuple[ToolSpec, ...] = ()  # none are offered yet
+        self.tools: tuple[ToolSpec, ...] = ()
+        self.tool_calls: ToolCalls | None = None
+        self.stopped = False  # cancelled while its tools were running
+        self.limit_reached = False
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -76,25 +90,73 @@ class TaskCall:
             await self.prepare_only(prepared)
             return
         task.executor = f"provider:{task.provider}:{task.model}"
+        if task.tools:
+            try:
+                offered = self.sink.tools_for(task)
+            except ThoughtlineError as exc:
+                error = TaskError(code=exc.code, message=exc.message, retryable=False)
+                await self.sink.finish_task(task, status="failed", error=error)
+                return
+            self.tools = offered.specs
+            self.tool_calls = ToolCalls(
+                self.sink, task, offered, timeout_s=self.sink.tool_timeout_s
+            )
         await self.started()
         steps = Steps()
         while True:
             step = await self.step(prepared, number=len(steps) + 1)
             steps.append(step)
+            task.steps = len(steps) if task.tool_calls is not None else None
             if step.cancelled:
                 break
-            turn = self.next_turn(step)
-            if turn is None or len(steps) >= self.max_steps:
+            try:
+                turn = await self.next_turn(step, last=len(steps) >= self.max_steps)
+            except asyncio.CancelledError:
+                self.stopped = True
+                break
+            if turn is None:
                 break
             prepared.history.extend(turn)
+            # Written once per step: a run killed later keeps the calls that completed.
+            await self.sink.persist(task=task)
         await self.complete(steps)
-        if steps.last.cancelled:
+        if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
 
-    def next_turn(self, step: Step) -> list[Message] | None:
+    async def next_turn(self, step: Step, *, last: bool) -> list[Message] | None:
         """What the next step appends to the history, or ``None`` when this step's
-        answer ends the task. No tools are offered yet, so every answer does."""
-        return None
+        answer ends the task: it called no tools, failed, or was the ``last`` allowed
+        (then :attr:`limit_reached`). Otherwise its tool calls run first."""
+        response = step.response
+        if self.tool_calls is None or not response.tool_calls or response.error is not None:
+            return None
+        if last:
+            self.limit_reached = True
+            return None
+        results = await self.tool_calls.run(step.number, response.tool_calls)
+        # The parts as they came (the gate cleans the views, never ``parts``): carriers
+        # go back byte for byte, and only to the provider and model that made them (each
+        # wire's history checks their origin). They live in this history only. A loaded
+        # key the model wrote in its text or a call's arguments is not sent back.
+        answered = response.to_message()
+        if self.gate.redactor.has_secrets:
+            answered = Message(
+                role="assistant", parts=tuple(self._redacted(part) for part in answered.parts)
+            )
+        return [answered, Message(role="user", parts=results)]
+
+    def _redacted(self, part: Part) -> Part:
+        """``part`` with loaded key values removed from its text or arguments (reasoning
+        goes back as it came: its carriers are bound to its bytes)."""
+        values = self.gate.redactor.values
+        if (
+            isinstance(part, ToolCallPart)
+            and (arguments := values(part.arguments)) != part.arguments
+        ):
+            return replace(part, arguments=arguments)
+        if isinstance(part, TextPart) and (text := values(part.text)) != part.text:
+            return replace(part, text=text)
+        return part
 
     async def prepare_only(self, prepared: Prepared) -> None:
         """The inline backend: record the prompts, call nothing."""
@@ -181,7 +243,12 @@ class TaskCall:
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
-                metadata=self.raw_exchange(exchange, captured.response, captured.echoed_credential),
+                metadata=self.raw_exchange(
+                    exchange,
+                    captured.response,
+                    captured.echoed_credential,
+                    echoes=len(prepared.history) > 1,
+                ),
             )
         if exchange is not None:
             timings = exchange.timings
@@ -227,18 +294,34 @@ class TaskCall:
         sink = self.sink
         last = steps.last
         response = last.response
+        cancelled = last.cancelled or self.stopped
+        # Over several steps the status speaks of the task: reasoning that arrived in an
+        # earlier step was shown or recorded even when the last step returned none (the
+        # notice then accounts for each step). A stopped task speaks of its last step.
+        judged = last
+        if not cancelled:
+            judged = next(
+                (
+                    step
+                    for step in reversed(list(steps))
+                    if any(part.text for part in step.response.reasoning_parts)
+                ),
+                last,
+            )
         verdict = derive_reasoning_status(
             gate=self.gate,
-            response=response,
+            response=judged.response,
             endpoint=sink.client_for(task.provider).endpoint,
-            capability=last.capability,
-            cancelled=last.cancelled,
+            capability=judged.capability,
+            cancelled=cancelled,
             stopped_by=sink.stopped_by(),
         )
         task.output = last.captured.output
         task.reasoning = steps.task_text()
         task.reasoning_parts = steps.for_task()
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
+        if len(steps) > 1 and task.reasoning_notice is not None:
+            task.reasoning_notice += steps.reasoning_account(self.gate.displays)
         task.usage = steps.usage()
         task.finish_reason = None if response.finish is None else response.finish.reason
         task.timings.first_reasoning_ms = steps.first_reasoning_ms()
@@ -247,7 +330,15 @@ class TaskCall:
         if not self.gate.requests_reasoning:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
-        error = None if last.cancelled else task_error(response)
+        error = None if cancelled else task_error(response)
+        if error is None and self.limit_reached:
+            error = TaskError(
+                code="MAX_STEPS_REACHED",
+                message=f"The model still called tools after {len(steps)} model calls, the "
+                "task's max_steps; what arrived is kept (raise max_steps in the role, the "
+                "plan, [orchestration] or --max-steps).",
+                retryable=False,
+            )
         if error is not None and last.overlapped and error.code in OVERLAP_SENSITIVE:
             error.message += (
                 f" Another task called {task.provider} at the same time: a local server that "
@@ -260,14 +351,12 @@ class TaskCall:
                 w.code == "PROVIDER_MODEL_FALLBACK" for w in answered.warnings
             ):
                 task.model = answered.model  # the model that answered, not the one asked for
-        status = sink.stop_status if last.cancelled else ("failed" if error else "done")
+        status = sink.stop_status if cancelled else ("failed" if error else "done")
         task.status = status
         task.error = error
         task.timings.finished_at = now_iso()
         sink.add_trace(
-            "worker.failed"
-            if error
-            else (f"task.{status}" if last.cancelled else "worker.completed"),
+            "worker.failed" if error else (f"task.{status}" if cancelled else "worker.completed"),
             task_id=task.id,
             metadata={
                 "status": status,
@@ -307,13 +396,24 @@ class TaskCall:
         await sink.persist(task=task)
 
     def raw_exchange(
-        self, exchange: Exchange, response: ModelResponse, echoed_credential: bool
+        self,
+        exchange: Exchange,
+        response: ModelResponse,
+        echoed_credential: bool,
+        *,
+        echoes: bool = False,
     ) -> dict[str, Any]:
-        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded.
+        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded:
+        the response's, and the request's when it ``echoes`` earlier steps (it carries
+        their reasoning back to the provider).
 
         When the model echoed a loaded key, its pieces cut across the stream's strings are
         removed too (the transport redacted whole values only, as the chunks arrived)."""
         raw = exchange.to_dict()
+        if echoes and not self.gate.records:
+            from thoughtline.runtime.scrub_requests import scrub_request
+
+            raw["request_body"] = scrub_request(exchange.request_body)
         body = exchange.response_body
         if body is not None and echoed_credential:
             body = self.gate.redactor.split_pieces(body)

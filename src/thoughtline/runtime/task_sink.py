@@ -14,11 +14,20 @@ from typing import Literal, Protocol
 
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Task, TaskError, TaskStatus, TraceLayer, WorkerBackend
+from thoughtline.records import (
+    Task,
+    TaskError,
+    TaskStatus,
+    ToolCallRecord,
+    TraceLayer,
+    WorkerBackend,
+)
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.telemetry_hooks import CallReport
+from thoughtline.runtime.toolbox import TaskTools
+from thoughtline.tools.mcp_client import McpConnection
 
 
 class TaskSink(Protocol):
@@ -60,6 +69,20 @@ class TaskSink(Protocol):
 
     def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
         """A live delta of the task's answer or displayed reasoning."""
+
+    @property
+    def tool_timeout_s(self) -> float:
+        """How long one tool call may take (``[timeouts] tool``)."""
+
+    def tools_for(self, task: Task) -> TaskTools:
+        """The tools ``task`` may call, under the names its model sees (raises
+        ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a tool its server does not offer)."""
+
+    def toolbox_connection(self, server: str) -> McpConnection:
+        """The run's started MCP server ``server``."""
+
+    def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
+        """The live event of a tool call starting (``running``) or ending."""
 
     def emit_task_started(self, task: Task) -> None:
         """The live event of the task starting."""

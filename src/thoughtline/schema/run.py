@@ -23,6 +23,7 @@ from thoughtline.records import (
     TaskErrorSnapshot,
     TaskSnapshot,
     TimingsSnapshot,
+    ToolCallSnapshot,
     UsageSnapshot,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "TaskErrorSnapshot",
     "TaskSnapshot",
     "TimingsSnapshot",
+    "ToolCallSnapshot",
     "UsageSnapshot",
     "inline_references",
     "run_snapshot_schema",
@@ -46,6 +48,7 @@ SNAPSHOT_TYPES: Final = (
     GenerationSnapshot,
     TaskErrorSnapshot,
     TimingsSnapshot,
+    ToolCallSnapshot,
     TaskSnapshot,
     RunSnapshot,
     RunSummary,

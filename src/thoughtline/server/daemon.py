@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
-from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.plan import spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
@@ -184,6 +184,7 @@ class Daemon:
             max_output_tokens=body.max_output_tokens,
             temperature=body.temperature,
         )
+        spec = with_tools(spec, tools=body.tools, max_steps=body.max_steps)
         try:
             handle = await self.runs.start(
                 spec,

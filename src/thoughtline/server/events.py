@@ -36,7 +36,7 @@ from typing import Any, assert_never
 import orjson
 from starlette.types import Send
 
-from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot
+from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot, ToolCallSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -48,6 +48,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
     is_terminal,
     sse_data,
 )
@@ -80,15 +82,21 @@ class _FoldedTask:
     deltas since, kept as chunks so that a delta costs its own length, not the length of
     everything before it (a long reasoning stream stays linear)."""
 
-    __slots__ = ("output", "reasoning", "task")
+    __slots__ = ("calls", "output", "reasoning", "task")
 
     def __init__(self, task: TaskSnapshot) -> None:
         self.task = task
         self.output: list[str] = []
         self.reasoning: list[str] = []
+        self.calls: dict[str, ToolCallSnapshot] = {}
 
     def view(self) -> TaskSnapshot:
         task = self.task.copy()
+        if self.calls:
+            # A call as last told replaces the one the task dict had, in its place.
+            calls = {call["id"]: call for call in task.get("tool_calls", [])}
+            calls.update(self.calls)
+            task["tool_calls"] = list(calls.values())
         if self.output:
             task["output"] = (task["output"] or "") + "".join(self.output)
         if self.reasoning:
@@ -123,6 +131,13 @@ class SnapshotFolder:
                 folded = self._tasks.get(task_id)
                 if folded is not None:
                     folded.reasoning.append(text)
+            case (
+                TaskToolCallStarted(task_id=task_id, call=call)
+                | TaskToolCallCompleted(task_id=task_id, call=call)
+            ):
+                folded = self._tasks.get(task_id)
+                if folded is not None:
+                    folded.calls[call["id"]] = call
             case TaskStarted(task=task) | TaskCompleted(task=task):
                 # A replaced task keeps its place: dicts keep first-insertion order.
                 self._tasks[task["id"]] = _FoldedTask(task)

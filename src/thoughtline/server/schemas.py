@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from thoughtline.records import TraceLayer, WorkerBackend
 from thoughtline.requests import MAX_OUTPUT_TOKENS, Effort
 from thoughtline.schema.run import RunSnapshot
+from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 
 def _text(value: str) -> str:
@@ -76,6 +77,20 @@ class RunCreate(BaseModel):
     )
     worker_backend: WorkerBackend | None = Field(
         default=None, description="provider calls the model; inline prepares prompts only."
+    )
+    tools: list[Name] | None = Field(
+        default=None,
+        max_length=100,
+        description='Tools every task may call: "SERVER" or "SERVER.TOOL" of an MCP server '
+        "configured on the daemon (a request never defines a server); wins over the "
+        "roles' tools. An unknown server is a 400 TOOL_SERVER_UNKNOWN.",
+    )
+    max_steps: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_STEPS_CEILING,
+        description="Most model calls each task may make (tool steps); wins over roles "
+        "and [orchestration] max_steps.",
     )
 
 

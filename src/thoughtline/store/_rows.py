@@ -21,6 +21,7 @@ from thoughtline.records import (
     TaskError,
     TaskTimings,
     TaskUsage,
+    ToolCallRecord,
     TraceEvent,
     parse_epoch,
 )
@@ -119,7 +120,7 @@ def task_params(task: Task) -> dict[str, Any]:
         **{name: getattr(task.usage, name) for name in USAGE_FIELDS},
         **{name: getattr(task.timings, name) for name in TIMING_FIELDS},
         **{name: getattr(task.generation, name) for name in GENERATION_FIELDS},
-        "after_json": dump(task.after),
+        "after_json": _after_json(task),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
@@ -281,15 +282,35 @@ def storable(write: PreparedWrite) -> PreparedWrite:
     )
 
 
+def _after_json(task: Task) -> str:
+    """A task's ``after_json`` column: the ids it runs after (a JSON array), or, for a
+    task that may call tools, an object that also holds its steps and tool calls. The
+    column is free JSON text in both stores, so this needs no change of schema."""
+    if task.tool_calls is None:
+        return dump(task.after)
+    return dump(
+        {
+            "after": task.after,
+            "tools": list(task.tools),
+            "max_steps": task.max_steps,
+            "steps": task.steps or 0,
+            "tool_calls": [call.to_dict() for call in task.tool_calls],
+        }
+    )
+
+
 def task_from_row(row: Row) -> Task:
     parts = row["reasoning_parts_json"]
-    return Task(
+    after = load(row["after_json"])
+    tooled: dict[str, Any] = after if isinstance(after, dict) else {}
+    task = Task(
         **{name: row[name] for name in TASK_FIELDS},
-        after=json.loads(row["after_json"]),
+        after=tooled.get("after", []) if tooled else after,
         reasoning_parts=None
         if parts is None
         else [
-            ReasoningPartView(kind=part["kind"], text=part["text"]) for part in json.loads(parts)
+            ReasoningPartView(kind=part["kind"], text=part["text"], step=part.get("step"))
+            for part in json.loads(parts)
         ],
         usage=TaskUsage(**{name: row[name] for name in USAGE_FIELDS}),
         timings=TaskTimings(**{name: row[name] for name in TIMING_FIELDS}),
@@ -302,6 +323,12 @@ def task_from_row(row: Row) -> Task:
             retryable=bool(row["error_retryable"]),
         ),
     )
+    if tooled:
+        task.tools = tuple(tooled.get("tools", ()))
+        task.max_steps = tooled.get("max_steps", task.max_steps)
+        task.steps = tooled.get("steps", 0)
+        task.tool_calls = [ToolCallRecord.from_dict(call) for call in tooled.get("tool_calls", [])]
+    return task
 
 
 def run_from_row(row: Row, tasks: list[Task]) -> Run:

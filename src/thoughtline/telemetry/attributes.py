@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeAlias
 
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Run, Task, TracedReasoningPart
+from thoughtline.records import Run, Task, ToolCallRecord, TracedReasoningPart
 from thoughtline.runtime.telemetry_hooks import CallReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
@@ -137,6 +137,35 @@ def task_attributes(
     attributes["thoughtline.content_captured"] = messages is not None
     if messages is not None:
         attributes["gen_ai.output.messages"] = messages
+    return redact_attributes(attributes, redactor)
+
+
+def tool_attributes(
+    task: Task, call: ToolCallRecord, *, capture_content: bool, redactor: Redactor
+) -> Attributes:
+    """Attributes of an ``execute_tool {name}`` span. The arguments and the result are
+    attached only with content capture on, and only for a task whose mode records
+    reasoning (the same opt-in as message content); redacted like every other string."""
+    attributes: Attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "extension",
+        "thoughtline.task.id": task.id,
+        "thoughtline.tool.server": call.server or "",
+        "thoughtline.tool.status": call.status,
+        "thoughtline.tool.step": call.step,
+    }
+    if call.error:
+        attributes["error.type"] = call.error
+    captured = capture_content and task.chain_of_thought in (
+        "telemetry_only",
+        "surface_and_telemetry",
+    )
+    attributes["thoughtline.content_captured"] = captured
+    if captured:
+        attributes["gen_ai.tool.call.arguments"] = call.arguments
+        attributes["gen_ai.tool.call.result"] = call.result or ""
     return redact_attributes(attributes, redactor)
 
 

@@ -1,7 +1,8 @@
 """OpenTelemetry spans for runs and model calls (the ``[otel]`` extra).
 
 One ``thoughtline run`` span (INTERNAL) per run, parent of one ``chat {model}`` span
-(CLIENT) per model call, each with the task's real start and end times. The spans go
+(CLIENT) per task, with the task's real start and end times, and under it one
+``execute_tool {name}`` span (INTERNAL) per tool call the task made. The spans go
 through the given span processor — for export, a ``BatchSpanProcessor`` around the OTLP/HTTP
 exporter, which reads the standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout,
 compression, TLS). The tracer provider is private to this object: thoughtline never
@@ -16,7 +17,7 @@ import time
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Run, Task
+from thoughtline.records import Run, Task, ToolCallRecord
 from thoughtline.runtime.telemetry_hooks import CallReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,
@@ -27,6 +28,7 @@ from thoughtline.telemetry.attributes import (
     run_failed,
     task_attributes,
     task_span_name,
+    tool_attributes,
 )
 from thoughtline.telemetry.settings import TelemetrySettings
 
@@ -112,7 +114,25 @@ class OtelTelemetry:
         )
         if task.status == "failed":
             span.set_status(Status(StatusCode.ERROR, error_description(task, self.redactor)))
+        for call in task.tool_calls or ():
+            self._tool_span(span, task, call)
         span.end(end_time=max(end_ns, start_ns))
+
+    def _tool_span(self, parent: trace.Span, task: Task, call: ToolCallRecord) -> None:
+        """One ``execute_tool {name}`` span per tool call, under the task's span."""
+        start_ns = iso_to_ns(call.started_at) or time.time_ns()
+        span = self._tracer.start_span(
+            f"execute_tool {call.name}",
+            context=trace.set_span_in_context(parent),
+            kind=SpanKind.INTERNAL,
+            attributes=tool_attributes(
+                task, call, capture_content=self.capture_content, redactor=self.redactor
+            ),
+            start_time=start_ns,
+        )
+        if call.is_error:
+            span.set_status(Status(StatusCode.ERROR, call.error or call.status))
+        span.end(end_time=start_ns + int((call.duration_ms or 0.0) * 1_000_000))
 
     def run_finished(self, run: Run) -> None:
         with self._lock:

@@ -31,6 +31,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 SessionUpdate: TypeAlias = (
@@ -105,6 +107,31 @@ class TurnRenderer:
                 return self._chunks("message", task_id, text)
             case TaskReasoningDelta(task_id=task_id, text=text):
                 return self._chunks("thought", task_id, text)
+            case TaskToolCallStarted(task_id=task_id, call=call):
+                return [
+                    ToolCallStart(
+                        session_update="tool_call",
+                        tool_call_id=f"{task_id}/{call['id']}",
+                        title=f"{call['server']}.{call['name']}",
+                        kind="other",
+                        status="in_progress",
+                        raw_input={"arguments": call["arguments"]},
+                    )
+                ]
+            case TaskToolCallCompleted(task_id=task_id, call=call):
+                return [
+                    ToolCallProgress(
+                        session_update="tool_call_update",
+                        tool_call_id=f"{task_id}/{call['id']}",
+                        status="failed" if call["is_error"] else "completed",
+                        content=[
+                            ContentToolCallContent(
+                                type="content", content=_text_block(call["result"] or "")
+                            )
+                        ],
+                        raw_output=dict(call),
+                    )
+                ]
             case TaskCompleted(task=task):
                 return self._completed(task)
             case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():

@@ -1,6 +1,7 @@
 """Progress notifications for one ``orchestration_run`` call: a step per task start and
 completion and for the run's end, and between them, while the model writes, how many
-characters each running task has streamed (at most every ``interval_s``).
+characters each running task has streamed (at most every ``interval_s``), and each tool
+call a task makes (its server, tool and status; never its arguments or result).
 
 Reasoning characters are counted only from ``reasoning.delta`` events, which the
 disclosure gate emits only for tasks whose mode displays reasoning: in other modes no
@@ -25,6 +26,8 @@ from thoughtline.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskToolCallCompleted,
+    TaskToolCallStarted,
 )
 
 PROGRESS_INTERVAL_S: Final = 0.5
@@ -78,6 +81,12 @@ class ProgressTracker:
                 return self._streamed(task_id, answer=len(text))
             case TaskReasoningDelta(task_id=task_id, text=text):
                 return self._streamed(task_id, reasoning=len(text))
+            case TaskToolCallStarted(task_id=task_id, call=call):
+                name = self.tasks[task_id].name if task_id in self.tasks else task_id
+                return self._notice(f"{name} calls {call['server']}.{call['name']}")
+            case TaskToolCallCompleted(task_id=task_id, call=call):
+                name = self.tasks[task_id].name if task_id in self.tasks else task_id
+                return self._notice(f"{name}: {call['server']}.{call['name']} {call['status']}")
             case TaskCompleted(task_id=task_id, task=data):
                 message = f"{data['name']} {data['status']}"
                 if data.get("reasoning_status"):
@@ -103,6 +112,13 @@ class ProgressTracker:
         self.steps += 1
         self.notices_since_step = 0
         return float(self.steps), message
+
+    def _notice(self, message: str) -> tuple[float, str]:
+        """A notice between two steps (a tool call): it grows, and never reaches the
+        next step."""
+        self.notices_since_step += 1
+        count = self.notices_since_step
+        return self.steps + count / (count + 1), message
 
     def _streamed(
         self, task_id: str, *, answer: int = 0, reasoning: int = 0

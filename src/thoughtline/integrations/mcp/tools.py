@@ -19,9 +19,10 @@ from thoughtline.requests import MAX_OUTPUT_TOKENS
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
-from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.plan import spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
+from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,18 @@ class ThoughtlineMCP:
                 "says so.",
             ),
         ] = None,
+        tools: Annotated[
+            list[str] | None,
+            Field(
+                max_length=100,
+                description='Tools every task may call: "SERVER" or "SERVER.TOOL" of an '
+                "MCP server configured for thoughtline (a request never defines one).",
+            ),
+        ] = None,
+        max_steps: Annotated[
+            int | None,
+            Field(ge=1, le=MAX_STEPS_CEILING, description="Most model calls per task."),
+        ] = None,
         wait: Annotated[
             bool,
             Field(
@@ -110,6 +123,7 @@ class ThoughtlineMCP:
                 max_output_tokens=max_output_tokens,
                 temperature=temperature,
             )
+            spec = with_tools(spec, tools=tools, max_steps=max_steps)
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
             handle = await self.runs.start(

@@ -174,6 +174,10 @@ export class RunView {
         this.reasoningStreamed.add(data.task_id);
         this.appendText(data.task_id, "reasoning", data.text);
         return false;
+      case "task.tool_call.started":
+      case "task.tool_call.completed":
+        this.upsertToolCall(data.task_id, data.call);
+        return false;
       default:
         if (TERMINAL_EVENTS.has(event.type)) {
           this.applySnapshot(data);
@@ -211,9 +215,23 @@ export class RunView {
     if (previous) {
       if (task.output == null && previous.output != null) task.output = previous.output;
       if (task.reasoning == null && previous.reasoning != null) task.reasoning = previous.reasoning;
+      if (!Array.isArray(task.tool_calls) && Array.isArray(previous.tool_calls)) task.tool_calls = previous.tool_calls;
     }
     if (index === -1) this.run.tasks.push(task);
     else this.run.tasks[index] = task;
+    this.renderTask(task);
+  }
+
+  /** A tool call as last told replaces the one with its id, or joins the task's list. */
+  upsertToolCall(taskId, call) {
+    if (!this.run || !call || typeof call !== "object" || !call.id) return;
+    const task = this.run.tasks.find((candidate) => candidate.id === taskId);
+    if (!task) return;
+    const calls = Array.isArray(task.tool_calls) ? [...task.tool_calls] : [];
+    const index = calls.findIndex((known) => known.id === call.id);
+    if (index === -1) calls.push(call);
+    else calls[index] = call;
+    task.tool_calls = calls;
     this.renderTask(task);
   }
 

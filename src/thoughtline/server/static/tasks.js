@@ -50,6 +50,7 @@ export class TaskCard {
       "Copy",
     );
     this.reasoningSlot = h("div", { class: "reasoning-slot" });
+    this.toolSlot = h("div", { class: "tool-slot", testid: "task-tool-calls" });
     this.errorSlot = h("div", { class: "error-slot" });
     this.charts = h("div", { class: "charts", testid: "task-chart" });
     /** @type {HTMLDetailsElement | null} */
@@ -65,6 +66,7 @@ export class TaskCard {
         h("div", { class: "answer-bar" }, this.stats, this.truncated, this.copyButton),
         this.answer,
       ),
+      this.toolSlot,
       this.reasoningSlot,
       this.errorSlot,
       this.charts,
@@ -97,6 +99,7 @@ export class TaskCard {
     this.showAnswer(task.output ?? "");
     this.copyButton.hidden = !task.output;
     this.tick();
+    this.renderToolCalls(task.tool_calls);
     this.renderReasoning(task, reasoningStreamed);
     this.renderError(task.error);
     this.renderCharts(task);
@@ -205,6 +208,39 @@ export class TaskCard {
     } else {
       this.reasoningSlot.replaceChildren();
     }
+  }
+
+  /** The task's tool calls, step by step: each collapsible, with its arguments and
+   * result (as text, never HTML). */
+  renderToolCalls(calls) {
+    if (!Array.isArray(calls) || calls.length === 0) {
+      this.toolSlot.replaceChildren();
+      return;
+    }
+    const open = new Set(
+      [...this.toolSlot.querySelectorAll("details[open]")].map((node) => node.dataset.callId),
+    );
+    this.toolSlot.replaceChildren(
+      h("h4", { class: "tool-head" }, `Tool calls (${calls.length})`),
+      ...calls.map((call) => {
+        const tool = call.server ? `${call.server}.${call.name}` : String(call.name);
+        const took = Number.isFinite(call.duration_ms) ? ` · ${Math.round(call.duration_ms)} ms` : "";
+        const summary = `step ${call.step} · ${tool} · ${call.status}${call.error ? ` (${call.error})` : ""}${took}`;
+        const details = h(
+          "details",
+          { class: "tool-call", testid: "tool-call", "data-call-id": call.id, "data-status": call.status },
+          h("summary", {}, summary),
+          h("pre", { class: "tool-arguments", testid: "tool-arguments" }, String(call.arguments ?? "")),
+          h(
+            "pre",
+            { class: "tool-result", testid: "tool-result" },
+            `${call.result ?? ""}${call.result_truncated ? "\n[cut]" : ""}`,
+          ),
+        );
+        if (open.has(call.id)) details.setAttribute("open", "");
+        return details;
+      }),
+    );
   }
 
   renderError(error) {

@@ -1,0 +1,175 @@
+"""Running the tool calls of one step: in parallel (bounded), each with the tool timeout,
+each recorded on the task, traced and told live, and each answered to the model.
+
+Nothing a tool does stops the loop: a tool's error, a timeout, a result over the cap (cut
+and marked), a server that died, a tool the task may not call (``TOOL_NOT_ALLOWED``) and
+one nobody offered (``TOOL_NOT_FOUND``) each go back to the model as an error result.
+Loaded credential values are removed from arguments and results before anything records,
+shows or sends them. Cancellation stops the calls in flight; they end ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Final
+
+from thoughtline.accumulator import ToolCall
+from thoughtline.parts import ToolResultPart
+from thoughtline.providers.redaction import Redactor
+from thoughtline.records import Task, ToolCallRecord, ToolCallStatus, now_iso
+from thoughtline.runtime.task_sink import TaskSink
+from thoughtline.runtime.toolbox import TaskTools
+from thoughtline.tools.mcp_client import ToolOutcome
+
+PREVIEW_CHARS: Final = 2_000
+"""How much of a result the task's record keeps (the model gets up to the cap)."""
+CALLS_AT_ONCE: Final = 4
+"""Tool calls of one step running at the same time."""
+
+_STATUS_OF_CODE: Final[dict[str, ToolCallStatus]] = {
+    "TOOL_TIMEOUT": "timed_out",
+    "TOOL_NOT_ALLOWED": "denied",
+    "TOOL_NOT_FOUND": "denied",
+}
+
+
+class ToolCalls:
+    """The tool calls of one task, step after step."""
+
+    def __init__(self, sink: TaskSink, task: Task, tools: TaskTools, *, timeout_s: float) -> None:
+        self.sink = sink
+        self.task = task
+        self.tools = tools
+        self.timeout_s = timeout_s
+        self.redactor: Redactor = sink.redactor
+        self._gate = asyncio.Semaphore(CALLS_AT_ONCE)
+
+    async def run(self, step: int, calls: tuple[ToolCall, ...]) -> list[ToolResultPart]:
+        """Run ``calls`` (made by model call ``step``) and return what goes back to the
+        model, in the order the model made them. Cancelled: the calls in flight end
+        ``cancelled`` and the cancellation goes on."""
+        records = [self._record(step, call) for call in calls]
+        running = [
+            asyncio.ensure_future(self._one(call, record))
+            for call, record in zip(calls, records, strict=True)
+        ]
+        try:
+            return list(await asyncio.gather(*running))
+        except asyncio.CancelledError:
+            for future in running:
+                future.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+
+    def _record(self, step: int, call: ToolCall) -> ToolCallRecord:
+        offered = self.tools.get(call.name)
+        record = ToolCallRecord(
+            id=call.tool_call_id,
+            step=step,
+            server=None if offered is None else offered.tool.server,
+            name=call.name if offered is None else offered.tool.name,
+            arguments=self.redactor.values(call.arguments),
+            started_at=now_iso(),
+        )
+        assert self.task.tool_calls is not None  # a task offered tools keeps its calls
+        self.task.tool_calls.append(record)
+        return record
+
+    async def _one(self, call: ToolCall, record: ToolCallRecord) -> ToolResultPart:
+        sink, task = self.sink, self.task
+        sink.add_trace(
+            "tool.called",
+            task_id=task.id,
+            metadata={
+                "id": record.id,
+                "step": record.step,
+                "server": record.server,
+                "tool": record.name,
+                "arguments": record.arguments,
+            },
+        )
+        sink.emit_tool_call(task, record)
+        started = time.perf_counter()
+        try:
+            async with self._gate:
+                outcome = await self._outcome(call, record)
+        except asyncio.CancelledError:
+            outcome = ToolOutcome(
+                text="The run was stopped before the tool answered.",
+                is_error=True,
+                error_code="TOOL_CANCELLED",
+            )
+            self._finish(record, outcome, started, status="cancelled")
+            raise
+        status: ToolCallStatus = "done"
+        if outcome.error_code is not None:
+            status = _STATUS_OF_CODE.get(outcome.error_code, "failed")
+        elif outcome.is_error:
+            status = "failed"
+        text = self._finish(record, outcome, started, status=status)
+        return ToolResultPart(
+            tool_call_id=call.tool_call_id, name=call.name, content=text, is_error=record.is_error
+        )
+
+    async def _outcome(self, call: ToolCall, record: ToolCallRecord) -> ToolOutcome:
+        offered = self.tools.get(call.name)
+        if offered is None:
+            return ToolOutcome(
+                text=f"There is no tool named {call.name!r} here.",
+                is_error=True,
+                error_code="TOOL_NOT_FOUND",
+            )
+        if not offered.runs:
+            return ToolOutcome(
+                text=f"The tool {offered.tool.spec} is destructive and its server does not "
+                "allow destructive tools (allow_destructive).",
+                is_error=True,
+                error_code="TOOL_NOT_ALLOWED",
+            )
+        try:
+            arguments = json.loads(record.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            return ToolOutcome(
+                text="The arguments were not a JSON object.", is_error=True, error_code=None
+            )
+        connection = self.sink.toolbox_connection(offered.tool.server)
+        return await connection.call(offered.tool.name, arguments, timeout_s=self.timeout_s)
+
+    def _finish(
+        self,
+        record: ToolCallRecord,
+        outcome: ToolOutcome,
+        started: float,
+        *,
+        status: ToolCallStatus,
+    ) -> str:
+        """Record the outcome, trace it and tell it live; the text the model gets."""
+        text = self.redactor.values(outcome.text)
+        record.status = status
+        record.is_error = outcome.is_error
+        record.error = outcome.error_code
+        record.result = text[:PREVIEW_CHARS]
+        record.result_truncated = outcome.truncated or len(text) > PREVIEW_CHARS
+        record.duration_ms = round((time.perf_counter() - started) * 1000.0, 3)
+        self.sink.add_trace(
+            "tool.completed",
+            task_id=self.task.id,
+            metadata={
+                "id": record.id,
+                "step": record.step,
+                "server": record.server,
+                "tool": record.name,
+                "status": status,
+                "is_error": record.is_error,
+                "error": record.error,
+                "result": record.result,
+                "result_truncated": record.result_truncated,
+                "duration_ms": record.duration_ms,
+            },
+        )
+        self.sink.emit_tool_call(self.task, record)
+        return text

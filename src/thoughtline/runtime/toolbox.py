@@ -1,0 +1,178 @@
+"""The MCP servers one run's tasks may call: started once for the run, stopped with it.
+
+A run that names tools starts each server it needs when it begins executing, and stops
+them all when it ends, fails or is cancelled: a server never outlives its run. The
+servers' environment holds none of the credential values the runtime loaded
+(:mod:`thoughtline.tools.environment`).
+
+The model sees each tool under a name every wire API accepts (``^[a-zA-Z0-9_-]{1,64}$``):
+``SERVER.TOOL`` becomes ``SERVER__TOOL`` with other characters replaced, cut to 64, and
+made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
+:class:`TaskTools` maps a name back to the server and tool.
+
+Servers are entered and left in the task that runs the run (the ``mcp`` client holds
+task-bound cancel scopes), one after the other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final
+
+from thoughtline.errors import ThoughtlineError
+from thoughtline.requests import ToolSpec
+from thoughtline.tools.listing import ServerListing
+from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection, ToolInfo
+from thoughtline.tools.settings import McpServerSettings
+from thoughtline.tools.specs import parse_tool_spec
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_NAME_LIMIT: Final = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferedTool:
+    """A tool as one task may call it: the name the model sees, the tool, and whether
+    its server lets it run (a destructive tool runs only with ``allow_destructive``)."""
+
+    wire_name: str
+    tool: ToolInfo
+    runs: bool
+
+
+class TaskTools:
+    """The tools one task may call, by the names the model sees."""
+
+    __slots__ = ("_by_name", "specs")
+
+    def __init__(self, offered: Iterable[OfferedTool]) -> None:
+        self._by_name = {tool.wire_name: tool for tool in offered}
+        self.specs: tuple[ToolSpec, ...] = tuple(
+            ToolSpec(
+                name=tool.wire_name,
+                description=tool.tool.description,
+                parameters=tool.tool.input_schema or {"type": "object", "properties": {}},
+            )
+            for tool in self._by_name.values()
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self._by_name)
+
+    def get(self, wire_name: str) -> OfferedTool | None:
+        """The tool the model called by ``wire_name``, or ``None`` when the task has none
+        of that name."""
+        return self._by_name.get(wire_name)
+
+
+class Toolbox:
+    """``async with Toolbox(servers, ...) as toolbox:`` starts the named servers; then
+    :meth:`offer` per task, and :meth:`connection` to call a tool."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerSettings],
+        *,
+        environ: Mapping[str, str],
+        secrets: Collection[str],
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+    ) -> None:
+        self._servers = servers
+        self._environ = environ
+        self._secrets = secrets
+        self._start_timeout_s = start_timeout_s
+        self._stack = AsyncExitStack()
+        self._connections: dict[str, McpConnection] = {}
+        self._wire_names: dict[tuple[str, str], str] = {}
+
+    async def __aenter__(self) -> Toolbox:
+        try:
+            for name, settings in self._servers.items():
+                connection = McpConnection(
+                    settings,
+                    environ=self._environ,
+                    secrets=self._secrets,
+                    start_timeout_s=self._start_timeout_s,
+                )
+                self._connections[name] = await self._stack.enter_async_context(connection)
+        except BaseException:
+            await self._stack.aclose()  # the servers already started stop with the run
+            raise
+        self._name_tools()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._stack.aclose()
+
+    def connection(self, server: str) -> McpConnection:
+        """The started server ``server``."""
+        return self._connections[server]
+
+    def offer(self, specs: Iterable[str]) -> TaskTools:
+        """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
+
+        A whole server offers the tools its ``allow`` lets through, its destructive ones
+        only with ``allow_destructive``; a tool named on its own is offered unless
+        ``allow`` leaves it out, and a destructive one is refused when called. A tool the
+        server does not list is ``TOOL_NOT_FOUND``; one ``allow`` leaves out,
+        ``TOOL_NOT_ALLOWED``."""
+        offered: dict[str, OfferedTool] = {}
+        for spec in specs:
+            named = parse_tool_spec(spec)
+            connection = self._connections[named.server]
+            listing = ServerListing(settings=connection.settings, tools=connection.tools)
+            settings = connection.settings
+            if named.tool is None:
+                chosen = [tool for tool in connection.tools if listing.allows(tool)]
+            else:
+                found = [tool for tool in connection.tools if tool.name == named.tool]
+                if not found:
+                    listed = ", ".join(tool.name for tool in connection.tools) or "none"
+                    raise ThoughtlineError(
+                        "TOOL_NOT_FOUND",
+                        f"The MCP server {named.server} has no tool {named.tool!r} "
+                        f"(it lists: {listed}).",
+                    )
+                if settings.allow is not None and named.tool not in settings.allow:
+                    raise ThoughtlineError(
+                        "TOOL_NOT_ALLOWED",
+                        f"The tool {spec!r} is not in [mcp_servers.{named.server}] allow "
+                        f"({settings.source}).",
+                    )
+                chosen = found
+            for tool in chosen:
+                wire_name = self._wire_names[(tool.server, tool.name)]
+                offered[wire_name] = OfferedTool(
+                    wire_name=wire_name,
+                    tool=tool,
+                    runs=settings.allow_destructive or not tool.destructive,
+                )
+        return TaskTools(offered.values())
+
+    def _name_tools(self) -> None:
+        taken: set[str] = set()
+        for connection in self._connections.values():
+            for tool in connection.tools:
+                name = wire_name(tool.server, tool.name, taken)
+                taken.add(name)
+                self._wire_names[(tool.server, tool.name)] = name
+
+
+def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
+    """``SERVER__TOOL`` as every wire API accepts a tool name, unique among ``taken``."""
+    base = _UNSAFE.sub("_", f"{server}__{tool}")[:_NAME_LIMIT]
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        suffix = f"_{number}"
+        name = base[: _NAME_LIMIT - len(suffix)] + suffix
+    return name

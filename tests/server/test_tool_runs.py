@@ -1,0 +1,78 @@
+"""Tools through the daemon's JSON API: a request names servers the daemon's config
+defines (never a command), its calls reach the snapshot and the event stream."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.server.conftest import StartDaemon
+from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
+from tests.tools.test_mcp_tools import TEST_SERVER
+from thoughtline.config import Config
+from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
+from thoughtline.tools.settings import McpServerSettings
+
+
+def test_a_run_calls_a_configured_server(start_daemon: StartDaemon, sim: Simulator) -> None:
+    probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    daemon = start_daemon(config=Config(path=None, mcp_servers={"probe": probe}))
+    sim.script(Transcript(answer="Done."))
+    call = SimToolCall(call_id="c1", name="probe__repeat", arguments='{"text": "z", "times": 3}')
+    sim.script(Transcript(tool_calls=(call,)), times=1)
+    client = daemon.client()
+    run_id = start_run(client, tools=["probe.repeat"], max_steps=3)
+    run = wait_for_status(client, run_id, {"completed"})
+    (task,) = run["tasks"]
+    assert task["steps"] == 2
+    assert [(c["name"], c["status"], c["result"]) for c in task["tool_calls"]] == [
+        ("repeat", "done", "zzz")
+    ]
+    assert "zzz" in json.dumps(sim.requests[1].body)
+
+
+def test_a_request_may_not_name_a_server_the_daemon_lacks(
+    daemon: LiveDaemon, sim: Simulator
+) -> None:
+    client = daemon.client()
+    response = client.post("/v1/runs", json={"request": "Hi", "tools": ["nosuch"]})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "TOOL_SERVER_UNKNOWN"
+    shaped = client.post(
+        "/v1/runs", json={"request": "Hi", "tools": [{"command": "rm", "args": ["-rf", "/"]}]}
+    )
+    assert shaped.status_code == 422, shaped.text
+    assert sim.requests == []
+
+
+def test_hidden_carriers_reach_the_provider_and_no_event_row_or_file(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    daemon = start_daemon(
+        config=Config(path=None, mcp_servers={"probe": probe}, trace_provider_raw=True)
+    )
+    canary = "CANARY-DAEMON-LOOP-91ab"
+    thought = (SimReasoning(kind="raw", text=f"thinking {canary}", signature=f"sig-{canary}"),)
+    sim.script(Transcript(reasoning=thought, answer="Done."))
+    call = SimToolCall(call_id="c1", name="probe__repeat", arguments='{"text": "z", "times": 3}')
+    sim.script(Transcript(reasoning=thought, tool_calls=(call,)), times=1)
+    client = daemon.client()
+    # DeepSeek's thinking mode: its reasoning text must go back on the next request.
+    run_id = start_run(
+        client,
+        provider="deepseek",
+        model="deepseek-v4-pro",
+        tools=["probe"],
+        chain_of_thought="hidden",
+    )
+    events = read_all(client, run_id)
+    assert events[-1].type == "run.completed"
+    assert canary in json.dumps(sim.requests[1].body)  # the provider got it back
+    assert canary not in json.dumps([event.data for event in events])
+    for layer in ("answer", "reasoning", "provider_raw"):
+        trace = client.get(f"/v1/runs/{run_id}/trace", params={"layer": layer}).json()
+        assert canary not in json.dumps(trace), layer
+    daemon.close()
+    stored = b"".join(p.read_bytes() for p in daemon.home.rglob("*") if p.is_file())
+    assert canary.encode() not in stored
