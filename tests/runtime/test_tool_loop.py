@@ -134,6 +134,13 @@ async def test_a_two_step_loop_on_every_wire_carries_the_result_and_the_carrier_
         assert "abab" in sent, task.name
         if requests_reasoning and carrier is not None:
             assert carrier in sent, (task.name, sent)
+        if task.name == "openai-responses":
+            # Even hidden, a loop asks for the encrypted carrier and hands it back: with
+            # store false it is the only way the model's reasoning continues. The checks
+            # below prove it never reaches a file, the snapshot or an event.
+            assert first.body is not None
+            assert first.body["include"] == ["reasoning.encrypted_content"]
+            assert SIGNATURE in sent, sent
         if task.reasoning_parts:
             assert {part.step for part in task.reasoning_parts} == {1, 2}
 

@@ -8,8 +8,10 @@ Effort and disclosure are separate axes in the Responses API, as in thoughtline:
 - effort (``reasoning.effort``) is sent whenever the caller chose one the model accepts,
   also in hidden mode.
 
-Hosted reasoning models reason whether or not a summary is requested; hidden mode only
-stops the text and the carrier from coming back.
+Hosted reasoning models reason whether or not a summary is requested; hidden mode stops
+the text from coming back, and the carrier too unless the request offers tools: a tool
+loop asks for the carrier even hidden, to hand it back on the next step (it never leaves
+memory otherwise).
 
 ``max_output_tokens`` is sent as is (it includes reasoning tokens). ``temperature`` is
 left out, with a warning, for reasoning models (``thinking_control = "effort"``), which
@@ -102,6 +104,12 @@ def _shape_reasoning(
             warnings.append(_effort_warning(request, context))
     if wanted.enabled:
         reasoning["summary"] = "auto"
+        body["include"] = [ENCRYPTED_CONTENT_INCLUDE]
+    elif request.tools:
+        # Hidden, with tools: no summary is asked for, but a reasoning model still reasons
+        # between tool calls, and with store false only the encrypted carrier lets the next
+        # step continue that reasoning. It is held in memory for the loop and sent back
+        # only here; the gate keeps it from every task, trace layer and raw body.
         body["include"] = [ENCRYPTED_CONTENT_INCLUDE]
     if reasoning:
         body["reasoning"] = reasoning
