@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from itertools import pairwise
 from pathlib import Path
@@ -187,6 +188,35 @@ async def run_one(
     finally:
         await runtime.aclose()
         store.close()
+
+
+async def test_a_hidden_loop_writes_no_reasoning_or_key_to_any_log(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Every logger at DEBUG (the mcp client, httpx2, thoughtline) through a two-step loop
+    # whose step 1 carries the reasoning canary in its text and its signature.
+    caplog.set_level(logging.DEBUG)
+    sim.script(FINAL)
+    sim.script(calling("repeat", {"text": "ab", "times": 2}), times=1)
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    try:
+        # OpenAI Responses: even hidden, the loop asks for the encrypted carrier and sends
+        # it back, so the canary passes through memory on its way.
+        spec = one_task(provider="openai", model="gpt-5.5")
+        run = await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert run.status == "completed", run.tasks[0].error
+    assert SIGNATURE in json.dumps(sim.requests[-1].body)  # it did go back to the provider
+    assert caplog.records
+    text = "\n".join(f"{record.getMessage()} {record.args!r}" for record in caplog.records)
+    assert CANARY not in text
+    assert CANARY_KEY not in text
 
 
 async def test_the_step_limit_fails_the_task_and_keeps_what_arrived(
