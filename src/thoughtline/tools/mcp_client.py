@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S: Final = 30.0
 DEFAULT_MAX_RESULT_CHARS: Final = 100_000
 _STDERR_TAIL_CHARS: Final = 2_000
+_MIN_MESSAGE_BYTES: Final = 4 * 1024 * 1024
+"""The least of a stdio server's message kept: a longer answer is cut as it is read
+(:mod:`thoughtline.tools.stdio_transport`), 16 bytes per result character allowed above."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,7 +167,19 @@ class McpConnection:
                 is_error=True,
                 error_code="TOOL_SERVER_UNAVAILABLE",
             )
+        from thoughtline.tools.stdio_transport import CUT_META_KEY
+
         text = _result_text(result)
+        sent_bytes = (result.meta or {}).get(CUT_META_KEY)
+        if isinstance(sent_bytes, int):  # cut as it was read: far over the limit
+            text = (
+                text[: self._max_result_chars]
+                + f"\n[result cut at {min(len(text), self._max_result_chars):,} characters; "
+                f"the server sent {sent_bytes:,} bytes]"
+            )
+            return ToolOutcome(
+                text=text, is_error=True, truncated=True, error_code="TOOL_RESULT_TOO_LARGE"
+            )
         truncated = len(text) > self._max_result_chars
         if truncated:
             text = (
@@ -176,16 +191,20 @@ class McpConnection:
     def _transport(self) -> Any:
         settings = self.settings
         if settings.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from thoughtline.tools.stdio_transport import stdio_transport
 
             env = server_environment(settings, self._environ, self._secrets)
             self._stderr = self._stack.enter_context(
                 tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the exit stack)
             )
-            params = StdioServerParameters(
-                command=settings.command, args=list(settings.args), env=env, cwd=settings.cwd
+            return stdio_transport(
+                settings.command,
+                settings.args,
+                env=env,
+                cwd=settings.cwd,
+                errlog=self._stderr,
+                max_message_bytes=max(_MIN_MESSAGE_BYTES, 16 * self._max_result_chars),
             )
-            return stdio_client(params, errlog=self._stderr)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
