@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 from itertools import pairwise
 from pathlib import Path
@@ -279,8 +280,11 @@ async def test_a_ten_megabyte_result_is_cut_for_the_model_and_the_record(
     assert call.status == "done" and call.result_truncated
     assert call.result is not None and len(call.result) == 2_000
     second = json.dumps(sim.requests[1].body)
-    # The model got the cut result (under the cap, marked), never 10 MB.
-    assert "[result cut at 100,000 of 10,000,000 characters]" in second
+    # The model got the cut result (under the cap, marked), never 10 MB: the server's
+    # answer (the text twice, as content and structured content) was cut as it was read.
+    assert re.search(
+        r"\[result cut at 100,000 characters; the server sent 20,000,\d{3} bytes\]", second
+    )
     assert len(second) < 200_000
 
 

@@ -177,9 +177,9 @@ class McpConnection:
                 + f"\n[result cut at {min(len(text), self._max_result_chars):,} characters; "
                 f"the server sent {sent_bytes:,} bytes]"
             )
-            return ToolOutcome(
-                text=text, is_error=True, truncated=True, error_code="TOOL_RESULT_TOO_LARGE"
-            )
+            # Sent back as an error only so that the client skips the tool's output
+            # schema; like any result over the cap, it is a result, cut and marked.
+            return ToolOutcome(text=text, truncated=True)
         truncated = len(text) > self._max_result_chars
         if truncated:
             text = (

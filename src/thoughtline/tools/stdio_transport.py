@@ -6,8 +6,8 @@ again for every chunk it reads, before anything can cut it: a tool answering 50 
 105 s and 540 MB there. This transport reads bytes, splits the lines itself and keeps at
 most ``max_message_bytes`` of each (and its last few bytes). Of a longer line:
 
-- an answer to ``tools/call`` becomes an error result holding the start of its first
-  text, with ``_meta`` saying how many bytes the server sent (:data:`CUT_META_KEY`);
+- an answer to ``tools/call`` becomes a result holding the start of its first text, with
+  ``_meta`` saying how many bytes the server sent (:data:`CUT_META_KEY`);
 - an answer to any other request becomes an error answer to it;
 - anything else (a notification) is dropped, and logged.
 
@@ -29,6 +29,7 @@ import anyio.lowlevel
 import mcp_types
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
+from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
@@ -96,8 +97,8 @@ def cut_message(
     if method == "tools/call":
         result = {
             "content": [{"type": "text", "text": first_text(head)}],
-            # An error result: the model is told its answer was cut, and the client does
-            # not hold a cut result to the tool's output schema.
+            # An error result, so that the client does not hold a cut result to the
+            # tool's output schema; McpConnection reads it as a cut result.
             "isError": True,
             "_meta": {CUT_META_KEY: size},
             "resultType": "complete",
@@ -168,8 +169,14 @@ async def stdio_transport(
 ) -> AsyncIterator[TransportStreams]:
     """Start ``command`` and yield the streams an ``mcp.Client`` takes; the server stops
     when the block ends, even when it is cancelled."""
+    # The SDK's base (HOME, LOGNAME, PATH, SHELL, TERM, USER when set) under the
+    # server's own environment, as its stdio client starts a server.
     process = await anyio.open_process(
-        [command, *args], env=dict(env), cwd=cwd, stderr=errlog, start_new_session=True
+        [command, *args],
+        env=get_default_environment() | dict(env),
+        cwd=cwd,
+        stderr=errlog,
+        start_new_session=True,
     )
     to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
