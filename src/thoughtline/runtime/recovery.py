@@ -69,7 +69,13 @@ from thoughtline.store.owner import ProcessIdentity, proc_stat
 logger = logging.getLogger(__name__)
 
 DELTA_WIRE_NAMES = (TaskAnswerDelta.wire_name, TaskReasoningDelta.wire_name)
-"""The event log records recovery rebuilds an unfinished task from."""
+RECOVERED_WIRE_NAMES = (
+    *DELTA_WIRE_NAMES,
+    TaskToolCallStarted.wire_name,
+    TaskToolCallCompleted.wire_name,
+)
+"""The event log records recovery rebuilds an unfinished task from: its deltas and the
+tool calls it told of (a call still running when its process died is in no row)."""
 
 HEARTBEAT_STALE_S = 15 * 60
 """A run owned by another host is presumed dead after this long without a write."""
@@ -114,7 +120,7 @@ def recover_interrupted(store: Store) -> list[str]:
         if run is None:
             continue
         unfinished = [task for task in run.tasks if task.status in UNFINISHED_TASK_STATUSES]
-        deltas = store.run_events(seen.run_id, types=DELTA_WIRE_NAMES) if unfinished else []
+        deltas = store.run_events(seen.run_id, types=RECOVERED_WIRE_NAMES) if unfinished else []
         # A record may hold a batch of deltas: count the events, not the records.
         batched = sum(
             len(texts) - 1
