@@ -356,6 +356,25 @@ async def test_disconnecting_mid_run_ends_it_interrupted_by_the_server_itself(
     assert run.tasks[0].error is None
 
 
+async def test_a_tool_its_server_lacks_is_a_tool_error_and_no_run_is_stored(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    server_script = Path(__file__).parents[1] / "tools" / "mcp_test_server.py"
+    (tmp_path / "thoughtline.toml").write_text(
+        f"[mcp_servers.probe]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(server_script))}]\n"
+    )
+    async with mcp_server(tmp_path, environ) as server:
+        result = await server.call("orchestration_run", {"request": "x", "tools": ["probe.nosuch"]})
+        assert result.is_error
+        assert text_of(result).startswith(
+            "TOOL_NOT_FOUND: Task engineer: The MCP server probe has no tool 'nosuch'"
+        ), text_of(result)
+        listed = await server.call("orchestration_status", {})
+        assert text_of(listed).startswith("RUN_NOT_FOUND: "), text_of(listed)
+    assert sim.requests == []
+
+
 async def test_bad_input_comes_back_as_tool_errors_with_codes(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

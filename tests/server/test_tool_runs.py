@@ -76,3 +76,27 @@ def test_hidden_carriers_reach_the_provider_and_no_event_row_or_file(
     daemon.close()
     stored = b"".join(p.read_bytes() for p in daemon.home.rglob("*") if p.is_file())
     assert canary.encode() not in stored
+
+
+def test_a_tool_the_server_lacks_or_a_server_that_does_not_start_is_refused_unstored(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    broken = McpServerSettings(
+        name="broken",
+        command=sys.executable,
+        args=("-c", "import sys; sys.stderr.write('no index here\\n'); sys.exit(3)"),
+    )
+    daemon = start_daemon(config=Config(path=None, mcp_servers={"probe": probe, "broken": broken}))
+    client = daemon.client()
+    missing = client.post("/v1/runs", json={"request": "Hi", "tools": ["probe.nosuch"]})
+    assert missing.status_code == 400, missing.text
+    error = missing.json()["error"]
+    assert error["code"] == "TOOL_NOT_FOUND"
+    assert "The MCP server probe has no tool 'nosuch'" in error["message"]
+    down = client.post("/v1/runs", json={"request": "Hi", "tools": ["broken"]})
+    assert down.status_code == 503, down.text
+    assert down.json()["error"]["code"] == "TOOL_SERVER_UNAVAILABLE"
+    assert "no index here" in down.json()["error"]["message"]
+    assert client.get("/v1/runs").json()["runs"] == []
+    assert sim.requests == []

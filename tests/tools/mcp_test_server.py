@@ -39,6 +39,33 @@ async def sleep(seconds: float) -> str:
 
 
 @server.tool()
+async def hang() -> str:
+    """Never answer."""
+    import anyio
+
+    await anyio.sleep_forever()
+    return "never"
+
+
+@server.tool()
+def big(megabytes: int) -> str:
+    """A text of ``megabytes`` MB (``x`` after a first line)."""
+    return "the start of a big result\n" + "x" * (megabytes * 1_000_000)
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """``text`` as given."""
+    return text
+
+
+@server.tool()
 def die() -> str:
     """Exit at once, mid-call."""
     os._exit(3)

@@ -177,7 +177,16 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
     assert listed.returncode == 0, listed.stderr
     (server,) = json.loads(listed.stdout)["servers"]
     assert server["transport"] == "http"
-    assert {tool["name"] for tool in server["tools"]} == {"environment", "repeat", "sleep", "die"}
+    assert {tool["name"] for tool in server["tools"]} == {
+        "environment",
+        "repeat",
+        "sleep",
+        "hang",
+        "big",
+        "pid",
+        "echo",
+        "die",
+    }
     assert server["header_names"] == ["Authorization"]
     assert token not in listed.stdout + listed.stderr
 

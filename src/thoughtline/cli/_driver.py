@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+import click
+
 from thoughtline._process import freeze_startup_heap
 from thoughtline.records import Run
 from thoughtline.runtime.runner import RunObserver, Runtime
@@ -48,8 +50,20 @@ def catching_interrupts() -> Iterator[Interrupts]:
         signal.signal(signal.SIGINT, previous)
 
 
-def drive(runtime: Runtime, run: Run, observer: RunObserver | None, interrupts: Interrupts) -> Run:
-    """Execute ``run`` to its end on a new event loop; returns it in its final state."""
+def drive(
+    runtime: Runtime,
+    run: Run,
+    observer: RunObserver | None,
+    interrupts: Interrupts,
+    *,
+    stored: bool = True,
+) -> Run:
+    """Execute ``run`` to its end on a new event loop; returns it in its final state.
+
+    ``stored=False``: ``run`` is only planned. Its tool servers are started first and its
+    tool names checked against what they list, and it is stored once they are, so a
+    server that does not start or a tool it lacks raises before anything is stored (as
+    does a Ctrl-C meanwhile: ``click.Abort``); the run then uses those servers."""
     loop = asyncio.new_event_loop()
     tries = 0
 
@@ -61,7 +75,18 @@ def drive(runtime: Runtime, run: Run, observer: RunObserver | None, interrupts: 
             loop.call_later(0.005, cancel)
 
     async def main() -> Run:
-        task = asyncio.ensure_future(runtime.execute(run, observer=observer))
+        tools = None
+        if not stored:
+            tools = await runtime.start_tools(run)
+            try:
+                if interrupts.count:  # Ctrl-C while the servers started
+                    raise click.Abort
+                runtime.store.create_run(run)
+            except BaseException:
+                if tools is not None:
+                    await tools.aclose()
+                raise
+        task = asyncio.ensure_future(runtime.execute(run, observer=observer, tools=tools))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:

@@ -154,9 +154,8 @@ def run_command(
         try:
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
-            run = runtime.prepare(
-                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
-            )
+            # Stored once its tool servers started and its tool names were checked.
+            run = runtime.plan(spec, explicit_mode=chain_of_thought, worker_backend=worker_backend)
             outcome = _execute(runtime, run, interrupts, as_json=as_json)
         finally:
             store.close()
@@ -239,15 +238,15 @@ class _Outcome:
 
 def _execute(runtime: Runtime, run: Run, interrupts: Interrupts, *, as_json: bool) -> _Outcome:
     if as_json:
-        final = drive(runtime, run, None, interrupts)
+        final = drive(runtime, run, None, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=False)
     if not sys.stdout.isatty():
         stop = stopper(runtime, run.id)
         view = PipedRunView(sys.stdout, sys.stderr, on_closed=stop)
-        final = drive(runtime, run, view.handle, interrupts)
+        final = drive(runtime, run, view.handle, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
     with LiveRunView(text_console()) as live:
-        final = drive(runtime, run, live.handle, interrupts)
+        final = drive(runtime, run, live.handle, interrupts, stored=False)
     return _Outcome(final, terminal=True, stdout_closed=False)
 
 

@@ -31,6 +31,7 @@ from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import RunObserver, Runtime
+from thoughtline.runtime.toolbox import RunTools
 from thoughtline.store.base import StoreError
 
 __all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
@@ -156,17 +157,30 @@ class RunManager:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
         prepared meanwhile stays planned and is marked interrupted by the next process
-        that opens the store)."""
+        that opens the store).
+
+        The run's tool servers are started before it is stored: one that does not start
+        (``TOOL_SERVER_UNAVAILABLE``) or a tool it does not offer (``TOOL_NOT_FOUND``,
+        ``TOOL_NOT_ALLOWED``) raises with nothing stored, and the run uses them."""
         if self._closing:
             raise RunManagerClosed()
-        run = await self.runtime.prepare_async(
-            spec, explicit_mode=explicit_mode, worker_backend=worker_backend
-        )
-        if self._closing:
+        run = self.runtime.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        tools = await self.runtime.start_tools(run)
+        try:
+            await self.runtime.store_async(run)
+        except BaseException:
+            if tools is not None:
+                await tools.aclose()
+            raise
+        if self.closing:  # shutdown began while the servers started or the run was stored
+            if tools is not None:
+                await tools.aclose()
             raise RunManagerClosed()
-        return await self.start_prepared(
-            run, observer=observer, on_start=on_start, on_finish=on_finish
+        managed = self.launch(
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
         )
+        await asyncio.sleep(0)  # as start_prepared: the runtime knows the run on return
+        return managed
 
     async def start_prepared(
         self,
@@ -191,6 +205,7 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Schedule a run already prepared by this manager's runtime on the running
         event loop, for callers that cannot await (the runtime learns of the run once
@@ -208,16 +223,19 @@ class RunManager:
         if on_start is not None:
             on_start(managed)
         managed._task = asyncio.get_running_loop().create_task(
-            self._execute(managed, on_finish), name=f"thoughtline run {run.id}"
+            self._execute(managed, on_finish, tools), name=f"thoughtline run {run.id}"
         )
         managed._task.add_done_callback(self._log_failure)
         return managed
 
     async def _execute(
-        self, managed: ManagedRun, on_finish: Callable[[ManagedRun], None] | None
+        self,
+        managed: ManagedRun,
+        on_finish: Callable[[ManagedRun], None] | None,
+        tools: RunTools | None,
     ) -> Run:
         try:
-            return await self.runtime.execute(managed.run, observer=managed._observe)
+            return await self.runtime.execute(managed.run, observer=managed._observe, tools=tools)
         finally:
             self._runs.pop(managed.run_id, None)
             managed._close()

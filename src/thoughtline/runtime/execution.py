@@ -48,11 +48,10 @@ from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
-from thoughtline.runtime.toolbox import TaskTools, Toolbox
+from thoughtline.runtime.toolbox import RunTools, TaskTools, Toolbox
 from thoughtline.runtime.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
 from thoughtline.tools.mcp_client import McpConnection
-from thoughtline.tools.specs import parse_tool_spec
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -67,7 +66,14 @@ class RunExecution:
     """One run executing: its tasks, their ordering and the shared HTTP resources. It is
     each task's :class:`~thoughtline.runtime.task_sink.TaskSink`."""
 
-    def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        run: Run,
+        observer: RunObserver | None,
+        *,
+        tools: RunTools | None = None,
+    ) -> None:
         self.runtime = runtime
         self.run = run
         self.observer = observer
@@ -82,6 +88,7 @@ class RunExecution:
         self.pending_events: list[RunEvent] = []
         self.store_failure: StoreError | None = None
         self.toolbox: Toolbox | None = None
+        self.given_tools = tools  # started by the front end before the run was stored
 
     def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -264,8 +271,8 @@ class RunExecution:
         try:
             # The run's tool servers stop when its tasks end, fail or are cancelled.
             async with AsyncExitStack() as servers:
-                problem = no_client or await self.start_tools(servers)
-                await self.run_tasks(problem)
+                problem = await self.start_tools(servers, start=no_client is None)
+                await self.run_tasks(no_client or problem)
         finally:
             if self.uses_clients and no_client is None:
                 await self.runtime.clients.release()
@@ -323,23 +330,24 @@ class RunExecution:
                 else:
                     await self.finish_task(task, status=self.stop_status)
 
-    async def start_tools(self, servers: AsyncExitStack) -> TaskError | None:
-        """Start the MCP servers the run's tasks may call, once for the run (``servers``
-        stops them when the run ends, fails or is cancelled); the error every task then
-        fails with when one does not start."""
-        needed = {parse_tool_spec(name).server for task in self.run.tasks for name in task.tools}
-        if not needed or not self.uses_clients:
-            return None
-        configured = self.runtime.config.mcp_servers
-        toolbox = Toolbox(
-            {name: configured[name] for name in sorted(needed)},
-            environ=self.runtime.environ,
-            secrets=self.runtime.registry.loaded_secrets(),
-        )
-        try:
-            self.toolbox = await servers.enter_async_context(toolbox)
-        except ThoughtlineError as exc:
-            return TaskError(code=exc.code, message=exc.message, retryable=False)
+    async def start_tools(self, servers: AsyncExitStack, *, start: bool) -> TaskError | None:
+        """Take (or, with ``start``, start) the MCP servers the run's tasks may call, once
+        for the run (``servers`` stops them when the run ends, fails or is cancelled); the
+        error every task then fails with when one does not start."""
+        tools, self.given_tools = self.given_tools, None
+        if tools is None:
+            if not self.uses_clients or not start:
+                return None
+            try:
+                # Each task's tool names are checked when it starts: one task naming a
+                # tool its server lacks does not fail the others.
+                tools = await self.runtime.start_tools(self.run, check=False)
+            except ThoughtlineError as exc:
+                return TaskError(code=exc.code, message=exc.message, retryable=False)
+            if tools is None:
+                return None
+        servers.push_async_callback(tools.aclose)
+        self.toolbox = tools.toolbox
         return None
 
     async def acquire_clients(self) -> TaskError | None:

@@ -37,8 +37,10 @@ from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
+from thoughtline.runtime.toolbox import RunTools, Toolbox
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
+from thoughtline.tools.specs import parse_tool_spec
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +142,7 @@ class Runtime:
     ) -> Run:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
         unknown role, provider or mode, or a missing credential, before anything runs."""
-        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        run = self.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
         self.store.create_run(run)
         return run
 
@@ -154,11 +156,23 @@ class Runtime:
         """:meth:`prepare` for a process serving others: the run is stored through the
         writer, so runs started together share one transaction and the event loop never
         waits for a write of its own."""
-        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
-        await self.writer.write(self.store.prepare(create=run))
+        run = self.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        await self.store_async(run)
         return run
 
-    def _plan(self, spec: RunSpec, *, explicit_mode: str | None, worker_backend: str | None) -> Run:
+    async def store_async(self, run: Run) -> None:
+        """Store a run :meth:`plan` returned, through the writer."""
+        await self.writer.write(self.store.prepare(create=run))
+
+    def plan(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None = None,
+        worker_backend: str | None = None,
+    ) -> Run:
+        """Resolve a run as :meth:`prepare` does, without storing it (``store.create_run``
+        or :meth:`store_async` does, e.g. once :meth:`start_tools` checked its tools)."""
         return plan_run(
             spec,
             config=self.config,
@@ -168,6 +182,31 @@ class Runtime:
             explicit_mode=explicit_mode,
             worker_backend=worker_backend,
         )
+
+    async def start_tools(self, run: Run, *, check: bool = True) -> RunTools | None:
+        """Start the MCP servers ``run``'s tasks may call (``None`` when they call none, or
+        the run only prepares prompts), to hand to :meth:`execute`. Raises
+        ``TOOL_SERVER_UNAVAILABLE`` (with the tail of the server's stderr) when one does
+        not start and, with ``check``, ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a task
+        naming a tool its server does not offer: before the run is stored, that is bad
+        input, not a failed run."""
+        needed = sorted({parse_tool_spec(name).server for task in run.tasks for name in task.tools})
+        if not needed or run.worker_backend != "provider":
+            return None
+        configured = self.config.mcp_servers
+        toolbox = Toolbox(
+            {name: configured[name] for name in needed},
+            environ=self.environ,
+            secrets=self.registry.loaded_secrets(),
+        )
+        tools = await RunTools.start(toolbox)
+        if check:
+            try:
+                tools.check((task.name, task.tools) for task in run.tasks)
+            except BaseException:
+                await tools.aclose()
+                raise
+        return tools
 
     # -- execution ---------------------------------------------------------------
     async def run(
@@ -223,11 +262,14 @@ class Runtime:
         execution.cancel()
         return True
 
-    async def execute(self, run: Run, *, observer: RunObserver | None = None) -> Run:
+    async def execute(
+        self, run: Run, *, observer: RunObserver | None = None, tools: RunTools | None = None
+    ) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
-        with every task in a final state, written to the store."""
+        with every task in a final state, written to the store. ``tools``: its servers,
+        from :meth:`start_tools` (otherwise it starts them); the run stops them."""
         self.purge_soon()
-        execution = RunExecution(self, run, observer)
+        execution = RunExecution(self, run, observer, tools=tools)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())
         try:

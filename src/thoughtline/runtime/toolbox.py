@@ -10,12 +10,16 @@ The model sees each tool under a name every wire API accepts (``^[a-zA-Z0-9_-]{1
 made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
 :class:`TaskTools` maps a name back to the server and tool.
 
-Servers are entered and left in the task that runs the run (the ``mcp`` client holds
-task-bound cancel scopes), one after the other.
+Servers are entered and left in one task (the ``mcp`` client holds task-bound cancel
+scopes), one after the other: :class:`RunTools` holds them open in a task of its own, so
+a front end can start them, check a run's tool names against what they list before the
+run is stored, and hand them to the run, which stops them when it ends.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
@@ -29,6 +33,8 @@ from thoughtline.tools.listing import ServerListing
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection, ToolInfo
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
+
+logger = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _NAME_LIMIT: Final = 64
@@ -176,3 +182,60 @@ def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
         suffix = f"_{number}"
         name = base[: _NAME_LIMIT - len(suffix)] + suffix
     return name
+
+
+class RunTools:
+    """A run's started servers (:meth:`start`), held open by a task of their own until
+    :meth:`aclose`: they can be started before the run exists and handed to it."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self.toolbox = toolbox
+        self._stop = asyncio.Event()
+        self._holder: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, toolbox: Toolbox) -> RunTools:
+        """Start ``toolbox``'s servers; raises what starting one raised (every server
+        already started is stopped first)."""
+        tools = cls(toolbox)
+        ready = asyncio.get_running_loop().create_future()
+        holder = tools._holder = asyncio.ensure_future(tools._hold(ready))
+        try:
+            await asyncio.shield(ready)
+        except BaseException:
+            holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
+            raise
+        return tools
+
+    def check(self, tasks: Iterable[tuple[str, Iterable[str]]]) -> None:
+        """Raise ``TOOL_NOT_FOUND`` or ``TOOL_NOT_ALLOWED`` for the first tool of
+        ``(task name, tool names)`` the started servers do not offer."""
+        for task, specs in tasks:
+            try:
+                self.toolbox.offer(specs)
+            except ThoughtlineError as exc:
+                raise ThoughtlineError(exc.code, f"Task {task}: {exc.message}") from None
+
+    async def aclose(self) -> None:
+        """Stop the servers (a cancelled caller does not stop the stopping)."""
+        holder = self._holder
+        if holder is None:
+            return
+        self._stop.set()
+        await asyncio.shield(asyncio.gather(holder, return_exceptions=True))
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with self.toolbox:
+                ready.set_result(None)
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.cancel()
+            raise
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:  # the servers were in use: their calls answer as errors on their own
+                logger.warning("stopping the run's tool servers failed: %s", exc)

@@ -34,7 +34,11 @@ _HTTP_CODES = {
 }
 
 # Thoughtline error codes that are not the caller's fault.
-_SERVER_SIDE = {"STORE_UNAVAILABLE": 503, "INTERNAL_ERROR": 500}
+_SERVER_SIDE = {
+    "STORE_UNAVAILABLE": 503,
+    "INTERNAL_ERROR": 500,
+    "TOOL_SERVER_UNAVAILABLE": 503,  # a configured tool server did not start
+}
 # The caller's fault, with a status more precise than 400.
 _CALLER_SIDE = {"REQUEST_TOO_LARGE": 413}
 
