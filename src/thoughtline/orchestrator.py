@@ -44,6 +44,7 @@ from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
 
 if TYPE_CHECKING:
+    from thoughtline.runtime.toolbox import RunTools
     from thoughtline.store.base import Store
     from thoughtline.telemetry import OtelTelemetry
 
@@ -73,7 +74,14 @@ class RunHandle:
     :meth:`Orchestrator.start` returns one; the run executes in the orchestrator's
     :class:`~thoughtline.runtime.background.RunManager`."""
 
-    def __init__(self, manager: RunManager, run: Run, *, keep_events: bool = True) -> None:
+    def __init__(
+        self,
+        manager: RunManager,
+        run: Run,
+        *,
+        keep_events: bool = True,
+        tools: RunTools | None = None,
+    ) -> None:
         self.run = run
         self._manager = manager
         self._keep_events = keep_events
@@ -85,7 +93,9 @@ class RunHandle:
         self._waiting: list[asyncio.Future[None]] = []
         self._cancel_requested = False
         self._cancel_delivered = False
-        self._task: asyncio.Task[Run] = manager.launch(run, observer=self._observe).task
+        self._task: asyncio.Task[Run] = manager.launch(
+            run, observer=self._observe, tools=tools
+        ).task
         self._task.add_done_callback(lambda _: self._wake())
 
     @property
@@ -278,6 +288,7 @@ class Orchestrator:
         temperature: float | None = None,
         tools: Sequence[str] | None = None,
         max_steps: int | None = None,
+        store: bool = True,
     ) -> Run:
         if isinstance(tools, str):
             raise ThoughtlineError(
@@ -312,6 +323,10 @@ class Orchestrator:
                 temperature=temperature,
             )
         spec = with_tools(spec, tools=tools, max_steps=max_steps)
+        if not store:
+            return self.runtime.plan(
+                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+            )
         return self.runtime.prepare(
             spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
         )
@@ -410,7 +425,10 @@ def run(
     """Run a request to its end and return the final :class:`~thoughtline.Run`: the
     synchronous way, for scripts. Arguments are those of :meth:`Orchestrator.start` and
     :meth:`Orchestrator.open`. On Ctrl-C the run ends ``cancelled`` (what arrived is
-    kept in the store) before ``KeyboardInterrupt`` propagates."""
+    kept in the store) before ``KeyboardInterrupt`` propagates. The run's tool servers
+    start before it is stored: a tool its server does not offer (``TOOL_NOT_FOUND``,
+    ``TOOL_NOT_ALLOWED``) or a server that does not start (``TOOL_SERVER_UNAVAILABLE``)
+    raises with nothing stored."""
     _require_running_loop(
         "thoughtline.run() is for synchronous code; in async code await "
         "Orchestrator.start() instead",
@@ -431,8 +449,17 @@ def run(
                 temperature=temperature,
                 tools=tools,
                 max_steps=max_steps,
+                store=False,
             )
-            return await RunHandle(orchestrator._runs, prepared, keep_events=False)
+            runtime = orchestrator.runtime
+            servers = await runtime.start_tools(prepared)
+            try:
+                runtime.store.create_run(prepared)
+            except BaseException:
+                if servers is not None:
+                    await servers.aclose()
+                raise
+            return await RunHandle(orchestrator._runs, prepared, keep_events=False, tools=servers)
 
     return asyncio.run(main())
 

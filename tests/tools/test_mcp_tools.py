@@ -5,6 +5,7 @@ HTTP on 127.0.0.1; what a run may call of them; and every way one can fail."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -17,7 +18,11 @@ import pytest
 
 from tests.cli.test_run_cli import thoughtline
 from tests.conftest import CANARY_KEY
+from thoughtline import Orchestrator
+from thoughtline import run as thoughtline_run
+from thoughtline.config import Config
 from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.testing import Simulator, Transcript
 from thoughtline.tools.mcp_client import McpConnection
 from thoughtline.tools.settings import McpServerSettings
 
@@ -305,3 +310,23 @@ async def test_a_server_that_hangs_a_slow_tool_and_a_death_mid_call() -> None:
         assert missing.error_code == "TOOL_NOT_FOUND"
         died = await server.call("die", {}, timeout_s=10)
         assert (died.is_error, died.error_code) == (True, "TOOL_SERVER_UNAVAILABLE")
+
+
+def test_the_library_checks_tool_names_before_it_stores_a_run(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    config = Config(path=None, mcp_servers={"probe": probe})
+    env = {**environ, "THOUGHTLINE_HOME": str(home), "PATH": os.environ["PATH"]}
+    with pytest.raises(ThoughtlineError, match="probe has no tool 'nosuch'") as raised:
+        thoughtline_run("Hi.", tools=["probe.nosuch"], config=config, environ=env)
+    assert raised.value.code == "TOOL_NOT_FOUND"
+    sim.script(Transcript(answer="Fine."))
+    done = thoughtline_run("Hi.", tools=["probe.repeat"], config=config, environ=env)
+    assert done.status == "completed"
+    orchestrator = Orchestrator.open(config, environ=env)
+    try:
+        assert [run.id for run in orchestrator.runs()] == [done.id]
+    finally:
+        orchestrator.close()
+    assert len(sim.requests) == 1
