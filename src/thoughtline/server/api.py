@@ -43,7 +43,8 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         421: "The Host header names a host this daemon is not served under "
         "(HOST_NOT_ALLOWED; see --allowed-host).",
         422: "The request does not match the schema (REQUEST_INVALID).",
-        503: "The daemon is shutting down or its store is unavailable.",
+        503: "The daemon is shutting down, its store is unavailable, or a tool server "
+        "the run needs did not start (TOOL_SERVER_UNAVAILABLE).",
     }
     return {
         status: {"model": ErrorResponse, "description": descriptions[status]}
@@ -81,8 +82,9 @@ def _links(run_id: str) -> dict[str, str]:
     summary="Start a run",
 )
 async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
-    """Plan the run (bad input is a 400 with the thoughtline error code) and start it in
-    the daemon. Watch it at ``links.events``."""
+    """Plan the run (bad input is a 400 with the thoughtline error code), start the tool
+    servers it names and check its tool names against them (a tool a server does not
+    offer is a 400), and start it in the daemon. Watch it at ``links.events``."""
     run = await daemon.start_run(body)
     return JSONResponse(
         {"id": run.id, "status": "planned", "links": _links(run.id)},
