@@ -61,6 +61,8 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_NOT_ALLOWED",
     "TOOL_SERVER_UNKNOWN",
     "TOOL_CANCELLED",
+    "TOOL_ARGUMENTS_INVALID",
+    "TOOL_NAME_TAKEN",
     "MAX_STEPS_REACHED",
     # daemon (HTTP API)
     "REQUEST_INVALID",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
@@ -32,6 +32,9 @@ from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import RunObserver, Runtime
 from thoughtline.store.base import StoreError
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.toolbox import ToolServer
 
 __all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
 
@@ -191,6 +194,7 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        python_tools: ToolServer | None = None,
     ) -> ManagedRun:
         """Schedule a run already prepared by this manager's runtime on the running
         event loop, for callers that cannot await (the runtime learns of the run once
@@ -198,7 +202,8 @@ class RunManager:
 
         ``on_start`` is called with the managed run before the run's first event;
         ``observer`` sees every live event from the first; ``on_finish`` is called once
-        the run has ended and everything it emitted is stored."""
+        the run has ended and everything it emitted is stored. ``python_tools``: the
+        callables the run was prepared with (the library API only)."""
         if self._closing:
             raise RunManagerClosed()
         managed = ManagedRun(run)
@@ -208,16 +213,21 @@ class RunManager:
         if on_start is not None:
             on_start(managed)
         managed._task = asyncio.get_running_loop().create_task(
-            self._execute(managed, on_finish), name=f"thoughtline run {run.id}"
+            self._execute(managed, on_finish, python_tools), name=f"thoughtline run {run.id}"
         )
         managed._task.add_done_callback(self._log_failure)
         return managed
 
     async def _execute(
-        self, managed: ManagedRun, on_finish: Callable[[ManagedRun], None] | None
+        self,
+        managed: ManagedRun,
+        on_finish: Callable[[ManagedRun], None] | None,
+        python_tools: ToolServer | None = None,
     ) -> Run:
         try:
-            return await self.runtime.execute(managed.run, observer=managed._observe)
+            return await self.runtime.execute(
+                managed.run, observer=managed._observe, python_tools=python_tools
+            )
         finally:
             self._runs.pop(managed.run_id, None)
             managed._close()

@@ -48,10 +48,9 @@ from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
-from thoughtline.runtime.toolbox import TaskTools, Toolbox
+from thoughtline.runtime.toolbox import TaskTools, Toolbox, ToolServer
 from thoughtline.runtime.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
-from thoughtline.tools.mcp_client import McpConnection
 from thoughtline.tools.specs import parse_tool_spec
 
 if TYPE_CHECKING:
@@ -67,8 +66,16 @@ class RunExecution:
     """One run executing: its tasks, their ordering and the shared HTTP resources. It is
     each task's :class:`~thoughtline.runtime.task_sink.TaskSink`."""
 
-    def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        run: Run,
+        observer: RunObserver | None,
+        *,
+        python_tools: ToolServer | None = None,
+    ) -> None:
         self.runtime = runtime
+        self.python_tools = python_tools
         self.run = run
         self.observer = observer
         self.trace = TraceWriter(run.id, runtime.retention)
@@ -174,7 +181,7 @@ class RunExecution:
             raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
         return self.toolbox.offer(task.tools)
 
-    def toolbox_connection(self, server: str) -> McpConnection:
+    def toolbox_connection(self, server: str) -> ToolServer:
         assert self.toolbox is not None
         return self.toolbox.connection(server)
 
@@ -325,16 +332,20 @@ class RunExecution:
 
     async def start_tools(self, servers: AsyncExitStack) -> TaskError | None:
         """Start the MCP servers the run's tasks may call, once for the run (``servers``
-        stops them when the run ends, fails or is cancelled); the error every task then
-        fails with when one does not start."""
+        stops them when the run ends, fails or is cancelled), beside the run's Python
+        callables; the error every task then fails with when one does not start."""
         needed = {parse_tool_spec(name).server for task in self.run.tasks for name in task.tools}
         if not needed or not self.uses_clients:
             return None
+        python = self.python_tools
+        if python is not None:
+            needed.discard(python.settings.name)
         configured = self.runtime.config.mcp_servers
         toolbox = Toolbox(
             {name: configured[name] for name in sorted(needed)},
             environ=self.runtime.environ,
             secrets=self.runtime.registry.loaded_secrets(),
+            python=python,
         )
         try:
             self.toolbox = await servers.enter_async_context(toolbox)

@@ -37,6 +37,7 @@ from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
+from thoughtline.runtime.toolbox import ToolServer
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
 
@@ -137,10 +138,18 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
+        python_tools: ToolServer | None = None,
     ) -> Run:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
-        unknown role, provider or mode, or a missing credential, before anything runs."""
-        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        unknown role, provider or mode, or a missing credential, before anything runs.
+        ``python_tools``: the callables its tasks may name (``python.NAME``); only the
+        library API has any."""
+        run = self._plan(
+            spec,
+            explicit_mode=explicit_mode,
+            worker_backend=worker_backend,
+            python_tools=python_tools,
+        )
         self.store.create_run(run)
         return run
 
@@ -158,7 +167,14 @@ class Runtime:
         await self.writer.write(self.store.prepare(create=run))
         return run
 
-    def _plan(self, spec: RunSpec, *, explicit_mode: str | None, worker_backend: str | None) -> Run:
+    def _plan(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None,
+        worker_backend: str | None,
+        python_tools: ToolServer | None = None,
+    ) -> Run:
         return plan_run(
             spec,
             config=self.config,
@@ -167,6 +183,7 @@ class Runtime:
             redactor=self.redactor,
             explicit_mode=explicit_mode,
             worker_backend=worker_backend,
+            python_tools=python_tools,
         )
 
     # -- execution ---------------------------------------------------------------
@@ -223,11 +240,18 @@ class Runtime:
         execution.cancel()
         return True
 
-    async def execute(self, run: Run, *, observer: RunObserver | None = None) -> Run:
+    async def execute(
+        self,
+        run: Run,
+        *,
+        observer: RunObserver | None = None,
+        python_tools: ToolServer | None = None,
+    ) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
-        with every task in a final state, written to the store."""
+        with every task in a final state, written to the store. ``python_tools``: the
+        callables the run was prepared with (the library API's ``tools=``)."""
         self.purge_soon()
-        execution = RunExecution(self, run, observer)
+        execution = RunExecution(self, run, observer, python_tools=python_tools)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())
         try:

@@ -11,7 +11,9 @@ made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
 :class:`TaskTools` maps a name back to the server and tool.
 
 Servers are entered and left in the task that runs the run (the ``mcp`` client holds
-task-bound cancel scopes), one after the other.
+task-bound cancel scopes), one after the other. Python callables given through the
+library API (:mod:`thoughtline.tools.python_tools`) are one more server, ``python``,
+with nothing to start.
 """
 
 from __future__ import annotations
@@ -21,17 +23,37 @@ from collections.abc import Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final
+from typing import Any, Final, Protocol
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.requests import ToolSpec
 from thoughtline.tools.listing import ServerListing
-from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection, ToolInfo
+from thoughtline.tools.mcp_client import (
+    DEFAULT_START_TIMEOUT_S,
+    McpConnection,
+    ToolInfo,
+    ToolOutcome,
+)
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _NAME_LIMIT: Final = 64
+
+
+class ToolServer(Protocol):
+    """A started server, as the loop calls it: an MCP connection, or the run's Python
+    callables."""
+
+    @property
+    def settings(self) -> McpServerSettings: ...
+
+    @property
+    def tools(self) -> tuple[ToolInfo, ...]: ...
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
+    ) -> ToolOutcome: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,13 +102,15 @@ class Toolbox:
         environ: Mapping[str, str],
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        python: ToolServer | None = None,
     ) -> None:
         self._servers = servers
+        self._python = python
         self._environ = environ
         self._secrets = secrets
         self._start_timeout_s = start_timeout_s
         self._stack = AsyncExitStack()
-        self._connections: dict[str, McpConnection] = {}
+        self._connections: dict[str, ToolServer] = {}
         self._wire_names: dict[tuple[str, str], str] = {}
 
     async def __aenter__(self) -> Toolbox:
@@ -102,6 +126,8 @@ class Toolbox:
         except BaseException:
             await self._stack.aclose()  # the servers already started stop with the run
             raise
+        if self._python is not None:
+            self._connections[self._python.settings.name] = self._python
         self._name_tools()
         return self
 
@@ -113,7 +139,7 @@ class Toolbox:
     ) -> None:
         await self._stack.aclose()
 
-    def connection(self, server: str) -> McpConnection:
+    def connection(self, server: str) -> ToolServer:
         """The started server ``server``."""
         return self._connections[server]
 
@@ -139,7 +165,7 @@ class Toolbox:
                     listed = ", ".join(tool.name for tool in connection.tools) or "none"
                     raise ThoughtlineError(
                         "TOOL_NOT_FOUND",
-                        f"The MCP server {named.server} has no tool {named.tool!r} "
+                        f"The {_kind(connection)} {named.server} has no tool {named.tool!r} "
                         f"(it lists: {listed}).",
                     )
                 if settings.allow is not None and named.tool not in settings.allow:
@@ -165,6 +191,10 @@ class Toolbox:
                 name = wire_name(tool.server, tool.name, taken)
                 taken.add(name)
                 self._wire_names[(tool.server, tool.name)] = name
+
+
+def _kind(server: ToolServer) -> str:
+    return "MCP server" if isinstance(server, McpConnection) else "tool server"
 
 
 def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
