@@ -36,6 +36,7 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.providers._history import wire_items
 from thoughtline.providers.endpoints import ChatDialect
 from thoughtline.requests import Message
 
@@ -64,16 +65,20 @@ def chat_messages(
     messages: Sequence[Message], *, provider: str, model: str, echo: Echo
 ) -> list[dict[str, Any]]:
     """The turns of the ``messages`` array (the system message is added by the caller)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        text = plain_text(message.parts)
-        if text is not None:
-            out.append({"role": message.role, "content": text})
-        elif message.role == "assistant":
-            out.append(_assistant(message, provider=provider, model=model, echo=echo))
-        else:
-            out.extend(_user(message))
-    return out
+    return wire_items(
+        messages,
+        ("openai-chat", provider, model, echo),
+        lambda m: _turns(m, provider=provider, model=model, echo=echo),
+    )
+
+
+def _turns(message: Message, *, provider: str, model: str, echo: Echo) -> list[dict[str, Any]]:
+    text = plain_text(message.parts)
+    if text is not None:
+        return [{"role": message.role, "content": text}]
+    if message.role == "assistant":
+        return [_assistant(message, provider=provider, model=model, echo=echo)]
+    return _user(message)
 
 
 def _assistant(message: Message, *, provider: str, model: str, echo: Echo) -> dict[str, Any]:
