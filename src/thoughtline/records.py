@@ -350,6 +350,9 @@ class ToolCallRecord:
     result_truncated: bool = False
     error: str | None = None
     duration_ms: float | None = None
+    ended_json: str | None = field(default=None, repr=False, compare=False)
+    """The ended call as the store writes it, once (the store's cache: not part of the
+    snapshot)."""
 
     def to_dict(self) -> ToolCallSnapshot:
         return {

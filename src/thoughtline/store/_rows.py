@@ -288,15 +288,28 @@ def _after_json(task: Task) -> str:
     column is free JSON text in both stores, so this needs no change of schema."""
     if task.tool_calls is None:
         return dump(task.after)
-    return dump(
+    head = dump(
         {
             "after": task.after,
             "tools": list(task.tools),
             "max_steps": task.max_steps,
             "steps": task.steps or 0,
-            "tool_calls": [call.to_dict() for call in task.tool_calls],
         }
     )
+    # The row is rewritten at every step: each ended call is serialised once, so a long
+    # loop does not serialise all its earlier calls again at every step.
+    calls = ",".join(_call_json(call) for call in task.tool_calls)
+    return f'{head[:-1]},"tool_calls":[{calls}]}}'
+
+
+def _call_json(call: ToolCallRecord) -> str:
+    """A tool call as JSON text, kept on the record once the call has ended (an ended
+    call's record does not change)."""
+    if call.status == "running":
+        return dump(call.to_dict())
+    if call.ended_json is None:
+        call.ended_json = dump(call.to_dict())
+    return call.ended_json
 
 
 def task_from_row(row: Row) -> Task:
