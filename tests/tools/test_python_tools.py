@@ -235,6 +235,40 @@ async def test_a_loaded_key_in_a_result_is_redacted_before_anything_sees_it(
     assert CANARY_KEY not in all_bytes_under(tmp_path / "home").decode("utf-8", "replace")
 
 
+async def test_a_large_result_is_cut_for_the_model_and_the_record(
+    orchestrator: Orchestrator, sim: Simulator
+) -> None:
+    class Report:
+        """A callable object as a tool."""
+
+        def __call__(self, lines: int) -> list[str]:
+            """Write a long report.
+
+            Args:
+                lines: How many lines.
+            """
+            return [f"line {number:07d}" for number in range(lines)]
+
+    report = thoughtline.tool(name="report")(Report())
+    sim.script(FINAL)
+    sim.script(calls(("r1", "report", {"lines": 50_000})), times=1)
+    run = await orchestrator.start(
+        "Report.", provider="anthropic", model="claude-sonnet-4-6", tools=[report]
+    )
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert tools_sent(sim.requests[0])["python__report"]["input_schema"]["properties"] == {
+        "lines": {"type": "integer", "description": "How many lines."}
+    }
+    assert task.tool_calls is not None
+    (call,) = task.tool_calls
+    assert (call.status, call.result_truncated) == ("done", True)
+    assert call.result is not None and len(call.result) == 2_000
+    sent = json.dumps(sim.requests[1].body)
+    assert "[result cut at 100,000 of 750,001 characters]" in sent
+    assert len(sent) < 200_000
+
+
 async def test_cancelling_stops_an_async_tool_in_flight(
     orchestrator: Orchestrator, sim: Simulator
 ) -> None:

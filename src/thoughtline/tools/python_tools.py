@@ -129,11 +129,20 @@ class PythonTool:
             getattr(function, "__call__", None)  # noqa: B004 (a callable object's own method)
         )
         self.destructive = marks.destructive
+        # A callable object is described by its class, its parameters by its __call__.
+        annotated = (
+            function
+            if inspect.isroutine(function)
+            else getattr(type(function), "__call__", function)  # noqa: B004
+        )
         summary, described = _read_docstring(inspect.getdoc(function) or "")
+        if annotated is not function:
+            own_summary, described = _read_docstring(inspect.getdoc(annotated) or "")
+            summary = summary or own_summary
         self.description = marks.description if marks.description is not None else summary
         try:
             signature = inspect.signature(function)
-            hints = typing.get_type_hints(function, include_extras=True)
+            hints = typing.get_type_hints(annotated, include_extras=True)
         except (TypeError, ValueError, NameError) as exc:
             raise ThoughtlineError(
                 "REQUEST_INVALID",
