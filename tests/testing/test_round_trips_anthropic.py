@@ -169,7 +169,7 @@ async def test_a_bound_block_refuses_reordered_tools(
     steps = loop(environ, BOUND)
     first = await steps.first(sim)
     second = await steps.second(first, tools=(CLOCK, WEATHER))
-    assert_refused(second, 400, "The `tools` differ from the ones this block was created with.")
+    assert_refused(second, 400, "The `tools` list differs from the one this block was created with.")
 
 
 async def test_a_bound_loop_must_stay_append_only(sim: Simulator, environ: dict[str, str]) -> None:

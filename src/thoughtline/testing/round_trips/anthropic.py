@@ -99,7 +99,7 @@ class _Issued:
         if other.system != self.system:
             return "The `system` prompt differs from the one this block was created with."
         if other.tools != self.tools:
-            return "The `tools` differ from the ones this block was created with."
+            return "The `tools` list differs from the one this block was created with."
         for index, (made, sent) in enumerate(zip(self.messages, other.messages, strict=False)):
             if made != sent:
                 return f"messages.{index} differs from the one this block was created with."
