@@ -322,6 +322,12 @@ class TaskCall:
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
         if len(steps) > 1 and task.reasoning_notice is not None:
             task.reasoning_notice += steps.reasoning_account(self.gate.displays)
+        if task.reasoning_notice is not None:
+            # Reasoning sent back that the provider left unread is part of the account.
+            for step in steps:
+                for warning in step.response.warnings:
+                    if warning.code == "PROVIDER_THINKING_DROPPED":
+                        task.reasoning_notice += f" Step {step.number}: {warning.message}"
         task.usage = steps.usage()
         task.finish_reason = None if response.finish is None else response.finish.reason
         task.timings.first_reasoning_ms = steps.first_reasoning_ms()

@@ -226,7 +226,7 @@ class AnthropicRoundTrips:
             return None
         if _drops_blocks(request):
             moved = issued[-1].model != model
-            reason = "model_binding_mismatch" if moved else "prefix_mismatch"
+            reason = "model_binding_mismatch" if moved else "prefix_binding_mismatch"
             return {"type": "thinking_dropped", "path": where, "reason": reason}
         return _error(
             f"{where}: Invalid `signature` in `thinking` block. The block is bound to a "
