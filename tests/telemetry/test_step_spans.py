@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.cli.test_run_cli import thoughtline
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS
 from tests.runtime.test_tool_loop import tooled_runtime
 from tests.telemetry.support import RUN_SPAN, OtlpReceiver, ReceivedSpan
+from tests.tools.test_mcp_tools import TEST_SERVER, _config
 from thoughtline.config import Config
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent, TaskToolCallStarted
@@ -110,7 +113,7 @@ async def run_exported(
     *,
     mode: str,
     capture: bool,
-    observer: object = None,
+    observer: Callable[[RunEvent], None] | None = None,
 ) -> Run:
     """``spec`` through the real runtime, with the real MCP test server, exporting over
     OTLP/HTTP to ``receiver`` (flushed before this returns)."""
@@ -125,7 +128,7 @@ async def run_exported(
     assert telemetry is not None
     runtime.telemetry = telemetry
     try:
-        return await runtime.run(spec, explicit_mode=mode, observer=observer)  # type: ignore[arg-type]
+        return await runtime.run(spec, explicit_mode=mode, observer=observer)
     finally:
         await runtime.aclose()
         store.close()
@@ -238,15 +241,15 @@ async def test_a_three_step_loop_is_an_agent_span_with_a_chat_span_per_step(
     ]
     for span in tools:
         attributes = span.attributes
-        step = TOOL_STEPS[attributes["gen_ai.tool.call.id"]]
+        asked_by = TOOL_STEPS[attributes["gen_ai.tool.call.id"]]
         assert span.parent_span_id == agent.span_id
         assert span.kind == SPAN_KIND_INTERNAL
         assert attributes["gen_ai.operation.name"] == "execute_tool"
         assert attributes["gen_ai.tool.name"] == "repeat"
-        assert attributes["thoughtline.tool.step"] == step
+        assert attributes["thoughtline.tool.step"] == asked_by
         assert attributes["thoughtline.tool.status"] == "done"
         # Ran before the next step began.
-        assert span.start_ns < chats[step].start_ns
+        assert span.start_ns < chats[asked_by].start_ns  # chats[asked_by] is the next step
         assert agent.start_ns <= span.start_ns <= span.end_ns <= agent.end_ns
 
     # Content: only with capture on, for a mode that records reasoning; each step's
@@ -383,3 +386,49 @@ async def test_a_task_offered_tools_that_answers_at_once_is_an_agent_of_one_step
     assert chat.attributes["gen_ai.usage.input_tokens"] == 60
     # surface: reasoning is shown, never recorded, so telemetry has none of it.
     assert CANARY.encode() not in receiver.raw()
+
+
+def test_thoughtline_run_with_a_tool_delivers_every_step_span_before_it_exits(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str], receiver: OtlpReceiver
+) -> None:
+    home = tmp_path / "home"
+    _config(
+        home,
+        f"""
+[mcp_servers.probe]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(TEST_SERVER)}]
+""",
+    )
+    sim.script_turns(*STEPS)
+    env = dict(environ)
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = receiver.traces_url
+    env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    result = thoughtline(
+        home,
+        env,
+        "run",
+        "Use the tool.",
+        "--tool",
+        "probe",
+        "--chain-of-thought",
+        "telemetry_only",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    (task,) = json.loads(result.stdout)["tasks"]
+    assert task["steps"] == 3
+    # The process has exited: every span must already be at the collector.
+    spans = receiver.spans()
+    (agent,) = named(spans, "invoke_agent engineer")
+    chats = named(spans, f"chat {task['model']}")
+    tools = named(spans, "execute_tool repeat")
+    assert [span.attributes["thoughtline.step"] for span in chats] == [1, 2, 3]
+    assert [span.attributes["gen_ai.usage.input_tokens"] for span in chats] == [40, 50, 60]
+    assert len(tools) == 3
+    assert {span.parent_span_id for span in (*chats, *tools)} == {agent.span_id}
+    assert agent.attributes["thoughtline.task.id"] == task["id"]
+    # telemetry_only with capture on: each step's reasoning is exported; the key is not.
+    assert CANARY.encode() in receiver.raw()
+    assert CANARY_KEY.encode() not in receiver.raw()
+    assert CANARY_KEY not in result.stdout + result.stderr
