@@ -218,15 +218,18 @@ class TaskCall:
         overlap = CallOverlap()
         # Timed here too: a cancelled call never builds its exchange (and its timings).
         live.started = time.perf_counter()
+        started_ns = time.time_ns()
         try:
             # Waits here while the endpoint's max_concurrency calls are running.
             async with sink.calling(task.provider) as overlap:
                 live.started = time.perf_counter()
+                started_ns = time.time_ns()
                 async with call:
                     async for batch in call.batches():
                         live.show(batch)
         except asyncio.CancelledError:
             cancelled = True
+        ended_ns = time.time_ns()
         live.finish()
         # From here on only the gate's cleaned copy of the response is read.
         captured = self.gate.capture(call.response)
@@ -269,6 +272,8 @@ class TaskCall:
             first_reasoning_ms=first_reasoning,
             first_answer_ms=first_answer,
             total_ms=total,
+            started_ns=started_ns,
+            ended_ns=ended_ns,
         )
 
     async def started(self) -> None:
@@ -396,6 +401,7 @@ class TaskCall:
                 cached_input_tokens=response.usage.cached_input_tokens,
                 streamed=exchange is not None and exchange.streamed,
                 time_to_first_chunk_ms=first_chunk_ms(exchange),
+                steps=steps.reports(),
             ),
         )
         sink.emit_task_completed(task)
