@@ -30,6 +30,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import RunObserver, Runtime
 from thoughtline.store.base import StoreError
 
@@ -152,20 +153,21 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
         prepared meanwhile stays planned and is marked interrupted by the next process
-        that opens the store)."""
+        that opens the store). ``tools``: see :class:`~thoughtline.runtime.run_tools.RunTools`."""
         if self._closing:
             raise RunManagerClosed()
         run = await self.runtime.prepare_async(
-            spec, explicit_mode=explicit_mode, worker_backend=worker_backend
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
         )
         if self._closing:
             raise RunManagerClosed()
         return await self.start_prepared(
-            run, observer=observer, on_start=on_start, on_finish=on_finish
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
         )
 
     async def start_prepared(
@@ -175,11 +177,14 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Start executing a run already prepared by this manager's runtime, as
         :meth:`launch` does. When this returns the runtime knows the run, so
         :meth:`cancel` reaches it."""
-        managed = self.launch(run, observer=observer, on_start=on_start, on_finish=on_finish)
+        managed = self.launch(
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
+        )
         # Let the task start, so the runtime has registered the run when we return.
         await asyncio.sleep(0)
         return managed
@@ -191,6 +196,7 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Schedule a run already prepared by this manager's runtime on the running
         event loop, for callers that cannot await (the runtime learns of the run once
@@ -208,16 +214,19 @@ class RunManager:
         if on_start is not None:
             on_start(managed)
         managed._task = asyncio.get_running_loop().create_task(
-            self._execute(managed, on_finish), name=f"thoughtline run {run.id}"
+            self._execute(managed, on_finish, tools), name=f"thoughtline run {run.id}"
         )
         managed._task.add_done_callback(self._log_failure)
         return managed
 
     async def _execute(
-        self, managed: ManagedRun, on_finish: Callable[[ManagedRun], None] | None
+        self,
+        managed: ManagedRun,
+        on_finish: Callable[[ManagedRun], None] | None,
+        tools: RunTools | None,
     ) -> Run:
         try:
-            return await self.runtime.execute(managed.run, observer=managed._observe)
+            return await self.runtime.execute(managed.run, observer=managed._observe, tools=tools)
         finally:
             self._runs.pop(managed.run_id, None)
             managed._close()

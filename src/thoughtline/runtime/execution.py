@@ -46,6 +46,7 @@ from thoughtline.run_events import (
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import Approver, RunTools
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
 from thoughtline.runtime.toolbox import TaskTools, Toolbox
@@ -67,8 +68,15 @@ class RunExecution:
     """One run executing: its tasks, their ordering and the shared HTTP resources. It is
     each task's :class:`~thoughtline.runtime.task_sink.TaskSink`."""
 
-    def __init__(self, runtime: Runtime, run: Run, observer: RunObserver | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        run: Run,
+        observer: RunObserver | None,
+        tools: RunTools | None = None,
+    ) -> None:
         self.runtime = runtime
+        self.run_tools = tools or RunTools()
         self.run = run
         self.observer = observer
         self.trace = TraceWriter(run.id, runtime.retention)
@@ -172,7 +180,11 @@ class RunExecution:
     def tools_for(self, task: Task) -> TaskTools:
         if self.toolbox is None:  # the run's servers are started before its tasks
             raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
-        return self.toolbox.offer(task.tools)
+        return self.toolbox.offer(task.tools, asks=self.approver is not None)
+
+    @property
+    def approver(self) -> Approver | None:
+        return self.run_tools.approve
 
     def toolbox_connection(self, server: str) -> McpConnection:
         assert self.toolbox is not None
@@ -330,9 +342,16 @@ class RunExecution:
         needed = {parse_tool_spec(name).server for task in self.run.tasks for name in task.tools}
         if not needed or not self.uses_clients:
             return None
-        configured = self.runtime.config.mcp_servers
+        known = {**self.runtime.config.mcp_servers, **self.run_tools.servers}
+        missing = sorted(needed - known.keys())
+        if missing:  # prepared with servers this execution was not given
+            return TaskError(
+                code="TOOL_SERVER_UNKNOWN",
+                message=f"The run names MCP servers it was not given: {', '.join(missing)}.",
+                retryable=False,
+            )
         toolbox = Toolbox(
-            {name: configured[name] for name in sorted(needed)},
+            {name: known[name] for name in sorted(needed)},
             environ=self.runtime.environ,
             secrets=self.runtime.registry.loaded_secrets(),
         )

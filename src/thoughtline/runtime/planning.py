@@ -7,6 +7,8 @@ missing credential is refused before a single request is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -18,6 +20,8 @@ from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.tools.listing import merged_servers
+from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
 DEFAULT_MODELS: dict[str, str] = {
@@ -51,10 +55,12 @@ def plan_run(
     redactor: Redactor,
     explicit_mode: str | None = None,
     worker_backend: str | None = None,
+    added_servers: Mapping[str, McpServerSettings] | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
     an unknown role, provider, mode, effort or backend, a missing credential, or a
-    request or task list over the configured limits."""
+    request or task list over the configured limits. ``added_servers`` (an ACP editor's)
+    are offered whole to every task."""
     # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
     # and an oversized run must cost nothing before it is refused.
     check_request_size(spec.request, config.max_request_bytes)
@@ -90,6 +96,9 @@ def plan_run(
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
     )
+    added = dict(added_servers or {})
+    if added:
+        merged_servers(config.mcp_servers, added)  # one name in both: refused
     ids = {task.name: new_id("task") for task in spec.tasks}
     efforts = [
         config.default_effort
@@ -112,7 +121,7 @@ def plan_run(
             configured=configured,
         )
         generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
-        tools = task_tools(config, task_spec)
+        tools = task_tools(config, task_spec, added)
         run.tasks.append(
             Task(
                 id=ids[task_spec.name],
@@ -137,10 +146,14 @@ def plan_run(
     return run
 
 
-def task_tools(config: Config, task_spec: TaskSpec) -> tuple[str, ...]:
+def task_tools(
+    config: Config, task_spec: TaskSpec, added: Mapping[str, McpServerSettings] | None = None
+) -> tuple[str, ...]:
     """The tools a task may call: its own (plan, ``--tool``, API), else its role's; each
-    naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise). Whether the server
-    has the named tool is known once it is started, for the run."""
+    naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise); then every server in
+    ``added`` (an ACP editor's), whole. Whether the server has the named tool is known
+    once it is started, for the run."""
+    added = added or {}
     named = task_spec.tools
     where = f"task {task_spec.name!r}"
     if named is None:
@@ -148,14 +161,14 @@ def task_tools(config: Config, task_spec: TaskSpec) -> tuple[str, ...]:
         where = f"roles.{task_spec.role}.tools"
     for name in named:
         server = parse_tool_spec(name).server
-        if server not in config.mcp_servers:
-            known = ", ".join(sorted(config.mcp_servers)) or "none"
+        if server not in config.mcp_servers and server not in added:
+            known = ", ".join(sorted({*config.mcp_servers, *added})) or "none"
             raise ThoughtlineError(
                 "TOOL_SERVER_UNKNOWN",
                 f"The tool {name!r} ({where}) names no configured MCP server "
                 f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config.",
             )
-    return tuple(dict.fromkeys(named))
+    return tuple(dict.fromkeys((*named, *added)))
 
 
 def default_model(config: Config, provider: str) -> str:
