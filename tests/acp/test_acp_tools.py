@@ -7,6 +7,7 @@ server."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -353,3 +354,56 @@ args = ["-m", "mcp_server_time"]
     assert sim.requests == []
     log = agent.stderr.read_text()
     assert "Traceback" not in log and CANARY_KEY not in log
+
+
+@dataclass
+class WaitingClient(AnsweringClient):
+    """An editor whose user has not answered yet when the prompt is cancelled: it
+    answers ``cancelled`` once told to, as ACP asks of a client."""
+
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
+    ) -> RequestPermissionResponse:
+        self.asked.set()
+        await self.release.wait()
+        return await super().request_permission(session_id, tool_call, options, **kwargs)
+
+
+async def test_cancelling_while_the_editor_is_asked_runs_nothing_and_keeps_serving(
+    home: Path, sim: Simulator, environ: dict[str, str], tmp_path: Path
+) -> None:
+    repository = staged_repository(tmp_path / "repo")
+    sim.script_turns(calling("git__git_reset", {"repo_path": str(repository)}), FINAL)
+    client = WaitingClient(answer=None)
+    git = stdio("git", "-m", "mcp_server_git", "--repository", str(repository))
+    async with spawn(home, environ, client=client) as agent:
+        await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        session = await bounded(agent.conn.new_session(cwd="/", mcp_servers=[git]))
+        prompt = asyncio.ensure_future(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Unstage.")])
+        )
+        await bounded(client.asked.wait())
+        await agent.conn.cancel(session_id=session.session_id)
+        response = await bounded(prompt)
+        client.release.set()  # the late answer reaches nobody, and harms nothing
+        # Still serving: the same session runs its next prompt.
+        sim.script(Transcript(answer="Still here."))
+        again = await bounded(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Hi.")])
+        )
+        assert agent.process.returncode is None
+    assert response.stop_reason == "cancelled"
+    assert again.stop_reason == "end_turn"
+    assert staged(repository) == "notes.txt"
+    snapshot = stored_run(home, response.field_meta["thoughtline"]["run_id"])
+    (call,) = snapshot["tasks"][0]["tool_calls"]
+    assert (call["status"], call["error"]) == ("cancelled", "TOOL_CANCELLED")
+    assert len(sim.requests) == 2  # the loop did not go on after the cancel
+    assert "Traceback" not in agent.stderr.read_text()
