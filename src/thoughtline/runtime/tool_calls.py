@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 import time
-from typing import Final
+from typing import Any, Final
 
 from thoughtline.accumulator import ToolCall
 from thoughtline.parts import ToolResultPart
@@ -102,7 +102,12 @@ class ToolCalls:
         sink.emit_tool_call(task, record)
         started = time.perf_counter()
         try:
-            outcome = await self._outcome(call, record)
+            checked = await self._checked(call, record)
+            if isinstance(checked, ToolOutcome):
+                outcome = checked
+            else:
+                started = time.perf_counter()  # the tool's own time, not a person's answer
+                outcome = await self._called(*checked)
         except asyncio.CancelledError:
             outcome = ToolOutcome(
                 text="The run was stopped before the tool answered.",
@@ -121,7 +126,11 @@ class ToolCalls:
             tool_call_id=call.tool_call_id, name=call.name, content=text, is_error=record.is_error
         )
 
-    async def _outcome(self, call: ToolCall, record: ToolCallRecord) -> ToolOutcome:
+    async def _checked(
+        self, call: ToolCall, record: ToolCallRecord
+    ) -> ToolOutcome | tuple[OfferedTool, dict[str, Any]]:
+        """Why the call may not run (an error outcome for the model), or the tool and
+        arguments to call it with; a destructive call asks the run's approver first."""
         offered = self.tools.get(call.name)
         if offered is None:
             return ToolOutcome(
@@ -151,6 +160,10 @@ class ToolCalls:
                 is_error=True,
                 error_code="TOOL_NOT_ALLOWED",
             )
+        return offered, arguments
+
+    async def _called(self, offered: OfferedTool, arguments: dict[str, Any]) -> ToolOutcome:
+        """The tool's outcome, once one of the step's running slots is free."""
         connection = self.sink.toolbox_connection(offered.tool.server)
         async with self._gate:
             return await connection.call(offered.tool.name, arguments, timeout_s=self.timeout_s)

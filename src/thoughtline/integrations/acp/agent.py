@@ -371,16 +371,16 @@ class ThoughtlineAcpAgent:
             ],
         )
         outcome = response.outcome
-        allowed = isinstance(outcome, AllowedOutcome) and outcome.option_id in ALLOWING
-        if allowed:
-            if isinstance(outcome, AllowedOutcome) and outcome.option_id == "allow_always":
-                session.always_allowed.add(spec)
-            turn.send(
-                ToolCallProgress(
-                    session_update="tool_call_update", tool_call_id=update_id, status="in_progress"
-                )
+        if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in ALLOWING:
+            return False  # rejected, or the request was cancelled
+        if outcome.option_id == "allow_always":
+            session.always_allowed.add(spec)
+        turn.send(
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=update_id, status="in_progress"
             )
-        return allowed
+        )
+        return True
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel`` is a notification: nothing to answer, so problems are logged."""
