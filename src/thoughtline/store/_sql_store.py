@@ -68,6 +68,7 @@ class WriteStatements:
     update_run: str
     insert_run_event: str
     insert_trace: str
+    upsert_tool_call: str
 
     @classmethod
     def render(cls, dialect: SqlDialect) -> WriteStatements:
@@ -81,6 +82,7 @@ class WriteStatements:
             update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
             insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
             insert_trace=dialect.sql(rows.INSERT_TRACE),
+            upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
         )
 
 
@@ -97,6 +99,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     dialect: ClassVar[SqlDialect]
     statements: ClassVar[WriteStatements]
+    integrity_errors: ClassVar[tuple[type[Exception], ...]]
+    """What the database raises for a row whose foreign key finds nothing."""
     _where: str
     """How messages name the database (a file's path, a server's location)."""
 
@@ -136,6 +140,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         for run_row, task_rows in write.created:
             conn.execute(statements.insert_run, run_row)
             self._execute_many(conn, statements.insert_task, task_rows)
+        if write.created_tool_calls:
+            self._execute_many(conn, statements.upsert_tool_call, write.created_tool_calls)
         # The runs' rows first, as every write of a run (interrupt_run locks them too),
         # in sorted order, so two transactions never wait on each other's rows. Every
         # write proves the owner alive (streaming deltas as much as the rest).
@@ -158,6 +164,30 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 raise RunNotFoundError(
                     f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update."
                 )
+        if write.tool_calls:
+            self._tool_call_rows(conn, write.tool_calls)
+
+    def _tool_call_rows(self, conn: ConnectionT, calls: list[tuple[object, ...]]) -> None:
+        """Insert or replace tool calls' rows; raise :class:`RunNotFoundError` when a
+        call's task is not stored."""
+        try:
+            self._execute_many(conn, self.statements.upsert_tool_call, calls)
+        except self.integrity_errors as exc:
+            named = ", ".join(sorted({repr(call[0]) for call in calls}))
+            raise RunNotFoundError(
+                f"A task among {named} is not in {self._where}, so their tool calls were "
+                "not written."
+            ) from exc
+
+    def _tool_calls_of(self, conn: ConnectionT, run_ids: Sequence[str]) -> list[Any]:
+        """The tool call rows of ``run_ids``' tasks, in task and call order (one query)."""
+        dialect = self.dialect
+        return conn.execute(
+            dialect.sql(
+                rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", len(run_ids)))
+            ),
+            dialect.list_params(run_ids),
+        ).fetchall()
 
     def get_run(self, run_id: str) -> Run | None:
         dialect = self.dialect
@@ -171,7 +201,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 ),
                 (run_id,),
             ).fetchall()
-        return rows.run_from_row(row, [rows.task_from_row(task) for task in tasks])
+            calls = self._tool_calls_of(conn, [run_id]) if _any_tools(tasks) else []
+        return rows.runs_with_tasks([row], tasks, calls)[0]
 
     def latest_run(self) -> Run | None:
         runs = self.list_runs(limit=1)
@@ -199,7 +230,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 ),
                 dialect.list_params(run_ids),
             ).fetchall()
-        return rows.runs_with_tasks(run_rows, task_rows)
+            calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
+        return rows.runs_with_tasks(run_rows, task_rows, calls)
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         dialect = self.dialect
@@ -415,5 +447,17 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             self._execute_many(
                 conn, statements.update_task, [self.task_row(task) for task in tasks]
             )
+            calls = [
+                self.tool_call_row(task, position)
+                for task in tasks
+                for position in range(len(task.tool_calls or ()))
+            ]
+            if calls:
+                self._tool_call_rows(conn, calls)
             conn.execute(statements.insert_trace, rows.trace_params(event))
         return True
+
+
+def _any_tools(task_rows: Sequence[Any]) -> bool:
+    """Whether any of the tasks may call tools (only then are tool calls read)."""
+    return any(row["tools_json"] is not None for row in task_rows)

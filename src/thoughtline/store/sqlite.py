@@ -60,6 +60,7 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
     connections, locks, checkpoints and erasing."""
 
     dialect = SQLITE
+    integrity_errors = (sqlite3.IntegrityError,)
 
     live_flush_s: float = 0.1  # other processes poll the log at about this pace
     writes_wait_on_network: bool = False
@@ -178,6 +179,7 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         )
 
     task_row = staticmethod(rows.task_params)
+    tool_call_row = staticmethod(rows.tool_call_params)
 
     def _execute_many(
         self,
