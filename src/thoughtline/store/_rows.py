@@ -388,29 +388,28 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     return task
 
 
-def tool_call_from_row(row: Row) -> ToolCallRecord:
-    return ToolCallRecord(
-        id=row["call_id"],
-        step=row["step"],
-        server=row["server"],
-        name=row["name"],
-        arguments=row["arguments"],
-        status=row["status"],
-        is_error=bool(row["is_error"]),
-        result=row["result"],
-        result_truncated=bool(row["result_truncated"]),
-        error=row["error"],
-        started_at=row["started_at"],
-        duration_ms=row["duration_ms"],
-    )
-
-
-def tool_calls_by_task(call_rows: Sequence[Row]) -> dict[str, list[ToolCallRecord]]:
-    """Tool call rows (read in task and call order) grouped by task."""
-    by_task: dict[str, list[ToolCallRecord]] = {}
-    for call_row in call_rows:
-        by_task.setdefault(call_row["task_id"], []).append(tool_call_from_row(call_row))
-    return by_task
+def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[ToolCallRecord]]:
+    """Tool calls grouped by task, from their rows' values in :data:`TOOL_CALL_COLUMNS`
+    order (read as plain tuples: a named row costs more than the rest of the work)."""
+    by_task: dict[str, list[tuple[int, ToolCallRecord]]] = {}
+    unordered: set[str] = set()
+    for (
+        task_id, position, _run_id, call_id, step, server, name, arguments, status,
+        is_error, result, result_truncated, error, started_at, duration_ms,
+    ) in call_rows:  # fmt: skip
+        calls = by_task.setdefault(task_id, [])
+        if calls and position < calls[-1][0]:
+            unordered.add(task_id)
+        record = ToolCallRecord(
+            id=call_id, step=step, server=server, name=name, arguments=arguments,
+            status=status, is_error=bool(is_error), result=result,
+            result_truncated=bool(result_truncated), error=error, started_at=started_at,
+            duration_ms=None if duration_ms is None else float(duration_ms),
+        )  # fmt: skip
+        calls.append((position, record))
+    for task_id in unordered:  # the database sends them in order; should one not
+        by_task[task_id].sort(key=lambda item: item[0])
+    return {task_id: [record for _, record in calls] for task_id, calls in by_task.items()}
 
 
 def run_from_row(row: Row, tasks: list[Task]) -> Run:
@@ -418,10 +417,13 @@ def run_from_row(row: Row, tasks: list[Task]) -> Run:
 
 
 def runs_with_tasks(
-    run_rows: Sequence[Row], task_rows: Sequence[Row], call_rows: Sequence[Row] = ()
+    run_rows: Sequence[Row],
+    task_rows: Sequence[Row],
+    call_rows: Sequence[Sequence[Any]] = (),
 ) -> list[Run]:
     """Runs in the order of ``run_rows``, each with its tasks from ``task_rows`` (read
-    in position order) and their tool calls from ``call_rows``."""
+    in position order) and their tool calls from ``call_rows``
+    (:func:`tool_calls_by_task`)."""
     calls = tool_calls_by_task(call_rows)
     tasks_by_run: dict[str, list[Task]] = {row["id"]: [] for row in run_rows}
     for task_row in task_rows:

@@ -87,6 +87,12 @@ class WriteStatements:
 
 
 @lru_cache(maxsize=64)
+def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
+    """The query of :meth:`SqlStore._tool_calls_of` for ``count`` runs."""
+    return dialect.sql(rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
+
+
+@lru_cache(maxsize=64)
 def touch_statement(dialect: SqlDialect, count: int) -> str:
     """The statement that refreshes the heartbeat of ``count`` runs."""
     where = dialect.in_list("id", count)
@@ -130,6 +136,12 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     def _deleted(self) -> None:
         """A deletion for retention removed something (see :meth:`purge_residue`)."""
+        raise NotImplementedError
+
+    def _tuples(
+        self, conn: ConnectionT, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        """The rows of a query as plain tuples (many rows, read fast)."""
         raise NotImplementedError
 
     # -- runs and tasks --------------------------------------------------------------
@@ -180,14 +192,12 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             ) from exc
 
     def _tool_calls_of(self, conn: ConnectionT, run_ids: Sequence[str]) -> list[Any]:
-        """The tool call rows of ``run_ids``' tasks, in task and call order (one query)."""
+        """The rows of ``run_ids``' tool calls, in task and call order, as tuples
+        (:func:`rows.tool_calls_by_task`): one query."""
         dialect = self.dialect
-        return conn.execute(
-            dialect.sql(
-                rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", len(run_ids)))
-            ),
-            dialect.list_params(run_ids),
-        ).fetchall()
+        return self._tuples(
+            conn, _tool_calls_query(dialect, len(run_ids)), dialect.list_params(run_ids)
+        )
 
     def get_run(self, run_id: str) -> Run | None:
         dialect = self.dialect

@@ -31,9 +31,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
+from typing import Any
 
 import psycopg
 import psycopg_pool
+from psycopg.rows import tuple_row
 
 from thoughtline.records import Run
 from thoughtline.store._postgres_connection import (
@@ -144,6 +146,12 @@ class PostgresStore(SqlStore[Connection]):
     ) -> None:
         with conn.cursor() as cursor:
             cursor.executemany(sql, params)
+
+    def _tuples(
+        self, conn: Connection, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        with conn.cursor(row_factory=tuple_row) as cursor:
+            return cursor.execute(sql, params).fetchall()
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from thoughtline.records import Run, TraceLayer, now_iso
 from thoughtline.store import _rows as rows
@@ -188,6 +189,13 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         params: Iterable[Sequence[object] | Mapping[str, object]],
     ) -> None:
         conn.executemany(sql, params)
+
+    def _tuples(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # Without waiting, neither for the file's write lock nor for this store's
