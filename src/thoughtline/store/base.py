@@ -121,8 +121,9 @@ class Store(Protocol):
         ...
 
     def update_task(self, task: Task) -> None:
-        """Write every field of one task. Raises :class:`RunNotFoundError` when the task
-        is not stored."""
+        """Write every field of one task but its tool calls (each is written as it
+        starts and ends: :meth:`write` ``tool_calls``). Raises :class:`RunNotFoundError`
+        when the task is not stored."""
         ...
 
     def write(
