@@ -351,3 +351,43 @@ def test_copy_into_postgres_brings_the_tool_calls(tmp_path: Path, postgres_dsn: 
 
     assert counts.tool_calls == 6
     assert copied == {run.id: run for run in runs}
+
+
+def test_a_call_started_and_ended_in_one_batch_is_one_row_in_one_transaction(
+    backend: StoreBackend,
+) -> None:
+    import asyncio
+
+    from tests.store.test_group_commit import CountingStore
+    from thoughtline.runtime.store_writer import StoreWriter
+
+    run = _tool_run("run_batch")
+    task = run.tasks[0]
+    store = backend.open()
+    counting = CountingStore(store)
+    writer = StoreWriter(counting)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        await writer.write(store.prepare(create=run))
+        assert task.tool_calls is not None
+        for number in range(2):
+            task.tool_calls.append(_call(number))
+            writer.submit(store.prepare(tool_calls=[(task, number)]))
+        for number, call in enumerate(task.tool_calls):
+            _finish(call, f"result {number}")
+            writer.submit(store.prepare(tool_calls=[(task, number)]))
+        task.steps = 1
+        writer.submit(store.prepare(tasks=[task]))
+        await writer.flush()
+        await writer.aclose()
+
+    asyncio.run(main())
+    got = store.get_run("run_batch")
+
+    assert counting.transactions == [1, 5]
+    assert got is not None
+    assert [(c.status, c.result) for c in got.tasks[0].tool_calls or ()] == [
+        ("done", "result 0"),
+        ("done", "result 1"),
+    ]
+    assert backend.query("SELECT COUNT(*) FROM task_tool_calls") == [(2,)]
