@@ -230,9 +230,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX task_tool_calls_run ON task_tool_calls (run_id, task_id, position)",
             # Until now a task that may call tools kept all of this inside after_json,
             # as an object; move it out, and after_json holds the ids the task runs
-            # after again (a JSON array), as for every other task. An escaped U+0000 in
-            # a call becomes U+FFFD: PostgreSQL's jsonb holds none, and SQLite's JSON
-            # functions would cut the text there.
+            # after again (a JSON array, which the filters skip unparsed), as for every
+            # other task. An escaped U+0000 in a call becomes U+FFFD: PostgreSQL's jsonb
+            # holds none, and SQLite's JSON functions would cut the text there.
             Only(
                 "sqlite",
                 """
@@ -255,7 +255,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 FROM tasks,
                     json_each(replace(tasks.after_json, '\\u0000', '\\ufffd'), '$.tool_calls')
                     AS call
-                WHERE json_type(tasks.after_json) = 'object'
+                WHERE tasks.after_json NOT LIKE '[%' AND json_type(tasks.after_json) = 'object'
                 """,
             ),
             Only(
@@ -266,7 +266,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                     max_steps = json_extract(after_json, '$.max_steps'),
                     steps = COALESCE(json_extract(after_json, '$.steps'), 0),
                     after_json = COALESCE(json_extract(after_json, '$.after'), '[]')
-                WHERE json_type(after_json) = 'object'
+                WHERE after_json NOT LIKE '[%' AND json_type(after_json) = 'object'
                 """,
             ),
             Only(
@@ -288,7 +288,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                     call.value ->> 'error',
                     COALESCE(call.value ->> 'started_at', ''),
                     (call.value ->> 'duration_ms')::double precision
-                FROM tasks,
+                FROM (SELECT * FROM tasks WHERE after_json NOT LIKE '[%') AS tasks,
                     LATERAL (SELECT replace(tasks.after_json, '\\u0000', '\\ufffd')::jsonb
                         AS after) AS tooled,
                     LATERAL jsonb_array_elements(
@@ -308,7 +308,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                     after_json = COALESCE(tooled.after -> 'after', '[]'::jsonb)::text
                 FROM (
                     SELECT id, replace(after_json, '\\u0000', '\\ufffd')::jsonb AS after
-                    FROM tasks
+                    FROM tasks WHERE after_json NOT LIKE '[%'
                 ) AS tooled
                 WHERE tasks.id = tooled.id AND jsonb_typeof(tooled.after) = 'object'
                 """,
