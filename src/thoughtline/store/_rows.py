@@ -162,15 +162,6 @@ def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-def all_tool_call_params(tasks: Sequence[Task]) -> list[tuple[object, ...]]:
-    """The rows of every tool call of ``tasks``."""
-    return [
-        tool_call_params(task, position)
-        for task in tasks
-        for position in range(len(task.tool_calls or ()))
-    ]
-
-
 class TransitionWrites:
     """``create_run``, ``update_run``, ``update_task``, ``write`` and ``prepare`` for a
     store that writes prepared writes (:meth:`write_prepared`) and says how its rows
@@ -253,17 +244,19 @@ class TransitionWrites:
             run_ids.add(run.id)
         if create is not None:
             run_ids.add(create.id)
+            # The calls of tasks created with some already (a run written whole).
+            tool_calls = [
+                *(
+                    (task, position)
+                    for task in create.tasks
+                    for position in range(len(task.tool_calls or ()))
+                ),
+                *tool_calls,
+            ]
         return PreparedWrite(
             created=[]
             if create is None
             else [(self.new_run_row(create), [self.task_row(task) for task in create.tasks])],
-            created_tool_calls=[]
-            if create is None
-            else [
-                self.tool_call_row(task, position)
-                for task in create.tasks
-                for position in range(len(task.tool_calls or ()))
-            ],
             events=[run_event_params(event) for event in events],
             runs=[] if run is None else [(run.status, run.finished_at, run.id)],
             tasks=[self.task_row(task) for task in tasks],
@@ -283,12 +276,10 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
     trace: list[tuple[object, ...]] = []
     runs: dict[str, tuple[str, str | None, str]] = {}
     tasks: dict[object, dict[str, object]] = {}
-    created_calls: list[tuple[object, ...]] = []
     calls: dict[tuple[object, object], tuple[object, ...]] = {}
     run_ids: set[str] = set()
     for write in writes:
         created += write.created
-        created_calls += write.created_tool_calls
         for call in write.tool_calls:
             calls[call[0], call[1]] = call
         events += write.events
@@ -305,7 +296,6 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         run_ids=frozenset(run_ids),
         runs=list(runs.values()),
         created=created,
-        created_tool_calls=created_calls,
         tool_calls=list(calls.values()),
     )
 
@@ -349,7 +339,6 @@ def storable(write: PreparedWrite) -> PreparedWrite:
         runs=list(write.runs),
         tasks=[_storable_named(task) for task in write.tasks],
         trace=[_storable_row(event) for event in write.trace],
-        created_tool_calls=[_storable_row(call) for call in write.created_tool_calls],
         tool_calls=[_storable_row(call) for call in write.tool_calls],
         run_ids=write.run_ids,
     )

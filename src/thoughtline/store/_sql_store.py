@@ -152,8 +152,6 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         for run_row, task_rows in write.created:
             conn.execute(statements.insert_run, run_row)
             self._execute_many(conn, statements.insert_task, task_rows)
-        if write.created_tool_calls:
-            self._execute_many(conn, statements.upsert_tool_call, write.created_tool_calls)
         # The runs' rows first, as every write of a run (interrupt_run locks them too),
         # in sorted order, so two transactions never wait on each other's rows. Every
         # write proves the owner alive (streaming deltas as much as the rest).

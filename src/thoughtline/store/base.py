@@ -76,8 +76,6 @@ class PreparedWrite:
     """Runs' new ``(status, finished_at, id)``."""
     tasks: list[dict[str, object]] = field(default_factory=list)
     trace: list[tuple[object, ...]] = field(default_factory=list)
-    created_tool_calls: list[tuple[object, ...]] = field(default_factory=list)
-    """The tool calls of new runs' tasks (written after those tasks)."""
     tool_calls: list[tuple[object, ...]] = field(default_factory=list)
     """Tool calls' rows, inserted or replaced (a call is written as it starts and ends)."""
     run_ids: frozenset[str] = frozenset()
