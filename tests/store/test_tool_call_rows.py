@@ -391,3 +391,27 @@ def test_a_call_started_and_ended_in_one_batch_is_one_row_in_one_transaction(
         ("done", "result 1"),
     ]
     assert backend.query("SELECT COUNT(*) FROM task_tool_calls") == [(2,)]
+
+
+def test_trace_retention_removes_the_traced_calls_and_keeps_the_tasks_calls(
+    backend: StoreBackend,
+) -> None:
+    from thoughtline.runtime.retention import purge
+
+    run = _tool_run("run_aged")
+    task = run.tasks[0]
+    traced = make_event(
+        "run_aged", type_="tool.completed", task_id=task.id, at=ago(400 * 86_400),
+        metadata={"id": "call_0", "result": "result 0"},
+    )  # fmt: skip
+    with closing(backend.open()) as store:
+        store.create_run(run)
+        _run_calls(store, task, 2)
+        store.append_trace([traced])
+        removed = purge(store, {"answer": 86_400, "reasoning": None, "provider_raw": None})
+        assert store.trace("run_aged") == []
+        kept = store.get_run("run_aged")
+
+    assert removed["answer"] == 1
+    assert kept == run
+    assert [call.result for call in kept.tasks[0].tool_calls or ()] == ["result 0", "result 1"]
