@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -191,6 +191,8 @@ class RunExecution:
         return self.toolbox.connection(server)
 
     def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
+        """Tell the call live, and queue its row with that event and the trace before it
+        (the writer batches them with the run's other writes)."""
         kind = TaskToolCallStarted if call.status == "running" else TaskToolCallCompleted
         self.emit(
             kind(
@@ -201,6 +203,7 @@ class RunExecution:
                 call=call.to_dict(),
             )
         )
+        self._queue(tool_calls=[(task, _position(task, call))])
 
     def emit_task_started(self, task: Task) -> None:
         self.emit(
@@ -237,6 +240,16 @@ class RunExecution:
         trace events it produced — as one write, rows built now (so a row never says
         more than the event log written with it). The task moves on at once; the writer
         commits within milliseconds, and :meth:`go` waits for it before the run ends."""
+        self._queue(task=task, run=run)
+
+    def _queue(
+        self,
+        *,
+        task: Task | None = None,
+        run: bool = False,
+        tool_calls: Sequence[tuple[Task, int]] = (),
+    ) -> None:
+        """Hand the writer the live and trace events so far with the rows named."""
         events, self.pending_events = self.pending_events, []
         trace = self.trace.take()
         if self.store_failure is not None:
@@ -247,6 +260,7 @@ class RunExecution:
                 run=self.run if run else None,
                 tasks=[task] if task is not None else [],
                 trace=trace,
+                tool_calls=tool_calls,
             ),
             self.store_failed,
         )
@@ -497,3 +511,13 @@ def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) ->
     if any(status == "done" for status in statuses):
         return "completed_with_failures"
     return "failed"
+
+
+def _position(task: Task, call: ToolCallRecord) -> int:
+    """Where ``call`` is among the task's calls (looked for from the end: the calls in
+    flight are the latest few)."""
+    calls = task.tool_calls or []
+    for position in range(len(calls) - 1, -1, -1):
+        if calls[position] is call:
+            return position
+    raise ValueError(f"tool call {call.id!r} is not one of task {task.id!r}'s calls")
