@@ -77,6 +77,7 @@ def test_tool_calls_round_trip_and_after_json_holds_only_the_ids(backend: StoreB
             id="call_x", step=4, server=None, name="rm", arguments="{}", started_at=AT,
             status="denied", is_error=True, result="There is no tool named 'rm' here.",
             result_truncated=True, error="TOOL_NOT_FOUND", duration_ms=None,
+            read_only=False, destructive=True,
         )  # fmt: skip
         assert tooled.tool_calls is not None
         tooled.tool_calls.append(denied)
@@ -325,7 +326,12 @@ def test_a_store_of_the_previous_version_moves_its_calls_out_of_after_json(
     assert (tooled.tools, tooled.max_steps, tooled.steps) == (("git",), 6, 3)
     assert tooled.tool_calls is not None
     # An escaped U+0000 becomes U+FFFD (PostgreSQL text holds none).
-    expected = [{**OLD_CALLS[0], "result": "clean \u00e9\ufffd"}, OLD_CALLS[1]]
+    # Calls stored before annotations were kept read as neither read-only nor destructive.
+    unannotated = {"read_only": False, "destructive": False}
+    expected = [
+        {**OLD_CALLS[0], "result": "clean \u00e9\ufffd", **unannotated},
+        {**OLD_CALLS[1], **unannotated},
+    ]
     assert [call.to_dict() for call in tooled.tool_calls] == expected
     stored = dict(backend.query("SELECT id, after_json FROM tasks"))
     assert json.loads(str(stored["task_tooled"])) == ["task_first"]

@@ -75,6 +75,7 @@ INSERT_TRACE = (
 TOOL_CALL_COLUMNS = (
     "task_id", "position", "run_id", "call_id", "step", "server", "name", "arguments",
     "status", "is_error", "result", "result_truncated", "error", "started_at", "duration_ms",
+    "read_only", "destructive",
 )  # fmt: skip
 UPSERT_TOOL_CALL = (
     f"INSERT INTO task_tool_calls ({', '.join(TOOL_CALL_COLUMNS)}) "
@@ -159,6 +160,7 @@ def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
         task.id, position, task.run_id, call.id, call.step, call.server, call.name,
         call.arguments, call.status, int(call.is_error), call.result,
         int(call.result_truncated), call.error, call.started_at, call.duration_ms,
+        int(call.read_only), int(call.destructive),
     )  # fmt: skip
 
 
@@ -385,6 +387,7 @@ def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[Too
     for (
         task_id, position, _run_id, call_id, step, server, name, arguments, status,
         is_error, result, result_truncated, error, started_at, duration_ms,
+        read_only, destructive,
     ) in call_rows:  # fmt: skip
         calls = by_task.setdefault(task_id, [])
         if calls and position < calls[-1][0]:
@@ -394,6 +397,7 @@ def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[Too
             status=status, is_error=bool(is_error), result=result,
             result_truncated=bool(result_truncated), error=error, started_at=started_at,
             duration_ms=None if duration_ms is None else float(duration_ms),
+            read_only=bool(read_only), destructive=bool(destructive),
         )  # fmt: skip
         calls.append((position, record))
     for task_id in unordered:  # the database sends them in order; should one not

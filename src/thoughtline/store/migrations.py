@@ -223,6 +223,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 error TEXT,
                 started_at TEXT NOT NULL,
                 duration_ms {double},
+                read_only INTEGER NOT NULL DEFAULT 0,
+                destructive INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (task_id, position)
             ){without_rowid}
             """,
