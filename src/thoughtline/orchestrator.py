@@ -40,6 +40,7 @@ from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation, with_tools
 from thoughtline.runtime.recovery import recover_on_open
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
 
@@ -80,7 +81,7 @@ class RunHandle:
         run: Run,
         *,
         keep_events: bool = True,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None = None,
     ) -> None:
         self.run = run
         self._manager = manager
@@ -94,7 +95,7 @@ class RunHandle:
         self._cancel_requested = False
         self._cancel_delivered = False
         self._task: asyncio.Task[Run] = manager.launch(
-            run, observer=self._observe, python_tools=python_tools
+            run, observer=self._observe, tools=tools
         ).task
         self._task.add_done_callback(lambda _: self._wake())
 
@@ -258,7 +259,7 @@ class Orchestrator:
             "thoughtline.run()",
             running=True,
         )
-        run, python_tools = self._prepare(
+        run, run_tools = self._prepare(
             request,
             roles=roles,
             chain_of_thought=chain_of_thought,
@@ -271,7 +272,7 @@ class Orchestrator:
             tools=tools,
             max_steps=max_steps,
         )
-        return RunHandle(self._runs, run, python_tools=python_tools)
+        return RunHandle(self._runs, run, tools=run_tools)
 
     def _prepare(
         self,
@@ -287,7 +288,7 @@ class Orchestrator:
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
-    ) -> tuple[Run, ToolServer | None]:
+    ) -> tuple[Run, RunTools | None]:
         if isinstance(tools, str):
             raise ThoughtlineError(
                 "REQUEST_INVALID",
@@ -322,13 +323,11 @@ class Orchestrator:
                 temperature=temperature,
             )
         spec = with_tools(spec, tools=names, max_steps=max_steps)
+        run_tools = None if python_tools is None else RunTools(python=python_tools)
         run = self.runtime.prepare(
-            spec,
-            explicit_mode=chain_of_thought,
-            worker_backend=worker_backend,
-            python_tools=python_tools,
+            spec, explicit_mode=chain_of_thought, worker_backend=worker_backend, tools=run_tools
         )
-        return run, python_tools
+        return run, run_tools
 
     # -- reading -------------------------------------------------------------------
     def status(self, run_id: str | None = None) -> Run:
@@ -433,7 +432,7 @@ def run(
 
     async def main() -> Run:
         async with Orchestrator.open(config, environ=environ) as orchestrator:
-            prepared, python_tools = orchestrator._prepare(
+            prepared, run_tools = orchestrator._prepare(
                 request,
                 roles=roles,
                 chain_of_thought=chain_of_thought,
@@ -446,9 +445,7 @@ def run(
                 tools=tools,
                 max_steps=max_steps,
             )
-            return await RunHandle(
-                orchestrator._runs, prepared, keep_events=False, python_tools=python_tools
-            )
+            return await RunHandle(orchestrator._runs, prepared, keep_events=False, tools=run_tools)
 
     return asyncio.run(main())
 

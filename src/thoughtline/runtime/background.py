@@ -24,17 +24,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import RunObserver, Runtime
 from thoughtline.store.base import StoreError
-
-if TYPE_CHECKING:
-    from thoughtline.runtime.toolbox import ToolServer
 
 __all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
 
@@ -155,20 +153,21 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
         prepared meanwhile stays planned and is marked interrupted by the next process
-        that opens the store)."""
+        that opens the store). ``tools``: see :class:`~thoughtline.runtime.run_tools.RunTools`."""
         if self._closing:
             raise RunManagerClosed()
         run = await self.runtime.prepare_async(
-            spec, explicit_mode=explicit_mode, worker_backend=worker_backend
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
         )
         if self._closing:
             raise RunManagerClosed()
         return await self.start_prepared(
-            run, observer=observer, on_start=on_start, on_finish=on_finish
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
         )
 
     async def start_prepared(
@@ -178,11 +177,14 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Start executing a run already prepared by this manager's runtime, as
         :meth:`launch` does. When this returns the runtime knows the run, so
         :meth:`cancel` reaches it."""
-        managed = self.launch(run, observer=observer, on_start=on_start, on_finish=on_finish)
+        managed = self.launch(
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
+        )
         # Let the task start, so the runtime has registered the run when we return.
         await asyncio.sleep(0)
         return managed
@@ -194,7 +196,7 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Schedule a run already prepared by this manager's runtime on the running
         event loop, for callers that cannot await (the runtime learns of the run once
@@ -202,8 +204,7 @@ class RunManager:
 
         ``on_start`` is called with the managed run before the run's first event;
         ``observer`` sees every live event from the first; ``on_finish`` is called once
-        the run has ended and everything it emitted is stored. ``python_tools``: the
-        callables the run was prepared with (the library API only)."""
+        the run has ended and everything it emitted is stored."""
         if self._closing:
             raise RunManagerClosed()
         managed = ManagedRun(run)
@@ -213,7 +214,7 @@ class RunManager:
         if on_start is not None:
             on_start(managed)
         managed._task = asyncio.get_running_loop().create_task(
-            self._execute(managed, on_finish, python_tools), name=f"thoughtline run {run.id}"
+            self._execute(managed, on_finish, tools), name=f"thoughtline run {run.id}"
         )
         managed._task.add_done_callback(self._log_failure)
         return managed
@@ -222,12 +223,10 @@ class RunManager:
         self,
         managed: ManagedRun,
         on_finish: Callable[[ManagedRun], None] | None,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None,
     ) -> Run:
         try:
-            return await self.runtime.execute(
-                managed.run, observer=managed._observe, python_tools=python_tools
-            )
+            return await self.runtime.execute(managed.run, observer=managed._observe, tools=tools)
         finally:
             self._runs.pop(managed.run_id, None)
             managed._close()

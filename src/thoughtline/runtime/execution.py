@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -46,6 +46,7 @@ from thoughtline.run_events import (
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import Approver, RunTools
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
 from thoughtline.runtime.toolbox import TaskTools, Toolbox, ToolServer
@@ -71,11 +72,10 @@ class RunExecution:
         runtime: Runtime,
         run: Run,
         observer: RunObserver | None,
-        *,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None = None,
     ) -> None:
         self.runtime = runtime
-        self.python_tools = python_tools
+        self.run_tools = tools or RunTools()
         self.run = run
         self.observer = observer
         self.trace = TraceWriter(run.id, runtime.retention)
@@ -179,13 +179,19 @@ class RunExecution:
     def tools_for(self, task: Task) -> TaskTools:
         if self.toolbox is None:  # the run's servers are started before its tasks
             raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
-        return self.toolbox.offer(task.tools)
+        return self.toolbox.offer(task.tools, asks=self.approver is not None)
+
+    @property
+    def approver(self) -> Approver | None:
+        return self.run_tools.approve
 
     def toolbox_connection(self, server: str) -> ToolServer:
         assert self.toolbox is not None
         return self.toolbox.connection(server)
 
     def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
+        """Tell the call live, and queue its row with that event and the trace before it
+        (the writer batches them with the run's other writes)."""
         kind = TaskToolCallStarted if call.status == "running" else TaskToolCallCompleted
         self.emit(
             kind(
@@ -196,6 +202,7 @@ class RunExecution:
                 call=call.to_dict(),
             )
         )
+        self._queue(tool_calls=[(task, _position(task, call))])
 
     def emit_task_started(self, task: Task) -> None:
         self.emit(
@@ -232,6 +239,16 @@ class RunExecution:
         trace events it produced — as one write, rows built now (so a row never says
         more than the event log written with it). The task moves on at once; the writer
         commits within milliseconds, and :meth:`go` waits for it before the run ends."""
+        self._queue(task=task, run=run)
+
+    def _queue(
+        self,
+        *,
+        task: Task | None = None,
+        run: bool = False,
+        tool_calls: Sequence[tuple[Task, int]] = (),
+    ) -> None:
+        """Hand the writer the live and trace events so far with the rows named."""
         events, self.pending_events = self.pending_events, []
         trace = self.trace.take()
         if self.store_failure is not None:
@@ -242,6 +259,7 @@ class RunExecution:
                 run=self.run if run else None,
                 tasks=[task] if task is not None else [],
                 trace=trace,
+                tool_calls=tool_calls,
             ),
             self.store_failed,
         )
@@ -337,12 +355,19 @@ class RunExecution:
         needed = {parse_tool_spec(name).server for task in self.run.tasks for name in task.tools}
         if not needed or not self.uses_clients:
             return None
-        python = self.python_tools
+        python = self.run_tools.python
         if python is not None:
             needed.discard(python.settings.name)
-        configured = self.runtime.config.mcp_servers
+        known = {**self.runtime.config.mcp_servers, **self.run_tools.servers}
+        missing = sorted(needed - known.keys())
+        if missing:  # prepared with servers this execution was not given
+            return TaskError(
+                code="TOOL_SERVER_UNKNOWN",
+                message=f"The run names MCP servers it was not given: {', '.join(missing)}.",
+                retryable=False,
+            )
         toolbox = Toolbox(
-            {name: configured[name] for name in sorted(needed)},
+            {name: known[name] for name in sorted(needed)},
             environ=self.runtime.environ,
             secrets=self.runtime.registry.loaded_secrets(),
             python=python,
@@ -489,3 +514,13 @@ def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) ->
     if any(status == "done" for status in statuses):
         return "completed_with_failures"
     return "failed"
+
+
+def _position(task: Task, call: ToolCallRecord) -> int:
+    """Where ``call`` is among the task's calls (looked for from the end: the calls in
+    flight are the latest few)."""
+    calls = task.tool_calls or []
+    for position in range(len(calls) - 1, -1, -1):
+        if calls[position] is call:
+            return position
+    raise ValueError(f"tool call {call.id!r} is not one of task {task.id!r}'s calls")

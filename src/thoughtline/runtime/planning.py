@@ -7,6 +7,7 @@ missing credential is refused before a single request is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config
@@ -20,6 +21,8 @@ from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.tools.listing import merged_servers
+from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import PYTHON_SERVER, parse_tool_spec
 
 if TYPE_CHECKING:
@@ -56,11 +59,14 @@ def plan_run(
     redactor: Redactor,
     explicit_mode: str | None = None,
     worker_backend: str | None = None,
+    added_servers: Mapping[str, McpServerSettings] | None = None,
     python_tools: ToolServer | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
     an unknown role, provider, mode, effort or backend, a missing credential, or a
-    request or task list over the configured limits."""
+    request or task list over the configured limits. ``added_servers`` (an ACP editor's)
+    are offered whole to every task; ``python_tools`` (the library API's callables) may
+    be named as ``python.NAME``."""
     # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
     # and an oversized run must cost nothing before it is refused.
     check_request_size(spec.request, config.max_request_bytes)
@@ -103,6 +109,9 @@ def plan_run(
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
     )
+    added = dict(added_servers or {})
+    if added:
+        merged_servers(config.mcp_servers, added)  # one name in both: refused
     ids = {task.name: new_id("task") for task in spec.tasks}
     efforts = [
         config.default_effort
@@ -125,7 +134,7 @@ def plan_run(
             configured=configured,
         )
         generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
-        tools = task_tools(config, task_spec, python_tools)
+        tools = task_tools(config, task_spec, added, python_tools)
         run.tasks.append(
             Task(
                 id=ids[task_spec.name],
@@ -151,12 +160,17 @@ def plan_run(
 
 
 def task_tools(
-    config: Config, task_spec: TaskSpec, python_tools: ToolServer | None = None
+    config: Config,
+    task_spec: TaskSpec,
+    added: Mapping[str, McpServerSettings] | None = None,
+    python_tools: ToolServer | None = None,
 ) -> tuple[str, ...]:
     """The tools a task may call: its own (plan, ``--tool``, API), else its role's; each
     naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise) or one of the run's
-    Python callables (``TOOL_NOT_FOUND`` otherwise). Whether an MCP server has the named
-    tool is known once it is started, for the run."""
+    Python callables (``TOOL_NOT_FOUND`` otherwise); then every server in ``added`` (an
+    ACP editor's), whole. Whether an MCP server has the named tool is known once it is
+    started, for the run."""
+    added = added or {}
     named = task_spec.tools
     where = f"task {task_spec.name!r}"
     if named is None:
@@ -174,8 +188,8 @@ def task_tools(
                     f"({', '.join(given)}).",
                 )
             continue
-        if server not in config.mcp_servers:
-            known = ", ".join(sorted(config.mcp_servers)) or "none"
+        if server not in config.mcp_servers and server not in added:
+            known = ", ".join(sorted({*config.mcp_servers, *added})) or "none"
             hint = (
                 " Python callables are tools only through the library API (tools=[function])."
                 if server == PYTHON_SERVER
@@ -186,7 +200,7 @@ def task_tools(
                 f"The tool {name!r} ({where}) names no configured MCP server "
                 f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config." + hint,
             )
-    return tuple(dict.fromkeys(named))
+    return tuple(dict.fromkeys((*named, *added)))
 
 
 def default_model(config: Config, provider: str) -> str:

@@ -296,17 +296,23 @@ def interrupted_task(
 
 
 def _recovered_calls(task: Task, events: Sequence[RunEventRecord]) -> list[ToolCallRecord]:
-    """The task's tool calls: those its row holds, each replaced by the last the event log
-    told of it; a call still running when the process died ends ``cancelled``."""
-    calls = {call.id: call for call in task.tool_calls or ()}
+    """The task's tool calls: those the store holds, in their order, each replaced by the
+    last the event log told of it (a call the store lacks is added after them); a call
+    still running when the process died ends ``cancelled``."""
+    calls = list(task.tool_calls or ())
+    where = {call.id: position for position, call in enumerate(calls)}
     for event in events:
         if event.task_id == task.id and event.type in _TOOL_CALL_EVENTS:
             told = ToolCallRecord.from_dict(cast(ToolCallSnapshot, event.data))
-            calls[told.id] = told
-    for call in calls.values():
+            position = where.setdefault(told.id, len(calls))
+            if position == len(calls):
+                calls.append(told)
+            else:
+                calls[position] = told
+    for call in calls:
         if call.status == "running":
             call.status, call.is_error, call.error = "cancelled", True, "TOOL_CANCELLED"
-    return list(calls.values())
+    return calls
 
 
 _TOOL_CALL_EVENTS = frozenset({TaskToolCallStarted.wire_name, TaskToolCallCompleted.wire_name})

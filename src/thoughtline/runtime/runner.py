@@ -35,9 +35,9 @@ from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
-from thoughtline.runtime.toolbox import ToolServer
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
 
@@ -138,17 +138,14 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
         unknown role, provider or mode, or a missing credential, before anything runs.
-        ``python_tools``: the callables its tasks may name (``python.NAME``); only the
-        library API has any."""
+        ``tools`` adds servers a trusted front end defines (pass the same to
+        :meth:`execute`)."""
         run = self._plan(
-            spec,
-            explicit_mode=explicit_mode,
-            worker_backend=worker_backend,
-            python_tools=python_tools,
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
         )
         self.store.create_run(run)
         return run
@@ -159,11 +156,14 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         """:meth:`prepare` for a process serving others: the run is stored through the
         writer, so runs started together share one transaction and the event loop never
         waits for a write of its own."""
-        run = self._plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        run = self._plan(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
         await self.writer.write(self.store.prepare(create=run))
         return run
 
@@ -173,7 +173,7 @@ class Runtime:
         *,
         explicit_mode: str | None,
         worker_backend: str | None,
-        python_tools: ToolServer | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         return plan_run(
             spec,
@@ -183,7 +183,8 @@ class Runtime:
             redactor=self.redactor,
             explicit_mode=explicit_mode,
             worker_backend=worker_backend,
-            python_tools=python_tools,
+            added_servers=None if tools is None else tools.servers,
+            python_tools=None if tools is None else tools.python,
         )
 
     # -- execution ---------------------------------------------------------------
@@ -194,9 +195,12 @@ class Runtime:
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
         observer: RunObserver | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
-        run = self.prepare(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
-        return await self.execute(run, observer=observer)
+        run = self.prepare(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
+        return await self.execute(run, observer=observer, tools=tools)
 
     def purge_if_due(self) -> dict[TraceLayer, int] | None:
         """Apply ``[trace.retention]`` when no process sharing this store has done so in
@@ -241,17 +245,13 @@ class Runtime:
         return True
 
     async def execute(
-        self,
-        run: Run,
-        *,
-        observer: RunObserver | None = None,
-        python_tools: ToolServer | None = None,
+        self, run: Run, *, observer: RunObserver | None = None, tools: RunTools | None = None
     ) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
-        with every task in a final state, written to the store. ``python_tools``: the
-        callables the run was prepared with (the library API's ``tools=``)."""
+        with every task in a final state, written to the store. ``tools``: as given to
+        :meth:`prepare`."""
         self.purge_soon()
-        execution = RunExecution(self, run, observer, python_tools=python_tools)
+        execution = RunExecution(self, run, observer, tools)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())
         try:

@@ -25,6 +25,7 @@ from thoughtline.records import (
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import Approver
 from thoughtline.runtime.telemetry_hooks import CallReport
 from thoughtline.runtime.toolbox import TaskTools, ToolServer
 
@@ -76,6 +77,11 @@ class TaskSink(Protocol):
     def tools_for(self, task: Task) -> TaskTools:
         """The tools ``task`` may call, under the names its model sees (raises
         ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a tool its server does not offer)."""
+
+    @property
+    def approver(self) -> Approver | None:
+        """Asked before each call to a destructive tool, when the run has one (ACP: the
+        editor); ``None``: ``allow_destructive`` decides."""
 
     def toolbox_connection(self, server: str) -> ToolServer:
         """The run's started tool server ``server`` (MCP, or its Python callables)."""

@@ -58,12 +58,15 @@ class ToolServer(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OfferedTool:
-    """A tool as one task may call it: the name the model sees, the tool, and whether
-    its server lets it run (a destructive tool runs only with ``allow_destructive``)."""
+    """A tool as one task may call it: the name the model sees, the tool, whether its
+    server lets it run (a destructive tool runs only with ``allow_destructive``), and
+    whether each call ``asks`` the run's approver first (a destructive tool, when the run
+    has one: :mod:`~thoughtline.runtime.run_tools`)."""
 
     wire_name: str
     tool: ToolInfo
     runs: bool
+    asks: bool = False
 
 
 class TaskTools:
@@ -143,14 +146,15 @@ class Toolbox:
         """The started server ``server``."""
         return self._connections[server]
 
-    def offer(self, specs: Iterable[str]) -> TaskTools:
+    def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
 
         A whole server offers the tools its ``allow`` lets through, its destructive ones
         only with ``allow_destructive``; a tool named on its own is offered unless
         ``allow`` leaves it out, and a destructive one is refused when called. A tool the
         server does not list is ``TOOL_NOT_FOUND``; one ``allow`` leaves out,
-        ``TOOL_NOT_ALLOWED``."""
+        ``TOOL_NOT_ALLOWED``. When the run ``asks`` an approver, ``allow_destructive`` is
+        not read: destructive tools are offered, and each call to one asks first."""
         offered: dict[str, OfferedTool] = {}
         for spec in specs:
             named = parse_tool_spec(spec)
@@ -158,7 +162,12 @@ class Toolbox:
             listing = ServerListing(settings=connection.settings, tools=connection.tools)
             settings = connection.settings
             if named.tool is None:
-                chosen = [tool for tool in connection.tools if listing.allows(tool)]
+                chosen = [
+                    tool
+                    for tool in connection.tools
+                    if listing.allows(tool)
+                    or (asks and (settings.allow is None or tool.name in settings.allow))
+                ]
             else:
                 found = [tool for tool in connection.tools if tool.name == named.tool]
                 if not found:
@@ -180,7 +189,8 @@ class Toolbox:
                 offered[wire_name] = OfferedTool(
                     wire_name=wire_name,
                     tool=tool,
-                    runs=settings.allow_destructive or not tool.destructive,
+                    runs=asks or settings.allow_destructive or not tool.destructive,
+                    asks=asks and tool.destructive,
                 )
         return TaskTools(offered.values())
 

@@ -10,9 +10,9 @@ openai              none (hosted chat completions return no reasoning)
 openrouter          ``reasoning_details`` as they came (Gemini and Claude behind
                     OpenRouter fail without them after a tool call)
 raw-reasoning,      ``reasoning_content`` on every assistant message with tool
-effort control      calls, even empty; never on plain turns (DeepSeek thinking
-(DeepSeek)          mode: 400 otherwise); never to ``deepseek-reasoner``, which
-                    refuses it
+effort control      calls, even empty (DeepSeek thinking mode, ``deepseek-reasoner``
+(DeepSeek)          included: 400 otherwise); never on plain turns, where the API
+                    ignores it
 raw-reasoning,      ``reasoning_content`` whenever the turn had reasoning
 toggle control      (vLLM, llama.cpp)
 (vLLM, llama.cpp)
@@ -48,15 +48,13 @@ _DETAIL_TEXT_KEY: Final[dict[str, str]] = {
     "reasoning.summary": "summary",
     "reasoning.encrypted": "data",
 }
-_REFUSES_REASONING_INPUT: Final = frozenset({"deepseek-reasoner"})
-"""Models that reject ``reasoning_content`` in their input (DeepSeek R1)."""
 
 
-def reasoning_echo(dialect: ChatDialect, thinking_control: str, model: str) -> Echo:
-    """How reasoning goes back to ``model`` on a ``dialect`` endpoint."""
+def reasoning_echo(dialect: ChatDialect, thinking_control: str) -> Echo:
+    """How reasoning goes back on a ``dialect`` endpoint."""
     if dialect == "openrouter":
         return "details"
-    if dialect != "raw-reasoning" or model.rsplit("/", 1)[-1] in _REFUSES_REASONING_INPUT:
+    if dialect != "raw-reasoning":
         return "none"
     return "content_with_tools" if thinking_control == "effort" else "content"
 
