@@ -61,6 +61,8 @@ Runs
     TaskStatus            queued, running, done, prepared, failed, cancelled, interrupted
     ReasoningStatus       shown, recorded, not_requested, not_returned, ...
     TraceLayer            answer, reasoning, provider_raw
+    tool                  mark a Python function as a tool (name, description, destructive);
+                          any function may go in tools=[...] of run / Orchestrator.start
 
 Run events (the closed union a RunHandle yields; match them, ending with assert_never)
     RunStarted            the run began executing (the planned snapshot)
@@ -201,6 +203,7 @@ if TYPE_CHECKING:
     from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
     from thoughtline.providers.exchange import Exchange
     from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
+    from thoughtline.tools.python_tools import tool
 
 __version__ = "0.1.0"
 
@@ -224,6 +227,7 @@ _LAZY: dict[str, str] = {
     "RunSpec": "thoughtline.runtime.plan",
     "TaskSpec": "thoughtline.runtime.plan",
     "load_plan": "thoughtline.runtime.plan",
+    "tool": "thoughtline.tools.python_tools",
 }
 
 
@@ -322,4 +326,5 @@ __all__ = [
     "load_config",
     "load_plan",
     "run",
+    "tool",
 ]

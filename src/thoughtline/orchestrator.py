@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Generator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ThoughtlineError
@@ -40,11 +40,12 @@ from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation, with_tools
 from thoughtline.runtime.recovery import recover_on_open
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
 
 if TYPE_CHECKING:
-    from thoughtline.runtime.toolbox import RunTools
+    from thoughtline.runtime.toolbox import StartedTools, ToolServer
     from thoughtline.store.base import Store
     from thoughtline.telemetry import OtelTelemetry
 
@@ -81,6 +82,7 @@ class RunHandle:
         *,
         keep_events: bool = True,
         tools: RunTools | None = None,
+        started: StartedTools | None = None,
     ) -> None:
         self.run = run
         self._manager = manager
@@ -94,7 +96,7 @@ class RunHandle:
         self._cancel_requested = False
         self._cancel_delivered = False
         self._task: asyncio.Task[Run] = manager.launch(
-            run, observer=self._observe, tools=tools
+            run, observer=self._observe, tools=tools, started=started
         ).task
         self._task.add_done_callback(lambda _: self._wake())
 
@@ -237,7 +239,7 @@ class Orchestrator:
         worker_backend: str | None = None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
-        tools: Sequence[str] | None = None,
+        tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
@@ -248,8 +250,9 @@ class Orchestrator:
         and ``worker_backend`` win over the spec and the config, as do
         ``max_output_tokens`` (at least 1) and ``temperature`` (0 to 2), which apply to
         every task and win over plan tasks and ``[defaults]``. ``tools`` (``"SERVER"`` or
-        ``"SERVER.TOOL"`` of configured MCP servers) and ``max_steps`` (model calls per
-        task) apply to every task too, over its plan and role. Raises a
+        ``"SERVER.TOOL"`` of configured MCP servers, and Python functions, sync or async,
+        offered as ``python.NAME``: see :func:`~thoughtline.tool`) and ``max_steps``
+        (model calls per task) apply to every task too, over its plan and role. Raises a
         :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
         backend; missing credential) before anything runs."""
         _require_running_loop(
@@ -257,22 +260,20 @@ class Orchestrator:
             "thoughtline.run()",
             running=True,
         )
-        return RunHandle(
-            self._runs,
-            self._prepare(
-                request,
-                roles=roles,
-                chain_of_thought=chain_of_thought,
-                effort=effort,
-                provider=provider,
-                model=model,
-                worker_backend=worker_backend,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
-                tools=tools,
-                max_steps=max_steps,
-            ),
+        run, run_tools = self._prepare(
+            request,
+            roles=roles,
+            chain_of_thought=chain_of_thought,
+            effort=effort,
+            provider=provider,
+            model=model,
+            worker_backend=worker_backend,
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+            tools=tools,
+            max_steps=max_steps,
         )
+        return RunHandle(self._runs, run, tools=run_tools)
 
     def _prepare(
         self,
@@ -286,15 +287,16 @@ class Orchestrator:
         worker_backend: str | None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
-        tools: Sequence[str] | None = None,
+        tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
         store: bool = True,
-    ) -> Run:
+    ) -> tuple[Run, RunTools | None]:
         if isinstance(tools, str):
             raise ThoughtlineError(
                 "REQUEST_INVALID",
                 f"tools must be a list of names, e.g. tools=[{tools!r}], not one string.",
             )
+        names, python_tools = _split_tools(tools)
         if isinstance(request, RunSpec):
             if roles or effort or provider or model:
                 raise ThoughtlineError(
@@ -322,14 +324,17 @@ class Orchestrator:
                 max_output_tokens=max_output_tokens,
                 temperature=temperature,
             )
-        spec = with_tools(spec, tools=tools, max_steps=max_steps)
+        spec = with_tools(spec, tools=names, max_steps=max_steps)
+        run_tools = None if python_tools is None else RunTools(python=python_tools)
         if not store:
-            return self.runtime.plan(
-                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+            run = self.runtime.plan(
+                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend, tools=run_tools
             )
-        return self.runtime.prepare(
-            spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+            return run, run_tools
+        run = self.runtime.prepare(
+            spec, explicit_mode=chain_of_thought, worker_backend=worker_backend, tools=run_tools
         )
+        return run, run_tools
 
     # -- reading -------------------------------------------------------------------
     def status(self, run_id: str | None = None) -> Run:
@@ -417,7 +422,7 @@ def run(
     worker_backend: str | None = None,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
-    tools: Sequence[str] | None = None,
+    tools: Sequence[str | Callable[..., Any]] | None = None,
     max_steps: int | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -437,7 +442,7 @@ def run(
 
     async def main() -> Run:
         async with Orchestrator.open(config, environ=environ) as orchestrator:
-            prepared = orchestrator._prepare(
+            prepared, run_tools = orchestrator._prepare(
                 request,
                 roles=roles,
                 chain_of_thought=chain_of_thought,
@@ -452,16 +457,51 @@ def run(
                 store=False,
             )
             runtime = orchestrator.runtime
-            servers = await runtime.start_tools(prepared)
+            started = await runtime.start_tools(prepared, tools=run_tools)
             try:
                 runtime.store.create_run(prepared)
             except BaseException:
-                if servers is not None:
-                    await servers.aclose()
+                if started is not None:
+                    await started.aclose()
                 raise
-            return await RunHandle(orchestrator._runs, prepared, keep_events=False, tools=servers)
+            return await RunHandle(
+                orchestrator._runs,
+                prepared,
+                keep_events=False,
+                tools=run_tools,
+                started=started,
+            )
 
     return asyncio.run(main())
+
+
+def _split_tools(
+    tools: Sequence[str | Callable[..., Any]] | None,
+) -> tuple[list[str] | None, ToolServer | None]:
+    """The tool names, with ``python.NAME`` for each callable, and the callables as the
+    run's Python tool server (``None`` when there are none). pydantic is imported only
+    when a callable is given."""
+    if tools is None:
+        return None, None
+    names: list[str] = []
+    callables: list[Callable[..., Any]] = []
+    for item in tools:
+        if isinstance(item, str):
+            names.append(item)
+        elif callable(item):
+            callables.append(item)
+        else:
+            raise ThoughtlineError(
+                "REQUEST_INVALID",
+                f'tools holds {item!r}: each must be a tool name ("SERVER" or '
+                '"SERVER.TOOL") or a Python function.',
+            )
+    if not callables:
+        return names, None
+    from thoughtline.tools.python_tools import PythonTools
+
+    python_tools = PythonTools(callables)
+    return [*names, *python_tools.specs], python_tools
 
 
 def _require_running_loop(message: str, *, running: bool) -> None:

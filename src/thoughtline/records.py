@@ -168,6 +168,10 @@ class ToolCallSnapshot(TypedDict):
     started_at: str
     """UTC, ISO 8601 with milliseconds."""
     duration_ms: float | None
+    read_only: bool
+    """The tool's annotations call it read-only (``readOnlyHint``)."""
+    destructive: bool
+    """The tool's annotations call it destructive (``destructiveHint``, not read-only)."""
 
 
 class UsageSnapshot(TypedDict):
@@ -350,6 +354,8 @@ class ToolCallRecord:
     result_truncated: bool = False
     error: str | None = None
     duration_ms: float | None = None
+    read_only: bool = False
+    destructive: bool = False
 
     def to_dict(self) -> ToolCallSnapshot:
         return {
@@ -365,6 +371,8 @@ class ToolCallRecord:
             "error": self.error,
             "started_at": self.started_at,
             "duration_ms": self.duration_ms,
+            "read_only": self.read_only,
+            "destructive": self.destructive,
         }
 
     @classmethod

@@ -102,6 +102,12 @@ class Message:
 
     role: Role
     parts: tuple[Part, ...]
+    wire_forms: dict[tuple[str, ...], list[dict[str, Any]]] = field(
+        init=False, repr=False, compare=False
+    )
+    """The message as each wire API sends it, per endpoint and model, built once (see
+    :func:`thoughtline.providers._history.wire_form`): a tool loop sends every earlier
+    message again on every step, and converts only the new ones."""
 
     def __init__(
         self, *, role: Role, content: str | None = None, parts: Sequence[Part] | None = None
@@ -112,6 +118,7 @@ class Message:
         object.__setattr__(
             self, "parts", (TextPart(text=content),) if content is not None else tuple(parts or ())
         )
+        object.__setattr__(self, "wire_forms", {})
 
     @property
     def content(self) -> str:

@@ -83,8 +83,10 @@ def home(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def spawn(home: Path, environ: dict[str, str], *args: str) -> AsyncIterator[Agent]:
-    client = RecordingClient()
+async def spawn(
+    home: Path, environ: dict[str, str], *args: str, client: RecordingClient | None = None
+) -> AsyncIterator[Agent]:
+    client = client or RecordingClient()
     stderr_path = home.parent / "acp-stderr.log"
     with stderr_path.open("wb") as stderr:
         async with spawn_agent_process(

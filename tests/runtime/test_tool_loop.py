@@ -487,3 +487,47 @@ async def test_the_notice_accounts_for_every_step(
     ), task.reasoning_notice
     assert task.reasoning_parts is not None
     assert [part.step for part in task.reasoning_parts] == [1]
+
+
+async def test_each_call_is_stored_as_it_starts_and_ends_in_its_own_rows(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(FINAL)
+    sim.script(calling("sleep", {"seconds": 60}, call_id="call_slow"), times=1)
+    sim.script(calling("repeat", {"text": "ab", "times": 2}), times=2)
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    run = runtime.prepare(one_task(), explicit_mode="surface")
+    while_running: list[Run | None] = []
+    looking: list[asyncio.Task[None]] = []
+
+    async def look_then_stop() -> None:
+        await runtime.writer.flush()  # what was queued with the event is committed
+        while_running.append(store.get_run(run.id))
+        runtime.cancel(run.id)
+
+    def observe(event: RunEvent) -> None:
+        if isinstance(event, TaskToolCallStarted) and event.call["id"] == "call_slow":
+            looking.append(asyncio.get_running_loop().create_task(look_then_stop()))
+
+    try:
+        ended = await runtime.execute(run, observer=observe)
+        await asyncio.gather(*looking)
+    finally:
+        await runtime.aclose()
+        store.close()
+    (seen,) = while_running
+    assert seen is not None
+    assert seen.tasks[0].status == "running"
+    assert [(c.id, c.step, c.status) for c in seen.tasks[0].tool_calls or ()] == [
+        ("call_1", 1, "done"),
+        ("call_1", 2, "done"),
+        ("call_slow", 3, "running"),
+    ]
+    with SQLiteStore(tmp_path / "home" / "thoughtline.db") as reopened:
+        stored = reopened.get_run(run.id)
+    assert stored is not None
+    assert stored.tasks[0] == ended.tasks[0]
+    assert [c.status for c in stored.tasks[0].tool_calls or ()] == ["done", "done", "cancelled"]
+    assert stored.tasks[0].steps == 3
+    assert stored.tasks[0].tool_calls is not None
+    assert stored.tasks[0].tool_calls[0].result == "abab"

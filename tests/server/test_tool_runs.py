@@ -42,6 +42,11 @@ def test_a_request_may_not_name_a_server_the_daemon_lacks(
         "/v1/runs", json={"request": "Hi", "tools": [{"command": "rm", "args": ["-rf", "/"]}]}
     )
     assert shaped.status_code == 422, shaped.text
+    # The library API's Python callables are no server a request can reach.
+    python = client.post("/v1/runs", json={"request": "Hi", "tools": ["python.eval"]})
+    assert python.status_code == 400, python.text
+    assert python.json()["error"]["code"] == "TOOL_SERVER_UNKNOWN"
+    assert "only through the library API" in python.json()["error"]["message"]
     assert sim.requests == []
 
 

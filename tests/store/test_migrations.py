@@ -21,6 +21,7 @@ ALL_NAMES = [
     "m003_meta",
     "m004_run_events",
     "m005_task_finish_generation_cache",
+    "m006_task_tool_calls",
 ]
 
 

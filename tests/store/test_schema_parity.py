@@ -150,9 +150,14 @@ def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
     assert _differences(sqlite, _as_in_sqlite(postgres)) == {}
     # The comparison covers every table and what differs on purpose is really there.
     assert {column[0] for column in sqlite.columns} == {
-        "runs", "tasks", "trace_events", "meta", "run_events", "migrations"
+        "runs", "tasks", "trace_events", "meta", "run_events", "migrations", "task_tool_calls"
     }  # fmt: skip
     assert ("tasks", "temperature", "real", True) in sqlite.columns
+    assert ("task_tool_calls", "duration_ms", "real", True) in sqlite.columns
+    assert ("task_tool_calls", "primary", ("task_id", "position")) in sqlite.keys
+    assert (
+        "task_tool_calls_run", "task_tool_calls", ("run_id", "task_id", "position"), False
+    ) in sqlite.indexes  # fmt: skip
     assert ("trace_events", "unique", ("id",)) in sqlite.keys
     assert ("run_events", "primary", ("run_id", "seq")) in sqlite.keys
     assert ("runs_created_at", "runs", ("created_at", "row_order"), False) in postgres.indexes
@@ -163,11 +168,16 @@ def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
 def test_a_column_one_store_lacks_is_reported(tmp_path: Path) -> None:
     # The same migrations, one of them without its last column: as if one dialect's
     # schema had drifted.
-    (last, *_) = reversed(MIGRATIONS)
-    drifted = replace(last, statements=last.statements[:-1])
+    names = [migration.name for migration in MIGRATIONS]
+    at = names.index("m005_task_finish_generation_cache")
+    drifted = replace(MIGRATIONS[at], statements=MIGRATIONS[at].statements[:-1])
     SQLiteStore(tmp_path / "full.db").close()
     with closing(sqlite3.connect(tmp_path / "drifted.db", isolation_level=None)) as conn:
-        apply_migrations(conn, location="drifted.db", migrations=(*MIGRATIONS[:-1], drifted))
+        apply_migrations(
+            conn,
+            location="drifted.db",
+            migrations=(*MIGRATIONS[:at], drifted, *MIGRATIONS[at + 1 :]),
+        )
 
     found = _differences(
         _sqlite_schema(tmp_path / "full.db"), _sqlite_schema(tmp_path / "drifted.db")

@@ -153,7 +153,7 @@ def test_migrate_says_what_it_moved_and_refuses_running_runs(
 
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.startswith(
-        "Copied 2 run(s), 3 task(s), 0 run event(s) and 1 trace event(s) "
+        "Copied 2 run(s), 3 task(s), 0 tool call(s), 0 run event(s) and 1 trace event(s) "
         "(answer 1, reasoning 0, provider_raw 0) from "
     )
     assert "THOUGHTLINE_STORE_URL" in moved.stdout

@@ -1,5 +1,6 @@
-"""An ``execute_tool {name}`` span per tool call, under its task's ``chat`` span; its
-arguments and result only with content capture on, for a mode that records reasoning."""
+"""An ``execute_tool {name}`` span per tool call, beside its task's ``chat`` spans under
+the task's ``invoke_agent`` span; its arguments and result only with content capture on,
+for a mode that records reasoning."""
 
 from __future__ import annotations
 
@@ -40,8 +41,11 @@ async def test_each_tool_call_is_an_execute_tool_span(
         store.close()
     spans = exporter.get_finished_spans()
     (tool,) = by_name(spans, "execute_tool repeat")
-    (chat,) = by_name(spans, "chat claude-sonnet-4-6")
-    assert tool.parent is not None and tool.parent.span_id == chat.context.span_id
+    (agent,) = by_name(spans, "invoke_agent engineer")
+    chats = by_name(spans, "chat claude-sonnet-4-6")
+    assert len(chats) == 2
+    for span in (tool, *chats):
+        assert span.parent is not None and span.parent.span_id == agent.context.span_id
     attributes = dict(tool.attributes or {})
     assert attributes["gen_ai.operation.name"] == "execute_tool"
     assert attributes["gen_ai.tool.name"] == "repeat"

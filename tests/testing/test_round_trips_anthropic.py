@@ -169,7 +169,9 @@ async def test_a_bound_block_refuses_reordered_tools(
     steps = loop(environ, BOUND)
     first = await steps.first(sim)
     second = await steps.second(first, tools=(CLOCK, WEATHER))
-    assert_refused(second, 400, "The `tools` differ from the ones this block was created with.")
+    assert_refused(
+        second, 400, "The `tools` list differs from the one this block was created with."
+    )
 
 
 async def test_a_bound_loop_must_stay_append_only(sim: Simulator, environ: dict[str, str]) -> None:
@@ -243,7 +245,11 @@ async def test_drop_block_answers_and_lists_the_dropped_block(
         return
     assert status == 200
     assert answer["input_transformations"] == [
-        {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_mismatch"}
+        {
+            "type": "thinking_dropped",
+            "path": "messages.1.content.0",
+            "reason": "prefix_binding_mismatch",
+        }
     ]
     assert answer["content"] == [{"type": "text", "text": FINAL_STEP.answer}]
 

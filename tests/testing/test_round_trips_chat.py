@@ -1,5 +1,5 @@
 """Chat Completions servers: DeepSeek thinking mode demands ``reasoning_content`` back on
-tool-call turns, R1 refuses it, OpenRouter relays Gemini's refusal of a turn without its
+tool-call turns (``deepseek-reasoner`` with its own wording), OpenRouter relays Gemini's refusal of a turn without its
 ``reasoning_details``; llama.cpp, vLLM and Ollama take anything and record it."""
 
 from __future__ import annotations
@@ -68,21 +68,24 @@ async def test_deepseek_thinking_mode_refuses_a_tool_turn_without_reasoning_cont
     assert answer["error"]["type"] == "invalid_request_error"
 
 
-async def test_deepseek_reasoner_refuses_reasoning_content_in_its_input(
+async def test_deepseek_reasoner_refuses_a_tool_turn_without_reasoning_content(
     sim: Simulator, environ: dict[str, str], sim_server: SimulatorServer
 ) -> None:
     steps = loop(environ, "deepseek", "deepseek-reasoner")
     first = await steps.first(sim, RAW_STEP)
-    assert (await steps.second(first)).error is None  # the history sends none to R1
-    assert "reasoning_content" not in assistant_turns(sim)[0]
+    assert (await steps.second(first)).error is None
+    assert assistant_turns(sim)[0]["reasoning_content"] == RAW_STEP.reasoning[0].text
     body = dict(sim.requests[-1].body or {})
     body["messages"] = [
-        {**message, "reasoning_content": "x"} if message["role"] == "assistant" else message
+        {key: value for key, value in message.items() if key != "reasoning_content"}
         for message in body["messages"]
     ]
     status, answer = post_raw(sim_server, sim.requests[-1].path, body)
     assert status == 400
-    assert "`reasoning_content` field is not supported" in answer["error"]["message"]
+    assert answer["error"]["message"].startswith(
+        "Missing `reasoning_content` field in the assistant message at message index 2."
+    )
+    assert answer["error"]["code"] == "invalid_request_error"
 
 
 OPENROUTER_GEMINI = "google/gemini-3-pro"

@@ -330,3 +330,29 @@ def test_the_library_checks_tool_names_before_it_stores_a_run(
     finally:
         orchestrator.close()
     assert len(sim.requests) == 1
+
+
+def test_the_library_checks_tool_names_beside_its_callables_before_it_stores_a_run(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    def shout(text: str) -> str:
+        """Say it louder."""
+        return text.upper()
+
+    probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
+    config = Config(path=None, mcp_servers={"probe": probe})
+    env = {**environ, "THOUGHTLINE_HOME": str(home), "PATH": os.environ["PATH"]}
+    with pytest.raises(ThoughtlineError, match="probe has no tool 'nosuch'") as raised:
+        thoughtline_run("Hi.", tools=[shout, "probe.nosuch"], config=config, environ=env)
+    assert raised.value.code == "TOOL_NOT_FOUND"
+    sim.script(Transcript(answer="Fine."))
+    done = thoughtline_run("Hi.", tools=[shout, "probe.repeat"], config=config, environ=env)
+    assert done.status == "completed"
+    assert done.tasks[0].tools == ("probe.repeat", "python.shout")
+    offered = {tool["name"] for tool in sim.requests[0].body["tools"]}  # type: ignore[index]
+    assert offered == {"probe__repeat", "python__shout"}
+    orchestrator = Orchestrator.open(config, environ=env)
+    try:
+        assert [run.id for run in orchestrator.runs()] == [done.id]
+    finally:
+        orchestrator.close()

@@ -75,18 +75,18 @@ def drive(
             loop.call_later(0.005, cancel)
 
     async def main() -> Run:
-        tools = None
+        started = None
         if not stored:
-            tools = await runtime.start_tools(run)
+            started = await runtime.start_tools(run)
             try:
                 if interrupts.count:  # Ctrl-C while the servers started
                     raise click.Abort
                 runtime.store.create_run(run)
             except BaseException:
-                if tools is not None:
-                    await tools.aclose()
+                if started is not None:
+                    await started.aclose()
                 raise
-        task = asyncio.ensure_future(runtime.execute(run, observer=observer, tools=tools))
+        task = asyncio.ensure_future(runtime.execute(run, observer=observer, started=started))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:

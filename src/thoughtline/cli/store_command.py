@@ -52,6 +52,7 @@ def migrate_command(target: str, as_json: bool) -> None:
         "to": mask_password(target),
         "runs": counts.runs,
         "tasks": counts.tasks,
+        "tool_calls": counts.tool_calls,
         "run_events": counts.run_events,
         "trace_events": counts.trace_total,
         "trace_events_by_layer": {layer: counts.trace_events[layer] for layer in TRACE_LAYERS},
@@ -62,8 +63,9 @@ def migrate_command(target: str, as_json: bool) -> None:
         return
     layers = ", ".join(f"{layer} {counts.trace_events[layer]}" for layer in TRACE_LAYERS)
     click.echo(
-        f"Copied {counts.runs} run(s), {counts.tasks} task(s), {counts.run_events} run "
-        f"event(s) and {counts.trace_total} trace event(s) ({layers}) from {source_name} "
+        f"Copied {counts.runs} run(s), {counts.tasks} task(s), {counts.tool_calls} tool "
+        f"call(s), {counts.run_events} run event(s) and {counts.trace_total} trace "
+        f"event(s) ({layers}) from {source_name} "
         f"to {report['to']}."
     )
     click.echo(

@@ -1,11 +1,15 @@
 """What one provider call sent and received, already redacted, with timings.
 
 The runtime writes this to the ``provider_raw`` trace layer. It is built only by the
-transport, after redaction: an :class:`Exchange` never holds a credential.
+transport, after redaction: an :class:`Exchange` never gives out a credential. The
+request body is redacted when it is first read (a tool loop sends a growing body on
+every step, and most calls never read it: redacting it each time made a long loop
+quadratic); until then it is held as sent, in memory only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +51,6 @@ class Exchange:
     method: str
     url: str
     request_headers: dict[str, str]
-    request_body: str
     status: int | None
     response_headers: dict[str, str]
     response_body: bytes | None
@@ -56,6 +59,18 @@ class Exchange:
     attempts: tuple[Attempt, ...] = ()
     capability: dict[str, Any] = field(default_factory=dict)
     response_body_truncated: bool = False
+    sent_body: bytes = field(default=b"", repr=False, compare=False)
+    """The request body as sent; read :attr:`request_body` (redacted) instead."""
+    redact: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    _redacted: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def request_body(self) -> str:
+        """The request body as sent, every credential redacted (once, when first read)."""
+        if not self._redacted:
+            text = self.sent_body.decode("utf-8")
+            self._redacted.append(text if self.redact is None else self.redact(text))
+        return self._redacted[0]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (body bytes decoded as UTF-8, invalid bytes replaced)."""

@@ -30,8 +30,9 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import RunObserver, Runtime
-from thoughtline.runtime.toolbox import RunTools
+from thoughtline.runtime.toolbox import StartedTools
 from thoughtline.store.base import StoreError
 
 __all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
@@ -153,31 +154,40 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
         prepared meanwhile stays planned and is marked interrupted by the next process
-        that opens the store).
+        that opens the store). ``tools``: see :class:`~thoughtline.runtime.run_tools.RunTools`.
 
-        The run's tool servers are started before it is stored: one that does not start
-        (``TOOL_SERVER_UNAVAILABLE``) or a tool it does not offer (``TOOL_NOT_FOUND``,
-        ``TOOL_NOT_ALLOWED``) raises with nothing stored, and the run uses them."""
+        The run's tool servers (configured ones and those of ``tools``) are started before
+        it is stored: one that does not start (``TOOL_SERVER_UNAVAILABLE``) or a tool it
+        does not offer (``TOOL_NOT_FOUND``, ``TOOL_NOT_ALLOWED``) raises with nothing
+        stored, and the run uses them."""
         if self._closing:
             raise RunManagerClosed()
-        run = self.runtime.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
-        tools = await self.runtime.start_tools(run)
+        run = self.runtime.plan(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
+        started = await self.runtime.start_tools(run, tools=tools)
         try:
             await self.runtime.store_async(run)
         except BaseException:
-            if tools is not None:
-                await tools.aclose()
+            if started is not None:
+                await started.aclose()
             raise
         if self.closing:  # shutdown began while the servers started or the run was stored
-            if tools is not None:
-                await tools.aclose()
+            if started is not None:
+                await started.aclose()
             raise RunManagerClosed()
         managed = self.launch(
-            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
+            run,
+            observer=observer,
+            on_start=on_start,
+            on_finish=on_finish,
+            tools=tools,
+            started=started,
         )
         await asyncio.sleep(0)  # as start_prepared: the runtime knows the run on return
         return managed
@@ -189,11 +199,14 @@ class RunManager:
         observer: RunObserver | None = None,
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
+        tools: RunTools | None = None,
     ) -> ManagedRun:
         """Start executing a run already prepared by this manager's runtime, as
         :meth:`launch` does. When this returns the runtime knows the run, so
         :meth:`cancel` reaches it."""
-        managed = self.launch(run, observer=observer, on_start=on_start, on_finish=on_finish)
+        managed = self.launch(
+            run, observer=observer, on_start=on_start, on_finish=on_finish, tools=tools
+        )
         # Let the task start, so the runtime has registered the run when we return.
         await asyncio.sleep(0)
         return managed
@@ -206,6 +219,7 @@ class RunManager:
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
         tools: RunTools | None = None,
+        started: StartedTools | None = None,
     ) -> ManagedRun:
         """Schedule a run already prepared by this manager's runtime on the running
         event loop, for callers that cannot await (the runtime learns of the run once
@@ -213,7 +227,9 @@ class RunManager:
 
         ``on_start`` is called with the managed run before the run's first event;
         ``observer`` sees every live event from the first; ``on_finish`` is called once
-        the run has ended and everything it emitted is stored."""
+        the run has ended and everything it emitted is stored. ``tools``: as the run was
+        prepared with; ``started``: its servers, from
+        :meth:`~thoughtline.runtime.runner.Runtime.start_tools` (the run stops them)."""
         if self._closing:
             raise RunManagerClosed()
         managed = ManagedRun(run)
@@ -223,7 +239,7 @@ class RunManager:
         if on_start is not None:
             on_start(managed)
         managed._task = asyncio.get_running_loop().create_task(
-            self._execute(managed, on_finish, tools), name=f"thoughtline run {run.id}"
+            self._execute(managed, on_finish, tools, started), name=f"thoughtline run {run.id}"
         )
         managed._task.add_done_callback(self._log_failure)
         return managed
@@ -233,9 +249,12 @@ class RunManager:
         managed: ManagedRun,
         on_finish: Callable[[ManagedRun], None] | None,
         tools: RunTools | None,
+        started: StartedTools | None,
     ) -> Run:
         try:
-            return await self.runtime.execute(managed.run, observer=managed._observe, tools=tools)
+            return await self.runtime.execute(
+                managed.run, observer=managed._observe, tools=tools, started=started
+            )
         finally:
             self._runs.pop(managed.run_id, None)
             managed._close()

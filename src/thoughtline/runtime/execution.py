@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -46,12 +46,12 @@ from thoughtline.run_events import (
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import Approver, RunTools
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
-from thoughtline.runtime.toolbox import RunTools, TaskTools, Toolbox
+from thoughtline.runtime.toolbox import StartedTools, TaskTools, Toolbox, ToolServer
 from thoughtline.runtime.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
-from thoughtline.tools.mcp_client import McpConnection
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -71,10 +71,12 @@ class RunExecution:
         runtime: Runtime,
         run: Run,
         observer: RunObserver | None,
-        *,
         tools: RunTools | None = None,
+        *,
+        started: StartedTools | None = None,
     ) -> None:
         self.runtime = runtime
+        self.run_tools = tools or RunTools()
         self.run = run
         self.observer = observer
         self.trace = TraceWriter(run.id, runtime.retention)
@@ -88,7 +90,7 @@ class RunExecution:
         self.pending_events: list[RunEvent] = []
         self.store_failure: StoreError | None = None
         self.toolbox: Toolbox | None = None
-        self.given_tools = tools  # started by the front end before the run was stored
+        self.started_tools = started  # started by the front end before the run was stored
 
     def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -179,13 +181,19 @@ class RunExecution:
     def tools_for(self, task: Task) -> TaskTools:
         if self.toolbox is None:  # the run's servers are started before its tasks
             raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
-        return self.toolbox.offer(task.tools)
+        return self.toolbox.offer(task.tools, asks=self.approver is not None)
 
-    def toolbox_connection(self, server: str) -> McpConnection:
+    @property
+    def approver(self) -> Approver | None:
+        return self.run_tools.approve
+
+    def toolbox_connection(self, server: str) -> ToolServer:
         assert self.toolbox is not None
         return self.toolbox.connection(server)
 
     def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
+        """Tell the call live, and queue its row with that event and the trace before it
+        (the writer batches them with the run's other writes)."""
         kind = TaskToolCallStarted if call.status == "running" else TaskToolCallCompleted
         self.emit(
             kind(
@@ -196,6 +204,7 @@ class RunExecution:
                 call=call.to_dict(),
             )
         )
+        self._queue(tool_calls=[(task, _position(task, call))])
 
     def emit_task_started(self, task: Task) -> None:
         self.emit(
@@ -232,6 +241,16 @@ class RunExecution:
         trace events it produced — as one write, rows built now (so a row never says
         more than the event log written with it). The task moves on at once; the writer
         commits within milliseconds, and :meth:`go` waits for it before the run ends."""
+        self._queue(task=task, run=run)
+
+    def _queue(
+        self,
+        *,
+        task: Task | None = None,
+        run: bool = False,
+        tool_calls: Sequence[tuple[Task, int]] = (),
+    ) -> None:
+        """Hand the writer the live and trace events so far with the rows named."""
         events, self.pending_events = self.pending_events, []
         trace = self.trace.take()
         if self.store_failure is not None:
@@ -242,6 +261,7 @@ class RunExecution:
                 run=self.run if run else None,
                 tasks=[task] if task is not None else [],
                 trace=trace,
+                tool_calls=tool_calls,
             ),
             self.store_failed,
         )
@@ -332,22 +352,25 @@ class RunExecution:
 
     async def start_tools(self, servers: AsyncExitStack, *, start: bool) -> TaskError | None:
         """Take (or, with ``start``, start) the MCP servers the run's tasks may call, once
-        for the run (``servers`` stops them when the run ends, fails or is cancelled); the
-        error every task then fails with when one does not start."""
-        tools, self.given_tools = self.given_tools, None
-        if tools is None:
+        for the run (``servers`` stops them when the run ends, fails or is cancelled),
+        beside the run's Python callables; the error every task then fails with when one
+        does not start (or the run names a server it was not given)."""
+        started, self.started_tools = self.started_tools, None
+        if started is None:
             if not self.uses_clients or not start:
                 return None
             try:
                 # Each task's tool names are checked when it starts: one task naming a
                 # tool its server lacks does not fail the others.
-                tools = await self.runtime.start_tools(self.run, check=False)
+                started = await self.runtime.start_tools(
+                    self.run, tools=self.run_tools, check=False
+                )
             except ThoughtlineError as exc:
                 return TaskError(code=exc.code, message=exc.message, retryable=False)
-            if tools is None:
+            if started is None:
                 return None
-        servers.push_async_callback(tools.aclose)
-        self.toolbox = tools.toolbox
+        servers.push_async_callback(started.aclose)
+        self.toolbox = started.toolbox
         return None
 
     async def acquire_clients(self) -> TaskError | None:
@@ -486,3 +509,13 @@ def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) ->
     if any(status == "done" for status in statuses):
         return "completed_with_failures"
     return "failed"
+
+
+def _position(task: Task, call: ToolCallRecord) -> int:
+    """Where ``call`` is among the task's calls (looked for from the end: the calls in
+    flight are the latest few)."""
+    calls = task.tool_calls or []
+    for position in range(len(calls) - 1, -1, -1):
+        if calls[position] is call:
+            return position
+    raise ValueError(f"tool call {call.id!r} is not one of task {task.id!r}'s calls")

@@ -7,6 +7,9 @@ missing credential is refused before a single request is sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -18,7 +21,12 @@ from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
-from thoughtline.tools.specs import parse_tool_spec
+from thoughtline.tools.listing import merged_servers
+from thoughtline.tools.settings import McpServerSettings
+from thoughtline.tools.specs import PYTHON_SERVER, parse_tool_spec
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.toolbox import ToolServer
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-6",
@@ -51,10 +59,14 @@ def plan_run(
     redactor: Redactor,
     explicit_mode: str | None = None,
     worker_backend: str | None = None,
+    added_servers: Mapping[str, McpServerSettings] | None = None,
+    python_tools: ToolServer | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
     an unknown role, provider, mode, effort or backend, a missing credential, or a
-    request or task list over the configured limits."""
+    request or task list over the configured limits. ``added_servers`` (an ACP editor's)
+    are offered whole to every task; ``python_tools`` (the library API's callables) may
+    be named as ``python.NAME``."""
     # Checked first: every surface (CLI, plan files, daemon, MCP, ACP) prepares here,
     # and an oversized run must cost nothing before it is refused.
     check_request_size(spec.request, config.max_request_bytes)
@@ -64,6 +76,13 @@ def plan_run(
             f"This run has {len(spec.tasks)} tasks, more than the limit of "
             f"{config.max_tasks_per_run}; raise orchestration.max_tasks_per_run "
             "(up to 1000) in thoughtline.toml to allow more.",
+        )
+    if python_tools is not None and python_tools.settings.name in config.mcp_servers:
+        name = python_tools.settings.name
+        raise ThoughtlineError(
+            "TOOL_NAME_TAKEN",
+            f"[mcp_servers.{name}] ({config.mcp_servers[name].source}) takes the name the "
+            f"run's Python callables are offered under ({name}.NAME); rename that server.",
         )
     configured = (
         config.chain_of_thought if "orchestration.chain_of_thought" in config.sources else None
@@ -90,6 +109,9 @@ def plan_run(
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
     )
+    added = dict(added_servers or {})
+    if added:
+        merged_servers(config.mcp_servers, added)  # one name in both: refused
     ids = {task.name: new_id("task") for task in spec.tasks}
     efforts = [
         config.default_effort
@@ -112,7 +134,7 @@ def plan_run(
             configured=configured,
         )
         generation = check_generation(task_spec.generation, f"task {task_spec.name!r}")
-        tools = task_tools(config, task_spec)
+        tools = task_tools(config, task_spec, added, python_tools)
         run.tasks.append(
             Task(
                 id=ids[task_spec.name],
@@ -137,25 +159,48 @@ def plan_run(
     return run
 
 
-def task_tools(config: Config, task_spec: TaskSpec) -> tuple[str, ...]:
+def task_tools(
+    config: Config,
+    task_spec: TaskSpec,
+    added: Mapping[str, McpServerSettings] | None = None,
+    python_tools: ToolServer | None = None,
+) -> tuple[str, ...]:
     """The tools a task may call: its own (plan, ``--tool``, API), else its role's; each
-    naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise). Whether the server
-    has the named tool is known once it is started, for the run."""
+    naming a configured server (``TOOL_SERVER_UNKNOWN`` otherwise) or one of the run's
+    Python callables (``TOOL_NOT_FOUND`` otherwise); then every server in ``added`` (an
+    ACP editor's), whole. Whether an MCP server has the named tool is known once it is
+    started, for the run."""
+    added = added or {}
     named = task_spec.tools
     where = f"task {task_spec.name!r}"
     if named is None:
         named = config.role_tools.get(task_spec.role, ())
         where = f"roles.{task_spec.role}.tools"
     for name in named:
-        server = parse_tool_spec(name).server
-        if server not in config.mcp_servers:
-            known = ", ".join(sorted(config.mcp_servers)) or "none"
+        parsed = parse_tool_spec(name)
+        server = parsed.server
+        if python_tools is not None and server == python_tools.settings.name:
+            given = [tool.name for tool in python_tools.tools]
+            if parsed.tool is not None and parsed.tool not in given:
+                raise ThoughtlineError(
+                    "TOOL_NOT_FOUND",
+                    f"The tool {name!r} ({where}) is none of the run's Python callables "
+                    f"({', '.join(given)}).",
+                )
+            continue
+        if server not in config.mcp_servers and server not in added:
+            known = ", ".join(sorted({*config.mcp_servers, *added})) or "none"
+            hint = (
+                " Python callables are tools only through the library API (tools=[function])."
+                if server == PYTHON_SERVER
+                else ""
+            )
             raise ThoughtlineError(
                 "TOOL_SERVER_UNKNOWN",
                 f"The tool {name!r} ({where}) names no configured MCP server "
-                f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config.",
+                f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config." + hint,
             )
-    return tuple(dict.fromkeys(named))
+    return tuple(dict.fromkeys((*named, *added)))
 
 
 def default_model(config: Config, provider: str) -> str:

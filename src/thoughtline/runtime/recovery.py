@@ -75,7 +75,7 @@ RECOVERED_WIRE_NAMES = (
     TaskToolCallCompleted.wire_name,
 )
 """The event log records recovery rebuilds an unfinished task from: its deltas and the
-tool calls it told of (a call still running when its process died is in no row)."""
+tool calls it told of (a call the store has no row of is kept from its events)."""
 
 HEARTBEAT_STALE_S = 15 * 60
 """A run owned by another host is presumed dead after this long without a write."""
@@ -302,17 +302,28 @@ def interrupted_task(
 
 
 def _recovered_calls(task: Task, events: Sequence[RunEventRecord]) -> list[ToolCallRecord]:
-    """The task's tool calls: those its row holds, each replaced by the last the event log
-    told of it; a call still running when the process died ends ``cancelled``."""
-    calls = {call.id: call for call in task.tool_calls or ()}
+    """The task's tool calls: those the store holds, in their order and as stored (each
+    row is written with the event that told of it, so it is the last word on its call,
+    even when calls share an id), then any the event log told of that the store lacks,
+    each as last told; a call still running when the process died ends ``cancelled``.
+    The interrupted task's calls are written back as rows of ``task_tool_calls``."""
+    calls = list(task.tool_calls or ())
+    stored = {call.id for call in calls}
+    where: dict[str, int] = {}
     for event in events:
         if event.task_id == task.id and event.type in _TOOL_CALL_EVENTS:
             told = ToolCallRecord.from_dict(cast(ToolCallSnapshot, event.data))
-            calls[told.id] = told
-    for call in calls.values():
+            if told.id in stored:
+                continue
+            position = where.setdefault(told.id, len(calls))
+            if position == len(calls):
+                calls.append(told)
+            else:
+                calls[position] = told
+    for call in calls:
         if call.status == "running":
             call.status, call.is_error, call.error = "cancelled", True, "TOOL_CANCELLED"
-    return list(calls.values())
+    return calls
 
 
 _TOOL_CALL_EVENTS = frozenset({TaskToolCallStarted.wire_name, TaskToolCallCompleted.wire_name})

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx2
 
 from thoughtline.config import Config
+from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -35,9 +36,10 @@ from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
-from thoughtline.runtime.toolbox import RunTools, Toolbox
+from thoughtline.runtime.toolbox import StartedTools, Toolbox
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
 from thoughtline.tools.specs import parse_tool_spec
@@ -139,10 +141,15 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         """Resolve and store a run (status ``planned``). Raises a clear error for an
-        unknown role, provider or mode, or a missing credential, before anything runs."""
-        run = self.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        unknown role, provider or mode, or a missing credential, before anything runs.
+        ``tools`` adds servers a trusted front end defines (pass the same to
+        :meth:`execute`)."""
+        run = self.plan(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
         self.store.create_run(run)
         return run
 
@@ -152,11 +159,14 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         """:meth:`prepare` for a process serving others: the run is stored through the
         writer, so runs started together share one transaction and the event loop never
         waits for a write of its own."""
-        run = self.plan(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
+        run = self.plan(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
         await self.store_async(run)
         return run
 
@@ -170,6 +180,7 @@ class Runtime:
         *,
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
         """Resolve a run as :meth:`prepare` does, without storing it (``store.create_run``
         or :meth:`store_async` does, e.g. once :meth:`start_tools` checked its tools)."""
@@ -181,32 +192,53 @@ class Runtime:
             redactor=self.redactor,
             explicit_mode=explicit_mode,
             worker_backend=worker_backend,
+            added_servers=None if tools is None else tools.servers,
+            python_tools=None if tools is None else tools.python,
         )
 
-    async def start_tools(self, run: Run, *, check: bool = True) -> RunTools | None:
-        """Start the MCP servers ``run``'s tasks may call (``None`` when they call none, or
-        the run only prepares prompts), to hand to :meth:`execute`. Raises
-        ``TOOL_SERVER_UNAVAILABLE`` (with the tail of the server's stderr) when one does
-        not start and, with ``check``, ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a task
-        naming a tool its server does not offer: before the run is stored, that is bad
-        input, not a failed run."""
-        needed = sorted({parse_tool_spec(name).server for task in run.tasks for name in task.tools})
+    async def start_tools(
+        self, run: Run, *, tools: RunTools | None = None, check: bool = True
+    ) -> StartedTools | None:
+        """Start the MCP servers ``run``'s tasks may call, beside the run's Python
+        callables (``None`` when they call none, or the run only prepares prompts), to hand
+        to :meth:`execute`. ``tools``: what the front end added to the run, as given to
+        :meth:`plan`; a server is a configured one or one of ``tools.servers``
+        (``TOOL_SERVER_UNKNOWN`` otherwise). Raises ``TOOL_SERVER_UNAVAILABLE`` (with the
+        tail of the server's stderr) when one does not start and, with ``check``,
+        ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a task naming a tool its server (or
+        the run's callables) does not offer: before the run is stored, that is bad input,
+        not a failed run."""
+        needed = {parse_tool_spec(name).server for task in run.tasks for name in task.tools}
         if not needed or run.worker_backend != "provider":
             return None
-        configured = self.config.mcp_servers
+        given = tools or RunTools()
+        python = given.python
+        if python is not None:
+            needed.discard(python.settings.name)
+        known = {**self.config.mcp_servers, **given.servers}
+        missing = sorted(needed - known.keys())
+        if missing:  # planned with servers this call was not given
+            raise ThoughtlineError(
+                "TOOL_SERVER_UNKNOWN",
+                f"The run names MCP servers it was not given: {', '.join(missing)}.",
+            )
         toolbox = Toolbox(
-            {name: configured[name] for name in needed},
+            {name: known[name] for name in sorted(needed)},
             environ=self.environ,
             secrets=self.registry.loaded_secrets(),
+            python=python,
         )
-        tools = await RunTools.start(toolbox)
+        started = await StartedTools.start(toolbox)
         if check:
             try:
-                tools.check((task.name, task.tools) for task in run.tasks)
+                started.check(
+                    ((task.name, task.tools) for task in run.tasks),
+                    asks=given.approve is not None,
+                )
             except BaseException:
-                await tools.aclose()
+                await started.aclose()
                 raise
-        return tools
+        return started
 
     # -- execution ---------------------------------------------------------------
     async def run(
@@ -216,9 +248,12 @@ class Runtime:
         explicit_mode: str | None = None,
         worker_backend: str | None = None,
         observer: RunObserver | None = None,
+        tools: RunTools | None = None,
     ) -> Run:
-        run = self.prepare(spec, explicit_mode=explicit_mode, worker_backend=worker_backend)
-        return await self.execute(run, observer=observer)
+        run = self.prepare(
+            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        )
+        return await self.execute(run, observer=observer, tools=tools)
 
     def purge_if_due(self) -> dict[TraceLayer, int] | None:
         """Apply ``[trace.retention]`` when no process sharing this store has done so in
@@ -263,13 +298,19 @@ class Runtime:
         return True
 
     async def execute(
-        self, run: Run, *, observer: RunObserver | None = None, tools: RunTools | None = None
+        self,
+        run: Run,
+        *,
+        observer: RunObserver | None = None,
+        tools: RunTools | None = None,
+        started: StartedTools | None = None,
     ) -> Run:
         """Execute a prepared run to its end (or cancellation). Always returns the run
-        with every task in a final state, written to the store. ``tools``: its servers,
-        from :meth:`start_tools` (otherwise it starts them); the run stops them."""
+        with every task in a final state, written to the store. ``tools``: as given to
+        :meth:`prepare`; ``started``: its servers, from :meth:`start_tools` (otherwise it
+        starts them); the run stops them."""
         self.purge_soon()
-        execution = RunExecution(self, run, observer, tools=tools)
+        execution = RunExecution(self, run, observer, tools, started=started)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())
         try:

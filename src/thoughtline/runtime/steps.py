@@ -17,6 +17,7 @@ from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import ReasoningPartView, TaskUsage, TracedReasoningPart
 from thoughtline.runtime.disclosure import Captured
+from thoughtline.runtime.telemetry_hooks import RequestedToolCall, StepReport, first_chunk_ms
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,7 +27,9 @@ class Step:
     ``number`` counts from 1 and tags everything the call produced, its reasoning parts
     included. ``started`` is the ``time.perf_counter()`` at which the call began (after
     waiting for the endpoint's slot); the ``*_ms`` timings are measured from it.
-    ``exchange`` is ``None`` when the call was cancelled before it built one."""
+    ``started_ns`` / ``ended_ns`` are the same start and the call's end on the wall clock
+    (``time.time_ns()``), for telemetry. ``exchange`` is ``None`` when the call was
+    cancelled before it built one."""
 
     number: int
     captured: Captured
@@ -38,11 +41,42 @@ class Step:
     first_reasoning_ms: float | None
     first_answer_ms: float | None
     total_ms: float | None
+    started_ns: int
+    ended_ns: int
 
     @property
     def response(self) -> ModelResponse:
         """The gate's cleaned copy of the call's response: the only one read."""
         return self.captured.response
+
+    def report(self) -> StepReport:
+        """What telemetry is told of this call: only the gate's copy (its reasoning only
+        as routed to the trace), and tool calls without their provider carriers."""
+        response = self.response
+        usage = response.usage
+        exchange = self.exchange
+        return StepReport(
+            number=self.number,
+            started_ns=self.started_ns,
+            ended_ns=max(self.ended_ns, self.started_ns),
+            recorded_reasoning=self.captured.for_trace,
+            output=self.captured.output,
+            tool_calls=tuple(
+                RequestedToolCall(id=call.tool_call_id, name=call.name, arguments=call.arguments)
+                for call in response.tool_calls
+            ),
+            response_model=response.model,
+            response_id=response.response_id,
+            finish_reason=None if response.finish is None else response.finish.reason,
+            input_tokens=count(usage.input_tokens),
+            output_tokens=count(usage.output_tokens),
+            reasoning_tokens=count(usage.reasoning_tokens),
+            cached_input_tokens=count(usage.cached_input_tokens),
+            streamed=exchange is not None and exchange.streamed,
+            time_to_first_chunk_ms=first_chunk_ms(exchange),
+            error_code=None if response.error is None else response.error.code,
+            cancelled=self.cancelled,
+        )
 
 
 _Measure: TypeAlias = Callable[[Step], float | None]
@@ -123,6 +157,10 @@ class Steps:
         if not parts:
             return None
         return "\n\n".join(part.text for part in parts if part.text)
+
+    def reports(self) -> tuple[StepReport, ...]:
+        """One report per call, in order, for telemetry."""
+        return tuple(step.report() for step in self._steps)
 
     def for_trace(self) -> list[TracedReasoningPart] | None:
         """The reasoning parts the gate let into the trace, in step order, or ``None``

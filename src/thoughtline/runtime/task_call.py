@@ -218,15 +218,18 @@ class TaskCall:
         overlap = CallOverlap()
         # Timed here too: a cancelled call never builds its exchange (and its timings).
         live.started = time.perf_counter()
+        started_ns = time.time_ns()
         try:
             # Waits here while the endpoint's max_concurrency calls are running.
             async with sink.calling(task.provider) as overlap:
                 live.started = time.perf_counter()
+                started_ns = time.time_ns()
                 async with call:
                     async for batch in call.batches():
                         live.show(batch)
         except asyncio.CancelledError:
             cancelled = True
+        ended_ns = time.time_ns()
         live.finish()
         # From here on only the gate's cleaned copy of the response is read.
         captured = self.gate.capture(call.response)
@@ -269,6 +272,8 @@ class TaskCall:
             first_reasoning_ms=first_reasoning,
             first_answer_ms=first_answer,
             total_ms=total,
+            started_ns=started_ns,
+            ended_ns=ended_ns,
         )
 
     async def started(self) -> None:
@@ -322,6 +327,12 @@ class TaskCall:
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
         if len(steps) > 1 and task.reasoning_notice is not None:
             task.reasoning_notice += steps.reasoning_account(self.gate.displays)
+        if task.reasoning_notice is not None:
+            # Reasoning sent back that the provider left unread is part of the account.
+            for step in steps:
+                for warning in step.response.warnings:
+                    if warning.code == "PROVIDER_THINKING_DROPPED":
+                        task.reasoning_notice += f" Step {step.number}: {warning.message}"
         task.usage = steps.usage()
         task.finish_reason = None if response.finish is None else response.finish.reason
         task.timings.first_reasoning_ms = steps.first_reasoning_ms()
@@ -390,6 +401,7 @@ class TaskCall:
                 cached_input_tokens=response.usage.cached_input_tokens,
                 streamed=exchange is not None and exchange.streamed,
                 time_to_first_chunk_ms=first_chunk_ms(exchange),
+                steps=steps.reports(),
             ),
         )
         sink.emit_task_completed(task)

@@ -25,9 +25,9 @@ from thoughtline.records import (
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_tools import Approver
 from thoughtline.runtime.telemetry_hooks import CallReport
-from thoughtline.runtime.toolbox import TaskTools
-from thoughtline.tools.mcp_client import McpConnection
+from thoughtline.runtime.toolbox import TaskTools, ToolServer
 
 
 class TaskSink(Protocol):
@@ -78,8 +78,13 @@ class TaskSink(Protocol):
         """The tools ``task`` may call, under the names its model sees (raises
         ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a tool its server does not offer)."""
 
-    def toolbox_connection(self, server: str) -> McpConnection:
-        """The run's started MCP server ``server``."""
+    @property
+    def approver(self) -> Approver | None:
+        """Asked before each call to a destructive tool, when the run has one (ACP: the
+        editor); ``None``: ``allow_destructive`` decides."""
+
+    def toolbox_connection(self, server: str) -> ToolServer:
+        """The run's started tool server ``server`` (MCP, or its Python callables)."""
 
     def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
         """The live event of a tool call starting (``running``) or ending."""

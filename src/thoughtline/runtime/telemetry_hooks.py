@@ -1,8 +1,9 @@
 """The optional telemetry hook the runtime calls as runs and model calls finish.
 
 The runtime knows nothing about OpenTelemetry: it calls a :class:`RunTelemetry` (when one
-is given) at three points — a run starts, a task's model call completes, a run ends.
-``thoughtline.telemetry`` implements it for OTLP export; tests can pass their own.
+is given) at three points — a run starts, a task's model calls end, a run ends.
+``thoughtline.telemetry`` implements it for OTLP export; tests can pass their own. A task
+of a tool loop reports each of its model calls as a :class:`StepReport`.
 
 Reasoning reaches the hook only as the disclosure gate hands it to the trace
 (``recorded_reasoning``: ``None`` unless the task's mode records reasoning). The hook
@@ -23,9 +24,51 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RequestedToolCall:
+    """A tool call as the model asked for it, after the gate: the name the model used and
+    its arguments with loaded key values removed. Provider carriers (a Gemini thought
+    signature on the call) are not part of it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepReport:
+    """One model call of a task, as the gate let it through.
+
+    ``number`` counts from 1. ``started_ns`` / ``ended_ns`` are wall-clock nanoseconds
+    since the epoch: from when the call began (after waiting for the endpoint's slot) to
+    when its response ended. ``recorded_reasoning`` is the gate's trace copy of this
+    call's reasoning (``None`` unless the mode records). ``output`` is the call's text,
+    ``tool_calls`` what it asked to run, ``error_code`` the code it failed with."""
+
+    number: int
+    started_ns: int
+    ended_ns: int
+    recorded_reasoning: Sequence[TracedReasoningPart] | None
+    output: str | None = None
+    tool_calls: tuple[RequestedToolCall, ...] = ()
+    response_model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    streamed: bool = False
+    time_to_first_chunk_ms: float | None = None
+    error_code: str | None = None
+    cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CallReport:
-    """What the runtime reports about one model call besides the task itself.
-    ``recorded_reasoning`` is the gate's trace copy (``None`` unless the mode records)."""
+    """What the runtime reports about a task's model calls besides the task itself: the
+    last call's response (its answer ends the task), and ``steps``, one report per call
+    in order. ``recorded_reasoning`` is the gate's trace copy over all of them (``None``
+    unless the mode records)."""
 
     recorded_reasoning: Sequence[TracedReasoningPart] | None
     response_model: str | None = None
@@ -34,6 +77,7 @@ class CallReport:
     cached_input_tokens: int | None = None
     streamed: bool = False
     time_to_first_chunk_ms: float | None = None
+    steps: tuple[StepReport, ...] = ()
 
 
 class RunTelemetry(Protocol):
@@ -45,7 +89,7 @@ class RunTelemetry(Protocol):
         """The run began executing (its tasks are about to be scheduled)."""
 
     def task_finished(self, run: Run, task: Task, report: CallReport) -> None:
-        """A task's model call ended (done, failed, cancelled or interrupted).
+        """A task's model calls ended (done, failed, cancelled or interrupted).
 
         ``task`` is final: status, error, usage, ``reasoning_status`` and timings
         (``started_at``/``finished_at`` are the task's real start and end). Its

@@ -2,8 +2,11 @@
 each recorded on the task, traced and told live, and each answered to the model.
 
 Nothing a tool does stops the loop: a tool's error, a timeout, a result over the cap (cut
-and marked), a server that died, a tool the task may not call (``TOOL_NOT_ALLOWED``) and
-one nobody offered (``TOOL_NOT_FOUND``) each go back to the model as an error result.
+and marked), a server that died, a tool the task may not call (``TOOL_NOT_ALLOWED``), a
+destructive call the run's approver turned down (``TOOL_NOT_ALLOWED``; see
+:mod:`~thoughtline.runtime.run_tools`) and one nobody offered (``TOOL_NOT_FOUND``) each go
+back to the model as an error result. The approver is asked before the call takes one
+of the step's running slots, so a call waiting for a person holds up no other call.
 Loaded credential values are removed from arguments and results before anything records,
 shows or sends them. Cancellation stops the calls in flight; they end ``cancelled``.
 """
@@ -12,16 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
-from typing import Final
+from typing import Any, Final
 
 from thoughtline.accumulator import ToolCall
 from thoughtline.parts import ToolResultPart
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Task, ToolCallRecord, ToolCallStatus, now_iso
+from thoughtline.runtime.run_tools import ToolApproval
 from thoughtline.runtime.task_sink import TaskSink
-from thoughtline.runtime.toolbox import TaskTools
+from thoughtline.runtime.toolbox import OfferedTool, TaskTools
 from thoughtline.tools.mcp_client import ToolOutcome
+
+logger = logging.getLogger(__name__)
 
 PREVIEW_CHARS: Final = 2_000
 """How much of a result the task's record keeps (the model gets up to the cap)."""
@@ -72,6 +79,8 @@ class ToolCalls:
             name=call.name if offered is None else offered.tool.name,
             arguments=self.redactor.values(call.arguments),
             started_at=now_iso(),
+            read_only=offered is not None and offered.tool.read_only,
+            destructive=offered is not None and offered.tool.destructive,
         )
         assert self.task.tool_calls is not None  # a task offered tools keeps its calls
         self.task.tool_calls.append(record)
@@ -93,8 +102,12 @@ class ToolCalls:
         sink.emit_tool_call(task, record)
         started = time.perf_counter()
         try:
-            async with self._gate:
-                outcome = await self._outcome(call, record)
+            checked = await self._checked(call, record)
+            if isinstance(checked, ToolOutcome):
+                outcome = checked
+            else:
+                started = time.perf_counter()  # the tool's own time, not a person's answer
+                outcome = await self._called(*checked)
         except asyncio.CancelledError:
             outcome = ToolOutcome(
                 text="The run was stopped before the tool answered.",
@@ -113,7 +126,11 @@ class ToolCalls:
             tool_call_id=call.tool_call_id, name=call.name, content=text, is_error=record.is_error
         )
 
-    async def _outcome(self, call: ToolCall, record: ToolCallRecord) -> ToolOutcome:
+    async def _checked(
+        self, call: ToolCall, record: ToolCallRecord
+    ) -> ToolOutcome | tuple[OfferedTool, dict[str, Any]]:
+        """Why the call may not run (an error outcome for the model), or the tool and
+        arguments to call it with; a destructive call asks the run's approver first."""
         offered = self.tools.get(call.name)
         if offered is None:
             return ToolOutcome(
@@ -136,8 +153,43 @@ class ToolCalls:
             return ToolOutcome(
                 text="The arguments were not a JSON object.", is_error=True, error_code=None
             )
+        if offered.asks and not await self._approved(offered, record):
+            return ToolOutcome(
+                text=f"The user did not allow this call to {offered.tool.spec}, a destructive "
+                "tool; it did not run.",
+                is_error=True,
+                error_code="TOOL_NOT_ALLOWED",
+            )
+        return offered, arguments
+
+    async def _called(self, offered: OfferedTool, arguments: dict[str, Any]) -> ToolOutcome:
+        """The tool's outcome, once one of the step's running slots is free."""
         connection = self.sink.toolbox_connection(offered.tool.server)
-        return await connection.call(offered.tool.name, arguments, timeout_s=self.timeout_s)
+        async with self._gate:
+            return await connection.call(offered.tool.name, arguments, timeout_s=self.timeout_s)
+
+    async def _approved(self, offered: OfferedTool, record: ToolCallRecord) -> bool:
+        """The run's approver's answer for one destructive call, traced; an approver that
+        fails (the editor went away) is a no."""
+        approve = self.sink.approver
+        approved = False
+        if approve is not None:
+            request = ToolApproval(task_id=self.task.id, call=record.to_dict(), tool=offered.tool)
+            try:
+                approved = await approve(request)
+            except Exception as exc:  # whatever the approver's transport raised: not allowed
+                logger.warning("asking to run %s failed: %s", offered.tool.spec, exc)
+        self.sink.add_trace(
+            "tool.approval",
+            task_id=self.task.id,
+            metadata={
+                "id": record.id,
+                "server": record.server,
+                "tool": record.name,
+                "approved": approved,
+            },
+        )
+        return approved
 
     def _finish(
         self,

@@ -11,9 +11,11 @@ made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
 :class:`TaskTools` maps a name back to the server and tool.
 
 Servers are entered and left in one task (the ``mcp`` client holds task-bound cancel
-scopes), one after the other: :class:`RunTools` holds them open in a task of its own, so
-a front end can start them, check a run's tool names against what they list before the
-run is stored, and hand them to the run, which stops them when it ends.
+scopes), one after the other: :class:`StartedTools` holds them open in a task of its own,
+so a front end can start them, check a run's tool names against what they list before
+the run is stored, and hand them to the run, which stops them when it ends. Python
+callables given through the library API (:mod:`thoughtline.tools.python_tools`) are one
+more server, ``python``, with nothing to start.
 """
 
 from __future__ import annotations
@@ -25,12 +27,17 @@ from collections.abc import Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final
+from typing import Any, Final, Protocol
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.requests import ToolSpec
 from thoughtline.tools.listing import ServerListing
-from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection, ToolInfo
+from thoughtline.tools.mcp_client import (
+    DEFAULT_START_TIMEOUT_S,
+    McpConnection,
+    ToolInfo,
+    ToolOutcome,
+)
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -40,14 +47,32 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _NAME_LIMIT: Final = 64
 
 
+class ToolServer(Protocol):
+    """A started server, as the loop calls it: an MCP connection, or the run's Python
+    callables."""
+
+    @property
+    def settings(self) -> McpServerSettings: ...
+
+    @property
+    def tools(self) -> tuple[ToolInfo, ...]: ...
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
+    ) -> ToolOutcome: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OfferedTool:
-    """A tool as one task may call it: the name the model sees, the tool, and whether
-    its server lets it run (a destructive tool runs only with ``allow_destructive``)."""
+    """A tool as one task may call it: the name the model sees, the tool, whether its
+    server lets it run (a destructive tool runs only with ``allow_destructive``), and
+    whether each call ``asks`` the run's approver first (a destructive tool, when the run
+    has one: :mod:`~thoughtline.runtime.run_tools`)."""
 
     wire_name: str
     tool: ToolInfo
     runs: bool
+    asks: bool = False
 
 
 class TaskTools:
@@ -86,13 +111,15 @@ class Toolbox:
         environ: Mapping[str, str],
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        python: ToolServer | None = None,
     ) -> None:
         self._servers = servers
+        self._python = python
         self._environ = environ
         self._secrets = secrets
         self._start_timeout_s = start_timeout_s
         self._stack = AsyncExitStack()
-        self._connections: dict[str, McpConnection] = {}
+        self._connections: dict[str, ToolServer] = {}
         self._wire_names: dict[tuple[str, str], str] = {}
 
     async def __aenter__(self) -> Toolbox:
@@ -108,6 +135,8 @@ class Toolbox:
         except BaseException:
             await self._stack.aclose()  # the servers already started stop with the run
             raise
+        if self._python is not None:
+            self._connections[self._python.settings.name] = self._python
         self._name_tools()
         return self
 
@@ -119,18 +148,19 @@ class Toolbox:
     ) -> None:
         await self._stack.aclose()
 
-    def connection(self, server: str) -> McpConnection:
+    def connection(self, server: str) -> ToolServer:
         """The started server ``server``."""
         return self._connections[server]
 
-    def offer(self, specs: Iterable[str]) -> TaskTools:
+    def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
 
         A whole server offers the tools its ``allow`` lets through, its destructive ones
         only with ``allow_destructive``; a tool named on its own is offered unless
         ``allow`` leaves it out, and a destructive one is refused when called. A tool the
         server does not list is ``TOOL_NOT_FOUND``; one ``allow`` leaves out,
-        ``TOOL_NOT_ALLOWED``."""
+        ``TOOL_NOT_ALLOWED``. When the run ``asks`` an approver, ``allow_destructive`` is
+        not read: destructive tools are offered, and each call to one asks first."""
         offered: dict[str, OfferedTool] = {}
         for spec in specs:
             named = parse_tool_spec(spec)
@@ -138,14 +168,19 @@ class Toolbox:
             listing = ServerListing(settings=connection.settings, tools=connection.tools)
             settings = connection.settings
             if named.tool is None:
-                chosen = [tool for tool in connection.tools if listing.allows(tool)]
+                chosen = [
+                    tool
+                    for tool in connection.tools
+                    if listing.allows(tool)
+                    or (asks and (settings.allow is None or tool.name in settings.allow))
+                ]
             else:
                 found = [tool for tool in connection.tools if tool.name == named.tool]
                 if not found:
                     listed = ", ".join(tool.name for tool in connection.tools) or "none"
                     raise ThoughtlineError(
                         "TOOL_NOT_FOUND",
-                        f"The MCP server {named.server} has no tool {named.tool!r} "
+                        f"The {_kind(connection)} {named.server} has no tool {named.tool!r} "
                         f"(it lists: {listed}).",
                     )
                 if settings.allow is not None and named.tool not in settings.allow:
@@ -160,7 +195,8 @@ class Toolbox:
                 offered[wire_name] = OfferedTool(
                     wire_name=wire_name,
                     tool=tool,
-                    runs=settings.allow_destructive or not tool.destructive,
+                    runs=asks or settings.allow_destructive or not tool.destructive,
+                    asks=asks and tool.destructive,
                 )
         return TaskTools(offered.values())
 
@@ -171,6 +207,10 @@ class Toolbox:
                 name = wire_name(tool.server, tool.name, taken)
                 taken.add(name)
                 self._wire_names[(tool.server, tool.name)] = name
+
+
+def _kind(server: ToolServer) -> str:
+    return "MCP server" if isinstance(server, McpConnection) else "tool server"
 
 
 def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
@@ -184,9 +224,11 @@ def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
     return name
 
 
-class RunTools:
+class StartedTools:
     """A run's started servers (:meth:`start`), held open by a task of their own until
-    :meth:`aclose`: they can be started before the run exists and handed to it."""
+    :meth:`aclose`: they can be started before the run exists and handed to it. (What a
+    front end adds to a run, servers, callables and an approver, is
+    :class:`~thoughtline.runtime.run_tools.RunTools`.)"""
 
     def __init__(self, toolbox: Toolbox) -> None:
         self.toolbox = toolbox
@@ -194,7 +236,7 @@ class RunTools:
         self._holder: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, toolbox: Toolbox) -> RunTools:
+    async def start(cls, toolbox: Toolbox) -> StartedTools:
         """Start ``toolbox``'s servers; raises what starting one raised (every server
         already started is stopped first)."""
         tools = cls(toolbox)
@@ -208,12 +250,13 @@ class RunTools:
             raise
         return tools
 
-    def check(self, tasks: Iterable[tuple[str, Iterable[str]]]) -> None:
+    def check(self, tasks: Iterable[tuple[str, Iterable[str]]], *, asks: bool = False) -> None:
         """Raise ``TOOL_NOT_FOUND`` or ``TOOL_NOT_ALLOWED`` for the first tool of
-        ``(task name, tool names)`` the started servers do not offer."""
+        ``(task name, tool names)`` the started servers (and the run's Python callables)
+        do not offer; ``asks``: the run has an approver (:meth:`Toolbox.offer`)."""
         for task, specs in tasks:
             try:
-                self.toolbox.offer(specs)
+                self.toolbox.offer(specs, asks=asks)
             except ThoughtlineError as exc:
                 raise ThoughtlineError(exc.code, f"Task {task}: {exc.message}") from None
 

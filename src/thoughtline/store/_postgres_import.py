@@ -1,8 +1,8 @@
 """Copying a whole store into an empty PostgreSQL store, in one transaction.
 
-Everything a run is made of comes across as written: the run and its tasks, every trace
-event of every layer (ids, times, expiries and metadata unchanged, in the order they
-were written), and the numbered run event log. The source is read through the
+Everything a run is made of comes across as written: the run, its tasks and their tool
+calls, every trace event of every layer (ids, times, expiries and metadata unchanged, in
+the order they were written), and the numbered run event log. The source is read through the
 :class:`~thoughtline.store.base.Store` protocol, so any store can be copied. Runs are
 written oldest first, so the newest-first order (ties included) stays the same. Owner
 columns stay empty: the processes that ran the runs are not owners of the copies.
@@ -25,8 +25,10 @@ from thoughtline.store._postgres_schema import (
     INSERT_RUN_EVENT,
     INSERT_TASK,
     INSERT_TRACE,
+    UPSERT_TOOL_CALL,
     run_params,
     task_params,
+    tool_call_params,
 )
 from thoughtline.store._sql_dialect import POSTGRES
 from thoughtline.store._sql_store import SET_META
@@ -42,6 +44,7 @@ class CopyCounts:
 
     runs: int = 0
     tasks: int = 0
+    tool_calls: int = 0
     run_events: int = 0
     trace_events: dict[TraceLayer, int] = field(
         default_factory=lambda: dict.fromkeys(TRACE_LAYERS, 0)
@@ -89,10 +92,17 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
         events = source.run_events(run.id)
         with conn.cursor() as cursor:
             cursor.executemany(INSERT_TASK, [task_params(task) for task in run.tasks])
+            calls = [
+                tool_call_params(task, position)
+                for task in run.tasks
+                for position in range(len(task.tool_calls or ()))
+            ]
+            cursor.executemany(UPSERT_TOOL_CALL, calls)
             cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
             cursor.executemany(INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events])
         counts.runs += 1
         counts.tasks += len(run.tasks)
+        counts.tool_calls += len(calls)
         counts.run_events += len(events)
         for event in trace:
             counts.trace_events[event.layer] += 1

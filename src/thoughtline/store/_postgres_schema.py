@@ -24,7 +24,14 @@ from thoughtline.store import _rows as rows
 from thoughtline.store._sql_dialect import POSTGRES
 from thoughtline.store.migrations import MIGRATIONS, Migration, newer_database_error
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "apply_migrations", "run_params", "task_params"]
+__all__ = [
+    "MIGRATIONS",
+    "MIGRATION_LOCK",
+    "apply_migrations",
+    "run_params",
+    "task_params",
+    "tool_call_params",
+]
 
 MIGRATION_LOCK = 0x7468_6F75_6768_746C  # "thoughtl": one key for thoughtline's schema
 """The advisory lock key every thoughtline process takes before migrating."""
@@ -33,6 +40,7 @@ MIGRATION_LOCK = 0x7468_6F75_6768_746C  # "thoughtl": one key for thoughtline's 
 INSERT_TASK = POSTGRES.sql(rows.INSERT_TASK)
 INSERT_TRACE = POSTGRES.sql(rows.INSERT_TRACE)
 INSERT_RUN_EVENT = POSTGRES.sql(rows.INSERT_RUN_EVENT)
+UPSERT_TOOL_CALL = POSTGRES.sql(rows.UPSERT_TOOL_CALL)
 
 NUL_REPLACEMENT = "\ufffd"
 """What U+0000 becomes: PostgreSQL text cannot hold it (SQLite can). Only model output
@@ -46,6 +54,11 @@ def storable(value: object) -> object:
 def task_params(task: Task) -> dict[str, object]:
     """A task's row parameters (``rows.task_params``), storable in PostgreSQL."""
     return {name: storable(value) for name, value in rows.task_params(task).items()}
+
+
+def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
+    """A tool call's row parameters (``rows.tool_call_params``), storable in PostgreSQL."""
+    return tuple(storable(value) for value in rows.tool_call_params(task, position))
 
 
 def run_params(run: Run) -> tuple[object, ...]:

@@ -53,6 +53,7 @@ TIMING_FIELDS = ("started_at", "finished_at", "first_reasoning_ms", "first_answe
 TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
+    "tools_json", "max_steps", "steps",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -71,6 +72,24 @@ INSERT_TRACE = (
     "INSERT INTO trace_events (id, run_id, task_id, type, layer, at, at_epoch, "
     "expires_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+TOOL_CALL_COLUMNS = (
+    "task_id", "position", "run_id", "call_id", "step", "server", "name", "arguments",
+    "status", "is_error", "result", "result_truncated", "error", "started_at", "duration_ms",
+    "read_only", "destructive",
+)  # fmt: skip
+UPSERT_TOOL_CALL = (
+    f"INSERT INTO task_tool_calls ({', '.join(TOOL_CALL_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(TOOL_CALL_COLUMNS))}) "
+    "ON CONFLICT (task_id, position) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in TOOL_CALL_COLUMNS[2:])
+)
+"""A tool call's row, written as the call starts and again as it ends (a run event each):
+a task's calls are numbered in the order it made them."""
+TOOL_CALLS_OF_RUNS = (
+    f"SELECT {', '.join(TOOL_CALL_COLUMNS)} FROM task_tool_calls WHERE {{runs}} "
+    "ORDER BY run_id, task_id, position"
+)
+"""The tool calls of the runs ``{runs}`` selects, in the order of their index."""
 RUN_EVENT_COLUMNS = "run_id, seq, type, task_id, at, data_json"
 INSERT_RUN_EVENT = f"INSERT INTO run_events ({RUN_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
 
@@ -120,13 +139,29 @@ def task_params(task: Task) -> dict[str, Any]:
         **{name: getattr(task.usage, name) for name in USAGE_FIELDS},
         **{name: getattr(task.timings, name) for name in TIMING_FIELDS},
         **{name: getattr(task.generation, name) for name in GENERATION_FIELDS},
-        "after_json": _after_json(task),
+        "after_json": dump(task.after),
+        # NULL: a task offered no tools (its calls are rows of task_tool_calls).
+        "tools_json": None if task.tool_calls is None else dump(list(task.tools)),
+        "max_steps": task.max_steps,
+        "steps": task.steps,
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
         "error_message": None if error is None else error.message,
         "error_retryable": None if error is None else int(error.retryable),
     }
+
+
+def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
+    """The row of ``task``'s tool call at ``position`` (in the order the task made them)."""
+    assert task.tool_calls is not None
+    call = task.tool_calls[position]
+    return (
+        task.id, position, task.run_id, call.id, call.step, call.server, call.name,
+        call.arguments, call.status, int(call.is_error), call.result,
+        int(call.result_truncated), call.error, call.started_at, call.duration_ms,
+        int(call.read_only), int(call.destructive),
+    )  # fmt: skip
 
 
 class TransitionWrites:
@@ -142,6 +177,11 @@ class TransitionWrites:
     @staticmethod
     def task_row(task: Task) -> dict[str, object]:
         """A task's row parameters."""
+        raise NotImplementedError
+
+    @staticmethod
+    def tool_call_row(task: Task, position: int) -> tuple[object, ...]:
+        """The row parameters of ``task``'s tool call at ``position``."""
         raise NotImplementedError
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
@@ -177,9 +217,16 @@ class TransitionWrites:
         run: Run | None = None,
         tasks: Sequence[Task] = (),
         trace: Sequence[TraceEvent] = (),
+        tool_calls: Sequence[tuple[Task, int]] = (),
     ) -> None:
-        if events or run or tasks or trace:
-            self.write_prepared([self.prepare(events=events, run=run, tasks=tasks, trace=trace)])
+        if events or run or tasks or trace or tool_calls:
+            self.write_prepared(
+                [
+                    self.prepare(
+                        events=events, run=run, tasks=tasks, trace=trace, tool_calls=tool_calls
+                    )
+                ]
+            )
 
     def prepare(
         self,
@@ -189,14 +236,25 @@ class TransitionWrites:
         run: Run | None = None,
         tasks: Sequence[Task] = (),
         trace: Sequence[TraceEvent] = (),
+        tool_calls: Sequence[tuple[Task, int]] = (),
     ) -> PreparedWrite:
         """The rows, built now from the objects as they are now."""
         run_ids = {event.run_id for event in events} | {task.run_id for task in tasks}
         run_ids |= {event.run_id for event in trace}
+        run_ids |= {task.run_id for task, _position in tool_calls}
         if run is not None:
             run_ids.add(run.id)
         if create is not None:
             run_ids.add(create.id)
+            # The calls of tasks created with some already (a run written whole).
+            tool_calls = [
+                *(
+                    (task, position)
+                    for task in create.tasks
+                    for position in range(len(task.tool_calls or ()))
+                ),
+                *tool_calls,
+            ]
         return PreparedWrite(
             created=[]
             if create is None
@@ -205,6 +263,7 @@ class TransitionWrites:
             runs=[] if run is None else [(run.status, run.finished_at, run.id)],
             tasks=[self.task_row(task) for task in tasks],
             trace=[trace_params(event) for event in trace],
+            tool_calls=[self.tool_call_row(task, position) for task, position in tool_calls],
             run_ids=frozenset(run_ids),
         )
 
@@ -219,9 +278,12 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
     trace: list[tuple[object, ...]] = []
     runs: dict[str, tuple[str, str | None, str]] = {}
     tasks: dict[object, dict[str, object]] = {}
+    calls: dict[tuple[object, object], tuple[object, ...]] = {}
     run_ids: set[str] = set()
     for write in writes:
         created += write.created
+        for call in write.tool_calls:
+            calls[call[0], call[1]] = call
         events += write.events
         trace += write.trace
         for run in write.runs:
@@ -236,6 +298,7 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         run_ids=frozenset(run_ids),
         runs=list(runs.values()),
         created=created,
+        tool_calls=list(calls.values()),
     )
 
 
@@ -278,34 +341,18 @@ def storable(write: PreparedWrite) -> PreparedWrite:
         runs=list(write.runs),
         tasks=[_storable_named(task) for task in write.tasks],
         trace=[_storable_row(event) for event in write.trace],
+        tool_calls=[_storable_row(call) for call in write.tool_calls],
         run_ids=write.run_ids,
     )
 
 
-def _after_json(task: Task) -> str:
-    """A task's ``after_json`` column: the ids it runs after (a JSON array), or, for a
-    task that may call tools, an object that also holds its steps and tool calls. The
-    column is free JSON text in both stores, so this needs no change of schema."""
-    if task.tool_calls is None:
-        return dump(task.after)
-    return dump(
-        {
-            "after": task.after,
-            "tools": list(task.tools),
-            "max_steps": task.max_steps,
-            "steps": task.steps or 0,
-            "tool_calls": [call.to_dict() for call in task.tool_calls],
-        }
-    )
-
-
-def task_from_row(row: Row) -> Task:
+def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> Task:
+    """The task of ``row``; ``tool_calls`` are its calls' rows, read with it (none read:
+    a task that may call tools has made none)."""
     parts = row["reasoning_parts_json"]
-    after = load(row["after_json"])
-    tooled: dict[str, Any] = after if isinstance(after, dict) else {}
     task = Task(
         **{name: row[name] for name in TASK_FIELDS},
-        after=tooled.get("after", []) if tooled else after,
+        after=load(row["after_json"]),
         reasoning_parts=None
         if parts is None
         else [
@@ -323,24 +370,57 @@ def task_from_row(row: Row) -> Task:
             retryable=bool(row["error_retryable"]),
         ),
     )
-    if tooled:
-        task.tools = tuple(tooled.get("tools", ()))
-        task.max_steps = tooled.get("max_steps", task.max_steps)
-        task.steps = tooled.get("steps", 0)
-        task.tool_calls = [ToolCallRecord.from_dict(call) for call in tooled.get("tool_calls", [])]
+    if row["max_steps"] is not None:
+        task.max_steps = row["max_steps"]
+    if row["tools_json"] is not None:
+        task.tools = tuple(load(row["tools_json"]))
+        task.steps = row["steps"]
+        task.tool_calls = [] if tool_calls is None else tool_calls
     return task
+
+
+def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[ToolCallRecord]]:
+    """Tool calls grouped by task, from their rows' values in :data:`TOOL_CALL_COLUMNS`
+    order (read as plain tuples: a named row costs more than the rest of the work)."""
+    by_task: dict[str, list[tuple[int, ToolCallRecord]]] = {}
+    unordered: set[str] = set()
+    for (
+        task_id, position, _run_id, call_id, step, server, name, arguments, status,
+        is_error, result, result_truncated, error, started_at, duration_ms,
+        read_only, destructive,
+    ) in call_rows:  # fmt: skip
+        calls = by_task.setdefault(task_id, [])
+        if calls and position < calls[-1][0]:
+            unordered.add(task_id)
+        record = ToolCallRecord(
+            id=call_id, step=step, server=server, name=name, arguments=arguments,
+            status=status, is_error=bool(is_error), result=result,
+            result_truncated=bool(result_truncated), error=error, started_at=started_at,
+            duration_ms=None if duration_ms is None else float(duration_ms),
+            read_only=bool(read_only), destructive=bool(destructive),
+        )  # fmt: skip
+        calls.append((position, record))
+    for task_id in unordered:  # the database sends them in order; should one not
+        by_task[task_id].sort(key=lambda item: item[0])
+    return {task_id: [record for _, record in calls] for task_id, calls in by_task.items()}
 
 
 def run_from_row(row: Row, tasks: list[Task]) -> Run:
     return Run(**{name: row[name] for name in RUN_FIELDS}, tasks=tasks)
 
 
-def runs_with_tasks(run_rows: Sequence[Row], task_rows: Sequence[Row]) -> list[Run]:
+def runs_with_tasks(
+    run_rows: Sequence[Row],
+    task_rows: Sequence[Row],
+    call_rows: Sequence[Sequence[Any]] = (),
+) -> list[Run]:
     """Runs in the order of ``run_rows``, each with its tasks from ``task_rows`` (read
-    in position order)."""
+    in position order) and their tool calls from ``call_rows``
+    (:func:`tool_calls_by_task`)."""
+    calls = tool_calls_by_task(call_rows)
     tasks_by_run: dict[str, list[Task]] = {row["id"]: [] for row in run_rows}
     for task_row in task_rows:
-        tasks_by_run[task_row["run_id"]].append(task_from_row(task_row))
+        tasks_by_run[task_row["run_id"]].append(task_from_row(task_row, calls.get(task_row["id"])))
     return [run_from_row(row, tasks_by_run[row["id"]]) for row in run_rows]
 
 

@@ -68,6 +68,7 @@ class WriteStatements:
     update_run: str
     insert_run_event: str
     insert_trace: str
+    upsert_tool_call: str
 
     @classmethod
     def render(cls, dialect: SqlDialect) -> WriteStatements:
@@ -81,7 +82,14 @@ class WriteStatements:
             update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
             insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
             insert_trace=dialect.sql(rows.INSERT_TRACE),
+            upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
         )
+
+
+@lru_cache(maxsize=64)
+def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
+    """The query of :meth:`SqlStore._tool_calls_of` for ``count`` runs."""
+    return dialect.sql(rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
 
 
 @lru_cache(maxsize=64)
@@ -97,6 +105,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     dialect: ClassVar[SqlDialect]
     statements: ClassVar[WriteStatements]
+    integrity_errors: ClassVar[tuple[type[Exception], ...]]
+    """What the database raises for a row whose foreign key finds nothing."""
     _where: str
     """How messages name the database (a file's path, a server's location)."""
 
@@ -126,6 +136,12 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     def _deleted(self) -> None:
         """A deletion for retention removed something (see :meth:`purge_residue`)."""
+        raise NotImplementedError
+
+    def _tuples(
+        self, conn: ConnectionT, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        """The rows of a query as plain tuples (many rows, read fast)."""
         raise NotImplementedError
 
     # -- runs and tasks --------------------------------------------------------------
@@ -158,6 +174,28 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 raise RunNotFoundError(
                     f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update."
                 )
+        if write.tool_calls:
+            self._tool_call_rows(conn, write.tool_calls)
+
+    def _tool_call_rows(self, conn: ConnectionT, calls: list[tuple[object, ...]]) -> None:
+        """Insert or replace tool calls' rows; raise :class:`RunNotFoundError` when a
+        call's task is not stored."""
+        try:
+            self._execute_many(conn, self.statements.upsert_tool_call, calls)
+        except self.integrity_errors as exc:
+            named = ", ".join(sorted({repr(call[0]) for call in calls}))
+            raise RunNotFoundError(
+                f"A task among {named} is not in {self._where}, so their tool calls were "
+                "not written."
+            ) from exc
+
+    def _tool_calls_of(self, conn: ConnectionT, run_ids: Sequence[str]) -> list[Any]:
+        """The rows of ``run_ids``' tool calls, in task and call order, as tuples
+        (:func:`rows.tool_calls_by_task`): one query."""
+        dialect = self.dialect
+        return self._tuples(
+            conn, _tool_calls_query(dialect, len(run_ids)), dialect.list_params(run_ids)
+        )
 
     def get_run(self, run_id: str) -> Run | None:
         dialect = self.dialect
@@ -171,7 +209,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 ),
                 (run_id,),
             ).fetchall()
-        return rows.run_from_row(row, [rows.task_from_row(task) for task in tasks])
+            calls = self._tool_calls_of(conn, [run_id]) if _any_tools(tasks) else []
+        return rows.runs_with_tasks([row], tasks, calls)[0]
 
     def latest_run(self) -> Run | None:
         runs = self.list_runs(limit=1)
@@ -199,7 +238,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 ),
                 dialect.list_params(run_ids),
             ).fetchall()
-        return rows.runs_with_tasks(run_rows, task_rows)
+            calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
+        return rows.runs_with_tasks(run_rows, task_rows, calls)
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         dialect = self.dialect
@@ -415,5 +455,17 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             self._execute_many(
                 conn, statements.update_task, [self.task_row(task) for task in tasks]
             )
+            calls = [
+                self.tool_call_row(task, position)
+                for task in tasks
+                for position in range(len(task.tool_calls or ()))
+            ]
+            if calls:
+                self._tool_call_rows(conn, calls)
             conn.execute(statements.insert_trace, rows.trace_params(event))
         return True
+
+
+def _any_tools(task_rows: Sequence[Any]) -> bool:
+    """Whether any of the tasks may call tools (only then are tool calls read)."""
+    return any(row["tools_json"] is not None for row in task_rows)

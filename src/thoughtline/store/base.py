@@ -76,6 +76,8 @@ class PreparedWrite:
     """Runs' new ``(status, finished_at, id)``."""
     tasks: list[dict[str, object]] = field(default_factory=list)
     trace: list[tuple[object, ...]] = field(default_factory=list)
+    tool_calls: list[tuple[object, ...]] = field(default_factory=list)
+    """Tool calls' rows, inserted or replaced (a call is written as it starts and ends)."""
     run_ids: frozenset[str] = frozenset()
     """Every run this write touches (their heartbeats are refreshed)."""
 
@@ -117,8 +119,9 @@ class Store(Protocol):
         ...
 
     def update_task(self, task: Task) -> None:
-        """Write every field of one task. Raises :class:`RunNotFoundError` when the task
-        is not stored."""
+        """Write every field of one task but its tool calls (each is written as it
+        starts and ends: :meth:`write` ``tool_calls``). Raises :class:`RunNotFoundError`
+        when the task is not stored."""
         ...
 
     def write(
@@ -128,9 +131,11 @@ class Store(Protocol):
         run: Run | None = None,
         tasks: Sequence[Task] = (),
         trace: Sequence[TraceEvent] = (),
+        tool_calls: Sequence[tuple[Task, int]] = (),
     ) -> None:
         """In one transaction: append run events, write the run's status and
-        ``finished_at``, write every field of ``tasks``, append trace events — what a
+        ``finished_at``, write every field of ``tasks`` (their tool calls apart), append
+        trace events, write each ``(task, position)`` tool call's row — what a
         transition of a run writes, all or nothing. Raises :class:`RunNotFoundError`
         (and writes nothing) when the run or a task is not stored."""
         ...
@@ -143,6 +148,7 @@ class Store(Protocol):
         run: Run | None = None,
         tasks: Sequence[Task] = (),
         trace: Sequence[TraceEvent] = (),
+        tool_calls: Sequence[tuple[Task, int]] = (),
     ) -> PreparedWrite:
         """The rows :meth:`write` would write (``create``: :meth:`create_run`'s), built
         now from the objects as they are now; nothing is written."""
@@ -156,7 +162,7 @@ class Store(Protocol):
         ...
 
     def get_run(self, run_id: str) -> Run | None:
-        """The run with its tasks, or ``None``."""
+        """The run with its tasks and their tool calls, or ``None``."""
         ...
 
     def latest_run(self) -> Run | None:
@@ -257,7 +263,8 @@ class Store(Protocol):
     ) -> bool:
         """In one transaction, and only if nothing was written for the run since
         ``seen`` was read (still unfinished, same heartbeat, same event log): mark it
-        ``interrupted`` at ``finished_at``, write ``tasks`` and append ``event``. False
+        ``interrupted`` at ``finished_at``, write ``tasks`` and all their tool calls,
+        and append ``event``. False
         (and nothing written) when the run moved on meanwhile."""
         ...
 

@@ -194,6 +194,129 @@ MIGRATIONS: tuple[Migration, ...] = (
             )
         ),
     ),
+    Migration(
+        "m006_task_tool_calls",
+        (
+            # A task that may call tools: the tools it may call (a JSON array; null for a
+            # task offered none), the model calls it may make and the calls it made.
+            "ALTER TABLE tasks ADD COLUMN tools_json TEXT",
+            "ALTER TABLE tasks ADD COLUMN max_steps INTEGER",
+            "ALTER TABLE tasks ADD COLUMN steps INTEGER",
+            # Each tool call of a task, numbered in the order the task made them (a
+            # provider's call ids need not be unique), upserted as it starts and ends.
+            # ``arguments`` and ``result`` hold what the task's record holds: credential
+            # values redacted, the result cut to a preview.
+            """
+            CREATE TABLE task_tool_calls (
+                task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+                position INTEGER NOT NULL,
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                call_id TEXT NOT NULL,
+                step INTEGER NOT NULL,
+                server TEXT,
+                name TEXT NOT NULL,
+                arguments TEXT NOT NULL,
+                status TEXT NOT NULL,
+                is_error INTEGER NOT NULL,
+                result TEXT,
+                result_truncated INTEGER NOT NULL,
+                error TEXT,
+                started_at TEXT NOT NULL,
+                duration_ms {double},
+                read_only INTEGER NOT NULL DEFAULT 0,
+                destructive INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (task_id, position)
+            ){without_rowid}
+            """,
+            # A run's calls in one range scan, in task and call order.
+            "CREATE INDEX task_tool_calls_run ON task_tool_calls (run_id, task_id, position)",
+            # Until now a task that may call tools kept all of this inside after_json,
+            # as an object; move it out, and after_json holds the ids the task runs
+            # after again (a JSON array, which the filters skip unparsed), as for every
+            # other task. An escaped U+0000 in a call becomes U+FFFD: PostgreSQL's jsonb
+            # holds none, and SQLite's JSON functions would cut the text there.
+            Only(
+                "sqlite",
+                """
+                INSERT INTO task_tool_calls (task_id, position, run_id, call_id, step,
+                    server, name, arguments, status, is_error, result, result_truncated,
+                    error, started_at, duration_ms)
+                SELECT tasks.id, CAST(call.key AS INTEGER), tasks.run_id,
+                    COALESCE(json_extract(call.value, '$.id'), ''),
+                    COALESCE(json_extract(call.value, '$.step'), 1),
+                    json_extract(call.value, '$.server'),
+                    COALESCE(json_extract(call.value, '$.name'), ''),
+                    COALESCE(json_extract(call.value, '$.arguments'), ''),
+                    COALESCE(json_extract(call.value, '$.status'), 'running'),
+                    COALESCE(json_extract(call.value, '$.is_error'), 0),
+                    json_extract(call.value, '$.result'),
+                    COALESCE(json_extract(call.value, '$.result_truncated'), 0),
+                    json_extract(call.value, '$.error'),
+                    COALESCE(json_extract(call.value, '$.started_at'), ''),
+                    json_extract(call.value, '$.duration_ms')
+                FROM tasks,
+                    json_each(replace(tasks.after_json, '\\u0000', '\\ufffd'), '$.tool_calls')
+                    AS call
+                WHERE tasks.after_json NOT LIKE '[%' AND json_type(tasks.after_json) = 'object'
+                """,
+            ),
+            Only(
+                "sqlite",
+                """
+                UPDATE tasks SET
+                    tools_json = COALESCE(json_extract(after_json, '$.tools'), '[]'),
+                    max_steps = json_extract(after_json, '$.max_steps'),
+                    steps = COALESCE(json_extract(after_json, '$.steps'), 0),
+                    after_json = COALESCE(json_extract(after_json, '$.after'), '[]')
+                WHERE after_json NOT LIKE '[%' AND json_type(after_json) = 'object'
+                """,
+            ),
+            Only(
+                "postgres",
+                """
+                INSERT INTO task_tool_calls (task_id, position, run_id, call_id, step,
+                    server, name, arguments, status, is_error, result, result_truncated,
+                    error, started_at, duration_ms)
+                SELECT tasks.id, call.ord - 1, tasks.run_id,
+                    COALESCE(call.value ->> 'id', ''),
+                    COALESCE((call.value ->> 'step')::integer, 1),
+                    call.value ->> 'server',
+                    COALESCE(call.value ->> 'name', ''),
+                    COALESCE(call.value ->> 'arguments', ''),
+                    COALESCE(call.value ->> 'status', 'running'),
+                    CASE WHEN (call.value ->> 'is_error')::boolean THEN 1 ELSE 0 END,
+                    call.value ->> 'result',
+                    CASE WHEN (call.value ->> 'result_truncated')::boolean THEN 1 ELSE 0 END,
+                    call.value ->> 'error',
+                    COALESCE(call.value ->> 'started_at', ''),
+                    (call.value ->> 'duration_ms')::double precision
+                FROM (SELECT * FROM tasks WHERE after_json NOT LIKE '[%') AS tasks,
+                    LATERAL (SELECT replace(tasks.after_json, '\\u0000', '\\ufffd')::jsonb
+                        AS after) AS tooled,
+                    LATERAL jsonb_array_elements(
+                        CASE WHEN jsonb_typeof(tooled.after) = 'object'
+                        THEN COALESCE(tooled.after -> 'tool_calls', '[]'::jsonb)
+                        ELSE '[]'::jsonb END
+                    ) WITH ORDINALITY AS call (value, ord)
+                """,
+            ),
+            Only(
+                "postgres",
+                """
+                UPDATE tasks SET
+                    tools_json = COALESCE(tooled.after -> 'tools', '[]'::jsonb)::text,
+                    max_steps = (tooled.after ->> 'max_steps')::integer,
+                    steps = COALESCE((tooled.after ->> 'steps')::integer, 0),
+                    after_json = COALESCE(tooled.after -> 'after', '[]'::jsonb)::text
+                FROM (
+                    SELECT id, replace(after_json, '\\u0000', '\\ufffd')::jsonb AS after
+                    FROM tasks WHERE after_json NOT LIKE '[%'
+                ) AS tooled
+                WHERE tasks.id = tooled.id AND jsonb_typeof(tooled.after) = 'object'
+                """,
+            ),
+        ),
+    ),
 )
 
 

@@ -31,8 +31,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
+from typing import Any
 
+import psycopg
 import psycopg_pool
+from psycopg.rows import tuple_row
 
 from thoughtline.records import Run
 from thoughtline.store._postgres_connection import (
@@ -50,7 +53,7 @@ from thoughtline.store._postgres_listen import (
     RunEventListener,
     notification_payload,
 )
-from thoughtline.store._postgres_schema import run_params, task_params
+from thoughtline.store._postgres_schema import run_params, task_params, tool_call_params
 from thoughtline.store._sql_dialect import POSTGRES
 from thoughtline.store._sql_store import UNFINISHED, SqlStore
 from thoughtline.store.base import PreparedWrite, Store
@@ -65,7 +68,7 @@ RESIDUE = (
     "PostgreSQL keeps the bytes of deleted rows in its table files until VACUUM reuses "
     "the space, and in its write-ahead log, backups and replicas until they are recycled; "
     "the rows are gone from every query now, and VACUUM FULL trace_events, tasks, "
-    "run_events rewrites those tables at once."
+    "task_tool_calls, run_events rewrites those tables at once."
 )
 
 
@@ -77,6 +80,7 @@ class PostgresStore(SqlStore[Connection]):
     and the announcements of appended events."""
 
     dialect = POSTGRES
+    integrity_errors = (psycopg.errors.ForeignKeyViolation,)
 
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
     live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
@@ -132,6 +136,7 @@ class PostgresStore(SqlStore[Connection]):
         return (*run_params(run), owner.host, owner.pid, owner.start_time, owner.boot_id)
 
     task_row = staticmethod(task_params)
+    tool_call_row = staticmethod(tool_call_params)
 
     def _execute_many(
         self,
@@ -141,6 +146,12 @@ class PostgresStore(SqlStore[Connection]):
     ) -> None:
         with conn.cursor() as cursor:
             cursor.executemany(sql, params)
+
+    def _tuples(
+        self, conn: Connection, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        with conn.cursor(row_factory=tuple_row) as cursor:
+            return cursor.execute(sql, params).fetchall()
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from thoughtline.records import Run, TraceLayer, now_iso
 from thoughtline.store import _rows as rows
@@ -60,6 +61,7 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
     connections, locks, checkpoints and erasing."""
 
     dialect = SQLITE
+    integrity_errors = (sqlite3.IntegrityError,)
 
     live_flush_s: float = 0.1  # other processes poll the log at about this pace
     writes_wait_on_network: bool = False
@@ -178,6 +180,7 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         )
 
     task_row = staticmethod(rows.task_params)
+    tool_call_row = staticmethod(rows.tool_call_params)
 
     def _execute_many(
         self,
@@ -186,6 +189,13 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         params: Iterable[Sequence[object] | Mapping[str, object]],
     ) -> None:
         conn.executemany(sql, params)
+
+    def _tuples(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # Without waiting, neither for the file's write lock nor for this store's

@@ -1,5 +1,6 @@
 """Span attributes for runs and model calls, following the OpenTelemetry GenAI semantic
-conventions (client inference spans), plus ``thoughtline.*`` attributes for disclosure.
+conventions (client inference spans, agent and tool spans), plus ``thoughtline.*``
+attributes for disclosure.
 
 Pure functions over runs and tasks — no OpenTelemetry import — so the mapping is testable
 on its own. Every string that could carry content or a credential passes the redactor
@@ -9,8 +10,15 @@ Attribute names follow the current GenAI conventions (the ``semantic-conventions
 registry): ``gen_ai.provider.name`` (which replaced the deprecated ``gen_ai.system``; the
 old name is not emitted), ``gen_ai.usage.reasoning.output_tokens``,
 ``gen_ai.response.time_to_first_chunk`` in seconds, and ``gen_ai.output.messages`` as a
-JSON string of ``[{"role", "parts": [{"type": "reasoning"|"text", "content"}],
-"finish_reason"}]`` (span attributes cannot hold structured values in the Python SDK).
+JSON string of ``[{"role", "parts": [{"type": "reasoning"|"text", "content"} |
+{"type": "tool_call", "id", "name", "arguments"}], "finish_reason"}]`` (span attributes
+cannot hold structured values in the Python SDK).
+
+A task that may call tools is an agent: an ``invoke_agent {role}`` span with the task's
+outcome and its usage summed, and under it one ``chat {model}`` span per model call (the
+step's own usage, response id and finish reason, and ``thoughtline.step``) and one
+``execute_tool {name}`` span per tool call (``thoughtline.tool.step`` names the step that
+asked for it). A task without tools keeps a single ``chat {model}`` span.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ from typing import TypeAlias
 
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, ToolCallRecord, TracedReasoningPart
-from thoughtline.runtime.telemetry_hooks import CallReport
+from thoughtline.runtime.telemetry_hooks import CallReport, RequestedToolCall, StepReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
 Attributes: TypeAlias = dict[str, AttributeValue]
 
 OPERATION_CHAT = "chat"
+OPERATION_INVOKE_AGENT = "invoke_agent"
+OPERATION_EXECUTE_TOOL = "execute_tool"
 RUN_SPAN_NAME = "thoughtline run"
 
 # thoughtline endpoint name -> gen_ai.provider.name. The well-known values come from the
@@ -63,6 +73,20 @@ def task_span_name(task: Task) -> str:
     return f"{OPERATION_CHAT} {task.model}"
 
 
+def agent_span_name(task: Task) -> str:
+    return f"{OPERATION_INVOKE_AGENT} {task.role}"
+
+
+def tool_span_name(call: ToolCallRecord) -> str:
+    return f"{OPERATION_EXECUTE_TOOL} {call.name}"
+
+
+def is_agent(task: Task) -> bool:
+    """Whether the task's spans take the agent shape: it was offered tools (whether or
+    not its model called any), so the shape does not depend on what the model chose."""
+    return task.tool_calls is not None
+
+
 def run_attributes(run: Run) -> Attributes:
     """Attributes of the ``thoughtline run`` span, known when the run starts."""
     return {
@@ -93,18 +117,9 @@ def task_attributes(
     and content capture is on; it is redacted like every other string."""
     attributes: Attributes = {
         "gen_ai.operation.name": OPERATION_CHAT,
-        "gen_ai.provider.name": provider_name(task.provider),
-        "gen_ai.request.model": task.model,
+        **_task_context(run, task),
         "gen_ai.response.finish_reasons": [finish_reason(report.finish_reason)],
-        "thoughtline.run.id": run.id,
-        "thoughtline.task.id": task.id,
-        "thoughtline.task.name": task.name or task.role,
         "thoughtline.task.status": task.status,
-        "thoughtline.role": task.role,
-        "thoughtline.endpoint": task.provider,
-        "thoughtline.effort": task.effort,
-        "thoughtline.chain_of_thought": task.chain_of_thought,
-        "thoughtline.chain_of_thought.source": task.chain_of_thought_source,
     }
     if report.streamed:
         attributes["gen_ai.request.stream"] = True
@@ -115,15 +130,13 @@ def task_attributes(
     if report.time_to_first_chunk_ms is not None:
         attributes["gen_ai.response.time_to_first_chunk"] = report.time_to_first_chunk_ms / 1000
     usage = task.usage
-    # None means "not reported": such counts are left out, never sent as 0.
-    for name, value in (
-        ("gen_ai.usage.input_tokens", usage.input_tokens),
-        ("gen_ai.usage.output_tokens", usage.output_tokens),
-        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
-        ("gen_ai.usage.cache_read.input_tokens", report.cached_input_tokens),
-    ):
-        if value is not None:
-            attributes[name] = value
+    _add_usage(
+        attributes,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cached_input_tokens=report.cached_input_tokens,
+    )
     if task.reasoning_status is not None:
         attributes["thoughtline.reasoning_status"] = task.reasoning_status
     if task.reasoning_notice:
@@ -140,6 +153,80 @@ def task_attributes(
     return redact_attributes(attributes, redactor)
 
 
+def agent_attributes(run: Run, task: Task, report: CallReport, *, redactor: Redactor) -> Attributes:
+    """Attributes of an ``invoke_agent {role}`` span: the task's outcome and its usage
+    summed over its model calls. It carries no message content: that is on each step's
+    ``chat`` span, under the same rules as a single call."""
+    attributes: Attributes = {
+        "gen_ai.operation.name": OPERATION_INVOKE_AGENT,
+        "gen_ai.agent.name": task.role,
+        **_task_context(run, task),
+        "gen_ai.response.finish_reasons": [finish_reason(report.finish_reason)],
+        "thoughtline.task.status": task.status,
+        "thoughtline.steps": len(report.steps),
+    }
+    if report.response_model:
+        attributes["gen_ai.response.model"] = report.response_model
+    usage = task.usage
+    _add_usage(
+        attributes,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+    )
+    if task.reasoning_status is not None:
+        attributes["thoughtline.reasoning_status"] = task.reasoning_status
+    if task.reasoning_notice:
+        attributes["thoughtline.reasoning_notice"] = task.reasoning_notice
+    if task.error is not None and task.status == "failed":
+        attributes["error.type"] = task.error.code
+    return redact_attributes(attributes, redactor)
+
+
+def step_attributes(
+    run: Run, task: Task, step: StepReport, *, capture_content: bool, redactor: Redactor
+) -> Attributes:
+    """Attributes of one step's ``chat {model}`` span: that call's own usage, response id
+    and finish reason. Its messages (the step's recorded reasoning, its text and the tool
+    calls it asked for) are attached only when the mode records reasoning
+    (``step.recorded_reasoning`` is not ``None``) and content capture is on."""
+    attributes: Attributes = {
+        "gen_ai.operation.name": OPERATION_CHAT,
+        **_task_context(run, task),
+        "gen_ai.response.finish_reasons": [finish_reason(step.finish_reason)],
+        "thoughtline.step": step.number,
+    }
+    if step.streamed:
+        attributes["gen_ai.request.stream"] = True
+    if step.response_model:
+        attributes["gen_ai.response.model"] = step.response_model
+    if step.response_id:
+        attributes["gen_ai.response.id"] = step.response_id
+    if step.time_to_first_chunk_ms is not None:
+        attributes["gen_ai.response.time_to_first_chunk"] = step.time_to_first_chunk_ms / 1000
+    _add_usage(
+        attributes,
+        input_tokens=step.input_tokens,
+        output_tokens=step.output_tokens,
+        reasoning_tokens=step.reasoning_tokens,
+        cached_input_tokens=step.cached_input_tokens,
+    )
+    if step.error_code is not None:
+        attributes["error.type"] = step.error_code
+    elif step.cancelled:
+        attributes["thoughtline.step.cancelled"] = True
+    messages = None
+    if capture_content and step.recorded_reasoning is not None:
+        messages = output_messages(
+            step.recorded_reasoning, step.output, step.finish_reason, step.tool_calls
+        )
+    attributes["thoughtline.content_captured"] = messages is not None
+    if messages is not None:
+        attributes["gen_ai.output.messages"] = messages
+    return redact_attributes(attributes, redactor)
+
+
 def tool_attributes(
     task: Task, call: ToolCallRecord, *, capture_content: bool, redactor: Redactor
 ) -> Attributes:
@@ -147,7 +234,7 @@ def tool_attributes(
     attached only with content capture on, and only for a task whose mode records
     reasoning (the same opt-in as message content); redacted like every other string."""
     attributes: Attributes = {
-        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.operation.name": OPERATION_EXECUTE_TOOL,
         "gen_ai.tool.name": call.name,
         "gen_ai.tool.call.id": call.id,
         "gen_ai.tool.type": "extension",
@@ -169,23 +256,75 @@ def tool_attributes(
     return redact_attributes(attributes, redactor)
 
 
+def _task_context(run: Run, task: Task) -> Attributes:
+    """What every span of a task says of it, so each can be found by task or mode."""
+    return {
+        "gen_ai.provider.name": provider_name(task.provider),
+        "gen_ai.request.model": task.model,
+        "thoughtline.run.id": run.id,
+        "thoughtline.task.id": task.id,
+        "thoughtline.task.name": task.name or task.role,
+        "thoughtline.role": task.role,
+        "thoughtline.endpoint": task.provider,
+        "thoughtline.effort": task.effort,
+        "thoughtline.chain_of_thought": task.chain_of_thought,
+        "thoughtline.chain_of_thought.source": task.chain_of_thought_source,
+    }
+
+
+def _add_usage(
+    attributes: Attributes,
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    reasoning_tokens: int | None,
+    cached_input_tokens: int | None,
+) -> None:
+    # None means "not reported": such counts are left out, never sent as 0.
+    for name, value in (
+        ("gen_ai.usage.input_tokens", input_tokens),
+        ("gen_ai.usage.output_tokens", output_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", reasoning_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", cached_input_tokens),
+    ):
+        if value is not None:
+            attributes[name] = value
+
+
 def output_messages(
-    recorded_reasoning: Sequence[TracedReasoningPart], output: str | None, reason: str | None
+    recorded_reasoning: Sequence[TracedReasoningPart],
+    output: str | None,
+    reason: str | None,
+    tool_calls: Sequence[RequestedToolCall] = (),
 ) -> str | None:
     """``gen_ai.output.messages`` as JSON: one assistant message (one choice) whose parts
     are the recorded reasoning (text only: signatures and encrypted carriers stay in the
-    trace) followed by the answer text. ``None`` when the call produced neither."""
-    parts: list[dict[str, str]] = [
+    trace), the answer text, then the tool calls it asked for. ``None`` when the call
+    produced none of them."""
+    parts: list[dict[str, object]] = [
         {"type": "reasoning", "content": part["text"]}
         for part in recorded_reasoning
         if part["text"]
     ]
     if output:
         parts.append({"type": "text", "content": output})
+    parts.extend(
+        {"type": "tool_call", "id": call.id, "name": call.name, "arguments": _arguments(call)}
+        for call in tool_calls
+    )
     if not parts:
         return None
     message = {"role": "assistant", "parts": parts, "finish_reason": finish_reason(reason)}
     return json.dumps([message], ensure_ascii=False)
+
+
+def _arguments(call: RequestedToolCall) -> object:
+    """The call's arguments as JSON when they parse (the conventions' structured form),
+    else the text as it came."""
+    try:
+        return json.loads(call.arguments) if call.arguments else {}
+    except json.JSONDecodeError:
+        return call.arguments
 
 
 def error_description(task: Task, redactor: Redactor) -> str | None:

@@ -1,12 +1,15 @@
 """OpenTelemetry spans for runs and model calls (the ``[otel]`` extra).
 
-One ``thoughtline run`` span (INTERNAL) per run, parent of one ``chat {model}`` span
-(CLIENT) per task, with the task's real start and end times, and under it one
-``execute_tool {name}`` span (INTERNAL) per tool call the task made. The spans go
-through the given span processor — for export, a ``BatchSpanProcessor`` around the OTLP/HTTP
-exporter, which reads the standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout,
-compression, TLS). The tracer provider is private to this object: thoughtline never
-replaces the process's global provider.
+One ``thoughtline run`` span (INTERNAL) per run. Under it, a task without tools is one
+``chat {model}`` span (CLIENT) with the task's real start and end times. A task that may
+call tools is an agent, as the GenAI agent conventions draw it: an ``invoke_agent {role}``
+span (INTERNAL) with the task's outcome, and under it, side by side in time order, one
+``chat {model}`` span (CLIENT) per model call (step) and one ``execute_tool {name}`` span
+(INTERNAL) per tool call, each with its own times. The spans go through the given span
+processor — for export, a ``BatchSpanProcessor`` around the OTLP/HTTP exporter, which
+reads the standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, compression,
+TLS). The tracer provider is private to this object: thoughtline never replaces the
+process's global provider.
 """
 
 from __future__ import annotations
@@ -18,22 +21,28 @@ import time
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, ToolCallRecord
-from thoughtline.runtime.telemetry_hooks import CallReport
+from thoughtline.runtime.telemetry_hooks import CallReport, StepReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,
+    agent_attributes,
+    agent_span_name,
     error_description,
+    is_agent,
     iso_to_ns,
     run_attributes,
     run_end_attributes,
     run_failed,
+    step_attributes,
     task_attributes,
     task_span_name,
     tool_attributes,
+    tool_span_name,
 )
 from thoughtline.telemetry.settings import TelemetrySettings
 
 try:
     from opentelemetry import trace
+    from opentelemetry.context import Context
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -100,6 +109,9 @@ class OtelTelemetry:
 
     def task_finished(self, run: Run, task: Task, report: CallReport) -> None:
         parent = self._run_span(run, start_ns=iso_to_ns(run.created_at))
+        if is_agent(task):
+            self._agent_spans(parent, run, task, report)
+            return
         attributes = task_attributes(
             run, task, report, capture_content=self.capture_content, redactor=self.redactor
         )
@@ -114,16 +126,64 @@ class OtelTelemetry:
         )
         if task.status == "failed":
             span.set_status(Status(StatusCode.ERROR, error_description(task, self.redactor)))
-        for call in task.tool_calls or ():
-            self._tool_span(span, task, call)
         span.end(end_time=max(end_ns, start_ns))
 
-    def _tool_span(self, parent: trace.Span, task: Task, call: ToolCallRecord) -> None:
-        """One ``execute_tool {name}`` span per tool call, under the task's span."""
-        start_ns = iso_to_ns(call.started_at) or time.time_ns()
-        span = self._tracer.start_span(
-            f"execute_tool {call.name}",
+    def _agent_spans(self, parent: trace.Span, run: Run, task: Task, report: CallReport) -> None:
+        """An ``invoke_agent`` span around the task's steps and tool calls. Its times
+        cover every child's, as the stored task times are cut to the millisecond."""
+        calls = list(task.tool_calls or ())
+        tool_times = [self._tool_times(call) for call in calls]
+        end_ns = iso_to_ns(task.timings.finished_at) or time.time_ns()
+        start_ns = iso_to_ns(task.timings.started_at) or end_ns
+        starts = [start_ns, *(step.started_ns for step in report.steps)]
+        ends = [end_ns, *(step.ended_ns for step in report.steps)]
+        starts.extend(start for start, _ in tool_times)
+        ends.extend(end for _, end in tool_times)
+        agent = self._tracer.start_span(
+            agent_span_name(task),
             context=trace.set_span_in_context(parent),
+            kind=SpanKind.INTERNAL,
+            attributes=agent_attributes(run, task, report, redactor=self.redactor),
+            start_time=min(starts),
+        )
+        context = trace.set_span_in_context(agent)
+        calls_of: dict[int, list[int]] = {}
+        for index, call in enumerate(calls):
+            calls_of.setdefault(call.step, []).append(index)
+        for step in report.steps:
+            self._step_span(context, run, task, step)
+            for index in calls_of.pop(step.number, ()):
+                self._tool_span(context, task, calls[index], tool_times[index])
+        for indexes in calls_of.values():  # calls of a step that reported nothing
+            for index in indexes:
+                self._tool_span(context, task, calls[index], tool_times[index])
+        if task.status == "failed":
+            agent.set_status(Status(StatusCode.ERROR, error_description(task, self.redactor)))
+        agent.end(end_time=max(ends))
+
+    def _step_span(self, context: Context, run: Run, task: Task, step: StepReport) -> None:
+        """One ``chat {model}`` span per model call of an agent task."""
+        span = self._tracer.start_span(
+            task_span_name(task),
+            context=context,
+            kind=SpanKind.CLIENT,
+            attributes=step_attributes(
+                run, task, step, capture_content=self.capture_content, redactor=self.redactor
+            ),
+            start_time=step.started_ns,
+        )
+        if step.error_code is not None:
+            span.set_status(Status(StatusCode.ERROR, step.error_code))
+        span.end(end_time=step.ended_ns)
+
+    def _tool_span(
+        self, context: Context, task: Task, call: ToolCallRecord, times: tuple[int, int]
+    ) -> None:
+        """One ``execute_tool {name}`` span per tool call, beside the step that asked."""
+        start_ns, end_ns = times
+        span = self._tracer.start_span(
+            tool_span_name(call),
+            context=context,
             kind=SpanKind.INTERNAL,
             attributes=tool_attributes(
                 task, call, capture_content=self.capture_content, redactor=self.redactor
@@ -132,7 +192,12 @@ class OtelTelemetry:
         )
         if call.is_error:
             span.set_status(Status(StatusCode.ERROR, call.error or call.status))
-        span.end(end_time=start_ns + int((call.duration_ms or 0.0) * 1_000_000))
+        span.end(end_time=end_ns)
+
+    @staticmethod
+    def _tool_times(call: ToolCallRecord) -> tuple[int, int]:
+        start_ns = iso_to_ns(call.started_at) or time.time_ns()
+        return start_ns, start_ns + int((call.duration_ms or 0.0) * 1_000_000)
 
     def run_finished(self, run: Run) -> None:
         with self._lock:

@@ -180,12 +180,7 @@ class McpConnection:
             # Sent back as an error only so that the client skips the tool's output
             # schema; like any result over the cap, it is a result, cut and marked.
             return ToolOutcome(text=text, truncated=True)
-        truncated = len(text) > self._max_result_chars
-        if truncated:
-            text = (
-                text[: self._max_result_chars]
-                + f"\n[result cut at {self._max_result_chars:,} of {len(text):,} characters]"
-            )
+        text, truncated = cut_result(text, self._max_result_chars)
         return ToolOutcome(text=text, is_error=bool(result.is_error), truncated=truncated)
 
     def _transport(self) -> Any:
@@ -244,6 +239,13 @@ class McpConnection:
             return " ".join(self._stderr.read().split())
         except (OSError, ValueError):
             return ""
+
+
+def cut_result(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut at ``limit`` characters and marked so, and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit] + f"\n[result cut at {limit:,} of {len(text):,} characters]", True
 
 
 def _reason(exc: BaseException) -> str:

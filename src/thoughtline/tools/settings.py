@@ -59,6 +59,9 @@ class McpServerSettings:
     """Only these tools of the server; ``None``: every tool it lists."""
     allow_destructive: bool = False
     source: str = "default"
+    literal: bool = False
+    """``env`` and ``headers`` values are used as given, with no ``${VAR}`` filled in
+    (an ACP editor's servers: it sends the values themselves)."""
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -71,14 +74,18 @@ class McpServerSettings:
         return self.url or ""
 
     def expanded_env(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """``env`` with ``${VAR}`` filled in from ``environ``."""
+        """``env`` with ``${VAR}`` filled in from ``environ`` (unless :attr:`literal`)."""
+        if self.literal:
+            return dict(self.env)
         return {
             key: expand(value, environ, f"mcp_servers.{self.name}.env.{key}", self.source)
             for key, value in self.env.items()
         }
 
     def expanded_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """``headers`` with ``${VAR}`` filled in from ``environ``."""
+        """``headers`` with ``${VAR}`` filled in from ``environ`` (unless :attr:`literal`)."""
+        if self.literal:
+            return dict(self.headers)
         return {
             key: expand(value, environ, f"mcp_servers.{self.name}.headers.{key}", self.source)
             for key, value in self.headers.items()

@@ -9,6 +9,8 @@ from typing import Final
 
 from thoughtline.tools.settings import SERVER_NAME, SERVER_NAME_RULE
 
+PYTHON_SERVER: Final = "python"
+"""The server the library API's Python callables are offered under (``python.NAME``)."""
 DEFAULT_MAX_STEPS: Final = 8
 """Model calls one task may make unless its role, plan, run or config says otherwise."""
 MAX_STEPS_CEILING: Final = 1000

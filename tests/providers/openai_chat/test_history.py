@@ -99,7 +99,7 @@ def test_deepseek_gets_empty_reasoning_content_when_a_tool_call_turn_had_none() 
     }
 
 
-def test_deepseek_plain_turns_and_deepseek_reasoner_get_no_reasoning_content() -> None:
+def test_deepseek_plain_turns_get_no_reasoning_content() -> None:
     origin = {"provider": "deepseek", "model": "deepseek-v4-pro"}
     plain_turn = Message(
         role="assistant",
@@ -110,10 +110,16 @@ def test_deepseek_plain_turns_and_deepseek_reasoner_get_no_reasoning_content() -
         "role": "assistant",
         "content": "4",
     }
+
+
+def test_deepseek_reasoner_gets_reasoning_content_back_on_a_tool_turn() -> None:
+    # deepseek-reasoner names the thinking mode (since V3.1), which calls tools and
+    # needs the turn's reasoning back; the R1 model that refused it is gone.
     reasoner = two_step_history(
         "deepseek", "deepseek-reasoner", (raw("Hm.", "deepseek", "deepseek-reasoner"),)
     )
-    assert "reasoning_content" not in next_messages("deepseek", "deepseek-reasoner", reasoner)[1]
+    turn = next_messages("deepseek", "deepseek-reasoner", reasoner)[1]
+    assert turn["reasoning_content"] == "Hm."
 
 
 @pytest.mark.parametrize(

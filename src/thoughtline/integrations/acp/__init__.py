@@ -1,8 +1,9 @@
 """``thoughtline acp``: thoughtline as an Agent Client Protocol (ACP) agent over stdio.
 
 Every ``acp`` import of thoughtline lives in this package (the ``[acp]`` extra):
-``settings`` (session settings, modes and config options), ``render`` (run events as
-session updates), ``agent`` (the ``Agent``) and ``stdio`` (serving it). The agent
+``settings`` (session settings, modes and config options), ``servers`` (the editor's MCP
+servers), ``render`` (run events as session updates), ``agent`` (the ``Agent``) and
+``stdio`` (serving it). The agent
 starts runs through the runtime's background-run manager (``RunManager``) and
 contains no disclosure logic: it forwards the ``reasoning.delta`` events the runtime emits
 (only for tasks whose mode displays reasoning) and renders ``task.reasoning_notice``
@@ -56,6 +57,32 @@ A prompt turn
     what every client renders in the conversation, while tool-call content is often
     collapsed or not shown at all. The tool call's content is a one-line summary
     (status, tokens, duration, error).
+
+Tools
+    ``initialize`` advertises ``mcpCapabilities`` ``{http: true, sse: false}``. The MCP
+    servers in ``session/new`` ``mcpServers`` (stdio ``{name, command, args, env}``, and
+    ``{type: "http", name, url, headers}``) are the session's tools: every task of every
+    prompt may call them whole, beside the tools its role names. The editor is the
+    user's own, so its servers are started as it describes them (a daemon or MCP
+    request may only name configured servers), under the rules every tool server
+    follows: a stdio server's environment is its own ``env`` plus ``PATH``, ``HOME``
+    and the locale, values are taken as sent (no ``${VAR}``), and it starts in the
+    session's ``cwd``. A server whose ``env`` would hand it a loaded provider key, an
+    SSE or ACP-transport server, a name that is not ``[A-Za-z0-9][A-Za-z0-9_-]*``, used
+    twice, or also a configured server's, is refused (``SESSION_MCP_SERVER_INVALID``).
+    Servers start when a prompt's run needs them and stop with it.
+
+    Before a tool whose annotations call it destructive runs, the agent asks the editor
+    with ``session/request_permission`` (options ``allow_once``, ``allow_always``: for
+    the rest of the session, ``reject_once``), after the call's ``tool_call`` update was
+    sent; ``allow_destructive`` is not read. A rejected or cancelled request sends the
+    model a ``TOOL_NOT_ALLOWED`` error result, the call ends ``denied``
+    (``tool_call_update`` ``failed``), and the loop goes on.
+
+    Each tool call is a ``tool_call`` (id ``TASK_ID/CALL_ID``, title ``SERVER.TOOL``,
+    ``rawInput`` its arguments) and a final ``tool_call_update``. Its kind comes from
+    the tool's annotations: ``read`` for a read-only tool, ``delete`` for a destructive
+    one (it may destroy or overwrite data), ``other`` otherwise.
 
 Stop reasons
     ``cancelled`` when the client sent ``session/cancel`` during the turn (as the protocol

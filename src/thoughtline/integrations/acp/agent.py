@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypeAlias
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
+    AllowedOutcome,
     AudioContentBlock,
     ClientCapabilities,
     ConfigOptionUpdate,
@@ -20,7 +22,9 @@ from acp.schema import (
     ImageContentBlock,
     Implementation,
     InitializeResponse,
+    McpCapabilities,
     NewSessionResponse,
+    PermissionOption,
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
@@ -30,11 +34,21 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
+    ToolCallProgress,
+    ToolCallUpdate,
 )
 
 from thoughtline import __version__
 from thoughtline.errors import ThoughtlineError
-from thoughtline.integrations.acp.render import SessionUpdate, TurnRenderer, stop_reason
+from thoughtline.integrations.acp.render import (
+    SessionUpdate,
+    TurnRenderer,
+    stop_reason,
+    tool_call_id,
+    tool_kind,
+    tool_title,
+)
+from thoughtline.integrations.acp.servers import session_servers
 from thoughtline.integrations.acp.settings import (
     EFFORT_OPTION,
     INVALID_REQUEST,
@@ -53,7 +67,9 @@ from thoughtline.records import new_id
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.run_tools import RunTools, ToolApproval
 from thoughtline.runtime.runner import Runtime
+from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +83,7 @@ PromptBlock: TypeAlias = (
 
 SUPPORTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 SHUTDOWN_GRACE_S = 5.0
+ALLOWING = frozenset({"allow_once", "allow_always"})
 
 
 class _Turn:
@@ -87,16 +104,31 @@ class _Turn:
         for update in self.renderer.render(event):
             self._queue.put_nowait(update)
 
+    def send(self, update: SessionUpdate) -> None:
+        """Queue one update of the agent's own, in order with the run's."""
+        self._queue.put_nowait(update)
+
+    async def sent(self) -> None:
+        """Wait until every update queued so far was sent (a permission request must
+        come after the tool call it is about)."""
+        await self._queue.join()
+
     async def _send_all(self) -> None:
         connected = self.client is not None
-        while (update := await self._queue.get()) is not None:
-            if not connected or self.client is None:
-                continue
+        while True:
+            update = await self._queue.get()
             try:
-                await self.client.session_update(session_id=self.session_id, update=update)
-            except OSError as exc:  # the client went away; the run still ends and is stored
-                logger.warning("session %s: cannot send updates (%s)", self.session_id, exc)
-                connected = False
+                if update is None:
+                    return
+                if not connected or self.client is None:
+                    continue
+                try:
+                    await self.client.session_update(session_id=self.session_id, update=update)
+                except OSError as exc:  # the client went away; the run still ends and is stored
+                    logger.warning("session %s: cannot send updates (%s)", self.session_id, exc)
+                    connected = False
+            finally:
+                self._queue.task_done()
 
     async def finish(self) -> None:
         """Send everything queued; the prompt's result must come after its updates."""
@@ -112,6 +144,10 @@ class _Session:
     id: str
     cwd: str
     settings: SessionSettings
+    servers: dict[str, McpServerSettings] = field(default_factory=dict)
+    """The editor's MCP servers (``session/new`` ``mcpServers``), offered to every task."""
+    always_allowed: set[str] = field(default_factory=set)
+    """Destructive tools (``SERVER.TOOL``) the user allowed for the rest of the session."""
     turn: _Turn | None = None
 
 
@@ -151,6 +187,7 @@ class ThoughtlineAcpAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=False
                 ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             auth_methods=[],
             agent_info=Implementation(name="thoughtline", title="thoughtline", version=__version__),
@@ -169,11 +206,15 @@ class ThoughtlineAcpAgent:
             validate_settings(self.runtime, settings)
         except ThoughtlineError as exc:
             raise from_thoughtline(exc) from None
-        if mcp_servers:
-            logger.info(
-                "ignoring %d MCP server(s): thoughtline tasks use no tools", len(mcp_servers)
-            )
-        session = _Session(id=new_id("sess"), cwd=cwd, settings=settings)
+        runtime = self.runtime
+        servers = session_servers(
+            mcp_servers or (),
+            cwd=cwd,
+            configured=runtime.config.mcp_servers,
+            environ=runtime.environ,
+            secrets=runtime.registry.loaded_secrets(),
+        )
+        session = _Session(id=new_id("sess"), cwd=cwd, settings=settings, servers=servers)
         self.sessions[session.id] = session
         return NewSessionResponse(
             session_id=session.id,
@@ -269,9 +310,13 @@ class ThoughtlineAcpAgent:
         turn = _Turn(self.client, session.id)
         session.turn = turn
         try:
+            tools = RunTools(servers=session.servers, approve=partial(self._approve, session, turn))
             try:
                 handle = await self.runs.start(
-                    spec, explicit_mode=settings.chain_of_thought, observer=turn.observe
+                    spec,
+                    explicit_mode=settings.chain_of_thought,
+                    observer=turn.observe,
+                    tools=tools,
                 )
             except ThoughtlineError as exc:
                 raise from_thoughtline(exc) from None
@@ -293,6 +338,49 @@ class ThoughtlineAcpAgent:
             stop_reason=stop_reason(final, cancel_requested=turn.cancel_requested),
             field_meta={META_KEY: {"run_id": final.id, "status": final.status}},
         )
+
+    async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
+        """Whether a destructive tool call may run: the editor's user answers through
+        ``session/request_permission`` (unless they allowed the tool for the session);
+        a rejection or a cancelled request is a no."""
+        spec = request.tool.spec
+        if spec in session.always_allowed:
+            return True
+        if self.client is None:
+            return False
+        call = request.call
+        update_id = tool_call_id(request.task_id, call)
+        await turn.sent()  # the editor knows the tool call before it is asked about it
+        response = await self.client.request_permission(
+            session_id=session.id,
+            tool_call=ToolCallUpdate(
+                tool_call_id=update_id,
+                title=tool_title(call),
+                kind=tool_kind(call),
+                status="pending",
+                raw_input={"arguments": call["arguments"]},
+            ),
+            options=[
+                PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
+                PermissionOption(
+                    option_id="allow_always",
+                    name=f"Always allow {spec} in this session",
+                    kind="allow_always",
+                ),
+                PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in ALLOWING:
+            return False  # rejected, or the request was cancelled
+        if outcome.option_id == "allow_always":
+            session.always_allowed.add(spec)
+        turn.send(
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=update_id, status="in_progress"
+            )
+        )
+        return True
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel`` is a notification: nothing to answer, so problems are logged."""

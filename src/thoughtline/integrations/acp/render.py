@@ -19,7 +19,7 @@ from acp.schema import (
     ToolKind,
 )
 
-from thoughtline.records import Run, TaskSnapshot
+from thoughtline.records import Run, TaskSnapshot, ToolCallSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -48,6 +48,29 @@ Stream: TypeAlias = Literal["message", "thought"]
 
 def _title(task: TaskSnapshot) -> str:
     return f"{task['role']} · {task['provider']}:{task['model']}"
+
+
+def tool_kind(call: ToolCallSnapshot) -> ToolKind:
+    """The ACP kind of a tool call, from its tool's MCP annotations: ``read`` for a
+    read-only tool, ``delete`` for a destructive one (MCP's ``destructiveHint``: it may
+    destroy or overwrite data, the warning a person should see before allowing it),
+    ``other`` for the rest (no annotations, or additive updates)."""
+    if call.get("read_only"):
+        return "read"
+    if call.get("destructive"):
+        return "delete"
+    return "other"
+
+
+def tool_call_id(task_id: str, call: ToolCallSnapshot) -> str:
+    """The ACP tool call id of one of a task's tool calls (the task is a tool call too)."""
+    return f"{task_id}/{call['id']}"
+
+
+def tool_title(call: ToolCallSnapshot) -> str:
+    """``SERVER.TOOL``, or the name the model used for a tool the task does not have."""
+    server = call["server"]
+    return call["name"] if server is None else f"{server}.{call['name']}"
 
 
 def _text_block(text: str) -> TextContentBlock:
@@ -111,9 +134,9 @@ class TurnRenderer:
                 return [
                     ToolCallStart(
                         session_update="tool_call",
-                        tool_call_id=f"{task_id}/{call['id']}",
-                        title=f"{call['server']}.{call['name']}",
-                        kind="other",
+                        tool_call_id=tool_call_id(task_id, call),
+                        title=tool_title(call),
+                        kind=tool_kind(call),
                         status="in_progress",
                         raw_input={"arguments": call["arguments"]},
                     )
@@ -122,7 +145,7 @@ class TurnRenderer:
                 return [
                     ToolCallProgress(
                         session_update="tool_call_update",
-                        tool_call_id=f"{task_id}/{call['id']}",
+                        tool_call_id=tool_call_id(task_id, call),
                         status="failed" if call["is_error"] else "completed",
                         content=[
                             ContentToolCallContent(

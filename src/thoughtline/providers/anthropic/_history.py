@@ -31,7 +31,7 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
-from thoughtline.providers._history import arguments_object
+from thoughtline.providers._history import arguments_object, wire_items
 from thoughtline.requests import Message
 
 
@@ -39,19 +39,23 @@ def anthropic_messages(
     messages: Sequence[Message], *, provider: str, model: str
 ) -> list[dict[str, Any]]:
     """The ``messages`` array for a request to ``model`` on endpoint ``provider``."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        text = plain_text(message.parts)
-        if text is not None:
-            out.append({"role": message.role, "content": text})
-            continue
-        blocks = [
-            block
-            for part in message.parts
-            if (block := _block(part, provider=provider, model=model)) is not None
-        ]
-        out.append({"role": message.role, "content": blocks})
-    return out
+    return wire_items(
+        messages,
+        ("anthropic", provider, model),
+        lambda m: [_message(m, provider=provider, model=model)],
+    )
+
+
+def _message(message: Message, *, provider: str, model: str) -> dict[str, Any]:
+    text = plain_text(message.parts)
+    if text is not None:
+        return {"role": message.role, "content": text}
+    blocks = [
+        block
+        for part in message.parts
+        if (block := _block(part, provider=provider, model=model)) is not None
+    ]
+    return {"role": message.role, "content": blocks}
 
 
 def _block(part: Part, *, provider: str, model: str) -> dict[str, Any] | None:

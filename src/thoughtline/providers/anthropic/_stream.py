@@ -106,6 +106,7 @@ class AnthropicStreamTranslator(PayloadTranslator):
         self._cache: tuple[int | None, int | None] = (None, None)
         self._blocks: dict[int, _Block] = {}
         self._used_part_ids: set[str] = set()
+        self._dropped: StreamWarning | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], list[StreamEvent]]] = {
             "content_block_delta": self._block_delta,
             "content_block_start": self._block_start,
@@ -180,10 +181,19 @@ class AnthropicStreamTranslator(PayloadTranslator):
             self._cache = (start_usage.cached_input_tokens, start_usage.cache_write_tokens)
             if start_usage != NO_USAGE:
                 out.append(start_usage)
+        self._dropped = _dropped_blocks(message.get("input_transformations"))
+        if self._dropped is not None:
+            out.append(self._dropped)
         return out
 
     def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
+        # Sent again only after a server-side model fallback: the serving model's list,
+        # which replaces message_start's.
+        dropped = _dropped_blocks(payload.get("input_transformations"))
+        if dropped is not None and dropped != self._dropped:
+            self._dropped = dropped
+            out.append(dropped)
         usage = payload.get("usage")
         if isinstance(usage, dict):
             out.append(anthropic_usage(usage, output=True, cache=self._cache))
@@ -442,6 +452,36 @@ def _refusal_warning(details: Mapping[str, Any]) -> StreamWarning | None:
             "reasoning through chain_of_thought instead"
         )
     return StreamWarning(code="PROVIDER_REFUSAL", message=f"{message}.")
+
+
+_SHOWN_DROPS: Final = 5
+
+
+def _dropped_blocks(transformations: object) -> StreamWarning | None:
+    """``PROVIDER_THINKING_DROPPED`` for the ``thinking_dropped`` entries of a response's
+    ``input_transformations``: blocks of the request the API left out, unread by the
+    model, because they failed a binding check (another model, another prefix)."""
+    if not isinstance(transformations, list):
+        return None
+    dropped = [
+        entry
+        for entry in transformations
+        if isinstance(entry, dict) and entry.get("type") == "thinking_dropped"
+    ]
+    if not dropped:
+        return None
+    where = ", ".join(
+        f"{entry.get('path', '?')}: {entry.get('reason', 'unspecified')}"
+        for entry in dropped[:_SHOWN_DROPS]
+    )
+    if len(dropped) > _SHOWN_DROPS:
+        where += f", and {len(dropped) - _SHOWN_DROPS} more"
+    blocks = "block" if len(dropped) == 1 else "blocks"
+    return StreamWarning(
+        code="PROVIDER_THINKING_DROPPED",
+        message=f"Anthropic left {len(dropped)} thinking {blocks} of the request out "
+        f"unread by the model ({where}).",
+    )
 
 
 def _ignore(payload: dict[str, Any]) -> list[StreamEvent]:

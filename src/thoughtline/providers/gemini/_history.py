@@ -31,7 +31,7 @@ from thoughtline.parts import (
     plain_text,
 )
 from thoughtline.providers._call_ids import is_synthetic_call_id
-from thoughtline.providers._history import arguments_object
+from thoughtline.providers._history import arguments_object, wire_items
 from thoughtline.requests import Message
 
 
@@ -39,15 +39,19 @@ def gemini_contents(
     messages: Sequence[Message], *, provider: str, model: str
 ) -> list[dict[str, Any]]:
     """The ``contents`` array for a request to ``model`` on endpoint ``provider``."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        role = "model" if message.role == "assistant" else "user"
-        text = plain_text(message.parts)
-        if text is not None:
-            out.append({"role": role, "parts": [{"text": text}]})
-        else:
-            out.append({"role": role, "parts": _parts(message, provider=provider, model=model)})
-    return out
+    return wire_items(
+        messages,
+        ("gemini", provider, model),
+        lambda m: [_content(m, provider=provider, model=model)],
+    )
+
+
+def _content(message: Message, *, provider: str, model: str) -> dict[str, Any]:
+    role = "model" if message.role == "assistant" else "user"
+    text = plain_text(message.parts)
+    if text is not None:
+        return {"role": role, "parts": [{"text": text}]}
+    return {"role": role, "parts": _parts(message, provider=provider, model=model)}
 
 
 def _parts(message: Message, *, provider: str, model: str) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from thoughtline.parts import (
     plain_text,
 )
 from thoughtline.providers._call_ids import is_synthetic_call_id
-from thoughtline.providers._history import arguments_object
+from thoughtline.providers._history import arguments_object, wire_items
 from thoughtline.requests import Message
 
 
@@ -31,16 +31,18 @@ def ollama_messages(
     messages: Sequence[Message], *, provider: str, model: str
 ) -> list[dict[str, Any]]:
     """The turns of the ``messages`` array (the system message is added by the caller)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        text = plain_text(message.parts)
-        if text is not None:
-            out.append({"role": message.role, "content": text})
-        elif message.role == "assistant":
-            out.append(_assistant(message, provider=provider, model=model))
-        else:
-            out.extend(_user(message))
-    return out
+    return wire_items(
+        messages, ("ollama", provider, model), lambda m: _turns(m, provider=provider, model=model)
+    )
+
+
+def _turns(message: Message, *, provider: str, model: str) -> list[dict[str, Any]]:
+    text = plain_text(message.parts)
+    if text is not None:
+        return [{"role": message.role, "content": text}]
+    if message.role == "assistant":
+        return [_assistant(message, provider=provider, model=model)]
+    return _user(message)
 
 
 def _assistant(message: Message, *, provider: str, model: str) -> dict[str, Any]:

@@ -10,9 +10,9 @@ openai              none (hosted chat completions return no reasoning)
 openrouter          ``reasoning_details`` as they came (Gemini and Claude behind
                     OpenRouter fail without them after a tool call)
 raw-reasoning,      ``reasoning_content`` on every assistant message with tool
-effort control      calls, even empty; never on plain turns (DeepSeek thinking
-(DeepSeek)          mode: 400 otherwise); never to ``deepseek-reasoner``, which
-                    refuses it
+effort control      calls, even empty (DeepSeek thinking mode, ``deepseek-reasoner``
+(DeepSeek)          included: 400 otherwise); never on plain turns, where the API
+                    ignores it
 raw-reasoning,      ``reasoning_content`` whenever the turn had reasoning
 toggle control      (vLLM, llama.cpp)
 (vLLM, llama.cpp)
@@ -36,6 +36,7 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.providers._history import wire_items
 from thoughtline.providers.endpoints import ChatDialect
 from thoughtline.requests import Message
 
@@ -47,15 +48,13 @@ _DETAIL_TEXT_KEY: Final[dict[str, str]] = {
     "reasoning.summary": "summary",
     "reasoning.encrypted": "data",
 }
-_REFUSES_REASONING_INPUT: Final = frozenset({"deepseek-reasoner"})
-"""Models that reject ``reasoning_content`` in their input (DeepSeek R1)."""
 
 
-def reasoning_echo(dialect: ChatDialect, thinking_control: str, model: str) -> Echo:
-    """How reasoning goes back to ``model`` on a ``dialect`` endpoint."""
+def reasoning_echo(dialect: ChatDialect, thinking_control: str) -> Echo:
+    """How reasoning goes back on a ``dialect`` endpoint."""
     if dialect == "openrouter":
         return "details"
-    if dialect != "raw-reasoning" or model.rsplit("/", 1)[-1] in _REFUSES_REASONING_INPUT:
+    if dialect != "raw-reasoning":
         return "none"
     return "content_with_tools" if thinking_control == "effort" else "content"
 
@@ -64,16 +63,20 @@ def chat_messages(
     messages: Sequence[Message], *, provider: str, model: str, echo: Echo
 ) -> list[dict[str, Any]]:
     """The turns of the ``messages`` array (the system message is added by the caller)."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        text = plain_text(message.parts)
-        if text is not None:
-            out.append({"role": message.role, "content": text})
-        elif message.role == "assistant":
-            out.append(_assistant(message, provider=provider, model=model, echo=echo))
-        else:
-            out.extend(_user(message))
-    return out
+    return wire_items(
+        messages,
+        ("openai-chat", provider, model, echo),
+        lambda m: _turns(m, provider=provider, model=model, echo=echo),
+    )
+
+
+def _turns(message: Message, *, provider: str, model: str, echo: Echo) -> list[dict[str, Any]]:
+    text = plain_text(message.parts)
+    if text is not None:
+        return [{"role": message.role, "content": text}]
+    if message.role == "assistant":
+        return [_assistant(message, provider=provider, model=model, echo=echo)]
+    return _user(message)
 
 
 def _assistant(message: Message, *, provider: str, model: str, echo: Echo) -> dict[str, Any]:

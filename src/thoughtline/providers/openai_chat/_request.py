@@ -107,7 +107,7 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    echo = reasoning_echo(dialect, capability.thinking_control, request.model)
+    echo = reasoning_echo(dialect, capability.thinking_control)
     messages.extend(
         chat_messages(request.messages, provider=endpoint.name, model=request.model, echo=echo)
     )

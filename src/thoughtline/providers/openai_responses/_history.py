@@ -30,6 +30,7 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.providers._history import wire_items
 from thoughtline.requests import Message
 
 
@@ -37,13 +38,20 @@ def responses_input(
     messages: Sequence[Message], *, provider: str, model: str
 ) -> list[dict[str, Any]]:
     """The ``input`` array for a request to ``model`` on endpoint ``provider``."""
+    return wire_items(
+        messages,
+        ("openai-responses", provider, model),
+        lambda m: _items(m, provider=provider, model=model),
+    )
+
+
+def _items(message: Message, *, provider: str, model: str) -> list[dict[str, Any]]:
+    """One message's items (no item joins parts of two messages)."""
+    text = plain_text(message.parts)
+    if text is not None:
+        return [{"role": message.role, "content": text}]
     items: list[dict[str, Any]] = []
-    for message in messages:
-        text = plain_text(message.parts)
-        if text is None:
-            _add_parts(message, items, provider=provider, model=model)
-        else:
-            items.append({"role": message.role, "content": text})
+    _add_parts(message, items, provider=provider, model=model)
     # Dropped last, so the parts of one item are joined first whatever their kinds.
     return [item for item in items if item.get("type") != "reasoning" or _carried(item)]
 

@@ -99,7 +99,7 @@ class _Issued:
         if other.system != self.system:
             return "The `system` prompt differs from the one this block was created with."
         if other.tools != self.tools:
-            return "The `tools` differ from the ones this block was created with."
+            return "The `tools` list differs from the one this block was created with."
         for index, (made, sent) in enumerate(zip(self.messages, other.messages, strict=False)):
             if made != sent:
                 return f"messages.{index} differs from the one this block was created with."
@@ -226,7 +226,7 @@ class AnthropicRoundTrips:
             return None
         if _drops_blocks(request):
             moved = issued[-1].model != model
-            reason = "model_binding_mismatch" if moved else "prefix_mismatch"
+            reason = "model_binding_mismatch" if moved else "prefix_binding_mismatch"
             return {"type": "thinking_dropped", "path": where, "reason": reason}
         return _error(
             f"{where}: Invalid `signature` in `thinking` block. The block is bound to a "

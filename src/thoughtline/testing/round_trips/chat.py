@@ -1,11 +1,13 @@
 """Chat Completions servers: DeepSeek thinking mode, OpenRouter, and lenient local servers.
 
-- DeepSeek thinking mode (every DeepSeek model but ``deepseek-reasoner``, unless the
-  request sets ``thinking.type: "disabled"``): an assistant message with ``tool_calls``
-  must carry ``reasoning_content``, even empty; otherwise 400 "The `reasoning_content`
-  in the thinking mode must be passed back to the API.". The text itself is not
-  verified, as on the API.
-- DeepSeek ``deepseek-reasoner`` (R1) refuses ``reasoning_content`` in its input: 400.
+- DeepSeek thinking mode (every DeepSeek model, unless the request sets
+  ``thinking.type: "disabled"``): an assistant message with ``tool_calls`` must carry
+  ``reasoning_content``, even empty; otherwise 400 "The `reasoning_content` in the
+  thinking mode must be passed back to the API.". The text itself is not verified, as on
+  the API. ``deepseek-reasoner`` has named that thinking mode since DeepSeek-V3.1 (the
+  R1 model once behind it called no tools and refused ``reasoning_content``; it is gone)
+  and words the same refusal as it has since: 400 "Missing `reasoning_content` field in
+  the assistant message at message index N. …".
 - OpenRouter with a Gemini model behind it: the assistant message that made tool calls
   must re-send the ``reasoning_details`` it came with; otherwise the upstream's 400
   ("Function call is missing a thought_signature …") relayed the way OpenRouter relays
@@ -25,6 +27,14 @@ from thoughtline.testing.transcript import SimRequest
 ChatRule = Literal["deepseek", "openrouter", "lenient"]
 
 _REASONER: Final = "deepseek-reasoner"
+_THINKING_MODE_MISSING: Final = (
+    "The `reasoning_content` in the thinking mode must be passed back to the API."
+)
+_REASONER_MISSING: Final = (
+    "Missing `reasoning_content` field in the assistant message at message index {index}. "
+    "For more information, please refer to "
+    "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+)
 _UPSTREAM_MISSING: Final = (
     "Function call is missing a thought_signature in functionCall parts. This is required "
     "for tools to work correctly, and missing thought_signature may lead to degraded model "
@@ -34,8 +44,13 @@ _UPSTREAM_MISSING: Final = (
 _ECHO_FIELDS: Final = ("reasoning_content", "reasoning", "thinking", "reasoning_details")
 
 
-def _openai_error(message: str) -> Rejection:
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+def _deepseek_error(message: str) -> Rejection:
+    error = {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_request_error",
+    }
     return json_error(400, {"error": error})
 
 
@@ -80,22 +95,14 @@ class ChatRoundTrips:
     def _deepseek(self, request: SimRequest) -> Rejection | None:
         body = request.body or {}
         model = (request.model or "").rsplit("/", 1)[-1]
-        if model == _REASONER:
-            for index, message in _assistants(request):
-                if "reasoning_content" in message:
-                    return _openai_error(
-                        f"The `reasoning_content` field is not supported in input messages "
-                        f"of {_REASONER} (messages[{index}]): remove it from the request."
-                    )
-            return None
         thinking = body.get("thinking")
         if isinstance(thinking, dict) and thinking.get("type") == "disabled":
             return None
-        for _, message in _assistants(request):
+        for index, message in _assistants(request):
             if message.get("tool_calls") and "reasoning_content" not in message:
-                return _openai_error(
-                    "The `reasoning_content` in the thinking mode must be passed back to the API."
-                )
+                if model == _REASONER:
+                    return _deepseek_error(_REASONER_MISSING.format(index=index))
+                return _deepseek_error(_THINKING_MODE_MISSING)
         return None
 
     def _openrouter(self, request: SimRequest, book: CarrierBook) -> Rejection | None:
