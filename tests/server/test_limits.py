@@ -106,13 +106,13 @@ def test_other_clients_are_answered_while_a_run_waits_for_the_store(
     requests are answered."""
     runtime: Runtime = daemon.daemon.runtime
     preparing = threading.Event()
-    real_prepare = runtime.prepare_async
+    real_store = runtime.store_async
 
-    async def prepare(*args: Any, **kwargs: Any) -> Any:
+    async def store(*args: Any, **kwargs: Any) -> Any:
         preparing.set()  # the POST reached the store
-        return await real_prepare(*args, **kwargs)
+        return await real_store(*args, **kwargs)
 
-    runtime.prepare_async = prepare  # type: ignore[method-assign]
+    runtime.store_async = store  # type: ignore[method-assign]
     other_process = sqlite3.connect(daemon.home / "thoughtline.db", isolation_level=None)
     other_process.execute("BEGIN IMMEDIATE")  # the write lock, until released
     outcome: dict[str, httpx2.Response] = {}

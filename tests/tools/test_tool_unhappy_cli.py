@@ -117,11 +117,17 @@ def test_a_50_mb_result_is_cut_as_it_is_read_and_the_process_stays_small(
     _config(home, PROBE)
     sim.script(FINAL)
     sim.script(calling("probe__big", {"megabytes": 50}), times=1)
-    # The CLI's own peak memory (its servers are other processes), printed as it exits.
+    # The CLI's own peak memory (its servers are other processes), printed as it exits:
+    # VmHWM, the peak of this process's memory since its exec. (ru_maxrss would not do:
+    # Linux carries it over a fork and an exec, so it would report this test process's
+    # own peak, hundreds of MB late in a full run.)
     measured = (
-        "import atexit, resource, runpy, sys\n"
-        "atexit.register(lambda: sys.stderr.write("
-        "f'peak-rss-kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
+        "import atexit, re, runpy, sys\n"
+        "def peak():\n"
+        "    status = open('/proc/self/status').read()\n"
+        "    kb = re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1)\n"
+        "    sys.stderr.write(f'peak-rss-kb={kb}\\n')\n"
+        "atexit.register(peak)\n"
         "runpy.run_module('thoughtline.cli', run_name='__main__')\n"
     )
     result = subprocess.run(
