@@ -137,12 +137,7 @@ def task_attributes(
         reasoning_tokens=usage.reasoning_tokens,
         cached_input_tokens=report.cached_input_tokens,
     )
-    if task.reasoning_status is not None:
-        attributes["thoughtline.reasoning_status"] = task.reasoning_status
-    if task.reasoning_notice:
-        attributes["thoughtline.reasoning_notice"] = task.reasoning_notice
-    if task.error is not None and task.status == "failed":
-        attributes["error.type"] = task.error.code
+    _add_outcome(attributes, task)
     recorded = report.recorded_reasoning
     messages = None
     if capture_content and recorded is not None:
@@ -151,6 +146,16 @@ def task_attributes(
     if messages is not None:
         attributes["gen_ai.output.messages"] = messages
     return redact_attributes(attributes, redactor)
+
+
+def _add_outcome(attributes: Attributes, task: Task) -> None:
+    """The task's reasoning status and notice, and its error code when it failed."""
+    if task.reasoning_status is not None:
+        attributes["thoughtline.reasoning_status"] = task.reasoning_status
+    if task.reasoning_notice:
+        attributes["thoughtline.reasoning_notice"] = task.reasoning_notice
+    if task.error is not None and task.status == "failed":
+        attributes["error.type"] = task.error.code
 
 
 def agent_attributes(run: Run, task: Task, report: CallReport, *, redactor: Redactor) -> Attributes:
@@ -175,12 +180,7 @@ def agent_attributes(run: Run, task: Task, report: CallReport, *, redactor: Reda
         reasoning_tokens=usage.reasoning_tokens,
         cached_input_tokens=usage.cached_input_tokens,
     )
-    if task.reasoning_status is not None:
-        attributes["thoughtline.reasoning_status"] = task.reasoning_status
-    if task.reasoning_notice:
-        attributes["thoughtline.reasoning_notice"] = task.reasoning_notice
-    if task.error is not None and task.status == "failed":
-        attributes["error.type"] = task.error.code
+    _add_outcome(attributes, task)
     return redact_attributes(attributes, redactor)
 
 
