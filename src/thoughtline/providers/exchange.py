@@ -4,12 +4,12 @@ The runtime writes this to the ``provider_raw`` trace layer. It is built only by
 transport, after redaction: an :class:`Exchange` never gives out a credential. The
 request body is redacted when it is first read (a tool loop sends a growing body on
 every step, and most calls never read it: redacting it each time made a long loop
-quadratic); until then it is held as sent, in memory only.
+quadratic); until then it is held as sent, in memory only and in no public field, and
+the bytes as sent are dropped once it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,18 +59,21 @@ class Exchange:
     attempts: tuple[Attempt, ...] = ()
     capability: dict[str, Any] = field(default_factory=dict)
     response_body_truncated: bool = False
-    sent_body: bytes = field(default=b"", repr=False, compare=False)
-    """The request body as sent; read :attr:`request_body` (redacted) instead."""
-    redact: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
-    _redacted: list[str] = field(default_factory=list, repr=False, compare=False)
+    _body: list[Any] = field(default_factory=list, repr=False, compare=False)
+    """Until the request body is first read, the bytes as sent and the function that
+    redacts them; from then on the redacted text alone (the bytes as sent are dropped)."""
 
     @property
     def request_body(self) -> str:
         """The request body as sent, every credential redacted (once, when first read)."""
-        if not self._redacted:
-            text = self.sent_body.decode("utf-8")
-            self._redacted.append(text if self.redact is None else self.redact(text))
-        return self._redacted[0]
+        body = self._body
+        if not body:
+            return ""
+        if len(body) == 2:
+            sent, redact = body
+            body[:] = [redact(sent.decode("utf-8"))]
+        text: str = body[0]
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (body bytes decoded as UTF-8, invalid bytes replaced)."""
