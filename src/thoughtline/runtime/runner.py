@@ -153,25 +153,10 @@ class Runtime:
         self.store.create_run(run)
         return run
 
-    async def prepare_async(
-        self,
-        spec: RunSpec,
-        *,
-        explicit_mode: str | None = None,
-        worker_backend: str | None = None,
-        tools: RunTools | None = None,
-    ) -> Run:
-        """:meth:`prepare` for a process serving others: the run is stored through the
-        writer, so runs started together share one transaction and the event loop never
-        waits for a write of its own."""
-        run = self.plan(
-            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
-        )
-        await self.store_async(run)
-        return run
-
     async def store_async(self, run: Run) -> None:
-        """Store a run :meth:`plan` returned, through the writer."""
+        """Store a run :meth:`plan` returned, through the writer: for a process serving
+        others, runs started together share one transaction and the event loop never
+        waits for a write of its own."""
         await self.writer.write(self.store.prepare(create=run))
 
     def plan(

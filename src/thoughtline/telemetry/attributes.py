@@ -121,14 +121,7 @@ def task_attributes(
         "gen_ai.response.finish_reasons": [finish_reason(report.finish_reason)],
         "thoughtline.task.status": task.status,
     }
-    if report.streamed:
-        attributes["gen_ai.request.stream"] = True
-    if report.response_model:
-        attributes["gen_ai.response.model"] = report.response_model
-    if report.response_id:
-        attributes["gen_ai.response.id"] = report.response_id
-    if report.time_to_first_chunk_ms is not None:
-        attributes["gen_ai.response.time_to_first_chunk"] = report.time_to_first_chunk_ms / 1000
+    _add_response(attributes, report)
     usage = task.usage
     _add_usage(
         attributes,
@@ -146,6 +139,18 @@ def task_attributes(
     if messages is not None:
         attributes["gen_ai.output.messages"] = messages
     return redact_attributes(attributes, redactor)
+
+
+def _add_response(attributes: Attributes, call: CallReport | StepReport) -> None:
+    """What one model call's response said of itself: streamed, model, id, first chunk."""
+    if call.streamed:
+        attributes["gen_ai.request.stream"] = True
+    if call.response_model:
+        attributes["gen_ai.response.model"] = call.response_model
+    if call.response_id:
+        attributes["gen_ai.response.id"] = call.response_id
+    if call.time_to_first_chunk_ms is not None:
+        attributes["gen_ai.response.time_to_first_chunk"] = call.time_to_first_chunk_ms / 1000
 
 
 def _add_outcome(attributes: Attributes, task: Task) -> None:
@@ -197,14 +202,7 @@ def step_attributes(
         "gen_ai.response.finish_reasons": [finish_reason(step.finish_reason)],
         "thoughtline.step": step.number,
     }
-    if step.streamed:
-        attributes["gen_ai.request.stream"] = True
-    if step.response_model:
-        attributes["gen_ai.response.model"] = step.response_model
-    if step.response_id:
-        attributes["gen_ai.response.id"] = step.response_id
-    if step.time_to_first_chunk_ms is not None:
-        attributes["gen_ai.response.time_to_first_chunk"] = step.time_to_first_chunk_ms / 1000
+    _add_response(attributes, step)
     _add_usage(
         attributes,
         input_tokens=step.input_tokens,
