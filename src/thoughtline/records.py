@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 
 from thoughtline.events import FinishReason, MetadataValue, ReasoningKind
 from thoughtline.requests import Effort, GenerationSettings
+from thoughtline.threads import StoredTurn, TaskThread
 
 SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
 
@@ -258,6 +259,21 @@ class TaskSnapshot(TypedDict):
     """Model calls made, in a task that may call tools."""
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
+    history: NotRequired[HistorySnapshot]
+    """What the task was sent of its conversation, in a run that continues another."""
+
+
+class HistorySnapshot(TypedDict):
+    """What a task of a follow-up run was sent of the conversation before it."""
+
+    turns: int
+    """Earlier turns sent with the request."""
+    dropped_turns: int
+    """The oldest turns left out so the request fits the model's context window."""
+    reasoning_turns: int
+    """Earlier turns whose reasoning (and its carriers) went back to the provider."""
+    note: str | None
+    """One sentence on what of the earlier turns' reasoning was not sent, and why."""
 
 
 class RunSnapshot(TypedDict):
@@ -275,6 +291,10 @@ class RunSnapshot(TypedDict):
     """UTC, ISO 8601 with milliseconds."""
     finished_at: str | None
     """UTC, ISO 8601 with milliseconds."""
+    conversation_id: str
+    """The conversation the run belongs to; every run of it has the same id."""
+    continues: str | None
+    """The run this one continues; null for a conversation's first run."""
     tasks: list[TaskSnapshot]
 
 
@@ -289,6 +309,8 @@ class RunSummary(TypedDict):
     """UTC, ISO 8601 with milliseconds."""
     finished_at: str | None
     """UTC, ISO 8601 with milliseconds."""
+    conversation_id: str
+    continues: str | None
 
 
 class TracedReasoningPart(TypedDict):
@@ -464,12 +486,21 @@ class Task:
     """Model calls made; ``None`` for a task that may call no tools."""
     tool_calls: list[ToolCallRecord] | None = None
     """Its tool calls in order; ``None`` for a task that may call no tools."""
+    history: HistorySnapshot | None = None
+    """What it was sent of its conversation; ``None`` unless its run continues another."""
+    earlier: tuple[StoredTurn, ...] = field(default=(), compare=False, repr=False)
+    """The conversation's earlier turns for this task, loaded when its run was planned
+    (in memory only: the store keeps them as those tasks' threads)."""
+    thread: TaskThread | None = field(default=None, compare=False, repr=False)
+    """What this task added to its conversation, set when it ends (stored apart)."""
 
     def to_dict(self) -> TaskSnapshot:
         snapshot = self._snapshot()
         if self.tool_calls is not None:
             snapshot["steps"] = self.steps or 0
             snapshot["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.history is not None:
+            snapshot["history"] = self.history
         return snapshot
 
     def _snapshot(self) -> TaskSnapshot:
@@ -513,6 +544,9 @@ class Run:
     status: RunStatus = "planned"
     created_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
+    conversation_id: str = ""
+    """Its conversation (the first run's ``conversation_id``); set when planned."""
+    continues: str | None = None
     tasks: list[Task] = field(default_factory=list)
 
     def snapshot(self) -> RunSnapshot:
@@ -527,6 +561,8 @@ class Run:
             "worker_backend": self.worker_backend,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
+            "conversation_id": self.conversation_id or self.id,
+            "continues": self.continues,
             "tasks": [task.to_dict() for task in self.tasks],
         }
 
@@ -539,6 +575,8 @@ class Run:
             "chain_of_thought": self.chain_of_thought,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
+            "conversation_id": self.conversation_id or self.id,
+            "continues": self.continues,
         }
 
     def task(self, task_id: str) -> Task:

@@ -22,6 +22,7 @@ ALL_NAMES = [
     "m004_run_events",
     "m005_task_finish_generation_cache",
     "m006_task_tool_calls",
+    "m007_conversations",
 ]
 
 

@@ -150,7 +150,8 @@ def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
     assert _differences(sqlite, _as_in_sqlite(postgres)) == {}
     # The comparison covers every table and what differs on purpose is really there.
     assert {column[0] for column in sqlite.columns} == {
-        "runs", "tasks", "trace_events", "meta", "run_events", "migrations", "task_tool_calls"
+        "runs", "tasks", "trace_events", "meta", "run_events", "migrations", "task_tool_calls",
+        "task_threads",
     }  # fmt: skip
     assert ("tasks", "temperature", "real", True) in sqlite.columns
     assert ("task_tool_calls", "duration_ms", "real", True) in sqlite.columns

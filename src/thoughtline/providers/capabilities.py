@@ -43,6 +43,10 @@ class ModelCapability:
     default_display: Literal["summarized", "omitted"] | None = None
     fallback: bool = False
     source: CapabilitySource = "builtin"
+    context_window: int | None = None
+    """Tokens one call reads and writes; ``None`` where the server decides."""
+    preserved_thinking: bool = False
+    """Earlier turns' thinking stays in context, bound to its prefix (Anthropic)."""
 
     @property
     def returns_raw_text(self) -> bool:
@@ -129,6 +133,8 @@ def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
         reasoning_by_default=bool(entry["reasoning_by_default"]),
         default_display=entry.get("default_display"),
         fallback=bool(entry.get("fallback", False)),
+        context_window=entry.get("context_window"),
+        preserved_thinking=bool(entry.get("preserved_thinking", False)),
     )
 
 

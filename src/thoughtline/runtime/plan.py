@@ -38,6 +38,7 @@ from pathlib import Path
 from thoughtline._user_files import read_text_file
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value
 from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.records import Run
 from thoughtline.requests import (
     EFFORTS,
     GenerationSettings,
@@ -86,6 +87,12 @@ class RunSpec:
     chain_of_thought: str | None = None  # the run-spec mode (a plan file's)
     worker_backend: str | None = None
     source: str = "command line"
+    continues: str | None = None
+    """The run this one continues (a full id): its conversation's earlier turns are sent
+    with each task's request (:mod:`thoughtline.runtime.conversation`)."""
+    conversation_id: str | None = None
+    """The id a new conversation is given (an ACP session's); ``None``: the run's own.
+    A run that continues another joins that run's conversation."""
 
 
 def spec_from_roles(
@@ -117,6 +124,73 @@ def spec_from_roles(
             )
         )
     return RunSpec(request=request, tasks=tuple(tasks))
+
+
+def continuation_spec(
+    previous: Run,
+    request: str,
+    *,
+    roles: Sequence[str] = (),
+    provider: str | None = None,
+    model: str | None = None,
+    effort: str | None = None,
+    generation: GenerationSettings | None = None,
+    keep_tools: Callable[[str], bool] = lambda _name: True,
+) -> RunSpec:
+    """The spec of a run that continues ``previous``: its tasks again (same names, roles,
+    endpoints, models, effort, settings and the tools ``keep_tools`` accepts), or one
+    task per role in ``roles`` (a role that had a task keeps its endpoint and model);
+    the flags given win. A mode chosen for ``previous`` (explicitly or by its plan) goes
+    on; one it got from config or role settings is resolved again."""
+    given = generation or GenerationSettings()
+    by_name = {task.name: task for task in previous.tasks}
+    if roles:
+        base = spec_from_roles(request, list(roles))
+        names = [(task.name, task.role) for task in base.tasks]
+    else:
+        names = [(task.name, task.role) for task in previous.tasks]
+    ids = {task.id: task.name for task in previous.tasks}
+    tasks: list[TaskSpec] = []
+    for name, role in names:
+        before = by_name.get(name)
+        if before is None or before.role != role:
+            tasks.append(
+                TaskSpec(
+                    name=name,
+                    role=role,
+                    provider=provider,
+                    model=model,
+                    effort=effort,
+                    generation=given,
+                )
+            )
+            continue
+        same_endpoint = provider is None or provider == before.provider
+        tasks.append(
+            TaskSpec(
+                name=name,
+                role=role,
+                provider=provider or before.provider,
+                model=model or (before.model if same_endpoint else None),
+                effort=effort or before.effort,
+                generation=given.over(before.generation),
+                after=()
+                if roles
+                else tuple(ids[task_id] for task_id in before.after if task_id in ids),
+                tools=tuple(name for name in before.tools if keep_tools(name))
+                if before.tools
+                else None,
+                max_steps=before.max_steps if before.tools else None,
+            )
+        )
+    inherited = previous.chain_of_thought_source in ("explicit", "run")
+    return RunSpec(
+        request=request,
+        tasks=tuple(tasks),
+        chain_of_thought=previous.chain_of_thought if inherited else None,
+        worker_backend=previous.worker_backend,
+        continues=previous.id,
+    )
 
 
 def with_generation(

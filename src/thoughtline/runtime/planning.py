@@ -17,6 +17,7 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id
 from thoughtline.requests import GenerationSettings, max_output_tokens_problem, temperature_problem
 from thoughtline.runtime.checks import check_effort, check_worker_backend
+from thoughtline.runtime.conversation import Continuation, earlier_turns
 from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
@@ -61,6 +62,7 @@ def plan_run(
     worker_backend: str | None = None,
     added_servers: Mapping[str, McpServerSettings] | None = None,
     python_tools: ToolServer | None = None,
+    continuation: Continuation | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
     an unknown role, provider, mode, effort or backend, a missing credential, or a
@@ -109,6 +111,11 @@ def plan_run(
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
     )
+    if continuation is not None:
+        run.continues = continuation.previous.id
+        run.conversation_id = continuation.conversation_id
+    else:
+        run.conversation_id = spec.conversation_id or run.id
     added = dict(added_servers or {})
     if added:
         merged_servers(config.mcp_servers, added)  # one name in both: refused
@@ -154,6 +161,7 @@ def plan_run(
                 or config.role_max_steps.get(task_spec.role, config.max_steps),
                 # A task that may call tools reports its steps and calls from the start.
                 tool_calls=[] if tools else None,
+                earlier=() if continuation is None else earlier_turns(continuation, task_spec.name),
             )
         )
     return run

@@ -16,7 +16,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import httpx2
@@ -29,11 +29,13 @@ from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.transport import default_http_client
 from thoughtline.records import Run, TraceLayer
+from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention
 from thoughtline.runtime.clients import SharedClients
+from thoughtline.runtime.conversation import load_continuation
 from thoughtline.runtime.execution import RunExecution, RunObserver
-from thoughtline.runtime.plan import RunSpec
+from thoughtline.runtime.plan import RunSpec, continuation_spec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.runtime.run_tools import RunTools
@@ -168,7 +170,12 @@ class Runtime:
         tools: RunTools | None = None,
     ) -> Run:
         """Resolve a run as :meth:`prepare` does, without storing it (``store.create_run``
-        or :meth:`store_async` does, e.g. once :meth:`start_tools` checked its tools)."""
+        or :meth:`store_async` does, e.g. once :meth:`start_tools` checked its tools).
+        A spec that ``continues`` a run reads that run's conversation here: one that
+        does not exist, has not ended or keeps no history is refused."""
+        continuation = (
+            None if spec.continues is None else load_continuation(self.store, spec.continues)
+        )
         return plan_run(
             spec,
             config=self.config,
@@ -179,6 +186,37 @@ class Runtime:
             worker_backend=worker_backend,
             added_servers=None if tools is None else tools.servers,
             python_tools=None if tools is None else tools.python,
+            continuation=continuation,
+        )
+
+    def continuation_spec(
+        self,
+        continues: str,
+        request: str,
+        *,
+        roles: Sequence[str] = (),
+        provider: str | None = None,
+        model: str | None = None,
+        effort: str | None = None,
+        generation: GenerationSettings | None = None,
+        servers: Collection[str] = (),
+    ) -> RunSpec:
+        """The spec of a follow-up to run ``continues`` (a full id): its tasks again,
+        or one per role in ``roles``, with the flags given
+        (:func:`~thoughtline.runtime.plan.continuation_spec`); tools on servers neither
+        configured nor in ``servers`` (a front end's own) are left out. Refused like
+        :meth:`plan` refuses it."""
+        previous = load_continuation(self.store, continues).previous
+        known = {*self.config.mcp_servers, *servers}
+        return continuation_spec(
+            previous,
+            request,
+            roles=roles,
+            provider=provider,
+            model=model,
+            effort=effort,
+            generation=generation,
+            keep_tools=lambda name: parse_tool_spec(name).server in known,
         )
 
     async def start_tools(

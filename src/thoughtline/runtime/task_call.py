@@ -28,13 +28,17 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import orjson
+
+from thoughtline import threads
 from thoughtline.accumulator import ModelResponse
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
-from thoughtline.parts import Part, TextPart, ToolCallPart
+from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Task, TaskError, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.runtime import conversation
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate, GateStream, LiveStream
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
@@ -42,6 +46,7 @@ from thoughtline.runtime.steps import Step, Steps
 from thoughtline.runtime.task_sink import TaskSink
 from thoughtline.runtime.telemetry_hooks import CallReport, first_chunk_ms
 from thoughtline.runtime.tool_calls import ToolCalls
+from thoughtline.threads import TaskThread
 
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
@@ -55,6 +60,8 @@ class Prepared:
     system: str
     prompt: str
     history: list[Message]
+    own: list[Message]
+    """This turn's messages (from its prompt on), stored as the task's thread."""
 
 
 class TaskCall:
@@ -69,15 +76,79 @@ class TaskCall:
         self.tool_calls: ToolCalls | None = None
         self.stopped = False  # cancelled while its tools were running
         self.limit_reached = False
+        self.prepared: Prepared | None = None
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
         task = self.task
         role = self.sink.roles.get(task.role)
         prompt = self.sink.handoff(task)
-        return Prepared(
-            system=role.prompt, prompt=prompt, history=[Message(role="user", content=prompt)]
+        asked = Message(role="user", content=prompt)
+        return Prepared(system=role.prompt, prompt=prompt, history=[asked], own=[asked])
+
+    def with_earlier_turns(self, prepared: Prepared) -> None:
+        """Put the conversation's earlier turns before the prompt, by the rules of the
+        provider called (:func:`~thoughtline.runtime.conversation.assemble`); raises
+        ``CONTEXT_WINDOW_EXCEEDED`` when the turn alone does not fit the model."""
+        task = self.task
+        client = self.sink.client_for(task.provider)
+        capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
+        fixed = conversation.message_tokens(
+            [Message(role="user", content=prepared.system), *prepared.own]
+        ) + conversation.message_tokens(
+            [Message(role="user", content=threads.encode_tools(self.tools))]
         )
+        if not task.earlier:
+            conversation.check_fits(
+                fixed_tokens=fixed,
+                capability=capability,
+                max_output_tokens=task.generation.max_output_tokens,
+                model=task.model,
+            )
+            return
+        assembled = conversation.assemble(
+            task.earlier,
+            prepared.own[0],
+            endpoint=client.endpoint,
+            capability=capability,
+            model=task.model,
+            system_digest=threads.digest(prepared.system),
+            tools_digest=threads.tools_digest(self.tools),
+            requests_reasoning=self.gate.requests_reasoning,
+            fixed_tokens=fixed,
+            max_output_tokens=task.generation.max_output_tokens,
+        )
+        prepared.history = assembled.messages
+        task.history = assembled.history
+
+    def thread(self, prepared: Prepared, steps: Steps) -> TaskThread:
+        """What this task adds to its conversation: its prompt, its steps' turns and the
+        last answer; with reasoning and carriers only when the mode requested them (a
+        part holding a loaded key's value is left out: a carrier cannot be redacted)."""
+        messages = list(prepared.own)
+        last = steps.last.response.to_message()
+        if last.parts:
+            messages.append(self._redacted_message(last))
+        carriers: tuple[Message, ...] | None = None
+        if self.gate.requests_reasoning:
+            carriers = tuple(
+                Message(role=message.role, parts=kept)
+                for message in messages
+                if (kept := [part for part in message.parts if not self._holds_secret(part)])
+            )
+        return TaskThread(
+            answer=threads.answer_layer(messages),
+            carriers=carriers,
+            system_digest=threads.digest(prepared.system),
+            tools_digest=threads.tools_digest(self.tools),
+        )
+
+    def _holds_secret(self, part: Part) -> bool:
+        if not isinstance(part, ReasoningPart) or not self.gate.redactor.has_secrets:
+            return False
+        values = self.gate.redactor.values
+        text = part.text + orjson.dumps(dict(part.provider_metadata)).decode()
+        return values(text) != text
 
     async def go(self) -> None:
         """Run the task to its final status: prepared (inline), or its steps, then
@@ -101,6 +172,13 @@ class TaskCall:
             self.tool_calls = ToolCalls(
                 self.sink, task, offered, timeout_s=self.sink.tool_timeout_s
             )
+        try:
+            self.with_earlier_turns(prepared)
+        except ThoughtlineError as exc:
+            error = TaskError(code=exc.code, message=exc.message, retryable=False)
+            await self.sink.finish_task(task, status="failed", error=error)
+            return
+        self.prepared = prepared
         await self.started()
         steps = Steps()
         while True:
@@ -117,6 +195,7 @@ class TaskCall:
             if turn is None:
                 break
             prepared.history.extend(turn)
+            prepared.own.extend(turn)
             # Written once per step: a run killed later keeps the calls that completed.
             await self.sink.persist(task=task)
         await self.complete(steps)
@@ -138,12 +217,15 @@ class TaskCall:
         # go back byte for byte, and only to the provider and model that made them (each
         # wire's history checks their origin). They live in this history only. A loaded
         # key the model wrote in its text or a call's arguments is not sent back.
-        answered = response.to_message()
-        if self.gate.redactor.has_secrets:
-            answered = Message(
-                role="assistant", parts=tuple(self._redacted(part) for part in answered.parts)
-            )
+        answered = self._redacted_message(response.to_message())
         return [answered, Message(role="user", parts=results)]
+
+    def _redacted_message(self, message: Message) -> Message:
+        if not self.gate.redactor.has_secrets:
+            return message
+        return Message(
+            role=message.role, parts=tuple(self._redacted(part) for part in message.parts)
+        )
 
     def _redacted(self, part: Part) -> Part:
         """``part`` with loaded key values removed from its text or arguments (reasoning
@@ -333,6 +415,11 @@ class TaskCall:
                 for warning in step.response.warnings:
                     if warning.code == "PROVIDER_THINKING_DROPPED":
                         task.reasoning_notice += f" Step {step.number}: {warning.message}"
+        note = None if task.history is None else task.history["note"]
+        if note and task.reasoning_notice is not None:
+            task.reasoning_notice += f" {note}"
+        if self.prepared is not None:
+            task.thread = self.thread(self.prepared, steps)
         task.usage = steps.usage()
         task.finish_reason = None if response.finish is None else response.finish.reason
         task.timings.first_reasoning_ms = steps.first_reasoning_ms()

@@ -1,7 +1,7 @@
 """Copying a whole store into an empty PostgreSQL store, in one transaction.
 
-Everything a run is made of comes across as written: the run, its tasks and their tool
-calls, every trace event of every layer (ids, times, expiries and metadata unchanged, in
+Everything a run is made of comes across as written: the run, its tasks, their tool
+calls and conversation threads, every trace event of every layer (ids, times, expiries and metadata unchanged, in
 the order they were written), and the numbered run event log. The source is read through the
 :class:`~thoughtline.store.base.Store` protocol, so any store can be copied. Runs are
 written oldest first, so the newest-first order (ties included) stays the same. Owner
@@ -100,6 +100,24 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
             cursor.executemany(UPSERT_TOOL_CALL, calls)
             cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
             cursor.executemany(INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events])
+            cursor.executemany(
+                "INSERT INTO task_threads (task_id, run_id, at_epoch, system_digest, "
+                "tools_digest, answer_json, carriers_json, carriers_cleared) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        task_id,
+                        run.id,
+                        thread.at_epoch,
+                        thread.system_digest,
+                        thread.tools_digest,
+                        thread.answer_json,
+                        thread.carriers_json,
+                        int(thread.carriers_cleared),
+                    )
+                    for task_id, thread in source.task_threads([run.id]).items()
+                ],
+            )
         counts.runs += 1
         counts.tasks += len(run.tasks)
         counts.tool_calls += len(calls)

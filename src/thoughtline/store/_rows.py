@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from thoughtline import threads
 from thoughtline.records import (
     ReasoningPartView,
     Run,
@@ -37,7 +38,7 @@ class Row(Protocol):
 
 RUN_FIELDS = (
     "id", "status", "request", "chain_of_thought", "chain_of_thought_source",
-    "worker_backend", "created_at", "finished_at",
+    "worker_backend", "created_at", "finished_at", "conversation_id", "continues",
 )  # fmt: skip
 TASK_FIELDS = (
     "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
@@ -53,7 +54,7 @@ TIMING_FIELDS = ("started_at", "finished_at", "first_reasoning_ms", "first_answe
 TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
-    "tools_json", "max_steps", "steps",
+    "tools_json", "max_steps", "steps", "history_json",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -85,6 +86,15 @@ UPSERT_TOOL_CALL = (
 )
 """A tool call's row, written as the call starts and again as it ends (a run event each):
 a task's calls are numbered in the order it made them."""
+THREAD_COLUMNS = (
+    "task_id", "run_id", "at_epoch", "system_digest", "tools_digest", "answer_json",
+    "carriers_json",
+)  # fmt: skip
+INSERT_THREAD = (
+    f"INSERT INTO task_threads ({', '.join(THREAD_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(THREAD_COLUMNS))}) ON CONFLICT (task_id) DO NOTHING"
+)
+"""A task's thread, written once, when it ends (a later write of the task changes nothing)."""
 TOOL_CALLS_OF_RUNS = (
     f"SELECT {', '.join(TOOL_CALL_COLUMNS)} FROM task_tool_calls WHERE {{runs}} "
     "ORDER BY run_id, task_id, position"
@@ -144,6 +154,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "tools_json": None if task.tool_calls is None else dump(list(task.tools)),
         "max_steps": task.max_steps,
         "steps": task.steps,
+        "history_json": None if task.history is None else dump(task.history),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
@@ -161,6 +172,17 @@ def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
         call.arguments, call.status, int(call.is_error), call.result,
         int(call.result_truncated), call.error, call.started_at, call.duration_ms,
         int(call.read_only), int(call.destructive),
+    )  # fmt: skip
+
+
+def thread_params(task: Task) -> tuple[object, ...]:
+    """The ``task_threads`` row of a task that ended with a thread."""
+    thread = task.thread
+    assert thread is not None
+    return (
+        task.id, task.run_id, time.time(), thread.system_digest, thread.tools_digest,
+        threads.encode(thread.answer),
+        None if thread.carriers is None else threads.encode(thread.carriers),
     )  # fmt: skip
 
 
@@ -262,6 +284,7 @@ class TransitionWrites:
             events=[run_event_params(event) for event in events],
             runs=[] if run is None else [(run.status, run.finished_at, run.id)],
             tasks=[self.task_row(task) for task in tasks],
+            threads=[thread_params(task) for task in tasks if task.thread is not None],
             trace=[trace_params(event) for event in trace],
             tool_calls=[self.tool_call_row(task, position) for task, position in tool_calls],
             run_ids=frozenset(run_ids),
@@ -279,9 +302,11 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
     runs: dict[str, tuple[str, str | None, str]] = {}
     tasks: dict[object, dict[str, object]] = {}
     calls: dict[tuple[object, object], tuple[object, ...]] = {}
+    task_threads: list[tuple[object, ...]] = []
     run_ids: set[str] = set()
     for write in writes:
         created += write.created
+        task_threads += write.threads
         for call in write.tool_calls:
             calls[call[0], call[1]] = call
         events += write.events
@@ -299,6 +324,7 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         runs=list(runs.values()),
         created=created,
         tool_calls=list(calls.values()),
+        threads=task_threads,
     )
 
 
@@ -342,6 +368,7 @@ def storable(write: PreparedWrite) -> PreparedWrite:
         tasks=[_storable_named(task) for task in write.tasks],
         trace=[_storable_row(event) for event in write.trace],
         tool_calls=[_storable_row(call) for call in write.tool_calls],
+        threads=[_storable_row(thread) for thread in write.threads],
         run_ids=write.run_ids,
     )
 
@@ -372,6 +399,8 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     )
     if row["max_steps"] is not None:
         task.max_steps = row["max_steps"]
+    if row["history_json"] is not None:
+        task.history = load(row["history_json"])
     if row["tools_json"] is not None:
         task.tools = tuple(load(row["tools_json"]))
         task.steps = row["steps"]

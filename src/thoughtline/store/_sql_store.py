@@ -24,7 +24,13 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from thoughtline.records import TRACE_LAYERS, Run, RunEventRecord, Task, TraceEvent, TraceLayer
 from thoughtline.store import _rows as rows
 from thoughtline.store._sql_dialect import SqlDialect
-from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, UnfinishedRun
+from thoughtline.store.base import (
+    PreparedWrite,
+    RunNotFoundError,
+    Store,
+    StoredThread,
+    UnfinishedRun,
+)
 
 UNFINISHED = "('planned', 'running')"
 NEW_RUN_COLUMNS = (
@@ -69,6 +75,7 @@ class WriteStatements:
     insert_run_event: str
     insert_trace: str
     upsert_tool_call: str
+    insert_thread: str
 
     @classmethod
     def render(cls, dialect: SqlDialect) -> WriteStatements:
@@ -83,6 +90,7 @@ class WriteStatements:
             insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
             insert_trace=dialect.sql(rows.INSERT_TRACE),
             upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
+            insert_thread=dialect.sql(rows.INSERT_THREAD),
         )
 
 
@@ -176,6 +184,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 )
         if write.tool_calls:
             self._tool_call_rows(conn, write.tool_calls)
+        if write.threads:
+            self._execute_many(conn, statements.insert_thread, write.threads)
 
     def _tool_call_rows(self, conn: ConnectionT, calls: list[tuple[object, ...]]) -> None:
         """Insert or replace tool calls' rows; raise :class:`RunNotFoundError` when a
@@ -240,6 +250,45 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             ).fetchall()
             calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
         return rows.runs_with_tasks(run_rows, task_rows, calls)
+
+    def conversation_runs(self, conversation_id: str) -> list[Run]:
+        dialect = self.dialect
+        with self._reading() as conn:
+            run_rows = conn.execute(
+                dialect.sql(
+                    "SELECT * FROM runs WHERE conversation_id = ? "
+                    f"ORDER BY created_at, {dialect.row_order}"
+                ),
+                (conversation_id,),
+            ).fetchall()
+            run_ids = [row["id"] for row in run_rows]
+            if not run_ids:
+                return []
+            task_rows = conn.execute(
+                dialect.sql(
+                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
+                    f"ORDER BY position, {dialect.row_order}"
+                ),
+                dialect.list_params(run_ids),
+            ).fetchall()
+            calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
+        return rows.runs_with_tasks(run_rows, task_rows, calls)
+
+    def task_threads(self, run_ids: Sequence[str]) -> dict[str, StoredThread]:
+        if not run_ids:
+            return {}
+        dialect = self.dialect
+        with self._reading() as conn:
+            found = self._tuples(
+                conn,
+                dialect.sql(
+                    "SELECT task_id, system_digest, tools_digest, answer_json, carriers_json, "
+                    "carriers_cleared, at_epoch FROM task_threads WHERE "
+                    + dialect.in_list("run_id", len(run_ids))
+                ),
+                dialect.list_params(run_ids),
+            )
+        return {row[0]: StoredThread(*row[1:5], bool(row[5]), float(row[6])) for row in found}
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         dialect = self.dialect
@@ -307,10 +356,23 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                     ).fetchone()
                     counts[layer] = int(found["n"])
             return counts
+        sql = self.dialect.sql
         with self._purging() as conn:
             for layer, cutoff in cutoffs.items():
-                counts[layer] = conn.execute(
-                    self.dialect.sql("DELETE FROM" + where), (layer, cutoff)
+                counts[layer] = conn.execute(sql("DELETE FROM" + where), (layer, cutoff)).rowcount
+            # Conversation threads: the answer layer's messages go with that layer, the
+            # reasoning carriers kept beside them with the reasoning layer.
+            if (answer_cutoff := cutoffs.get("answer")) is not None:
+                counts["answer"] += conn.execute(
+                    sql("DELETE FROM task_threads WHERE at_epoch < ?"), (answer_cutoff,)
+                ).rowcount
+            if (reasoning_cutoff := cutoffs.get("reasoning")) is not None:
+                counts["reasoning"] += conn.execute(
+                    sql(
+                        "UPDATE task_threads SET carriers_json = NULL, carriers_cleared = 1 "
+                        "WHERE at_epoch < ? AND carriers_json IS NOT NULL"
+                    ),
+                    (reasoning_cutoff,),
                 ).rowcount
         if any(counts.values()):
             self._deleted()

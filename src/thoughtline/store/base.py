@@ -78,8 +78,24 @@ class PreparedWrite:
     trace: list[tuple[object, ...]] = field(default_factory=list)
     tool_calls: list[tuple[object, ...]] = field(default_factory=list)
     """Tool calls' rows, inserted or replaced (a call is written as it starts and ends)."""
+    threads: list[tuple[object, ...]] = field(default_factory=list)
+    """Threads of tasks that ended (``task_threads`` rows, written once)."""
     run_ids: frozenset[str] = frozenset()
     """Every run this write touches (their heartbeats are refreshed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredThread:
+    """A task's stored thread (:mod:`thoughtline.threads`), as JSON text."""
+
+    system_digest: str
+    tools_digest: str
+    answer_json: str
+    carriers_json: str | None
+    carriers_cleared: bool
+    """The reasoning retention removed the carriers it had."""
+    at_epoch: float = 0.0
+    """When it was written (seconds since the epoch), for retention."""
 
 
 @runtime_checkable
@@ -171,6 +187,15 @@ class Store(Protocol):
 
     def list_runs(self, limit: int = 20) -> list[Run]:
         """Newest first, with tasks."""
+        ...
+
+    def conversation_runs(self, conversation_id: str) -> list[Run]:
+        """The runs of a conversation with their tasks, oldest first (empty when none)."""
+        ...
+
+    def task_threads(self, run_ids: Sequence[str]) -> dict[str, StoredThread]:
+        """The stored threads of the tasks of ``run_ids``, by task id (a task that kept
+        none, or whose thread the answer retention removed, is missing)."""
         ...
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:

@@ -317,6 +317,38 @@ MIGRATIONS: tuple[Migration, ...] = (
             ),
         ),
     ),
+    Migration(
+        "m007_conversations",
+        (
+            # The runs of one conversation share its id (the first run's); a follow-up
+            # names the run it continues. Older runs are each a conversation of one.
+            "ALTER TABLE runs ADD COLUMN conversation_id TEXT",
+            "ALTER TABLE runs ADD COLUMN continues TEXT",
+            "UPDATE runs SET conversation_id = id WHERE conversation_id IS NULL",
+            "CREATE INDEX runs_conversation ON runs (conversation_id, created_at)",
+            # What a follow-up task was sent of its conversation (the snapshot's history).
+            "ALTER TABLE tasks ADD COLUMN history_json TEXT",
+            # What each task added to its conversation (thoughtline/threads.py), written
+            # once, when the task ends: the answer layer's messages, kept while that
+            # layer is (``at_epoch``), and the messages with their reasoning carriers,
+            # only for a mode that requested reasoning, cleared with the reasoning
+            # retention (``carriers_cleared`` then says they existed).
+            """
+            CREATE TABLE task_threads (
+                task_id TEXT PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                at_epoch {double} NOT NULL,
+                system_digest TEXT NOT NULL,
+                tools_digest TEXT NOT NULL,
+                answer_json TEXT NOT NULL,
+                carriers_json TEXT,
+                carriers_cleared INTEGER NOT NULL DEFAULT 0
+            ){without_rowid}
+            """,
+            "CREATE INDEX task_threads_run ON task_threads (run_id)",
+            "CREATE INDEX task_threads_at ON task_threads (at_epoch)",
+        ),
+    ),
 )
 
 
