@@ -288,7 +288,17 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 ),
                 dialect.list_params(run_ids),
             )
-        return {row[0]: StoredThread(*row[1:5], bool(row[5]), float(row[6])) for row in found}
+        return {
+            row[0]: StoredThread(
+                system_digest=row[1],
+                tools_digest=row[2],
+                answer_json=row[3],
+                carriers_json=row[4],
+                carriers_cleared=bool(row[5]),
+                at_epoch=float(row[6]),
+            )
+            for row in found
+        }
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
         dialect = self.dialect
