@@ -64,6 +64,10 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_ARGUMENTS_INVALID",
     "TOOL_NAME_TAKEN",
     "MAX_STEPS_REACHED",
+    # conversations
+    "CONVERSATION_RUN_ACTIVE",
+    "CONVERSATION_HISTORY_GONE",
+    "CONTEXT_WINDOW_EXCEEDED",
     # daemon (HTTP API)
     "REQUEST_INVALID",
     "JSON_INVALID",

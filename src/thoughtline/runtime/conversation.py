@@ -316,6 +316,14 @@ def _answer_only(
                 continue
             message = Message(role="assistant", parts=parts)
         out.append(message)
+    # A tool exchange the model never answered (the turn stopped after its results) is
+    # left out: the API would take its call message as the final one of a tool loop.
+    while len(out) > 1 and all(isinstance(part, ToolResultPart) for part in out[-1].parts):
+        out.pop()
+        calls = out.pop()
+        text = [part for part in calls.parts if isinstance(part, TextPart) and part.text]
+        if text:
+            out.append(Message(role="assistant", parts=text))
     return tuple(out)
 
 

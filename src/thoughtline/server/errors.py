@@ -40,7 +40,12 @@ _SERVER_SIDE = {
     "TOOL_SERVER_UNAVAILABLE": 503,  # a configured tool server did not start
 }
 # The caller's fault, with a status more precise than 400.
-_CALLER_SIDE = {"REQUEST_TOO_LARGE": 413}
+_CALLER_SIDE = {
+    "REQUEST_TOO_LARGE": 413,
+    "RUN_NOT_FOUND": 404,  # ``continues`` names no run
+    "CONVERSATION_RUN_ACTIVE": 409,
+    "CONVERSATION_HISTORY_GONE": 410,
+}
 
 
 class ApiError(Exception):

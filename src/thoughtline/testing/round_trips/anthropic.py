@@ -199,7 +199,17 @@ class AnthropicRoundTrips:
                         dropped.append(verdict)
         if dropped:
             return Accepted(input_transformations=tuple(dropped))
-        if not assistant:
+        # The rule binds the final assistant message only (a plain answer of a later
+        # turn, sent as a string, ends the tool loop before it).
+        final = next(
+            (
+                i
+                for i in range(len(messages) - 1, -1, -1)
+                if isinstance(messages[i], dict) and messages[i].get("role") == "assistant"
+            ),
+            None,
+        )
+        if not assistant or final != assistant[-1][0]:
             return None
         latest, content = assistant[-1]
         return self._check_latest(request, latest, content, book)

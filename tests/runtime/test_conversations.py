@@ -1,0 +1,203 @@
+"""Conversations through the real runtime, store, simulator and a real MCP server: a
+three-turn conversation on every wire API in every mode, turn 2 calling a tool, with the
+simulator enforcing each provider's carrier rules on every request; where each turn's
+reasoning goes (and where a hidden one never goes); and the refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.test_disclosure_e2e import MODES, all_bytes_under
+from tests.runtime.test_tool_loop import probe_server, requests_of, tooled_runtime
+from thoughtline.errors import ThoughtlineError
+from thoughtline.event_log import to_wire
+from thoughtline.records import Run
+from thoughtline.run_events import RunEvent
+from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.runner import Runtime
+from thoughtline.testing import SimReasoning, SimToolCall, Simulator, SimulatorServer, Transcript
+
+pytestmark = pytest.mark.slow  # turn 2 starts a tool server process
+
+# task name -> (endpoint, model, what turn 3's request carries back of turn 1 and 2 when
+# the mode requested reasoning there: the carrier that wire's rule for earlier turns sends)
+WIRES = {
+    "anthropic": ("anthropic", "claude-opus-5-5", "sig-"),  # preserved thinking
+    "anthropic-4-6": ("anthropic", "claude-sonnet-4-6", None),  # earlier blocks dropped
+    "openai-responses": ("openai", "gpt-5.5", "sig-"),
+    "openai-chat": ("openai-chat", "gpt-4.1", None),
+    "openrouter": ("openrouter", "anthropic/claude-sonnet-4.6", "sig-"),
+    "gemini": ("gemini", "gemini-3-pro", "sig-"),
+    "deepseek": ("deepseek", "deepseek-v4-pro", "CANARY-T2"),  # the tool turn's text
+    "ollama": ("ollama", "qwen3:8b", None),  # earlier turns' thinking is not sent
+}
+
+
+def canary(turn: int) -> str:
+    return f"CANARY-T{turn}-5e1a"
+
+
+def answered(turn: int, text: str) -> Transcript:
+    return Transcript(
+        reasoning=(
+            SimReasoning(kind="summary", text=f"Think {canary(turn)}.", signature=f"sig-{turn}a"),
+        ),
+        answer=text,
+        reasoning_tokens=12,
+    )
+
+
+def calling(turn: int) -> Transcript:
+    return Transcript(
+        reasoning=(
+            SimReasoning(kind="summary", text=f"Call {canary(turn)}.", signature=f"sig-{turn}b"),
+        ),
+        tool_calls=(
+            SimToolCall(
+                call_id="call_1", name="probe__repeat", arguments='{"text":"ab","times":2}'
+            ),
+        ),
+        reasoning_tokens=20,
+    )
+
+
+def spec(request: str, *, continues: str | None = None) -> RunSpec:
+    return RunSpec(
+        request=request,
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model, tools=("probe",))
+            for name, (endpoint, model, _) in WIRES.items()
+        ),
+        continues=continues,
+    )
+
+
+def profile_of(endpoint: str) -> str:
+    return "openai" if endpoint == "openai-chat" else endpoint
+
+
+async def three_turns(
+    runtime: Runtime, sim: Simulator, modes: tuple[str, str, str], events: list[RunEvent]
+) -> list[Run]:
+    for endpoint, model, _ in WIRES.values():
+        sim.script_turns(
+            answered(1, "One."),
+            calling(2),
+            answered(2, "Two: abab."),
+            answered(3, "Three."),
+            profile=profile_of(endpoint),
+            model=model,
+        )
+    runs: list[Run] = []
+    for number, (request, mode) in enumerate(
+        zip(("First?", "Use the tool.", "Last?"), modes, strict=True), start=1
+    ):
+        previous = runs[-1].id if runs else None
+        run = await runtime.run(
+            spec(request, continues=previous), explicit_mode=mode, observer=events.append
+        )
+        assert run.status == "completed", (number, [(t.name, t.error) for t in run.tasks])
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_three_turns_on_every_wire_carry_history_and_carriers_by_each_providers_rule(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str], mode: str
+) -> None:
+    home = tmp_path / "home"
+    runtime, store = tooled_runtime(home, sim_server, environ)
+    events: list[RunEvent] = []
+    try:
+        runs = await three_turns(runtime, sim, (mode, mode, mode), events)
+    finally:
+        await runtime.aclose()
+    first, second, third = runs
+    assert {run.conversation_id for run in runs} == {first.id}
+    assert (first.continues, second.continues, third.continues) == (None, first.id, second.id)
+    assert third.snapshot()["conversation_id"] == first.id
+
+    for task in third.tasks:
+        endpoint, model, carrier = WIRES[task.name]
+        assert task.output == "Three."
+        assert task.history is not None
+        assert (task.history["turns"], task.history["dropped_turns"]) == (2, 0)
+        requests = requests_of(sim, endpoint, model)
+        if endpoint == "openai-chat":
+            requests = [r for r in requests if r.path.endswith("/chat/completions")]
+        assert len(requests) == 4  # turn 1, turn 2's two steps, turn 3
+        sent = json.dumps(requests[-1].body)
+        # The answer layer of both earlier turns: prompts, answers, the tool exchange.
+        for text in ("First?", "One.", "Use the tool.", "abab", "Two: abab.", "Last?"):
+            assert text in sent, (task.name, text)
+        if mode == "hidden":
+            assert task.history["reasoning_turns"] == 0
+            for turn in (1, 2, 3):
+                assert canary(turn) not in sent, task.name
+        elif carrier is not None:
+            assert carrier in sent, (task.name, sent)
+            assert task.history["reasoning_turns"] == 2, task.name
+        else:
+            assert task.history["reasoning_turns"] == 0, task.name
+            assert canary(1) not in sent, task.name
+
+    stored = store.get_run(third.id)
+    assert stored is not None
+    assert stored.snapshot() == third.snapshot()
+    if mode == "hidden":
+        store.close()
+        everything = all_bytes_under(home).decode("utf-8", "replace")
+        snapshots = json.dumps([run.snapshot() for run in runs])
+        told = json.dumps([to_wire(event).data for event in events])
+        for turn in (1, 2, 3):
+            assert canary(turn) not in everything
+            assert canary(turn) not in snapshots
+            assert canary(turn) not in told
+    else:
+        store.close()
+
+
+async def test_a_hidden_first_turn_then_surface_says_its_reasoning_is_not_available(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    events: list[RunEvent] = []
+    try:
+        runs = await three_turns(runtime, sim, ("hidden", "surface", "surface"), events)
+    finally:
+        await runtime.aclose()
+        store.close()
+    third = runs[2]
+    for task in third.tasks:
+        endpoint, model, carrier = WIRES[task.name]
+        sent = json.dumps(requests_of(sim, endpoint, model)[-1].body)
+        assert canary(1) not in sent, task.name
+        assert task.history is not None
+        if carrier is not None:
+            # Turn 2's carriers go back; turn 1's never existed.
+            assert task.history["reasoning_turns"] == 1, task.name
+            assert task.history["note"] is not None
+            assert "Turn 1 ran with chain_of_thought hidden" in task.history["note"]
+            assert task.reasoning_notice is not None
+            assert "Turn 1 ran with chain_of_thought hidden" in task.reasoning_notice
+
+
+async def test_continuing_what_cannot_be_continued_is_refused_in_one_sentence(
+    tmp_path: Path, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    try:
+        with pytest.raises(ThoughtlineError) as missing:
+            runtime.plan(spec("x", continues="run_nope"))
+        assert missing.value.code == "RUN_NOT_FOUND"
+        planned = runtime.prepare(spec("x"))
+        with pytest.raises(ThoughtlineError) as active:
+            runtime.plan(spec("x", continues=planned.id))
+        assert active.value.code == "CONVERSATION_RUN_ACTIVE"
+        assert planned.id in active.value.message
+    finally:
+        await runtime.aclose()
+        store.close()
