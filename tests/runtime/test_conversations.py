@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.runtime.test_disclosure_e2e import MODES, all_bytes_under
-from tests.runtime.test_tool_loop import probe_server, requests_of, tooled_runtime
+from tests.runtime.test_tool_loop import requests_of, tooled_runtime
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_wire
 from thoughtline.records import Run
