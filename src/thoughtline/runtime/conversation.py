@@ -161,10 +161,9 @@ class Assembled:
     """A follow-up task's first history and what it says about it."""
 
     messages: list[Message]
+    """The earlier turns, then the prompt (joined to the last earlier message when that
+    turn ended on a prompt that had no answer)."""
     history: HistorySnapshot
-    own_start: int
-    """Where the task's own prompt starts in ``messages`` (merged into the message at
-    that index when the last earlier turn ended on tool results)."""
 
 
 def message_tokens(messages: Sequence[Message]) -> int:
@@ -254,11 +253,10 @@ def assemble(
         chosen.append(_answer_only(turn.carriers, keep_reasoning=True))
         sent += 1
     earlier = [message for messages in chosen for message in messages]
-    own_start = len(earlier)
     if earlier and earlier[-1].role == "user":
-        # The last turn ended on tool results (no answer came): the prompt joins them.
+        # The last turn's prompt got no answer: the new prompt joins it (two user
+        # messages in a row are refused by some APIs).
         last = earlier.pop()
-        own_start -= 1
         earlier.append(Message(role="user", parts=(*last.parts, *prompt.parts)))
     else:
         earlier.append(prompt)
@@ -270,7 +268,6 @@ def assemble(
             "reasoning_turns": sent,
             "note": notes.sentence(capability, model),
         },
-        own_start=own_start,
     )
 
 
