@@ -5,9 +5,14 @@ reasoning goes (and where a hidden one never goes); and the refusals."""
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
+import httpx2
 import pytest
 
 from tests.runtime.test_disclosure_e2e import MODES, all_bytes_under
@@ -18,7 +23,14 @@ from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
-from thoughtline.testing import SimReasoning, SimToolCall, Simulator, SimulatorServer, Transcript
+from thoughtline.testing import (
+    SimReasoning,
+    SimRequest,
+    SimToolCall,
+    Simulator,
+    SimulatorServer,
+    Transcript,
+)
 
 pytestmark = pytest.mark.slow  # turn 2 starts a tool server process
 
@@ -40,24 +52,28 @@ def canary(turn: int) -> str:
     return f"CANARY-T{turn}-5e1a"
 
 
-def answered(turn: int, text: str) -> Transcript:
+def answered(turn: int, text: str, tag: str = "") -> Transcript:
     return Transcript(
         reasoning=(
-            SimReasoning(kind="summary", text=f"Think {canary(turn)}.", signature=f"sig-{turn}a"),
+            SimReasoning(
+                kind="summary", text=f"Think {canary(turn)}.", signature=f"sig-{tag}{turn}a"
+            ),
         ),
         answer=text,
         reasoning_tokens=12,
     )
 
 
-def calling(turn: int) -> Transcript:
+def calling(turn: int, tag: str = "") -> Transcript:
     return Transcript(
         reasoning=(
-            SimReasoning(kind="summary", text=f"Call {canary(turn)}.", signature=f"sig-{turn}b"),
+            SimReasoning(
+                kind="summary", text=f"Call {canary(turn)}.", signature=f"sig-{tag}{turn}b"
+            ),
         ),
         tool_calls=(
             SimToolCall(
-                call_id="call_1", name="probe__repeat", arguments='{"text":"ab","times":2}'
+                call_id=f"call_{tag}", name="probe__repeat", arguments='{"text":"ab","times":2}'
             ),
         ),
         reasoning_tokens=20,
@@ -82,12 +98,12 @@ def profile_of(endpoint: str) -> str:
 async def three_turns(
     runtime: Runtime, sim: Simulator, modes: tuple[str, str, str], events: list[RunEvent]
 ) -> list[Run]:
-    for endpoint, model, _ in WIRES.values():
+    for name, (endpoint, model, _) in WIRES.items():
         sim.script_turns(
-            answered(1, "One."),
-            calling(2),
-            answered(2, "Two: abab."),
-            answered(3, "Three."),
+            answered(1, "One.", name),
+            calling(2, name),
+            answered(2, "Two: abab.", name),
+            answered(3, "Three.", name),
             profile=profile_of(endpoint),
             model=model,
         )
@@ -201,3 +217,82 @@ async def test_continuing_what_cannot_be_continued_is_refused_in_one_sentence(
     finally:
         await runtime.aclose()
         store.close()
+
+
+def _replay(
+    sim_server: SimulatorServer, request: SimRequest, body: dict[str, Any]
+) -> httpx2.Response:
+    headers = {
+        name: value
+        for name, value in request.headers.items()
+        if name.lower() not in ("host", "content-length", "accept-encoding")
+    }
+    query = f"?{urlencode(dict(request.query))}" if request.query else ""
+    return httpx2.post(sim_server.url + request.path + query, json=body, headers=headers)
+
+
+def _tool_message(messages: list[Any]) -> dict[str, Any]:
+    """Turn 2's assistant message that called the tool (Chat Completions)."""
+    return next(m for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
+
+
+async def test_the_simulator_refuses_turn_3_when_an_earlier_turns_carrier_is_broken(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    """Turn 3's requests pass as thoughtline built them; the same requests with one rule
+    broken get each provider's own error, so the conversations above prove the rules."""
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    try:
+        await three_turns(runtime, sim, ("surface", "surface", "surface"), [])
+    finally:
+        await runtime.aclose()
+        store.close()
+
+    sent = {
+        name: requests_of(sim, endpoint, model)[-1] for name, (endpoint, model, _) in WIRES.items()
+    }
+
+    def last(name: str) -> SimRequest:
+        return sent[name]  # turn 3 as thoughtline sent it (replays are recorded too)
+
+    def broken(name: str, change: Callable[[dict[str, Any]], None]) -> httpx2.Response:
+        request = last(name)
+        body = copy.deepcopy(dict(request.body or {}))
+        change(body)
+        return _replay(sim_server, request, body)
+
+    def new_persona(body: dict[str, Any]) -> None:
+        body["system"] = "You are a poet."
+
+    refused = broken("anthropic", new_persona)
+    assert refused.status_code == 400
+    assert "The `system` prompt differs from the one this block was created with." in refused.text
+
+    def no_encrypted_content(body: dict[str, Any]) -> None:
+        for item in body["input"]:
+            if item.get("type") == "reasoning":
+                item.pop("encrypted_content", None)
+
+    refused = broken("openai-responses", no_encrypted_content)
+    assert refused.status_code == 404 and "not found" in refused.text
+
+    def no_reasoning_content(body: dict[str, Any]) -> None:
+        _tool_message(body["messages"]).pop("reasoning_content")
+
+    refused = broken("deepseek", no_reasoning_content)
+    assert refused.status_code == 400
+    assert "must be passed back to the API" in refused.text
+
+    def corrupted_signature(body: dict[str, Any]) -> None:
+        for content in body["contents"]:
+            for part in content.get("parts", []):
+                if "functionCall" in part and "thoughtSignature" in part:
+                    part["thoughtSignature"] = "forged"
+
+    refused = broken("gemini", corrupted_signature)
+    assert refused.status_code == 400 and "Corrupted thought signature" in refused.text
+
+    # Unbroken, each is accepted again (the simulator remembers every carrier it issued).
+    for name in ("anthropic", "openai-responses", "deepseek", "gemini"):
+        request = last(name)
+        assert _replay(sim_server, request, dict(request.body or {})).status_code == 200, name
