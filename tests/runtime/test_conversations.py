@@ -296,3 +296,114 @@ async def test_the_simulator_refuses_turn_3_when_an_earlier_turns_carrier_is_bro
     for name in ("anthropic", "openai-responses", "deepseek", "gemini"):
         request = last(name)
         assert _replay(sim_server, request, dict(request.body or {})).status_code == 200, name
+
+
+def one(request: str, *, continues: str | None = None, **task: Any) -> RunSpec:
+    options: dict[str, Any] = {"name": "t", "role": "engineer"}
+    options.update(task)
+    return RunSpec(request=request, tasks=(TaskSpec(**options),), continues=continues)
+
+
+async def test_a_changed_persona_or_model_drops_the_blocks_it_binds_before_the_api_would_refuse(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(answered(1, "Answer.", "p"), profile="anthropic")
+    sim.script(answered(1, "Answer.", "o"), profile="openai")
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    claude = {"provider": "anthropic", "model": "claude-opus-5-5"}
+    try:
+        first = await runtime.run(one("Plan it.", **claude), explicit_mode="surface")
+        same = await runtime.run(
+            one("Again.", continues=first.id, **claude), explicit_mode="surface"
+        )
+        poet = await runtime.run(
+            one("As a poet.", continues=same.id, role="architect", **claude),
+            explicit_mode="surface",
+        )
+        other = await runtime.run(
+            one("Elsewhere.", continues=first.id, provider="openai", model="gpt-5.5"),
+            explicit_mode="surface",
+        )
+        back = await runtime.run(
+            one("Back.", continues=other.id, **claude), explicit_mode="surface"
+        )
+    finally:
+        await runtime.aclose()
+        store.close()
+    for run in (same, poet, other, back):
+        assert run.status == "completed", [t.error for t in run.tasks]
+    assert same.tasks[0].history == {
+        "turns": 1, "dropped_turns": 0, "reasoning_turns": 1, "note": None
+    }  # fmt: skip
+    anthropic = sim.requests_for("anthropic")
+    assert "sig-p1a" in json.dumps(anthropic[1].body)
+    # Another persona: Claude binds each block to the system prompt; none goes back.
+    assert "sig-p1a" not in json.dumps(anthropic[2].body)
+    note = poet.tasks[0].history and poet.tasks[0].history["note"]
+    assert note is not None and "the persona or the tools changed" in note
+    assert poet.tasks[0].reasoning_notice is not None and note in poet.tasks[0].reasoning_notice
+    # Another model: the text of turn 1 only, never Claude's carrier.
+    assert "sig-p1a" not in json.dumps(sim.requests_for("openai")[-1].body)
+    assert "Answer." in json.dumps(sim.requests_for("openai")[-1].body)
+    # Back on Claude after an OpenAI turn: turn 1's blocks go back (their prefix did not
+    # change), turn 2's carrier is OpenAI's and is not sent.
+    last = json.dumps(anthropic[-1].body)
+    assert "sig-p1a" in last and "sig-o1a" not in last
+    assert back.tasks[0].history is not None
+    assert back.tasks[0].history["reasoning_turns"] == 1
+    assert "Turn 2 was answered by another provider or model" in (
+        back.tasks[0].history["note"] or ""
+    )
+
+
+async def test_deepseek_gets_an_empty_reasoning_content_for_a_hidden_tool_turn(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    model = "deepseek-reasoner"
+    sim.script_turns(
+        calling(1, "d"), answered(1, "Done.", "d"), answered(2, "Then.", "d"),
+        profile="deepseek", model=model,
+    )  # fmt: skip
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    task = {"provider": "deepseek", "model": model, "tools": ("probe",)}
+    try:
+        first = await runtime.run(one("Use it.", **task), explicit_mode="hidden")
+        second = await runtime.run(
+            one("And now?", continues=first.id, **task), explicit_mode="surface"
+        )
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert second.status == "completed", second.tasks[0].error
+    body = sim.requests_for("deepseek")[-1].body or {}
+    tool_turn = _tool_message(list(body["messages"]))
+    assert tool_turn["reasoning_content"] == ""  # required, and never reconstructed
+    assert canary(1) not in json.dumps(body)
+    note = second.tasks[0].reasoning_notice or ""
+    assert "Turn 1 ran with chain_of_thought hidden" in note
+
+
+async def test_retention_reaches_the_threads_and_says_so_on_the_next_turn(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    from thoughtline.runtime import retention
+
+    sim.script(answered(1, "Answer.", "r"), profile="anthropic")
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    claude = {"provider": "anthropic", "model": "claude-opus-5-5"}
+    try:
+        first = await runtime.run(one("Plan it.", **claude), explicit_mode="surface")
+        retention.purge(store, {"reasoning": 0})
+        second = await runtime.run(
+            one("Again.", continues=first.id, **claude), explicit_mode="surface"
+        )
+        retention.purge(store, {"answer": 0})
+        with pytest.raises(ThoughtlineError) as gone:
+            runtime.plan(one("Once more.", continues=second.id, **claude))
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert "sig-r1a" not in json.dumps(sim.requests_for("anthropic")[-1].body)
+    assert "Answer." in json.dumps(sim.requests_for("anthropic")[-1].body)
+    assert "removed by the reasoning retention" in (second.tasks[0].reasoning_notice or "")
+    assert gone.value.code == "CONVERSATION_HISTORY_GONE"

@@ -86,11 +86,12 @@ def load_continuation(store: Store, run_id: str) -> Continuation:
         at = runs.get(at.continues) if at.continues else None
     chain.reverse()
     stored = store.task_threads([run.id for run in chain])
-    if not any(task.id in stored for task in previous.tasks) and not _answers(previous):
+    if not any(task.id in stored for task in previous.tasks):
         raise ThoughtlineError(
             "CONVERSATION_HISTORY_GONE",
-            f"Run {run_id} keeps nothing to continue from: no task of it answered, or the "
-            "answer retention removed its history. Start a new run instead.",
+            f"Run {run_id} keeps no conversation history (the answer retention removed it, "
+            "no task of it reached a model, or it ran before thoughtline kept "
+            "conversations); start a new run instead.",
         )
     return Continuation(previous=previous, chain=tuple(chain), threads=stored)
 
