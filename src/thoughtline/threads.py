@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, assert_never
 
 import orjson
@@ -51,19 +52,20 @@ class TaskThread:
     """What tools the task was offered (a hash), for the same reason."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class StoredTurn:
     """One earlier turn of a conversation, as a follow-up task is given it: the thread a
     task of an earlier run stored (or, for a task new to the conversation, that run's
-    request and answers as plain text)."""
+    request and answers as plain text). Its messages are decoded when first read: a
+    follow-up reads each turn in one of its two forms only."""
 
     run_id: str
     provider: str
     model: str
     mode: str
     """The earlier task's ``chain_of_thought``."""
-    answer: tuple[Message, ...]
-    carriers: tuple[Message, ...] | None
+    answer_json: str
+    carriers_json: str | None = None
     """The messages with their reasoning and carriers; ``None`` when none were kept
     (``hidden``), when the retention removed them, or for a plain-text turn."""
     carriers_cleared: bool = False
@@ -72,6 +74,20 @@ class StoredTurn:
     """Made from another role's turn, as plain text."""
     system_digest: str = ""
     tools_digest: str = ""
+
+    @cached_property
+    def answer(self) -> tuple[Message, ...]:
+        """The answer layer's messages (:class:`ThreadDecodeError` if they do not read)."""
+        return decode(self.answer_json)
+
+    @cached_property
+    def carriers(self) -> tuple[Message, ...] | None:
+        return None if self.carriers_json is None else decode(self.carriers_json)
+
+    @cached_property
+    def size(self) -> int:
+        """The answer layer's bytes, as stored."""
+        return len(self.answer_json.encode())
 
 
 def digest(value: object) -> str:

@@ -4,6 +4,7 @@ drops, the context window, and the threads' storage form."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -15,7 +16,7 @@ from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.turn_rules import earlier_reasoning
 from thoughtline.requests import Message
-from thoughtline.runtime.conversation import assemble, message_tokens
+from thoughtline.runtime.conversation import assemble
 from thoughtline.threads import StoredTurn
 
 REGISTRY = EndpointRegistry({}, environ={})
@@ -61,8 +62,8 @@ def turn(
         provider=provider,
         model=model,
         mode=mode,
-        answer=threads.answer_layer(full),
-        carriers=full if carriers and not cleared else None,
+        answer_json=threads.encode(threads.answer_layer(full)),
+        carriers_json=threads.encode(full) if carriers and not cleared else None,
         carriers_cleared=cleared,
         system_digest=system,
         tools_digest=TOOLS,
@@ -201,7 +202,7 @@ def test_a_task_that_requests_no_reasoning_sends_none_back() -> None:
 
 def test_the_oldest_turns_are_left_out_whole_to_fit_the_window() -> None:
     turns = [turn(n, tools=n == 2) for n in range(1, 6)]
-    one = message_tokens(threads.answer_layer(turns[0].answer))
+    one = math.ceil(turns[0].size / 3)
     # Room for about three turns beside the fixed part.
     window = 100 + 3 * one + 8_192 + one // 2
     built = build(turns, fixed_tokens=100, context_window=window)
@@ -225,7 +226,8 @@ def test_a_turn_larger_than_the_window_fails_in_one_sentence() -> None:
 
 def test_an_unanswered_last_exchange_is_left_out() -> None:
     cut = turn(1, tools=True)
-    stopped = replace(cut, answer=cut.answer[:-1], carriers=None)  # no final answer came
+    # No final answer came.
+    stopped = replace(cut, answer_json=threads.encode(cut.answer[:-1]), carriers_json=None)
     built = build([stopped], requests_reasoning=False)
     # The turn's prompt had no answer: the new prompt joins it in one user message.
     assert [[p.text for p in m.parts if isinstance(p, TextPart)] for m in built.messages] == [

@@ -37,7 +37,7 @@ from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.turn_rules import earlier_reasoning
 from thoughtline.records import TERMINAL_RUN_STATUSES, HistorySnapshot, Run
 from thoughtline.requests import Message
-from thoughtline.store.base import Store, StoredThread
+from thoughtline.store.base import ConversationTask, Store
 from thoughtline.threads import StoredTurn
 
 BYTES_PER_TOKEN = 3
@@ -52,9 +52,8 @@ class Continuation:
     """What a follow-up run needs of the runs before it."""
 
     previous: Run
-    chain: tuple[Run, ...]
-    """The runs of the conversation this one follows, root first, ``previous`` last."""
-    threads: dict[str, StoredThread]
+    chain: tuple[tuple[ConversationTask, ...], ...]
+    """The tasks of each run the follow-up continues, root first, ``previous`` last."""
 
     @property
     def conversation_id(self) -> str:
@@ -77,68 +76,57 @@ def load_continuation(store: Store, run_id: str) -> Continuation:
             f"Run {run_id} is still {previous.status}; continue it once it has ended "
             f"(`thoughtline cancel {run_id}` stops it).",
         )
-    runs = {run.id: run for run in store.conversation_runs(previous.conversation_id)}
-    runs[previous.id] = previous
-    chain: list[Run] = []
-    at: Run | None = previous
-    while at is not None and at not in chain and len(chain) <= len(runs):
-        chain.append(at)
-        at = runs.get(at.continues) if at.continues else None
+    by_run: dict[str, list[ConversationTask]] = {}
+    for task in store.conversation_tasks(previous.conversation_id or previous.id):
+        by_run.setdefault(task.run_id, []).append(task)
+    chain: list[tuple[ConversationTask, ...]] = []
+    at: str | None = previous.id
+    while at is not None and at in by_run and len(chain) < len(by_run):
+        tasks = tuple(by_run[at])
+        chain.append(tasks)
+        at = tasks[0].continues
     chain.reverse()
-    stored = store.task_threads([run.id for run in chain])
-    if not any(task.id in stored for task in previous.tasks):
+    if not chain or not any(task.thread is not None for task in chain[-1]):
         raise ThoughtlineError(
             "CONVERSATION_HISTORY_GONE",
             f"Run {run_id} keeps no conversation history (the answer retention removed it, "
             "no task of it reached a model, or it ran before thoughtline kept "
             "conversations); start a new run instead.",
         )
-    return Continuation(previous=previous, chain=tuple(chain), threads=stored)
-
-
-def _answers(run: Run) -> list[tuple[str, str]]:
-    return [(task.name, task.output) for task in run.tasks if task.output]
+    return Continuation(previous=previous, chain=tuple(chain))
 
 
 def earlier_turns(continuation: Continuation, task_name: str) -> tuple[StoredTurn, ...]:
     """The earlier turns a task named ``task_name`` is given: in each run of the chain,
     the thread of its task of that name, else that run's request and answers as text."""
     turns: list[StoredTurn] = []
-    for run in continuation.chain:
-        task = next((task for task in run.tasks if task.name == task_name), None)
-        stored = None if task is None else continuation.threads.get(task.id)
-        if task is not None and stored is not None:
-            try:
-                answer = threads.decode(stored.answer_json)
-                carriers = (
-                    None if stored.carriers_json is None else threads.decode(stored.carriers_json)
+    for tasks in continuation.chain:
+        task = next((task for task in tasks if task.name == task_name), None)
+        if task is not None and task.thread is not None:
+            stored = task.thread
+            turns.append(
+                StoredTurn(
+                    run_id=task.run_id,
+                    provider=task.provider,
+                    model=task.model,
+                    mode=task.chain_of_thought,
+                    answer_json=stored.answer_json,
+                    carriers_json=stored.carriers_json,
+                    carriers_cleared=stored.carriers_cleared,
+                    system_digest=stored.system_digest,
+                    tools_digest=stored.tools_digest,
                 )
-            except threads.ThreadDecodeError:
-                answer, carriers = (), None  # told as plain text below
-            if answer:
-                turns.append(
-                    StoredTurn(
-                        run_id=run.id,
-                        provider=task.provider,
-                        model=task.model,
-                        mode=task.chain_of_thought,
-                        answer=answer,
-                        carriers=carriers,
-                        carriers_cleared=stored.carriers_cleared,
-                        system_digest=stored.system_digest,
-                        tools_digest=stored.tools_digest,
-                    )
-                )
-                continue
-        plain = _plain_turn(run)
+            )
+            continue
+        plain = _plain_turn(tasks)
         if plain is not None:
             turns.append(plain)
     return tuple(turns)
 
 
-def _plain_turn(run: Run) -> StoredTurn | None:
-    """``run``'s request and answers as text, for a task that had no part in it."""
-    answers = _answers(run)
+def _plain_turn(tasks: tuple[ConversationTask, ...]) -> StoredTurn | None:
+    """A run's request and answers as text, for a task that had no part in it."""
+    answers = [(task.name, task.output) for task in tasks if task.output]
     if not answers:
         return None
     text = (
@@ -146,13 +134,16 @@ def _plain_turn(run: Run) -> StoredTurn | None:
         if len(answers) == 1
         else "\n\n".join(f"[{name}]\n{output}" for name, output in answers)
     )
+    messages = (
+        Message(role="user", content=tasks[0].request),
+        Message(role="assistant", content=text),
+    )
     return StoredTurn(
-        run_id=run.id,
+        run_id=tasks[0].run_id,
         provider="",
         model="",
         mode="hidden",
-        answer=(Message(role="user", content=run.request), Message(role="assistant", content=text)),
-        carriers=None,
+        answer_json=threads.encode(messages),
         plain=True,
     )
 
@@ -217,42 +208,58 @@ def assemble(
         model=model,
     )
     rule = earlier_reasoning(endpoint, capability)
-    forms = [_answer_only(turn.answer) for turn in turns]
-    dropped = _trim(forms, context_budget(capability, max_output_tokens), fixed_tokens)
+    dropped = _trim(turns, context_budget(capability, max_output_tokens), fixed_tokens)
     kept = turns[dropped:]
+    try:
+        return _assembled(
+            kept,
+            dropped,
+            prompt,
+            rule,
+            requests_reasoning,
+            system_digest,
+            tools_digest,
+            capability,
+            model,
+            endpoint.name,
+        )
+    except threads.ThreadDecodeError as exc:
+        raise ThoughtlineError(
+            "CONVERSATION_HISTORY_GONE",
+            f"A stored turn of this conversation does not read back ({exc}); continue an "
+            "earlier run or start a new conversation.",
+        ) from exc
+
+
+def _assembled(
+    kept: Sequence[StoredTurn],
+    dropped: int,
+    prompt: Message,
+    rule: str,
+    requests_reasoning: bool,
+    system_digest: str,
+    tools_digest: str,
+    capability: ModelCapability,
+    model: str,
+    provider: str,
+) -> Assembled:
     notes = Notes(numbers=dropped)
-    intact = dropped == 0
+    intact = dropped == 0  # the prefix every kept block was made on is unchanged
     sent = 0
     chosen: list[tuple[Message, ...]] = []
     for offset, turn in enumerate(kept):
-        number = dropped + offset + 1
-        same_model = turn.provider == endpoint.name and turn.model == model
-        messages = forms[dropped + offset]
-        if not requests_reasoning or rule == "never" or turn.plain:
-            chosen.append(messages)
-            continue
-        if not same_model:
-            if turn.carriers is not None or turn.carriers_cleared:
-                notes.add(number, "answered by another model")
-            chosen.append(messages)
-            continue
-        if turn.carriers is None:
-            notes.add(number, "cleared" if turn.carriers_cleared else f"ran {turn.mode}")
-            if turn.carriers_cleared:
-                intact = False  # later blocks were made on a prefix that held these
-            chosen.append(messages)
-            continue
-        if rule == "prefix":
-            if turn.system_digest != system_digest or turn.tools_digest != tools_digest:
-                intact = False
-                notes.add(number, "changed persona or tools")
-            elif not intact:
-                notes.add(number, "changed prefix")
-            if not intact:
-                chosen.append(messages)
+        if requests_reasoning and rule != "never" and not turn.plain:
+            number = dropped + offset + 1
+            carriers, intact = _carriers_to_send(
+                turn, number, notes, intact=intact, prefix=rule == "prefix",
+                system_digest=system_digest, tools_digest=tools_digest,
+                provider=provider, model=model,
+            )  # fmt: skip
+            if carriers is not None:
+                chosen.append(_answered(carriers))
+                sent += 1
                 continue
-        chosen.append(_answer_only(turn.carriers, keep_reasoning=True))
-        sent += 1
+        chosen.append(_answered(turn.answer))
     earlier = [message for messages in chosen for message in messages]
     if earlier and earlier[-1].role == "user":
         # The last turn's prompt got no answer: the new prompt joins it (two user
@@ -272,12 +279,47 @@ def assemble(
     )
 
 
-def _trim(forms: list[tuple[Message, ...]], budget: int | None, fixed_tokens: int) -> int:
-    """How many of the oldest turns to leave out so the rest fit ``budget``."""
+def _carriers_to_send(
+    turn: StoredTurn,
+    number: int,
+    notes: Notes,
+    *,
+    intact: bool,
+    prefix: bool,
+    system_digest: str,
+    tools_digest: str,
+    provider: str,
+    model: str,
+) -> tuple[tuple[Message, ...] | None, bool]:
+    """Turn ``number``'s messages with their carriers when they may go back (``None``
+    when only its text does, with the reason noted), and whether the prefix of the
+    turns after it is still as it was when they were made."""
+    if turn.provider != provider or turn.model != model:
+        # Never sent to this model, so leaving them out changes no prefix it saw.
+        if turn.carriers_json is not None or turn.carriers_cleared:
+            notes.add(number, "answered by another model")
+        return None, intact
+    if turn.carriers_json is None:
+        notes.add(number, "cleared" if turn.carriers_cleared else f"ran {turn.mode}")
+        # Cleared blocks were in the prefix of later ones; a hidden turn never had any.
+        return None, intact and not turn.carriers_cleared
+    if prefix:
+        if turn.system_digest != system_digest or turn.tools_digest != tools_digest:
+            notes.add(number, "changed persona or tools")
+            return None, False
+        if not intact:
+            notes.add(number, "changed prefix")
+            return None, False
+    return turn.carriers, intact
+
+
+def _trim(turns: Sequence[StoredTurn], budget: int | None, fixed_tokens: int) -> int:
+    """How many of the oldest turns to leave out so the rest fit ``budget`` (each turn
+    counted by its stored bytes: nothing is decoded to measure it)."""
     if budget is None:
         return 0
     room = budget - fixed_tokens
-    sizes = [message_tokens(messages) for messages in forms]
+    sizes = [math.ceil(turn.size / BYTES_PER_TOKEN) for turn in turns]
     total = sum(sizes)
     dropped = 0
     while dropped < len(sizes) and total > room:
@@ -286,21 +328,18 @@ def _trim(forms: list[tuple[Message, ...]], budget: int | None, fixed_tokens: in
     return dropped
 
 
-def _answer_only(
-    messages: tuple[Message, ...], *, keep_reasoning: bool = False
-) -> tuple[Message, ...]:
-    """A turn's messages as a follow-up sends them: without reasoning (unless
-    ``keep_reasoning``), and without a last call that was never answered (a turn cut
-    short by a limit, a failure or a stop), which no provider takes."""
-    kept = messages if keep_reasoning else threads.answer_layer(messages)
+def _answered(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """A turn's messages as a follow-up sends them: without a call that was never
+    answered (a turn cut short by a limit, a failure or a stop), which no provider
+    takes."""
     answered = {
         part.tool_call_id
-        for message in kept
+        for message in messages
         for part in message.parts
         if isinstance(part, ToolResultPart)
     }
     out: list[Message] = []
-    for message in kept:
+    for message in messages:
         if message.role == "assistant" and any(
             isinstance(part, ToolCallPart) and part.tool_call_id not in answered
             for part in message.parts

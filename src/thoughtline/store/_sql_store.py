@@ -25,6 +25,7 @@ from thoughtline.records import TRACE_LAYERS, Run, RunEventRecord, Task, TraceEv
 from thoughtline.store import _rows as rows
 from thoughtline.store._sql_dialect import SqlDialect
 from thoughtline.store.base import (
+    ConversationTask,
     PreparedWrite,
     RunNotFoundError,
     Store,
@@ -92,6 +93,18 @@ class WriteStatements:
             upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
             insert_thread=dialect.sql(rows.INSERT_THREAD),
         )
+
+
+CONVERSATION_TASKS = (
+    "SELECT runs.id, runs.continues, runs.request, tasks.id, tasks.name, tasks.provider, "
+    "tasks.model, tasks.chain_of_thought, tasks.output, threads.system_digest, "
+    "threads.tools_digest, threads.answer_json, threads.carriers_json, "
+    "threads.carriers_cleared, threads.at_epoch "
+    "FROM runs JOIN tasks ON tasks.run_id = runs.id "
+    "LEFT JOIN task_threads AS threads ON threads.task_id = tasks.id "
+    "WHERE runs.conversation_id = ? ORDER BY runs.created_at, runs.id, tasks.position"
+)
+"""A conversation's tasks and threads, for a follow-up (an index on conversation_id)."""
 
 
 @lru_cache(maxsize=64)
@@ -273,6 +286,34 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             ).fetchall()
             calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
         return rows.runs_with_tasks(run_rows, task_rows, calls)
+
+    def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
+        with self._reading() as conn:
+            found = self._tuples(conn, self.dialect.sql(CONVERSATION_TASKS), (conversation_id,))
+        return [
+            ConversationTask(
+                run_id=row[0],
+                continues=row[1],
+                request=row[2],
+                task_id=row[3],
+                name=row[4],
+                provider=row[5],
+                model=row[6],
+                chain_of_thought=row[7],
+                output=row[8],
+                thread=None
+                if row[11] is None
+                else StoredThread(
+                    system_digest=row[9],
+                    tools_digest=row[10],
+                    answer_json=row[11],
+                    carriers_json=row[12],
+                    carriers_cleared=bool(row[13]),
+                    at_epoch=float(row[14]),
+                ),
+            )
+            for row in found
+        ]
 
     def task_threads(self, run_ids: Sequence[str]) -> dict[str, StoredThread]:
         if not run_ids:

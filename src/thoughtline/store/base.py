@@ -98,6 +98,23 @@ class StoredThread:
     """When it was written (seconds since the epoch), for retention."""
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationTask:
+    """A task of one of a conversation's runs, with what a follow-up reads of it."""
+
+    run_id: str
+    continues: str | None
+    request: str
+    task_id: str
+    name: str
+    provider: str
+    model: str
+    chain_of_thought: str
+    output: str | None
+    thread: StoredThread | None
+    """Its stored thread; ``None`` when it kept none or the answer retention removed it."""
+
+
 @runtime_checkable
 class LeasedStore(Protocol):
     """A store whose owners hold a lease on their runs: while a process lives, its store
@@ -191,6 +208,11 @@ class Store(Protocol):
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
         """The runs of a conversation with their tasks, oldest first (empty when none)."""
+        ...
+
+    def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
+        """Every task of a conversation's runs with its thread, in one query: runs in
+        the order they were created, tasks in position order."""
         ...
 
     def task_threads(self, run_ids: Sequence[str]) -> dict[str, StoredThread]:
