@@ -89,13 +89,17 @@ def is_agent(task: Task) -> bool:
 
 def run_attributes(run: Run) -> Attributes:
     """Attributes of the ``thoughtline run`` span, known when the run starts."""
-    return {
+    attributes: Attributes = {
         "thoughtline.run.id": run.id,
+        "gen_ai.conversation.id": run.conversation_id or run.id,
         "thoughtline.chain_of_thought": run.chain_of_thought,
         "thoughtline.chain_of_thought.source": run.chain_of_thought_source,
         "thoughtline.worker_backend": run.worker_backend,
         "thoughtline.task.count": len(run.tasks),
     }
+    if run.continues is not None:
+        attributes["thoughtline.run.continues"] = run.continues
+    return attributes
 
 
 def run_end_attributes(run: Run) -> Attributes:
@@ -259,6 +263,7 @@ def _task_context(run: Run, task: Task) -> Attributes:
     return {
         "gen_ai.provider.name": provider_name(task.provider),
         "gen_ai.request.model": task.model,
+        "gen_ai.conversation.id": run.conversation_id or run.id,
         "thoughtline.run.id": run.id,
         "thoughtline.task.id": task.id,
         "thoughtline.task.name": task.name or task.role,
