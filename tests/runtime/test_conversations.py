@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import httpx2
 import pytest
 
-from tests.runtime.test_disclosure_e2e import MODES, all_bytes_under
+from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under
 from tests.runtime.test_tool_loop import requests_of, tooled_runtime
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_wire
@@ -163,6 +163,16 @@ async def test_three_turns_on_every_wire_carry_history_and_carriers_by_each_prov
     stored = store.get_run(third.id)
     assert stored is not None
     assert stored.snapshot() == third.snapshot()
+    if mode not in RECORDS:
+        # Earlier turns' reasoning went back to the provider only: the request bodies the
+        # provider_raw layer keeps are scrubbed of it, as a tool loop's are.
+        raw = json.dumps(
+            [event.metadata for run in runs for event in store.trace(run.id, "provider_raw")]
+        )
+        assert "Last?" in raw  # the layer is there
+        for turn in (1, 2, 3):
+            assert canary(turn) not in raw, turn
+        assert "sig-" not in raw
     if mode == "hidden":
         store.close()
         everything = all_bytes_under(home).decode("utf-8", "replace")
