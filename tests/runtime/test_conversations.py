@@ -417,3 +417,116 @@ async def test_retention_reaches_the_threads_and_says_so_on_the_next_turn(
     assert "Answer." in json.dumps(sim.requests_for("anthropic")[-1].body)
     assert "removed by the reasoning retention" in (second.tasks[0].reasoning_notice or "")
     assert gone.value.code == "CONVERSATION_HISTORY_GONE"
+
+
+async def test_several_roles_continue_role_by_role_and_a_new_role_gets_the_text(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(answered(1, "From the engineer.", "e"), profile="anthropic", model="claude-opus-5-5")
+    sim.script(answered(1, "From the reviewer.", "v"), profile="openai", model="gpt-5.5")
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    first_spec = RunSpec(
+        request="Design it.",
+        tasks=(
+            TaskSpec(
+                name="engineer", role="engineer", provider="anthropic", model="claude-opus-5-5"
+            ),
+            TaskSpec(name="reviewer", role="reviewer", provider="openai", model="gpt-5.5"),
+        ),
+    )
+    try:
+        first = await runtime.run(first_spec, explicit_mode="surface")
+        again = runtime.continuation_spec(first.id, "Go on.")
+        assert [(t.name, t.role, t.provider, t.model) for t in again.tasks] == [
+            ("engineer", "engineer", "anthropic", "claude-opus-5-5"),
+            ("reviewer", "reviewer", "openai", "gpt-5.5"),
+        ]
+        assert again.chain_of_thought == "surface"  # chosen explicitly, so it goes on
+        mixed = runtime.continuation_spec(first.id, "And you?", roles=["engineer", "architect"])
+        second = await runtime.run(mixed)
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert second.status == "completed", [t.error for t in second.tasks]
+    engineer, architect = second.tasks
+    assert (engineer.provider, engineer.model) == ("anthropic", "claude-opus-5-5")
+    assert engineer.history is not None and engineer.history["reasoning_turns"] == 1
+    assert architect.history is not None and architect.history["reasoning_turns"] == 0
+    bodies = [json.dumps(r.body) for r in sim.requests_for("anthropic")]
+    own, new = bodies[-2:] if "sig-e1a" in bodies[-2] else bodies[-1:-3:-1]
+    # The engineer's own thread, its carrier included; not the reviewer's answer.
+    assert "sig-e1a" in own and "From the reviewer." not in own
+    # The architect is new: the earlier request and both answers, as text, no carrier.
+    assert "Design it." in new and "From the engineer." in new and "From the reviewer." in new
+    assert "sig-e1a" not in new and "sig-v1a" not in new
+
+
+async def test_a_follow_up_keeps_its_tools_and_a_new_endpoint_gets_its_own_default_model(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(answered(1, "Done.", "k"))
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    try:
+        first = await runtime.run(
+            one("Use it.", provider="anthropic", model="claude-opus-5-5", tools=("probe",)),
+            explicit_mode="hidden",
+        )
+        same = runtime.continuation_spec(first.id, "Again.")
+        moved = runtime.continuation_spec(first.id, "Again.", provider="gemini")
+        renamed = runtime.continuation_spec(first.id, "Again.", model="claude-sonnet-4-6")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert same.tasks[0].tools == ("probe",)
+    assert same.chain_of_thought == "hidden"
+    assert (moved.tasks[0].provider, moved.tasks[0].model) == ("gemini", None)
+    assert (renamed.tasks[0].provider, renamed.tasks[0].model) == ("anthropic", "claude-sonnet-4-6")
+    assert same.continues == first.id
+
+
+async def test_the_oldest_turns_are_cut_to_the_models_window_and_an_oversized_turn_fails_first(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    from dataclasses import replace as replaced
+
+    from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
+
+    families = builtin_capabilities().families
+    small = CapabilityTable(
+        [
+            replaced(f, context_window=8_192 + 600)
+            if f.family == "claude-preserved-thinking"
+            else f
+            for f in families
+        ]
+    )
+    sim.script(answered(1, "An answer of some length. " * 20, "w"), profile="anthropic")
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    runtime.capabilities = small
+    claude = {"provider": "anthropic", "model": "claude-opus-5-5"}
+    runs: list[Run] = []
+    try:
+        for number in range(5):
+            runs.append(
+                await runtime.run(
+                    one(f"Question {number}?", continues=runs[-1].id if runs else None, **claude),
+                    explicit_mode="surface",
+                )
+            )
+        huge = await runtime.run(
+            one("x" * 40_000, continues=runs[-1].id, **claude), explicit_mode="surface"
+        )
+    finally:
+        await runtime.aclose()
+        store.close()
+    last = runs[-1].tasks[0]
+    assert last.history is not None
+    assert last.history["dropped_turns"] >= 1
+    assert last.history["turns"] + last.history["dropped_turns"] == 4
+    body = json.dumps(sim.requests_for("anthropic")[-1].body)
+    assert "Question 0?" not in body and "Question 3?" in body and "Question 4?" in body
+    assert (last.history["note"] or "").startswith("The oldest")
+    assert len(sim.requests_for("anthropic")) == 5  # the oversized turn called nothing
+    failed = huge.tasks[0]
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.code == "CONTEXT_WINDOW_EXCEEDED"
