@@ -403,7 +403,10 @@ async def test_retention_reaches_the_threads_and_says_so_on_the_next_turn(
     claude = {"provider": "anthropic", "model": "claude-opus-5-5"}
     try:
         first = await runtime.run(one("Plan it.", **claude), explicit_mode="surface")
-        retention.purge(store, {"reasoning": 0})
+        assert b"sig-r1a" in all_bytes_under(tmp_path / "home")  # the carrier, kept
+        retention.purge(store, {"reasoning": 0, "provider_raw": 0})
+        # Cleared from the store's files, not only from the row.
+        assert b"sig-r1a" not in all_bytes_under(tmp_path / "home")
         second = await runtime.run(
             one("Again.", continues=first.id, **claude), explicit_mode="surface"
         )

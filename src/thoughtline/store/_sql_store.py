@@ -411,22 +411,24 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         with self._purging() as conn:
             for layer, cutoff in cutoffs.items():
                 counts[layer] = conn.execute(sql("DELETE FROM" + where), (layer, cutoff)).rowcount
-            # Conversation threads: the answer layer's messages go with that layer, the
-            # reasoning carriers kept beside them with the reasoning layer.
+            # Conversation threads (not counted: the counts are trace events): the answer
+            # layer's messages go with that layer, the carriers kept beside them with the
+            # reasoning layer.
+            threads = 0
             if (answer_cutoff := cutoffs.get("answer")) is not None:
-                counts["answer"] += conn.execute(
+                threads += conn.execute(
                     sql("DELETE FROM task_threads WHERE at_epoch < ?"), (answer_cutoff,)
                 ).rowcount
             if (reasoning_cutoff := cutoffs.get("reasoning")) is not None:
-                counts["reasoning"] += conn.execute(
+                threads += conn.execute(
                     sql(
                         "UPDATE task_threads SET carriers_json = NULL, carriers_cleared = 1 "
                         "WHERE at_epoch < ? AND carriers_json IS NOT NULL"
                     ),
                     (reasoning_cutoff,),
                 ).rowcount
-        if any(counts.values()):
-            self._deleted()
+        if threads or any(counts.values()):
+            self._deleted()  # erased from every file of the store (SQLite)
         return counts
 
     def clear_displayed_reasoning(
