@@ -60,10 +60,9 @@ class Continuation:
         return self.previous.conversation_id or self.previous.id
 
 
-def load_continuation(store: Store, run_id: str) -> Continuation:
-    """The chain of runs ``run_id`` ends, with their threads; one sentence and a code for
-    a run that does not exist (``RUN_NOT_FOUND``), has not ended
-    (``CONVERSATION_RUN_ACTIVE``), or keeps no history (``CONVERSATION_HISTORY_GONE``)."""
+def ended_run(store: Store, run_id: str) -> Run:
+    """The run ``run_id``, to be continued; one sentence and a code for a run that does
+    not exist (``RUN_NOT_FOUND``) or has not ended (``CONVERSATION_RUN_ACTIVE``)."""
     previous = store.get_run(run_id)
     if previous is None:
         raise ThoughtlineError(
@@ -76,6 +75,14 @@ def load_continuation(store: Store, run_id: str) -> Continuation:
             f"Run {run_id} is still {previous.status}; continue it once it has ended "
             f"(`thoughtline cancel {run_id}` stops it).",
         )
+    return previous
+
+
+def load_continuation(store: Store, run_id: str) -> Continuation:
+    """The chain of runs ``run_id`` ends, with their threads; refused as
+    :func:`ended_run` refuses it, or when the run keeps no history
+    (``CONVERSATION_HISTORY_GONE``)."""
+    previous = ended_run(store, run_id)
     by_run: dict[str, list[ConversationTask]] = {}
     for task in store.conversation_tasks(previous.conversation_id or previous.id):
         by_run.setdefault(task.run_id, []).append(task)
