@@ -133,7 +133,7 @@ def follow_up(store: Store, last: str) -> tuple[float, float]:
         system_digest=threads.digest(SYSTEM),
         tools_digest=threads.tools_digest(()),
         requests_reasoning=True,
-        fixed_tokens=100,
+        fixed_bytes=100,
         max_output_tokens=None,
     )
     request = ModelRequest(

@@ -77,7 +77,7 @@ def build(
     model: str = "claude-opus-5-5",
     system: str = SYSTEM,
     requests_reasoning: bool = True,
-    fixed_tokens: int = 10,
+    fixed_bytes: int = 10,
     max_output_tokens: int | None = None,
     context_window: int | None = -1,
 ):  # type: ignore[no-untyped-def]
@@ -93,7 +93,7 @@ def build(
         system_digest=system,
         tools_digest=TOOLS,
         requests_reasoning=requests_reasoning,
-        fixed_tokens=fixed_tokens,
+        fixed_bytes=fixed_bytes,
         max_output_tokens=max_output_tokens,
     )
 
@@ -205,7 +205,7 @@ def test_the_oldest_turns_are_left_out_whole_to_fit_the_window() -> None:
     one = math.ceil(turns[0].size / 3)
     # Room for about three turns beside the fixed part.
     window = 100 + 3 * one + 8_192 + one // 2
-    built = build(turns, fixed_tokens=100, context_window=window)
+    built = build(turns, fixed_bytes=300, context_window=window)  # 100 tokens
     assert built.history["dropped_turns"] == 2
     assert built.history["turns"] == 3
     assert built.messages[0].content == "ask 3"  # never in the middle of a tool exchange
@@ -219,7 +219,7 @@ def test_the_oldest_turns_are_left_out_whole_to_fit_the_window() -> None:
 
 def test_a_turn_larger_than_the_window_fails_in_one_sentence() -> None:
     with pytest.raises(ThoughtlineError) as refused:
-        build([turn(1)], fixed_tokens=200_000)
+        build([turn(1)], fixed_bytes=800_000)  # over 191,808 tokens even at 4 B a token
     assert refused.value.code == "CONTEXT_WINDOW_EXCEEDED"
     assert "200,000-token context window" in refused.value.message
 

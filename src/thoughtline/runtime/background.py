@@ -22,6 +22,7 @@ observers.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from typing import Final
@@ -167,9 +168,16 @@ class RunManager:
         stored, and the run uses them."""
         if self._closing:
             raise RunManagerClosed()
-        run = self.runtime.plan(
-            spec, explicit_mode=explicit_mode, worker_backend=worker_backend, tools=tools
+        plan = functools.partial(
+            self.runtime.plan,
+            spec,
+            explicit_mode=explicit_mode,
+            worker_backend=worker_backend,
+            tools=tools,
         )
+        # A follow-up reads its conversation from the store: off the event loop, which
+        # serves every live stream meanwhile.
+        run = await asyncio.to_thread(plan) if spec.continues is not None else plan()
         started = await self.runtime.start_tools(run, tools=tools)
         try:
             await self.runtime.store_async(run)

@@ -41,8 +41,11 @@ from thoughtline.store.base import ConversationTask, Store
 from thoughtline.threads import StoredTurn
 
 BYTES_PER_TOKEN = 3
-"""How a turn's size is counted against the context window without a tokenizer: three
-bytes of UTF-8 JSON a token errs towards fewer tokens fitting (English runs near four)."""
+"""How earlier turns are counted against the context window without a tokenizer: three
+bytes of stored JSON a token errs towards keeping fewer turns (English runs near four)."""
+LENIENT_BYTES_PER_TOKEN = 4
+"""How a turn alone is counted before it is refused: it fails only when it would not
+fit even at four bytes of UTF-8 a token (the provider is the judge of closer cases)."""
 OUTPUT_RESERVE_TOKENS = 8_192
 """Room kept for the answer when the task sets no ``max_output_tokens``."""
 
@@ -65,15 +68,12 @@ def ended_run(store: Store, run_id: str) -> Run:
     not exist (``RUN_NOT_FOUND``) or has not ended (``CONVERSATION_RUN_ACTIVE``)."""
     previous = store.get_run(run_id)
     if previous is None:
-        raise ThoughtlineError(
-            "RUN_NOT_FOUND",
-            f"No run {run_id!r} to continue; `thoughtline runs` lists the stored runs.",
-        )
+        raise ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} to continue in this store.")
     if previous.status not in TERMINAL_RUN_STATUSES:
         raise ThoughtlineError(
             "CONVERSATION_RUN_ACTIVE",
             f"Run {run_id} is still {previous.status}; continue it once it has ended "
-            f"(`thoughtline cancel {run_id}` stops it).",
+            "(or cancel it).",
         )
     return previous
 
@@ -111,6 +111,8 @@ def earlier_turns(continuation: Continuation, task_name: str) -> tuple[StoredTur
         task = next((task for task in tasks if task.name == task_name), None)
         if task is not None and task.thread is not None:
             stored = task.thread
+            if _ASSISTANT not in stored.answer_json:
+                continue  # its prompt got no answer (the task failed or was stopped)
             turns.append(
                 StoredTurn(
                     run_id=task.run_id,
@@ -129,6 +131,11 @@ def earlier_turns(continuation: Continuation, task_name: str) -> tuple[StoredTur
         if plain is not None:
             turns.append(plain)
     return tuple(turns)
+
+
+_ASSISTANT = '{"role":"assistant"'
+"""How an assistant message starts in a stored thread (``threads.encode`` writes compact
+JSON, role first), so a turn that got no answer is told without decoding it."""
 
 
 def _plain_turn(tasks: tuple[ConversationTask, ...]) -> StoredTurn | None:
@@ -165,11 +172,6 @@ class Assembled:
     history: HistorySnapshot
 
 
-def message_tokens(messages: Sequence[Message]) -> int:
-    """The estimated tokens of ``messages`` (:data:`BYTES_PER_TOKEN`)."""
-    return math.ceil(len(threads.encode(messages).encode()) / BYTES_PER_TOKEN)
-
-
 def context_budget(capability: ModelCapability, max_output_tokens: int | None) -> int | None:
     """The tokens a request may hold on a model, ``None`` when its window is unknown."""
     if capability.context_window is None:
@@ -178,11 +180,12 @@ def context_budget(capability: ModelCapability, max_output_tokens: int | None) -
 
 
 def check_fits(
-    *, fixed_tokens: int, capability: ModelCapability, max_output_tokens: int | None, model: str
+    *, fixed_bytes: int, capability: ModelCapability, max_output_tokens: int | None, model: str
 ) -> None:
-    """``CONTEXT_WINDOW_EXCEEDED`` when the turn alone (persona, tools, prompt) leaves no
-    room in the model's context window."""
+    """``CONTEXT_WINDOW_EXCEEDED`` when the turn alone (persona, tools, prompt:
+    ``fixed_bytes`` of UTF-8) leaves no room in the model's context window."""
     budget = context_budget(capability, max_output_tokens)
+    fixed_tokens = math.ceil(fixed_bytes / LENIENT_BYTES_PER_TOKEN)
     if budget is not None and fixed_tokens > budget:
         raise ThoughtlineError(
             "CONTEXT_WINDOW_EXCEEDED",
@@ -203,19 +206,24 @@ def assemble(
     system_digest: str,
     tools_digest: str,
     requests_reasoning: bool,
-    fixed_tokens: int,
+    fixed_bytes: int,
     max_output_tokens: int | None,
 ) -> Assembled:
     """The history a follow-up task sends first: its earlier ``turns`` by the provider's
-    rules (module doc), then ``prompt``. ``fixed_tokens``: the persona, tools and prompt."""
+    rules (module doc), then ``prompt``. ``fixed_bytes``: the persona, tools and prompt
+    (UTF-8)."""
     check_fits(
-        fixed_tokens=fixed_tokens,
+        fixed_bytes=fixed_bytes,
         capability=capability,
         max_output_tokens=max_output_tokens,
         model=model,
     )
     rule = earlier_reasoning(endpoint, capability)
-    dropped = _trim(turns, context_budget(capability, max_output_tokens), fixed_tokens)
+    dropped = _trim(
+        turns,
+        context_budget(capability, max_output_tokens),
+        math.ceil(fixed_bytes / BYTES_PER_TOKEN),
+    )
     kept = turns[dropped:]
     try:
         return _assembled(

@@ -140,10 +140,16 @@ def continuation_spec(
     """The spec of a run that continues ``previous``: its tasks again (same names, roles,
     endpoints, models, effort, settings and the tools ``keep_tools`` accepts), or one
     task per role in ``roles`` (a role that had a task keeps its endpoint and model);
-    the flags given win. A mode chosen for ``previous`` (explicitly or by its plan) goes
+    the flags given win (a new role runs on ``previous``'s first endpoint and model
+    unless they are given). A mode chosen for ``previous`` (explicitly or by its plan) goes
     on; one it got from config or role settings is resolved again."""
     given = generation or GenerationSettings()
     by_name = {task.name: task for task in previous.tasks}
+    # A role new to the conversation runs where the conversation ran, unless told.
+    lead = previous.tasks[0] if previous.tasks else None
+    new_provider, new_model = provider, model
+    if provider is None and model is None and lead is not None:
+        new_provider, new_model = lead.provider, lead.model
     if roles:
         base = spec_from_roles(request, list(roles))
         names = [(task.name, task.role) for task in base.tasks]
@@ -158,8 +164,8 @@ def continuation_spec(
                 TaskSpec(
                     name=name,
                     role=role,
-                    provider=provider,
-                    model=model,
+                    provider=new_provider,
+                    model=new_model,
                     effort=effort,
                     generation=given,
                 )

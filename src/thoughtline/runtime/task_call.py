@@ -93,14 +93,13 @@ class TaskCall:
         task = self.task
         client = self.sink.client_for(task.provider)
         capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
-        fixed = conversation.message_tokens(
-            [Message(role="user", content=prepared.system), *prepared.own]
-        ) + conversation.message_tokens(
-            [Message(role="user", content=threads.encode_tools(self.tools))]
+        fixed = sum(
+            len(text.encode("utf-8", "surrogatepass"))
+            for text in (prepared.system, prepared.prompt, threads.encode_tools(self.tools))
         )
         if not task.earlier:
             conversation.check_fits(
-                fixed_tokens=fixed,
+                fixed_bytes=fixed,
                 capability=capability,
                 max_output_tokens=task.generation.max_output_tokens,
                 model=task.model,
@@ -115,7 +114,7 @@ class TaskCall:
             system_digest=threads.digest(prepared.system),
             tools_digest=threads.tools_digest(self.tools),
             requests_reasoning=self.gate.requests_reasoning,
-            fixed_tokens=fixed,
+            fixed_bytes=fixed,
             max_output_tokens=task.generation.max_output_tokens,
         )
         prepared.history = assembled.messages
