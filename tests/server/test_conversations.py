@@ -255,3 +255,27 @@ def test_a_hidden_conversations_reasoning_is_nowhere_and_not_sent_back(
         for body in bodies:
             assert canary.encode() not in body
         assert canary.encode() not in stored
+
+
+def test_a_turn_executing_here_is_listed_live_in_its_conversation(
+    daemon: LiveDaemon, sim: Simulator
+) -> None:
+    sim.script_turns(
+        Transcript(answer=FIRST_ANSWER),
+        Transcript(answer="y" * 3000, chunk_chars=3),
+        profile="deepseek",
+    )
+    client = daemon.client()
+    first = start_run(client, request="First.", provider="deepseek")
+    wait_for_status(client, first, {"completed"})
+    sim.pace_s = 0.01
+    second = start_run(client, request="Go on.", continues=first)
+    # The stream's first answer delta: from then on the live snapshot has some output.
+    read_all(client, second, stop=lambda events: events[-1].type == "answer.delta")
+    runs = client.get("/v1/runs", params={"conversation": first}).json()["runs"]
+    assert [run["id"] for run in runs] == [first, second]
+    assert runs[0]["tasks"][0]["output"] == FIRST_ANSWER
+    assert runs[1]["status"] == "running"
+    assert 0 < len(runs[1]["tasks"][0]["output"]) < 3000
+    assert client.post(f"/v1/runs/{second}/cancel").status_code == 202
+    wait_for_status(client, second, ENDED)
