@@ -162,3 +162,58 @@ def test_a_snapshot_without_a_conversation_shows_no_thread_and_no_box(
     expect(page.get_by_test_id("follow-up")).to_be_hidden()
     expect(page.get_by_test_id("thread-turn")).to_have_count(0)
     assert not [path for _, path, _ in fake_daemon.requests if "conversation=" in path]
+
+
+def test_a_turn_another_client_adds_moves_the_box_under_it(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    one = turn("run_one", "First.", [task("t1", status="done", output="One.")])
+    two = turn("run_two", "Second.", [task("t2", status="running")], continues="run_one")
+    two["status"] = "running"
+    conversation = [one]
+    recent = [one]
+    posted: list[Any] = []
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(
+        route,
+        {"runs": list(conversation if "conversation=" in route.request.url else recent)},
+    )
+
+    def create(route: Route, _: FakeDaemon) -> None:
+        posted.append(json.loads(route.request.post_data or "null"))
+        fulfill_json(route, {"id": "run_three", "status": "planned", "links": {}}, 202)
+
+    fake_daemon.routes["POST /v1/runs"] = create
+    fake_daemon.routes["GET /v1/runs/run_one/events"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", one), (2, "run.completed", one)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    page.goto(f"{FAKE_ORIGIN}/#/runs/run_one")
+    box = page.get_by_test_id("follow-up")
+    expect(box).to_have_attribute("data-continues", "run_one")
+    expect(page.get_by_test_id("thread-current")).to_be_hidden()
+
+    # Another client continues run_one: the page's next look at the recent runs shows it.
+    conversation[:] = recent[:] = [one, two]
+    later = page.get_by_test_id("thread-after").get_by_test_id("thread-turn")
+    expect(later).to_have_attribute("data-run-id", "run_two")
+    expect(later.get_by_test_id("turn-no-answer")).to_have_text("No answer yet.")
+    expect(box).to_be_hidden()  # the latest turn is still running
+    ended = {**two, "status": "completed", "tasks": [task("t2", status="done", output="Two.")]}
+    conversation[:] = recent[:] = [one, ended]
+    expect(later.get_by_test_id("turn-answer")).to_have_text("Two.")
+    expect(box).to_be_visible()
+    expect(box).to_have_attribute("data-continues", "run_two")
+
+    # A turn added between that look and the click is shown first, not branched from.
+    third = turn("run_2b", "Meanwhile.", [task("t3", status="done", output="Mid.")])
+    third["continues"] = "run_two"
+    conversation[:] = [one, ended, third]
+    page.get_by_test_id("follow-up-request").fill("Next?")
+    page.get_by_test_id("follow-up-submit").click()
+    expect(page.get_by_test_id("follow-up-error")).to_contain_text("Another turn was added")
+    expect(box).to_have_attribute("data-continues", "run_2b")
+    assert posted == []
+    page.get_by_test_id("follow-up-submit").click()
+    expect(page.get_by_test_id("run-view")).to_have_attribute("data-run-id", "run_three")
+    assert posted == [{"request": "Next?", "continues": "run_2b"}]

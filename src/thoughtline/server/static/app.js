@@ -120,6 +120,7 @@ async function refreshRuns() {
   try {
     const runs = await api.listRuns(30);
     renderRuns(Array.isArray(runs) ? runs : []);
+    view?.thread.noticeRuns(Array.isArray(runs) ? runs : []);
     runsError.hidden = true;
     connection.textContent = "";
     connection.dataset.state = "ok";

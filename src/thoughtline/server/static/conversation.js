@@ -91,6 +91,22 @@ export class ConversationThread {
     this.render();
   }
 
+  /**
+   * The recent runs were read (every few seconds): read the conversation again when they
+   * show one of its other runs new or changed, so the box moves under a turn another
+   * client added and appears once it has ended.
+   * @param {Record<string, any>[]} recent
+   */
+  noticeRuns(recent) {
+    const id = this.current?.conversation_id;
+    if (typeof id !== "string" || this.runs.length === 0) return;
+    const known = new Map(this.runs.map((run) => [run.id, run.status]));
+    const changed = recent.some(
+      (run) => run && run.conversation_id === id && run.id !== this.runId && known.get(run.id) !== run.status,
+    );
+    if (changed) this.load();
+  }
+
   render() {
     const runs = this.runs;
     const index = runs.findIndex((run) => run.id === this.runId);
@@ -168,6 +184,14 @@ export class ConversationThread {
     this.followUpButton.disabled = true;
     this.showError(null);
     try {
+      // Continue the turn the reader sees as the latest: one added meanwhile is shown
+      // first, rather than branching the conversation from an older turn.
+      const shown = this.latestId;
+      await this.load();
+      if (this.latestId !== shown) {
+        this.showError("Another turn was added meanwhile (shown above); send again to continue it.");
+        return;
+      }
       const created = await api.startRun({ request, continues: this.latestId });
       this.followUpText.value = "";
       this.hooks.onFollowUp(created.id);
