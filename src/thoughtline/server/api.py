@@ -29,7 +29,11 @@ from thoughtline.server.sse import (
 )
 
 
-def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def _errors(
+    *statuses: int, described: dict[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """The error responses of a route; ``described`` replaces the common descriptions
+    where a route's statuses mean something else."""
     descriptions = {
         400: "Bad input (unknown mode, role or provider; missing key; malformed JSON).",
         401: "Missing or wrong bearer token.",
@@ -45,6 +49,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
         422: "The request does not match the schema (REQUEST_INVALID).",
         503: "The daemon is shutting down, its store is unavailable, or a tool server "
         "the run needs did not start (TOOL_SERVER_UNAVAILABLE).",
+        **(described or {}),
     }
     return {
         status: {"model": ErrorResponse, "description": descriptions[status]}
@@ -78,13 +83,30 @@ def _links(run_id: str) -> dict[str, str]:
     "/runs",
     status_code=202,
     response_model=RunCreated,
-    responses=_errors(400, 403, 413, 415, 503),
+    responses=_errors(
+        400,
+        403,
+        404,
+        409,
+        410,
+        413,
+        415,
+        503,
+        described={
+            404: "continues names no run (RUN_NOT_FOUND).",
+            409: "The run continues names has not ended yet (CONVERSATION_RUN_ACTIVE).",
+            410: "The run continues names keeps nothing to continue from: no task answered, "
+            "or the answer retention removed its history (CONVERSATION_HISTORY_GONE).",
+        },
+    ),
     summary="Start a run",
 )
 async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
     """Plan the run (bad input is a 400 with the thoughtline error code), start the tool
     servers it names and check its tool names against them (a tool a server does not
-    offer is a 400), and start it in the daemon. Watch it at ``links.events``."""
+    offer is a 400), and start it in the daemon. Watch it at ``links.events``. With
+    ``continues`` it is the next turn of that run's conversation; a refusal stores
+    nothing."""
     run = await daemon.start_run(body)
     return JSONResponse(
         {"id": run.id, "status": "planned", "links": _links(run.id)},
@@ -93,12 +115,41 @@ async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
     )
 
 
-@router.get("/runs", response_model=RunList, responses=_errors(), summary="Recent runs")
+@router.get(
+    "/runs",
+    response_model=RunList,
+    responses=_errors(
+        404,
+        described={404: "conversation names no conversation and no run (CONVERSATION_NOT_FOUND)."},
+    ),
+    summary="Recent runs, or one conversation's runs",
+)
 async def list_runs(
-    daemon: DaemonDep, limit: Annotated[int, Query(ge=1, le=500)] = 20
+    daemon: DaemonDep,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=500,
+            description="At most this many runs (default 20; with conversation, all of "
+            "its runs, or its latest N).",
+        ),
+    ] = None,
+    conversation: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="A conversation id, or the full id of any run of it: that "
+            "conversation's runs only, oldest first.",
+        ),
+    ] = None,
 ) -> JSONResponse:
-    """Snapshots, newest first, including runs other processes wrote to the same store."""
-    return JSONResponse({"runs": await daemon.list_runs(limit)})
+    """Snapshots, newest first, including runs other processes wrote to the same store;
+    with ``conversation``, that conversation's runs, oldest first (its turns in order)."""
+    if conversation is not None:
+        return JSONResponse({"runs": await daemon.conversation(conversation, limit)})
+    return JSONResponse({"runs": await daemon.list_runs(20 if limit is None else limit)})
 
 
 @router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")

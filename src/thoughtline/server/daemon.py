@@ -16,8 +16,9 @@ import logging
 from dataclasses import dataclass, field
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
+from thoughtline.requests import GenerationSettings
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
-from thoughtline.runtime.plan import spec_from_roles, with_tools
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
@@ -175,16 +176,7 @@ class Daemon:
         if self.closing.is_set():
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
         self.refuse_writes_if_damaged()
-        spec = spec_from_roles(
-            body.request,
-            list(body.roles or []),
-            provider=body.provider,
-            model=body.model,
-            effort=body.effort,
-            max_output_tokens=body.max_output_tokens,
-            temperature=body.temperature,
-        )
-        spec = with_tools(spec, tools=body.tools, max_steps=body.max_steps)
+        spec = with_tools(await self._spec_of(body), tools=body.tools, max_steps=body.max_steps)
         try:
             handle = await self.runs.start(
                 spec,
@@ -198,6 +190,33 @@ class Daemon:
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
         handle.task.add_done_callback(self._ended)
         return handle.run
+
+    async def _spec_of(self, body: RunCreate) -> RunSpec:
+        if body.continues is None:
+            return spec_from_roles(
+                body.request,
+                list(body.roles or []),
+                provider=body.provider,
+                model=body.model,
+                effort=body.effort,
+                max_output_tokens=body.max_output_tokens,
+                temperature=body.temperature,
+            )
+        # In a thread: it reads the conversation from the store (RUN_NOT_FOUND,
+        # CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE before anything is stored).
+        generation = GenerationSettings(
+            max_output_tokens=body.max_output_tokens, temperature=body.temperature
+        )
+        return await asyncio.to_thread(
+            self.runtime.continuation_spec,
+            body.continues,
+            body.request,
+            roles=tuple(body.roles or ()),
+            provider=body.provider,
+            model=body.model,
+            effort=body.effort,
+            generation=generation,
+        )
 
     def _ended(self, task: asyncio.Task[Run]) -> None:
         # A run that stopped on a store error (RunManager logs it) tells about damage too.
@@ -237,7 +256,32 @@ class Daemon:
         return self.folds.snapshot(run)[0]
 
     async def list_runs(self, limit: int) -> list[RunSnapshot]:
-        stored = await asyncio.to_thread(self.store.list_runs, limit)
+        return await self._snapshots(await asyncio.to_thread(self.store.list_runs, limit))
+
+    async def conversation(self, key: str, limit: int | None = None) -> list[RunSnapshot]:
+        """The runs of the conversation ``key`` names (its id, or the id of any of its
+        runs), oldest first; with ``limit``, its latest ``limit`` runs."""
+
+        def read() -> list[Run] | None:
+            runs = self.store.conversation_runs(key)
+            if runs:
+                return runs
+            run = self.store.get_run(key)
+            if run is None:
+                return None
+            return self.store.conversation_runs(run.conversation_id or run.id) or [run]
+
+        stored = await asyncio.to_thread(read)
+        if stored is None:
+            shown = key if len(key) <= 80 else f"{key[:80]}..."
+            raise ApiError(
+                404,
+                "CONVERSATION_NOT_FOUND",
+                f"No conversation or run {shown!r} in this daemon's store.",
+            )
+        return await self._snapshots(stored if limit is None else stored[-limit:])
+
+    async def _snapshots(self, stored: list[Run]) -> list[RunSnapshot]:
         live = {run.id: channel for run in stored if (channel := self.hub.get(run.id))}
         # Runs executing here are shown live; the others, folded in the thread.
         others = await asyncio.to_thread(

@@ -92,6 +92,15 @@ class RunCreate(BaseModel):
         description="Most model calls each task may make (tool steps); wins over roles "
         "and [orchestration] max_steps.",
     )
+    continues: Name | None = Field(
+        default=None,
+        description="The full id of an ended run to continue (a prefix is not accepted "
+        "here): the run joins its conversation, each task is sent the earlier turns, and "
+        "the tasks are that run's again (or one per role in roles) with the fields given "
+        "winning; its mode goes on when it was chosen explicitly. No such run is a 404 "
+        "RUN_NOT_FOUND, one not ended a 409 CONVERSATION_RUN_ACTIVE, one that keeps "
+        "nothing to continue from a 410 CONVERSATION_HISTORY_GONE.",
+    )
 
 
 class _Out(BaseModel):
@@ -117,7 +126,9 @@ class CancelAccepted(_Out):
 
 
 class RunList(_Out):
-    runs: list[RunSnapshot] = Field(description="Newest first.")
+    runs: list[RunSnapshot] = Field(
+        description="Newest first; with ?conversation=, that conversation's runs oldest first."
+    )
 
 
 class TraceEventBody(_Out):

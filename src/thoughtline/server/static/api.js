@@ -142,6 +142,9 @@ function listOf(body, key) {
 export const api = {
   listRuns: async (limit = 30) =>
     listOf(await apiJson(`/v1/runs?limit=${encodeURIComponent(limit)}`), "runs"),
+  /** The runs of the conversation a run belongs to, oldest first. */
+  conversation: async (id) =>
+    listOf(await apiJson(`/v1/runs?conversation=${encodeURIComponent(id)}`), "runs"),
   getRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}`),
   startRun: (body) => apiJson("/v1/runs", { method: "POST", body }),
   cancelRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),

@@ -74,7 +74,7 @@ function renderRuns(runs) {
   const selected = view?.runId ?? null;
   const signature = JSON.stringify([
     selected,
-    runs.map((run) => [run.id, run.status, listedRequest(run), runModes(run), run.created_at]),
+    runs.map((run) => [run.id, run.status, listedRequest(run), runModes(run), run.created_at, run.continues]),
     Math.floor(Date.now() / 60000),
   ]);
   if (signature === listSignature) return;
@@ -107,6 +107,7 @@ function renderRuns(runs) {
             runModes(run).join(", "),
             ` · ${tasks} task${tasks === 1 ? "" : "s"}`,
             run.worker_backend && run.worker_backend !== "provider" ? ` · ${run.worker_backend}` : "",
+            run.continues ? " · follow-up" : "",
           ),
         ),
       );
@@ -119,6 +120,7 @@ async function refreshRuns() {
   try {
     const runs = await api.listRuns(30);
     renderRuns(Array.isArray(runs) ? runs : []);
+    view?.thread.noticeRuns(Array.isArray(runs) ? runs : []);
     runsError.hidden = true;
     connection.textContent = "";
     connection.dataset.state = "ok";
@@ -203,7 +205,12 @@ function route() {
   const tab = match[2] ? "trace" : "tasks";
   if (!view || view.runId !== runId) {
     view?.close();
-    view = new RunView(runId, { onFinished: () => refreshRuns() });
+    view = new RunView(runId, {
+      onFinished: () => refreshRuns(),
+      onFollowUp: (id) => {
+        location.hash = `#/runs/${encodeURIComponent(id)}`;
+      },
+    });
     main.replaceChildren(view.element);
     listSignature = "";
     refreshRuns();

@@ -2,6 +2,7 @@
 // the run's SSE stream (snapshot, task and delta events, terminal event).
 
 import { api } from "./api.js";
+import { ConversationThread } from "./conversation.js";
 import { h, statusBadge, timeElement } from "./dom.js";
 import { followRun } from "./sse.js";
 import { TaskCard } from "./tasks.js";
@@ -42,7 +43,7 @@ const STREAM_LABELS = {
 export class RunView {
   /**
    * @param {string} runId
-   * @param {{onFinished: () => void}} hooks
+   * @param {{onFinished: () => void, onFollowUp: (runId: string) => void}} hooks
    */
   constructor(runId, hooks) {
     this.runId = runId;
@@ -54,6 +55,7 @@ export class RunView {
     /** task ids that received reasoning.delta events */
     this.reasoningStreamed = new Set();
     this.tab = "tasks";
+    this.threadLoaded = false;
 
     this.heading = h("h2", { class: "run-request", testid: "run-request" }, "Loading run…");
     /** the request the heading shows (or shows the start of), and whether whole */
@@ -74,7 +76,17 @@ export class RunView {
       trace: this.tabButton("trace", "Trace"),
     };
     this.taskGrid = h("div", { class: "task-grid", testid: "task-grid" });
-    this.tasksPanel = h("section", { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" }, this.taskGrid);
+    // Its conversation's other turns around the task cards, and the follow-up box.
+    this.thread = new ConversationThread(runId, { onFollowUp: (id) => hooks.onFollowUp(id) });
+    this.tasksPanel = h(
+      "section",
+      { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" },
+      this.thread.before,
+      this.thread.currentTurn,
+      this.taskGrid,
+      this.thread.after,
+      this.thread.followUp,
+    );
     this.trace = new TraceView(runId, (taskId) => this.taskLabel(taskId));
     this.ticker = window.setInterval(() => this.tick(), TICK_MS);
     this.tracePanel = h("section", { class: "tab-panel", testid: "trace-panel", role: "tabpanel", hidden: true }, this.trace.element);
@@ -181,6 +193,7 @@ export class RunView {
       default:
         if (TERMINAL_EVENTS.has(event.type)) {
           this.applySnapshot(data);
+          this.thread.load(); // the follow-up box waits for the latest turn to end
           this.hooks.onFinished();
           return true;
         }
@@ -192,6 +205,11 @@ export class RunView {
     if (!snapshot || typeof snapshot !== "object") return;
     this.run = { ...snapshot, tasks: Array.isArray(snapshot.tasks) ? snapshot.tasks.map((task) => ({ ...task })) : [] };
     this.renderHead();
+    this.thread.setCurrent(this.run);
+    if (!this.threadLoaded) {
+      this.threadLoaded = true;
+      this.thread.load();
+    }
     const seen = new Set();
     for (const task of this.run.tasks) {
       seen.add(task.id);
