@@ -55,14 +55,22 @@ async def test_a_hidden_follow_up_carries_the_first_turn_and_its_reasoning_nowhe
         Transcript(reasoning=TRANSCRIPT.reasoning, answer=SHORTER, chunk_chars=4096),
     )
     outputs: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        outputs.append(message or "")
+
     async with mcp_server(tmp_path, environ) as server:
         first = await server.call(
             "orchestration_run",
             {"request": FIRST, "provider": "deepseek", "model": "deepseek-reasoner"},
+            progress_callback=on_progress,
         )
         second = await server.call(
-            "orchestration_run", {"request": SECOND, "continues": snapshot_of(first)["id"]}
+            "orchestration_run",
+            {"request": SECOND, "continues": snapshot_of(first)["id"]},
+            progress_callback=on_progress,
         )
+        assert "run completed" in outputs
         status = await server.call("orchestration_status", {})
         for result in (first, second, status):
             outputs += [json.dumps(result.structured_content), text_of(result)]
