@@ -214,7 +214,7 @@ async def test_what_cannot_be_continued_is_a_tool_error_and_nothing_is_stored(
         text = text_of(result)
         assert text.startswith(f"{code}: "), text
         assert run_id in text
-        assert "thoughtline " not in text  # no CLI hint: a client of this server has none
+        assert "`thoughtline " not in text  # no CLI hint: a client of this server has none
     # Only the runs that were started exist; the running one alone reached the simulator.
     assert stored == [running["id"], prepared.id]
     assert len(sim.requests) == 1
