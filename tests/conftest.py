@@ -28,6 +28,7 @@ SLOW_PATHS = (
     "tests/cli/",  # the command line as a user runs it: one process per command
     "tests/e2e/test_bounded_memory.py",  # children reading 300 MB endless lines
     "tests/mcp/test_inspector_cli.py",  # the MCP inspector (node) driving a server process
+    "tests/mcp/test_mcp_conversations.py",  # the MCP server as a child process over stdio
     "tests/mcp/test_mcp_server.py",  # the MCP server as a child process over stdio
     "tests/server/test_openapi_fuzz.py",  # schemathesis against the OpenAPI document
     "tests/server/test_processes.py",  # daemons in child processes, signals
@@ -40,6 +41,8 @@ SLOW_PATHS = (
 # Single tests ("path::name", parameters left out) that start processes or stream long.
 SLOW_TESTS = frozenset(
     {
+        "tests/api/test_conversations.py::test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put",
+        "tests/api/test_conversations.py::test_the_example_script_holds_a_two_turn_conversation",
         "tests/api/test_orchestrator.py::test_example_script_prints_both_specialists_with_their_reasoning",
         "tests/api/test_orchestrator.py::test_status_runs_trace_and_purge_return_what_the_cli_shows",
         "tests/api/test_public_surface.py::test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio",

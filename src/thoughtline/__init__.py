@@ -21,6 +21,12 @@ Watch a run's live events (a closed union; match them, ending with ``assert_neve
                     pass
         run = await handle
 
+Hold a conversation (each request continues the run before it)::
+
+    with thoughtline.Conversation() as chat:
+        first = chat.send("Design a rate limiter", roles=["architect"])
+        second = chat.send("Now make it shorter")   # sent turn 1 too
+
 Call one model (the provider layer)::
 
     from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, ReasoningRequest
@@ -41,6 +47,8 @@ Runs
     run                   run a request to its end, synchronously, and return the Run
     Orchestrator          config + store + runtime: start, status, runs, trace, purge
     RunHandle             one run executing: await it, iterate its events, cancel it
+    Conversation          runs that follow one another, synchronously: send() -> Run
+    AsyncConversation     the same on the event loop (Orchestrator.conversation())
     RunEvent              one live event of a run: the closed union listed below
     PurgeReport           what Orchestrator.purge removed, per trace layer
     RunSpec               a request and its tasks (what a plan file holds)
@@ -196,6 +204,7 @@ from thoughtline.run_events import (
 )
 
 if TYPE_CHECKING:
+    from thoughtline.chat import AsyncConversation, Conversation
     from thoughtline.config import Config, load_config
     from thoughtline.orchestrator import Orchestrator, PurgeReport, RunHandle, run
     from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
@@ -208,6 +217,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "AsyncConversation": "thoughtline.chat",
+    "Conversation": "thoughtline.chat",
     "Config": "thoughtline.config",
     "load_config": "thoughtline.config",
     "Orchestrator": "thoughtline.orchestrator",
@@ -247,9 +258,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AsyncConversation",
     "ChainOfThought",
     "Config",
     "ConfigError",
+    "Conversation",
     "Effort",
     "Endpoint",
     "EndpointRegistry",

@@ -18,6 +18,10 @@ In async code, an :class:`Orchestrator` owns the config, the store and the runti
             ...
         run = await handle                # the final Run, every task in a final state
 
+A run may continue an ended one (``continues=run.id``): it joins that run's
+conversation and each task is sent the earlier turns; :class:`~thoughtline.Conversation`
+(and :meth:`Orchestrator.conversation` in async code) passes the id along for you.
+
 Everything here goes through the same runtime as the command line, so the disclosure
 gate, the store and the trace behave exactly as they do for ``thoughtline run``.
 """
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
+from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
@@ -45,6 +50,7 @@ from thoughtline.runtime.runner import Runtime
 from thoughtline.runtime.trace import retention_seconds
 
 if TYPE_CHECKING:
+    from thoughtline.chat import AsyncConversation
     from thoughtline.runtime.toolbox import StartedTools, ToolServer
     from thoughtline.store.base import Store
     from thoughtline.telemetry import OtelTelemetry
@@ -64,6 +70,24 @@ class PurgeReport:
     displayed_reasoning_cleared: int
     dry_run: bool
     residue: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What a caller may choose for one run, beside its request: the keyword arguments
+    of :meth:`Orchestrator.start` (and of :func:`run` and ``Conversation.send``)."""
+
+    roles: Sequence[str] = ()
+    chain_of_thought: str | None = None
+    effort: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    worker_backend: str | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    tools: Sequence[str | Callable[..., Any]] | None = None
+    max_steps: int | None = None
+    continues: str | None = None
 
 
 class RunHandle:
@@ -241,6 +265,7 @@ class Orchestrator:
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
+        continues: str | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
 
@@ -252,16 +277,24 @@ class Orchestrator:
         every task and win over plan tasks and ``[defaults]``. ``tools`` (``"SERVER"`` or
         ``"SERVER.TOOL"`` of configured MCP servers, and Python functions, sync or async,
         offered as ``python.NAME``: see :func:`~thoughtline.tool`) and ``max_steps``
-        (model calls per task) apply to every task too, over its plan and role. Raises a
-        :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort, provider or
-        backend; missing credential) before anything runs."""
+        (model calls per task) apply to every task too, over its plan and role.
+
+        ``continues`` (a run id) makes this run a follow-up of that ended run: it joins
+        the run's conversation, runs the run's tasks again (or one per role in
+        ``roles``), each sent the earlier turns, and keeps a mode chosen for it; the
+        arguments given here win. Tools on configured servers carry over, Python
+        functions do not (pass them again).
+
+        Raises a :class:`~thoughtline.ThoughtlineError` (unknown role, mode, effort,
+        provider or backend; missing credential; for ``continues``, ``RUN_NOT_FOUND``,
+        ``CONVERSATION_RUN_ACTIVE`` for a run not ended, ``CONVERSATION_HISTORY_GONE`` for
+        one that keeps nothing to continue from) before anything runs."""
         _require_running_loop(
             "Orchestrator.start() runs on the event loop; in synchronous code use "
             "thoughtline.run()",
             running=True,
         )
-        run, run_tools = self._prepare(
-            request,
+        options = RunOptions(
             roles=roles,
             chain_of_thought=chain_of_thought,
             effort=effort,
@@ -272,40 +305,71 @@ class Orchestrator:
             temperature=temperature,
             tools=tools,
             max_steps=max_steps,
+            continues=continues,
         )
+        return self._start(request, options)
+
+    def _start(self, request: str | RunSpec, options: RunOptions) -> RunHandle:
+        run, run_tools = self._prepare(request, options)
         return RunHandle(self._runs, run, tools=run_tools)
 
-    def _prepare(
+    def conversation(self, continues: str | None = None) -> AsyncConversation:
+        """A conversation on this orchestrator: each ``send`` starts a run that continues
+        the one before (the first continues ``continues``, a run id, when given)."""
+        from thoughtline.chat import AsyncConversation
+
+        return AsyncConversation(self, continues)
+
+    async def _run_to_end(
         self,
         request: str | RunSpec,
+        options: RunOptions,
         *,
-        roles: Sequence[str],
-        chain_of_thought: str | None,
-        effort: str | None,
-        provider: str | None,
-        model: str | None,
-        worker_backend: str | None,
-        max_output_tokens: int | None = None,
-        temperature: float | None = None,
-        tools: Sequence[str | Callable[..., Any]] | None = None,
-        max_steps: int | None = None,
-        store: bool = True,
+        on_stored: Callable[[Run], None] | None = None,
+    ) -> Run:
+        """Run a request to its end (the synchronous entry points' path): its tool
+        servers start before it is stored, so one that does not start, or a tool it does
+        not offer, raises with nothing stored. ``on_stored`` sees the run once stored."""
+        prepared, run_tools = self._prepare(request, options, store=False)
+        runtime = self.runtime
+        started = await runtime.start_tools(prepared, tools=run_tools)
+        try:
+            runtime.store.create_run(prepared)
+        except BaseException:
+            if started is not None:
+                await started.aclose()
+            raise
+        if on_stored is not None:
+            on_stored(prepared)
+        return await RunHandle(
+            self._runs, prepared, keep_events=False, tools=run_tools, started=started
+        )
+
+    def _prepare(
+        self, request: str | RunSpec, options: RunOptions, *, store: bool = True
     ) -> tuple[Run, RunTools | None]:
+        tools = options.tools
         if isinstance(tools, str):
             raise ThoughtlineError(
                 "REQUEST_INVALID",
                 f"tools must be a list of names, e.g. tools=[{tools!r}], not one string.",
             )
         names, python_tools = _split_tools(tools)
+        roles, continues = options.roles, options.continues
         if isinstance(request, RunSpec):
-            if roles or effort or provider or model:
+            if continues is not None or any(
+                (roles, options.effort, options.provider, options.model)
+            ):
                 raise ThoughtlineError(
                     "REQUEST_INVALID",
-                    "A RunSpec declares its tasks; do not combine it with roles, effort, "
-                    "provider or model.",
+                    "A RunSpec declares its tasks (and the run it continues, as "
+                    "RunSpec.continues); do not combine it with roles, effort, provider, "
+                    "model or continues.",
                 )
             spec = with_generation(
-                request, max_output_tokens=max_output_tokens, temperature=temperature
+                request,
+                max_output_tokens=options.max_output_tokens,
+                temperature=options.temperature,
             )
         else:
             if not request.strip():
@@ -315,24 +379,39 @@ class Orchestrator:
                     "REQUEST_INVALID",
                     f"roles must be a list of role names, e.g. roles=[{roles!r}], not one string.",
                 )
-            spec = spec_from_roles(
-                request,
-                list(roles),
-                provider=provider,
-                model=model,
-                effort=effort,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
-            )
-        spec = with_tools(spec, tools=names, max_steps=max_steps)
+            if continues is None:
+                spec = spec_from_roles(
+                    request,
+                    list(roles),
+                    provider=options.provider,
+                    model=options.model,
+                    effort=options.effort,
+                    max_output_tokens=options.max_output_tokens,
+                    temperature=options.temperature,
+                )
+            else:
+                spec = self.runtime.continuation_spec(
+                    _run_id(continues),
+                    request,
+                    roles=list(roles),
+                    provider=options.provider,
+                    model=options.model,
+                    effort=options.effort,
+                    generation=GenerationSettings(
+                        max_output_tokens=options.max_output_tokens,
+                        temperature=options.temperature,
+                    ),
+                )
+        spec = with_tools(spec, tools=names, max_steps=options.max_steps)
         run_tools = None if python_tools is None else RunTools(python=python_tools)
+        mode, backend = options.chain_of_thought, options.worker_backend
         if not store:
             run = self.runtime.plan(
-                spec, explicit_mode=chain_of_thought, worker_backend=worker_backend, tools=run_tools
+                spec, explicit_mode=mode, worker_backend=backend, tools=run_tools
             )
             return run, run_tools
         run = self.runtime.prepare(
-            spec, explicit_mode=chain_of_thought, worker_backend=worker_backend, tools=run_tools
+            spec, explicit_mode=mode, worker_backend=backend, tools=run_tools
         )
         return run, run_tools
 
@@ -424,6 +503,7 @@ def run(
     temperature: float | None = None,
     tools: Sequence[str | Callable[..., Any]] | None = None,
     max_steps: int | None = None,
+    continues: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run:
@@ -433,46 +513,46 @@ def run(
     kept in the store) before ``KeyboardInterrupt`` propagates. The run's tool servers
     start before it is stored: a tool its server does not offer (``TOOL_NOT_FOUND``,
     ``TOOL_NOT_ALLOWED``) or a server that does not start (``TOOL_SERVER_UNAVAILABLE``)
-    raises with nothing stored."""
+    raises with nothing stored. ``continues`` (a run id) follows up on that ended run
+    (see :meth:`Orchestrator.start`); :class:`~thoughtline.Conversation` keeps track of
+    the id from one request to the next."""
     _require_running_loop(
         "thoughtline.run() is for synchronous code; in async code await "
         "Orchestrator.start() instead",
         running=False,
     )
+    options = RunOptions(
+        roles=roles,
+        chain_of_thought=chain_of_thought,
+        effort=effort,
+        provider=provider,
+        model=model,
+        worker_backend=worker_backend,
+        max_output_tokens=max_output_tokens,
+        temperature=temperature,
+        tools=tools,
+        max_steps=max_steps,
+        continues=continues,
+    )
 
     async def main() -> Run:
         async with Orchestrator.open(config, environ=environ) as orchestrator:
-            prepared, run_tools = orchestrator._prepare(
-                request,
-                roles=roles,
-                chain_of_thought=chain_of_thought,
-                effort=effort,
-                provider=provider,
-                model=model,
-                worker_backend=worker_backend,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
-                tools=tools,
-                max_steps=max_steps,
-                store=False,
-            )
-            runtime = orchestrator.runtime
-            started = await runtime.start_tools(prepared, tools=run_tools)
-            try:
-                runtime.store.create_run(prepared)
-            except BaseException:
-                if started is not None:
-                    await started.aclose()
-                raise
-            return await RunHandle(
-                orchestrator._runs,
-                prepared,
-                keep_events=False,
-                tools=run_tools,
-                started=started,
-            )
+            return await orchestrator._run_to_end(request, options)
 
     return asyncio.run(main())
+
+
+def _run_id(continues: object) -> str:
+    """``continues`` as a run id, or one sentence saying what to pass."""
+    if isinstance(continues, str) and continues:
+        return continues
+    if isinstance(continues, Run):
+        hint = f"continues={continues.id!r} (run.id)"
+    else:
+        hint = "a run id such as run.id"
+    raise ThoughtlineError(
+        "REQUEST_INVALID", f"continues takes the id of the run to follow up on: {hint}."
+    )
 
 
 def _split_tools(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -23,20 +22,6 @@ from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two_specialists.py"
-OWN_VARIABLES = ("THOUGHTLINE_HOME", "THOUGHTLINE_CONFIG", "THOUGHTLINE_STORE_URL")
-
-
-@pytest.fixture
-def user_env(tmp_path: Path, environ: dict[str, str]) -> dict[str, str]:
-    """What a user's shell would hold: keys, base URLs (the simulator), a fresh home."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in OWN_VARIABLES and not name.startswith("OTEL_")
-    }
-    env.update(environ)
-    env["THOUGHTLINE_HOME"] = str(tmp_path / "home")
-    return env
 
 
 @pytest.fixture

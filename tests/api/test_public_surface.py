@@ -51,18 +51,38 @@ def test_internals_are_not_exported_but_stay_importable() -> None:
 
 
 def test_lazy_names_are_the_objects_of_their_modules() -> None:
+    from thoughtline.chat import AsyncConversation, Conversation
     from thoughtline.orchestrator import Orchestrator
     from thoughtline.providers.client import ProviderClient
 
     assert thoughtline.Orchestrator is Orchestrator
     assert thoughtline.ProviderClient is ProviderClient
+    assert thoughtline.Conversation is Conversation
+    assert thoughtline.AsyncConversation is AsyncConversation
     assert "Orchestrator" in dir(thoughtline)
+
+
+def test_continuing_a_run_is_one_keyword_wherever_a_run_starts() -> None:
+    """``continues`` on both ways to start a run; the conversations take the same
+    run arguments as them (less ``continues``, which they pass along themselves)."""
+    from thoughtline.chat import AsyncConversation, Conversation
+    from thoughtline.orchestrator import Orchestrator
+
+    start = inspect.signature(Orchestrator.start).parameters
+    assert "continues" in inspect.signature(thoughtline.run).parameters
+    assert start["continues"].default is None
+    run_arguments = [name for name in start if name not in ("self", "continues")]
+    for send in (Conversation.send, AsyncConversation.send):
+        assert [name for name in inspect.signature(send).parameters if name != "self"] == (
+            run_arguments
+        )
 
 
 def test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio() -> None:
     code = (
         "import sys, thoughtline; "
-        "print(sorted(m for m in ('httpx2', 'asyncio', 'thoughtline.runtime.runner') "
+        "print(sorted(m for m in ('httpx2', 'asyncio', 'thoughtline.runtime.runner', "
+        "'thoughtline.chat') "
         "if m in sys.modules))"
     )
     done = subprocess.run(

@@ -117,7 +117,11 @@ async def test_lists_both_tools_with_input_and_output_schemas(
     assert run_tool.input_schema["required"] == ["request"]
     properties = run_tool.input_schema["properties"]
     assert properties["chain_of_thought"]["anyOf"][0]["enum"] == list(MODES)
-    assert properties["roles"]["default"] == ["engineer"]
+    # No roles: engineer, or the continued run's tasks (so the default is not a list).
+    assert properties["roles"]["default"] is None
+    assert "engineer" in properties["roles"]["description"]
+    assert properties["continues"]["default"] is None
+    assert "conversation" in properties["continues"]["description"]
     assert properties["wait"]["default"] is True
     snapshot_schema = run_tool.output_schema
     assert snapshot_schema is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,37 @@ async def test_real_snapshots_validate_against_the_one_schema(
         assert TypeAdapter(RunSnapshot).validate_python(snapshot) == snapshot
     status = {"run": runs[0].snapshot(), "runs": [run.summary() for run in runs]}
     jsonschema.Draft202012Validator(STATUS_SCHEMA).validate(json.loads(json.dumps(status)))
+
+
+async def test_a_follow_up_snapshot_validates_with_its_conversation_and_history(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    runtime, store = make_runtime(tmp_path, sim_server, environ)
+    sim.script(TRANSCRIPT)
+    first = await runtime.run(spec("a"), explicit_mode="surface")
+    second = await runtime.run(replace(spec("a"), request="y", continues=first.id))
+    store.close()
+    snapshot = json.loads(json.dumps(second.snapshot()))
+    assert (snapshot["conversation_id"], snapshot["continues"]) == (first.id, first.id)
+    assert snapshot["tasks"][0]["history"]["turns"] == 1
+    jsonschema.Draft202012Validator(RUN_SNAPSHOT_SCHEMA).validate(snapshot)
+    assert TypeAdapter(RunSnapshot).validate_python(snapshot) == snapshot
+    summaries = {"run": snapshot, "runs": [second.summary(), first.summary()]}
+    jsonschema.Draft202012Validator(STATUS_SCHEMA).validate(json.loads(json.dumps(summaries)))
+    # Described like every other object of the snapshot: plain, closed, no negative count.
+    history = RUN_SNAPSHOT_SCHEMA["properties"]["tasks"]["items"]["properties"]["history"]
+    assert "title" not in json.dumps(history)
+    assert history["additionalProperties"] is False
+    assert history["properties"]["note"]["type"] == ["string", "null"]
+    assert history["properties"]["dropped_turns"]["minimum"] == 0
+    for path, value in ((("continues",), 7), (("tasks", 0, "history", "turns"), -1)):
+        broken = json.loads(json.dumps(snapshot))
+        target = broken
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(RUN_SNAPSHOT_SCHEMA).validate(broken)
 
 
 @pytest.mark.parametrize(

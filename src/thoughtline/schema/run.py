@@ -17,6 +17,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from thoughtline.records import (
     GenerationSnapshot,
+    HistorySnapshot,
     ReasoningPartSnapshot,
     RunSnapshot,
     RunSummary,
@@ -30,6 +31,7 @@ from thoughtline.records import (
 __all__ = [
     "SNAPSHOT_TYPES",
     "GenerationSnapshot",
+    "HistorySnapshot",
     "ReasoningPartSnapshot",
     "RunSnapshot",
     "RunSummary",
@@ -49,6 +51,7 @@ SNAPSHOT_TYPES: Final = (
     TaskErrorSnapshot,
     TimingsSnapshot,
     ToolCallSnapshot,
+    HistorySnapshot,
     TaskSnapshot,
     RunSnapshot,
     RunSummary,
@@ -56,13 +59,13 @@ SNAPSHOT_TYPES: Final = (
 """Every typed dict of the snapshot (and of a run in a list)."""
 
 # Counts and durations are never negative; records cannot say so without pydantic.
-_NON_NEGATIVE_SUFFIXES: Final = ("_tokens", "_ms")
+_NON_NEGATIVE_SUFFIXES: Final = ("_tokens", "_ms", "turns")
 
 
 def _tidy(schema: dict[str, Any]) -> None:
     """Plain JSON Schema for every generator that uses these types: no generated titles,
     ``T | None`` of a simple type written as ``{"type": [T, "null"]}``, and ``minimum: 0``
-    on token counts and durations."""
+    on token and turn counts and durations."""
     schema.pop("title", None)
     for name, prop in schema.get("properties", {}).items():
         prop.pop("title", None)

@@ -32,7 +32,8 @@ def build_server(service: ThoughtlineMCP) -> MCPServer:
             f"{SNAPSHOT_SCHEMA} snapshot: per task its status, answer, reasoning_status and "
             "reasoning_notice, and reasoning text only when chain_of_thought displays it "
             "(surface, surface_and_telemetry). Sends progress per task when asked. With "
-            "wait=false it returns at once; poll orchestration_status."
+            "wait=false it returns at once; poll orchestration_status. To follow up on an "
+            "ended run, pass its id as continues: each task is sent the earlier turns."
         ),
         annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
     )

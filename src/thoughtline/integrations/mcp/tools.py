@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Annotated, Final
 
 from mcp.server.mcpserver import Context
@@ -15,11 +16,11 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run
-from thoughtline.requests import MAX_OUTPUT_TOKENS
+from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
-from thoughtline.runtime.plan import spec_from_roles, with_tools
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
 from thoughtline.tools.specs import MAX_STEPS_CEILING
@@ -44,13 +45,14 @@ class ThoughtlineMCP:
         ctx: Context,
         request: Annotated[str, Field(min_length=1, description="What the specialists should do.")],
         roles: Annotated[
-            list[str],
+            list[str] | None,
             Field(
                 min_length=1,
                 description="One concurrent task per role (built in: engineer, reviewer, "
-                "architect, security; or roles from the config).",
+                "architect, security; or roles from the config). Default: engineer, or "
+                "with continues, the continued run's tasks.",
             ),
-        ] = ["engineer"],  # noqa: B006 -- pydantic copies defaults; this one is the schema's
+        ] = None,
         provider: Annotated[
             str | None,
             Field(description="Endpoint name (anthropic, openai, openrouter, gemini, ...)."),
@@ -104,6 +106,15 @@ class ThoughtlineMCP:
                 "this many seconds; the run goes on.",
             ),
         ] = None,
+        continues: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                description="The id of an ended run to follow up on: this run joins its "
+                "conversation, runs its tasks again (roles, provider, model and effort "
+                "given here win) and sends each the earlier requests and answers.",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Run a request through thoughtline specialists and return the run snapshot."""
         listening: list[asyncio.Queue[RunEvent | None]] = []
@@ -114,15 +125,28 @@ class ThoughtlineMCP:
         try:
             if effort is not None:
                 check_effort(effort, "effort")
-            spec = spec_from_roles(
-                request,
-                roles,
-                provider=provider,
-                model=model,
-                effort=effort,
-                max_output_tokens=max_output_tokens,
-                temperature=temperature,
-            )
+            if continues is None:
+                spec = spec_from_roles(
+                    request,
+                    roles or [],
+                    provider=provider,
+                    model=model,
+                    effort=effort,
+                    max_output_tokens=max_output_tokens,
+                    temperature=temperature,
+                )
+            else:
+                spec = self.continuation_spec(
+                    continues,
+                    request,
+                    roles=roles or (),
+                    provider=provider,
+                    model=model,
+                    effort=effort,
+                    generation=GenerationSettings(
+                        max_output_tokens=max_output_tokens, temperature=temperature
+                    ),
+                )
             spec = with_tools(spec, tools=tools, max_steps=max_steps)
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
@@ -183,6 +207,44 @@ class ThoughtlineMCP:
         )
 
     # -- runs -----------------------------------------------------------------------
+    def continuation_spec(
+        self,
+        continues: str,
+        request: str,
+        *,
+        roles: Sequence[str],
+        provider: str | None,
+        model: str | None,
+        effort: str | None,
+        generation: GenerationSettings,
+    ) -> RunSpec:
+        """The follow-up's spec, refused before anything is stored. The runtime's hints
+        name CLI commands; these name this server's tools instead."""
+        try:
+            return self.runtime.continuation_spec(
+                continues,
+                request,
+                roles=roles,
+                provider=provider,
+                model=model,
+                effort=effort,
+                generation=generation,
+            )
+        except ThoughtlineError as exc:
+            if exc.code == "RUN_NOT_FOUND":
+                raise ThoughtlineError(
+                    exc.code,
+                    f"No run {continues!r} to continue; orchestration_status lists the "
+                    "recent runs.",
+                ) from exc
+            if exc.code == "CONVERSATION_RUN_ACTIVE":
+                raise ThoughtlineError(
+                    exc.code,
+                    f"Run {continues} has not ended; continue it once orchestration_status "
+                    "shows it in a final status.",
+                ) from exc
+            raise
+
     async def follow(
         self,
         ctx: Context,
@@ -257,6 +319,8 @@ def summarize(run: Run) -> str:
         f"Run {run.id}: {run.status} (chain_of_thought {run.chain_of_thought} from "
         f"{run.chain_of_thought_source}; {count} task{'s' if count != 1 else ''})."
     ]
+    if run.continues is not None:
+        lines.append(f"It continues run {run.continues} (conversation {run.conversation_id}).")
     for task in run.tasks:
         where = task.executor or f"{task.provider}:{task.model}"
         lines.append(f"- {task.name} [{task.status}] {where}")
