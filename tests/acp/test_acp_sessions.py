@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp.exceptions import RequestError
 from acp.helpers import text_block
 from acp.meta import PROTOCOL_VERSION
 from acp.schema import (
@@ -295,5 +296,14 @@ async def test_a_prompt_goes_on_from_the_last_turn_that_left_something_to_contin
         assert text_of(client.updates, UserMessageChunk) == "First?Second?Third?Fourth?"
         replayed = text_of(client.updates, AgentMessageChunk)
         assert "✗ PROVIDER_AUTH_ERROR" in replayed and "Four." in replayed
+
+        # A load's servers are checked as session/new's are, and named as the load's.
+        with pytest.raises(RequestError) as bad_server:
+            await agent.load_session(
+                cwd="/", session_id=session_id, mcp_servers=[stdio("no good", "-V")]
+            )
+        assert bad_server.value.data == {"code": "SESSION_MCP_SERVER_INVALID"}
+        assert str(bad_server.value).startswith("session/load mcpServers[0]: 'no good'")
     finally:
+        await runtime.aclose()
         store.close()
