@@ -257,7 +257,8 @@ async def test_a_prompt_goes_on_from_the_last_turn_that_left_something_to_contin
 ) -> None:
     """In-process: a failed turn is part of the conversation (its request goes on), a
     turn cancelled before any task ran leaves nothing to continue from and is passed
-    over; a load in the same process replays all four turns."""
+    over; a load in the same process replays all four turns, takes ``_meta.thoughtline``
+    and is refused while a prompt runs or for a bad server."""
     sim.script_turns(answered(1, "One."), answered(2, "unused"), answered(4, "Four."))
     runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
     try:
@@ -292,10 +293,30 @@ async def test_a_prompt_goes_on_from_the_last_turn_that_left_something_to_contin
         assert "Third?" not in fourth
 
         client.updates.clear()
-        await agent.load_session(cwd="/", session_id=session_id, mcp_servers=[])
+        loaded = await agent.load_session(
+            cwd="/", session_id=session_id, mcp_servers=[], thoughtline={"effort": "low"}
+        )
         assert text_of(client.updates, UserMessageChunk) == "First?Second?Third?Fourth?"
         replayed = text_of(client.updates, AgentMessageChunk)
         assert "✗ PROVIDER_AUTH_ERROR" in replayed and "Four." in replayed
+        # ``_meta.thoughtline`` on the load changes the session as on session/new.
+        options = {option.id: option.current_value for option in loaded.config_options or []}
+        assert options == {"chain_of_thought": "hidden", "effort": "low"}
+        response = await agent.prompt(prompt=[text_block("Fifth?")], session_id=session_id)
+        assert response.field_meta is not None
+        fifth = store.get_run(response.field_meta["thoughtline"]["run_id"])
+        assert fifth is not None and fifth.continues == ids[3]
+        assert [task.effort for task in fifth.tasks] == ["low"]
+
+        # Not while the session runs a prompt.
+        pending = asyncio.ensure_future(
+            agent.prompt(prompt=[text_block("Sixth?")], session_id=session_id)
+        )
+        await asyncio.sleep(0)  # the prompt runs up to its first wait
+        with pytest.raises(RequestError) as busy:
+            await agent.load_session(cwd="/", session_id=session_id, mcp_servers=[])
+        assert busy.value.data == {"code": "SESSION_BUSY", "sessionId": session_id}
+        await bounded(pending)
 
         # A load's servers are checked as session/new's are, and named as the load's.
         with pytest.raises(RequestError) as bad_server:
