@@ -389,9 +389,9 @@ class ThoughtlineAcpAgent:
 
     def _spec(self, session: _Session, request: str) -> RunSpec:
         """A prompt's run: a follow-up of the session's latest run that can be continued
-        (a prompt whose every task failed leaves nothing to continue from), keeping the
-        session's settings; else the first run of the conversation named by the session
-        id."""
+        (one cancelled before any task ran leaves nothing to continue from; a failed one
+        keeps its request), with the session's settings; else the first run of the
+        conversation named by the session id."""
         settings = session.settings
         for run_id in reversed(session.runs):
             try:
