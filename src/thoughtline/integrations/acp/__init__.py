@@ -38,8 +38,9 @@ Sessions are conversations
     continues the session's latest run (``Runtime.continuation_spec``: its tasks again,
     or one per session role, with the session's mode, provider, model and effort), so
     each prompt carries the earlier turns, by each provider's rules for earlier turns'
-    reasoning. A run with nothing to continue from (every task failed before answering)
-    is passed over for the one before it.
+    reasoning. A failed turn goes on (its request, without an answer); a run with
+    nothing to continue from (a prompt cancelled before any task ran) is passed over for
+    the one before it.
 
     ``initialize`` advertises ``loadSession``. Sessions live in the store, so
     ``session/load`` (``sessionId``, ``cwd``, ``mcpServers``) works in any later agent
