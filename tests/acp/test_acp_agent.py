@@ -141,7 +141,7 @@ async def test_initialize_negotiates_and_new_session_offers_the_modes(
         assert init.agent_info is not None
         assert (init.agent_info.name, init.agent_info.version) == ("thoughtline", __version__)
         capabilities = init.agent_capabilities
-        assert capabilities is not None and capabilities.load_session is False
+        assert capabilities is not None and capabilities.load_session is True
         assert capabilities.prompt_capabilities is not None
         assert capabilities.prompt_capabilities.image is False
         # A version we do not speak: we answer with ours and let the client decide.
@@ -428,9 +428,16 @@ async def test_raw_json_rpc_malformed_params_and_unknown_methods(
         init = await bounded(conn.send_request("initialize", {"protocolVersion": PROTOCOL_VERSION}))
         assert init["protocolVersion"] == PROTOCOL_VERSION
         assert (await error_of(conn, "session/frobnicate", {})).code == -32601
-        assert (
-            await error_of(conn, "session/load", {"cwd": "/", "sessionId": "x", "mcpServers": []})
-        ).code == -32601
+        assert (await error_of(conn, "session/list", {})).code == -32601
+        unknown = await error_of(
+            conn, "session/load", {"cwd": "/", "sessionId": "sess_x", "mcpServers": []}
+        )
+        assert unknown.code == -32602
+        assert str(unknown) == (
+            "Unknown session 'sess_x': nothing of it is stored here; create one with session/new."
+        )
+        assert unknown.data == {"code": "SESSION_UNKNOWN", "sessionId": "sess_x"}
+        assert (await error_of(conn, "session/load", {"sessionId": "sess_x"})).code == -32602
         assert (await error_of(conn, "session/new", {"cwd": 5})).code == -32602
         assert (await error_of(conn, "session/prompt", {"sessionId": "x"})).code == -32602
         session = await bounded(conn.send_request("session/new", {"cwd": "/", "mcpServers": []}))

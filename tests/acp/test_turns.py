@@ -15,7 +15,7 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, T
 
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.integrations.acp import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
-from thoughtline.records import Task, TaskError
+from thoughtline.records import Run, Task, TaskError, TaskTimings, ToolCallRecord
 from thoughtline.run_events import RunEvent, RunStarted, TaskAnswerDelta, TaskCompleted, TaskStarted
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
 
@@ -178,6 +178,99 @@ def test_a_task_that_never_started_is_announced_pending_then_failed() -> None:
         "**reviewer · deepseek:deepseek-reasoner**\n\n"
         "ⓘ The task did not run, so no model was called."
         "\n\n✗ TASK_DEPENDENCY_FAILED: Not run: it runs after design."
+    )
+
+
+def test_a_stored_run_replays_as_its_prompt_showed_it_task_after_task() -> None:
+    """``session/load``'s replay: the request, then each task (thoughts only from the
+    snapshot's reasoning, its tool calls, its answer, the never-started one pending)."""
+    design = Task(
+        id="task_a",
+        run_id="run_1",
+        position=0,
+        name="architect",
+        role="architect",
+        provider="deepseek",
+        model="deepseek-reasoner",
+        chain_of_thought="surface",
+        chain_of_thought_source="explicit",
+        status="done",
+        output="A",
+        reasoning="R",
+        reasoning_status="shown",
+        timings=TaskTimings(started_at=AT, finished_at=AT),
+        tool_calls=[
+            ToolCallRecord(
+                id="call_1",
+                step=1,
+                server="git",
+                name="git_reset",
+                arguments="{}",
+                started_at=AT,
+                status="denied",
+                is_error=True,
+                result="TOOL_NOT_ALLOWED: rejected",
+                error="TOOL_NOT_ALLOWED",
+                destructive=True,
+            )
+        ],
+    )
+    review = Task(
+        id="task_b",
+        run_id="run_1",
+        position=1,
+        name="reviewer",
+        role="reviewer",
+        provider="deepseek",
+        model="deepseek-reasoner",
+        chain_of_thought="surface",
+        chain_of_thought_source="explicit",
+        status="failed",
+        reasoning_status="not_applicable",
+        reasoning_notice="The task did not run, so no model was called.",
+        error=TaskError(code="TASK_DEPENDENCY_FAILED", message="Not run.", retryable=False),
+    )
+    run = Run(
+        id="run_1",
+        request="Design it.",
+        chain_of_thought="surface",
+        chain_of_thought_source="explicit",
+        worker_backend="provider",
+        tasks=[design, review],
+    )
+    updates = TurnRenderer().replay(run.snapshot())
+    assert [
+        (u.session_update, getattr(u, "tool_call_id", None), getattr(u, "status", None))
+        for u in updates
+    ] == [
+        ("user_message_chunk", None, None),
+        ("tool_call", "task_a", "in_progress"),
+        ("agent_thought_chunk", None, None),  # heading (several tasks)
+        ("agent_thought_chunk", None, None),
+        ("tool_call", "task_a/call_1", "in_progress"),
+        ("tool_call_update", "task_a/call_1", "failed"),
+        ("agent_message_chunk", None, None),  # heading
+        ("agent_message_chunk", None, None),
+        ("tool_call_update", "task_a", "completed"),
+        ("tool_call", "task_b", "pending"),
+        ("agent_message_chunk", None, None),  # heading
+        ("agent_message_chunk", None, None),  # ⓘ notice
+        ("agent_message_chunk", None, None),  # ✗ error
+        ("tool_call_update", "task_b", "failed"),
+    ]
+    assert updates[0].content.text == "Design it."
+    assert (updates[1].kind, updates[4].kind, updates[4].title) == (
+        "think",
+        "delete",
+        "git.git_reset",
+    )
+    thought = "".join(u.content.text for u in updates if isinstance(u, AgentThoughtChunk))
+    assert thought == "**architect · deepseek:deepseek-reasoner**\n\nR"
+    assert message_text(updates) == (
+        "**architect · deepseek:deepseek-reasoner**\n\nA"
+        "\n\n**reviewer · deepseek:deepseek-reasoner**\n\n"
+        "ⓘ The task did not run, so no model was called."
+        "\n\n✗ TASK_DEPENDENCY_FAILED: Not run."
     )
 
 

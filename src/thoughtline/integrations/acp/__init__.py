@@ -32,6 +32,30 @@ Sessions
     ``orchestration.chain_of_thought``), exactly like ``thoughtline run`` without the flag;
     its ``currentModeId`` shows the configured default. Changes apply to the next prompt.
 
+Sessions are conversations
+    A session id is also the conversation id of the session's runs: the first prompt's
+    run starts the conversation (``RunSpec.conversation_id``), and every later prompt
+    continues the session's latest run (``Runtime.continuation_spec``: its tasks again,
+    or one per session role, with the session's mode, provider, model and effort), so
+    each prompt carries the earlier turns, by each provider's rules for earlier turns'
+    reasoning. A failed turn goes on (its request, without an answer); a run with
+    nothing to continue from (a prompt cancelled before any task ran) is passed over for
+    the one before it.
+
+    ``initialize`` advertises ``loadSession``. Sessions live in the store, so
+    ``session/load`` (``sessionId``, ``cwd``, ``mcpServers``) works in any later agent
+    process with the same store: before its answer it replays every run of the
+    conversation as session updates, oldest first: a ``user_message_chunk`` with the
+    request, then each task as its prompt showed it (tool call, ``agent_thought_chunk``
+    only where the stored task carries reasoning, i.e. its mode displays it; the task's
+    tool calls; the answer; the notice or error line; the final ``tool_call_update``),
+    task after task. The trace is never read. The loaded session keeps this process's
+    settings for it, or else takes its latest run's mode (when one was chosen) and effort,
+    and its tasks; ``_meta.thoughtline`` on ``session/load`` overrides them, and the
+    ``mcpServers`` given are its tools from now on. An id with no stored run (and not a
+    session of this process) is ``SESSION_UNKNOWN``; loading a session while it runs a
+    prompt is ``SESSION_BUSY``.
+
 A prompt turn
     The prompt's text blocks (and resource links, as ``name: uri`` lines) become the run's
     request. A client sees, for a one-task run::

@@ -1,4 +1,5 @@
-"""The ACP ``Agent``: sessions, prompts as runs, cancellation and shutdown."""
+"""The ACP ``Agent``: sessions as conversations (new and loaded), prompts as runs,
+cancellation and shutdown."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from acp.schema import (
     ImageContentBlock,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PermissionOption,
@@ -63,10 +65,10 @@ from thoughtline.integrations.acp.settings import (
     parse_mode,
     validate_settings,
 )
-from thoughtline.records import new_id
+from thoughtline.records import Run, new_id
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import spec_from_roles
+from thoughtline.runtime.plan import RunSpec, spec_from_roles
 from thoughtline.runtime.run_tools import RunTools, ToolApproval
 from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.settings import McpServerSettings
@@ -84,6 +86,10 @@ PromptBlock: TypeAlias = (
 SUPPORTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 SHUTDOWN_GRACE_S = 5.0
 ALLOWING = frozenset({"allow_once", "allow_always"})
+NOT_CONTINUABLE = frozenset(
+    {"RUN_NOT_FOUND", "CONVERSATION_RUN_ACTIVE", "CONVERSATION_HISTORY_GONE"}
+)
+"""Why a session's run cannot be continued; the prompt then continues an earlier one."""
 
 
 class _Turn:
@@ -148,6 +154,8 @@ class _Session:
     """The editor's MCP servers (``session/new`` ``mcpServers``), offered to every task."""
     always_allowed: set[str] = field(default_factory=set)
     """Destructive tools (``SERVER.TOOL``) the user allowed for the rest of the session."""
+    runs: list[str] = field(default_factory=list)
+    """The ids of the session's runs, oldest first (its conversation's, when loaded)."""
     turn: _Turn | None = None
 
 
@@ -183,7 +191,7 @@ class ThoughtlineAcpAgent:
         return InitializeResponse(
             protocol_version=version,
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=False
                 ),
@@ -201,25 +209,76 @@ class ThoughtlineAcpAgent:
         mcp_servers: Sequence[object] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        settings = self.defaults.with_meta(kwargs.get(META_KEY))
-        try:
-            validate_settings(self.runtime, settings)
-        except ThoughtlineError as exc:
-            raise from_thoughtline(exc) from None
-        runtime = self.runtime
-        servers = session_servers(
-            mcp_servers or (),
-            cwd=cwd,
-            configured=runtime.config.mcp_servers,
-            environ=runtime.environ,
-            secrets=runtime.registry.loaded_secrets(),
-        )
+        settings = self._checked(self.defaults.with_meta(kwargs.get(META_KEY)))
+        servers = self._servers(mcp_servers, cwd, "session/new")
+        # The session id is also the conversation id of its runs (see ``_spec``).
         session = _Session(id=new_id("sess"), cwd=cwd, settings=settings, servers=servers)
         self.sessions[session.id] = session
         return NewSessionResponse(
             session_id=session.id,
             modes=self._modes(session),
             config_options=self._config_options(session),
+        )
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Sequence[object] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """A session from the store, in this process or after a restart: its runs
+        (``Store.conversation_runs``) are replayed as session updates, in order, before
+        the answer; later prompts continue it. Settings carry over from this process's
+        copy of the session, else from its latest run (see ``_loaded_settings``)."""
+        known = self.sessions.get(session_id)
+        if known is not None and known.turn is not None:
+            raise _busy(session_id)
+        runs = self.runtime.store.conversation_runs(session_id)
+        if not runs and known is None:
+            raise invalid_params(
+                f"Unknown session {session_id!r}: nothing of it is stored here; "
+                "create one with session/new.",
+                code="SESSION_UNKNOWN",
+                sessionId=session_id,
+            )
+        base = known.settings if known is not None else _loaded_settings(runs[-1])
+        settings = self._checked(base.with_meta(kwargs.get(META_KEY)))
+        servers = self._servers(mcp_servers, cwd, "session/load")
+        session = _Session(
+            id=session_id,
+            cwd=cwd,
+            settings=settings,
+            servers=servers,
+            runs=[run.id for run in runs],
+        )
+        for run in runs:  # the answer must come after the whole history
+            for update in TurnRenderer().replay(run.snapshot()):
+                await self._notify(session_id, update)
+        self.sessions[session_id] = session
+        return LoadSessionResponse(
+            modes=self._modes(session), config_options=self._config_options(session)
+        )
+
+    def _checked(self, settings: SessionSettings) -> SessionSettings:
+        try:
+            validate_settings(self.runtime, settings)
+        except ThoughtlineError as exc:
+            raise from_thoughtline(exc) from None
+        return settings
+
+    def _servers(
+        self, mcp_servers: Sequence[object] | None, cwd: str, source: str
+    ) -> dict[str, McpServerSettings]:
+        runtime = self.runtime
+        return session_servers(
+            mcp_servers or (),
+            cwd=cwd,
+            configured=runtime.config.mcp_servers,
+            environ=runtime.environ,
+            secrets=runtime.registry.loaded_secrets(),
+            source=source,
         )
 
     def _session(self, session_id: str) -> _Session:
@@ -292,20 +351,8 @@ class ThoughtlineAcpAgent:
     ) -> PromptResponse:
         session = self._session(session_id)
         if session.turn is not None:
-            raise RequestError(
-                INVALID_REQUEST,
-                f"Session {session_id!r} is already running a prompt; wait for its result "
-                "or send session/cancel.",
-                {"code": "SESSION_BUSY", "sessionId": session_id},
-            )
-        settings = session.settings
-        spec = spec_from_roles(
-            _request_text(prompt),
-            list(settings.roles),
-            provider=settings.provider,
-            model=settings.model,
-            effort=settings.effort,
-        )
+            raise _busy(session_id)
+        request = _request_text(prompt)
         # The session is busy from here on: preparing the run awaits.
         turn = _Turn(self.client, session.id)
         session.turn = turn
@@ -313,14 +360,15 @@ class ThoughtlineAcpAgent:
             tools = RunTools(servers=session.servers, approve=partial(self._approve, session, turn))
             try:
                 handle = await self.runs.start(
-                    spec,
-                    explicit_mode=settings.chain_of_thought,
+                    self._spec(session, request),
+                    explicit_mode=session.settings.chain_of_thought,
                     observer=turn.observe,
                     tools=tools,
                 )
             except ThoughtlineError as exc:
                 raise from_thoughtline(exc) from None
             turn.run_id = handle.run_id
+            session.runs.append(handle.run_id)
             if turn.cancel_requested:  # session/cancel arrived while it was being prepared
                 self.runs.cancel(handle.run_id)
             try:
@@ -338,6 +386,35 @@ class ThoughtlineAcpAgent:
             stop_reason=stop_reason(final, cancel_requested=turn.cancel_requested),
             field_meta={META_KEY: {"run_id": final.id, "status": final.status}},
         )
+
+    def _spec(self, session: _Session, request: str) -> RunSpec:
+        """A prompt's run: a follow-up of the session's latest run that can be continued
+        (one cancelled before any task ran leaves nothing to continue from; a failed one
+        keeps its request), with the session's settings; else the first run of the
+        conversation named by the session id."""
+        settings = session.settings
+        for run_id in reversed(session.runs):
+            try:
+                return self.runtime.continuation_spec(
+                    run_id,
+                    request,
+                    roles=settings.roles,
+                    provider=settings.provider,
+                    model=settings.model,
+                    effort=settings.effort,
+                    servers=session.servers,
+                )
+            except ThoughtlineError as exc:
+                if exc.code not in NOT_CONTINUABLE:
+                    raise
+        first = spec_from_roles(
+            request,
+            list(settings.roles),
+            provider=settings.provider,
+            model=settings.model,
+            effort=settings.effort,
+        )
+        return replace(first, conversation_id=session.id)
 
     async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through
@@ -408,6 +485,28 @@ class ThoughtlineAcpAgent:
         if handlers:
             await asyncio.wait(handlers, timeout=SHUTDOWN_GRACE_S)
         await self.runs.shutdown(SHUTDOWN_GRACE_S)
+
+
+def _busy(session_id: str) -> RequestError:
+    return RequestError(
+        INVALID_REQUEST,
+        f"Session {session_id!r} is already running a prompt; wait for its result "
+        "or send session/cancel.",
+        {"code": "SESSION_BUSY", "sessionId": session_id},
+    )
+
+
+def _loaded_settings(latest: Run) -> SessionSettings:
+    """The settings of a session this process does not know, from its latest run: its
+    mode when one was chosen for it (a mode the config gave is left to the config, as
+    before), and its tasks' effort when they share one. Roles, endpoints and models are
+    left unset: a follow-up runs the latest run's tasks again."""
+    chosen = latest.chain_of_thought_source in ("explicit", "run")
+    efforts = {task.effort for task in latest.tasks}
+    return SessionSettings(
+        chain_of_thought=latest.chain_of_thought if chosen else None,
+        effort=efforts.pop() if len(efforts) == 1 else None,
+    )
 
 
 def _request_text(blocks: Sequence[PromptBlock]) -> str:

@@ -1,5 +1,6 @@
-"""Turning one run's live events into ACP session updates, and a finished run into the
-prompt's stop reason. Pure (no I/O), so the mapping is testable on its own."""
+"""Turning one run's live events into ACP session updates, a stored run into the updates
+that replay it (``session/load``), and a finished run into the prompt's stop reason. Pure
+(no I/O), so the mapping is testable on its own."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from acp.schema import (
     ToolCallStart,
     ToolCallStatus,
     ToolKind,
+    UserMessageChunk,
 )
 
-from thoughtline.records import Run, TaskSnapshot, ToolCallSnapshot
+from thoughtline.records import Run, RunSnapshot, TaskSnapshot, ToolCallSnapshot
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -36,7 +38,8 @@ from thoughtline.run_events import (
 )
 
 SessionUpdate: TypeAlias = (
-    AgentMessageChunk
+    UserMessageChunk
+    | AgentMessageChunk
     | AgentThoughtChunk
     | ToolCallStart
     | ToolCallProgress
@@ -103,9 +106,31 @@ def _summary(task: TaskSnapshot) -> str:
     return " · ".join(parts)
 
 
+def _tool_call_started(task_id: str, call: ToolCallSnapshot) -> ToolCallStart:
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=tool_call_id(task_id, call),
+        title=tool_title(call),
+        kind=tool_kind(call),
+        status="in_progress",
+        raw_input={"arguments": call["arguments"]},
+    )
+
+
+def _tool_call_completed(task_id: str, call: ToolCallSnapshot) -> ToolCallProgress:
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=tool_call_id(task_id, call),
+        status="failed" if call["is_error"] else "completed",
+        content=[ContentToolCallContent(type="content", content=_text_block(call["result"] or ""))],
+        raw_output=dict(call),
+    )
+
+
 class TurnRenderer:
-    """Turns one run's live events into ACP session updates. Pure (no I/O), so the
-    mapping is testable on its own; it renders what the events carry and nothing else."""
+    """Turns one run's live events (or, once, a stored run) into ACP session updates.
+    Pure (no I/O), so the mapping is testable on its own; it renders what the events or
+    the snapshot carry and nothing else."""
 
     def __init__(self) -> None:
         self.titles: dict[str, str] = {}
@@ -118,11 +143,7 @@ class TurnRenderer:
     def render(self, event: RunEvent) -> list[SessionUpdate]:
         match event:
             case RunStarted(snapshot=snapshot):
-                tasks = snapshot.get("tasks", [])
-                self.several = len(tasks) > 1
-                self.titles = {task["id"]: _title(task) for task in tasks}
-                # Inline runs call no model: nothing "thinks".
-                self.kind = "think" if snapshot.get("worker_backend") == "provider" else "other"
+                self._begin(snapshot)
                 return []
             case TaskStarted(task=task):
                 return [self._announce(task, "in_progress")]
@@ -131,36 +152,44 @@ class TurnRenderer:
             case TaskReasoningDelta(task_id=task_id, text=text):
                 return self._chunks("thought", task_id, text)
             case TaskToolCallStarted(task_id=task_id, call=call):
-                return [
-                    ToolCallStart(
-                        session_update="tool_call",
-                        tool_call_id=tool_call_id(task_id, call),
-                        title=tool_title(call),
-                        kind=tool_kind(call),
-                        status="in_progress",
-                        raw_input={"arguments": call["arguments"]},
-                    )
-                ]
+                return [_tool_call_started(task_id, call)]
             case TaskToolCallCompleted(task_id=task_id, call=call):
-                return [
-                    ToolCallProgress(
-                        session_update="tool_call_update",
-                        tool_call_id=tool_call_id(task_id, call),
-                        status="failed" if call["is_error"] else "completed",
-                        content=[
-                            ContentToolCallContent(
-                                type="content", content=_text_block(call["result"] or "")
-                            )
-                        ],
-                        raw_output=dict(call),
-                    )
-                ]
+                return [_tool_call_completed(task_id, call)]
             case TaskCompleted(task=task):
                 return self._completed(task)
             case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():
                 return []  # the prompt result says how the run ended
             case _:
                 assert_never(event)
+
+    def replay(self, run: RunSnapshot) -> list[SessionUpdate]:
+        """A stored run as ``session/load`` replays it: the user's request, then each task
+        as its prompt showed it live (its tool call, thoughts, tool calls, answer, notice
+        or error line, final update), one task after another. Thoughts come only from the
+        snapshot's ``reasoning``, which is null unless the task's mode displays it."""
+        self._begin(run)
+        updates: list[SessionUpdate] = [
+            UserMessageChunk(
+                session_update="user_message_chunk", content=_text_block(run["request"])
+            )
+        ]
+        for task in run["tasks"]:
+            task_id = task["id"]
+            if task["timings"]["started_at"] is not None:  # else announced ``pending`` below
+                updates.append(self._announce(task, "in_progress"))
+            updates += self._chunks("thought", task_id, task["reasoning"] or "")
+            for call in task.get("tool_calls", []):
+                updates += [_tool_call_started(task_id, call), _tool_call_completed(task_id, call)]
+            updates += self._chunks("message", task_id, task["output"] or "")
+            updates += self._completed(task)
+        return updates
+
+    def _begin(self, run: RunSnapshot) -> None:
+        tasks = run.get("tasks", [])
+        self.several = len(tasks) > 1
+        self.titles = {task["id"]: _title(task) for task in tasks}
+        # Inline runs call no model: nothing "thinks".
+        self.kind = "think" if run.get("worker_backend") == "provider" else "other"
 
     def _announce(self, task: TaskSnapshot, status: ToolCallStatus) -> ToolCallStart:
         task_id = task["id"]

@@ -1,4 +1,5 @@
-"""The MCP servers an editor passes in ``session/new``, as thoughtline server settings.
+"""The MCP servers an editor passes in ``session/new`` (or ``session/load``), as
+thoughtline server settings.
 
 The editor that starts ``thoughtline acp`` is the user's own, so its servers are started
 as it describes them, unlike a daemon or MCP request, which may only name configured
@@ -37,13 +38,14 @@ def session_servers(
     configured: Mapping[str, McpServerSettings],
     environ: Mapping[str, str],
     secrets: Collection[str],
+    source: str = SOURCE,
 ) -> dict[str, McpServerSettings]:
     """The editor's ``mcpServers`` by name, or a ``-32602`` error naming the entry and
     what is wrong with it. A stdio server starts in the session's ``cwd`` when that is a
     directory here."""
     found: dict[str, McpServerSettings] = {}
     for position, server in enumerate(servers):
-        where = f"{SOURCE} mcpServers[{position}]"
+        where = f"{source} mcpServers[{position}]"
         name = getattr(server, "name", None)
         if not isinstance(name, str) or not SERVER_NAME.match(name):
             raise _invalid(f"{where}: {name!r} is not a usable server name: {SERVER_NAME_RULE}.")
@@ -61,7 +63,7 @@ def session_servers(
                 args=tuple(server.args),
                 env={variable.name: variable.value for variable in server.env},
                 cwd=cwd if os.path.isdir(cwd) else None,
-                source=SOURCE,
+                source=source,
                 literal=True,
             )
             try:
@@ -75,7 +77,7 @@ def session_servers(
                 name=name,
                 url=server.url,
                 headers={header.name: header.value for header in server.headers},
-                source=SOURCE,
+                source=source,
                 literal=True,
             )
         else:

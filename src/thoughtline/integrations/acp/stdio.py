@@ -32,7 +32,7 @@ async def serve(
     """Serve one client on the given streams until it disconnects or ``stop`` is set."""
     agent = ThoughtlineAcpAgent(runtime, defaults)
     # The agent implements the methods it supports; the router answers -32601 for the
-    # rest (session/load, session/list, ...), which the capabilities do not advertise.
+    # rest (session/list, session/resume, ...), which the capabilities do not advertise.
     connection = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
     listening = asyncio.ensure_future(connection.listen())
     stopping = asyncio.ensure_future((stop or asyncio.Event()).wait())
