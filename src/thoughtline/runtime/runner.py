@@ -33,7 +33,7 @@ from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention
 from thoughtline.runtime.clients import SharedClients
-from thoughtline.runtime.conversation import ended_run, load_continuation
+from thoughtline.runtime.conversation import load_continuation
 from thoughtline.runtime.execution import RunExecution, RunObserver
 from thoughtline.runtime.plan import RunSpec, continuation_spec
 from thoughtline.runtime.planning import plan_run
@@ -206,7 +206,8 @@ class Runtime:
         (:func:`~thoughtline.runtime.plan.continuation_spec`); tools on servers neither
         configured nor in ``servers`` (a front end's own) are left out. Refused like
         :meth:`plan` refuses it."""
-        previous = ended_run(self.store, continues)
+        # Refused here as planning would refuse it, before a front end builds on it.
+        previous = load_continuation(self.store, continues).previous
         known = {*self.config.mcp_servers, *servers}
         return continuation_spec(
             previous,
