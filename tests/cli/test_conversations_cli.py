@@ -176,8 +176,9 @@ def test_run_continue_refusals_say_one_sentence_and_store_nothing(
             "thoughtline: No run 'run_nope' in this store. List runs with: thoughtline runs\n"
         ),
         ("run", "-c", "y"): (
-            f"thoughtline: Run {prepared['id']} keeps nothing to continue from: no task of it "
-            "answered, or the answer retention removed its history. Start a new run instead.\n"
+            f"thoughtline: Run {prepared['id']} keeps no conversation history (the answer "
+            "retention removed it, no task of it reached a model, or it ran before thoughtline "
+            "kept conversations); start a new run instead.\n"
         ),
         ("run", "-c", "--continues", "latest", "y"): (
             "Error: Give -c (continue the latest run) or --continues RUN_ID, not both.\n"
