@@ -157,6 +157,26 @@ def test_run_continues_a_given_run_with_the_flags_winning(
     assert "one" in sent(sim)[-1] and "unrelated" not in sent(sim)[-1]
 
 
+def test_run_continue_keeps_a_chosen_mode_until_a_flag_changes_it(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(reasoned("An answer."))
+    shown = thoughtline(
+        home, environ, "run", "one", "--provider", "deepseek", "--chain-of-thought", "surface"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert CANARY in shown.stderr  # surface: displayed (piped: on stderr)
+    kept = json.loads(thoughtline(home, environ, "run", "-c", "two", "--json").stdout)
+    assert kept["chain_of_thought"] == "surface"
+    assert CANARY in kept["tasks"][0]["reasoning"]
+    changed = thoughtline(home, environ, "run", "-c", "three", "--chain-of-thought", "hidden")
+    assert changed.returncode == 0, changed.stderr
+    assert CANARY not in changed.stdout + changed.stderr
+    last = json.loads(thoughtline(home, environ, "status", "--json").stdout)
+    assert (last["chain_of_thought"], last["continues"]) == ("hidden", kept["id"])
+    assert last["tasks"][0]["history"]["turns"] == 2
+
+
 def test_run_continue_refusals_say_one_sentence_and_store_nothing(
     home: Path, sim: Simulator, environ: dict[str, str], tmp_path: Path
 ) -> None:
@@ -375,12 +395,18 @@ def test_chat_resumes_a_conversation_and_ends_on_exit_or_ctrl_c_at_the_prompt(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
     sim.script_turns(Transcript(answer="Kept answer KILO."), Transcript(answer="Resumed LIMA."))
+    (home.parent / "thoughtline.toml").write_text("[orchestration]\nmax_request_bytes = 40\n")
     terminal = Terminal(home, environ, "chat")
     try:
         terminal.expect(PROMPT)
         terminal.type("Kept question JULIET\r")
         terminal.expect("Kept answer KILO.")
         terminal.expect(PROMPT)
+        # A line the runtime refuses is one sentence; the chat goes on, nothing stored.
+        terminal.type("A line longer than the forty bytes this config allows\r")
+        terminal.expect(r"thoughtline: The request is 53 bytes of UTF-8 text, more than")
+        terminal.expect(PROMPT)
+        assert len(stored_runs(home)) == 1
         terminal.type("/exit\r")
         assert terminal.finish() == 0, terminal.text[-3000:]
     finally:

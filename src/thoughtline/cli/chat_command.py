@@ -167,7 +167,7 @@ def chat_command(
         last = None if resumed is None else resolve_run(store, resumed).id
         # Planned once, not stored: a bad flag, or a run that cannot be continued, is
         # refused (exit 2) before the first prompt rather than after every line.
-        flags.plan(runtime, last, "(checking the chat's settings)")
+        flags.plan(runtime, last, ".")
         console = text_console()
         _chat(console, runtime, flags, last)
     finally:
