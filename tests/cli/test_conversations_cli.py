@@ -91,17 +91,17 @@ def test_run_continue_sends_the_first_turn_and_never_its_hidden_reasoning(
         assert text in bodies[1]
     assert "First answer BRAVO-1." not in bodies[0]
 
-    first_snapshot = json.loads(thoughtline(home, environ, "status", "--json", "latest").stdout)
+    second_snapshot = json.loads(thoughtline(home, environ, "status", "--json", "latest").stdout)
     runs = json.loads(thoughtline(home, environ, "runs", "--json").stdout)
     first_id = runs[1]["id"]
-    assert first_snapshot["continues"] == first_id
-    assert first_snapshot["conversation_id"] == first_id
-    [task] = first_snapshot["tasks"]
+    assert second_snapshot["continues"] == first_id
+    assert second_snapshot["conversation_id"] == first_id
+    [task] = second_snapshot["tasks"]
     assert task["executor"] == "provider:deepseek:deepseek-reasoner"
     assert (task["history"]["turns"], task["history"]["reasoning_turns"]) == (1, 0)
 
     # The conversation, oldest first, by any name of it.
-    second_id = first_snapshot["id"]
+    second_id = second_snapshot["id"]
     for name in ("latest", first_id, second_id, second_id.removeprefix("run_")[:-3]):
         listed = thoughtline(home, environ, "runs", "--conversation", name, "--json")
         assert listed.returncode == 0, listed.stderr
