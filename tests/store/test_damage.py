@@ -47,6 +47,8 @@ COMMANDS = [
     ("trace", "run_001"),
     ("purge",),
     ("run", "Hello.", "--worker-backend", "inline"),
+    ("run", "-c", "Hello."),
+    ("runs", "--conversation", "latest", "--json"),
     ("serve", "--port", "0"),
     ("mcp",),
     ("acp",),

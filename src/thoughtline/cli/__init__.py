@@ -21,6 +21,11 @@ from thoughtline.errors import ThoughtlineError
 # name -> (module, attribute, one-line help shown by --help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("thoughtline.cli.run_command", "run_command", "Start a run and watch it."),
+    "chat": (
+        "thoughtline.cli.chat_command",
+        "chat_command",
+        "A conversation on a terminal: each line continues the last.",
+    ),
     "status": (
         "thoughtline.cli.runs_command",
         "status_command",

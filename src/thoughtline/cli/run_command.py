@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from thoughtline.cli._context import open_runtime
+from thoughtline.cli._continuing import continued_spec, continuing_from
 from thoughtline.cli._driver import Interrupts, catching_interrupts, drive, stopper
 from thoughtline.cli._render import (
     cut_off_line,
@@ -24,7 +25,13 @@ from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.config import load_config
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import load_plan, spec_from_roles, with_generation, with_tools
+from thoughtline.runtime.plan import (
+    RunSpec,
+    load_plan,
+    spec_from_roles,
+    with_generation,
+    with_tools,
+)
 from thoughtline.runtime.request_size import check_request_size, request_too_large
 from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.listing import merged_servers
@@ -94,6 +101,18 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     help="Most model calls each task may make (tool steps; wins over the plan, roles and config).",
 )
 @click.option(
+    "-c",
+    "--continue",
+    "continue_latest",
+    is_flag=True,
+    help="Continue the latest run: its conversation so far goes with REQUEST.",
+)
+@click.option(
+    "--continues",
+    metavar="RUN_ID",
+    help="Continue this run (an id, a unique prefix or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
 )
 def run_command(
@@ -110,6 +129,8 @@ def run_command(
     tools: tuple[str, ...],
     mcp_config: Path | None,
     max_steps: int | None,
+    continue_latest: bool,
+    continues: str | None,
     as_json: bool,
 ) -> None:
     """Run REQUEST through one task per --role (or the tasks of --plan).
@@ -123,9 +144,15 @@ def run_command(
         config = replace(
             config, mcp_servers=merged_servers(config.mcp_servers, load_mcp_json(mcp_config))
         )
+    continued = continuing_from(continue_latest, continues)
+    if plan_path is not None and continued is not None:
+        raise click.UsageError(
+            "--plan starts a new conversation; do not combine it with -c or --continues."
+        )
     request = _request_text(
         request, from_stdin_when_missing=plan_path is None, limit=config.max_request_bytes
     )
+    spec: RunSpec | None = None  # a continuation's is made once the store is open
     if plan_path is not None:
         if roles or provider or model or effort:
             raise click.UsageError(
@@ -136,9 +163,9 @@ def run_command(
             max_output_tokens=max_output_tokens,
             temperature=temperature,
         )
-    else:
-        if not request:
-            raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
+    elif not request:
+        raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
+    elif continued is None:
         spec = spec_from_roles(
             request,
             list(roles),
@@ -148,10 +175,26 @@ def run_command(
             max_output_tokens=max_output_tokens,
             temperature=temperature,
         )
-    spec = with_tools(spec, tools=tools or None, max_steps=max_steps)
     with catching_interrupts() as interrupts:
         _config, store, runtime = open_runtime(config)
         try:
+            if spec is None:
+                assert continued is not None
+                assert request is not None
+                # The run it continues is read here: refused (exit 2) before anything
+                # is stored when it does not exist, has not ended or keeps no history.
+                spec = continued_spec(
+                    runtime,
+                    continued,
+                    request,
+                    roles=roles,
+                    provider=provider,
+                    model=model,
+                    effort=effort,
+                    max_output_tokens=max_output_tokens,
+                    temperature=temperature,
+                )
+            spec = with_tools(spec, tools=tools or None, max_steps=max_steps)
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
             # Stored once its tool servers started and its tool names were checked.

@@ -21,8 +21,10 @@ from thoughtline.cli._render import finish_reasons, print_outputs, summary_table
 from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visible, visible_text
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
+from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.store.base import Store
 
 RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
 
@@ -62,12 +64,23 @@ def print_status(console: Console, run: Run) -> None:
 
 @click.command("runs")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--conversation",
+    metavar="ID",
+    help="Only the runs of one conversation, oldest first, all of them: its id, or a RUN_ID meaning that run's conversation.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of run snapshots.")
-def runs_command(limit: int, as_json: bool) -> None:
-    """Recent runs, newest first (full ids: pass one, or a prefix, to status and trace)."""
+def runs_command(limit: int, conversation: str | None, as_json: bool) -> None:
+    """Recent runs, newest first (full ids: pass one, or a prefix, to status and trace).
+
+    A run marked ↳ continues an earlier one: --conversation lists its conversation."""
     store = open_store(load_config())
     try:
-        runs = store.list_runs(limit)
+        runs = (
+            store.list_runs(limit)
+            if conversation is None
+            else conversation_runs(store, conversation)
+        )
     finally:
         store.close()
     if as_json:
@@ -76,9 +89,37 @@ def runs_command(limit: int, as_json: bool) -> None:
     text_console().print(runs_table(runs))
 
 
+def conversation_runs(store: Store, text: str) -> list[Run]:
+    """The runs of the conversation ``text`` names, oldest first: a conversation id (a
+    first run's, or an ACP session's), else any RUN_ID form naming one of its runs."""
+    runs = store.conversation_runs(text)
+    if runs:
+        return runs
+    try:
+        run = resolve_run(store, text)
+    except ThoughtlineError as exc:
+        if exc.code != "RUN_NOT_FOUND" or text == "latest":
+            raise
+        raise ThoughtlineError(
+            "RUN_NOT_FOUND",
+            f"No conversation or run {text!r} in this store. List runs with: thoughtline runs",
+        ) from None
+    # A run stored before conversations were recorded is a conversation of its own.
+    return store.conversation_runs(run.conversation_id or run.id) or [run]
+
+
+CONTINUES_MARK = "↳ "
+
+
 def runs_table(runs: list[Run]) -> Table:
-    """The human view of ``runs``: one row per run, whole ids, requests on one line."""
-    table = Table(title_justify="left")
+    """The human view of ``runs``: one row per run, whole ids, requests on one line; a
+    run that continues another has its request marked ``↳``."""
+    caption = None
+    if any(run.continues for run in runs):
+        caption = (
+            f"{CONTINUES_MARK}continues an earlier run: thoughtline runs --conversation RUN_ID"
+        )
+    table = Table(title_justify="left", caption=caption, caption_justify="left")
     # Ids are never cut: people copy them into status and trace.
     id_width = max((len(run.id) for run in runs), default=3)
     table.add_column("run", no_wrap=True, min_width=id_width)
@@ -87,6 +128,8 @@ def runs_table(runs: list[Run]) -> Table:
     for run in runs:
         statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
         request = request_line(run.request)  # one line, even for a request from stdin
+        if run.continues:
+            request = CONTINUES_MARK + request
         table.add_row(
             *(
                 visible_text(cell)

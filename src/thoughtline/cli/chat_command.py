@@ -1,0 +1,265 @@
+"""``thoughtline chat``: a conversation on a terminal, each line a run that continues the
+last one.
+
+Nothing of the conversation is held here but the id of the turn the next line continues:
+each line is planned from the store (:func:`~thoughtline.cli._continuing.continued_spec`),
+so ``chat -c`` resumes a chat and ``run -c`` goes on with it from a script. A turn is shown
+with ``run``'s live view; Ctrl-C during it cancels that turn's run only (what arrived is
+kept, and the next line continues from the turn before it). Ctrl-C or Ctrl-D at the
+prompt, or ``/exit``, ends the chat. Lines are read with :func:`input` (GNU readline's
+editing and history when Python has it): no other terminal library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from thoughtline.cli._context import open_runtime
+from thoughtline.cli._continuing import continued_spec, continuing_from
+from thoughtline.cli._driver import catching_interrupts, drive
+from thoughtline.cli._render import finish_reasons, print_outputs, text_console
+from thoughtline.cli._terminal_text import echo_error, visible
+from thoughtline.cli.live_view import LiveRunView
+from thoughtline.cli.run_ids import resolve_run
+from thoughtline.errors import ThoughtlineError
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run
+from thoughtline.requests import EFFORTS
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
+from thoughtline.runtime.runner import Runtime
+from thoughtline.tools.specs import MAX_STEPS_CEILING
+
+PROMPT = "\u203a "  # a single right-pointing angle quotation mark
+EXIT_WORDS = frozenset({"/exit", "/quit"})
+CONTINUABLE = frozenset({"completed", "completed_with_failures"})
+"""How a turn must end for the next line to continue it: a cancelled or failed turn is
+kept in the store, and the next line goes on from the turn before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Flags:
+    """What every turn is planned with (the flags win over the turn before's tasks)."""
+
+    roles: tuple[str, ...]
+    provider: str | None
+    model: str | None
+    effort: str | None
+    chain_of_thought: str | None
+    max_output_tokens: int | None
+    temperature: float | None
+    tools: tuple[str, ...]
+    max_steps: int | None
+
+    def spec(self, runtime: Runtime, last: str | None, request: str) -> RunSpec:
+        if last is None:
+            spec = spec_from_roles(
+                request,
+                list(self.roles),
+                provider=self.provider,
+                model=self.model,
+                effort=self.effort,
+                max_output_tokens=self.max_output_tokens,
+                temperature=self.temperature,
+            )
+        else:
+            spec = continued_spec(
+                runtime,
+                last,
+                request,
+                roles=self.roles,
+                provider=self.provider,
+                model=self.model,
+                effort=self.effort,
+                max_output_tokens=self.max_output_tokens,
+                temperature=self.temperature,
+            )
+        return with_tools(spec, tools=self.tools or None, max_steps=self.max_steps)
+
+    def plan(self, runtime: Runtime, last: str | None, request: str) -> Run:
+        return runtime.plan(self.spec(runtime, last, request), explicit_mode=self.chain_of_thought)
+
+
+@click.command("chat")
+@click.option(
+    "-c",
+    "--continue",
+    "continue_latest",
+    is_flag=True,
+    help="Resume the latest run's conversation.",
+)
+@click.option(
+    "--continues",
+    metavar="RUN_ID",
+    help="Resume the conversation at this run (an id, a unique prefix or 'latest').",
+)
+@click.option(
+    "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."
+)
+@click.option("--provider", help="Endpoint name (wins over the resumed run's).")
+@click.option("--model", help="Model id for the endpoint.")
+@click.option(
+    "--chain-of-thought",
+    "chain_of_thought",
+    type=click.Choice(CHAIN_OF_THOUGHT_MODES),
+    help="Disclosure mode for every turn (wins over the resumed run's and config).",
+)
+@click.option("--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
+@click.option(
+    "--max-output-tokens", type=click.IntRange(min=1), help="Most tokens each task may generate."
+)
+@click.option("--temperature", type=click.FloatRange(0, 2), help="Sampling temperature, 0 to 2.")
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="SPEC",
+    help="A tool every task may call: SERVER or SERVER.TOOL of a configured MCP server; repeat for several.",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1, max=MAX_STEPS_CEILING),
+    help="Most model calls each task may make per turn.",
+)
+def chat_command(
+    continue_latest: bool,
+    continues: str | None,
+    roles: tuple[str, ...],
+    provider: str | None,
+    model: str | None,
+    chain_of_thought: str | None,
+    effort: str | None,
+    max_output_tokens: int | None,
+    temperature: float | None,
+    tools: tuple[str, ...],
+    max_steps: int | None,
+) -> None:
+    """Talk on a terminal: each line is a run that continues the one before (the first
+    starts a conversation, unless -c or --continues resumes one).
+
+    Ctrl-C stops the turn that is running; Ctrl-C or Ctrl-D at the prompt, or /exit,
+    ends the chat. A script uses `thoughtline run -c` instead."""
+    if not _on_terminal():
+        raise ThoughtlineError(
+            "CHAT_NEEDS_TERMINAL",
+            "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
+            'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
+        )
+    resumed = continuing_from(continue_latest, continues)
+    flags = _Flags(
+        roles=roles,
+        provider=provider,
+        model=model,
+        effort=effort,
+        chain_of_thought=chain_of_thought,
+        max_output_tokens=max_output_tokens,
+        temperature=temperature,
+        tools=tools,
+        max_steps=max_steps,
+    )
+    _enable_line_editing()
+    _config, store, runtime = open_runtime()
+    try:
+        last = None if resumed is None else resolve_run(store, resumed).id
+        # Planned once, not stored: a bad flag, or a run that cannot be continued, is
+        # refused (exit 2) before the first prompt rather than after every line.
+        flags.plan(runtime, last, ".")
+        console = text_console()
+        _chat(console, runtime, flags, last)
+    finally:
+        store.close()
+
+
+def _chat(console: Console, runtime: Runtime, flags: _Flags, last: str | None) -> None:
+    where = "a new conversation" if last is None else f"continuing run {last}"
+    console.print(
+        Text(f"thoughtline chat · {where} · Ctrl-C stops a turn · Ctrl-D or /exit ends", "dim")
+    )
+    try:
+        while True:
+            try:
+                line = input(PROMPT)
+            except EOFError:
+                console.print()
+                return
+            except UnicodeDecodeError:
+                echo_error("thoughtline: that line is not valid UTF-8 text; type it again.")
+                continue
+            text = line.strip()
+            if not text:
+                continue
+            if text in EXIT_WORDS:
+                return
+            if _bad_text(line):
+                echo_error("thoughtline: that line is not valid UTF-8 text; type it again.")
+                continue
+            final = _turn(console, runtime, flags, last, line)
+            if final is not None and final.status in CONTINUABLE:
+                last = final.id
+    except KeyboardInterrupt:  # Ctrl-C at the prompt (or between turns)
+        console.print()
+
+
+def _turn(
+    console: Console, runtime: Runtime, flags: _Flags, last: str | None, request: str
+) -> Run | None:
+    """One line as a run, shown live, then each full answer; ``None`` when it was refused
+    (said in one sentence) or cancelled before it was stored."""
+    with catching_interrupts() as interrupts:
+        try:
+            run = flags.plan(runtime, last, request)
+            with LiveRunView(console) as live:
+                final = drive(runtime, run, live.handle, interrupts, stored=False)
+        except ThoughtlineError as exc:
+            echo_error(f"thoughtline: {exc.message}")
+            return None
+        except click.Abort:  # Ctrl-C while the tool servers started: nothing stored
+            console.print(Text("turn cancelled before it started.", "yellow"))
+            return None
+    snapshot = final.snapshot()
+    print_outputs(console, snapshot, finishes=finish_reasons(snapshot), reasoning_tail_lines=4)
+    for task in snapshot["tasks"]:
+        if task["error"] and task["status"] != "cancelled":
+            echo_error(
+                f"thoughtline: task {task['name']} {task['status']}: {task['error']['code']}"
+            )
+    if final.status in CONTINUABLE:
+        console.print(Text(visible(f"run {final.id} · {final.status}"), "dim"))
+    else:
+        then = (
+            "continues from the turn before it" if last is not None else "starts a new conversation"
+        )
+        console.print(
+            Text(
+                visible(
+                    f"turn {final.status}; what arrived is kept (thoughtline status {final.id}); "
+                    f"the next line {then}."
+                ),
+                "yellow",
+            ),
+            soft_wrap=True,
+        )
+    return final
+
+
+def _on_terminal() -> bool:
+    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
+
+
+def _bad_text(line: str) -> bool:
+    """A line holding bytes that are not UTF-8 (read as lone surrogates)."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _enable_line_editing() -> None:
+    """Arrow keys and history for :func:`input`, where Python was built with readline."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (imported for its effect on input())
