@@ -23,6 +23,7 @@ from thoughtline.records import Run
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
+from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
     SimReasoning,
     SimRequest,
@@ -45,6 +46,8 @@ WIRES = {
     "gemini": ("gemini", "gemini-3-pro", "sig-"),
     "deepseek": ("deepseek", "deepseek-v4-pro", "CANARY-T2"),  # the tool turn's text
     "ollama": ("ollama", "qwen3:8b", None),  # earlier turns' thinking is not sent
+    "vllm": ("vllm", "Qwen/Qwen3-8B", None),  # nor here: their templates keep answers only
+    "llamacpp": ("llamacpp", "qwen3-8b-q4_k_m.gguf", None),
 }
 
 
@@ -399,14 +402,23 @@ async def test_retention_reaches_the_threads_and_says_so_on_the_next_turn(
     from thoughtline.runtime import retention
 
     sim.script(answered(1, "Answer.", "r"), profile="anthropic")
-    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    home = tmp_path / "home"
     claude = {"provider": "anthropic", "model": "claude-opus-5-5"}
+    runtime, store = tooled_runtime(home, sim_server, environ)
     try:
         first = await runtime.run(one("Plan it.", **claude), explicit_mode="surface")
-        assert b"sig-r1a" in all_bytes_under(tmp_path / "home")  # the carrier, kept
-        retention.purge(store, {"reasoning": 0, "provider_raw": 0})
-        # Cleared from the store's files, not only from the row.
-        assert b"sig-r1a" not in all_bytes_under(tmp_path / "home")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert b"sig-r1a" in all_bytes_under(home)  # the carrier, kept for the next turn
+    # Purged with no other connection open (one that is gets the residue sentence,
+    # tested with the store): cleared from the store's files, not only from the row.
+    with SQLiteStore(home / "thoughtline.db") as purging:
+        retention.purge(purging, {"reasoning": 0, "provider_raw": 0})
+        assert purging.purge_residue() is None
+    assert b"sig-r1a" not in all_bytes_under(home)
+    runtime, store = tooled_runtime(home, sim_server, environ)
+    try:
         second = await runtime.run(
             one("Again.", continues=first.id, **claude), explicit_mode="surface"
         )
