@@ -211,8 +211,9 @@ class Store(Protocol):
         ...
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
-        """Every task of a conversation's runs with its thread, in one query: runs in
-        the order they were created, tasks in position order."""
+        """Every task of a conversation's runs with its thread, in one query: grouped
+        by run (runs in no particular order; follow them by ``continues``), each run's
+        tasks in position order."""
         ...
 
     def task_threads(self, run_ids: Sequence[str]) -> dict[str, StoredThread]:
