@@ -49,13 +49,10 @@ if TYPE_CHECKING:
 __all__ = ["AsyncConversation", "Conversation"]
 
 
-class AsyncConversation:
-    """A conversation on the running event loop: each :meth:`send` continues the run the
-    previous one started. Made by :meth:`Orchestrator.conversation
-    <thoughtline.Orchestrator.conversation>`."""
+class _Turns:
+    """What both conversations remember: the run the next request continues."""
 
-    def __init__(self, orchestrator: Orchestrator, continues: str | None = None) -> None:
-        self.orchestrator = orchestrator
+    def __init__(self, continues: str | None) -> None:
         self._next: str | None = None if continues is None else _run_id(continues)
         self._last: Run | None = None
 
@@ -67,8 +64,19 @@ class AsyncConversation:
 
     @property
     def last(self) -> Run | None:
-        """The run the last :meth:`send` started (its live record while it runs)."""
+        """The run the last ``send`` started (its live record while it runs, for an
+        :class:`AsyncConversation`)."""
         return self._last
+
+
+class AsyncConversation(_Turns):
+    """A conversation on the running event loop: each :meth:`send` continues the run the
+    previous one started. Made by :meth:`Orchestrator.conversation
+    <thoughtline.Orchestrator.conversation>`."""
+
+    def __init__(self, orchestrator: Orchestrator, continues: str | None = None) -> None:
+        super().__init__(continues)
+        self.orchestrator = orchestrator
 
     def send(
         self,
@@ -109,7 +117,7 @@ class AsyncConversation:
         return handle
 
 
-class Conversation:
+class Conversation(_Turns):
     """A conversation in synchronous code: each :meth:`send` runs a request to its end as
     a follow-up of the previous one and returns the final :class:`~thoughtline.Run`.
 
@@ -129,8 +137,7 @@ class Conversation:
             "Orchestrator.conversation()",
             running=False,
         )
-        self._next: str | None = None if continues is None else _run_id(continues)
-        self._last: Run | None = None
+        super().__init__(continues)
         self._closed = False
         self._runner = asyncio.Runner()
         try:
@@ -138,17 +145,6 @@ class Conversation:
         except BaseException:
             self._runner.close()
             raise
-
-    @property
-    def continues(self) -> str | None:
-        """The id of the run the next request continues; ``None``: it starts a new
-        conversation."""
-        return self._next
-
-    @property
-    def last(self) -> Run | None:
-        """The run the last :meth:`send` returned."""
-        return self._last
 
     def send(
         self,
