@@ -244,49 +244,42 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     def list_runs(self, limit: int = 20) -> list[Run]:
         if limit <= 0:
             return []
-        dialect = self.dialect
         with self._reading() as conn:
             # The row order breaks ties between runs created in the same millisecond:
             # later insert first.
-            run_rows = conn.execute(
-                dialect.sql(
-                    f"SELECT * FROM runs ORDER BY created_at DESC, {dialect.row_order} DESC LIMIT ?"
-                ),
+            return self._with_tasks(
+                conn,
+                f"SELECT * FROM runs ORDER BY created_at DESC, {self.dialect.row_order} DESC "
+                "LIMIT ?",
                 (limit,),
-            ).fetchall()
-            # The tasks of exactly these runs (a run created meanwhile is not among them).
-            run_ids = [row["id"] for row in run_rows]
-            task_rows = conn.execute(
-                dialect.sql(
-                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
-                    f"ORDER BY position, {dialect.row_order}"
-                ),
-                dialect.list_params(run_ids),
-            ).fetchall()
-            calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
-        return rows.runs_with_tasks(run_rows, task_rows, calls)
+            )
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
-        dialect = self.dialect
         with self._reading() as conn:
-            run_rows = conn.execute(
-                dialect.sql(
-                    "SELECT * FROM runs WHERE conversation_id = ? "
-                    f"ORDER BY created_at, {dialect.row_order}"
-                ),
+            return self._with_tasks(
+                conn,
+                "SELECT * FROM runs WHERE conversation_id = ? "
+                f"ORDER BY created_at, {self.dialect.row_order}",
                 (conversation_id,),
-            ).fetchall()
-            run_ids = [row["id"] for row in run_rows]
-            if not run_ids:
-                return []
-            task_rows = conn.execute(
-                dialect.sql(
-                    f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
-                    f"ORDER BY position, {dialect.row_order}"
-                ),
-                dialect.list_params(run_ids),
-            ).fetchall()
-            calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
+            )
+
+    def _with_tasks(self, conn: ConnectionT, runs: str, params: Sequence[object]) -> list[Run]:
+        """The runs the query ``runs`` selects, in its order, with their tasks and tool
+        calls: one query per table."""
+        dialect = self.dialect
+        run_rows = conn.execute(dialect.sql(runs), tuple(params)).fetchall()
+        if not run_rows:
+            return []
+        # The tasks of exactly these runs (a run created meanwhile is not among them).
+        run_ids = [row["id"] for row in run_rows]
+        task_rows = conn.execute(
+            dialect.sql(
+                f"SELECT * FROM tasks WHERE {dialect.in_list('run_id', len(run_ids))} "
+                f"ORDER BY position, {dialect.row_order}"
+            ),
+            dialect.list_params(run_ids),
+        ).fetchall()
+        calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
         return rows.runs_with_tasks(run_rows, task_rows, calls)
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
