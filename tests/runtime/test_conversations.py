@@ -545,3 +545,49 @@ async def test_the_oldest_turns_are_cut_to_the_models_window_and_an_oversized_tu
     failed = huge.tasks[0]
     assert failed.status == "failed" and failed.error is not None
     assert failed.error.code == "CONTEXT_WINDOW_EXCEEDED"
+
+
+async def test_a_run_whose_process_died_goes_on_with_what_recovery_kept_as_text(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    from thoughtline.records import Task, new_id
+
+    sim.script(answered(2, "Finished.", "i"), profile="anthropic")
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    # As recovery leaves a run whose owner was killed: interrupted, a partial answer kept
+    # from its event log, no thread (a task writes it when it ends).
+    killed = Run(
+        id=new_id("run"),
+        request="Write the plan.",
+        chain_of_thought="hidden",
+        chain_of_thought_source="default",
+        worker_backend="provider",
+        status="interrupted",
+    )
+    killed.conversation_id = killed.id
+    killed.tasks.append(
+        Task(
+            id=new_id("task"),
+            run_id=killed.id,
+            position=0,
+            name="t",
+            role="engineer",
+            provider="anthropic",
+            model="claude-opus-5-5",
+            chain_of_thought="hidden",
+            chain_of_thought_source="default",
+            status="interrupted",
+            output="Step one: ",
+        )
+    )
+    store.create_run(killed)
+    try:
+        follow_up = await runtime.run(runtime.continuation_spec(killed.id, "Go on."))
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert follow_up.status == "completed", follow_up.tasks[0].error
+    body = json.dumps(sim.requests_for("anthropic")[-1].body)
+    assert "Write the plan." in body and "Step one: " in body and "Go on." in body
+    assert follow_up.tasks[0].history is not None
+    assert follow_up.tasks[0].history["turns"] == 1

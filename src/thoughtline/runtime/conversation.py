@@ -93,7 +93,10 @@ def load_continuation(store: Store, run_id: str) -> Continuation:
         chain.append(tasks)
         at = tasks[0].continues
     chain.reverse()
-    if not chain or not any(task.thread is not None for task in chain[-1]):
+    # A run whose process died wrote no thread (a task writes it when it ends); what
+    # recovery kept of its answers goes on as text. Any other run without one is gone.
+    recovered = previous.status == "interrupted" and any(task.output for task in previous.tasks)
+    if not chain or not (recovered or any(task.thread is not None for task in chain[-1])):
         raise ThoughtlineError(
             "CONVERSATION_HISTORY_GONE",
             f"Run {run_id} keeps no conversation history (the answer retention removed it, "
