@@ -18,6 +18,8 @@ from typing import Final, Literal, TypeAlias
 
 ErrorCode: TypeAlias = Literal[
     "CONFIG_INVALID",
+    "CONFIG_EXISTS",
+    "CONFIG_WRITE_FAILED",
     "ENDPOINT_UNKNOWN",
     "PROVIDER_KEY_MISSING",
     "PROVIDER_AUTH_ERROR",
@@ -41,6 +43,8 @@ ErrorCode: TypeAlias = Literal[
     "STORE_UNAVAILABLE",
     "RUN_INTERRUPTED",
     "RUN_NOT_FOUND",
+    "RUN_ID_AMBIGUOUS",
+    "STORE_COPY_REFUSED",
     "TRACE_LAYER_UNKNOWN",
     "SHUTTING_DOWN",
     "ROLE_UNKNOWN",
@@ -113,11 +117,11 @@ RETRYABLE_CODES: Final[frozenset[str]] = frozenset(
 class ThoughtlineError(Exception):
     """Base of every error thoughtline raises on purpose."""
 
-    code: str
+    code: ErrorCode
     message: str
     retryable: bool
 
-    def __init__(self, code: ErrorCode | str, message: str, *, retryable: bool = False) -> None:
+    def __init__(self, code: ErrorCode, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -151,7 +155,7 @@ class ProviderError(ThoughtlineError):
 
     def __init__(
         self,
-        code: ErrorCode | str,
+        code: ErrorCode,
         message: str,
         *,
         retryable: bool | None = None,
