@@ -14,7 +14,7 @@ from thoughtline.cli._render import text_console
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
-from thoughtline.store._postgres_dsn import mask_password
+from thoughtline.store.opening import shown_dsn
 
 
 def config_report(config: Config) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.worker_backend", config.worker_backend),
         entry("orchestration.store", config.store),
         # The connection string may carry a password: shown masked, never whole.
-        entry("store.dsn", None if config.store_dsn is None else mask_password(config.store_dsn)),
+        entry("store.dsn", None if config.store_dsn is None else shown_dsn(config.store_dsn)),
         entry("orchestration.max_concurrency", config.max_concurrency),
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         entry("orchestration.max_request_bytes", config.max_request_bytes),
@@ -58,7 +58,7 @@ def config_report(config: Config) -> dict[str, Any]:
         "thoughtline_home": str(thoughtline_home()),
         "database": str(database_path())
         if config.store_dsn is None or config.store != "postgres"
-        else mask_password(config.store_dsn),
+        else shown_dsn(config.store_dsn),
         "settings": settings,
         "endpoints": endpoints,
     }

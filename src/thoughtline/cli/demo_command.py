@@ -27,6 +27,7 @@ from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
+from thoughtline.store.opening import open_store
 
 DEMO_TASKS: tuple[tuple[str, str, str, str], ...] = (
     # (task name, endpoint, model, what it shows)
@@ -61,10 +62,9 @@ def demo_config(openai_base_url: str) -> Config:
 async def run_demo(
     environ: dict[str, str], home: Path, openai_base_url: str
 ) -> list[dict[str, Any]]:
-    from thoughtline.store.sqlite import SQLiteStore
-
-    store = SQLiteStore(home / "thoughtline.db")
     config = demo_config(openai_base_url)
+    # The embedded store of a home of its own, opened the one way every front end does.
+    store = open_store(config, {"THOUGHTLINE_HOME": str(home)})
     runtime = Runtime(
         config=config,
         store=store,

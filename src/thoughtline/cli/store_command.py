@@ -13,8 +13,7 @@ from thoughtline.cli._context import open_store
 from thoughtline.config import POSTGRES_URL_SCHEMES, load_config
 from thoughtline.errors import ConfigError
 from thoughtline.records import TRACE_LAYERS
-from thoughtline.store._postgres_dsn import mask_password
-from thoughtline.store.opening import open_postgres, sqlite_path, store_dsn
+from thoughtline.store.opening import open_postgres, shown_dsn, sqlite_path, store_dsn
 
 
 @click.group("store")
@@ -39,8 +38,8 @@ def migrate_command(target: str, as_json: bool) -> None:
     config = load_config()
     source_dsn = store_dsn(config)
     if source_dsn == target:
-        raise ConfigError(f"--to: {mask_password(target)} is the store being copied.")
-    source_name = str(sqlite_path()) if source_dsn is None else mask_password(source_dsn)
+        raise ConfigError(f"--to: {shown_dsn(target)} is the store being copied.")
+    source_name = str(sqlite_path()) if source_dsn is None else shown_dsn(source_dsn)
     # Opening the source recovers runs whose process died, so none is left half-written.
     with (
         closing(open_store(config)) as source,
@@ -49,7 +48,7 @@ def migrate_command(target: str, as_json: bool) -> None:
         counts = destination.copy_from(source)
     report = {
         "from": source_name,
-        "to": mask_password(target),
+        "to": shown_dsn(target),
         "runs": counts.runs,
         "tasks": counts.tasks,
         "tool_calls": counts.tool_calls,

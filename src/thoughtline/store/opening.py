@@ -17,12 +17,19 @@ from typing import TYPE_CHECKING
 
 from thoughtline.config import STORE_URL_VARIABLE, Config, thoughtline_home, with_store_url
 from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.store._postgres_dsn import mask_password
 from thoughtline.store.base import Store
 
 if TYPE_CHECKING:
     from thoughtline.store.postgres import PostgresStore
 
 DATABASE_NAME = "thoughtline.db"
+
+
+def shown_dsn(dsn: str) -> str:
+    """A PostgreSQL connection string as it may be shown: its password masked (for
+    ``thoughtline config``, ``store migrate`` and messages)."""
+    return mask_password(dsn)
 
 
 def sqlite_path(environ: Mapping[str, str] | None = None) -> Path:
