@@ -23,7 +23,7 @@ from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
-from thoughtline.runtime.disclosure import DisclosureGate
+from thoughtline.runtime.trace import empty_layer_reason
 from thoughtline.store.base import Store
 
 RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
@@ -201,26 +201,3 @@ def _previewed(metadata: dict[str, object]) -> dict[str, object]:
         if isinstance(value, str) and len(value) > PREVIEW_CHARS:
             cut[name] = f"{value[:PREVIEW_CHARS]}… (cut: {len(value):,} characters; --json has all)"
     return {**metadata, **cut} if cut else metadata
-
-
-def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
-    """Why ``layer`` of ``run`` holds no events, as far as the run itself can tell."""
-    empty = f"The {layer} layer of run {run.id} is empty"
-    if layer == "reasoning":
-        modes = sorted({task.chain_of_thought for task in run.tasks})
-        if not any(DisclosureGate(mode).records for mode in modes):
-            return (
-                f"{empty}: its tasks ran with chain_of_thought={', '.join(modes)}, which does "
-                "not record reasoning (telemetry_only and surface_and_telemetry do)."
-            )
-        statuses = ", ".join(f"{task.name}: {task.reasoning_status or '-'}" for task in run.tasks)
-        return (
-            f"{empty}: no reasoning text was recorded ({statuses}), or the reasoning "
-            "retention ([trace.retention] reasoning) has removed it."
-        )
-    if layer == "provider_raw":
-        return (
-            f"{empty}: raw exchanges are kept only with [trace] provider_raw = true, "
-            "for as long as [trace.retention] provider_raw allows."
-        )
-    return f"{empty}."

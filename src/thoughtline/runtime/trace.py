@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from thoughtline.config import parse_duration
-from thoughtline.records import TraceEvent, TraceLayer, new_id, now_iso
+from thoughtline.records import Run, TraceEvent, TraceLayer, new_id, now_iso
+from thoughtline.runtime.disclosure import DisclosureGate
 
 
 def retention_seconds(retention: Mapping[str, str]) -> dict[TraceLayer, int | None]:
@@ -69,3 +70,27 @@ class TraceWriter:
         )
         self.pending.append(event)
         return event
+
+
+def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
+    """Why ``layer`` of ``run`` holds no events, as far as the run itself can tell (the
+    modes that record reasoning are the runtime's to know, not a surface's)."""
+    empty = f"The {layer} layer of run {run.id} is empty"
+    if layer == "reasoning":
+        modes = sorted({task.chain_of_thought for task in run.tasks})
+        if not any(DisclosureGate(mode).records for mode in modes):
+            return (
+                f"{empty}: its tasks ran with chain_of_thought={', '.join(modes)}, which does "
+                "not record reasoning (telemetry_only and surface_and_telemetry do)."
+            )
+        statuses = ", ".join(f"{task.name}: {task.reasoning_status or '-'}" for task in run.tasks)
+        return (
+            f"{empty}: no reasoning text was recorded ({statuses}), or the reasoning "
+            "retention ([trace.retention] reasoning) has removed it."
+        )
+    if layer == "provider_raw":
+        return (
+            f"{empty}: raw exchanges are kept only with [trace] provider_raw = true, "
+            "for as long as [trace.retention] provider_raw allows."
+        )
+    return f"{empty}."
