@@ -45,9 +45,9 @@ from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation, with_tools
 from thoughtline.runtime.recovery import recover_on_open
+from thoughtline.runtime.retention import PurgeReport
 from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import Runtime
-from thoughtline.runtime.trace import retention_seconds
 
 if TYPE_CHECKING:
     from thoughtline.chat import AsyncConversation
@@ -56,20 +56,6 @@ if TYPE_CHECKING:
     from thoughtline.telemetry import OtelTelemetry
 
 __all__ = ["Orchestrator", "PurgeReport", "RunHandle", "run"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PurgeReport:
-    """What :meth:`Orchestrator.purge` removed (or would remove, with ``dry_run``).
-
-    ``removed`` counts trace events per layer; ``displayed_reasoning_cleared`` counts tasks
-    whose displayed reasoning outlived the ``reasoning`` retention; ``residue`` is set when
-    data left the database but not yet the disk (the purge is not complete)."""
-
-    removed: Mapping[TraceLayer, int]
-    displayed_reasoning_cleared: int
-    dry_run: bool
-    residue: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -442,18 +428,7 @@ class Orchestrator:
     def purge(self, *, dry_run: bool = False) -> PurgeReport:
         """Apply ``[trace.retention]`` per layer, also to displayed reasoning
         (``thoughtline purge``); with ``dry_run``, only count."""
-        retention = retention_seconds(self.config.retention)
-        removed = _retention.purge(self.store, retention, dry_run=dry_run)
-        keep_reasoning = retention.get("reasoning")
-        cleared = (
-            0
-            if keep_reasoning is None
-            else _retention.purge_displayed_reasoning(self.store, keep_reasoning, dry_run=dry_run)
-        )
-        residue = None if dry_run else self.store.purge_residue()
-        return PurgeReport(
-            removed=removed, displayed_reasoning_cleared=cleared, dry_run=dry_run, residue=residue
-        )
+        return _retention.apply(self.store, self.config.retention, dry_run=dry_run)
 
     # -- closing -------------------------------------------------------------------
     async def aclose(self) -> None:

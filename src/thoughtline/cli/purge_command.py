@@ -8,8 +8,7 @@ import click
 
 from thoughtline.cli._context import open_store
 from thoughtline.config import load_config
-from thoughtline.runtime.retention import purge, purge_displayed_reasoning
-from thoughtline.runtime.trace import retention_seconds
+from thoughtline.runtime.retention import apply
 
 
 @click.command("purge")
@@ -18,19 +17,12 @@ def purge_command(dry_run: bool) -> None:
     """Remove trace events older than each layer's retention."""
     config = load_config()
     store = open_store(config)
-    retention = retention_seconds(config.retention)
     try:
-        removed = purge(store, retention, dry_run=dry_run)
-        keep_reasoning = retention.get("reasoning")
-        cleared = (
-            0
-            if keep_reasoning is None
-            else purge_displayed_reasoning(store, keep_reasoning, dry_run=dry_run)
-        )
-        residue = None if dry_run else store.purge_residue()
-        unfinished = residue is not None and store.deletion_erases
+        report = apply(store, config.retention, dry_run=dry_run)
+        unfinished = report.residue is not None and store.deletion_erases
     finally:
         store.close()
+    removed, cleared, residue = report.removed, report.displayed_reasoning_cleared, report.residue
     verb = "would remove" if dry_run else "removed"
     for layer, count in removed.items():
         keep = config.retention.get(layer, "forever")

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from thoughtline.records import TRACE_LAYERS, TraceLayer, iso, parse_epoch
+from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
 
 PURGE_EVERY_S = 86_400
@@ -26,6 +28,40 @@ LAST_PURGE_KEY = "last_purge_at"
 """The store's meta key holding when the last purge ran (ISO timestamp)."""
 RETENTION_NOTE = "The reasoning text was removed by the reasoning retention."
 """Appended to the notice of a task whose displayed reasoning retention removed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PurgeReport:
+    """What a purge (:meth:`Orchestrator.purge <thoughtline.Orchestrator.purge>`,
+    ``thoughtline purge``) removed (or would remove, with ``dry_run``).
+
+    ``removed`` counts trace events per layer; ``displayed_reasoning_cleared`` counts tasks
+    whose displayed reasoning outlived the ``reasoning`` retention; ``residue`` is set when
+    data left the database but not yet the disk (the purge is not complete)."""
+
+    removed: Mapping[TraceLayer, int]
+    displayed_reasoning_cleared: int
+    dry_run: bool
+    residue: str | None = None
+
+
+def apply(store: Store, retention: Mapping[str, str], *, dry_run: bool = False) -> PurgeReport:
+    """Apply ``[trace.retention]`` (``retention``: each layer's duration as configured)
+    to every layer and to displayed reasoning, as ``thoughtline purge`` and
+    :meth:`Orchestrator.purge <thoughtline.Orchestrator.purge>` do; with ``dry_run``,
+    only count."""
+    seconds = retention_seconds(retention)
+    removed = purge(store, seconds, dry_run=dry_run)
+    keep_reasoning = seconds.get("reasoning")
+    cleared = (
+        0
+        if keep_reasoning is None
+        else purge_displayed_reasoning(store, keep_reasoning, dry_run=dry_run)
+    )
+    residue = None if dry_run else store.purge_residue()
+    return PurgeReport(
+        removed=removed, displayed_reasoning_cleared=cleared, dry_run=dry_run, residue=residue
+    )
 
 
 def purge(
