@@ -31,7 +31,7 @@ from thoughtline.providers.transport import default_http_client
 from thoughtline.records import Run, TraceLayer
 from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent
-from thoughtline.runtime import retention
+from thoughtline.runtime import recovery, retention
 from thoughtline.runtime.clients import SharedClients
 from thoughtline.runtime.conversation import load_continuation
 from thoughtline.runtime.execution import RunExecution, RunObserver
@@ -304,6 +304,12 @@ class Runtime:
             logger.error("applying trace retention failed: %s", error)
         elif (removed := done.result()) is not None:
             logger.info("trace retention applied: %s", removed)
+
+    def recover_interrupted(self) -> list[str]:
+        """Mark the runs of owners that are gone ``interrupted``, keeping what their
+        event logs hold (:mod:`~thoughtline.runtime.recovery`); their ids. It writes, so
+        a process serving others calls it in a thread."""
+        return recovery.recover_interrupted(self.store)
 
     def interrupt_all(self) -> list[str]:
         """For a process shutting down: stop every run executing here; they end

@@ -50,7 +50,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
 from thoughtline.run_events import is_terminal, run_finished
-from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (
     RetainedRun,
@@ -333,7 +332,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                     next_recover = now + settings.recover_interval_s
                     # Marking a dead owner's runs writes: it may wait for another
                     # process's write lock.
-                    await asyncio.to_thread(recover_interrupted, store)
+                    await asyncio.to_thread(daemon.runtime.recover_interrupted)
                 run = await asyncio.to_thread(store.get_run, run_id)
                 if run is None:
                     return
