@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.runtime.recovery import recover_on_open
+from thoughtline.runtime.opening import open_recovered
 from thoughtline.store import opening
 from thoughtline.store.base import Store
 
@@ -17,14 +17,7 @@ if TYPE_CHECKING:
 
 def open_store(config: Config) -> Store:
     """The store the config (or THOUGHTLINE_STORE_URL) names, with crash recovery done."""
-    store = opening.open_store(config)
-    try:
-        # Runs whose process died (SIGKILL, power loss) end interrupted, with what arrived.
-        recover_on_open(store)
-    except BaseException:
-        store.close()
-        raise
-    return store
+    return open_recovered(config)
 
 
 def database_path() -> Path:

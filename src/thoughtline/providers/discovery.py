@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx2
 
+from thoughtline._private_files import make_private_dir, write_private_text
 from thoughtline._user_files import MIB, read_text_file
 from thoughtline.errors import ConfigError, ProviderError
 from thoughtline.providers.capabilities import (
@@ -29,7 +30,6 @@ from thoughtline.providers.capabilities import (
 )
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.requests import EFFORTS, Effort
-from thoughtline.store.files import make_private_dir, write_private_text
 
 logger = logging.getLogger(__name__)
 

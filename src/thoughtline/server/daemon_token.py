@@ -24,8 +24,8 @@ import stat
 from pathlib import Path
 from typing import Final
 
+from thoughtline._private_files import PRIVATE_FILE_MODE, make_private_dir
 from thoughtline.errors import ThoughtlineError
-from thoughtline.store.files import PRIVATE_FILE_MODE, make_private_dir
 
 TOKEN_FILE_NAME: Final = "daemon.token"
 _TOKEN_BYTES: Final = 32

@@ -19,5 +19,4 @@
   ``_postgres_import``: the copy behind ``thoughtline store migrate``).
 - ``_rows`` — rows ↔ records, for both stores.
 - :mod:`~thoughtline.store.owner` — the process identity recorded with each run.
-- :mod:`~thoughtline.store.files` — private files and directories under the home.
 """

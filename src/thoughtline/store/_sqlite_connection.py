@@ -1,7 +1,7 @@
 """Opening a SQLite store file, and turning SQLite's failures into thoughtline's errors.
 
 - **Private files.** The home directory thoughtline creates is ``0700``; the database
-  and its ``-wal``/``-shm`` files are ``0600`` (:mod:`thoughtline.store.files`).
+  and its ``-wal``/``-shm`` files are ``0600`` (:mod:`thoughtline._private_files`).
 - **Damage.** Opening runs ``quick_check`` (within :data:`INTEGRITY_CHECK_BUDGET_S`)
   before anything is written, so a damaged file is reported — and left byte for byte as
   it is — instead of being written to. Every SQLite failure reaches callers as one
@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from thoughtline._private_files import create_private_file, make_private, make_private_dir
 from thoughtline.errors import ConfigError
 from thoughtline.store.base import StoreError, StoreProblem
-from thoughtline.store.files import create_private_file, make_private, make_private_dir
 from thoughtline.store.migrations import apply_migrations, check_not_newer
 
 BUSY_TIMEOUT_S = 10.0
