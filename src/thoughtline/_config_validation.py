@@ -14,6 +14,7 @@ from typing import Any, TypeVar, get_args
 
 from thoughtline._user_files import describe_size
 from thoughtline.config import (
+    APPLICATION_NAME_LIMIT,
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_REQUEST_BYTES_CEILING,
     POSTGRES_URL_SCHEMES,
@@ -22,6 +23,7 @@ from thoughtline.config import (
     STORES,
     WORKER_BACKENDS,
     Config,
+    StoreSettings,
     describe_value,
     parse_duration,
 )
@@ -146,6 +148,78 @@ class ConfigValidator:
         self.sources[key] = str(self.path)
         return value
 
+    def counted(
+        self, table: Mapping[str, object], key: str, default: int, *, lowest: int, highest: int
+    ) -> int:
+        """An integer from ``lowest`` to ``highest``."""
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        allowed = f"an integer from {lowest} to {highest:,}"
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(key, f"wrong type: must be {allowed}, got {describe_value(value)}")
+        if not lowest <= value <= highest:
+            raise self.fail(key, f"must be {allowed}, got {value}")
+        self.sources[key] = str(self.path)
+        return value
+
+    def store_settings(self, table: Mapping[str, object]) -> StoreSettings:
+        """``[store]``'s pool, lease, flush, statement timeout and application name."""
+        base = StoreSettings()
+        pool_min = self.counted(table, "store.pool_min", base.pool_min, lowest=1, highest=100)
+        pool_max = self.counted(
+            table, "store.pool_max", max(base.pool_max, pool_min), lowest=1, highest=1000
+        )
+        if pool_max < pool_min:
+            raise self.fail(
+                "store.pool_max",
+                f"must be at least store.pool_min ({pool_min}), got {pool_max}",
+            )
+        lease = table.get("lease_s", base.lease_s)
+        if not isinstance(lease, int | float) or isinstance(lease, bool):
+            raise self.fail(
+                "store.lease_s",
+                f"wrong type: must be a number of seconds from 1 to 600, got "
+                f"{describe_value(lease)}",
+            )
+        if not 1 <= lease <= 600:  # also refuses NaN
+            raise self.fail("store.lease_s", f"must be from 1 to 600 seconds, got {lease!r}")
+        if "lease_s" in table:
+            self.sources["store.lease_s"] = str(self.path)
+        flush = (
+            self.counted(table, "store.live_flush_ms", 0, lowest=1, highest=10_000)
+            if "live_flush_ms" in table
+            else None
+        )
+        timeout = self.counted(
+            table,
+            "store.statement_timeout_ms",
+            base.statement_timeout_ms,
+            lowest=0,
+            highest=86_400_000,
+        )
+        name = self.string(table, "store.application_name", base.application_name)
+        assert name is not None
+        if (
+            len(name.encode()) > APPLICATION_NAME_LIMIT
+            or not name.isprintable()
+            or not name.isascii()
+        ):
+            raise self.fail(
+                "store.application_name",
+                f"must be printable ASCII of at most {APPLICATION_NAME_LIMIT} characters "
+                f"(PostgreSQL cuts longer names and shows others as ?), got {name!r}",
+            )
+        return StoreSettings(
+            pool_min=pool_min,
+            pool_max=pool_max,
+            lease_s=float(lease),
+            live_flush_ms=flush,
+            statement_timeout_ms=timeout,
+            application_name=name,
+        )
+
     def build(self, data: dict[str, Any]) -> Config:
         top_allowed = (
             "orchestration",
@@ -222,8 +296,21 @@ class ConfigValidator:
             unit=f" bytes ({describe_size(MAX_REQUEST_BYTES_CEILING)})",
         )
 
-        store_table = self.table(data, "store", ("dsn",))
+        store_table = self.table(
+            data,
+            "store",
+            (
+                "dsn",
+                "pool_min",
+                "pool_max",
+                "lease_s",
+                "live_flush_ms",
+                "statement_timeout_ms",
+                "application_name",
+            ),
+        )
         dsn = self.string(store_table, "store.dsn", None)
+        store_settings = self.store_settings(store_table)
         if store_url is not None:
             if dsn is not None:
                 raise self.fail(
@@ -356,6 +443,7 @@ class ConfigValidator:
             worker_backend=worker_backend,
             store=store,
             store_dsn=dsn,
+            store_settings=store_settings,
             max_concurrency=max_concurrency,
             max_tasks_per_run=max_tasks_per_run,
             max_request_bytes=max_request_bytes,

@@ -47,6 +47,33 @@ MAX_REQUEST_BYTES_CEILING = 64 * MIB
 """The highest ``max_request_bytes`` a config may set."""
 
 
+APPLICATION_NAME_LIMIT = 63
+"""PostgreSQL keeps at most this many bytes of ``application_name`` (NAMEDATALEN - 1)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreSettings:
+    """``[store]`` beside ``dsn``: how a store is run. ``live_flush_ms`` applies to both
+    stores; the rest to PostgreSQL, the shared store."""
+
+    pool_min: int = 1
+    """Connections each process keeps open (PostgreSQL)."""
+    pool_max: int = 8
+    """Connections each process opens at most (PostgreSQL)."""
+    lease_s: float = 10.0
+    """How often a process renews the heartbeat of the runs it owns; another host
+    presumes the owner dead after three missed beats (PostgreSQL)."""
+    live_flush_ms: int | None = None
+    """How soon live events reach the event log that other processes follow; ``None``:
+    the store's own (20 ms for PostgreSQL, whose appends wake followers; 100 ms for
+    SQLite)."""
+    statement_timeout_ms: int = 0
+    """How long one statement may run before the server stops it, 0 for no limit
+    (PostgreSQL): a stuck statement then fails its request instead of holding it."""
+    application_name: str = "thoughtline"
+    """How the connections are named in ``pg_stat_activity`` (PostgreSQL)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The resolved configuration. ``sources`` maps dotted keys to where each value came
@@ -58,6 +85,8 @@ class Config:
     worker_backend: WorkerBackend = "provider"
     store: str = "sqlite"
     store_dsn: str | None = None
+    store_settings: StoreSettings = field(default_factory=StoreSettings)
+    """``[store]`` pool, lease, flush, statement timeout and application name."""
     max_concurrency: int = 8
     max_tasks_per_run: int = 32
     """A run with more tasks is refused before anything is stored or called."""

@@ -27,6 +27,17 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.store", config.store),
         # The connection string may carry a password: shown masked, never whole.
         entry("store.dsn", None if config.store_dsn is None else shown_dsn(config.store_dsn)),
+        *(
+            entry(f"store.{name}", getattr(config.store_settings, name))
+            for name in (
+                "pool_min",
+                "pool_max",
+                "lease_s",
+                "live_flush_ms",
+                "statement_timeout_ms",
+                "application_name",
+            )
+        ),
         entry("orchestration.max_concurrency", config.max_concurrency),
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         entry("orchestration.max_request_bytes", config.max_request_bytes),

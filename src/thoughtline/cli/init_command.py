@@ -54,6 +54,15 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # command = "uvx"
 # args = ["mcp-server-git", "--repository", "."]
 
+# [store]                         # with store = "postgres"
+# dsn = "postgresql://thoughtline@db.internal:5432/thoughtline"
+# pool_min = 1                    # connections each process keeps open
+# pool_max = 8                    # and opens at most
+# lease_s = 10                    # heartbeat of a process's runs; 3 missed beats: presumed dead
+# live_flush_ms = 20              # how soon live events reach other daemons
+# statement_timeout_ms = 0        # 0: no limit
+# application_name = "thoughtline"
+
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10
 read = 120                        # the longest silence between bytes

@@ -16,6 +16,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import DictRow, dict_row
 
+from thoughtline.config import StoreSettings
 from thoughtline.errors import ConfigError
 from thoughtline.store._postgres_dsn import server_location
 from thoughtline.store._postgres_schema import apply_migrations
@@ -23,7 +24,6 @@ from thoughtline.store.base import StoreError, StoreProblem
 
 CONNECT_TIMEOUT_S = 10
 """How long connecting to the server may take (unless the connection string says)."""
-POOL_MAX_SIZE = 8
 """Connections one process keeps at most; each store call holds one for a transaction."""
 POOL_WAIT_S = 10.0
 """How long a call waits for a free (or new) connection before giving up: also how
@@ -35,9 +35,10 @@ busy timeout does, before it is reported ``locked``."""
 Connection = psycopg.Connection[DictRow]
 
 
-def conninfo(dsn: str) -> str:
-    """The connection string with the timeouts it leaves unset. A string psycopg cannot
-    read is a config mistake."""
+def conninfo(dsn: str, settings: StoreSettings | None = None) -> str:
+    """The connection string with the timeouts it leaves unset, and, for the pool's
+    connections (``settings``), the ``[store]`` application name and statement timeout
+    it leaves unset. A string psycopg cannot read is a config mistake."""
     try:
         given = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError as exc:
@@ -50,7 +51,13 @@ def conninfo(dsn: str) -> str:
         options["connect_timeout"] = CONNECT_TIMEOUT_S
     server_options = str(given.get("options") or "")
     if "lock_timeout" not in server_options:
-        options["options"] = f"{server_options} -c lock_timeout={LOCK_TIMEOUT_S * 1000}".strip()
+        server_options = f"{server_options} -c lock_timeout={LOCK_TIMEOUT_S * 1000}"
+    if settings is not None:
+        if "application_name" not in given:
+            options["application_name"] = settings.application_name
+        if "statement_timeout" not in server_options and settings.statement_timeout_ms:
+            server_options += f" -c statement_timeout={settings.statement_timeout_ms}"
+    options["options"] = server_options.strip()
     return make_conninfo(dsn, **options)
 
 
@@ -62,14 +69,14 @@ def migrate(dsn: str) -> None:
         apply_migrations(conn, location=location)
 
 
-def open_pool(dsn: str) -> psycopg_pool.ConnectionPool[Connection]:
+def open_pool(dsn: str, settings: StoreSettings) -> psycopg_pool.ConnectionPool[Connection]:
     location = server_location(dsn)
     pool: psycopg_pool.ConnectionPool[Connection] = psycopg_pool.ConnectionPool(
-        conninfo(dsn),
+        conninfo(dsn, settings),
         connection_class=psycopg.Connection[DictRow],
         kwargs={"row_factory": dict_row},
-        min_size=1,
-        max_size=POOL_MAX_SIZE,
+        min_size=settings.pool_min,
+        max_size=settings.pool_max,
         timeout=POOL_WAIT_S,
         # A connection broken by a server restart is replaced before it is handed out.
         check=psycopg_pool.ConnectionPool.check_connection,

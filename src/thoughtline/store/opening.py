@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from thoughtline.config import STORE_URL_VARIABLE, Config, thoughtline_home, with_store_url
+from thoughtline.config import (
+    STORE_URL_VARIABLE,
+    Config,
+    StoreSettings,
+    thoughtline_home,
+    with_store_url,
+)
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.store._postgres_dsn import mask_password
 from thoughtline.store.base import Store
@@ -54,16 +60,22 @@ def store_dsn(config: Config, environ: Mapping[str, str] | None = None) -> str |
 def open_store(config: Config, environ: Mapping[str, str] | None = None) -> Store:
     """Open (creating and migrating) the store ``config`` names."""
     dsn = store_dsn(config, environ)
+    settings = config.store_settings
     if dsn is None:
         from thoughtline.store.sqlite import SQLiteStore
 
-        return SQLiteStore(sqlite_path(environ))
+        store = SQLiteStore(sqlite_path(environ))
+        if settings.live_flush_ms is not None:
+            store.live_flush_s = settings.live_flush_ms / 1000
+        return store
     source = with_store_url(config, environ).sources.get("orchestration.store")
     where = source if source == STORE_URL_VARIABLE else f"{source}: orchestration.store"
-    return open_postgres(dsn, named_by=where)
+    return open_postgres(dsn, named_by=where, settings=settings)
 
 
-def open_postgres(dsn: str, *, named_by: str) -> PostgresStore:
+def open_postgres(
+    dsn: str, *, named_by: str, settings: StoreSettings | None = None
+) -> PostgresStore:
     """Open (creating and migrating) the PostgreSQL store at ``dsn``; without the
     ``postgres`` extra, an error that starts with ``named_by`` (where the store was
     asked for) says what to install."""
@@ -81,4 +93,4 @@ def open_postgres(dsn: str, *, named_by: str) -> PostgresStore:
         conninfo(dsn)  # a string that cannot be read names where it was written
     except ConfigError as exc:
         raise ConfigError(f"{named_by}: {exc.message}") from None
-    return PostgresStore(dsn)
+    return PostgresStore(dsn, settings=settings)

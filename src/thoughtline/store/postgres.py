@@ -37,6 +37,7 @@ import psycopg
 import psycopg_pool
 from psycopg.rows import tuple_row
 
+from thoughtline.config import StoreSettings
 from thoughtline.records import Run
 from thoughtline.store._postgres_connection import (
     Connection,
@@ -87,14 +88,24 @@ class PostgresStore(SqlStore[Connection]):
     writes_wait_on_network: bool = True
     deletion_erases: bool = False  # deleted bytes stay until VACUUM (RESIDUE)
 
-    def __init__(self, dsn: str, *, heartbeat_interval_s: float | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        heartbeat_interval_s: float | None = None,
+        settings: StoreSettings | None = None,
+    ) -> None:
+        settings = settings or StoreSettings()
         self.location = server_location(dsn)
         self._where = self.location
         self._dsn = dsn
-        if heartbeat_interval_s is not None:
-            self.heartbeat_interval_s = heartbeat_interval_s
+        self.heartbeat_interval_s = (
+            settings.lease_s if heartbeat_interval_s is None else heartbeat_interval_s
+        )
+        if settings.live_flush_ms is not None:
+            self.live_flush_s = settings.live_flush_ms / 1000
         migrate(dsn)
-        self._pool: psycopg_pool.ConnectionPool[Connection] | None = open_pool(dsn)
+        self._pool: psycopg_pool.ConnectionPool[Connection] | None = open_pool(dsn, settings)
         self._residue: str | None = None
         self._lease = OwnerLease(self._beat, self.heartbeat_interval_s)
 
