@@ -15,6 +15,7 @@ from thoughtline.server.errors import ApiError
 from thoughtline.server.schemas import (
     CancelAccepted,
     ErrorResponse,
+    Health,
     RunCreate,
     RunCreated,
     RunList,
@@ -58,6 +59,14 @@ def _errors(
 
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_access)], tags=["runs"])
+
+
+health_router = APIRouter(prefix="/v1", tags=["health"])
+"""Routes without the token: a load balancer asks them, and they show no run."""
+
+HEALTH_STORE_WAIT_S = 2.0
+"""How long the health route waits for the store to answer one read before it reports
+the store unavailable (a load balancer's probe must not hang)."""
 
 
 async def get_daemon(request: Request) -> Daemon:
@@ -245,3 +254,21 @@ def parse_event_id(value: str) -> int:
             f"Last-Event-ID is larger than any event id (at most {MAX_EVENT_ID}).",
         )
     return int(text)
+
+
+@health_router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "The daemon takes no runs now."}},
+    summary="Whether the daemon takes runs",
+)
+async def health(daemon: DaemonDep) -> JSONResponse:
+    """``ok`` when the daemon is serving and its store answers a read within
+    2 s; otherwise 503 with one sentence. No token: a load balancer asks it, and it shows
+    no run."""
+    if daemon.closing.is_set():
+        return JSONResponse({"status": "shutting_down", "store": "ok"}, status_code=503)
+    problem = await daemon.store_problem(HEALTH_STORE_WAIT_S)
+    if problem is not None:
+        return JSONResponse({"status": "unavailable", "store": problem}, status_code=503)
+    return JSONResponse({"status": "ok", "store": "ok"})

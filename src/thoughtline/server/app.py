@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from thoughtline import __version__
 from thoughtline._user_files import describe_size
 from thoughtline.errors import ThoughtlineError
-from thoughtline.server.api import router
+from thoughtline.server.api import health_router, router
 from thoughtline.server.auth import Tokens
 from thoughtline.server.daemon import Daemon, body_limit
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
@@ -139,6 +139,7 @@ def create_app(daemon: Daemon) -> FastAPI:
     app.state.tokens = Tokens(access=settings.token, operator=settings.operator_token)
     install_error_handlers(app, observe=daemon.note_store_error)
     app.include_router(router)
+    app.include_router(health_router)
 
     @app.get("/", include_in_schema=False, response_model=None)
     async def index() -> Response:

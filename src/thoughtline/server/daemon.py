@@ -15,6 +15,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.requests import GenerationSettings
 from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
@@ -158,6 +159,19 @@ class Daemon:
         if isinstance(error, StoreError) and error.problem == "damaged":
             self.store_damage = error
             logger.error("the store is damaged; writing nothing more to it: %s", error.message)
+
+    async def store_problem(self, wait_s: float) -> str | None:
+        """Why the store cannot be used now (one sentence), or ``None``: damage already
+        found, or a read that fails or takes longer than ``wait_s``."""
+        if self.store_damage is not None:
+            return self.store_damage.message
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.store.get_meta, "health"), wait_s)
+        except TimeoutError:
+            return f"The store did not answer a read within {wait_s:g} s."
+        except ThoughtlineError as exc:
+            return exc.message
+        return None
 
     def refuse_writes_if_damaged(self) -> None:
         """503 ``STORE_UNAVAILABLE`` once the store was found damaged."""

@@ -125,6 +125,15 @@ class CancelAccepted(_Out):
     status: Literal["cancelling"]
 
 
+class Health(_Out):
+    status: Literal["ok", "unavailable", "shutting_down"] = Field(
+        description="ok: the daemon takes runs; otherwise it does not (the status is 503)."
+    )
+    store: str = Field(
+        description="ok, or one sentence on why the store cannot be used (never a password)."
+    )
+
+
 class RunList(_Out):
     runs: list[RunSnapshot] = Field(
         description="Newest first; with ?conversation=, that conversation's runs oldest first."
