@@ -458,7 +458,16 @@ async def test_several_roles_continue_role_by_role_and_a_new_role_gets_the_text(
         ]
         assert again.chain_of_thought == "surface"  # chosen explicitly, so it goes on
         mixed = runtime.continuation_spec(first.id, "And you?", roles=["engineer", "architect"])
+        reads: list[str] = []
+        read = store.conversation_tasks
+
+        def counted(conversation_id: str) -> Any:
+            reads.append(conversation_id)
+            return read(conversation_id)
+
+        store.conversation_tasks = counted  # type: ignore[method-assign]
         second = await runtime.run(mixed)
+        assert reads == []  # planning took the conversation the spec read
     finally:
         await runtime.aclose()
         store.close()

@@ -34,11 +34,15 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from thoughtline._user_files import read_text_file
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value
 from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.records import Run
+
+if TYPE_CHECKING:
+    from thoughtline.runtime.conversation import Continuation
 from thoughtline.requests import (
     EFFORTS,
     GenerationSettings,
@@ -93,6 +97,10 @@ class RunSpec:
     conversation_id: str | None = None
     """The id a new conversation is given (an ACP session's); ``None``: the run's own.
     A run that continues another joins that run's conversation."""
+    loaded: Continuation | None = field(default=None, compare=False, repr=False)
+    """The conversation :meth:`Runtime.continuation_spec
+    <thoughtline.runtime.runner.Runtime.continuation_spec>` read for ``continues``, so
+    planning does not read it again."""
 
 
 def spec_from_roles(

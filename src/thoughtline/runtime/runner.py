@@ -17,6 +17,7 @@ import math
 import os
 import time
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import httpx2
@@ -173,9 +174,11 @@ class Runtime:
         or :meth:`store_async` does, e.g. once :meth:`start_tools` checked its tools).
         A spec that ``continues`` a run reads that run's conversation here: one that
         does not exist, has not ended or keeps no history is refused."""
-        continuation = (
-            None if spec.continues is None else load_continuation(self.store, spec.continues)
-        )
+        continuation = spec.loaded
+        if spec.continues is None:
+            continuation = None
+        elif continuation is None or continuation.previous.id != spec.continues:
+            continuation = load_continuation(self.store, spec.continues)
         return plan_run(
             spec,
             config=self.config,
@@ -206,11 +209,12 @@ class Runtime:
         (:func:`~thoughtline.runtime.plan.continuation_spec`); tools on servers neither
         configured nor in ``servers`` (a front end's own) are left out. Refused like
         :meth:`plan` refuses it."""
-        # Refused here as planning would refuse it, before a front end builds on it.
-        previous = load_continuation(self.store, continues).previous
+        # Refused here as planning would refuse it, before a front end builds on it;
+        # planning takes what was read (spec.loaded) rather than reading it again.
+        loaded = load_continuation(self.store, continues)
         known = {*self.config.mcp_servers, *servers}
-        return continuation_spec(
-            previous,
+        spec = continuation_spec(
+            loaded.previous,
             request,
             roles=roles,
             provider=provider,
@@ -219,6 +223,7 @@ class Runtime:
             generation=generation,
             keep_tools=lambda name: parse_tool_spec(name).server in known,
         )
+        return replace(spec, loaded=loaded)
 
     async def start_tools(
         self, run: Run, *, tools: RunTools | None = None, check: bool = True
