@@ -420,6 +420,9 @@ def test_chat_resumes_a_conversation_and_ends_on_exit_or_ctrl_c_at_the_prompt(
         terminal.type("Resumed question MIKE\r")
         terminal.expect("Resumed LIMA.")
         terminal.expect(PROMPT)
+        # Readline prints the prompt before it waits for a key; a Ctrl-C in that instant
+        # is lost to it (a person cannot press that fast, a test can): give it a moment.
+        time.sleep(0.3)
         terminal.type("\x03")  # Ctrl-C at the prompt
         assert terminal.finish() == 0, terminal.text[-3000:]
     finally:
