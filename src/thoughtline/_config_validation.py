@@ -187,6 +187,33 @@ class ConfigValidator:
             raise self.fail("store.lease_s", f"must be from 1 to 600 seconds, got {lease!r}")
         if "lease_s" in table:
             self.sources["store.lease_s"] = str(self.path)
+        buffer_rows = self.counted(
+            table,
+            "store.outage_buffer_rows",
+            base.outage_buffer_rows,
+            lowest=0,
+            highest=10_000_000,
+        )
+        # Unset, it follows a shorter lease: under three missed beats either way.
+        outage_limit = table.get("outage_limit_s", min(base.outage_limit_s, 2 * lease))
+        if not isinstance(outage_limit, int | float) or isinstance(outage_limit, bool):
+            raise self.fail(
+                "store.outage_limit_s",
+                f"wrong type: must be a number of seconds from 0 to 3600, got "
+                f"{describe_value(outage_limit)}",
+            )
+        if not 0 <= outage_limit <= 3600:  # also refuses NaN
+            raise self.fail(
+                "store.outage_limit_s", f"must be from 0 to 3600 seconds, got {outage_limit!r}"
+            )
+        if outage_limit >= 3 * lease:
+            raise self.fail(
+                "store.outage_limit_s",
+                f"must be under three store.lease_s beats ({3 * lease:g} s): after those, "
+                f"other hosts presume this process's runs dead, got {outage_limit!r}",
+            )
+        if "outage_limit_s" in table:
+            self.sources["store.outage_limit_s"] = str(self.path)
         flush = (
             self.counted(table, "store.live_flush_ms", 0, lowest=1, highest=10_000)
             if "live_flush_ms" in table
@@ -218,6 +245,8 @@ class ConfigValidator:
             live_flush_ms=flush,
             statement_timeout_ms=timeout,
             application_name=name,
+            outage_buffer_rows=buffer_rows,
+            outage_limit_s=float(outage_limit),
         )
 
     def build(self, data: dict[str, Any]) -> Config:
@@ -307,6 +336,8 @@ class ConfigValidator:
                 "live_flush_ms",
                 "statement_timeout_ms",
                 "application_name",
+                "outage_buffer_rows",
+                "outage_limit_s",
             ),
         )
         dsn = self.string(store_table, "store.dsn", None)

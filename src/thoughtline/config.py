@@ -72,6 +72,14 @@ class StoreSettings:
     (PostgreSQL): a stuck statement then fails its request instead of holding it."""
     application_name: str = "thoughtline"
     """How the connections are named in ``pg_stat_activity`` (PostgreSQL)."""
+    outage_buffer_rows: int = 100_000
+    """Rows a process holds in memory while the server is unreachable, to write once it is
+    back (PostgreSQL); past it, the tasks whose rows could not be held fail with
+    ``STORE_UNAVAILABLE``."""
+    outage_limit_s: float = 20.0
+    """How long a process holds rows for a server that stays unreachable (PostgreSQL);
+    kept under three missed ``lease_s`` beats, after which other hosts presume its runs
+    dead."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,8 @@ def config_report(config: Config) -> dict[str, Any]:
                 "live_flush_ms",
                 "statement_timeout_ms",
                 "application_name",
+                "outage_buffer_rows",
+                "outage_limit_s",
             )
         ),
         entry("orchestration.max_concurrency", config.max_concurrency),

@@ -62,6 +62,8 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # live_flush_ms = 20              # how soon live events reach other daemons
 # statement_timeout_ms = 0        # 0: no limit
 # application_name = "thoughtline"
+# outage_buffer_rows = 100000     # rows held in memory while the server is unreachable
+# outage_limit_s = 20             # and for how long; then those tasks fail STORE_UNAVAILABLE
 
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10

@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from thoughtline.errors import ThoughtlineError
@@ -60,6 +61,9 @@ logger = logging.getLogger(__name__)
 
 
 RunObserver = Callable[[RunEvent], None]
+END_WRITE_TRIES: Final = 3
+"""How many more holds a run's end gets after a server outage lost one."""
+StopStatus = Literal["cancelled", "interrupted", "failed"]
 
 
 class RunExecution:
@@ -85,16 +89,21 @@ class RunExecution:
         self.uses_clients = run.worker_backend == "provider"
         self.workers: list[asyncio.Future[None]] = []
         self.cancelled = False
-        self.stop_status: Literal["cancelled", "interrupted"] = "cancelled"
+        self.stop_status: StopStatus = "cancelled"
+        self.stop_error: TaskError | None = None
+        """What tasks stopped with ``failed`` fail with (the store lost what it held)."""
+        self.end_lost = False
+        """A write given up during a server outage may have held how the run ended."""
         self.seq = 0
         self.pending_events: list[RunEvent] = []
         self.store_failure: StoreError | None = None
         self.toolbox: Toolbox | None = None
         self.started_tools = started  # started by the front end before the run was stored
 
-    def cancel(self, status: Literal["cancelled", "interrupted"] = "cancelled") -> None:
+    def cancel(self, status: StopStatus = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
-        process shutting down: the run did not fail and nobody cancelled it."""
+        process shutting down: the run did not fail and nobody cancelled it; ``failed``
+        for a store that lost what it held (:attr:`stop_error`)."""
         if not self.cancelled:
             self.stop_status = status
         self.cancelled = True
@@ -105,13 +114,30 @@ class RunExecution:
         """A write to the store failed (disk full, damaged file): nothing more can be
         recorded, so the run stops and writes nothing else. What was written stays, and
         the next process that opens the store marks the run interrupted, keeping what
-        reached the event log."""
+        reached the event log.
+
+        A server that stayed away past the writer's hold (``held_then_lost``) may come
+        back: the tasks then fail ``STORE_UNAVAILABLE``, saying what was lost, and the
+        run goes on writing how it ended, which the writer holds for the server again."""
+        if error.held_then_lost:
+            self.end_lost = True
+            if self.stop_error is None and self.store_failure is None:
+                self.stop_error = TaskError(
+                    code="STORE_UNAVAILABLE", message=error.message, retryable=True
+                )
+                self.cancel("failed")
+            return
         if self.store_failure is None:
             self.store_failure = error
         self.cancel("interrupted")
 
     def stopped_by(self) -> str | None:
         """Why the run stopped its tasks when nobody cancelled it, for their notices."""
+        if self.stop_error is not None and self.store_failure is None:
+            return (
+                "thoughtline stopped the task because the store stayed unreachable and "
+                "the events it held for it were lost"
+            )
         if self.store_failure is None:
             return None
         return (
@@ -312,6 +338,7 @@ class RunExecution:
         self.emit(finished, observed=False)
         await self.persist(run=True)
         await self.runtime.writer.flush()
+        await self.write_end_again(finished)
         if self.store_failure is not None and run.status != "interrupted":
             run.status = "interrupted"
             finished = run_finished(
@@ -332,6 +359,21 @@ class RunExecution:
             ) from self.store_failure
         return run
 
+    async def write_end_again(self, finished: RunEvent) -> None:
+        """After a server outage that lost held writes, write the run's end and its
+        tasks' final rows once more (a run must not stay ``running`` in the store while
+        its owner beats for it), each try held for the server as long as the first."""
+        for _ in range(END_WRITE_TRIES):
+            if not self.end_lost or self.store_failure is not None:
+                return
+            self.end_lost = False
+            ending = self.runtime.store.prepare(
+                events=to_records([finished]), run=self.run, tasks=list(self.run.tasks)
+            )
+            # Parts of it may be stored already: keep those rows.
+            self.runtime.writer.submit(replace(ending, replayed=True), self.store_failed)
+            await self.runtime.writer.flush()
+
     async def run_tasks(self, problem: TaskError | None) -> None:
         """Every task to its final status (each failed with ``problem`` when set: no
         client, or a tool server that did not start)."""
@@ -348,7 +390,7 @@ class RunExecution:
                 if problem is not None and not self.cancelled:
                     await self.finish_task(task, status="failed", error=problem)
                 else:
-                    await self.finish_task(task, status=self.stop_status)
+                    await self.finish_task(task, status=self.stop_status, error=self.stop_error)
 
     async def start_tools(self, servers: AsyncExitStack, *, start: bool) -> TaskError | None:
         """Take (or, with ``start``, start) the MCP servers the run's tasks may call, once
@@ -417,7 +459,7 @@ class RunExecution:
                 await TaskCall(self, task).go()
         except asyncio.CancelledError:
             if task.status not in ("done", "prepared", "failed", "cancelled", "interrupted"):
-                await self.finish_task(task, status=self.stop_status)
+                await self.finish_task(task, status=self.stop_status, error=self.stop_error)
             raise
         except Exception as exc:  # a bug must fail one task visibly, not the whole run silently
             logger.exception("task %s failed unexpectedly", task.id)
@@ -438,7 +480,9 @@ class RunExecution:
         task.error = error
         task.timings.finished_at = now_iso()
         if task.reasoning_status is None:
-            stopped = status in ("cancelled", "interrupted")
+            stopped = status in ("cancelled", "interrupted") or (
+                status == "failed" and error is not None and error is self.stop_error
+            )
             if stopped and task.chain_of_thought == "hidden":
                 # Nothing was asked for, so nothing was interrupted.
                 task.reasoning_status = "not_requested"
@@ -495,10 +539,11 @@ def _store_problem(error: StoreError) -> str:
     return _STORE_PROBLEMS.get(error.problem, error.problem)
 
 
-def run_status(run: Run, stopped: Literal["cancelled", "interrupted"] | None) -> RunStatus:
-    """A finished run's status from its tasks' (``stopped``: how it was stopped, if it was)."""
+def run_status(run: Run, stopped: StopStatus | None) -> RunStatus:
+    """A finished run's status from its tasks' (``stopped``: how it was stopped, if it was;
+    tasks that failed because the store lost what it held count as failed tasks)."""
     statuses = [task.status for task in run.tasks]
-    if stopped is not None:
+    if stopped is not None and stopped != "failed":
         return stopped
     if "cancelled" in statuses:
         return "cancelled"

@@ -160,7 +160,8 @@ class Runtime:
         """Store a run :meth:`plan` returned, through the writer: for a process serving
         others, runs started together share one transaction and the event loop never
         waits for a write of its own."""
-        await self.writer.write(self.store.prepare(create=run))
+        # Never held through a server outage: a run that cannot be recorded is refused.
+        await self.writer.write(self.store.prepare(create=run), hold=False)
 
     def plan(
         self,

@@ -25,19 +25,40 @@ Where the transaction runs is the store's nature:
 A write that fails is reported to whoever queued it (``on_failure``); the writes of
 other runs in the same batch are then written one by one, so only the runs whose own
 writes fail learn of a failure.
+
+**When the server goes away** (a store that is :class:`OutageBuffered`: PostgreSQL
+restarted, failed over, unreachable), failing every run would lose the streams its
+daemon still serves. The writer instead *holds* what it could not write, in order, and
+tries again (0.2 s, doubling to 2 s); once the server answers, everything held is
+written in one transaction as a *replay* (rows a lost connection may already have
+committed are kept, never stored twice). The hold is bounded: past
+``outage_buffer_rows`` rows, or ``outage_limit_s`` seconds, every held write fails with
+``unavailable`` (the runs' tasks then fail ``STORE_UNAVAILABLE``, saying what was lost)
+and a new window begins for what the runs write next (their ends). A run's creation is
+never held: while the server is away it fails at once, so a new run is refused rather
+than started without a record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
-from thoughtline.store.base import PreparedWrite, RunNotFoundError, Store, StoreError
+from thoughtline.store.base import (
+    OutageBuffered,
+    PreparedWrite,
+    RunNotFoundError,
+    Store,
+    StoreError,
+)
 
-__all__ = ["COMMIT_DELAY_S", "LiveSource", "StoreWriter"]
+__all__ = ["COMMIT_DELAY_S", "LiveSource", "Outage", "StoreWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,9 +67,44 @@ COMMIT_DELAY_S: Final = 0.01
 LOOP_BATCH: Final = 64
 """At most this many writes per transaction on the event loop (a few milliseconds);
 the rest follow in the next loop iteration, so streams are served in between."""
+RETRY_FIRST_S: Final = 0.2
+RETRY_MAX_S: Final = 2.0
+"""While the server is away, tries again after 0.2 s, doubling up to 2 s."""
 
 FailureCallback = Callable[[StoreError], None]
-Failures = list[tuple[FailureCallback | None, StoreError]]
+
+
+@dataclass(slots=True, eq=False)
+class _Entry:
+    """One queued write and who to tell how it went."""
+
+    seq: int
+    write: PreparedWrite
+    on_failure: FailureCallback | None
+    held: bool
+    """May be held through an outage (a run's creation may not: refused at once)."""
+    done: asyncio.Future[None] | None = None
+    rows: int = 0
+
+
+Failures = list[tuple[_Entry, StoreError]]
+
+
+@dataclass(slots=True)
+class Outage:
+    """The server is unreachable: since when, why, and what is held for it."""
+
+    error: StoreError
+    since: float
+    """``time.monotonic()`` of the first failed write."""
+    window: float
+    """Start of the current hold (a new one begins when the last one gave up)."""
+    rows: int = 0
+    """Rows held in this window (held and queued writes)."""
+    attempts: int = 0
+    lost_rows: int = 0
+    """Rows given up on since the outage began."""
+    retry: asyncio.TimerHandle | None = field(default=None, repr=False)
 
 
 class LiveSource(Protocol):
@@ -68,23 +124,54 @@ class StoreWriter:
         self.store = store
         self.in_thread = store.writes_wait_on_network
         self.commit_delay_s = 0.0 if self.in_thread else COMMIT_DELAY_S
+        # Only a store on a server goes away and comes back; a file that fails is damaged
+        # or full, and waiting would not mend it.
+        self._holds = self.in_thread and isinstance(store, OutageBuffered)
+        self._hold_rows = store.outage_buffer_rows if isinstance(store, OutageBuffered) else 0
+        self._hold_s = store.outage_limit_s if isinstance(store, OutageBuffered) else 0.0
+        self.outage: Outage | None = None
+        """Set while the server is unreachable (see the module's docstring)."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: list[tuple[PreparedWrite, FailureCallback | None]] = []
+        self._queue: list[_Entry] = []
+        self._held: list[_Entry] = []  # written before the queue, once the server is back
         self._live: dict[LiveSource, None] = {}  # an ordered set
         self._commit: asyncio.Handle | None = None
         self._live_timer: asyncio.TimerHandle | None = None
         self._in_flight = False
         self._executor: ThreadPoolExecutor | None = None
-        self._queued = 0  # writes queued since this loop was bound
-        self._written = 0  # of which written (or failed)
+        self._next = 0  # the next write's number
+        self._open: list[int] = []  # numbers of writes not yet finished (a heap)
+        self._closed: set[int] = set()  # finished, still in the heap
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
 
     # -- queueing ------------------------------------------------------------------
-    def submit(self, write: PreparedWrite, on_failure: FailureCallback | None = None) -> None:
-        """Queue a write; it is committed within :data:`COMMIT_DELAY_S`."""
+    def submit(
+        self,
+        write: PreparedWrite,
+        on_failure: FailureCallback | None = None,
+        *,
+        hold: bool = True,
+        done: asyncio.Future[None] | None = None,
+    ) -> None:
+        """Queue a write; it is committed within :data:`COMMIT_DELAY_S`. With
+        ``hold=False`` it fails at once while the server is away instead of waiting for
+        it. ``done`` is resolved (or given the error) when the write is finished."""
         loop = self._bind()
-        self._queue.append((write, on_failure))
-        self._queued += 1
+        entry = _Entry(self._next, write, on_failure, hold, done)
+        self._next += 1
+        heapq.heappush(self._open, entry.seq)
+        outage = self.outage
+        if outage is not None:
+            if not hold:
+                self._report([(entry, outage.error)])
+                self._finish([entry])
+                return
+            entry.rows = _rows(write)
+            outage.rows += entry.rows
+            self._queue.append(entry)
+            self._limit_rows()
+            return
+        self._queue.append(entry)
         if self._commit is None and not self._in_flight:
             self._commit = (
                 loop.call_later(self.commit_delay_s, self._commit_now)
@@ -99,20 +186,20 @@ class StoreWriter:
         if self._live_timer is None:
             self._live_timer = loop.call_later(self.store.live_flush_s, self._collect_live)
 
-    async def write(self, write: PreparedWrite) -> None:
-        """Queue a write and wait until it is committed; raises what it failed with."""
-        failures: list[StoreError] = []
-        self.submit(write, failures.append)
-        await self.flush()
-        if failures:
-            raise failures[0]
+    async def write(self, write: PreparedWrite, *, hold: bool = True) -> None:
+        """Queue a write and wait until it is committed; raises what it failed with
+        (``hold=False``: at once while the server is away)."""
+        done: asyncio.Future[None] = self._bind().create_future()
+        self.submit(write, None, hold=hold, done=done)
+        await done
 
     async def flush(self) -> None:
         """Return once every write queued so far is written (or has failed, which its
-        ``on_failure`` was told)."""
+        ``on_failure`` was told); while the server is away, once it is back or the hold
+        gave up."""
         loop = self._bind()
-        target = self._queued
-        if self._written >= target:
+        target = self._next
+        if self._lowest_open() >= target:
             return
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append((target, waiter))
@@ -123,6 +210,9 @@ class StoreWriter:
         """Write what is queued and stop the writer's thread (if it has one)."""
         if self._loop is not None:
             await self.flush()
+        if self.outage is not None and self.outage.retry is not None:
+            self.outage.retry.cancel()
+        self.outage = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -133,18 +223,26 @@ class StoreWriter:
         first writes what the old one left queued, synchronously."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            leftover, self._queue = self._queue, []
-            self._report(self._write(leftover, wait=True) or [])
+            leftover, self._queue = self._held + self._queue, []
+            self._held = []
+            outage, self.outage = self.outage, None
+            if outage is not None and outage.retry is not None:
+                outage.retry.cancel()
+            failures = self._write(leftover, wait=True, replay=outage is not None)
+            if isinstance(failures, StoreError):
+                failures = [(entry, failures) for entry in leftover]
+            self._report(failures or [], resolve=False)
             self._loop, self._commit, self._live_timer = loop, None, None
             self._live.clear()
             self._in_flight = False
-            self._queued = self._written = 0
+            self._next = 0
+            self._open, self._closed = [], set()
             self._waiters = []
         return loop
 
     def _commit_soon(self) -> None:
-        if self._in_flight or self._loop is None:
-            return  # the commit in flight commits the rest when it ends
+        if self._in_flight or self._loop is None or self.outage is not None:
+            return  # the commit in flight (or the next try) commits the rest
         if self._commit is not None:
             self._commit.cancel()
         self._commit = self._loop.call_soon(self._commit_now)
@@ -156,14 +254,11 @@ class StoreWriter:
         for source in sources:
             write = source.take_live()
             if write is not None:
-                self._queue.append((write, source.store_failed))
-                self._queued += 1
-        if self._commit is None and not self._in_flight:
-            self._commit_now()
+                self.submit(write, source.store_failed)
 
     def _commit_now(self) -> None:
         self._commit = None
-        if self._in_flight or not self._queue:
+        if self._in_flight or not self._queue or self.outage is not None:
             return
         if self.in_thread:
             batch, self._queue = self._queue, []
@@ -171,39 +266,79 @@ class StoreWriter:
             batch, self._queue = self._queue[:LOOP_BATCH], self._queue[LOOP_BATCH:]
             failures = self._write(batch, wait=False)
             if failures is not None:
+                assert not isinstance(failures, StoreError)  # only a server's store holds
                 self._report(failures)
-                self._written += len(batch)
-                self._wake()
+                self._finish(batch)
                 return
             # Another process holds the store's lock: wait for it off the event loop.
+        self._in_thread(batch, replay=False)
+
+    def _in_thread(self, batch: list[_Entry], *, replay: bool) -> None:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="thoughtline store writer")
         assert self._loop is not None
         self._in_flight = True
-        done = self._loop.run_in_executor(self._executor, self._write_waiting, batch)
-        done.add_done_callback(lambda future: self._thread_done(future, len(batch)))
+        done = self._loop.run_in_executor(self._executor, self._write_waiting, batch, replay)
+        done.add_done_callback(lambda future: self._thread_done(future, batch))
 
-    def _write_waiting(self, batch: list[tuple[PreparedWrite, FailureCallback | None]]) -> Failures:
-        failures = self._write(batch, wait=True)
+    def _write_waiting(self, batch: list[_Entry], replay: bool) -> Failures | StoreError:
+        failures = self._try(batch, replay=replay)
+        # The server may be back while the pool still waits to reconnect.
+        store = self.store
+        if replay and isinstance(failures, StoreError) and isinstance(store, OutageBuffered):
+            return self._try(batch, replay=True) if store.reconnect() else failures
+        return failures
+
+    def _try(self, batch: list[_Entry], *, replay: bool) -> Failures | StoreError:
+        if not batch:  # the server was away and nothing is held: is it back?
+            try:
+                self.store.get_meta("health")
+            except Exception as exc:
+                return _as_store_error(exc)
+            return []
+        failures = self._write(batch, wait=True, replay=replay)
         assert failures is not None
         return failures
 
-    def _thread_done(self, future: asyncio.Future[Failures], count: int) -> None:
+    def _thread_done(
+        self, future: asyncio.Future[Failures | StoreError], batch: list[_Entry]
+    ) -> None:
         self._in_flight = False
-        self._report(future.result())
-        self._written += count
+        result = future.result()
+        if isinstance(result, StoreError):
+            self._hold(batch, result)
+            return
+        if self.outage is not None:
+            self._back()
+        self._report(result)
+        self._finish(batch)
+
+    def _finish(self, entries: list[_Entry]) -> None:
+        for entry in entries:
+            self._closed.add(entry.seq)
+            if entry.done is not None and not entry.done.done():
+                entry.done.set_result(None)
         self._wake()
+
+    def _lowest_open(self) -> int:
+        """The number of the oldest write not finished (``_next`` when none)."""
+        while self._open and self._open[0] in self._closed:
+            self._closed.discard(heapq.heappop(self._open))
+        return self._open[0] if self._open else self._next
 
     def _wake(self) -> None:
         """Release the flushes now satisfied; commit at once what others wait for."""
+        lowest = self._lowest_open()
         waiting = []
         for target, waiter in self._waiters:
-            if target <= self._written:
+            if target <= lowest:
                 if not waiter.done():
                     waiter.set_result(None)
             else:
                 waiting.append((target, waiter))
         self._waiters = waiting
+        if self.outage is not None:
+            return
         if self._queue and self._commit is None and self._loop is not None:
             if waiting or self.in_thread or len(self._queue) >= LOOP_BATCH:
                 self._commit = self._loop.call_soon(self._commit_now)
@@ -211,43 +346,174 @@ class StoreWriter:
                 self._commit = self._loop.call_later(self.commit_delay_s, self._commit_now)
 
     def _write(
-        self, batch: list[tuple[PreparedWrite, FailureCallback | None]], *, wait: bool
-    ) -> Failures | None:
+        self, batch: list[_Entry], *, wait: bool, replay: bool = False
+    ) -> Failures | StoreError | None:
         """Write a batch in one transaction; when that fails, each write alone (a
         callback whose write failed gets no later write of the batch). The failures;
-        None when ``wait`` is False and the store would first wait for a lock."""
+        None when ``wait`` is False and the store would first wait for a lock; the error
+        when the server cannot be reached (a store that holds writes through that)."""
         if not batch:
             return []
+        writes = [entry.write for entry in batch]
+        if replay:
+            writes = [replace(write, replayed=True) for write in writes]
         try:
-            if not self.store.write_prepared([write for write, _ in batch], wait=wait):
+            if not self.store.write_prepared(writes, wait=wait):
                 return None
             return []
         except Exception as exc:
+            error = _as_store_error(exc)
+            if self._holds and _server_away(exc):
+                return error
             if len(batch) == 1:
-                return [(batch[0][1], _as_store_error(exc))]
+                return [(batch[0], error)]
         failures: Failures = []
         failed: list[FailureCallback] = []  # bound methods compare equal, not identical
-        for write, on_failure in batch:
-            if on_failure is not None and on_failure in failed:
+        for entry, write in zip(batch, writes, strict=True):
+            if entry.on_failure is not None and entry.on_failure in failed:
                 continue
             try:
                 self.store.write_prepared([write])
             except Exception as exc:
-                failures.append((on_failure, _as_store_error(exc)))
-                if on_failure is not None:
-                    failed.append(on_failure)
+                error = _as_store_error(exc)
+                if self._holds and _server_away(exc):
+                    return error  # held whole: those written alone are kept by the replay
+                failures.append((entry, error))
+                if entry.on_failure is not None:
+                    failed.append(entry.on_failure)
         return failures
 
     @staticmethod
-    def _report(failures: Failures) -> None:
-        for on_failure, error in failures:
-            if on_failure is None:
-                logger.error("a write to the store failed: %s", error.message)
+    def _report(failures: Failures, *, resolve: bool = True) -> None:
+        for entry, error in failures:
+            if resolve and entry.done is not None and not entry.done.done():
+                entry.done.set_exception(error)
+            if entry.on_failure is None:
+                if entry.done is None:
+                    logger.error("a write to the store failed: %s", error.message)
                 continue
             try:
-                on_failure(error)
+                entry.on_failure(error)
             except Exception:
                 logger.exception("reporting a failed store write failed")
+
+    # -- while the server is away ----------------------------------------------------
+    def _hold(self, batch: list[_Entry], error: StoreError) -> None:
+        """``batch`` could not be written because the server is away: hold it, in
+        front of what was queued since, and try again later."""
+        now = time.monotonic()
+        outage = self.outage
+        if outage is None:
+            outage = self.outage = Outage(error, since=now, window=now)
+            logger.warning(
+                "thoughtline: the store cannot be reached (%s); holding its writes for up "
+                "to %g s or %d rows until it is back",
+                error.message,
+                self._hold_s,
+                self._hold_rows,
+            )
+        else:
+            outage.error = error
+            outage.attempts += 1
+        refused = [entry for entry in batch if not entry.held]
+        self._report([(entry, error) for entry in refused])
+        self._finish(refused)
+        self._held = [entry for entry in batch if entry.held]
+        for entry in self._held + self._queue:
+            if not entry.rows:
+                entry.rows = _rows(entry.write)
+        outage.rows = sum(entry.rows for entry in self._held + self._queue)
+        if not self._limit_rows():
+            self._limit_time(now)
+        self._retry_later()
+
+    def _retry_later(self) -> None:
+        outage, loop = self.outage, self._loop
+        if outage is None or loop is None or outage.retry is not None:
+            return
+        delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2**outage.attempts)
+        outage.retry = loop.call_later(delay, self._retry_now)
+
+    def _retry_now(self) -> None:
+        outage = self.outage
+        if outage is None:
+            return
+        outage.retry = None
+        if self._in_flight:
+            self._retry_later()
+            return
+        self._limit_time(time.monotonic())
+        batch, self._held, self._queue = self._held + self._queue, [], []
+        self._in_thread(batch, replay=True)
+
+    def _back(self) -> None:
+        outage = self.outage
+        assert outage is not None
+        if outage.retry is not None:
+            outage.retry.cancel()
+        self.outage = None
+        logger.warning(
+            "thoughtline: the store answers again after %.1f s; what was held is written%s",
+            time.monotonic() - outage.since,
+            f" ({outage.lost_rows} rows were given up on)" if outage.lost_rows else "",
+        )
+
+    def _limit_rows(self) -> bool:
+        """Give up on what is held once it passes the row limit; True when it did."""
+        outage = self.outage
+        assert outage is not None
+        if outage.rows <= self._hold_rows:
+            return False
+        self._give_up(
+            f"holding its writes passed store.outage_buffer_rows ({self._hold_rows:,} rows)"
+        )
+        return True
+
+    def _limit_time(self, now: float) -> None:
+        outage = self.outage
+        assert outage is not None
+        if now - outage.window >= self._hold_s:
+            self._give_up(f"it stayed unreachable past store.outage_limit_s ({self._hold_s:g} s)")
+
+    def _give_up(self, why: str) -> None:
+        """Fail every held and queued write (their runs' tasks fail and say what was
+        lost); a new hold begins for what comes next."""
+        outage = self.outage
+        assert outage is not None
+        given_up, self._held, self._queue = self._held + self._queue, [], []
+        rows = sum(entry.rows for entry in given_up)
+        outage.lost_rows += rows
+        outage.window = time.monotonic()
+        outage.rows = 0
+        error = StoreError(
+            "unavailable",
+            f"{outage.error.message} thoughtline held {rows:,} rows in memory for "
+            f"{time.monotonic() - outage.since:.0f} s and gave them up: {why}. What was "
+            "written before the server went away is kept; the events held since are lost.",
+            held_then_lost=True,
+        )
+        logger.error("thoughtline: %s", error.message)
+        self._report([(entry, error) for entry in given_up])
+        self._finish(given_up)
+
+
+def _rows(write: PreparedWrite) -> int:
+    """How many rows ``write`` holds (what an outage's hold is bounded by)."""
+    return (
+        len(write.created)
+        + sum(len(tasks) for _run, tasks in write.created)
+        + len(write.events)
+        + len(write.runs)
+        + len(write.tasks)
+        + len(write.trace)
+        + len(write.tool_calls)
+        + len(write.threads)
+    )
+
+
+def _server_away(exc: Exception) -> bool:
+    """The store's server could not be reached (not a refused row, not a bug)."""
+    return isinstance(exc, StoreError) and exc.problem == "unavailable"
 
 
 def _as_store_error(exc: Exception) -> StoreError:

@@ -427,7 +427,7 @@ class TaskCall:
         if not self.gate.requests_reasoning:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
-        error = None if cancelled else task_error(response)
+        error = sink.stop_error if cancelled else task_error(response)
         if error is None and self.limit_reached:
             error = TaskError(
                 code="MAX_STEPS_REACHED",

@@ -51,8 +51,12 @@ class TaskSink(Protocol):
         """Whether the ``provider_raw`` trace layer is written (``trace_provider_raw``)."""
 
     @property
-    def stop_status(self) -> Literal["cancelled", "interrupted"]:
+    def stop_status(self) -> Literal["cancelled", "interrupted", "failed"]:
         """The status a task stopped by the run ends with."""
+
+    @property
+    def stop_error(self) -> TaskError | None:
+        """The error a task stopped with ``failed`` ends with."""
 
     def stopped_by(self) -> str | None:
         """Why the run stopped its tasks when nobody cancelled it, for their notices."""

@@ -22,7 +22,7 @@ from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClo
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
-from thoughtline.server.errors import ApiError
+from thoughtline.server.errors import RETRY_AFTER_S, ApiError
 from thoughtline.server.events import (
     DEFAULT_RETAIN_S,
     DEFAULT_SUBSCRIBER_QUEUE,
@@ -165,6 +165,8 @@ class Daemon:
         found, or a read that fails or takes longer than ``wait_s``."""
         if self.store_damage is not None:
             return self.store_damage.message
+        if (outage := self.runtime.writer.outage) is not None:
+            return outage.error.message
         try:
             await asyncio.wait_for(asyncio.to_thread(self.store.get_meta, "health"), wait_s)
         except TimeoutError:
@@ -190,6 +192,16 @@ class Daemon:
         if self.closing.is_set():
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
         self.refuse_writes_if_damaged()
+        if (outage := self.runtime.writer.outage) is not None:
+            # Refused at once: the run could not be recorded, and the runs in flight
+            # hold their writes until the store is back (runtime/store_writer.py).
+            raise ApiError(
+                503,
+                "STORE_UNAVAILABLE",
+                f"The store cannot be reached now, so no run is started; try again later. "
+                f"{outage.error.message}",
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
         spec = with_tools(await self._spec_of(body), tools=body.tools, max_steps=body.max_steps)
         try:
             handle = await self.runs.start(

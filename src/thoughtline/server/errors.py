@@ -33,6 +33,9 @@ _HTTP_CODES = {
     421: "HOST_NOT_ALLOWED",
 }
 
+RETRY_AFTER_S = 5
+"""What ``Retry-After`` says when the store cannot be used now."""
+
 # Thoughtline error codes that are not the caller's fault.
 _SERVER_SIDE = {
     "STORE_UNAVAILABLE": 503,
@@ -105,7 +108,9 @@ async def _thoughtline_error(request: Request, exc: Exception) -> JSONResponse:
     if observe is not None:
         observe(exc)
     status = _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
-    return error_response(status, exc.code, exc.message)
+    # A store that cannot be reached may be back soon: say when to ask again.
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.code == "STORE_UNAVAILABLE" else None
+    return error_response(status, exc.code, exc.message, headers=headers)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

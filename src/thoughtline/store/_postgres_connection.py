@@ -98,8 +98,8 @@ def usage_errors(location: str) -> Iterator[None]:
     except psycopg_pool.PoolTimeout as exc:
         raise StoreError(
             "unavailable",
-            f"No connection to the thoughtline PostgreSQL store at {location} within "
-            f"{POOL_WAIT_S:g} s ({_one_line(exc)}): check that the server is running and "
+            f"No connection to the thoughtline PostgreSQL store at {location} in time "
+            f"({_one_line(exc)}): check that the server is running and "
             "reachable, and that it accepts more connections (max_connections).",
         ) from exc
     except psycopg.Error as exc:

@@ -304,7 +304,9 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
     calls: dict[tuple[object, object], tuple[object, ...]] = {}
     task_threads: list[tuple[object, ...]] = []
     run_ids: set[str] = set()
+    replayed = False
     for write in writes:
+        replayed = replayed or write.replayed
         created += write.created
         task_threads += write.threads
         for call in write.tool_calls:
@@ -325,6 +327,7 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         created=created,
         tool_calls=list(calls.values()),
         threads=task_threads,
+        replayed=replayed,
     )
 
 
@@ -370,6 +373,7 @@ def storable(write: PreparedWrite) -> PreparedWrite:
         tool_calls=[_storable_row(call) for call in write.tool_calls],
         threads=[_storable_row(thread) for thread in write.threads],
         run_ids=write.run_ids,
+        replayed=write.replayed,
     )
 
 

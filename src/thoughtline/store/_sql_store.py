@@ -79,17 +79,20 @@ class WriteStatements:
     insert_thread: str
 
     @classmethod
-    def render(cls, dialect: SqlDialect) -> WriteStatements:
+    def render(cls, dialect: SqlDialect, *, replay: bool = False) -> WriteStatements:
+        """The statements; with ``replay``, inserts keep a row already stored instead of
+        failing (:attr:`PreparedWrite.replayed`)."""
+        keep = " ON CONFLICT DO NOTHING" if replay else ""
         return cls(
             insert_run=dialect.sql(
                 f"INSERT INTO runs ({', '.join(NEW_RUN_COLUMNS)}, heartbeat_at) "
-                f"VALUES ({', '.join('?' * len(NEW_RUN_COLUMNS))}, {dialect.now_sql})"
+                f"VALUES ({', '.join('?' * len(NEW_RUN_COLUMNS))}, {dialect.now_sql}){keep}"
             ),
-            insert_task=dialect.sql(rows.INSERT_TASK),
+            insert_task=dialect.sql(rows.INSERT_TASK + keep),
             update_task=dialect.sql(rows.UPDATE_TASK),
             update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
-            insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT),
-            insert_trace=dialect.sql(rows.INSERT_TRACE),
+            insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT + keep),
+            insert_trace=dialect.sql(rows.INSERT_TRACE + keep),
             upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
             insert_thread=dialect.sql(rows.INSERT_THREAD),
         )
@@ -128,6 +131,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     dialect: ClassVar[SqlDialect]
     statements: ClassVar[WriteStatements]
+    replay_statements: ClassVar[WriteStatements]
     integrity_errors: ClassVar[tuple[type[Exception], ...]]
     """What the database raises for a row whose foreign key finds nothing."""
     _where: str
@@ -137,6 +141,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         super().__init_subclass__(**kwargs)
         if "dialect" in cls.__dict__:
             cls.statements = WriteStatements.render(cls.dialect)
+            cls.replay_statements = WriteStatements.render(cls.dialect, replay=True)
 
     # -- what each store does its own way ----------------------------------------------
     def _reading(self) -> AbstractContextManager[ConnectionT]:
@@ -171,7 +176,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     def _write_rows(self, conn: ConnectionT, write: PreparedWrite) -> None:
         """Write ``write``'s rows in the transaction ``conn`` is in; raise
         :class:`RunNotFoundError` when a run or task to update is not stored."""
-        statements = self.statements
+        statements = self.replay_statements if write.replayed else self.statements
         for run_row, task_rows in write.created:
             conn.execute(statements.insert_run, run_row)
             self._execute_many(conn, statements.insert_task, task_rows)

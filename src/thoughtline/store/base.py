@@ -30,9 +30,15 @@ class StoreError(ThoughtlineError):
     names the file (or server) and what to do; ``problem`` says which, for code that
     reacts to it."""
 
-    def __init__(self, problem: StoreProblem, message: str) -> None:
+    def __init__(
+        self, problem: StoreProblem, message: str, *, held_then_lost: bool = False
+    ) -> None:
         super().__init__("STORE_UNAVAILABLE", message, retryable=problem == "locked")
         self.problem = problem
+        self.held_then_lost = held_then_lost
+        """The writes were held through a server outage past its limits and given up
+        (:mod:`thoughtline.runtime.store_writer`): the store may be back later, so the
+        run still writes how it ends."""
 
 
 class RunNotFoundError(ThoughtlineError):
@@ -82,6 +88,9 @@ class PreparedWrite:
     """Threads of tasks that ended (``task_threads`` rows, written once)."""
     run_ids: frozenset[str] = frozenset()
     """Every run this write touches (their heartbeats are refreshed)."""
+    replayed: bool = False
+    """Written again after a failure that may have come after its commit (a connection
+    lost while committing): rows already stored are kept, never stored twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,22 @@ class LeasedStore(Protocol):
 
     def store_time(self) -> float:
         """The clock heartbeats are stamped by, in seconds since the epoch."""
+        ...
+
+
+@runtime_checkable
+class OutageBuffered(Protocol):
+    """A store on a server that may be unreachable for a while (a restart, a failover):
+    the runtime's writer holds what it could not write, in order, up to
+    ``outage_buffer_rows`` rows and ``outage_limit_s`` seconds, and writes it once the
+    server answers again (see :mod:`thoughtline.runtime.store_writer`)."""
+
+    outage_buffer_rows: int
+    outage_limit_s: float
+
+    def reconnect(self) -> bool:
+        """Whether the server answers again; when it does, the store's connections are
+        renewed so the next write need not wait for them."""
         ...
 
 

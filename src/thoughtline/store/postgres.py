@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -42,6 +43,7 @@ from thoughtline.records import Run
 from thoughtline.store._postgres_connection import (
     Connection,
     closed_error,
+    conninfo,
     migrate,
     open_pool,
     usage_errors,
@@ -63,6 +65,9 @@ from thoughtline.store.owner import ProcessIdentity
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
 
 HEARTBEAT_INTERVAL_S = 10.0
+WRITE_WAIT_S = 3.0
+"""How long a write waits for a connection: a server that went down is then reported
+within seconds (reads wait POOL_WAIT_S, which also covers a pool busy under load)."""
 """How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
 
 RESIDUE = (
@@ -84,6 +89,8 @@ class PostgresStore(SqlStore[Connection]):
     integrity_errors = (psycopg.errors.ForeignKeyViolation,)
 
     heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S
+    outage_buffer_rows: int
+    outage_limit_s: float
     live_flush_s: float = 0.02  # each append wakes followers on every daemon (NOTIFY)
     writes_wait_on_network: bool = True
     deletion_erases: bool = False  # deleted bytes stay until VACUUM (RESIDUE)
@@ -104,19 +111,24 @@ class PostgresStore(SqlStore[Connection]):
         )
         if settings.live_flush_ms is not None:
             self.live_flush_s = settings.live_flush_ms / 1000
+        self.outage_buffer_rows = settings.outage_buffer_rows
+        self.outage_limit_s = settings.outage_limit_s
         migrate(dsn)
+        self._settings = settings
+        self._pool_lock = threading.Lock()
         self._pool: psycopg_pool.ConnectionPool[Connection] | None = open_pool(dsn, settings)
         self._residue: str | None = None
         self._lease = OwnerLease(self._beat, self.heartbeat_interval_s)
 
     # -- connections -----------------------------------------------------------------
     @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        """One transaction on a pooled connection, committed when the block ends."""
+    def _transaction(self, wait_s: float | None = None) -> Iterator[Connection]:
+        """One transaction on a pooled connection, committed when the block ends;
+        ``wait_s``: how long to wait for a connection (default :data:`POOL_WAIT_S`)."""
         pool = self._pool
         if pool is None:
             raise closed_error(self.location)
-        with usage_errors(self.location), pool.connection() as conn:
+        with usage_errors(self.location), pool.connection(timeout=wait_s) as conn:
             yield conn
 
     # Reads, writes and deletions alike: each call is one transaction of its own.
@@ -124,9 +136,30 @@ class PostgresStore(SqlStore[Connection]):
 
     def close(self) -> None:
         self._lease.close()
-        pool, self._pool = self._pool, None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
+
+    def reconnect(self) -> bool:
+        """Whether the server accepts a new connection now. When it does, a fresh pool
+        replaces this one: after an outage the pool waits ever longer between its own
+        attempts (1, 2, 4, 8 s...), and what the writer holds should be written as soon
+        as the server is back."""
+        try:
+            with psycopg.connect(conninfo(self._dsn), connect_timeout=2, autocommit=True) as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error:
+            return False
+        fresh = open_pool(self._dsn, self._settings)
+        with self._pool_lock:
+            stale, self._pool = self._pool, fresh if self._pool is not None else None
+        if stale is None:  # closed meanwhile
+            fresh.close()
+            return False
+        # Its connections in use finish their transaction first.
+        threading.Thread(target=stale.close, kwargs={"timeout": 10}, daemon=True).start()
+        return True
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -165,8 +198,10 @@ class PostgresStore(SqlStore[Connection]):
             return cursor.execute(sql, params).fetchall()
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
-        # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
-        with self._transaction() as conn:
+        # The runtime writes from a thread (writes_wait_on_network): waiting is fine, but
+        # not long: a server that is down is then known soon, and the writer holds what
+        # it could not write until the server is back (runtime/store_writer.py).
+        with self._transaction(WRITE_WAIT_S) as conn:
             self._write_rows(conn, write)
             # Delivered to every listener when this commits: ids only, events stay here.
             last_seq: dict[str, int] = {}
