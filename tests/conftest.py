@@ -27,6 +27,7 @@ SLOW_PATHS = (
     "tests/acp/test_acp_agent.py",  # the ACP agent as a child process over stdio
     "tests/cli/",  # the command line as a user runs it: one process per command
     "tests/e2e/test_bounded_memory.py",  # children reading 300 MB endless lines
+    "tests/e2e/test_soak_postgres.py",  # three daemons on one PostgreSQL, faults injected
     "tests/mcp/test_inspector_cli.py",  # the MCP inspector (node) driving a server process
     "tests/mcp/test_mcp_conversations.py",  # the MCP server as a child process over stdio
     "tests/mcp/test_mcp_server.py",  # the MCP server as a child process over stdio

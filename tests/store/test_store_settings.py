@@ -57,7 +57,12 @@ def test_the_values_given_are_the_settings_and_the_rest_their_defaults(tmp_path:
     )
     config = load_config(path)
     assert config.store_settings == StoreSettings(
-        pool_min=2, pool_max=3, lease_s=5.0, live_flush_ms=7, application_name="api-b"
+        pool_min=2,
+        pool_max=3,
+        lease_s=5.0,
+        live_flush_ms=7,
+        application_name="api-b",
+        outage_limit_s=10.0,  # unset, it stays under three missed beats of the lease
     )
     assert config.sources["store.pool_min"] == str(path)
     assert load_config(config_with(tmp_path, "")).store_settings == StoreSettings()
