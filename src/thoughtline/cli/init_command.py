@@ -63,6 +63,9 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # statement_timeout_ms = 0        # 0: no limit
 # application_name = "thoughtline"
 
+# [server]                        # thoughtline serve and thoughtline mcp
+# max_active_runs = 16            # runs at once, then 429 + Retry-After (unset: no limit)
+
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10
 read = 120                        # the longest silence between bytes
