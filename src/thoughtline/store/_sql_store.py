@@ -44,6 +44,17 @@ SET_META = (
 )
 
 
+@lru_cache(maxsize=2)
+def run_ids_with_prefix_sql(dialect: SqlDialect) -> str:
+    """Ids starting with a prefix, newest first: a backward range scan of an index in
+    byte order (SQLite's primary key; PostgreSQL's ``runs_id_bytes``), stopped at the
+    limit (parameters: the dialect's ``prefix_params`` and the limit)."""
+    return dialect.sql(
+        f"SELECT id FROM runs WHERE {dialect.prefix_match('id')} "
+        f"ORDER BY {dialect.binary_order('id')} DESC LIMIT ?"
+    )
+
+
 class SqlCursor(Protocol):
     """What a statement returns (``sqlite3.Cursor``, a psycopg cursor)."""
 
@@ -342,11 +353,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         dialect = self.dialect
         with self._reading() as conn:
             found = conn.execute(
-                dialect.sql(
-                    f"SELECT id FROM runs WHERE {dialect.prefix_match('id')} "
-                    f"ORDER BY {dialect.binary_order('id')} DESC LIMIT ?"
-                ),
-                (*dialect.prefix_params(prefix), limit),
+                run_ids_with_prefix_sql(dialect), (*dialect.prefix_params(prefix), limit)
             ).fetchall()
         return [row["id"] for row in found]
 
