@@ -16,6 +16,7 @@ from thoughtline._user_files import describe_size
 from thoughtline.config import (
     APPLICATION_NAME_LIMIT,
     DEFAULT_MAX_REQUEST_BYTES,
+    MAX_ACTIVE_RUNS_CEILING,
     MAX_REQUEST_BYTES_CEILING,
     POSTGRES_URL_SCHEMES,
     ROLE_NAME,
@@ -258,6 +259,7 @@ class ConfigValidator:
             "trace",
             "telemetry",
             "store",
+            "server",
             "timeouts",
             "mcp_servers",
         )
@@ -355,6 +357,15 @@ class ConfigValidator:
                 "store.dsn",
                 'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."',
             )
+
+        server = self.table(data, "server", ("max_active_runs",))
+        max_active_runs = (
+            self.counted(
+                server, "server.max_active_runs", 0, lowest=1, highest=MAX_ACTIVE_RUNS_CEILING
+            )
+            if "max_active_runs" in server
+            else None
+        )
 
         defaults = self.table(
             data, "defaults", ("provider", "model", "effort", "max_output_tokens", "temperature")
@@ -479,6 +490,7 @@ class ConfigValidator:
             max_tasks_per_run=max_tasks_per_run,
             max_request_bytes=max_request_bytes,
             max_steps=max_steps,
+            max_active_runs=max_active_runs,
             tool_timeout_s=tool_timeout,
             default_provider=default_provider,
             default_model=default_model,

@@ -45,6 +45,8 @@ DEFAULT_MAX_REQUEST_BYTES = 256 * KIB
 """``[orchestration] max_request_bytes`` unless set: the daemon's request limit."""
 MAX_REQUEST_BYTES_CEILING = 64 * MIB
 """The highest ``max_request_bytes`` a config may set."""
+MAX_ACTIVE_RUNS_CEILING = 100_000
+"""The highest ``[server] max_active_runs`` a config may set."""
 
 
 APPLICATION_NAME_LIMIT = 63
@@ -103,6 +105,11 @@ class Config:
     longer one is refused (``REQUEST_TOO_LARGE``) before anything is stored or called."""
     max_steps: int = 8
     """``[orchestration] max_steps``: model calls one task may make (tool steps)."""
+    max_active_runs: int | None = None
+    """``[server] max_active_runs``: runs a daemon (or MCP server) executes at once; one
+    more is refused (``SERVER_AT_CAPACITY``) before anything is stored. ``None``: no
+    limit, as before the key existed (what one process can take depends on the
+    providers' rate limits far more than on the machine)."""
     tool_timeout_s: float = 60.0
     """``[timeouts] tool``: seconds one tool call may take."""
     default_provider: str = "anthropic"

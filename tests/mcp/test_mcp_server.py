@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
 from thoughtline.store.sqlite import SQLiteStore
-from thoughtline.testing import Simulator, Transcript
+from thoughtline.testing import Fault, Simulator, Transcript
 
 MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
 DISPLAYS = {"surface", "surface_and_telemetry"}
@@ -358,6 +358,29 @@ async def test_disconnecting_mid_run_ends_it_interrupted_by_the_server_itself(
     assert events[-1].type == "run.interrupted"
     assert run.tasks[0].status == "interrupted"
     assert run.tasks[0].error is None
+
+
+async def test_past_max_active_runs_the_tool_says_so_in_one_sentence(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """[server] max_active_runs holds for the MCP server too: with one run held open
+    (its stream stalls), the next is a tool error and is not stored."""
+    (tmp_path / "thoughtline.toml").write_text("[server]\nmax_active_runs = 1\n")
+    sim.inject(Fault.stall(at="mid_answer", max_s=30))
+    async with mcp_server(tmp_path, environ) as server:
+        held = await server.call("orchestration_run", {"request": "Hold.", "wait": False})
+        assert held.structured_content is not None
+        refused = await server.call("orchestration_run", {"request": "One more.", "wait": False})
+        assert refused.is_error
+        assert text_of(refused) == (
+            "SERVER_AT_CAPACITY: This thoughtline server is already running 1 run(s), its "
+            "limit ([server] max_active_runs in thoughtline.toml); try again in 5 s."
+        )
+        listed = await server.call("orchestration_status", {"run_id": None, "limit": 10})
+        assert listed.structured_content is not None
+        assert [run["id"] for run in listed.structured_content["runs"]] == [
+            held.structured_content["id"]
+        ]
 
 
 async def test_a_tool_its_server_lacks_is_a_tool_error_and_no_run_is_stored(

@@ -1,25 +1,31 @@
 """Limits that protect the daemon process: the caps on tasks per run and on the request's
-size (on the daemon, the command line and stdin), and a run being stored while another
-process holds the store's write lock does not stop the daemon answering others."""
+size (on the daemon, the command line and stdin), ``[server] max_active_runs`` (a 429
+with Retry-After, nothing stored), and a run being stored while another process holds
+the store's write lock does not stop the daemon answering others."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.server.conftest import StartDaemon
-from tests.server.support import LiveDaemon, wait_for_status
+from tests.server.support import LiveDaemon, start_run, wait_for_status
 from tests.server.test_api import error_of
-from thoughtline.config import Config
+from thoughtline.config import Config, load_config
+from thoughtline.errors import ConfigError
 from thoughtline.runtime.runner import Runtime
+from thoughtline.testing import Fault, Simulator
 
 
 def test_a_run_over_the_task_cap_is_refused_before_anything_is_stored(
@@ -244,3 +250,140 @@ def test_an_endless_stdin_stops_at_the_limit(home: Path, environ: dict[str, str]
         "orchestration.max_request_bytes (up to 64 MiB) in thoughtline.toml to allow more.\n"
     )
     assert json.loads(thoughtline(home, environ, "runs", "--json").stdout) == []
+
+
+AT_CAPACITY = (
+    "This thoughtline server is already running {} run(s), its limit ([server] "
+    "max_active_runs in thoughtline.toml); try again in 5 s."
+)
+
+
+def wait_for_health(client: httpx2.Client, status: int) -> httpx2.Response:
+    """Poll ``/v1/health`` until it answers ``status`` (bounded, not timed)."""
+    answer = client.get("/v1/health")
+    for _ in range(400):
+        if answer.status_code == status:
+            return answer
+        time.sleep(0.05)
+        answer = client.get("/v1/health")
+    raise AssertionError(f"/v1/health never answered {status}: {answer.text}")
+
+
+def test_past_max_active_runs_a_run_is_a_429_with_retry_after_and_nothing_is_stored(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    """Two runs held open (their provider streams stall) fill a daemon allowing two: a
+    third is refused with the usual error JSON and Retry-After, health says why, and a
+    place freed by a run ending is taken again."""
+    sim.inject(Fault.stall(at="mid_answer", max_s=30), times=2)
+    live = start_daemon(config=Config(path=None, max_active_runs=2))
+    client = live.client()
+    held = [start_run(client, request=f"hold {n}") for n in range(2)]
+    refused = client.post("/v1/runs", json={"request": "one too many"})
+    assert error_of(refused, 429) == {
+        "code": "SERVER_AT_CAPACITY",
+        "message": AT_CAPACITY.format(2),
+    }
+    assert refused.headers["Retry-After"] == "5"
+    stored = client.get("/v1/runs").json()["runs"]
+    assert sorted(run["id"] for run in stored) == sorted(held)
+    assert all(run["request"] != "one too many" for run in stored)
+    health = client.get("/v1/health")
+    assert (health.status_code, health.json()) == (503, {"status": "at_capacity", "store": "ok"})
+    assert health.headers["Retry-After"] == "5"
+
+    assert client.post(f"/v1/runs/{held[0]}/cancel").status_code == 202
+    wait_for_status(client, held[0], {"cancelled"})
+    assert wait_for_health(client, 200).json() == {"status": "ok", "store": "ok"}
+    again = client.post("/v1/runs", json={"request": "now", "worker_backend": "inline"})
+    assert again.status_code == 202, again.text
+    assert wait_for_status(client, again.json()["id"], {"completed_prepare_only"})
+    assert client.get(f"/v1/runs/{held[1]}").json()["status"] == "running"
+
+
+def test_of_two_posts_racing_for_the_last_place_the_second_is_refused(
+    start_daemon: StartDaemon,
+) -> None:
+    """The place is taken when the POST is accepted, not when its run is stored: a first
+    POST held while it is stored keeps a second, sent meanwhile, out."""
+    live = start_daemon(config=Config(path=None, max_active_runs=1))
+    runtime: Runtime = live.daemon.runtime
+    reached, gate = threading.Event(), threading.Event()
+    real_store = runtime.store_async
+
+    async def store(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        await asyncio.to_thread(gate.wait, 30)
+        return await real_store(*args, **kwargs)
+
+    runtime.store_async = store  # type: ignore[method-assign]
+    outcome: dict[str, httpx2.Response] = {}
+    body = {"request": "first", "worker_backend": "inline"}
+
+    def post() -> None:
+        outcome["first"] = live.client().post("/v1/runs", json=body)
+
+    poster = threading.Thread(target=post)
+    poster.start()
+    try:
+        assert reached.wait(20), "the first POST never reached the store"
+        client = live.client()
+        second = client.post("/v1/runs", json={**body, "request": "second"})
+        health = client.get("/v1/health")
+    finally:
+        gate.set()
+        poster.join(30)
+    assert error_of(second, 429)["message"] == AT_CAPACITY.format(1)
+    assert health.json()["status"] == "at_capacity"
+    assert outcome["first"].status_code == 202, outcome["first"].text
+    first_id = outcome["first"].json()["id"]
+    assert [run["id"] for run in client.get("/v1/runs").json()["runs"]] == [first_id]
+    wait_for_status(client, first_id, {"completed_prepare_only"})
+    wait_for_health(client, 200)
+    assert client.post("/v1/runs", json={**body, "request": "third"}).status_code == 202
+
+
+def test_a_refused_start_gives_its_place_back(start_daemon: StartDaemon) -> None:
+    """A run refused for bad input holds no place afterwards."""
+    live = start_daemon(config=Config(path=None, max_active_runs=1))
+    client = live.client()
+    bad = client.post("/v1/runs", json={"request": "x", "roles": ["nosuch"]})
+    assert error_of(bad, 400)["code"] == "ROLE_UNKNOWN"
+    assert live.daemon.runs.active == 0
+    created = client.post("/v1/runs", json={"request": "x", "worker_backend": "inline"})
+    assert created.status_code == 202, created.text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "max_active_runs = 0",
+            "server.max_active_runs: must be an integer from 1 to 100,000, got 0",
+        ),
+        ('max_active_runs = "8"', "server.max_active_runs: wrong type: must be an integer"),
+        ("max_runs = 8", "server.max_runs: unknown key. Allowed keys in [server]: max_active_runs"),
+    ],
+)
+def test_a_bad_max_active_runs_is_one_sentence_naming_the_file_and_key(
+    tmp_path: Path, line: str, expected: str
+) -> None:
+    path = tmp_path / "thoughtline.toml"
+    path.write_text(f"[server]\n{line}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert refused.value.message.startswith(f"{path}: {expected}")
+
+
+def test_thoughtline_config_shows_max_active_runs(home: Path, environ: dict[str, str]) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[server]\nmax_active_runs = 3\n", encoding="utf-8")
+    shown = thoughtline(home, environ, "config", "--json")
+    assert shown.returncode == 0, shown.stderr
+    settings = {entry["key"]: entry for entry in json.loads(shown.stdout)["settings"]}
+    assert settings["server.max_active_runs"] == {
+        "key": "server.max_active_runs",
+        "value": 3,
+        "source": str(home / "config.toml"),
+    }
+    assert load_config(None, environ={}, cwd=home).max_active_runs is None  # no file: no limit

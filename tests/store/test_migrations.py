@@ -23,6 +23,7 @@ ALL_NAMES = [
     "m005_task_finish_generation_cache",
     "m006_task_tool_calls",
     "m007_conversations",
+    "m008_run_ids_in_byte_order",
 ]
 
 

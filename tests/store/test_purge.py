@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from thoughtline.records import TraceEvent, TraceLayer
 from thoughtline.runtime.retention import purge, purge_due
 from thoughtline.store import sqlite as store_sqlite
 from thoughtline.store.base import Store
+from thoughtline.store.postgres import PostgresStore
 from thoughtline.store.sqlite import SQLiteStore
 
 _S = TypeVar("_S", bound=Store)
@@ -266,3 +268,116 @@ def test_a_purge_waiting_to_erase_leaves_the_process_reading_and_writing(
     assert removed[0]["reasoning"] == 2
     assert store.purge_residue() is None
     store.close()
+
+
+def _purge_cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "purge", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+VACUUMED = re.compile(
+    r"^vacuum: (?P<tables>[a-z_, ]+): freed (?P<freed>[\d,]+) bytes "
+    r"\((?P<before>[\d,]+) -> (?P<after>[\d,]+) bytes with their indexes\); "
+    r"new rows reuse the rest of the space the deleted rows held$",
+    re.MULTILINE,
+)
+
+
+def test_purge_vacuum_on_postgres_vacuums_the_tables_it_touched_and_says_what_it_freed(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """Every trace event is old enough to go, so VACUUM can hand the emptied table and
+    its TOAST back to the disk; the sizes printed are the server's own."""
+    import psycopg
+
+    with closing(PostgresStore(postgres_dsn)) as store:
+        finished = make_run("run_v", status="completed", finished_at=ago(40 * DAY))
+        finished.tasks[0].timings.finished_at = ago(40 * DAY)
+        finished.tasks[0].reasoning = SHORT_CANARY
+        store.create_run(finished)
+        filler = os.urandom(3000).hex()  # past the TOAST threshold, barely compressible
+        for batch in range(10):
+            store.append_trace(
+                [
+                    make_event(
+                        "run_v",
+                        event_id=f"old_{batch}_{n}",
+                        layer="reasoning",
+                        at=ago(40 * DAY),
+                        metadata={"text": f"{SHORT_CANARY} {filler}"},
+                    )
+                    for n in range(50)
+                ]
+            )
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        # Autovacuum must not reclaim the space first (it wakes once a minute).
+        for table in ("trace_events", "tasks", "run_events", "task_threads"):
+            conn.execute(
+                f"ALTER TABLE {table} SET (autovacuum_enabled = false, "
+                "toast.autovacuum_enabled = false)"
+            )
+    config = tmp_path / "thoughtline.toml"
+    config.write_text('[trace.retention]\nreasoning = "30d"\n', encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "THOUGHTLINE_CONFIG"}
+    env.update(
+        THOUGHTLINE_HOME=str(tmp_path / "home"),
+        THOUGHTLINE_CONFIG=str(config),
+        THOUGHTLINE_STORE_URL=postgres_dsn,
+    )
+    purged = _purge_cli(env, tmp_path, "--vacuum")
+    assert purged.returncode == 0, purged.stderr
+    assert "reasoning: removed 500 event(s)" in purged.stdout
+    assert "displayed reasoning: removed from 1 task(s)" in purged.stdout
+    found = VACUUMED.search(purged.stdout)
+    assert found is not None, purged.stdout
+    assert found["tables"] == "tasks, trace_events"
+
+    def number(name: str) -> int:
+        return int(found[name].replace(",", ""))
+
+    assert number("freed") == number("before") - number("after")
+    assert number("freed") > 500_000  # most of 500 rows of 6,000 characters
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        sizes = conn.execute(
+            "SELECT sum(pg_total_relation_size(t::regclass)) "
+            "FROM unnest(ARRAY['tasks', 'trace_events']) AS t"
+        ).fetchone()
+        vacuumed = conn.execute(
+            "SELECT relname FROM pg_stat_user_tables WHERE vacuum_count > 0 AND relname IN "
+            "('trace_events', 'tasks', 'run_events', 'task_threads') ORDER BY relname"
+        ).fetchall()
+    assert sizes is not None
+    assert int(sizes[0]) == number("after")
+    assert [row[0] for row in vacuumed] == ["tasks", "trace_events"]  # only those it touched
+    assert SHORT_CANARY not in purged.stdout + purged.stderr
+
+    again = _purge_cli(env, tmp_path, "--vacuum")
+    assert again.returncode == 0, again.stderr
+    assert "vacuum: nothing to do (this purge deleted nothing)" in again.stdout
+
+
+def test_purge_vacuum_on_sqlite_says_none_is_needed_and_refuses_a_dry_run(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    _seed(SQLiteStore(home / "thoughtline.db")).close()
+    env = {key: value for key, value in os.environ.items() if key != "THOUGHTLINE_CONFIG"}
+    env.pop("THOUGHTLINE_STORE_URL", None)
+    env["THOUGHTLINE_HOME"] = str(home)
+    purged = _purge_cli(env, tmp_path, "--vacuum")
+    assert purged.returncode == 0, purged.stderr
+    assert "reasoning: removed 2 event(s)" in purged.stdout
+    assert purged.stdout.splitlines()[-1] == (
+        "vacuum: not needed on SQLite (a purge overwrites what it deletes, and new rows "
+        "reuse the free pages)"
+    )
+    both = _purge_cli(env, tmp_path, "--vacuum", "--dry-run")
+    assert both.returncode == 2
+    assert "--dry-run deletes nothing for --vacuum to reclaim; give one." in both.stderr

@@ -44,6 +44,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         entry("orchestration.max_request_bytes", config.max_request_bytes),
         entry("orchestration.max_steps", config.max_steps),
+        entry("server.max_active_runs", config.max_active_runs),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
             for role, mode in config.chain_of_thought_by_role.items()

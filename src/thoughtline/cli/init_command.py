@@ -65,6 +65,9 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # outage_buffer_rows = 100000     # rows held in memory while the server is unreachable
 # outage_limit_s = 20             # and for how long; then those tasks fail STORE_UNAVAILABLE
 
+# [server]                        # thoughtline serve and thoughtline mcp
+# max_active_runs = 16            # runs at once, then 429 + Retry-After (unset: no limit)
+
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10
 read = 120                        # the longest silence between bytes

@@ -36,12 +36,16 @@ from thoughtline.runtime.runner import RunObserver, Runtime
 from thoughtline.runtime.toolbox import StartedTools
 from thoughtline.store.base import StoreError
 
-__all__ = ["ManagedRun", "RunManager", "RunManagerClosed"]
+__all__ = ["ManagedRun", "RunManager", "RunManagerClosed", "RunManagerFull"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHUTDOWN_TIMEOUT_S: Final = 30.0
 CANCEL_GRACE_S: Final = 5.0
+RETRY_AFTER_S: Final = 5
+"""When a process at its ``[server] max_active_runs`` asks callers to try again: runs last
+seconds to minutes, so a slot frees soon, and a client retrying this often does not
+turn a full process into a busy one."""
 
 
 class RunManagerClosed(ThoughtlineError):
@@ -49,6 +53,21 @@ class RunManagerClosed(ThoughtlineError):
 
     def __init__(self) -> None:
         super().__init__("SHUTTING_DOWN", "This process is shutting down; no new runs start.")
+
+
+class RunManagerFull(ThoughtlineError):
+    """The manager already executes its ``max_active`` runs; nothing was planned, stored
+    or started (``[server] max_active_runs``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            "SERVER_AT_CAPACITY",
+            f"This thoughtline server is already running {limit} run(s), its limit "
+            f"([server] max_active_runs in thoughtline.toml); try again in {RETRY_AFTER_S} s.",
+            retryable=True,
+        )
+        self.limit = limit
+        self.retry_after_s = RETRY_AFTER_S
 
 
 class ManagedRun:
@@ -134,9 +153,15 @@ class RunManager:
     One manager per runtime and process: :meth:`interrupt_all` stops every run the
     runtime executes in this process, as a process shutting down must."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, max_active: int | None = None) -> None:
         self.runtime = runtime
+        self.max_active = max_active
+        """At most this many runs executing or being started at once (:meth:`start`
+        refuses more); ``None``: no limit."""
         self._runs: dict[str, ManagedRun] = {}
+        self._starting = 0
+        """Runs :meth:`start` accepted that are not in ``_runs`` yet (planning, starting
+        their tool servers, being stored): they hold their place under ``max_active``."""
         self._closing = False
         # A long-lived process reuses its connections between runs; shutdown closes them.
         runtime.clients.hold()
@@ -145,6 +170,16 @@ class RunManager:
     def closing(self) -> bool:
         """True once :meth:`interrupt_all` or :meth:`shutdown` was called."""
         return self._closing
+
+    @property
+    def active(self) -> int:
+        """Runs executing here or being started by :meth:`start`."""
+        return len(self._runs) + self._starting
+
+    @property
+    def full(self) -> bool:
+        """True while :meth:`start` would refuse a run for ``max_active``."""
+        return self.max_active is not None and self.active >= self.max_active
 
     async def start(
         self,
@@ -165,9 +200,40 @@ class RunManager:
         The run's tool servers (configured ones and those of ``tools``) are started before
         it is stored: one that does not start (``TOOL_SERVER_UNAVAILABLE``) or a tool it
         does not offer (``TOOL_NOT_FOUND``, ``TOOL_NOT_ALLOWED``) raises with nothing
-        stored, and the run uses them."""
+        stored, and the run uses them. With ``max_active`` runs executing or starting,
+        raises :class:`RunManagerFull` before anything is planned or stored."""
         if self._closing:
             raise RunManagerClosed()
+        if self.full:
+            assert self.max_active is not None
+            raise RunManagerFull(self.max_active)
+        # The place is taken before the first await, on the event loop's one thread: of
+        # two starts racing for the last place, the second is refused here.
+        self._starting += 1
+        try:
+            run, started = await self._prepare(spec, explicit_mode, worker_backend, tools)
+        finally:
+            self._starting -= 1
+        # No await since: launch() puts the run in _runs before another start looks.
+        managed = self.launch(
+            run,
+            observer=observer,
+            on_start=on_start,
+            on_finish=on_finish,
+            tools=tools,
+            started=started,
+        )
+        await asyncio.sleep(0)  # as start_prepared: the runtime knows the run on return
+        return managed
+
+    async def _prepare(
+        self,
+        spec: RunSpec,
+        explicit_mode: str | None,
+        worker_backend: str | None,
+        tools: RunTools | None,
+    ) -> tuple[Run, StartedTools | None]:
+        """Plan, start the tool servers and store the run (see :meth:`start`)."""
         plan = functools.partial(
             self.runtime.plan,
             spec,
@@ -189,16 +255,7 @@ class RunManager:
             if started is not None:
                 await started.aclose()
             raise RunManagerClosed()
-        managed = self.launch(
-            run,
-            observer=observer,
-            on_start=on_start,
-            on_finish=on_finish,
-            tools=tools,
-            started=started,
-        )
-        await asyncio.sleep(0)  # as start_prepared: the runtime knows the run on return
-        return managed
+        return run, started
 
     async def start_prepared(
         self,

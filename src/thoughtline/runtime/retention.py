@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from thoughtline.records import TRACE_LAYERS, TraceLayer, iso, parse_epoch
 from thoughtline.runtime.trace import retention_seconds
-from thoughtline.store.base import Store
+from thoughtline.store.base import Store, Vacuumed
 
 PURGE_EVERY_S = 86_400
 """How often processes purge on their own."""
@@ -37,19 +37,25 @@ class PurgeReport:
 
     ``removed`` counts trace events per layer; ``displayed_reasoning_cleared`` counts tasks
     whose displayed reasoning outlived the ``reasoning`` retention; ``residue`` is set when
-    data left the database but not yet the disk (the purge is not complete)."""
+    data left the database but not yet the disk (the purge is not complete);
+    ``vacuumed`` says what ``VACUUM`` freed when the purge asked for it on a store that
+    needs it (PostgreSQL)."""
 
     removed: Mapping[TraceLayer, int]
     displayed_reasoning_cleared: int
     dry_run: bool
     residue: str | None = None
+    vacuumed: Vacuumed | None = None
 
 
-def apply(store: Store, retention: Mapping[str, str], *, dry_run: bool = False) -> PurgeReport:
+def apply(
+    store: Store, retention: Mapping[str, str], *, dry_run: bool = False, vacuum: bool = False
+) -> PurgeReport:
     """Apply ``[trace.retention]`` (``retention``: each layer's duration as configured)
     to every layer and to displayed reasoning, as ``thoughtline purge`` and
     :meth:`Orchestrator.purge <thoughtline.Orchestrator.purge>` do; with ``dry_run``,
-    only count."""
+    only count. With ``vacuum`` (``thoughtline purge --vacuum``), then reclaim the space
+    of what was deleted (:meth:`Store.vacuum <thoughtline.store.base.Store.vacuum>`)."""
     seconds = retention_seconds(retention)
     removed = purge(store, seconds, dry_run=dry_run)
     keep_reasoning = seconds.get("reasoning")
@@ -59,8 +65,13 @@ def apply(store: Store, retention: Mapping[str, str], *, dry_run: bool = False) 
         else purge_displayed_reasoning(store, keep_reasoning, dry_run=dry_run)
     )
     residue = None if dry_run else store.purge_residue()
+    vacuumed = store.vacuum() if vacuum and not dry_run else None
     return PurgeReport(
-        removed=removed, displayed_reasoning_cleared=cleared, dry_run=dry_run, residue=residue
+        removed=removed,
+        displayed_reasoning_cleared=cleared,
+        dry_run=dry_run,
+        residue=residue,
+        vacuumed=vacuumed,
     )
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from thoughtline.records import TraceLayer
+from thoughtline.runtime.background import RETRY_AFTER_S
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.server.auth import Credentials, is_operator, require_access
 from thoughtline.server.daemon import Daemon, run_not_found
@@ -48,6 +49,8 @@ def _errors(
         421: "The Host header names a host this daemon is not served under "
         "(HOST_NOT_ALLOWED; see --allowed-host).",
         422: "The request does not match the schema (REQUEST_INVALID).",
+        429: "The daemon already runs its [server] max_active_runs (SERVER_AT_CAPACITY); "
+        "send the run again after the Retry-After seconds, or to another daemon.",
         503: "The daemon is shutting down, its store is unavailable, or a tool server "
         "the run needs did not start (TOOL_SERVER_UNAVAILABLE).",
         **(described or {}),
@@ -100,6 +103,7 @@ def _links(run_id: str) -> dict[str, str]:
         410,
         413,
         415,
+        429,
         503,
         described={
             404: "continues names no run (RUN_NOT_FOUND).",
@@ -263,12 +267,23 @@ def parse_event_id(value: str) -> int:
     summary="Whether the daemon takes runs",
 )
 async def health(daemon: DaemonDep) -> JSONResponse:
-    """``ok`` when the daemon is serving and its store answers a read within
-    2 s; otherwise 503 with one sentence. No token: a load balancer asks it, and it shows
+    """``ok`` when the daemon is serving, its store answers a read within 2 s and it
+    runs fewer than ``[server] max_active_runs``; otherwise 503 (``at_capacity`` for the
+    last). No token: a load balancer asks it, and it shows
     no run."""
     if daemon.closing.is_set():
         return JSONResponse({"status": "shutting_down", "store": "ok"}, status_code=503)
     problem = await daemon.store_problem(HEALTH_STORE_WAIT_S)
     if problem is not None:
-        return JSONResponse({"status": "unavailable", "store": problem}, status_code=503)
+        return JSONResponse(
+            {"status": "unavailable", "store": problem},
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+    if daemon.runs.full:
+        return JSONResponse(
+            {"status": "at_capacity", "store": "ok"},
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
     return JSONResponse({"status": "ok", "store": "ok"})

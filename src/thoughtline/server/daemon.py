@@ -18,11 +18,17 @@ from dataclasses import dataclass, field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.requests import GenerationSettings
-from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
+from thoughtline.runtime.background import (
+    RETRY_AFTER_S,
+    ManagedRun,
+    RunManager,
+    RunManagerClosed,
+    RunManagerFull,
+)
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
-from thoughtline.server.errors import RETRY_AFTER_S, ApiError
+from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (
     DEFAULT_RETAIN_S,
     DEFAULT_SUBSCRIBER_QUEUE,
@@ -101,7 +107,7 @@ class Daemon:
         )
         self.hub = EventHub(self.settings.subscriber_queue, retain_s=retain_s)
         self.closing = asyncio.Event()
-        self.runs = RunManager(self.runtime)
+        self.runs = RunManager(self.runtime, max_active=self.runtime.config.max_active_runs)
         self.announcements = Announcements(self.store)
         self.folds = StoredRunFolds(self.store, max_age_s=keep_reasoning)
 
@@ -202,6 +208,9 @@ class Daemon:
                 f"{outage.error.message}",
                 headers={"Retry-After": str(RETRY_AFTER_S)},
             )
+        if self.runs.full:  # refused before the request is read further
+            assert self.runs.max_active is not None
+            raise at_capacity(RunManagerFull(self.runs.max_active))
         spec = with_tools(await self._spec_of(body), tools=body.tools, max_steps=body.max_steps)
         try:
             handle = await self.runs.start(
@@ -214,6 +223,8 @@ class Daemon:
             )
         except RunManagerClosed:
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
+        except RunManagerFull as full:  # the last place went while this one was planned
+            raise at_capacity(full) from None
         handle.task.add_done_callback(self._ended)
         return handle.run
 
@@ -366,6 +377,12 @@ class Daemon:
 def run_not_found(run_id: str) -> ApiError:
     shown = run_id if len(run_id) <= 80 else f"{run_id[:80]}..."  # the path can be long
     return ApiError(404, "RUN_NOT_FOUND", f"No run {shown!r} in this daemon's store.")
+
+
+def at_capacity(full: RunManagerFull) -> ApiError:
+    """429 ``SERVER_AT_CAPACITY`` with ``Retry-After``: a load balancer or client sends the
+    run again later, or to another daemon."""
+    return ApiError(429, full.code, full.message, headers={"Retry-After": str(full.retry_after_s)})
 
 
 def run_finished(run_id: str, status: str) -> ApiError:

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.runtime.background import RETRY_AFTER_S
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +33,6 @@ _HTTP_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     421: "HOST_NOT_ALLOWED",
 }
-
-RETRY_AFTER_S = 5
-"""What ``Retry-After`` says when the store cannot be used now."""
 
 # Thoughtline error codes that are not the caller's fault.
 _SERVER_SIDE = {

@@ -126,8 +126,10 @@ class CancelAccepted(_Out):
 
 
 class Health(_Out):
-    status: Literal["ok", "unavailable", "shutting_down"] = Field(
-        description="ok: the daemon takes runs; otherwise it does not (the status is 503)."
+    status: Literal["ok", "unavailable", "shutting_down", "at_capacity"] = Field(
+        description="ok: the daemon takes runs; otherwise it does not (the status is 503): "
+        "its store is unavailable, it is shutting down, or it already runs its "
+        "[server] max_active_runs (at_capacity)."
     )
     store: str = Field(
         description="ok, or one sentence on why the store cannot be used (never a password)."

@@ -113,10 +113,13 @@ class PostgresDialect(SqlDialect):
         return (list(values),)
 
     def prefix_match(self, column: str) -> str:
-        return f"starts_with({column}, ?)"
+        # A range in byte order, which the index runs_id_bytes (migration m008) serves
+        # whatever the database's collation; a range, not starts_with(), so that a
+        # prepared statement's generic plan still bounds the scan.
+        return f'{column} COLLATE "C" >= ? AND {column} COLLATE "C" < ?'
 
     def prefix_params(self, prefix: str) -> tuple[object, ...]:
-        return (prefix,)
+        return (prefix, prefix + "\U0010ffff")  # ids are ASCII: below any code point
 
     def binary_order(self, column: str) -> str:
         return f'{column} COLLATE "C"'

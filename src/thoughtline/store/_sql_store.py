@@ -44,6 +44,17 @@ SET_META = (
 )
 
 
+@lru_cache(maxsize=2)
+def run_ids_with_prefix_sql(dialect: SqlDialect) -> str:
+    """Ids starting with a prefix, newest first: a backward range scan of an index in
+    byte order (SQLite's primary key; PostgreSQL's ``runs_id_bytes``), stopped at the
+    limit (parameters: the dialect's ``prefix_params`` and the limit)."""
+    return dialect.sql(
+        f"SELECT id FROM runs WHERE {dialect.prefix_match('id')} "
+        f"ORDER BY {dialect.binary_order('id')} DESC LIMIT ?"
+    )
+
+
 class SqlCursor(Protocol):
     """What a statement returns (``sqlite3.Cursor``, a psycopg cursor)."""
 
@@ -162,8 +173,9 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         """Run ``sql`` once for each of ``params``."""
         raise NotImplementedError
 
-    def _deleted(self) -> None:
-        """A deletion for retention removed something (see :meth:`purge_residue`)."""
+    def _deleted(self, tables: Collection[str]) -> None:
+        """A deletion for retention removed or rewrote rows of ``tables`` (see
+        :meth:`purge_residue`)."""
         raise NotImplementedError
 
     def _tuples(
@@ -346,11 +358,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         dialect = self.dialect
         with self._reading() as conn:
             found = conn.execute(
-                dialect.sql(
-                    f"SELECT id FROM runs WHERE {dialect.prefix_match('id')} "
-                    f"ORDER BY {dialect.binary_order('id')} DESC LIMIT ?"
-                ),
-                (*dialect.prefix_params(prefix), limit),
+                run_ids_with_prefix_sql(dialect), (*dialect.prefix_params(prefix), limit)
             ).fetchall()
         return [row["id"] for row in found]
 
@@ -428,8 +436,11 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                     ),
                     (reasoning_cutoff,),
                 ).rowcount
-        if threads or any(counts.values()):
-            self._deleted()  # erased from every file of the store (SQLite)
+        touched = {"trace_events"} if any(counts.values()) else set()
+        if threads:
+            touched.add("task_threads")
+        if touched:
+            self._deleted(touched)  # erased from every file of the store (SQLite)
         return counts
 
     def clear_displayed_reasoning(
@@ -446,7 +457,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 return len(conn.execute(select, (finished_before,)).fetchall())
         with self._purging() as conn:
             task_ids = [row["id"] for row in conn.execute(select, (finished_before,)).fetchall()]
-            changed = bool(task_ids)
+            touched = {"tasks"} if task_ids else set()
             self._execute_many(
                 conn,
                 sql(
@@ -459,7 +470,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 sql("DELETE FROM run_events WHERE type = 'reasoning.delta' AND at < ?"),
                 (finished_before,),
             )
-            changed |= deltas.rowcount > 0
+            if deltas.rowcount > 0:
+                touched.add("run_events")
             snapshots = conn.execute(
                 sql(
                     "SELECT run_id, seq, data_json FROM run_events WHERE at < ? AND type != "
@@ -474,9 +486,9 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                         sql("UPDATE run_events SET data_json = ? WHERE run_id = ? AND seq = ?"),
                         (rows.dump(data), snapshot["run_id"], snapshot["seq"]),
                     )
-                    changed = True
-        if changed:
-            self._deleted()
+                    touched.add("run_events")
+        if touched:
+            self._deleted(touched)
         return len(task_ids)
 
     # -- small shared values ---------------------------------------------------------

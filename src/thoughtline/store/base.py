@@ -49,6 +49,22 @@ class RunNotFoundError(ThoughtlineError):
 
 
 @dataclass(frozen=True, slots=True)
+class Vacuumed:
+    """What ``VACUUM`` did to the tables purges deleted from (:meth:`Store.vacuum`):
+    their size on disk (tables, TOAST and indexes) before and after."""
+
+    tables: tuple[str, ...]
+    bytes_before: int
+    bytes_after: int
+
+    @property
+    def bytes_freed(self) -> int:
+        """Bytes returned to the file system (plain VACUUM gives back only empty pages at
+        the end of a table; the rest of the space is reused by new rows)."""
+        return max(0, self.bytes_before - self.bytes_after)
+
+
+@dataclass(frozen=True, slots=True)
 class UnfinishedRun:
     """A run still ``planned`` or ``running``, with what its owner left behind: who it
     is (any field may be missing in rows written before owners were recorded) and when
@@ -298,6 +314,13 @@ class Store(Protocol):
     def purge_residue(self) -> str | None:
         """After a deletion: ``None`` when what it removed is gone from every file of the
         store, otherwise why it is still on disk and how to finish (one sentence)."""
+        ...
+
+    def vacuum(self) -> Vacuumed | None:
+        """Reclaim the space of the rows this store's deletions removed: PostgreSQL runs
+        ``VACUUM`` (not ``FULL``: other processes keep reading and writing) on the tables
+        they touched. ``None`` where a deletion needs no vacuum (SQLite overwrites what
+        it deletes and reuses the free pages)."""
         ...
 
     deletion_erases: bool

@@ -349,6 +349,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX task_threads_at ON task_threads (at_epoch)",
         ),
     ),
+    Migration(
+        "m008_run_ids_in_byte_order",
+        (
+            # Finding runs by the start of their id (Store.run_ids_with_prefix) is a range
+            # over ids in byte order, newest first. PostgreSQL's primary key is in the
+            # database's collation, which (en_US.UTF-8, even C.UTF-8) it cannot use for
+            # that: every lookup read the whole table. SQLite's key is in byte order.
+            Only("postgres", 'CREATE INDEX runs_id_bytes ON runs (id COLLATE "C")'),
+        ),
+    ),
 )
 
 

@@ -29,13 +29,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
 import psycopg
 import psycopg_pool
+from psycopg import sql as psycopg_sql
 from psycopg.rows import tuple_row
 
 from thoughtline.config import StoreSettings
@@ -59,7 +60,7 @@ from thoughtline.store._postgres_listen import (
 from thoughtline.store._postgres_schema import run_params, task_params, tool_call_params
 from thoughtline.store._sql_dialect import POSTGRES
 from thoughtline.store._sql_store import UNFINISHED, SqlStore
-from thoughtline.store.base import PreparedWrite, Store
+from thoughtline.store.base import PreparedWrite, Store, Vacuumed
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
@@ -117,7 +118,10 @@ class PostgresStore(SqlStore[Connection]):
         self._settings = settings
         self._pool_lock = threading.Lock()
         self._pool: psycopg_pool.ConnectionPool[Connection] | None = open_pool(dsn, settings)
+        self._application_name = settings.application_name
         self._residue: str | None = None
+        self._purged_tables: set[str] = set()
+        """Tables this store's deletions touched since it opened (:meth:`vacuum`)."""
         self._lease = OwnerLease(self._beat, self.heartbeat_interval_s)
 
     # -- connections -----------------------------------------------------------------
@@ -222,11 +226,37 @@ class PostgresStore(SqlStore[Connection]):
         return True
 
     # -- deleting what expired -------------------------------------------------------
-    def _deleted(self) -> None:
+    def _deleted(self, tables: Collection[str]) -> None:
         self._residue = RESIDUE
+        self._purged_tables.update(tables)
 
     def purge_residue(self) -> str | None:
         return self._residue
+
+    def vacuum(self) -> Vacuumed:
+        """``VACUUM`` the tables this store's deletions touched, on a connection of its
+        own: VACUUM cannot run inside a transaction, which every pooled connection opens.
+        Not ``FULL``, which would lock each table against every daemon sharing it until
+        it is rewritten; no statement timeout either (maintenance, not a request)."""
+        tables = tuple(sorted(self._purged_tables))
+        if not tables:
+            return Vacuumed(tables=(), bytes_before=0, bytes_after=0)
+        if self._pool is None:
+            raise closed_error(self.location)
+        named = psycopg_sql.SQL(", ").join(psycopg_sql.Identifier(table) for table in tables)
+        size = "SELECT COALESCE(sum(pg_total_relation_size(t::regclass)), 0) FROM unnest(%s::text[]) AS t"
+        settings = StoreSettings(application_name=self._application_name)
+        with (
+            usage_errors(self.location),
+            psycopg.connect(conninfo(self._dsn, settings), autocommit=True) as conn,
+        ):
+            before = conn.execute(size, (list(tables),)).fetchone()
+            conn.execute(psycopg_sql.SQL("VACUUM (ANALYZE) {}").format(named))
+            after = conn.execute(size, (list(tables),)).fetchone()
+        assert before is not None
+        assert after is not None
+        self._purged_tables.clear()
+        return Vacuumed(tables=tables, bytes_before=int(before[0]), bytes_after=int(after[0]))
 
     def copy_from(self, source: Store) -> CopyCounts:
         """Copy every run of ``source`` (tasks, trace events of every layer, run event

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -228,11 +228,17 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
             self._erase()
         return counts
 
-    def _deleted(self) -> None:
+    def _deleted(self, tables: Collection[str]) -> None:
         self._erase()
 
     def purge_residue(self) -> str | None:
         return self._residue
+
+    def vacuum(self) -> None:
+        """Nothing to do: a deletion overwrites what it removed (``secure_delete``) and
+        new rows reuse the free pages; ``VACUUM`` would rewrite the whole file while
+        every other process waits."""
+        return None
 
     def _erase(self) -> None:
         """Overwrite deleted content in every file: secure_delete zeroed it in the pages

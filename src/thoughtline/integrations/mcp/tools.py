@@ -37,7 +37,7 @@ class ThoughtlineMCP:
     def __init__(self, runtime: Runtime, store: Store) -> None:
         self.runtime = runtime
         self.store = store
-        self.runs = RunManager(runtime)
+        self.runs = RunManager(runtime, max_active=runtime.config.max_active_runs)
 
     # -- tools ----------------------------------------------------------------------
     async def orchestration_run(
