@@ -12,9 +12,7 @@ import pytest
 pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
 import asyncio
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -25,8 +23,10 @@ import httpx2
 from tests.runtime.test_background import spec
 from tests.server.support import open_stream, start_run
 from tests.store.postgres_cluster import Cluster, running_cluster
+from tests.store.test_two_daemons import serve_on
 from tests.support import daemon_url
-from thoughtline.config import Config, EndpointSettings, StoreSettings
+from thoughtline.config import Config, StoreSettings
+from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskCompleted
 from thoughtline.runtime.runner import Runtime
@@ -181,29 +181,13 @@ async def test_past_the_hold_limit_the_tasks_fail_and_their_end_is_written_once_
     assert len(seqs) < seen[-1].seq  # the events held past the limit were lost
 
 
-def _serve(home: Path, environ: dict[str, str], store_url: str) -> subprocess.Popen[str]:
-    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-    env.update(environ)
-    env.update(THOUGHTLINE_HOME=str(home), THOUGHTLINE_STORE_URL=store_url)
-    env.pop("THOUGHTLINE_CONFIG", None)
-    home.mkdir(parents=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=home,
-    )
-
-
 def test_a_daemon_refuses_new_runs_while_the_server_is_away_and_its_run_ends_written(
     own_cluster: Cluster, sim: Simulator, environ: dict[str, str], tmp_path: Path
 ) -> None:
     sim.script(LONG)
     sim.pace_s = 0.005
     dsn = own_cluster.dsn()
-    daemon = _serve(tmp_path / "home", environ, dsn)
+    daemon = serve_on(tmp_path / "home", environ, dsn)
     try:
         with httpx2.Client(base_url=daemon_url(daemon), timeout=30) as client:
             run_id = start_run(client, provider="anthropic")

@@ -27,7 +27,8 @@ from thoughtline.testing import Simulator, Transcript
 LONG = Transcript(answer="abcdefghij" * 40, chunk_chars=2)
 
 
-def _serve(home: Path, environ: dict[str, str], store_url: str) -> subprocess.Popen[str]:
+def serve_on(home: Path, environ: dict[str, str], store_url: str) -> subprocess.Popen[str]:
+    """``thoughtline serve`` in a child process on the store at ``store_url``."""
     env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
     env.update(environ)
     env.update(THOUGHTLINE_HOME=str(home), THOUGHTLINE_STORE_URL=store_url)
@@ -54,8 +55,8 @@ def test_a_run_on_one_daemon_is_followed_on_another_and_outlives_its_death(
 ) -> None:
     sim.script(LONG)
     sim.pace_s = 0.02
-    daemon_a = _serve(tmp_path / "a", environ, postgres_dsn)
-    daemon_b = _serve(tmp_path / "b", environ, postgres_dsn)
+    daemon_a = serve_on(tmp_path / "a", environ, postgres_dsn)
+    daemon_b = serve_on(tmp_path / "b", environ, postgres_dsn)
     seen: list[Event] = []
     try:
         url_a, url_b = daemon_url(daemon_a), daemon_url(daemon_b)
