@@ -165,6 +165,25 @@ class ConfigValidator:
         self.sources[key] = str(self.path)
         return value
 
+    def seconds_between(
+        self, table: Mapping[str, object], key: str, default: float, *, lowest: int, highest: int
+    ) -> float:
+        """A number of seconds from ``lowest`` to ``highest``."""
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return default
+        value = table[name]
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise self.fail(
+                key,
+                f"wrong type: must be a number of seconds from {lowest} to {highest}, got "
+                f"{describe_value(value)}",
+            )
+        if not lowest <= value <= highest:  # also refuses NaN
+            raise self.fail(key, f"must be from {lowest} to {highest} seconds, got {value!r}")
+        self.sources[key] = str(self.path)
+        return float(value)
+
     def store_settings(self, table: Mapping[str, object]) -> StoreSettings:
         """``[store]``'s pool, lease, flush, statement timeout and application name."""
         base = StoreSettings()
@@ -177,17 +196,7 @@ class ConfigValidator:
                 "store.pool_max",
                 f"must be at least store.pool_min ({pool_min}), got {pool_max}",
             )
-        lease = table.get("lease_s", base.lease_s)
-        if not isinstance(lease, int | float) or isinstance(lease, bool):
-            raise self.fail(
-                "store.lease_s",
-                f"wrong type: must be a number of seconds from 1 to 600, got "
-                f"{describe_value(lease)}",
-            )
-        if not 1 <= lease <= 600:  # also refuses NaN
-            raise self.fail("store.lease_s", f"must be from 1 to 600 seconds, got {lease!r}")
-        if "lease_s" in table:
-            self.sources["store.lease_s"] = str(self.path)
+        lease = self.seconds_between(table, "store.lease_s", base.lease_s, lowest=1, highest=600)
         buffer_rows = self.counted(
             table,
             "store.outage_buffer_rows",
@@ -196,25 +205,19 @@ class ConfigValidator:
             highest=10_000_000,
         )
         # Unset, it follows a shorter lease: under three missed beats either way.
-        outage_limit = table.get("outage_limit_s", min(base.outage_limit_s, 2 * lease))
-        if not isinstance(outage_limit, int | float) or isinstance(outage_limit, bool):
-            raise self.fail(
-                "store.outage_limit_s",
-                f"wrong type: must be a number of seconds from 0 to 3600, got "
-                f"{describe_value(outage_limit)}",
-            )
-        if not 0 <= outage_limit <= 3600:  # also refuses NaN
-            raise self.fail(
-                "store.outage_limit_s", f"must be from 0 to 3600 seconds, got {outage_limit!r}"
-            )
+        outage_limit = self.seconds_between(
+            table,
+            "store.outage_limit_s",
+            min(base.outage_limit_s, 2 * lease),
+            lowest=0,
+            highest=3600,
+        )
         if outage_limit >= 3 * lease:
             raise self.fail(
                 "store.outage_limit_s",
                 f"must be under three store.lease_s beats ({3 * lease:g} s): after those, "
                 f"other hosts presume this process's runs dead, got {outage_limit!r}",
             )
-        if "outage_limit_s" in table:
-            self.sources["store.outage_limit_s"] = str(self.path)
         flush = (
             self.counted(table, "store.live_flush_ms", 0, lowest=1, highest=10_000)
             if "live_flush_ms" in table
@@ -242,12 +245,12 @@ class ConfigValidator:
         return StoreSettings(
             pool_min=pool_min,
             pool_max=pool_max,
-            lease_s=float(lease),
+            lease_s=lease,
             live_flush_ms=flush,
             statement_timeout_ms=timeout,
             application_name=name,
             outage_buffer_rows=buffer_rows,
-            outage_limit_s=float(outage_limit),
+            outage_limit_s=outage_limit,
         )
 
     def build(self, data: dict[str, Any]) -> Config:
