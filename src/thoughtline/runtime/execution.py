@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 
 RunObserver = Callable[[RunEvent], None]
-END_WRITE_TRIES: Final = 3
+END_WRITE_TRIES: Final = 2
 """How many more holds a run's end gets after a server outage lost one."""
 StopStatus = Literal["cancelled", "interrupted", "failed"]
 
