@@ -40,7 +40,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from multiprocessing.synchronize import Barrier
@@ -112,55 +112,61 @@ async def runtime_runs(store: Store, window: Window) -> None:
 
     async def runs() -> None:
         while not window.over():
-            run = make_run(new_id(prefix), status="planned")
-            task = run.tasks[0]
-            seq = 0
-
-            def events(kind: str, count: int = 1) -> list[RunEventRecord]:
-                nonlocal seq
-                made = []
-                for _ in range(count):
-                    seq += 1
-                    made.append(
-                        RunEventRecord(
-                            run_id=run.id,
-                            seq=seq,
-                            type=kind,
-                            task_id=task.id,
-                            at=now_iso(),
-                            data={"text": "tok "},
-                        )
-                    )
-                return made
-
-            await step(store.prepare(create=run))
-            run.status = "running"
-            await step(store.prepare(run=run, events=events("run.started")))
-            task.status = "running"
-            await step(
-                store.prepare(
-                    tasks=[task],
-                    events=events("task.started"),
-                    trace=[make_event(run.id, task_id=task.id)],
-                )
-            )
-            for _ in range(DELTA_GROUPS):
-                await step(store.prepare(events=events("answer.delta", GROUP_SIZE)))
-            task.status, task.output = "done", "tok " * DELTA_GROUPS * GROUP_SIZE
-            await step(
-                store.prepare(
-                    tasks=[task],
-                    events=events("task.done"),
-                    trace=[make_event(run.id, task_id=task.id, type_="task.done")],
-                )
-            )
-            run.status, run.finished_at = "completed", now_iso()
-            await step(store.prepare(run=run, events=events("run.completed")))
+            await one_run(store, step, prefix)
 
     try:
         await asyncio.gather(*(runs() for _ in range(RUNS_IN_FLIGHT)))
     finally:
         await writer.aclose()
+
+
+async def one_run(
+    store: Store, step: Callable[[PreparedWrite], Awaitable[None]], prefix: str
+) -> None:
+    """One run's writes, each awaited: created, started, its task started, the answer
+    in groups of deltas, the task done, the run completed."""
+    run = make_run(new_id(prefix), status="planned")
+    task = run.tasks[0]
+    seq = 0
+
+    def events(kind: str, count: int = 1) -> list[RunEventRecord]:
+        nonlocal seq
+        made = []
+        for _ in range(count):
+            seq += 1
+            made.append(
+                RunEventRecord(
+                    run_id=run.id,
+                    seq=seq,
+                    type=kind,
+                    task_id=task.id,
+                    at=now_iso(),
+                    data={"text": "tok "},
+                )
+            )
+        return made
+
+    await step(store.prepare(create=run))
+    run.status = "running"
+    await step(store.prepare(run=run, events=events("run.started")))
+    task.status = "running"
+    await step(
+        store.prepare(
+            tasks=[task], events=events("task.started"), trace=[make_event(run.id, task_id=task.id)]
+        )
+    )
+    for _ in range(DELTA_GROUPS):
+        await step(store.prepare(events=events("answer.delta", GROUP_SIZE)))
+    task.status, task.output = "done", "tok " * DELTA_GROUPS * GROUP_SIZE
+    await step(
+        store.prepare(
+            tasks=[task],
+            events=events("task.done"),
+            trace=[make_event(run.id, task_id=task.id, type_="task.done")],
+        )
+    )
+    run.status, run.finished_at = "completed", now_iso()
+    await step(store.prepare(run=run, events=events("run.completed")))
 
 
 def api_runs(store: Store, window: Window) -> None:

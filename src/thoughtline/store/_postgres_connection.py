@@ -7,8 +7,12 @@ violation is a caller's bug and stays what it is, as in the SQLite store.
 
 from __future__ import annotations
 
+import select
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Final
 
 import psycopg
 import psycopg_pool
@@ -28,6 +32,10 @@ CONNECT_TIMEOUT_S = 10
 POOL_WAIT_S = 10.0
 """How long a call waits for a free (or new) connection before giving up: also how
 long a server that went down takes to be reported."""
+IDLE_CHECK_S: Final = 1.0
+"""A pooled connection idle longer than this is checked with a round trip before it is
+lent (a quiet network path may have dropped it); one used more recently is checked only
+when the server has sent it something, which is how a restart announces itself."""
 LOCK_TIMEOUT_S = 10
 """How long a statement waits for a row lock another transaction holds, as SQLite's
 busy timeout does, before it is reported ``locked``."""
@@ -79,13 +87,48 @@ def open_pool(dsn: str, settings: StoreSettings) -> psycopg_pool.ConnectionPool[
         max_size=settings.pool_max,
         timeout=POOL_WAIT_S,
         # A connection broken by a server restart is replaced before it is handed out.
-        check=psycopg_pool.ConnectionPool.check_connection,
+        check=check_on_borrow,
         name=f"thoughtline {location}",
         open=False,
     )
     with usage_errors(location):
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
     return pool
+
+
+_last_used: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+
+
+def mark_used(conn: Connection) -> None:
+    """``conn`` just finished a transaction (see :func:`check_on_borrow`)."""
+    _last_used[conn] = time.monotonic()
+
+
+def check_on_borrow(conn: Connection) -> None:
+    """Raise when a pooled connection is not fit to lend (the pool then replaces it).
+
+    Checking every connection with a round trip doubled the round trips of a write, so
+    only a connection idle longer than :data:`IDLE_CHECK_S`, or one the server sent
+    something while it sat in the pool, is checked that way: a server that shuts down
+    or restarts tells each connection (an error message, then the end of the stream),
+    which makes its socket readable. A connection broken in the instant between this
+    check and its use fails its write before COMMIT is sent, and the write is tried
+    once more on another (:meth:`PostgresStore.write_merged`)."""
+    if conn.broken or conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    if time.monotonic() - _last_used.get(conn, 0.0) > IDLE_CHECK_S or _has_input(conn):
+        psycopg_pool.ConnectionPool.check_connection(conn)
+
+
+def _has_input(conn: Connection) -> bool:
+    """Whether the server sent something to an idle connection (nothing waits)."""
+    descriptor = conn.fileno()
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(descriptor, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    readable, _, failed = select.select([descriptor], [], [descriptor], 0)
+    return bool(readable or failed)
 
 
 @contextmanager

@@ -69,10 +69,8 @@ UPDATE_TASK = (
     f"UPDATE tasks SET {', '.join(f'{column} = :{column}' for column in UPDATED_TASK_COLUMNS)} "
     "WHERE id = :id"
 )
-INSERT_TRACE = (
-    "INSERT INTO trace_events (id, run_id, task_id, type, layer, at, at_epoch, "
-    "expires_at, metadata_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+TRACE_COLUMNS = "id, run_id, task_id, type, layer, at, at_epoch, expires_at, metadata_json"
+INSERT_TRACE = f"INSERT INTO trace_events ({TRACE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 TOOL_CALL_COLUMNS = (
     "task_id", "position", "run_id", "call_id", "step", "server", "name", "arguments",
     "status", "is_error", "result", "result_truncated", "error", "started_at", "duration_ms",

@@ -136,6 +136,18 @@ def touch_statement(dialect: SqlDialect, count: int) -> str:
     return dialect.sql(f"UPDATE runs SET heartbeat_at = {dialect.now_sql} WHERE {where}")
 
 
+UpdateCheck = tuple[SqlCursor, str]
+"""An update's cursor and what to raise when it changed no row."""
+
+
+def check_updates(checks: Sequence[UpdateCheck]) -> None:
+    """Raise :class:`RunNotFoundError` for the first update that changed no row (one
+    the server did not run, after a failed statement, counts -1)."""
+    for cursor, missing in checks:
+        if cursor.rowcount == 0:
+            raise RunNotFoundError(missing)
+
+
 class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     """The store's queries on connections of type ``ConnectionT``; a subclass names its
     :attr:`dialect` and opens its connections and transactions."""
@@ -173,6 +185,10 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         """Run ``sql`` once for each of ``params``."""
         raise NotImplementedError
 
+    def _append_many(self, conn: ConnectionT, sql: str, params: list[tuple[object, ...]]) -> None:
+        """Insert rows into a log (``sql`` is :attr:`statements`' insert), in order."""
+        self._execute_many(conn, sql, params)
+
     def _deleted(self, tables: Collection[str]) -> None:
         """A deletion for retention removed or rewrote rows of ``tables`` (see
         :meth:`purge_residue`)."""
@@ -188,6 +204,16 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     def _write_rows(self, conn: ConnectionT, write: PreparedWrite) -> None:
         """Write ``write``'s rows in the transaction ``conn`` is in; raise
         :class:`RunNotFoundError` when a run or task to update is not stored."""
+        self._queue_rows(conn, write, None)
+
+    def _queue_rows(
+        self, conn: ConnectionT, write: PreparedWrite, checks: list[UpdateCheck] | None
+    ) -> None:
+        """Send ``write``'s statements in the transaction ``conn`` is in. Each update's
+        row count says whether its run or task is stored: checked at once when
+        ``checks`` is None, else added to ``checks`` — on a connection in pipeline mode
+        (PostgreSQL) nothing waits for the server here, and the counts are read once the
+        pipeline is synced, before the transaction commits."""
         statements = self.replay_statements if write.replayed else self.statements
         for run_row, task_rows in write.created:
             conn.execute(statements.insert_run, run_row)
@@ -203,17 +229,27 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 (*dialect.now_params(), *dialect.list_params(touched)),
             )
         for run_update in write.runs:
-            if conn.execute(statements.update_run, run_update).rowcount == 0:
-                raise RunNotFoundError(f"No run {run_update[2]!r} in {self._where} to update.")
+            updated: UpdateCheck = (
+                conn.execute(statements.update_run, run_update),
+                f"No run {run_update[2]!r} in {self._where} to update.",
+            )
+            if checks is None:
+                check_updates([updated])
+            else:
+                checks.append(updated)
         if write.events:
-            self._execute_many(conn, statements.insert_run_event, write.events)
+            self._append_many(conn, statements.insert_run_event, write.events)
         if write.trace:
-            self._execute_many(conn, statements.insert_trace, write.trace)
+            self._append_many(conn, statements.insert_trace, write.trace)
         for task in write.tasks:
-            if conn.execute(statements.update_task, task).rowcount == 0:
-                raise RunNotFoundError(
-                    f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update."
-                )
+            updated = (
+                conn.execute(statements.update_task, task),
+                f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update.",
+            )
+            if checks is None:
+                check_updates([updated])
+            else:
+                checks.append(updated)
         if write.tool_calls:
             self._tool_call_rows(conn, write.tool_calls)
         if write.threads:
@@ -225,11 +261,13 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         try:
             self._execute_many(conn, self.statements.upsert_tool_call, calls)
         except self.integrity_errors as exc:
-            named = ", ".join(sorted({repr(call[0]) for call in calls}))
-            raise RunNotFoundError(
-                f"A task among {named} is not in {self._where}, so their tool calls were "
-                "not written."
-            ) from exc
+            raise self._tool_calls_not_found(calls) from exc
+
+    def _tool_calls_not_found(self, calls: Sequence[tuple[object, ...]]) -> RunNotFoundError:
+        named = ", ".join(sorted({repr(call[0]) for call in calls}))
+        return RunNotFoundError(
+            f"A task among {named} is not in {self._where}, so their tool calls were not written."
+        )
 
     def _tool_calls_of(self, conn: ConnectionT, run_ids: Sequence[str]) -> list[Any]:
         """The rows of ``run_ids``' tool calls, in task and call order, as tuples
