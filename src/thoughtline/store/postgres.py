@@ -266,7 +266,9 @@ class PostgresStore(SqlStore[Connection]):
                 self._write_once(pool, write)
             except _BrokenBeforeCommit as broken:
                 # Nothing of it was committed (COMMIT was never sent): once more, on
-                # another connection (the pool replaces the broken one).
+                # another connection. A server restart broke every idle one too: the
+                # pool checks them (a round trip each) and replaces the broken.
+                pool.check()
                 try:
                     self._write_once(pool, write)
                 except _BrokenBeforeCommit as again:

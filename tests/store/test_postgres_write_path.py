@@ -1,0 +1,115 @@
+"""The PostgreSQL write path across a server restart: a pooled connection the restart
+broke is never used for a write that then fails — it is noticed when lent (the server
+told it), or the write, which failed before COMMIT was sent, is written once on another
+connection — and a write whose COMMIT may have been applied is never written again."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+
+from collections.abc import Iterator
+from contextlib import closing
+
+import psycopg
+
+from tests.store.builders import make_run
+from tests.store.postgres_cluster import Cluster, running_cluster
+from thoughtline.records import RunEventRecord, now_iso
+from thoughtline.store import _postgres_connection
+from thoughtline.store.base import RunNotFoundError, StoreError
+from thoughtline.store.postgres import PostgresStore
+
+
+@pytest.fixture
+def restartable(postgres_cluster: Cluster) -> Iterator[Cluster]:
+    """A cluster of its own: it is restarted under a store that stays open."""
+    with running_cluster(postgres_cluster.binaries) as cluster:
+        yield cluster
+
+
+def _events(run_id: str, first: int, count: int) -> list[RunEventRecord]:
+    return [
+        RunEventRecord(
+            run_id=run_id, seq=seq, type="answer.delta", task_id=None, at=now_iso(), data={}
+        )
+        for seq in range(first, first + count)
+    ]
+
+
+def _restart(cluster: Cluster) -> None:
+    cluster.stop("fast")
+    cluster.start()
+
+
+def test_a_connection_a_restart_broke_is_not_lent_however_recently_used(
+    restartable: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No check for idleness: only what the server told the connection gives it away.
+    monkeypatch.setattr(_postgres_connection, "IDLE_CHECK_S", 3600.0)
+    with closing(PostgresStore(restartable.dsn())) as store:
+        store.create_run(make_run("run_before"))
+        _restart(restartable)
+        # A read first: a read is never tried twice, so a broken connection would fail it.
+        stored = store.get_run("run_before")
+        assert stored is not None
+        store.append_run_events(_events("run_before", 1, 3))
+        assert [event.seq for event in store.run_events("run_before")] == [1, 2, 3]
+
+
+def test_a_write_on_a_connection_broken_unseen_is_written_once_on_another(
+    restartable: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check when lent sees nothing (as when the restart happens just after it):
+    # the write fails before COMMIT is sent and is written again, once.
+    monkeypatch.setattr(_postgres_connection, "IDLE_CHECK_S", 3600.0)
+    monkeypatch.setattr(_postgres_connection, "_has_input", lambda conn: False)
+    with closing(PostgresStore(restartable.dsn())) as store:
+        store.create_run(make_run("run_before"))
+        _restart(restartable)
+        store.append_run_events(_events("run_before", 1, 3))
+        assert [event.seq for event in store.run_events("run_before")] == [1, 2, 3]
+
+
+def test_a_write_whose_commit_may_have_been_applied_is_not_written_again(
+    restartable: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with closing(PostgresStore(restartable.dsn())) as store:
+        store.create_run(make_run("run_x"))
+        commit = psycopg.Connection.commit
+        calls: list[int] = []
+
+        def lost_answer(conn: psycopg.Connection[object]) -> None:
+            commit(conn)  # applied; its answer never arrives
+            calls.append(1)
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+        monkeypatch.setattr(psycopg.Connection, "commit", lost_answer)
+        with pytest.raises(StoreError) as raised:
+            store.append_run_events(_events("run_x", 1, 2))
+        monkeypatch.undo()
+        assert raised.value.problem == "unavailable"
+        assert "server closed the connection unexpectedly" in raised.value.message
+        assert calls == [1]  # not sent again (again, it would fail: the rows are there)
+        assert [event.seq for event in store.run_events("run_x")] == [1, 2]
+
+
+def test_an_update_of_a_missing_run_in_a_pipeline_rolls_back_the_whole_write(
+    postgres_dsn: str,
+) -> None:
+    # Every statement is sent before any count is read: nothing may be committed.
+    with closing(PostgresStore(postgres_dsn)) as store:
+        stored = make_run("run_here")
+        store.create_run(stored)
+        missing = make_run("run_gone")
+        writes = [
+            store.prepare(events=_events("run_here", 1, 2)),
+            store.prepare(run=missing),
+            store.prepare(events=_events("run_here", 3, 2)),
+        ]
+        with pytest.raises(RunNotFoundError, match="No run 'run_gone'"):
+            store.write_prepared(writes)
+        assert store.run_events("run_here") == []
+        store.write_prepared([writes[0], writes[2]])
+        assert [event.seq for event in store.run_events("run_here")] == [1, 2, 3, 4]
