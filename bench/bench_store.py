@@ -6,10 +6,12 @@ ratios compare like with like on a busy machine. Two workloads:
 
 - **runtime** (the path users get): each process writes through the runtime's
   :class:`~thoughtline.runtime.store_writer.StoreWriter` on an asyncio loop, with
-  :data:`RUNS_IN_FLIGHT` runs in flight like a daemon. A run writes, each step awaited
-  (so the runs go as fast as the store lets them): created → started → task started
-  (trace event) → :data:`DELTA_GROUPS` groups of :data:`GROUP_SIZE` answer deltas (what
-  a live flush collects) → task done (trace event) → run completed. 52 rows a run.
+  :data:`RUNS_IN_FLIGHT` runs in flight like a daemon. A run queues, as the runtime
+  does, and goes on at once: created → started → task started (trace event) →
+  :data:`DELTA_GROUPS` groups of :data:`GROUP_SIZE` answer deltas (what a live flush
+  collects) → task done (trace event) → run completed; then it waits until its writes
+  are committed, as a run does before it reports its end, and the next run starts. No
+  model: the runs go as fast as the store lets them. 52 rows a run.
 - **store API**: one call, one transaction (``create_run``, ``update_run``,
   ``update_task``, ``append_trace``, ``append_run_events``), as scripts using the store
   directly make them; one run at a time per process. 16 rows a run.
@@ -107,12 +109,19 @@ async def runtime_runs(store: Store, window: Window) -> None:
     prefix = f"bench_{os.getpid()}"
 
     async def step(write: PreparedWrite) -> None:
-        await writer.write(write)
-        window.committed(rows_of(write))
+        # As the runtime does: queued, the run goes on at once; counted once committed.
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        rows = rows_of(write)
+        done.add_done_callback(
+            lambda future: None if future.exception() else window.committed(rows)
+        )
+        writer.submit(write, done=done)
+        await asyncio.sleep(0)  # the other runs go on meanwhile (a model streaming)
 
     async def runs() -> None:
         while not window.over():
             await one_run(store, step, prefix)
+            await writer.flush()  # a run reports its end once its writes are in
 
     try:
         await asyncio.gather(*(runs() for _ in range(RUNS_IN_FLIGHT)))
@@ -123,8 +132,8 @@ async def runtime_runs(store: Store, window: Window) -> None:
 async def one_run(
     store: Store, step: Callable[[PreparedWrite], Awaitable[None]], prefix: str
 ) -> None:
-    """One run's writes, each awaited: created, started, its task started, the answer
-    in groups of deltas, the task done, the run completed."""
+    """One run's writes: created, started, its task started, the answer in groups of
+    deltas, the task done, the run completed."""
     run = make_run(new_id(prefix), status="planned")
     task = run.tasks[0]
     seq = 0
