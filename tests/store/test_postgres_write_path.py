@@ -113,3 +113,50 @@ def test_an_update_of_a_missing_run_in_a_pipeline_rolls_back_the_whole_write(
         assert store.run_events("run_here") == []
         store.write_prepared([writes[0], writes[2]])
         assert [event.seq for event in store.run_events("run_here")] == [1, 2, 3, 4]
+
+
+def test_many_runs_and_tasks_updated_in_one_statement_each_are_read_back_whole(
+    postgres_dsn: str,
+) -> None:
+    with closing(PostgresStore(postgres_dsn)) as store:
+        first, second = make_run("run_a", tasks=2), make_run("run_b")
+        for run in (first, second):
+            store.create_run(run)
+        tasks = [*first.tasks, *second.tasks]
+        for number, task in enumerate(tasks):
+            task.status, task.output = "done", f"answer {number} \u00e9\u4e2d"
+            task.usage.input_tokens, task.timings.total_ms = 10 + number, 0.1 + number
+        first.status, second.status = "completed", "failed"
+        first.finished_at = second.finished_at = now_iso()
+        store.write_prepared(
+            [
+                store.prepare(run=first, tasks=first.tasks),
+                store.prepare(run=second, tasks=second.tasks),
+            ]
+        )
+        for run in (first, second):
+            stored = store.get_run(run.id)
+            assert stored is not None
+            assert (stored.status, stored.finished_at) == (run.status, run.finished_at)
+            assert stored.tasks == [task for task in run.tasks]
+
+
+def test_a_missing_task_among_many_updated_at_once_is_named_and_nothing_is_written(
+    postgres_dsn: str,
+) -> None:
+    with closing(PostgresStore(postgres_dsn)) as store:
+        here = make_run("run_here", tasks=2)
+        store.create_run(here)
+        gone = make_run("run_gone")
+        for task in (*here.tasks, *gone.tasks):
+            task.status = "running"
+        with pytest.raises(RunNotFoundError, match="No task 'run_gone_task0' of run 'run_gone'"):
+            store.write_prepared(
+                [
+                    store.prepare(tasks=here.tasks, events=_events("run_here", 1, 2)),
+                    store.prepare(tasks=gone.tasks),
+                ]
+            )
+        stored = store.get_run("run_here")
+        assert stored is not None and {task.status for task in stored.tasks} == {"queued"}
+        assert store.run_events("run_here") == []

@@ -136,16 +136,31 @@ def touch_statement(dialect: SqlDialect, count: int) -> str:
     return dialect.sql(f"UPDATE runs SET heartbeat_at = {dialect.now_sql} WHERE {where}")
 
 
-UpdateCheck = tuple[SqlCursor, str]
-"""An update's cursor and what to raise when it changed no row."""
+class UpdateCheck(Protocol):
+    """An update sent: whether it found every row it was to change."""
+
+    def missing(self) -> str | None:
+        """What to raise :class:`RunNotFoundError` with (None: nothing missing, or the
+        server did not run the statement, after an earlier one failed)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RowUpdate:
+    """One row's update: its row count says whether the row was there."""
+
+    cursor: SqlCursor
+    message: str
+
+    def missing(self) -> str | None:
+        return self.message if self.cursor.rowcount == 0 else None
 
 
 def check_updates(checks: Sequence[UpdateCheck]) -> None:
-    """Raise :class:`RunNotFoundError` for the first update that changed no row (one
-    the server did not run, after a failed statement, counts -1)."""
-    for cursor, missing in checks:
-        if cursor.rowcount == 0:
-            raise RunNotFoundError(missing)
+    """Raise :class:`RunNotFoundError` for the first update that did not find its row."""
+    for check in checks:
+        if (message := check.missing()) is not None:
+            raise RunNotFoundError(message)
 
 
 class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
@@ -184,6 +199,29 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     ) -> None:
         """Run ``sql`` once for each of ``params``."""
         raise NotImplementedError
+
+    def _update_rows(
+        self,
+        conn: ConnectionT,
+        sql: str,
+        params: Sequence[tuple[str, str | None, str]] | Sequence[dict[str, object]],
+        checks: list[UpdateCheck] | None,
+    ) -> None:
+        """Update runs (``(status, finished_at, id)``) or tasks (rows by column name),
+        each with its own statement; see :meth:`_queue_rows` for ``checks``."""
+        for row in params:
+            updated = RowUpdate(conn.execute(sql, row), self._not_found(row))
+            if checks is None:
+                check_updates([updated])
+            else:
+                checks.append(updated)
+
+    def _not_found(self, row: tuple[str, str | None, str] | dict[str, object]) -> str:
+        """What :class:`RunNotFoundError` says when the run or task of ``row`` (an
+        update's parameters) is not stored."""
+        if isinstance(row, dict):
+            return f"No task {row['id']!r} of run {row['run_id']!r} in {self._where} to update."
+        return f"No run {row[2]!r} in {self._where} to update."
 
     def _append_many(self, conn: ConnectionT, sql: str, params: list[tuple[object, ...]]) -> None:
         """Insert rows into a log (``sql`` is :attr:`statements`' insert), in order."""
@@ -228,28 +266,14 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 touch_statement(dialect, len(touched)),
                 (*dialect.now_params(), *dialect.list_params(touched)),
             )
-        for run_update in write.runs:
-            updated: UpdateCheck = (
-                conn.execute(statements.update_run, run_update),
-                f"No run {run_update[2]!r} in {self._where} to update.",
-            )
-            if checks is None:
-                check_updates([updated])
-            else:
-                checks.append(updated)
+        if write.runs:
+            self._update_rows(conn, statements.update_run, write.runs, checks)
         if write.events:
             self._append_many(conn, statements.insert_run_event, write.events)
         if write.trace:
             self._append_many(conn, statements.insert_trace, write.trace)
-        for task in write.tasks:
-            updated = (
-                conn.execute(statements.update_task, task),
-                f"No task {task['id']!r} of run {task['run_id']!r} in {self._where} to update.",
-            )
-            if checks is None:
-                check_updates([updated])
-            else:
-                checks.append(updated)
+        if write.tasks:
+            self._update_rows(conn, statements.update_task, write.tasks, checks)
         if write.tool_calls:
             self._tool_call_rows(conn, write.tool_calls)
         if write.threads:

@@ -32,13 +32,14 @@ import json
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
 import psycopg
 import psycopg_pool
 from psycopg import sql as psycopg_sql
-from psycopg.rows import tuple_row
+from psycopg.rows import DictRow, tuple_row
 
 from thoughtline.config import StoreSettings
 from thoughtline.records import Run
@@ -111,6 +112,39 @@ APPENDS: Final = {
 """The log inserts (and their replays, :attr:`PreparedWrite.replayed`), row by row,
 and as one statement of a JSON array (in row order: trace events are numbered as they
 are inserted)."""
+
+
+UPDATE_RUNS: Final = (
+    "UPDATE runs SET status = changed.status, finished_at = changed.finished_at "
+    "FROM json_populate_recordset(NULL::runs, %s::json) AS changed "
+    "WHERE runs.id = changed.id RETURNING runs.id"
+)
+UPDATE_TASKS: Final = (
+    f"UPDATE tasks SET ({', '.join(rows.UPDATED_TASK_COLUMNS)}) = "
+    f"({', '.join('changed.' + column for column in rows.UPDATED_TASK_COLUMNS)}) "
+    "FROM json_populate_recordset(NULL::tasks, %s::json) AS changed "
+    "WHERE tasks.id = changed.id RETURNING tasks.id"
+)
+"""Several runs' or tasks' updates in one statement, from a JSON array of rows typed by
+the table's own columns; the ids updated come back, so a missing one is named."""
+
+
+@dataclass(frozen=True, slots=True)
+class _UpdatedIds:
+    """An update of many rows that returns the ids it found."""
+
+    cursor: psycopg.Cursor[DictRow]
+    wanted: list[tuple[object, str]]
+    """Each row's id and what to raise when it is not found, in order."""
+
+    def missing(self) -> str | None:
+        if self.cursor.pgresult is None or self.cursor.rowcount < 0:
+            return None  # not run: an earlier statement failed
+        found = {row["id"] for row in self.cursor.fetchall()}
+        for row_id, message in self.wanted:
+            if row_id not in found:
+                return message
+        return None
 
 
 class _BrokenBeforeCommit(Exception):
@@ -239,6 +273,30 @@ class PostgresStore(SqlStore[Connection]):
     ) -> None:
         with conn.cursor() as cursor:
             cursor.executemany(sql, params)
+
+    def _update_rows(
+        self,
+        conn: Connection,
+        sql: str,
+        params: Sequence[tuple[str, str | None, str]] | Sequence[dict[str, object]],
+        checks: list[UpdateCheck] | None,
+    ) -> None:
+        if len(params) < 2 or checks is None:
+            super()._update_rows(conn, sql, params, checks)
+            return
+        if sql == self.statements.update_run:
+            changed: list[dict[str, object]] = [
+                {"status": status, "finished_at": finished_at, "id": run_id}
+                for status, finished_at, run_id in params
+            ]
+            statement = UPDATE_RUNS
+        else:
+            changed = list(params)  # type: ignore[arg-type]
+            statement = UPDATE_TASKS
+        # ensure_ascii=False: see _append_many.
+        cursor = conn.execute(statement, (json.dumps(changed, ensure_ascii=False),))
+        wanted = [(row["id"], self._not_found(params[index])) for index, row in enumerate(changed)]
+        checks.append(_UpdatedIds(cursor, wanted))
 
     def _append_many(self, conn: Connection, sql: str, params: list[tuple[object, ...]]) -> None:
         if len(params) == 1:
