@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
+import os
 from collections.abc import Iterator
 from contextlib import closing
 
@@ -160,3 +161,25 @@ def test_a_missing_task_among_many_updated_at_once_is_named_and_nothing_is_writt
         stored = store.get_run("run_here")
         assert stored is not None and {task.status for task in stored.tasks} == {"queued"}
         assert store.run_events("run_here") == []
+
+
+def test_runs_created_together_are_stored_whole_and_listed_latest_insert_first(
+    postgres_dsn: str,
+) -> None:
+    with closing(PostgresStore(postgres_dsn)) as store:
+        runs = [make_run(f"run_{number}", tasks=2) for number in range(3)]
+        for run in runs:
+            run.created_at = runs[0].created_at  # one millisecond: the insert order decides
+        store.write_prepared([store.prepare(create=run) for run in runs])
+        assert [run.id for run in store.list_runs()] == ["run_2", "run_1", "run_0"]
+        for run in runs:
+            stored = store.get_run(run.id)
+            assert stored is not None
+            assert stored.tasks == run.tasks
+            assert (stored.request, stored.status, stored.created_at) == (
+                run.request,
+                run.status,
+                run.created_at,
+            )
+        (owner,) = {row.owner_pid for row in store.unfinished_runs()}
+        assert owner == os.getpid()

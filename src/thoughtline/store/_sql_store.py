@@ -200,6 +200,17 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         """Run ``sql`` once for each of ``params``."""
         raise NotImplementedError
 
+    def _insert_created(
+        self,
+        conn: ConnectionT,
+        statements: WriteStatements,
+        created: list[tuple[tuple[object, ...], list[dict[str, object]]]],
+    ) -> None:
+        """Insert new runs' rows and their tasks' rows."""
+        for run_row, task_rows in created:
+            conn.execute(statements.insert_run, run_row)
+            self._execute_many(conn, statements.insert_task, task_rows)
+
     def _update_rows(
         self,
         conn: ConnectionT,
@@ -253,9 +264,8 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         (PostgreSQL) nothing waits for the server here, and the counts are read once the
         pipeline is synced, before the transaction commits."""
         statements = self.replay_statements if write.replayed else self.statements
-        for run_row, task_rows in write.created:
-            conn.execute(statements.insert_run, run_row)
-            self._execute_many(conn, statements.insert_task, task_rows)
+        if write.created:
+            self._insert_created(conn, statements, write.created)
         # The runs' rows first, as every write of a run (interrupt_run locks them too),
         # in sorted order, so two transactions never wait on each other's rows. Every
         # write proves the owner alive (streaming deltas as much as the rest).

@@ -63,7 +63,14 @@ from thoughtline.store._postgres_listen import (
 )
 from thoughtline.store._postgres_schema import run_params, task_params, tool_call_params
 from thoughtline.store._sql_dialect import POSTGRES
-from thoughtline.store._sql_store import UNFINISHED, SqlStore, UpdateCheck, check_updates
+from thoughtline.store._sql_store import (
+    NEW_RUN_COLUMNS,
+    UNFINISHED,
+    SqlStore,
+    UpdateCheck,
+    WriteStatements,
+    check_updates,
+)
 from thoughtline.store.base import PreparedWrite, Store, Vacuumed
 from thoughtline.store.owner import ProcessIdentity
 
@@ -114,6 +121,26 @@ and as one statement of a JSON array (in row order: trace events are numbered as
 are inserted)."""
 
 
+def _insert_from_json(table: str, columns: Sequence[str], extra: str, keep: str) -> str:
+    """An INSERT of many rows from a JSON array of objects typed by the table's own
+    columns, in the array's order (the identity ``row_order`` follows it)."""
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}{', ' if extra else ''}"
+        f"{'heartbeat_at' if extra else ''}) SELECT "
+        f"{', '.join('given.' + column for column in columns)}{', ' if extra else ''}{extra} "
+        f"FROM json_populate_recordset(NULL::{table}, %s::json) WITH ORDINALITY AS given "
+        f"ORDER BY given.ordinality{keep}"
+    )
+
+
+INSERT_RUNS: Final = {
+    keep: _insert_from_json("runs", NEW_RUN_COLUMNS, POSTGRES.now_sql, keep)
+    for keep in ("", REPLAY_KEEP)
+}
+INSERT_TASKS: Final = {
+    keep: _insert_from_json("tasks", rows.TASK_COLUMNS, "", keep) for keep in ("", REPLAY_KEEP)
+}
+"""New runs (stamped with the server's clock) and their tasks, one statement each."""
 UPDATE_RUNS: Final = (
     "UPDATE runs SET status = changed.status, finished_at = changed.finished_at "
     "FROM json_populate_recordset(NULL::runs, %s::json) AS changed "
@@ -273,6 +300,23 @@ class PostgresStore(SqlStore[Connection]):
     ) -> None:
         with conn.cursor() as cursor:
             cursor.executemany(sql, params)
+
+    def _insert_created(
+        self,
+        conn: Connection,
+        statements: WriteStatements,
+        created: list[tuple[tuple[object, ...], list[dict[str, object]]]],
+    ) -> None:
+        if len(created) < 2:
+            super()._insert_created(conn, statements, created)
+            return
+        keep = REPLAY_KEEP if statements is self.replay_statements else ""
+        new_runs = [dict(zip(NEW_RUN_COLUMNS, run_row, strict=True)) for run_row, _ in created]
+        new_tasks = [task for _, task_rows in created for task in task_rows]
+        # ensure_ascii=False: see _append_many.
+        conn.execute(INSERT_RUNS[keep], (json.dumps(new_runs, ensure_ascii=False),))
+        if new_tasks:
+            conn.execute(INSERT_TASKS[keep], (json.dumps(new_tasks, ensure_ascii=False),))
 
     def _update_rows(
         self,
