@@ -25,7 +25,7 @@ def test_the_phrases_that_differ() -> None:
     assert POSTGRES.sql(POSTGRES.in_list("id", 2)) == "id = ANY(%s)"
     assert POSTGRES.list_params(("a", "b")) == (["a", "b"],)
     assert SQLITE.prefix_params("run_") == ("run_", "run_\uffff")
-    assert POSTGRES.prefix_params("run_") == ("run_",)
+    assert POSTGRES.prefix_params("run_") == ("run_", "run_\U0010ffff")
     (stamp,) = SQLITE.now_params()
     assert isinstance(stamp, str) and stamp.endswith("Z")
     assert POSTGRES.now_params() == ()

@@ -77,10 +77,10 @@ from thoughtline.store.owner import ProcessIdentity
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
 
 HEARTBEAT_INTERVAL_S = 10.0
+"""How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
 WRITE_WAIT_S = 3.0
 """How long a write waits for a connection: a server that went down is then reported
 within seconds (reads wait POOL_WAIT_S, which also covers a pool busy under load)."""
-"""How often an owner refreshes the heartbeat of its unfinished runs, writing or not."""
 
 RESIDUE = (
     "PostgreSQL keeps the bytes of deleted rows in its table files until VACUUM reuses "
