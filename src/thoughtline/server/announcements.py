@@ -1,36 +1,56 @@
-"""Waking the streams that follow runs of other processes.
+"""Waking the streams that follow runs of other processes, and reading for them at once.
 
 A run executing in another daemon (or a CLI process) reaches this daemon only through the
 store's run event log. A store that announces appends (PostgreSQL: ``LISTEN``/``NOTIFY``
-carrying the run id and the last event number; the events themselves stay in the table)
-wakes the streams following that run as soon as the append commits. A store that does
-not (SQLite) leaves them polling every ``poll_s``; so does a lost announcement, as the
-wait below always ends after ``poll_s``.
+carrying the run id and the range of event numbers a commit wrote; the events themselves
+stay in the table) makes this daemon read the new events as soon as the append commits.
+A store that does not (SQLite) leaves the streams polling every ``poll_s``; so does a
+lost announcement, as a stream's wait always ends after ``poll_s``.
 
 One listener per daemon, on a thread of its own (the driver's wait blocks), hands each
-announcement to the event loop.
+announcement to the event loop. There, every followed run has one :class:`RunFeed`
+shared by all its streams: an announcement makes the feed read the new events once
+(``run_events(after_seq=<the last it has>)``, one query per wake-up per run, however many
+streams follow the run), keep their frames in memory and wake the streams, which take
+what follows their own cursor from there. The memory is bounded: a stream that lags
+behind what it holds (or joins from an older event) reads the store itself, as on a poll.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
+from thoughtline.event_log import from_records
+from thoughtline.run_events import is_terminal
+from thoughtline.server.events import event_frame
 from thoughtline.store.base import Store
 
-__all__ = ["Announcements", "Follower"]
+__all__ = ["Announcements", "FeedFrame", "Follower", "RunFeed"]
 
 logger = logging.getLogger(__name__)
 
 _WAIT_S = 0.5  # how long the listener thread waits before it checks whether to stop
+FEED_FRAMES = 4096
+"""At most this many frames of a run are kept for its streams (each delta is one)..."""
+FEED_BYTES = 1024 * 1024
+"""... and at most this many bytes; a stream behind what is kept reads the store."""
+
+FeedFrame = tuple[int, bytes, bool]
+"""One event of a feed: its seq, its SSE frame, whether it ends the run."""
 
 
 class _Announced(Protocol):
-    run_id: str
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
 
 
 class _Listener(Protocol):
@@ -45,23 +65,136 @@ class _Announcing(Protocol):
 
 
 class Follower:
-    """One stream following one run: :meth:`wait` returns when the store announced new
-    events of the run since the last :meth:`ready`, or after ``timeout_s``."""
+    """One stream following one run: :meth:`wait` returns when the run's feed read new
+    events since the last :meth:`ready` (or, for a store without announcements, never
+    before ``timeout_s``); :meth:`take` hands over what the feed holds."""
 
-    def __init__(self, release: Callable[[Follower], None]) -> None:
+    def __init__(self, feed: RunFeed, after: int) -> None:
         self.woken = asyncio.Event()
-        self._release = release
+        self.feed = feed
+        self.cursor = after  # the last seq this stream sent
 
     def ready(self) -> None:
-        """Call before reading the store: an announcement after this wakes :meth:`wait`."""
+        """Call before reading: new events from here on wake :meth:`wait`."""
         self.woken.clear()
 
-    async def wait(self, timeout_s: float) -> None:
+    async def wait(self, timeout_s: float) -> bool:
+        """Whether woken (else ``timeout_s`` passed)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.woken.wait(), timeout_s)
+        return self.woken.is_set()
+
+    def take(self, after: int) -> list[FeedFrame] | None:
+        """The feed's frames of events after ``after``, in order; ``None`` when the feed
+        no longer holds (or never held) all of them: read the store."""
+        return self.feed.after(after)
+
+    def sent(self, seq: int) -> None:
+        """The stream sent everything up to ``seq``: the feed may forget it."""
+        self.cursor = seq
 
     def close(self) -> None:
-        self._release(self)
+        self.feed.release(self)
+
+
+class RunFeed:
+    """The events of one run executing elsewhere, read once per announcement for every
+    stream that follows it.
+
+    The feed holds every event numbered in ``(base, last]`` (those ``frames`` had to
+    drop raise ``base``): a stream whose cursor is at least ``base`` takes what follows
+    it from here, one that is behind reads the store."""
+
+    def __init__(
+        self,
+        run_id: str,
+        after: int,
+        store: Store,
+        release: Callable[[RunFeed], None],
+    ) -> None:
+        self.run_id = run_id
+        self.base = self.last = after
+        self.announced = after  # the highest seq announced so far
+        self.frames: list[FeedFrame] = []
+        self.size = 0
+        self.reads = 0  # queries made (a figure for tests and benchmarks)
+        self.followers: set[Follower] = set()
+        self._store = store
+        self._release = release
+        self._reading: asyncio.Task[None] | None = None
+
+    def follow(self, after: int) -> Follower:
+        follower = Follower(self, after)
+        self.followers.add(follower)
+        return follower
+
+    def release(self, follower: Follower) -> None:
+        self.followers.discard(follower)
+        if not self.followers:
+            if self._reading is not None:
+                self._reading.cancel()
+            self._release(self)
+
+    def after(self, after: int) -> list[FeedFrame] | None:
+        if after < self.base:
+            return None
+        start = bisect.bisect_right(self.frames, after, key=lambda item: item[0])
+        return self.frames[start:]
+
+    def announce(self, last: int | None) -> None:
+        """Events up to ``last`` (``None``: unknown) committed: read them, once."""
+        if last is not None:
+            if last <= self.last:
+                return  # already read (a stream's own read, or an earlier announcement)
+            self.announced = max(self.announced, last)
+        else:
+            self.announced = max(self.announced, self.last + 1)
+        if self._reading is None:
+            self._reading = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            while self.announced > self.last:
+                after = self.last
+                self.reads += 1
+                try:
+                    records = await asyncio.to_thread(
+                        self._store.run_events, self.run_id, after_seq=after
+                    )
+                except Exception as exc:  # the streams' own polls read it later
+                    logger.debug("reading run %s for its streams failed: %r", self.run_id, exc)
+                    return
+                if not records:
+                    # Announced but not (yet) visible here, or deleted: the polls find it.
+                    self.announced = self.last
+                    return
+                self._add(
+                    (event.seq, event_frame(event), is_terminal(event))
+                    for event in from_records(records, after_seq=after)
+                )
+                # An event of a type this version does not know is skipped, not re-read.
+                self.last = max(self.last, records[-1].seq)
+                for follower in self.followers:
+                    follower.woken.set()
+        finally:
+            self._reading = None
+
+    def _add(self, frames: Iterable[FeedFrame]) -> None:
+        """Keep ``frames``; forget what every stream sent, then what exceeds the bounds."""
+        added = list(frames)
+        kept = self.frames
+        kept += added
+        size = self.size + sum(len(data) for _, data, _ in added)
+        sent = min((follower.cursor for follower in self.followers), default=self.last)
+        drop = bisect.bisect_right(kept, sent, key=lambda item: item[0])
+        size -= sum(len(data) for _, data, _ in kept[:drop])
+        while drop < len(kept) and (len(kept) - drop > FEED_FRAMES or size > FEED_BYTES):
+            size -= len(kept[drop][1])
+            drop += 1
+        if drop:
+            self.base = max(self.base, kept[drop - 1][0])
+            del kept[:drop]
+        self.size = size
 
 
 class Announcements:
@@ -69,7 +202,7 @@ class Announcements:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._followers: dict[str, set[Follower]] = {}
+        self._feeds: dict[str, RunFeed] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -88,10 +221,19 @@ class Announcements:
         )
         self._thread.start()
 
-    def follow(self, run_id: str) -> Follower:
-        follower = Follower(lambda done: self._followers.get(run_id, set()).discard(done))
-        self._followers.setdefault(run_id, set()).add(follower)
-        return follower
+    def follow(self, run_id: str, after: int = 0) -> Follower:
+        """A follower of ``run_id`` for a stream that has sent everything up to ``after``."""
+        feed = self._feeds.get(run_id)
+        if feed is None:
+            feed = self._feeds[run_id] = RunFeed(run_id, after, self._store, self._forget)
+        return feed.follow(after)
+
+    def feed(self, run_id: str) -> RunFeed | None:
+        return self._feeds.get(run_id)
+
+    def _forget(self, feed: RunFeed) -> None:
+        if self._feeds.get(feed.run_id) is feed:
+            del self._feeds[feed.run_id]
 
     def stop(self) -> None:
         self._stop.set()
@@ -118,13 +260,16 @@ class Announcements:
                     listener = None
                 self._stop.wait(_WAIT_S)
                 continue
-            run_ids = {item.run_id for item in announced}
-            if run_ids:
-                loop.call_soon_threadsafe(self._wake, run_ids)
+            if announced:
+                last: dict[str, int] = {}
+                for item in announced:
+                    last[item.run_id] = max(item.seq, last.get(item.run_id, 0))
+                loop.call_soon_threadsafe(self._wake, last)
         if listener is not None:
             listener.close()
 
-    def _wake(self, run_ids: set[str]) -> None:
-        for run_id in run_ids:
-            for follower in self._followers.get(run_id, ()):
-                follower.woken.set()
+    def _wake(self, announced: dict[str, int]) -> None:
+        for run_id, last in announced.items():
+            feed = self._feeds.get(run_id)
+            if feed is not None:
+                feed.announce(last)

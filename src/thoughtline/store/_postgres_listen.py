@@ -1,12 +1,18 @@
 """Live run events across machines: PostgreSQL ``LISTEN/NOTIFY`` carrying ids only.
 
 Every :meth:`~thoughtline.store.postgres.PostgresStore.append_run_events` transaction
-notifies :data:`CHANNEL` with ``"<run_id> <seq>"`` for each run it wrote, ``seq`` being
-the highest event number written. The server delivers a notification to every listener
-when (and only if) the transaction commits, so a listener that then reads
-``run_events(run_id, after_seq=<last it saw>)`` finds every event the notification
-announces. The events themselves stay in the table: NOTIFY's 8000-byte payload limit
-never matters, and a subscriber that resumes with ``Last-Event-ID`` reads the same rows.
+notifies :data:`CHANNEL` with ``"<run_id> <first>-<last>"`` for each run it wrote: the
+range of event numbers that commit added (a batch of deltas counts each of its deltas).
+The server delivers a notification to every listener when (and only if) the transaction
+commits, so a listener that has every event up to ``first - 1`` finds exactly the new
+ones with ``run_events(run_id, after_seq=first - 1)``, and one that already has ``last``
+reads nothing. The events themselves stay in the table: a payload is a run id and two
+numbers, far under NOTIFY's 8000-byte limit, and a subscriber that resumes with
+``Last-Event-ID`` reads the same rows.
+
+:func:`parse_payload` also reads the earlier ``"<run_id> <last>"`` (a process one
+version behind writing to the same database) and ignores any other payload. (A process
+one version behind ignores this one: its streams poll.)
 
 A :class:`RunEventListener` holds one dedicated connection (outside the store's pool,
 since a listening connection must stay open and idle).
@@ -14,9 +20,11 @@ since a listening connection must stay open and idle).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 
+import orjson
 import psycopg
 
 from thoughtline.store._postgres_connection import closed_error, conninfo, usage_errors
@@ -28,22 +36,61 @@ CHANNEL = "thoughtline_run_events"
 
 @dataclass(frozen=True, slots=True)
 class RunEventsAppended:
-    """Events of ``run_id`` up to ``seq`` are in the store's run event log."""
+    """Events of ``run_id`` numbered ``first`` to ``seq`` were committed (``first``:
+    ``None`` when the payload did not say)."""
 
     run_id: str
     seq: int
+    first: int | None = None
 
 
-def notification_payload(run_id: str, seq: int) -> str:
-    return f"{run_id} {seq}"
+def notification_payload(run_id: str, last: int, first: int | None = None) -> str:
+    return f"{run_id} {last if first is None else first}-{last}"
+
+
+def notification_payloads(rows: Iterable[tuple[object, ...]]) -> list[str]:
+    """The payloads of a transaction writing the run event rows ``rows`` (run id, seq,
+    type, task id, at, data JSON): one per run, in run id order."""
+    ranges: dict[str, tuple[int, int, object]] = {}  # run: lowest seq, highest, the lowest's data
+    for run_id, seq, *rest in rows:
+        assert isinstance(run_id, str)
+        assert isinstance(seq, int)
+        known = ranges.get(run_id)
+        if known is None:
+            ranges[run_id] = (seq, seq, rest[-1])
+        elif seq < known[0]:
+            ranges[run_id] = (seq, known[1], rest[-1])
+        elif seq > known[1]:
+            ranges[run_id] = (known[0], seq, known[2])
+    return [
+        notification_payload(run_id, last, lowest - _batched(data) + 1)
+        for run_id, (lowest, last, data) in sorted(ranges.items())
+    ]
+
+
+def _batched(data: object) -> int:
+    """How many deltas an event row holds (a batch is ``{"texts": [...]}``, else one)."""
+    if not isinstance(data, str) or not data.startswith('{"texts":'):
+        return 1
+    texts = orjson.loads(data).get("texts")
+    return len(texts) if isinstance(texts, list) and texts else 1
 
 
 def parse_payload(payload: str) -> RunEventsAppended | None:
     """The announcement a payload carries, ``None`` for one this version does not read."""
-    run_id, _, seq = payload.rpartition(" ")
-    if not run_id or not seq.isdigit():
+    run_id, _, numbers = payload.rpartition(" ")
+    if not run_id or " " in run_id:
         return None
-    return RunEventsAppended(run_id=run_id, seq=int(seq))
+    first, dash, last = numbers.partition("-")
+    if not dash:
+        return RunEventsAppended(run_id=run_id, seq=int(first)) if _number(first) else None
+    if not (_number(first) and _number(last)) or int(first) > int(last):
+        return None
+    return RunEventsAppended(run_id=run_id, seq=int(last), first=int(first))
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 19
 
 
 class RunEventListener:

@@ -52,7 +52,7 @@ from thoughtline.store._postgres_lease import OwnerLease
 from thoughtline.store._postgres_listen import (
     CHANNEL,
     RunEventListener,
-    notification_payload,
+    notification_payloads,
 )
 from thoughtline.store._postgres_schema import run_params, task_params, tool_call_params
 from thoughtline.store._sql_dialect import POSTGRES
@@ -168,16 +168,10 @@ class PostgresStore(SqlStore[Connection]):
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine.
         with self._transaction() as conn:
             self._write_rows(conn, write)
-            # Delivered to every listener when this commits: ids only, events stay here.
-            last_seq: dict[str, int] = {}
-            for event_run, event_seq, *_rest in write.events:
-                assert isinstance(event_run, str)
-                assert isinstance(event_seq, int)
-                last_seq[event_run] = max(event_seq, last_seq.get(event_run, 0))
-            for notified, seq in sorted(last_seq.items()):
-                conn.execute(
-                    "SELECT pg_notify(%s, %s)", (CHANNEL, notification_payload(notified, seq))
-                )
+            # Delivered to every listener when this commits: ids and the range of event
+            # numbers written, the events stay here.
+            for payload in notification_payloads(write.events):
+                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
         for run_row, _tasks in write.created:
             if run_row[1] in ("planned", "running"):
                 self._lease.hold(str(run_row[0]))
