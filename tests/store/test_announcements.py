@@ -77,6 +77,7 @@ def test_a_store_without_announcements_leaves_streams_polling(tmp_path: Path) ->
 def test_a_payload_names_the_range_a_commit_wrote_and_old_or_unknown_ones_are_tolerated() -> None:
     pytest.importorskip("psycopg")
     from thoughtline.store._postgres_listen import (
+        PAYLOAD_BYTES,
         RunEventsAppended,
         notification_payloads,
         parse_payload,
@@ -98,14 +99,28 @@ def test_a_payload_names_the_range_a_commit_wrote_and_old_or_unknown_ones_are_to
         delta(other.id, "t", 7),
     ]
     rows = [run_event_params(event) for event in reversed(events)]
-    assert notification_payloads(rows) == ["run_a 1-11", "run_b 7-7"]
+    # One payload for the commit, a line per run.
+    assert notification_payloads(rows) == ["run_a 1-11\nrun_b 7-7"]
     assert notification_payloads([run_event_params(events[1])]) == ["run_a 2-11"]
-    assert parse_payload("run_a 1-11") == RunEventsAppended("run_a", seq=11, first=1)
+    assert parse_payload("run_a 1-11\nrun_b 7-7") == [
+        RunEventsAppended("run_a", seq=11, first=1),
+        RunEventsAppended("run_b", seq=7, first=7),
+    ]
     # The previous version's payload: the last event only.
-    assert parse_payload("run_a 11") == RunEventsAppended("run_a", seq=11, first=None)
+    assert parse_payload("run_a 11") == [RunEventsAppended("run_a", seq=11, first=None)]
     unknown = ["", "run_a", "run_a x", "run_a 1-", "run_a -3", "run_a 9-3", "v3 run_a 1-2", "1-2"]
-    assert [parse_payload(payload) for payload in unknown] == [None] * len(unknown)
-    assert len(max(notification_payloads(rows), key=len).encode()) < 8000
+    assert [parse_payload(payload) for payload in unknown] == [[]] * len(unknown)
+    # A line it does not read leaves the others.
+    assert parse_payload("v3 run_a 1-2\nrun_b 4-5") == [RunEventsAppended("run_b", 5, first=4)]
+    # Hundreds of runs in one commit: as few payloads as the bound allows, every run once.
+    many = [run_event_params(delta(f"run_{n:04d}_{'x' * 20}", "t", n + 1)) for n in range(500)]
+    payloads = notification_payloads(many)
+    assert 1 < len(payloads) < 20
+    assert all(len(payload.encode()) <= PAYLOAD_BYTES < 8000 for payload in payloads)
+    announced = [item for payload in payloads for item in parse_payload(payload)]
+    assert [(item.run_id, item.first, item.seq) for item in announced] == [
+        (f"run_{n:04d}_{'x' * 20}", n + 1, n + 1) for n in range(500)
+    ]
 
 
 async def test_the_announcement_of_a_commit_carries_its_range(postgres_dsn: str) -> None:
@@ -119,7 +134,7 @@ async def test_the_announcement_of_a_commit_carries_its_range(postgres_dsn: str)
         with mine.listen() as listener:
             owner.deltas(10)
             owner.deltas(1)
-            announced = listener.wait(30.0, limit=2)
+            announced = listener.wait(30.0, limit=2)  # two notifications
     assert [(item.run_id, item.first, item.seq) for item in announced] == [
         ("run_ranged", 3, 12),
         ("run_ranged", 13, 13),
@@ -127,18 +142,23 @@ async def test_the_announcement_of_a_commit_carries_its_range(postgres_dsn: str)
 
 
 def counting_store(dsn: str) -> Any:
-    """A PostgreSQL store recording from where each event-log read started (``reads``)."""
+    """A PostgreSQL store recording from where each event-log read started."""
     from thoughtline.store.postgres import PostgresStore
 
     class CountingStore(PostgresStore):
-        reads: list[int]
+        reads: list[int]  # a stream's own reads: after which seq
+        shared: list[dict[str, int]]  # the feeds' reads, one query for several runs
 
         def run_events(self, run_id: str, after_seq: int = 0, *args: Any, **kw: Any) -> Any:
             self.reads.append(after_seq)
             return super().run_events(run_id, after_seq, *args, **kw)
 
+        def run_events_after(self, after: dict[str, int]) -> Any:
+            self.shared.append(dict(after))
+            return super().run_events_after(after)
+
     store = CountingStore(dsn)
-    store.reads = []
+    store.reads, store.shared = [], []
     return store
 
 
@@ -230,6 +250,7 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
             assert feed is not None
             for count in (10, 1, 7):
                 mine.reads.clear()
+                mine.shared.clear()
                 before = owner.seq
                 owner.deltas(count)
                 await _until(
@@ -238,13 +259,56 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
                         and all(follower.cursor == owner.seq for follower in feed.followers)
                     )
                 )
-                if kept_frames >= count:
-                    assert mine.reads == [before]  # one query for five streams
-                else:
-                    assert mine.reads == [before] * 6  # the feed's, then each stream's
+                assert mine.shared == [{owner.run.id: before}]  # one query for five streams
+                # A feed that could not keep the append: each stream reads it itself.
+                assert mine.reads == ([] if kept_frames >= count else [before] * 5)
             owner.end()
             seen = await asyncio.gather(*streams)
         finally:
             announcements.stop()
     assert seen == [list(range(3, owner.seq + 1))] * 5
     assert announcements.feed(owner.run.id) is None  # forgotten with its last stream
+
+
+async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres_dsn: str) -> None:
+    """A daemon's writer commits the live events of all its runs together: a daemon
+    following several of them reads the commit once, for every run and stream."""
+    from thoughtline.store.postgres import PostgresStore
+
+    with (
+        closing(counting_store(postgres_dsn)) as mine,
+        closing(PostgresStore(postgres_dsn)) as other,
+    ):
+        owners = [Owner(other, make_run(f"run_{n}")) for n in range(3)]
+        announcements = Announcements(mine)
+        announcements.start()
+        settings = ServerSettings(poll_s=30.0, recover_interval_s=3600.0)
+        daemon = SimpleNamespace(
+            settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
+        )
+        try:
+            streams = [
+                task for owner in owners for task in await _streams(daemon, owner.run.id, 2, 2)
+            ]
+            await _until(lambda: len(mine.reads) == 12)
+            mine.shared.clear()
+            events: list[RunEvent] = []
+            for owner in owners:
+                first = owner.seq + 1
+                events += [
+                    TaskAnswerDelta(
+                        run_id=owner.run.id, seq=seq, at="x", task_id=owner.task.id, text="x"
+                    )
+                    for seq in range(first, first + 4)
+                ]
+                owner.seq += 4
+            other.write(events=to_records(events))  # one transaction, three runs
+            feeds = [announcements.feed(owner.run.id) for owner in owners]
+            await _until(lambda: all(feed is not None and feed.last == 6 for feed in feeds))
+            assert mine.shared == [{owner.run.id: 2 for owner in owners}]
+            for owner in owners:
+                owner.end()
+            seen = await asyncio.gather(*streams)
+        finally:
+            announcements.stop()
+    assert seen == [list(range(3, 8))] * 6

@@ -23,15 +23,16 @@ import bisect
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import Protocol, runtime_checkable
 
 from thoughtline.event_log import from_records
+from thoughtline.records import RunEventRecord
 from thoughtline.run_events import is_terminal
 from thoughtline.server.events import event_frame
 from thoughtline.store.base import Store
 
-__all__ = ["Announcements", "FeedFrame", "Follower", "RunFeed"]
+__all__ = ["Announcements", "FeedFrame", "Follower", "RunFeed", "frames_after"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,23 +106,14 @@ class RunFeed:
     drop raise ``base``): a stream whose cursor is at least ``base`` takes what follows
     it from here, one that is behind reads the store."""
 
-    def __init__(
-        self,
-        run_id: str,
-        after: int,
-        store: Store,
-        release: Callable[[RunFeed], None],
-    ) -> None:
+    def __init__(self, run_id: str, after: int, release: Callable[[RunFeed], None]) -> None:
         self.run_id = run_id
         self.base = self.last = after
         self.announced = after  # the highest seq announced so far
         self.frames: list[FeedFrame] = []
         self.size = 0
-        self.reads = 0  # queries made (a figure for tests and benchmarks)
         self.followers: set[Follower] = set()
-        self._store = store
         self._release = release
-        self._reading: asyncio.Task[None] | None = None
 
     def follow(self, after: int) -> Follower:
         follower = Follower(self, after)
@@ -131,8 +123,6 @@ class RunFeed:
     def release(self, follower: Follower) -> None:
         self.followers.discard(follower)
         if not self.followers:
-            if self._reading is not None:
-                self._reading.cancel()
             self._release(self)
 
     def after(self, after: int) -> list[FeedFrame] | None:
@@ -141,50 +131,29 @@ class RunFeed:
         start = bisect.bisect_right(self.frames, after, key=lambda item: item[0])
         return self.frames[start:]
 
-    def announce(self, last: int | None) -> None:
-        """Events up to ``last`` (``None``: unknown) committed: read them, once."""
-        if last is not None:
-            if last <= self.last:
-                return  # already read (a stream's own read, or an earlier announcement)
-            self.announced = max(self.announced, last)
-        else:
-            self.announced = max(self.announced, self.last + 1)
-        if self._reading is None:
-            self._reading = asyncio.get_running_loop().create_task(self._read())
+    def wants(self, last: int) -> bool:
+        """Events up to ``last`` were committed: whether the feed must read them."""
+        self.announced = max(self.announced, last)
+        return self.announced > self.last
 
-    async def _read(self) -> None:
-        try:
-            while self.announced > self.last:
-                after = self.last
-                self.reads += 1
-                try:
-                    records = await asyncio.to_thread(
-                        self._store.run_events, self.run_id, after_seq=after
-                    )
-                except Exception as exc:  # the streams' own polls read it later
-                    logger.debug("reading run %s for its streams failed: %r", self.run_id, exc)
-                    return
-                if not records:
-                    # Announced but not (yet) visible here, or deleted: the polls find it.
-                    self.announced = self.last
-                    return
-                self._add(
-                    (event.seq, event_frame(event), is_terminal(event))
-                    for event in from_records(records, after_seq=after)
-                )
-                # An event of a type this version does not know is skipped, not re-read.
-                self.last = max(self.last, records[-1].seq)
-                for follower in self.followers:
-                    follower.woken.set()
-        finally:
-            self._reading = None
+    def deliver(self, frames: list[FeedFrame], newest: int) -> None:
+        """What a read found after :attr:`last`: its frames, and the last seq it read
+        (past events of types this version does not know, which are left out)."""
+        if newest <= self.last:
+            # Announced but not visible to this read (or deleted since): the streams'
+            # polls find whatever there is.
+            self.announced = self.last
+            return
+        self._add(frames)
+        self.last = newest
+        for follower in self.followers:
+            follower.woken.set()
 
-    def _add(self, frames: Iterable[FeedFrame]) -> None:
+    def _add(self, frames: list[FeedFrame]) -> None:
         """Keep ``frames``; forget what every stream sent, then what exceeds the bounds."""
-        added = list(frames)
         kept = self.frames
-        kept += added
-        size = self.size + sum(len(data) for _, data, _ in added)
+        kept += frames
+        size = self.size + sum(len(data) for _, data, _ in frames)
         sent = min((follower.cursor for follower in self.followers), default=self.last)
         drop = bisect.bisect_right(kept, sent, key=lambda item: item[0])
         size -= sum(len(data) for _, data, _ in kept[:drop])
@@ -203,6 +172,9 @@ class Announcements:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._feeds: dict[str, RunFeed] = {}
+        self._wanted: dict[str, RunFeed] = {}  # feeds with announced events to read
+        self._reading: asyncio.Task[None] | None = None
+        self.reads = 0  # queries made for feeds (a figure for tests and benchmarks)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -225,7 +197,7 @@ class Announcements:
         """A follower of ``run_id`` for a stream that has sent everything up to ``after``."""
         feed = self._feeds.get(run_id)
         if feed is None:
-            feed = self._feeds[run_id] = RunFeed(run_id, after, self._store, self._forget)
+            feed = self._feeds[run_id] = RunFeed(run_id, after, self._forget)
         return feed.follow(after)
 
     def feed(self, run_id: str) -> RunFeed | None:
@@ -271,5 +243,49 @@ class Announcements:
     def _wake(self, announced: dict[str, int]) -> None:
         for run_id, last in announced.items():
             feed = self._feeds.get(run_id)
-            if feed is not None:
-                feed.announce(last)
+            if feed is not None and feed.wants(last):
+                self._wanted[run_id] = feed
+        if self._wanted and self._reading is None:
+            self._reading = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        """Read what the feeds were announced: one query for all of them, again while
+        announcements arrived during the last."""
+        try:
+            while self._wanted:
+                feeds, self._wanted = self._wanted, {}
+                after = {run_id: feed.last for run_id, feed in feeds.items()}
+                self.reads += 1
+                try:
+                    found = await asyncio.to_thread(_read_runs, self._store, after)
+                except Exception as exc:  # the streams' own polls read it later
+                    logger.debug("reading followed runs failed: %r", exc)
+                    continue
+                for run_id, feed in feeds.items():
+                    if self._feeds.get(run_id) is feed:
+                        feed.deliver(*found.get(run_id, ([], after[run_id])))
+        finally:
+            self._reading = None
+
+
+@runtime_checkable
+class _ReadingMany(Protocol):
+    def run_events_after(self, after: Mapping[str, int]) -> dict[str, list[RunEventRecord]]: ...
+
+
+def _read_runs(store: Store, after: Mapping[str, int]) -> dict[str, tuple[list[FeedFrame], int]]:
+    """Each run's frames of the events after its number in ``after``, and the last seq
+    read (in a thread: the query, and turning rows into frames)."""
+    if isinstance(store, _ReadingMany):
+        found = store.run_events_after(after)
+    else:
+        found = {run_id: store.run_events(run_id, after_seq=seq) for run_id, seq in after.items()}
+    return {run_id: frames_after(records, after[run_id]) for run_id, records in found.items()}
+
+
+def frames_after(records: list[RunEventRecord], seq: int) -> tuple[list[FeedFrame], int]:
+    """The frames of the events of ``records`` after ``seq`` and the last seq they hold
+    (past events of types this version does not know, which are left out)."""
+    events = from_records(records, after_seq=seq)
+    frames = [(event.seq, event_frame(event), is_terminal(event)) for event in events]
+    return frames, records[-1].seq if records else seq

@@ -50,7 +50,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
 from thoughtline.run_events import is_terminal, run_finished
-from thoughtline.server.announcements import FeedFrame
+from thoughtline.server.announcements import FeedFrame, frames_after
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (
     RetainedRun,
@@ -280,12 +280,8 @@ def _opening(daemon: Daemon, run_id: str) -> tuple[bytes, int | None] | None:
 
 
 def _read_after(store: Store, run_id: str, seq: int) -> tuple[list[FeedFrame], int]:
-    """The frames of ``run_id``'s stored events after ``seq`` and the last seq read
-    (past events of types this version does not know, which are left out)."""
-    records = store.run_events(run_id, after_seq=seq)
-    events = from_records(records, after_seq=seq)
-    frames = [(event.seq, event_frame(event), is_terminal(event)) for event in events]
-    return frames, records[-1].seq if records else seq
+    """The frames of ``run_id``'s stored events after ``seq`` and the last seq read."""
+    return frames_after(store.run_events(run_id, after_seq=seq), seq)
 
 
 async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]:

@@ -170,8 +170,11 @@ class PostgresStore(SqlStore[Connection]):
             self._write_rows(conn, write)
             # Delivered to every listener when this commits: ids and the range of event
             # numbers written, the events stay here.
-            for payload in notification_payloads(write.events):
-                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+            if payloads := notification_payloads(write.events):
+                conn.execute(
+                    "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                    (CHANNEL, payloads),
+                )
         for run_row, _tasks in write.created:
             if run_row[1] in ("planned", "running"):
                 self._lease.hold(str(run_row[0]))
