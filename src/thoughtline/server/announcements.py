@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -70,20 +69,38 @@ class Follower:
     events since the last :meth:`ready` (or, for a store without announcements, never
     before ``timeout_s``); :meth:`take` hands over what the feed holds."""
 
+    __slots__ = ("_waiter", "cursor", "feed", "woken")
+
     def __init__(self, feed: RunFeed, after: int) -> None:
-        self.woken = asyncio.Event()
+        self.woken = False
         self.feed = feed
         self.cursor = after  # the last seq this stream sent
+        self._waiter: asyncio.Future[None] | None = None
 
     def ready(self) -> None:
         """Call before reading: new events from here on wake :meth:`wait`."""
-        self.woken.clear()
+        self.woken = False
+
+    def wake(self) -> None:
+        self.woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self, timeout_s: float) -> bool:
-        """Whether woken (else ``timeout_s`` passed)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.woken.wait(), timeout_s)
-        return self.woken.is_set()
+        """Whether woken (else ``timeout_s`` passed). One future and one timer, not a
+        task per wait: the feed of a busy run wakes its streams tens of times a second."""
+        if self.woken:
+            return True
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout_s, _expire, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+        return self.woken
 
     def take(self, after: int) -> list[FeedFrame] | None:
         """The feed's frames of events after ``after``, in order; ``None`` when the feed
@@ -96,6 +113,11 @@ class Follower:
 
     def close(self) -> None:
         self.feed.release(self)
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class RunFeed:
@@ -147,7 +169,7 @@ class RunFeed:
         self._add(frames)
         self.last = newest
         for follower in self.followers:
-            follower.woken.set()
+            follower.wake()
 
     def _add(self, frames: list[FeedFrame]) -> None:
         """Keep ``frames``; forget what every stream sent, then what exceeds the bounds."""
