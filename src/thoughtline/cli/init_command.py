@@ -59,7 +59,7 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # pool_min = 1                    # connections each process keeps open
 # pool_max = 8                    # and opens at most
 # lease_s = 10                    # heartbeat of a process's runs; 3 missed beats: presumed dead
-# live_flush_ms = 20              # how soon live events reach other daemons
+# live_flush_ms = 5               # how soon live events reach other daemons
 # statement_timeout_ms = 0        # 0: no limit
 # application_name = "thoughtline"
 
