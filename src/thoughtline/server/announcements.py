@@ -9,11 +9,13 @@ lost announcement, as a stream's wait always ends after ``poll_s``.
 
 One listener per daemon, on a thread of its own (the driver's wait blocks), hands each
 announcement to the event loop. There, every followed run has one :class:`RunFeed`
-shared by all its streams: an announcement makes the feed read the new events once
-(``run_events(after_seq=<the last it has>)``, one query per wake-up per run, however many
-streams follow the run), keep their frames in memory and wake the streams, which take
-what follows their own cursor from there. The memory is bounded: a stream that lags
-behind what it holds (or joins from an older event) reads the store itself, as on a poll.
+shared by all its streams. A wake-up reads what was announced for every feed at once:
+one query (``run_events_after``: each run's events after the last its feed has), however
+many runs and streams, since a daemon's writer commits all its runs' live events
+together and a query costs far more than its rows. Each feed keeps the frames and wakes
+its streams, which take what follows their own cursor from memory. Memory is bounded: a
+stream that lags behind what a feed holds (or joins from an older event) reads the store
+itself, as on a poll.
 """
 
 from __future__ import annotations
