@@ -167,7 +167,10 @@ def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncI
         return LiveFrames(daemon, channel, last_event_id)
     if (retained := daemon.hub.retained.get(run_id)) is not None:
         return _paced(_retained(retained, last_event_id))
-    return _paced(_stored(daemon, run_id, last_event_id))
+    # Not paced: a stored stream yields to the loop between writes itself (it waits for
+    # the store or its feed between reads); pacing cost every stream of a followed run
+    # one more turn of the loop per append.
+    return _stored(daemon, run_id, last_event_id)
 
 
 async def _paced(source: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
@@ -319,7 +322,9 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 taken, newest = await asyncio.to_thread(_read_after, store, run_id, seq)
             else:
                 taken, newest = held, held[-1][0] if held else seq
-            for chunk in _batched(data for _, data, _ in taken):
+            for index, chunk in enumerate(_batched(data for _, data, _ in taken)):
+                if index:
+                    await asyncio.sleep(0)  # a backlog: see the module's docstring
                 yield chunk
             if taken and taken[-1][2]:
                 return  # the terminal event
@@ -327,6 +332,8 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
             seq = max(seq, newest)
             follower.sent(seq)
             if ended is not None:  # none of it ended the run: its owner died
+                if taken:
+                    await asyncio.sleep(0)
                 yield event_frame(
                     run_finished(
                         ended.status,
