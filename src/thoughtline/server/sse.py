@@ -20,7 +20,8 @@ Wire format (one frame per event, UTF-8, LF line ends)::
 
 Runs executing in this daemon are served from the in-process hub; every other run
 (finished, or executing in another process sharing the store) from the store's
-``run_events``, polled until the terminal event.
+``run_events``, polled until the terminal event; the streams of a run executing
+elsewhere share one read per append the store announces (announcements.py).
 
 A subscriber to a live run that has read everything lets the run's channel write the
 next frames for it (``Subscriber.write_directly`` in events.py), straight to the server's
