@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.store.backends import StoreBackend
 from tests.store.builders import make_run
 from thoughtline.event_log import to_records
 from thoughtline.records import Run, RunEventRecord
@@ -25,6 +26,7 @@ from thoughtline.run_events import (
 from thoughtline.server.announcements import FEED_FRAMES, Announcements
 from thoughtline.server.daemon import ServerSettings
 from thoughtline.server.sse import _tail
+from thoughtline.store._sql_store import SqlStore
 from thoughtline.store.base import Store
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.wire.frames import SSEDecoder
@@ -312,3 +314,21 @@ async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres
         finally:
             announcements.stop()
     assert seen == [list(range(3, 8))] * 6
+
+
+def test_several_runs_are_read_in_one_query_as_each_alone(backend: StoreBackend) -> None:
+    """``run_events_after``: each run's events after its own number, as ``run_events``
+    reads them one run at a time (batches of deltas included)."""
+    store = backend.open()
+    owners = [Owner(store, make_run(f"run_{n}")) for n in range(3)]
+    for count, owner in zip((10, 1, 0), owners, strict=True):
+        if count:
+            owner.deltas(count)
+    after = {owners[0].run.id: 5, owners[1].run.id: 0, owners[2].run.id: 99, "run_none": 0}
+    assert isinstance(store, SqlStore)
+    found = store.run_events_after(after)
+    assert found == {
+        run_id: store.run_events(run_id, after_seq=seq) for run_id, seq in after.items()
+    }
+    assert [len(records) for records in found.values()] == [1, 3, 0, 0]
+    assert store.run_events_after({}) == {}
