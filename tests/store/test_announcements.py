@@ -213,6 +213,12 @@ async def _streams(
     return [asyncio.create_task(stream()) for _ in range(count)]
 
 
+def _waiting(announcements: Announcements, run_id: str) -> int:
+    """How many streams of ``run_id`` wait for its feed."""
+    feed = announcements.feed(run_id)
+    return 0 if feed is None else sum(follower.waiting for follower in feed.followers)
+
+
 async def _until(condition: Callable[[], bool]) -> None:
     """Let the loop run until ``condition`` holds (the test's own timeout bounds it): it
     watches reads made in threads, which no event announces."""
@@ -245,11 +251,12 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
         )
         try:
             streams = await _streams(daemon, owner.run.id, 2, 5)
-            # Each stream's own first reads: is the event it has the end, what follows it.
-            await _until(lambda: len(mine.reads) == 10)
-            assert sorted(mine.reads) == [1] * 5 + [2] * 5
+            # Each stream's own first reads (is the event it has the end, what follows
+            # it), done: every stream waits for the feed.
+            await _until(lambda: _waiting(announcements, owner.run.id) == 5)
             feed = announcements.feed(owner.run.id)
             assert feed is not None
+            assert sorted(mine.reads) == [1] * 5 + [2] * 5
             for count in (10, 1, 7):
                 mine.reads.clear()
                 mine.shared.clear()
@@ -292,7 +299,11 @@ async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres
             streams = [
                 task for owner in owners for task in await _streams(daemon, owner.run.id, 2, 2)
             ]
-            await _until(lambda: len(mine.reads) == 12)
+            await _until(
+                lambda: all(_waiting(announcements, owner.run.id) == 2 for owner in owners)
+            )
+            feeds = [announcements.feed(owner.run.id) for owner in owners]
+            assert len(mine.reads) == 12
             mine.shared.clear()
             events: list[RunEvent] = []
             for owner in owners:
@@ -305,7 +316,6 @@ async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres
                 ]
                 owner.seq += 4
             other.write(events=to_records(events))  # one transaction, three runs
-            feeds = [announcements.feed(owner.run.id) for owner in owners]
             await _until(lambda: all(feed is not None and feed.last == 6 for feed in feeds))
             assert mine.shared == [{owner.run.id: 2 for owner in owners}]
             for owner in owners:

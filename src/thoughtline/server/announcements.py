@@ -89,6 +89,11 @@ class Follower:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether the stream waits for its feed (it has sent what it read)."""
+        return self._waiter is not None
+
     async def wait(self, timeout_s: float) -> bool:
         """Whether woken (else ``timeout_s`` passed). One future and one timer, not a
         task per wait: the feed of a busy run wakes its streams tens of times a second."""
