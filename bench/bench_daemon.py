@@ -281,6 +281,7 @@ class Phase:
     endings: Counter[str] = field(default_factory=Counter)  # terminal events subscribers saw
     joined_at: float = 0.0  # when the last subscriber got its first event
     steady: list[float] = field(default_factory=list)  # latencies of deltas emitted after that
+    load: float = 0.0  # the 1-minute load average when the phase ended
 
 
 async def drive(
@@ -326,6 +327,7 @@ async def drive(
     phase.elapsed_s = time.monotonic() - started
     phase.client_cpu_s = time.process_time() - started_cpu
     phase.daemon_cpu_s = cpu_seconds(daemon_pid) - daemon_cpu
+    phase.load = os.getloadavg()[0]
     return phase
 
 
@@ -608,6 +610,20 @@ def main() -> None:
                     f"(the baseline reads its first byte at p50 {statistics.median(floor):.1f} ms, "
                     f"p99 {p99(floor):.1f} ms)"
                 )
+    print()
+    # Every round against its own baseline: a target met "in every round" shows here.
+    print("| mode | round | added p50 | added p99 | load average (1 min) at the round's end |")
+    print("|---|---:|---:|---:|---:|")
+    rounds = {(mode, path, number): phase for mode, path, number, phase in measured}
+    for mode, path, number, phase in measured:
+        if path == "daemon":
+            floor = rounds[(mode, "baseline", number)].latencies
+            values = phase.latencies
+            print(
+                f"| {mode} | {number + 1} "
+                f"| {statistics.median(values) - statistics.median(floor):+.1f} ms "
+                f"| {p99(values) - p99(floor):+.1f} ms | {phase.load:.2f} |"
+            )
     print()
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "

@@ -14,6 +14,7 @@ are undone when it is read, so a replay equals what was emitted:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import assert_never, cast
 
@@ -43,6 +44,8 @@ from thoughtline.run_events import (
 )
 
 __all__ = ["UnknownRunEvent", "from_records", "from_wire", "to_records", "to_wire"]
+
+logger = logging.getLogger(__name__)
 
 
 class UnknownRunEvent(ValueError):
@@ -166,18 +169,26 @@ def from_records(
     last (for folding onto a snapshot, where the text is all that counts: one event per
     record instead of one per delta of a long log).
 
-    Raises :class:`UnknownRunEvent` for a type this version does not know."""
+    A record of a type this version does not know (one written by a newer version
+    sharing the store) is left out, logged at debug level: a daemon one version behind
+    the process running a run still follows it."""
     events: list[RunEvent] = []
     for record in records:
         texts = record.data.get("texts")
         if not isinstance(texts, list):
             if record.seq > after_seq:
-                events.append(from_wire(record))
+                decode = _DECODERS.get(record.type)
+                if decode is None:
+                    _skipped(record)
+                else:
+                    events.append(decode(record))
             continue
         first = record.seq - len(texts) + 1
         delta = _BATCHED.get(record.type)
         if delta is None:
-            raise UnknownRunEvent(f"unknown delta batch type {record.type!r} (seq {record.seq})")
+            if record.seq > after_seq:
+                _skipped(record)
+            continue
         if joined:
             kept = texts[max(after_seq - first + 1, 0) :]
             if kept:
@@ -206,6 +217,15 @@ def from_records(
                     )
                 )
     return events
+
+
+def _skipped(record: RunEventRecord) -> None:
+    logger.debug(
+        "run %s: event %d of type %r is not one this version knows; skipped",
+        record.run_id,
+        record.seq,
+        record.type,
+    )
 
 
 def from_wire(record: RunEventRecord) -> RunEvent:

@@ -137,6 +137,45 @@ def test_an_unknown_type_in_the_log_is_an_error_naming_it() -> None:
         from_wire(record)
 
 
+def unknown(seq: int, type_: str, data: dict[str, object]) -> RunEventRecord:
+    return RunEventRecord(
+        run_id="run_1",
+        seq=seq,
+        type=type_,
+        task_id="task_1",
+        at=AT,
+        data=data,  # type: ignore[arg-type]
+    )
+
+
+def test_the_log_reader_skips_types_of_a_newer_version_between_known_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A daemon one version behind the process writing a run reads its log: an event type
+    (single or a batch of deltas) it does not know is left out, at debug level, and every
+    known event around it is read in order."""
+    known = [
+        delta(1, "a"),
+        delta(2, "b"),
+        TaskCompleted(run_id="run_1", seq=6, at=AT, task_id="task_1", task=TASK),
+    ]
+    records = [
+        *to_records(known[:2]),
+        unknown(3, "task.paused", {"until": "later"}),
+        unknown(5, "thought.delta", {"texts": ["x", "y"]}),
+        *to_records(known[2:]),
+    ]
+    with caplog.at_level("DEBUG", logger="thoughtline.event_log"):
+        read = from_records(records)
+    assert untimed_deltas(read) == untimed_deltas(known)
+    assert from_records(records, joined=True)[-1] == known[-1]
+    assert from_records(records, after_seq=2) == known[2:]
+    skipped = [r.getMessage() for r in caplog.records if r.levelname == "DEBUG"]
+    assert len(skipped) == 2
+    assert "'task.paused'" in skipped[0]
+    assert "'thought.delta'" in skipped[1]
+
+
 def delta(seq: int, text: str, *, task: str = "task_1", reasoning: bool = False) -> RunEvent:
     kind = TaskReasoningDelta if reasoning else TaskAnswerDelta
     return kind(

@@ -6,6 +6,7 @@ import json
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 
 import httpx2
 
@@ -19,9 +20,15 @@ from tests.server.support import (
     start_run,
     wait_for_status,
 )
+from tests.store.builders import make_run
+from thoughtline.event_log import to_records
+from thoughtline.records import RunEventRecord
+from thoughtline.run_events import RunCompleted, RunEvent, RunStarted, TaskAnswerDelta
 from thoughtline.server.events import RetainedRuns
+from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator, Transcript
 
+AT = "2026-12-01T00:00:00.000Z"
 SLOW = Transcript(answer="0123456789" * 6, chunk_chars=3)
 
 
@@ -312,3 +319,57 @@ def test_a_long_stream_of_frame_breaking_text_reaches_live_subscribers_intact(
         deltas = [event.data["text"] for event in events if event.type == "answer.delta"]
         assert events[0].data["tasks"][0]["output"] is None  # joined before any of it
         assert "".join(deltas) == answer
+
+
+def test_event_types_of_a_newer_version_are_skipped_not_the_end_of_the_stream(
+    daemon: LiveDaemon,
+) -> None:
+    """A run written by a newer version sharing the store (here: another process on the
+    daemon's SQLite file) logs types this daemon does not know, between known events:
+    its streams skip them, fresh or resumed, and reach the run's end."""
+    run = make_run()
+    task_id = run.tasks[0].id
+    with closing(SQLiteStore(daemon.home / "thoughtline.db")) as newer:
+        newer.create_run(run)
+
+        def text(seq: int) -> RunEvent:
+            return TaskAnswerDelta(run_id=run.id, seq=seq, at=AT, task_id=task_id, text=f"<{seq}>")
+
+        def unknown(seq: int, type_: str, data: dict[str, object]) -> RunEventRecord:
+            return RunEventRecord(
+                run_id=run.id,
+                seq=seq,
+                type=type_,
+                task_id=task_id,
+                at=AT,
+                data=data,  # type: ignore[arg-type]
+            )
+
+        ended = run.snapshot() | {"status": "completed"}
+        newer.write(
+            events=[
+                *to_records(
+                    [
+                        RunStarted(run_id=run.id, seq=1, at=AT, snapshot=run.snapshot()),
+                        text(2),
+                    ]
+                ),
+                unknown(3, "task.paused", {"until": "later"}),
+                *to_records([text(4)]),
+                unknown(6, "thought.delta", {"texts": ["x", "y"]}),
+                *to_records([text(7), RunCompleted(run_id=run.id, seq=8, at=AT, snapshot=ended)]),
+            ]
+        )
+    client = daemon.client()
+    resumed = read_all(client, run.id, headers={"Last-Event-ID": "0"})
+    assert [(e.seq, e.type) for e in resumed] == [
+        (1, "run.started"),
+        (2, "answer.delta"),
+        (4, "answer.delta"),
+        (7, "answer.delta"),
+        (8, "run.completed"),
+    ]
+    assert [e.data["text"] for e in resumed if e.type == "answer.delta"] == ["<2>", "<4>", "<7>"]
+    fresh = read_all(client, run.id)
+    assert [e.type for e in fresh] == ["snapshot", "run.completed"]
+    assert fresh[-1].seq == 8

@@ -313,7 +313,7 @@ def test_appended_run_events_are_announced_to_listeners_elsewhere(postgres_dsn: 
 
         huge = "x" * 100_000  # far past NOTIFY's 8000-byte payload limit
         reader.append_run_events([_delta("run_live_0", 41, huge)])
-        assert listener.wait(5.0, limit=1) == [RunEventsAppended("run_live_0", 41)]
+        assert listener.wait(5.0, limit=1) == [RunEventsAppended("run_live_0", 41, first=41)]
         assert reader.run_events("run_live_0", after_seq=40)[0].data == {"text": huge}
 
         # A write that is rolled back announces nothing.
@@ -336,7 +336,7 @@ def test_cross_process_delivery_latency(postgres_dsn: str) -> None:
             writer.append_run_events([_delta("run_latency", seq, "token ")])
             (announced,) = listener.wait(5.0, limit=1)
             latencies.append(time.perf_counter() - started)
-            assert announced == RunEventsAppended("run_latency", seq)
+            assert announced == RunEventsAppended("run_latency", seq, first=seq)
     latencies.sort()
     p50, p99 = latencies[100] * 1000, latencies[197] * 1000
     print(f"append → listener: p50 {p50:.2f} ms, p99 {p99:.2f} ms over 200 appends")

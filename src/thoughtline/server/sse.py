@@ -20,7 +20,8 @@ Wire format (one frame per event, UTF-8, LF line ends)::
 
 Runs executing in this daemon are served from the in-process hub; every other run
 (finished, or executing in another process sharing the store) from the store's
-``run_events``, polled until the terminal event.
+``run_events``, polled until the terminal event; the streams of a run executing
+elsewhere share one read per append the store announces (announcements.py).
 
 A subscriber to a live run that has read everything lets the run's channel write the
 next frames for it (``Subscriber.write_directly`` in events.py), straight to the server's
@@ -50,6 +51,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
 from thoughtline.run_events import is_terminal, run_finished
+from thoughtline.server.announcements import FeedFrame, frames_after
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (
     RetainedRun,
@@ -59,6 +61,7 @@ from thoughtline.server.events import (
     fold,
     frame,
 )
+from thoughtline.store.base import Store
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +168,10 @@ def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncI
         return LiveFrames(daemon, channel, last_event_id)
     if (retained := daemon.hub.retained.get(run_id)) is not None:
         return _paced(_retained(retained, last_event_id))
-    return _paced(_stored(daemon, run_id, last_event_id))
+    # Not paced: a stored stream yields to the loop between writes itself (it waits for
+    # the store or its feed between reads); pacing cost every stream of a followed run
+    # one more turn of the loop per append.
+    return _stored(daemon, run_id, last_event_id)
 
 
 async def _paced(source: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
@@ -277,6 +283,11 @@ def _opening(daemon: Daemon, run_id: str) -> tuple[bytes, int | None] | None:
     return frame(after, "snapshot", fold(planned, events, after)), after
 
 
+def _read_after(store: Store, run_id: str, seq: int) -> tuple[list[FeedFrame], int]:
+    """The frames of ``run_id``'s stored events after ``seq`` and the last seq read."""
+    return frames_after(store.run_events(run_id, after_seq=seq), seq)
+
+
 async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]:
     """Poll the store for events after ``after`` until the terminal event.
 
@@ -297,21 +308,33 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     next_recover = time.monotonic() + settings.recover_interval_s
     ended_checks = 0
     ended: Run | None = None  # stored as ended twice, a second apart
-    # Woken when the store announces the run's appends; polls otherwise (announcements.py).
-    follower = daemon.announcements.follow(run_id)
+    # Woken when the run's feed read what the store announced (announcements.py): the
+    # events are then taken from the feed, read once for every stream of the run. A
+    # stream reads the store itself when it starts, when its wait ends unwoken (SQLite,
+    # a lost announcement) and when the feed no longer holds what it needs.
+    follower = daemon.announcements.follow(run_id, after)
     poll_s = settings.poll_s * (10 if daemon.announcements.active else 1)
+    woken = False
     try:
         while not daemon.closing.is_set():
-            follower.ready()  # before reading: an append announced from here on wakes the wait
-            records = await asyncio.to_thread(store.run_events, run_id, after_seq=seq)
-            events = from_records(records, after_seq=seq)
-            for chunk in _batched(event_frame(event) for event in events):
+            follower.ready()  # before reading: events read from here on wake the wait
+            held = follower.take(seq) if woken else None
+            if held is None:
+                taken, newest = await asyncio.to_thread(_read_after, store, run_id, seq)
+            else:
+                taken, newest = held, held[-1][0] if held else seq
+            for index, chunk in enumerate(_batched(data for _, data, _ in taken)):
+                if index:
+                    await asyncio.sleep(0)  # a backlog: see the module's docstring
                 yield chunk
-            if events:
-                seq = events[-1].seq
-                if is_terminal(events[-1]):
-                    return
+            if taken and taken[-1][2]:
+                return  # the terminal event
+            read_some = newest > seq
+            seq = max(seq, newest)
+            follower.sent(seq)
             if ended is not None:  # none of it ended the run: its owner died
+                if taken:
+                    await asyncio.sleep(0)
                 yield event_frame(
                     run_finished(
                         ended.status,
@@ -323,7 +346,7 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                 )
                 return
             now = time.monotonic()
-            if records:
+            if read_some:
                 last_sent = now
                 ended_checks = 0
             elif now >= next_check:
@@ -340,10 +363,11 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
                     ended_checks += 1
                     if ended_checks >= 2:
                         ended = run
+                        woken = False
                         continue  # one more read: what was stored since goes first
             if now - last_sent >= settings.keepalive_s:
                 last_sent = now
                 yield KEEPALIVE
-            await follower.wait(poll_s)
+            woken = await follower.wait(poll_s)
     finally:
         follower.close()

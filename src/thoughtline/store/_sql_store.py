@@ -474,6 +474,26 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             found = conn.execute(dialect.sql(query), params).fetchall()
         return [rows.run_event_from_row(row) for row in found]
 
+    def run_events_after(self, after: Mapping[str, int]) -> dict[str, list[RunEventRecord]]:
+        """The live events of several runs at once, each run's with ``seq`` greater than
+        its number in ``after``, in order: one query for every run a daemon follows and
+        an announcement named (see :mod:`thoughtline.server.announcements`)."""
+        if not after:
+            return {}
+        runs = sorted(after.items())
+        wanted = " OR ".join(["(run_id = ? AND seq > ?)"] * len(runs))
+        query = (
+            f"SELECT {rows.RUN_EVENT_COLUMNS} FROM run_events WHERE {wanted} ORDER BY run_id, seq"
+        )
+        params = [value for pair in runs for value in pair]
+        with self._reading() as conn:
+            found = conn.execute(self.dialect.sql(query), params).fetchall()
+        events: dict[str, list[RunEventRecord]] = {run_id: [] for run_id, _ in runs}
+        for row in found:
+            record = rows.run_event_from_row(row)
+            events[record.run_id].append(record)
+        return events
+
     # -- deleting what expired -------------------------------------------------------
     def delete_trace_before(
         self, cutoffs: Mapping[TraceLayer, float], *, dry_run: bool = False
