@@ -67,7 +67,7 @@ class StoreSettings:
     presumes the owner dead after three missed beats (PostgreSQL)."""
     live_flush_ms: int | None = None
     """How soon live events reach the event log that other processes follow; ``None``:
-    the store's own (20 ms for PostgreSQL, whose appends wake followers; 100 ms for
+    the store's own (5 ms for PostgreSQL, whose appends wake followers; 100 ms for
     SQLite)."""
     statement_timeout_ms: int = 0
     """How long one statement may run before the server stops it, 0 for no limit
