@@ -24,6 +24,7 @@ since a listening connection must stay open and idle).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
@@ -91,7 +92,10 @@ def _batched(data: object) -> int:
     """How many deltas an event row holds (a batch is ``{"texts": [...]}``, else one)."""
     if not isinstance(data, str) or not data.startswith('{"texts":'):
         return 1
-    texts = orjson.loads(data).get("texts")
+    try:
+        texts = orjson.loads(data).get("texts")
+    except orjson.JSONDecodeError:  # a lone surrogate, kept as an escape orjson refuses
+        texts = json.loads(data).get("texts")
     return len(texts) if isinstance(texts, list) and texts else 1
 
 
