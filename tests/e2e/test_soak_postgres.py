@@ -80,6 +80,8 @@ class Started:
     daemon: int
     incarnation: int
     """Which start of that daemon ran it (daemon 2 is started twice)."""
+    refused: int = 0
+    """Answers 503 (the database restarting) before a daemon took it."""
     followers: list[Followed] = field(default_factory=list)
 
 
@@ -163,7 +165,7 @@ def _start_run(daemons: Daemons, first: int, hidden: bool, deadline: float) -> S
         if hidden
         else {"request": "Soak.", "provider": "anthropic", "chain_of_thought": "surface"}
     )
-    attempt = 0
+    attempt = refused = 0
     while time.monotonic() < deadline:
         number = (first + attempt) % 3
         attempt += 1
@@ -177,10 +179,12 @@ def _start_run(daemons: Daemons, first: int, hidden: bool, deadline: float) -> S
             time.sleep(0.2)
             continue
         if response.status_code == 202:
-            return Started(response.json()["id"], number, incarnation)
+            return Started(response.json()["id"], number, incarnation, refused)
         # 503 while the database restarts: ask again (Retry-After says 5 s; a test is
         # more impatient), on the next daemon.
         assert response.status_code == 503, response.text
+        assert response.headers["retry-after"] == "5"
+        refused += 1
         time.sleep(0.3)
     raise AssertionError("no daemon took the run before the deadline")
 
@@ -329,7 +333,8 @@ def _soak(
         1 for run in started for seen in run.followers[:1] if seen.end == "run.interrupted"
     )
     print(
-        f"\nsoak: {len(started)} runs, {delivered} events delivered to "
+        f"\nsoak: {len(started)} runs ({sum(run.refused for run in started)} starts "
+        f"refused 503 first), {delivered} events delivered to "
         f"{2 * len(started)} subscribers, {reconnects} reconnects, {interrupted} runs "
         f"interrupted by the kill; faults: {'; '.join(faults)}; RSS MB before/after "
         f"{rss_before} / {rss_after}"
