@@ -301,7 +301,9 @@ def _soak(
             else:
                 assert stored.status == "completed", (run, stored.status)
             output = stored.tasks[0].output or ""
-            last = store.run_events(run.run_id)[-1].seq
+            logged = store.run_events(run.run_id)
+            # Killed before its first flush, a run's log may be empty.
+            last = logged[-1].seq if logged else 0
             for seen in run.followers:
                 assert not seen.problems, (run.run_id, seen.problems)
                 assert seen.end == f"run.{stored.status}", (run.run_id, seen.end)
