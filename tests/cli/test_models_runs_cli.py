@@ -5,12 +5,15 @@ simulator, a real store under a temporary THOUGHTLINE_HOME."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.cli.test_run_cli import home, thoughtline
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_under
+from thoughtline.cli.runs_command import since_timestamp
 from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.providers.discovery import CachedCapabilityTable
 from thoughtline.testing import Fault, Simulator
 
 __all__ = ["home"]  # the fixture, shared with test_run_cli
@@ -190,3 +193,24 @@ def test_runs_refuses_a_since_it_cannot_read(home: Path, environ: dict[str, str]
     assert mixed.stderr == (
         "thoughtline: --conversation lists a whole conversation; give it alone.\n"
     )
+
+
+def test_since_reads_ages_and_iso_times_as_utc_timestamps() -> None:
+    now = datetime(2026, 12, 2, 10, 0, 0, tzinfo=UTC)
+    assert since_timestamp("30m", now=now) == "2026-12-02T09:30:00.000Z"
+    assert since_timestamp("12h", now=now) == "2026-12-01T22:00:00.000Z"
+    assert since_timestamp("7d", now=now) == "2026-11-25T10:00:00.000Z"
+    assert since_timestamp("2w", now=now) == "2026-11-18T10:00:00.000Z"
+    assert since_timestamp("2026-12-01", now=now) == "2026-12-01T00:00:00.000Z"
+    assert since_timestamp("2026-12-01T09:30+02:00", now=now) == "2026-12-01T07:30:00.000Z"
+    assert since_timestamp("2026-12-01T09:30:00Z", now=now) == "2026-12-01T09:30:00.000Z"
+
+
+def test_ids_the_provider_model_api_listed_are_known_too() -> None:
+    table = CachedCapabilityTable(
+        builtin_capabilities(),
+        {"anthropic": {"claude-novel-7": {"thinking_control": "adaptive", "efforts": []}}},
+    )
+    assert table.model_ids("anthropic")[-1] == "claude-novel-7"
+    assert table.did_you_mean("anthropic", "claude-novle-7") == "claude-novel-7"
+    assert table.did_you_mean("anthropic", "claude-novel-7") is None  # known: no guess
