@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "providers_command",
         "Endpoints and what each model discloses.",
     ),
+    "models": (
+        "thoughtline.cli.models_command",
+        "models_command",
+        "Model ids --model takes, and the reasoning each returns.",
+    ),
     "init": (
         "thoughtline.cli.init_command",
         "init_command",

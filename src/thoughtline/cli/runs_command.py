@@ -7,7 +7,10 @@ visible, never obeyed by the terminal; ``--json`` keeps it exact (see
 
 from __future__ import annotations
 
+import re
 import sys
+from datetime import UTC, datetime, timedelta
+from typing import Literal, get_args
 
 import click
 from rich.console import Console
@@ -22,9 +25,9 @@ from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visi
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
+from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceEvent, TraceLayer
 from thoughtline.runtime.trace import empty_layer_reason
-from thoughtline.store.base import Store
+from thoughtline.store.base import RunFilter, Store
 
 RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
 
@@ -69,15 +72,50 @@ def print_status(console: Console, run: Run) -> None:
     metavar="ID",
     help="Only the runs of one conversation, oldest first, all of them: its id, or a RUN_ID meaning that run's conversation.",
 )
+@click.option(
+    "--status",
+    type=click.Choice(get_args(RunStatus)),
+    help="Only runs with this status.",
+)
+@click.option(
+    "--model", metavar="MODEL", help="Only runs with a task on this model (its whole id)."
+)
+@click.option("--role", metavar="ROLE", help="Only runs with a task of this role.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only runs created since WHEN: an age (30m, 12h, 7d) or an ISO date or time (UTC unless it says).",
+)
+@click.option("--search", metavar="TEXT", help="Only runs whose request contains TEXT (any case).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of run snapshots.")
-def runs_command(limit: int, conversation: str | None, as_json: bool) -> None:
+def runs_command(
+    limit: int,
+    conversation: str | None,
+    status: str | None,
+    model: str | None,
+    role: str | None,
+    since: str | None,
+    search: str | None,
+    as_json: bool,
+) -> None:
     """Recent runs, newest first (full ids: pass one, or a prefix, to status and trace).
 
-    A run marked ↳ continues an earlier one: --conversation lists its conversation."""
+    The filters combine (every one given must hold). A run marked ↳ continues an
+    earlier one: --conversation lists its conversation."""
+    where = RunFilter(
+        status=status,
+        model=model,
+        role=role,
+        since=None if since is None else since_timestamp(since),
+        search=search,
+    )
+    if conversation is not None and where != RunFilter():
+        echo_error("thoughtline: --conversation lists a whole conversation; give it alone.")
+        sys.exit(2)
     store = open_store(load_config())
     try:
         runs = (
-            store.list_runs(limit)
+            store.find_runs(where, limit)
             if conversation is None
             else conversation_runs(store, conversation)
         )
@@ -86,7 +124,35 @@ def runs_command(limit: int, conversation: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json_for(sys.stdout, [run.snapshot() for run in runs]))
         return
-    text_console().print(runs_table(runs))
+    console = text_console()
+    console.print(runs_table(runs, width=console.width))
+
+
+_AGE = re.compile(r"(\d+)([smhdw])")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def since_timestamp(text: str, *, now: datetime | None = None) -> str:
+    """``--since`` as a ``created_at`` timestamp (UTC, the store's format): an age such
+    as ``30m``, ``12h``, ``7d``, ``2w``, or an ISO date or date and time (UTC when it
+    names no offset). Anything else: one sentence and exit 2."""
+    now = now or datetime.now(UTC)
+    text = text.strip()
+    age = _AGE.fullmatch(text)
+    if age is not None:
+        moment = now - timedelta(seconds=int(age.group(1)) * _AGE_UNITS[age.group(2)])
+    else:
+        try:
+            moment = datetime.fromisoformat(text.replace("z", "Z"))
+        except ValueError:
+            echo_error(
+                f"thoughtline: --since {visible(text)!r} is neither an age (30m, 12h, 7d, 2w) "
+                "nor an ISO date or time (2026-12-01, 2026-12-01T09:30)."
+            )
+            sys.exit(2)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def conversation_runs(store: Store, text: str) -> list[Run]:
@@ -111,39 +177,126 @@ def conversation_runs(store: Store, text: str) -> list[Run]:
 CONTINUES_MARK = "↳ "
 
 
-def runs_table(runs: list[Run]) -> Table:
+def runs_table(runs: list[Run], width: int = 80) -> Table:
     """The human view of ``runs``: one row per run, whole ids, requests on one line; a
-    run that continues another has its request marked ``↳``."""
+    run that continues another has its request marked ``↳``.
+
+    It fits ``width`` columns where it can: the request is cut first, then the model,
+    then the status; then the tokens, time and model columns are left out, in that
+    order. The created, chain_of_thought and tasks columns are shown only where the
+    request keeps :data:`_REQUEST_ROOM` columns beside them. Ids are never cut: people
+    copy them into status and trace."""
     caption = None
     if any(run.continues for run in runs):
         caption = (
             f"{CONTINUES_MARK}continues an earlier run: thoughtline runs --conversation RUN_ID"
         )
-    table = Table(title_justify="left", caption=caption, caption_justify="left")
-    # Ids are never cut: people copy them into status and trace.
-    id_width = max((len(run.id) for run in runs), default=3)
-    table.add_column("run", no_wrap=True, min_width=id_width)
-    for column in ("status", "created", "chain_of_thought", "tasks", "request"):
-        table.add_column(column)
-    for run in runs:
-        statuses = ", ".join(f"{task.name}:{task.status}" for task in run.tasks)
-        request = request_line(run.request)  # one line, even for a request from stdin
+    rows = [_row(run) for run in runs]
+    natural = {
+        header: max([len(header), *(len(row[index]) for row in rows)])
+        for index, header in enumerate(_HEADERS)
+    }
+    shown = ["run", "status", "model", "time", "tokens"]
+    for extra in ("created", "chain_of_thought", "tasks"):
+        if _room([*shown, extra], natural, width) < _REQUEST_ROOM:
+            break
+        shown.append(extra)
+    widths = {header: natural[header] for header in shown}
+    for header, least in (("model", _MODEL_MIN), ("status", _STATUS_MIN)):
+        short = _REQUEST_MIN - _room(shown, widths, width)
+        if short > 0:
+            widths[header] = max(least, widths[header] - short)
+    for header in ("tokens", "time", "model"):
+        if _room(shown, widths, width) < _REQUEST_MIN:
+            shown.remove(header)
+    request_width = max(_REQUEST_MIN, _room(shown, widths, width))
+    table = Table(box=None, pad_edge=False, caption=caption, caption_justify="left")
+    for header in shown:
+        justify: Literal["left", "right"] = "right" if header in ("time", "tokens") else "left"
+        table.add_column(
+            header,
+            no_wrap=True,
+            width=widths[header],
+            justify=justify,
+            overflow="ellipsis",
+            min_width=widths[header] if header == "run" else None,
+        )
+    table.add_column("request", no_wrap=True, width=request_width, overflow="ellipsis")
+    indexes = [_HEADERS.index(header) for header in shown]
+    for run, row in zip(runs, rows, strict=True):
+        request = request_line(run.request, request_width)
         if run.continues:
             request = CONTINUES_MARK + request
-        table.add_row(
-            *(
-                visible_text(cell)
-                for cell in (
-                    run.id,
-                    run.status,
-                    run.created_at,
-                    run.chain_of_thought,
-                    statuses,
-                    request,
-                )
-            )
-        )
+        table.add_row(*(visible_text(cell) for cell in (*(row[i] for i in indexes), request)))
     return table
+
+
+_HEADERS = ("run", "status", "model", "time", "tokens", "created", "chain_of_thought", "tasks")
+_REQUEST_ROOM = 30
+"""Columns the request keeps before the optional columns are shown."""
+_REQUEST_MIN = 10
+_MODEL_MIN = 7
+_STATUS_MIN = 9
+
+
+def _room(shown: list[str], widths: dict[str, int], width: int) -> int:
+    """Columns left for the request beside ``shown`` (two spaces between columns)."""
+    return width - sum(widths[header] for header in shown) - 2 * len(shown)
+
+
+def _row(run: Run) -> tuple[str, ...]:
+    """A run's cells before its request, in the order of the table's columns."""
+    models = list(dict.fromkeys(task.model for task in run.tasks))
+    model = models[0] + (f" +{len(models) - 1}" if len(models) > 1 else "") if models else "-"
+    return (
+        run.id,
+        run.status,
+        model,
+        run_duration(run),
+        _tokens(run),
+        run.created_at[:16].replace("T", " "),
+        run.chain_of_thought,
+        ", ".join(f"{task.name}:{task.status}" for task in run.tasks),
+    )
+
+
+def run_duration(run: Run) -> str:
+    """Created to finished, as ``4.2s``, ``3m05s`` or ``2h04m``; ``-`` while unfinished."""
+    if run.finished_at is None:
+        return "-"
+    try:
+        seconds = (_parsed(run.finished_at) - _parsed(run.created_at)).total_seconds()
+    except ValueError:
+        return "?"
+    seconds = max(seconds, 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def _parsed(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _tokens(run: Run) -> str:
+    """Input and output tokens of every task together, ``-`` when none were counted."""
+    counts = [
+        count
+        for task in run.tasks
+        for count in (task.usage.input_tokens, task.usage.output_tokens)
+        if count is not None
+    ]
+    if not counts:
+        return "-"
+    total = sum(counts)
+    if total < 10_000:
+        return str(total)
+    if total < 1_000_000:
+        return f"{total / 1000:.1f}k"
+    return f"{total / 1_000_000:.1f}M"
 
 
 @click.command("trace", epilog=RUN_ID_HELP)

@@ -7,6 +7,7 @@ fallback family and says so in ``source``.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
@@ -47,6 +48,14 @@ class ModelCapability:
     """Tokens one call reads and writes; ``None`` where the server decides."""
     preserved_thinking: bool = False
     """Earlier turns' thinking stays in context, bound to its prefix (Anthropic)."""
+    models: tuple[str, ...] = ()
+    """Model ids a user can type (``thoughtline models``, "did you mean"): the data's
+    ``models``, else its ``match`` prefixes, which are then ids themselves."""
+
+    @property
+    def takes_effort(self) -> bool:
+        """An ``effort`` changes what the model is sent."""
+        return self.thinking_control != "none" and bool(self.efforts)
 
     @property
     def returns_raw_text(self) -> bool:
@@ -104,6 +113,23 @@ class CapabilityTable:
     def for_endpoint(self, endpoint: str) -> list[ModelCapability]:
         return list(self._for_endpoint(endpoint))
 
+    def model_ids(self, endpoint: str) -> list[str]:
+        """The model ids the data knows for ``endpoint``, in the table's order."""
+        return list(
+            dict.fromkeys(
+                model for family in self._for_endpoint(endpoint) for model in family.models
+            )
+        )
+
+    def did_you_mean(self, endpoint: str, model: str) -> str | None:
+        """The known id of ``endpoint`` closest to ``model`` (a likely typo), or ``None``
+        when none is close or ``model`` is itself known."""
+        known = self.model_ids(endpoint)
+        if model in known:
+            return None
+        close = difflib.get_close_matches(model, known, n=1, cutoff=0.75)
+        return close[0] if close else None
+
     def _for_endpoint(self, endpoint: str) -> list[ModelCapability]:
         exact = [family for family in self.families if endpoint in family.endpoints]
         if exact:
@@ -135,6 +161,7 @@ def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
         fallback=bool(entry.get("fallback", False)),
         context_window=entry.get("context_window"),
         preserved_thinking=bool(entry.get("preserved_thinking", False)),
+        models=tuple(entry.get("models", entry["match"])),
     )
 
 

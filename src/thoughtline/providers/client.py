@@ -212,6 +212,16 @@ class ProviderCall:
                 add(event)
             yield batch
 
+    def _did_you_mean(self, message: str) -> str:
+        """``message`` of a not-found answer, with the known model id closest to the one
+        sent when it looks like a typo (the data knows ids; a model it does not know is
+        still sent, since providers add models)."""
+        client = self._client
+        known = client.capabilities.did_you_mean(client.endpoint.capability_key, self.request.model)
+        if known is None:
+            return message
+        return f"{message.rstrip()} Did you mean {known}?"
+
     async def _attempts(self) -> AsyncIterator[list[StreamEvent]]:
         client = self._client
         clock = CallClock()
@@ -288,6 +298,8 @@ class ProviderCall:
             error = outcome.error if outcome.delivered else nothing_arrived(outcome.error)
             # Error bodies sometimes echo what was sent, credentials included.
             error = replace(error, message=client.redactor.text(error.message))
+            if error.code == "PROVIDER_NOT_FOUND":
+                error = replace(error, message=self._did_you_mean(error.message))
             yield [*outcome.held, error]
         self.exchange = self._exchange(
             wire,

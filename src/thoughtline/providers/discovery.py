@@ -160,6 +160,11 @@ class CachedCapabilityTable(CapabilityTable):
             source="cache",
         )
 
+    def model_ids(self, endpoint: str) -> list[str]:
+        """The built-in ids, then the ones the provider's model API listed."""
+        cached = self.cached.get(endpoint, {})
+        return list(dict.fromkeys([*super().model_ids(endpoint), *cached]))
+
 
 def load_capabilities(home: Path) -> CapabilityTable:
     """The table every call uses: built-in, plus the discovery cache when there is one."""

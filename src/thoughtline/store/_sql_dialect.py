@@ -82,6 +82,11 @@ class SqlDialect:
         """``column`` sorted by code point, whatever the database's collation."""
         return column
 
+    def contains_folded(self, column: str) -> str:
+        """``column`` holds the parameter, case ignored (no ``LIKE``: nothing in the
+        parameter is a wildcard)."""
+        return f"instr(lower({column}), lower(CAST(? AS TEXT))) > 0"
+
     def now_params(self) -> tuple[object, ...]:
         """The parameters of :data:`now_sql`, read now."""
         return (now_iso(),)
@@ -123,6 +128,9 @@ class PostgresDialect(SqlDialect):
 
     def binary_order(self, column: str) -> str:
         return f'{column} COLLATE "C"'
+
+    def contains_folded(self, column: str) -> str:
+        return f"strpos(lower({column}), lower(CAST(? AS TEXT))) > 0"
 
     def now_params(self) -> tuple[object, ...]:
         return ()

@@ -27,6 +27,7 @@ from thoughtline.store._sql_dialect import SqlDialect
 from thoughtline.store.base import (
     ConversationTask,
     PreparedWrite,
+    RunFilter,
     RunNotFoundError,
     Store,
     StoredThread,
@@ -341,6 +342,19 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 f"SELECT * FROM runs ORDER BY created_at DESC, {self.dialect.row_order} DESC "
                 "LIMIT ?",
                 (limit,),
+            )
+
+    def find_runs(self, where: RunFilter, limit: int = 20) -> list[Run]:
+        if limit <= 0:
+            return []
+        conditions, params = runs_where(self.dialect, where)
+        clause = f"WHERE {' AND '.join(conditions)} " if conditions else ""
+        with self._reading() as conn:
+            return self._with_tasks(
+                conn,
+                f"SELECT * FROM runs {clause}"
+                f"ORDER BY created_at DESC, {self.dialect.row_order} DESC LIMIT ?",
+                (*params, limit),
             )
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
@@ -684,6 +698,28 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 self._tool_call_rows(conn, calls)
             conn.execute(statements.insert_trace, rows.trace_params(event))
         return True
+
+
+def runs_where(dialect: SqlDialect, where: RunFilter) -> tuple[list[str], list[object]]:
+    """The ``WHERE`` conditions (joined by ``AND``) and their parameters for ``where``."""
+    conditions: list[str] = []
+    params: list[object] = []
+    if where.status is not None:
+        conditions.append("status = ?")
+        params.append(where.status)
+    if where.since is not None:
+        conditions.append("created_at >= ?")
+        params.append(where.since)
+    if where.search is not None:
+        conditions.append(dialect.contains_folded("request"))
+        params.append(where.search)
+    for column, value in (("model", where.model), ("role", where.role)):
+        if value is not None:
+            conditions.append(
+                f"EXISTS (SELECT 1 FROM tasks WHERE tasks.run_id = runs.id AND tasks.{column} = ?)"
+            )
+            params.append(value)
+    return conditions, params
 
 
 def _any_tools(task_rows: Sequence[Any]) -> bool:

@@ -109,6 +109,22 @@ class PreparedWrite:
     lost while committing): rows already stored are kept, never stored twice."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFilter:
+    """Which runs :meth:`Store.find_runs` lists; every field given must hold (AND).
+
+    ``model`` and ``role`` match a run with at least one task of that model or role;
+    ``since`` is a ``created_at`` timestamp in the runtime's format (runs created then
+    or later); ``search`` is a case-insensitive substring of the request (case folded
+    by the database: ASCII letters in SQLite, the database's locale in PostgreSQL)."""
+
+    status: str | None = None
+    model: str | None = None
+    role: str | None = None
+    since: str | None = None
+    search: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class StoredThread:
     """A task's stored thread (:mod:`thoughtline.threads`), as JSON text."""
@@ -245,6 +261,10 @@ class Store(Protocol):
 
     def list_runs(self, limit: int = 20) -> list[Run]:
         """Newest first, with tasks."""
+        ...
+
+    def find_runs(self, where: RunFilter, limit: int = 20) -> list[Run]:
+        """The runs ``where`` selects, newest first, with tasks (at most ``limit``)."""
         ...
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
