@@ -615,3 +615,25 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
         "[bold]m[/bold]",
     ):
         assert text in shown, text
+
+
+def test_quiet_leaves_stderr_to_errors(home: Path, sim: Simulator, environ: dict[str, str]) -> None:
+    from tests.runtime.test_disclosure_e2e import ANSWER
+    from thoughtline.testing import Fault
+
+    sim.script(TRANSCRIPT)
+    shown = thoughtline(
+        home, environ, "run", "Explain.", "--chain-of-thought", "surface", "--quiet"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == ANSWER + "\n"
+    assert shown.stderr == ""  # not the reasoning (surface), progress or the table
+    sim.inject(Fault.http_error(400, "simulated bad request"), profile="anthropic")
+    failed = thoughtline(home, environ, "run", "Explain.", "-q")
+    assert failed.returncode == 1
+    assert failed.stdout == ""
+    lines = failed.stderr.splitlines()
+    assert lines[0].startswith("thoughtline: task engineer failed: PROVIDER_")
+    assert "simulated bad request" in lines[0]
+    assert lines[1:] == [f"thoughtline: run {lines[1].split()[2]} failed."]
+    assert CANARY not in shown.stderr + failed.stderr

@@ -102,6 +102,29 @@ def test_piped_answers_of_concurrent_tasks_come_out_whole_and_in_plan_order() ->
     ]
 
 
+def test_shown_reasoning_ends_its_line_before_the_answer_begins() -> None:
+    # stdout and stderr on one terminal (`thoughtline run ... | head -1` shows stderr):
+    # the reasoning's last line must not run into the answer's first.
+    screen = io.StringIO()
+    view = PipedRunView(screen, screen)
+    one: Any = _task("t1", "engineer")
+    snapshot: Any = {
+        "tasks": [one],
+        "chain_of_thought": "surface",
+        "chain_of_thought_source": "explicit",
+        "status": "running",
+    }
+    for event in (
+        RunStarted(run_id="r", seq=0, at=AT, snapshot=snapshot),
+        TaskStarted(run_id="r", seq=0, at=AT, task_id="t1", task=one),
+        TaskReasoningDelta(run_id="r", seq=0, at=AT, task_id="t1", text="thinks about windows."),
+        TaskAnswerDelta(run_id="r", seq=0, at=AT, task_id="t1", text="# Rate limiter\nbody"),
+        TaskCompleted(run_id="r", seq=0, at=AT, task_id="t1", task=_task("t1", "engineer", "done")),
+    ):
+        view.handle(event)
+    assert "thinks about windows.\n# Rate limiter\nbody\n" in screen.getvalue()
+
+
 class ClosedPipe(io.StringIO):
     def write(self, text: str) -> int:
         raise BrokenPipeError

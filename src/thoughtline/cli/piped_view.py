@@ -163,6 +163,9 @@ class PipedRunView:
 
     def _emit(self, pending: _Pending, answer: bool, text: str) -> None:
         if answer:
+            if pending.reasoning_open and not self.err_at_line_start:
+                # Shown on one terminal, the reasoning would run into the answer's line.
+                self._write_err("\n")
             self._write_out(text)
             pending.last_answer_char = text[-1]
             return

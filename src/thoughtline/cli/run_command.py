@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -115,6 +116,13 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
 )
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Nothing on stderr but errors: the answers stream to stdout, with no live view, "
+    "reasoning, progress or table.",
+)
 def run_command(
     request: str | None,
     roles: tuple[str, ...],
@@ -132,6 +140,7 @@ def run_command(
     continue_latest: bool,
     continues: str | None,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run REQUEST through one task per --role (or the tasks of --plan).
 
@@ -199,7 +208,7 @@ def run_command(
                 raise click.Abort
             # Stored once its tool servers started and its tool names were checked.
             run = runtime.plan(spec, explicit_mode=chain_of_thought, worker_backend=worker_backend)
-            outcome = _execute(runtime, run, interrupts, as_json=as_json)
+            outcome = _execute(runtime, run, interrupts, as_json=as_json, quiet=quiet)
         finally:
             store.close()
     final = outcome.run
@@ -211,6 +220,8 @@ def run_command(
     finishes = finish_reasons(snapshot)
     if as_json:
         click.echo(json_for(sys.stdout, snapshot))
+    elif quiet:
+        pass  # the answers streamed; errors follow
     elif outcome.terminal:
         console = text_console()
         print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
@@ -279,14 +290,17 @@ class _Outcome:
     stdout_closed: bool  # the reader of stdout went away; the run was stopped
 
 
-def _execute(runtime: Runtime, run: Run, interrupts: Interrupts, *, as_json: bool) -> _Outcome:
+def _execute(
+    runtime: Runtime, run: Run, interrupts: Interrupts, *, as_json: bool, quiet: bool
+) -> _Outcome:
     if as_json:
         final = drive(runtime, run, None, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=False)
-    if not sys.stdout.isatty():
+    if quiet or not sys.stdout.isatty():
         stop = stopper(runtime, run.id)
-        view = PipedRunView(sys.stdout, sys.stderr, on_closed=stop)
-        final = drive(runtime, run, view.handle, interrupts, stored=False)
+        with open(os.devnull, "w", encoding="utf-8") if quiet else nullcontext(sys.stderr) as err:
+            view = PipedRunView(sys.stdout, err, on_closed=stop)
+            final = drive(runtime, run, view.handle, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
     with LiveRunView(text_console()) as live:
         final = drive(runtime, run, live.handle, interrupts, stored=False)
