@@ -637,3 +637,14 @@ def test_quiet_leaves_stderr_to_errors(home: Path, sim: Simulator, environ: dict
     assert "simulated bad request" in lines[0]
     assert lines[1:] == [f"thoughtline: run {lines[1].split()[2]} failed."]
     assert CANARY not in shown.stderr + failed.stderr
+
+
+def test_a_failure_is_said_once(home: Path, sim: Simulator, environ: dict[str, str]) -> None:
+    from thoughtline.testing import Fault
+
+    sim.inject(Fault.http_error(400, "simulated bad request"), profile="anthropic")
+    failed = thoughtline(home, environ, "run", "Explain.")
+    assert failed.returncode == 1
+    assert failed.stderr.count("simulated bad request") == 1
+    assert "task engineer failed: PROVIDER_BAD_REQUEST (below)" in failed.stderr
+    assert "not_requested:" not in failed.stderr  # hidden: nothing to say of reasoning

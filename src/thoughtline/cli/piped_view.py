@@ -124,8 +124,13 @@ class PipedRunView:
         line = f"task {data['name']} {data['status']}"
         error = data["error"]
         if error is not None:
-            line += f": {error['code']}: {error['message']}"
-        if data.get("reasoning_notice"):
+            # Its message is said once, with the run's end (`thoughtline: task ...`).
+            line += f": {error['code']} (below)"
+        untold = error is not None and data["reasoning_status"] in (
+            "not_requested",
+            "not_applicable",
+        )  # a failed task's "not requested" says nothing the failure does not
+        if data.get("reasoning_notice") and not untold:
             line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
         if pending is None:
             self._progress(line)
