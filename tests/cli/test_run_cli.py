@@ -648,3 +648,18 @@ def test_a_failure_is_said_once(home: Path, sim: Simulator, environ: dict[str, s
     assert failed.stderr.count("simulated bad request") == 1
     assert "task engineer failed: PROVIDER_BAD_REQUEST (below)" in failed.stderr
     assert "not_requested:" not in failed.stderr  # hidden: nothing to say of reasoning
+
+
+def test_run_help_shows_short_flags_defaults_and_examples_in_80_columns(
+    home: Path, environ: dict[str, str]
+) -> None:
+    shown = thoughtline(home, {**environ, "COLUMNS": "80"}, "run", "--help")
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    for expected in ("-r, --role", "-p, --provider", "-m, --model", "-e, --effort", "-q, --quiet"):
+        assert expected in text
+    assert "Default: engineer." in text
+    assert "else hidden." in text
+    assert "Examples:" in text
+    assert "git diff | thoughtline run -" in text
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -39,29 +39,53 @@ from thoughtline.tools.listing import merged_servers
 from thoughtline.tools.settings import load_mcp_json
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
+EXAMPLES = """\b
+Examples:
+  thoughtline run "Review this design"           one task, reasoning hidden
+  thoughtline run "Plan it" -r architect -r reviewer
+  thoughtline run "Why slow?" --chain-of-thought surface
+  git diff | thoughtline run -                   the request from stdin
+  thoughtline run "Summarize" -q > summary.md    only the answer
+  thoughtline run -c "And the tests?"            continue the latest run
+"""
+
 EXIT_OK = 0
 EXIT_TASKS_FAILED = 1
 EXIT_CANCELLED = 130
 EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| head`
 
 
-@click.command("run")
+@click.command("run", epilog=EXAMPLES)
 @click.argument("request", required=False, metavar="[REQUEST|-]")
 @click.option(
-    "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."
+    "-r",
+    "--role",
+    "roles",
+    multiple=True,
+    help="A specialist role; repeat for several concurrent tasks. Default: engineer.",
 )
 @click.option(
+    "-p",
     "--provider",
-    help="Endpoint name (anthropic, openai, openrouter, gemini, deepseek, ollama, vllm, llamacpp, or your own).",
+    help="Endpoint name (anthropic, openai, openrouter, gemini, deepseek, ollama, vllm, llamacpp, or your own). Default: [defaults] provider, else anthropic.",
 )
-@click.option("--model", help="Model id for the endpoint.")
+@click.option(
+    "-m",
+    "--model",
+    help="Model id for the endpoint (thoughtline models lists them). Default: [defaults] model, else claude-sonnet-4-6.",
+)
 @click.option(
     "--chain-of-thought",
     "chain_of_thought",
     type=click.Choice(CHAIN_OF_THOUGHT_MODES),
-    help="Disclosure mode for this run (wins over plan and config).",
+    help="Disclosure mode for this run (wins over plan and config). Default: [orchestration] chain_of_thought, else hidden.",
 )
-@click.option("--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
+@click.option(
+    "-e",
+    "--effort",
+    type=click.Choice(EFFORTS),
+    help="Reasoning effort. Default: [defaults] effort, else provider-default.",
+)
 @click.option(
     "--max-output-tokens",
     type=click.IntRange(min=1),
