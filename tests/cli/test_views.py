@@ -139,3 +139,38 @@ def test_a_closed_stdout_stops_writing_and_asks_once_to_stop_the_run() -> None:
     assert stops == ["stop"]
     assert view.out_closed
     assert err.getvalue().endswith("run r completed\n")
+
+
+def test_the_closing_table_fits_80_columns_with_every_cell_whole() -> None:
+    from rich.console import Console
+
+    from thoughtline.cli._render import summary_table
+
+    def task(name: str, status: str, reasoning: str, total: float) -> Any:
+        return {
+            "name": name,
+            "status": status,
+            "reasoning_status": reasoning,
+            "usage": {"input_tokens": 12_345, "output_tokens": 2_201, "reasoning_tokens": 640},
+            "timings": {"first_reasoning_ms": 1200.0, "first_answer_ms": 2201.0, "total_ms": total},
+        }
+
+    snapshot: Any = {
+        "id": "run_20261201232642abcdef0123456789",
+        "status": "completed_with_failures",
+        "tasks": [
+            task("architect", "done", "not_requested", 12_201.0),
+            task("reviewer", "interrupted", "interrupted", 3.0),
+        ],
+    }
+    for width, shown_first_times in ((80, False), (120, True)):
+        screen = io.StringIO()
+        console = Console(file=screen, width=width)
+        console.print(summary_table(snapshot, console.width))
+        lines = screen.getvalue().splitlines()
+        assert "…" not in screen.getvalue()
+        assert max(len(line) for line in lines) <= width
+        rows = [line for line in lines if line.lstrip("│ ").startswith(("architect", "reviewer"))]
+        assert len(rows) == 2  # each task on one line: nothing folded
+        assert all("not_requested" in rows[0] and "12,201 ms" in rows[0] for _ in rows)
+        assert ("1,200 ms" in rows[0]) is shown_first_times

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -98,39 +99,49 @@ def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text
     return Text(header + "\n… " + "\n".join(line[-400:] for line in lines), style="dim italic")
 
 
-def summary_table(snapshot: RunSnapshot) -> Table:
-    """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total)."""
+def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
+    """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total).
+    Narrower than :data:`FULL_TABLE_WIDTH` columns (an 80-column terminal), the table
+    leaves out its borders and the two first-arrival times, so no cell is cut or
+    wrapped: names and statuses whole, each figure on one line."""
+    compact = width is not None and width < FULL_TABLE_WIDTH
     table = Table(
-        title=visible_text(f"run {snapshot['id']} · {snapshot['status']}"), title_justify="left"
+        title=visible_text(f"run {snapshot['id']} · {snapshot['status']}"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+        pad_edge=not compact,
+        show_edge=not compact,
+        padding=(0, 0 if compact else 1),
     )
-    for column in (
-        "task",
-        "status",
-        "reasoning",
-        "input",
-        "output",
-        "reasoning tok.",
-        "first reasoning",
-        "first answer",
-        "total",
-    ):
+    columns = ["task", "status", "reasoning", "input", "output", "reasoning\ntokens"]
+    if not compact:
+        columns += ["first reasoning", "first answer"]
+    columns.append("total")
+    for column in columns:
+        text = column in ("task", "status", "reasoning")
+        # Text folds rather than losing its end to an ellipsis ("not_reque…").
         table.add_column(
-            column, justify="right" if column not in ("task", "status", "reasoning") else "left"
+            column, justify="left" if text else "right", no_wrap=not text, overflow="fold"
         )
     for task in snapshot["tasks"]:
         usage, timings = task["usage"], task["timings"]
-        table.add_row(
+        cells: list[Text | str] = [
             visible_text(task["name"]),
             visible_text(task["status"]),
             visible_text(task["reasoning_status"] or "-"),
             count(usage["input_tokens"]),
             count(usage["output_tokens"]),
             count(usage["reasoning_tokens"]),
-            _ms(timings["first_reasoning_ms"]),
-            _ms(timings["first_answer_ms"]),
-            _ms(timings["total_ms"]),
-        )
+        ]
+        if not compact:
+            cells += [_ms(timings["first_reasoning_ms"]), _ms(timings["first_answer_ms"])]
+        cells.append(_ms(timings["total_ms"]))
+        table.add_row(*cells)
     return table
+
+
+FULL_TABLE_WIDTH = 120
+"""The narrowest console the whole summary table fits in."""
 
 
 def count(value: int | None) -> str:

@@ -249,7 +249,7 @@ def run_command(
     elif outcome.terminal:
         console = text_console()
         print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
-        console.print(summary_table(snapshot))
+        console.print(summary_table(snapshot, console.width))
     else:
         # Not a terminal: rich would assume 80 columns; a table that wide folds its cells.
         wide = sys.stderr.isatty() or "COLUMNS" in os.environ
@@ -258,7 +258,7 @@ def run_command(
             line = cut_off_line(finishes.get(task["id"]))
             if line is not None:
                 errors.print(f"task {task['name']}: {line.plain}", soft_wrap=True)
-        errors.print(summary_table(snapshot))
+        errors.print(summary_table(snapshot, errors.width))
     _exit(final, snapshot)
 
 

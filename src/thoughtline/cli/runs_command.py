@@ -62,7 +62,7 @@ def print_status(console: Console, run: Run) -> None:
     )
     console.print(request_preview(run.request, run.id))
     print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
-    console.print(summary_table(snapshot))
+    console.print(summary_table(snapshot, console.width))
 
 
 @click.command("runs")
