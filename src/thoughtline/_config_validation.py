@@ -21,6 +21,7 @@ from thoughtline.config import (
     POSTGRES_URL_SCHEMES,
     ROLE_NAME,
     ROLE_NAME_RULE,
+    STORE_SETTING_KEYS,
     STORES,
     WORKER_BACKENDS,
     Config,
@@ -333,17 +334,7 @@ class ConfigValidator:
         store_table = self.table(
             data,
             "store",
-            (
-                "dsn",
-                "pool_min",
-                "pool_max",
-                "lease_s",
-                "live_flush_ms",
-                "statement_timeout_ms",
-                "application_name",
-                "outage_buffer_rows",
-                "outage_limit_s",
-            ),
+            ("dsn", *STORE_SETTING_KEYS),
         )
         dsn = self.string(store_table, "store.dsn", None)
         store_settings = self.store_settings(store_table)

@@ -13,7 +13,7 @@ import re
 import stat
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from platformdirs import user_data_dir
@@ -82,6 +82,10 @@ class StoreSettings:
     """How long a process holds rows for a server that stays unreachable (PostgreSQL);
     kept under three missed ``lease_s`` beats, after which other hosts presume its runs
     dead."""
+
+
+STORE_SETTING_KEYS: tuple[str, ...] = tuple(f.name for f in fields(StoreSettings))
+"""The ``[store]`` keys beside ``dsn``, in the order ``thoughtline config`` shows them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from rich.table import Table
 from thoughtline.cli._context import database_path
 from thoughtline.cli._render import text_console
 from thoughtline.cli.providers_command import endpoint_summary
-from thoughtline.config import Config, load_config, thoughtline_home
+from thoughtline.config import STORE_SETTING_KEYS, Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
 from thoughtline.store.opening import shown_dsn
 
@@ -29,16 +29,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("store.dsn", None if config.store_dsn is None else shown_dsn(config.store_dsn)),
         *(
             entry(f"store.{name}", getattr(config.store_settings, name))
-            for name in (
-                "pool_min",
-                "pool_max",
-                "lease_s",
-                "live_flush_ms",
-                "statement_timeout_ms",
-                "application_name",
-                "outage_buffer_rows",
-                "outage_limit_s",
-            )
+            for name in STORE_SETTING_KEYS
         ),
         entry("orchestration.max_concurrency", config.max_concurrency),
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
