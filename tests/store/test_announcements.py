@@ -49,6 +49,8 @@ async def test_each_append_wakes_the_followers_of_its_run(postgres_dsn: str) -> 
         announcements.start()
         try:
             assert announcements.active
+            # An append committed before LISTEN is in place is never announced.
+            assert await asyncio.to_thread(announcements.listening.wait, 30)
             run, bystander = make_run("run_followed"), make_run("run_other")
             other.create_run(run)
             other.create_run(bystander)
@@ -244,6 +246,7 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
         owner = Owner(other, make_run("run_shared"))
         announcements = Announcements(mine)
         announcements.start()
+        assert await asyncio.to_thread(announcements.listening.wait, 30)
         # Polls far apart (10 x 30 s): only announcements make these streams read.
         settings = ServerSettings(poll_s=30.0, recover_interval_s=3600.0)
         daemon = SimpleNamespace(
@@ -291,6 +294,7 @@ async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres
         owners = [Owner(other, make_run(f"run_{n}")) for n in range(3)]
         announcements = Announcements(mine)
         announcements.start()
+        assert await asyncio.to_thread(announcements.listening.wait, 30)
         settings = ServerSettings(poll_s=30.0, recover_interval_s=3600.0)
         daemon = SimpleNamespace(
             settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()

@@ -207,6 +207,9 @@ class Announcements:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self.listening = threading.Event()
+        """Set once the listener's LISTEN is in place: an append committed before it
+        is not announced (its streams find it by polling)."""
 
     @property
     def active(self) -> bool:
@@ -250,6 +253,7 @@ class Announcements:
             try:
                 if listener is None:
                     listener = store.listen()
+                    self.listening.set()
                 # Back as soon as one arrives, then whatever else is already there.
                 announced = listener.wait(_WAIT_S, limit=1)
                 if announced:
