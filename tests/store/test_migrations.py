@@ -24,6 +24,7 @@ ALL_NAMES = [
     "m006_task_tool_calls",
     "m007_conversations",
     "m008_run_ids_in_byte_order",
+    "m009_log_rows_checked_per_run",
 ]
 
 

@@ -15,7 +15,7 @@ from contextlib import closing
 
 import psycopg
 
-from tests.store.builders import make_run
+from tests.store.builders import make_run, make_task
 from tests.store.postgres_cluster import Cluster, running_cluster
 from thoughtline.records import RunEventRecord, now_iso
 from thoughtline.store import _postgres_connection
@@ -148,15 +148,22 @@ def test_a_missing_task_among_many_updated_at_once_is_named_and_nothing_is_writt
     with closing(PostgresStore(postgres_dsn)) as store:
         here = make_run("run_here", tasks=2)
         store.create_run(here)
-        gone = make_run("run_gone")
-        for task in (*here.tasks, *gone.tasks):
+        stranger = make_task("run_here", 9)
+        stranger.id = "task_not_stored"
+        for task in (*here.tasks, stranger):
             task.status = "running"
-        with pytest.raises(RunNotFoundError, match="No task 'run_gone_task0' of run 'run_gone'"):
+        with pytest.raises(RunNotFoundError, match="No task 'task_not_stored' of run 'run_here'"):
             store.write_prepared(
                 [
                     store.prepare(tasks=here.tasks, events=_events("run_here", 1, 2)),
-                    store.prepare(tasks=gone.tasks),
+                    store.prepare(tasks=[stranger]),
                 ]
+            )
+        # A task of a run never stored: the run is named (its row is looked for first).
+        gone = make_run("run_gone")
+        with pytest.raises(RunNotFoundError, match="No run 'run_gone' in .* to write to"):
+            store.write_prepared(
+                [store.prepare(events=_events("run_here", 1, 2)), store.prepare(tasks=gone.tasks)]
             )
         stored = store.get_run("run_here")
         assert stored is not None and {task.status for task in stored.tasks} == {"queued"}

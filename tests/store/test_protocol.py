@@ -171,3 +171,68 @@ def test_a_transition_is_written_all_or_nothing(backend: StoreBackend) -> None:
         missing = make_run("run_never_created")
         with pytest.raises(RunNotFoundError):
             store.write(run=missing)
+
+
+def test_events_and_trace_of_a_run_never_stored_are_refused_and_nothing_lands(
+    backend: StoreBackend,
+) -> None:
+    """Each log row must name a stored run: PostgreSQL checks it once per run of a write
+    (the runs' rows are locked by the heartbeat refresh every write starts with), not
+    by a per-row foreign key."""
+    run = make_run("run_kept")
+    with closing(backend.open()) as store:
+        store.create_run(run)
+        for event_run in ("run_ghost", run.id):
+            records = [
+                RunEventRecord(
+                    run_id=event_run,
+                    seq=seq,
+                    type="answer.delta",
+                    task_id=None,
+                    at=run.created_at,
+                    data={"text": "x"},
+                )  # fmt: skip
+                for seq in (1, 2)
+            ]
+            if event_run == run.id:
+                store.append_run_events(records)
+                continue
+            with pytest.raises(RunNotFoundError, match="run_ghost"):
+                store.append_run_events(records)
+            with pytest.raises(RunNotFoundError, match="run_ghost"):
+                store.append_trace([make_event("run_ghost"), make_event("run_ghost")])
+            # One stranger among a stored run's rows: the whole write is refused.
+            with pytest.raises(RunNotFoundError, match="run_ghost"):
+                store.write(events=records, trace=[make_event(run.id, event_id="evt_mixed")])
+        assert [record.seq for record in store.run_events(run.id)] == [1, 2]
+        assert store.trace(run.id) == []
+        assert store.run_events("run_ghost") == [] and store.trace("run_ghost") == []
+
+
+def test_deleting_a_run_by_hand_deletes_its_events_and_trace(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
+        for run_id in ("run_gone", "run_kept"):
+            store.create_run(make_run(run_id))
+            store.append_run_events(
+                [
+                    RunEventRecord(
+                        run_id=run_id,
+                        seq=1,
+                        type="run.started",
+                        task_id=None,
+                        at=ago(0),
+                        data={},
+                    )  # fmt: skip
+                ]
+            )
+            store.append_trace([make_event(run_id)])
+    if backend.kind == "sqlite":  # foreign keys act on connections that turn them on
+        import sqlite3
+
+        with closing(sqlite3.connect(backend.location, isolation_level=None)) as conn:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("DELETE FROM runs WHERE id = 'run_gone'")
+    else:
+        backend.sql("DELETE FROM runs WHERE id = 'run_gone'")
+    assert backend.query("SELECT DISTINCT run_id FROM run_events") == [("run_kept",)]
+    assert backend.query("SELECT DISTINCT run_id FROM trace_events") == [("run_kept",)]

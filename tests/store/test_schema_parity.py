@@ -25,12 +25,12 @@ ROW_ORDER_COLUMNS = {("runs", "row_order"), ("tasks", "row_order"), ("migrations
 """PostgreSQL's columns that order rows inserted together, where SQLite has its rowid
 (which every SQLite index also ends in)."""
 POSTGRES_ONLY_INDEXES = {
-    ("run_events_type_at", "run_events", ("type", "at"), False),
+    ("run_events_reasoning_at", "run_events", ("at",), False),
     ("runs_id_bytes", "runs", ("id",), False),
 }
-"""A purge's index that SQLite leaves out (there every index is kept up on the event
-loop at each append of a live event), and the run ids in byte order that SQLite's
-primary key already is."""
+"""A purge's index of reasoning deltas that SQLite leaves out (there every index is kept
+up on the event loop at each append of a live event), and the run ids in byte order that
+SQLite's primary key already is."""
 
 Column = tuple[str, str, str, bool]  # table, column, type class, nullable
 Key = tuple[str, str, tuple[str, ...]]  # table, "primary" or "unique", columns

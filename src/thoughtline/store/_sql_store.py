@@ -157,6 +157,34 @@ class RowUpdate:
         return self.message if self.cursor.rowcount == 0 else None
 
 
+@dataclass(frozen=True, slots=True)
+class TouchedRuns:
+    """The heartbeat refresh that starts a write: it found every run unless its row
+    count falls short, and only then are the missing ones looked up (to name one)."""
+
+    store: SqlStore[Any]
+    conn: SqlConnection
+    cursor: SqlCursor
+    run_ids: list[str]
+
+    def missing(self) -> str | None:
+        if self.cursor.rowcount == len(self.run_ids):
+            return None
+        dialect = self.store.dialect
+        found = {
+            row[0]
+            for row in self.store._tuples(
+                self.conn,
+                dialect.sql(
+                    f"SELECT id FROM runs WHERE {dialect.in_list('id', len(self.run_ids))}"
+                ),
+                dialect.list_params(self.run_ids),
+            )
+        }
+        missing = [run_id for run_id in self.run_ids if run_id not in found]
+        return self.store.missing_run_message(missing[0]) if missing else None
+
+
 def check_updates(checks: Sequence[UpdateCheck]) -> None:
     """Raise :class:`RunNotFoundError` for the first update that did not find its row."""
     for check in checks:
@@ -270,13 +298,14 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         # The runs' rows first, as every write of a run (interrupt_run locks them too),
         # in sorted order, so two transactions never wait on each other's rows. Every
         # write proves the owner alive (streaming deltas as much as the rest).
+        # The check that each run is stored is what lets PostgreSQL's logs go without a
+        # foreign key (migration m009): their rows then name runs locked here.
         if write.run_ids:
-            dialect = self.dialect
-            touched = sorted(write.run_ids)
-            conn.execute(
-                touch_statement(dialect, len(touched)),
-                (*dialect.now_params(), *dialect.list_params(touched)),
-            )
+            touched = self._touch(conn, sorted(write.run_ids))
+            if checks is None:
+                check_updates([touched])
+            else:
+                checks.append(touched)
         if write.runs:
             self._update_rows(conn, statements.update_run, write.runs, checks)
         if write.events:
@@ -289,6 +318,19 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
             self._tool_call_rows(conn, write.tool_calls)
         if write.threads:
             self._execute_many(conn, statements.insert_thread, write.threads)
+
+    def _touch(self, conn: ConnectionT, run_ids: list[str]) -> UpdateCheck:
+        """Refresh the heartbeat of ``run_ids`` (sorted), locking their rows; the check
+        names the first that is not stored."""
+        dialect = self.dialect
+        cursor = conn.execute(
+            touch_statement(dialect, len(run_ids)),
+            (*dialect.now_params(), *dialect.list_params(run_ids)),
+        )
+        return TouchedRuns(self, conn, cursor, run_ids)
+
+    def missing_run_message(self, run_id: str) -> str:
+        return f"No run {run_id!r} in {self._where} to write to."
 
     def _tool_call_rows(self, conn: ConnectionT, calls: list[tuple[object, ...]]) -> None:
         """Insert or replace tool calls' rows; raise :class:`RunNotFoundError` when a

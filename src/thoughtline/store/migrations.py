@@ -359,6 +359,46 @@ MIGRATIONS: tuple[Migration, ...] = (
             Only("postgres", 'CREATE INDEX runs_id_bytes ON runs (id COLLATE "C")'),
         ),
     ),
+    Migration(
+        "m009_log_rows_checked_per_run",
+        (
+            # PostgreSQL checks a foreign key row by row (a trigger and a locking query
+            # each): half the server's time for every run event and trace event
+            # appended. Every write already locks its runs' rows first (the heartbeat
+            # refresh, UPDATE ... RETURNING id), which is the same check once per run:
+            # PostgresStore names a missing run from it. A run deleted by hand still
+            # takes its logs with it (the trigger). SQLite's checks cost little: kept.
+            Only("postgres", "ALTER TABLE run_events DROP CONSTRAINT run_events_run_id_fkey"),
+            Only("postgres", "ALTER TABLE trace_events DROP CONSTRAINT trace_events_run_id_fkey"),
+            Only(
+                "postgres",
+                """
+                CREATE FUNCTION thoughtline_delete_run_logs() RETURNS trigger
+                LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+                BEGIN
+                    DELETE FROM run_events WHERE run_id IN (SELECT id FROM gone);
+                    DELETE FROM trace_events WHERE run_id IN (SELECT id FROM gone);
+                    RETURN NULL;
+                END
+                $$
+                """,
+            ),
+            Only(
+                "postgres",
+                "CREATE TRIGGER runs_delete_logs AFTER DELETE ON runs "
+                "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT "
+                "EXECUTE FUNCTION thoughtline_delete_run_logs()",
+            ),
+            # A purge looks for old reasoning deltas only: the other events (most of
+            # them) need not be in its index at all.
+            Only("postgres", "DROP INDEX run_events_type_at"),
+            Only(
+                "postgres",
+                "CREATE INDEX run_events_reasoning_at ON run_events (at) "
+                "WHERE type = 'reasoning.delta'",
+            ),
+        ),
+    ),
 )
 
 

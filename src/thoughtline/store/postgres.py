@@ -94,12 +94,14 @@ def _from_json(table: str, columns: str, casts: tuple[str, ...], keep: str) -> s
     """An INSERT of many rows sent as one JSON array of rows: one statement for the
     server to run and one result for the client to read, where ``executemany`` has one
     of each per row; JSON because :func:`json.dumps` writes it in C, where psycopg
-    adapts a list element by element in Python (measured: 1.5 ms for 64 events)."""
+    adapts a list element by element in Python (measured: 1.5 ms for 64 events); read
+    as ``jsonb``, parsed once, where each ``->>`` of a ``json`` value parses its row's
+    text again (the server's time per event: 8 µs against 13)."""
     names = [column.strip() for column in columns.split(",")]
     values = ", ".join(f"(row ->> {index}){cast}" for index, cast in enumerate(casts))
     return (
         f"INSERT INTO {table} ({', '.join(names)}) SELECT {values} "
-        "FROM json_array_elements(%s::json) WITH ORDINALITY AS appended(row, position) "
+        "FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS appended(row, position) "
         f"ORDER BY position{keep}"
     )
 
@@ -128,7 +130,7 @@ def _insert_from_json(table: str, columns: Sequence[str], extra: str, keep: str)
         f"INSERT INTO {table} ({', '.join(columns)}{', ' if extra else ''}"
         f"{'heartbeat_at' if extra else ''}) SELECT "
         f"{', '.join('given.' + column for column in columns)}{', ' if extra else ''}{extra} "
-        f"FROM json_populate_recordset(NULL::{table}, %s::json) WITH ORDINALITY AS given "
+        f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) WITH ORDINALITY AS given "
         f"ORDER BY given.ordinality{keep}"
     )
 
@@ -143,15 +145,19 @@ INSERT_TASKS: Final = {
 """New runs (stamped with the server's clock) and their tasks, one statement each."""
 UPDATE_RUNS: Final = (
     "UPDATE runs SET status = changed.status, finished_at = changed.finished_at "
-    "FROM json_populate_recordset(NULL::runs, %s::json) AS changed "
+    "FROM jsonb_populate_recordset(NULL::runs, %s::jsonb) AS changed "
     "WHERE runs.id = changed.id RETURNING runs.id"
 )
 UPDATE_TASKS: Final = (
     f"UPDATE tasks SET ({', '.join(rows.UPDATED_TASK_COLUMNS)}) = "
     f"({', '.join('changed.' + column for column in rows.UPDATED_TASK_COLUMNS)}) "
-    "FROM json_populate_recordset(NULL::tasks, %s::json) AS changed "
+    "FROM jsonb_populate_recordset(NULL::tasks, %s::jsonb) AS changed "
     "WHERE tasks.id = changed.id RETURNING tasks.id"
 )
+TOUCH_RUNS: Final = (
+    f"UPDATE runs SET heartbeat_at = {POSTGRES.now_sql} WHERE id = ANY(%s) RETURNING id"
+)
+"""The heartbeat refresh every write starts with (it locks the runs' rows)."""
 """Several runs' or tasks' updates in one statement, from a JSON array of rows typed by
 the table's own columns; the ids updated come back, so a missing one is named."""
 
@@ -345,6 +351,13 @@ class PostgresStore(SqlStore[Connection]):
         cursor = conn.execute(statement, (json.dumps(changed, ensure_ascii=False),))
         wanted = [(row["id"], self._not_found(params[index])) for index, row in enumerate(changed)]
         checks.append(_UpdatedIds(cursor, wanted))
+
+    def _touch(self, conn: Connection, run_ids: list[str]) -> UpdateCheck:
+        # In a pipeline the row count arrives later: the ids found come back instead.
+        cursor = conn.execute(TOUCH_RUNS, (run_ids,))
+        return _UpdatedIds(
+            cursor, [(run_id, self.missing_run_message(run_id)) for run_id in run_ids]
+        )
 
     def _append_many(self, conn: Connection, sql: str, params: list[tuple[object, ...]]) -> None:
         if len(params) == 1:
