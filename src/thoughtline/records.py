@@ -14,7 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, NotRequired, TypeAlias
+from typing import Literal, NotRequired, TypeAlias, cast
 
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
@@ -494,6 +494,28 @@ class Task:
     thread: TaskThread | None = field(default=None, compare=False, repr=False)
     """What this task added to its conversation, set when it ends (stored apart)."""
 
+    @property
+    def answer(self) -> str:
+        """The answer, typed ``str`` for code that needs one (``output`` is ``None``
+        until there is one). A task that failed raises its own error (code, message);
+        one that ended otherwise without an answer raises ``TASK_NO_ANSWER``."""
+        if self.output is not None:
+            return self.output
+        from thoughtline.errors import ErrorCode, ThoughtlineError
+
+        if self.error is not None:
+            code = cast("ErrorCode", self.error.code)  # stored from the same closed set
+            raise ThoughtlineError(code, self.error.message, retryable=self.error.retryable)
+        raise ThoughtlineError(
+            "TASK_NO_ANSWER",
+            f"Task {self.name or self.role!r} has no answer: it is {self.status}"
+            + (
+                " (a prepare-only run prepares prompts, it calls no model)."
+                if self.status == "prepared"
+                else "."
+            ),
+        )
+
     def to_dict(self) -> TaskSnapshot:
         snapshot = self._snapshot()
         if self.tool_calls is not None:
@@ -578,6 +600,16 @@ class Run:
             "conversation_id": self.conversation_id or self.id,
             "continues": self.continues,
         }
+
+    @property
+    def answer(self) -> str:
+        """The run's answer: that of its last task (the one every other task ran
+        before, in a pipeline), as :attr:`Task.answer` gives it."""
+        if not self.tasks:
+            from thoughtline.errors import ThoughtlineError
+
+            raise ThoughtlineError("TASK_NO_ANSWER", f"Run {self.id} has no tasks.")
+        return self.tasks[-1].answer
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:
