@@ -231,3 +231,27 @@ async def test_answer_is_a_str_or_the_error_of_the_task_that_has_none(
     with pytest.raises(ThoughtlineError, match="prepare-only") as only_prepared:
         _ = prepared.answer
     assert only_prepared.value.code == "TASK_NO_ANSWER"
+
+
+TYPED_SCRIPT = """
+import thoughtline
+
+run = thoughtline.run("x", chain_of_thought="surface", effort="low")
+shout: str = run.answer.upper()  # a str: no None check needed
+for event in thoughtline.stream("x"):
+    pass
+thoughtline.run("x", chain_of_thought="surfce")
+"""
+
+
+def test_a_type_checker_takes_answer_as_str_and_catches_a_misspelt_mode(tmp_path: Path) -> None:
+    script = tmp_path / "typed.py"
+    script.write_text(TYPED_SCRIPT, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+         str(script)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1, checked.stdout
+    assert "typed.py:8:" in errors[0] and "surfce" in errors[0] and "chain_of_thought" in errors[0]
