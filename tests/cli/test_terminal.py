@@ -112,7 +112,13 @@ def test_a_long_reasoning_stream_on_a_terminal_ends_with_the_full_answer(
     lines = [f"answer line {index:03d}: all of it must be printed" for index in range(120)]
     positions = [final.index(line) for line in lines]
     assert positions == sorted(positions)
-    assert "reasoning (240,000 characters; the whole text: thoughtline status run_" in shown
+    # Surface mode: the whole reasoning, first, then a line that sets the answer apart.
+    closing = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown[shown.rindex("reasoning (240,000") :])
+    assert closing.count("thinking, ") == 24_000
+    assert closing.index("answer\r\n") < closing.index("answer line 000")
+    assert closing.rindex("thinking, ") < closing.index("answer\r\n")
+    # While the answer streamed, the panel folded the reasoning to one line.
+    assert "reasoning ▸ 240,000 characters, printed in full at the end" in shown
     assert "first reasoning" in final  # the closing table follows the answer
     assert "Traceback" not in shown
     # Streamed characters in the last frame of the panel.

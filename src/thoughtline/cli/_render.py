@@ -62,20 +62,21 @@ def print_outputs(
     snapshot: RunSnapshot,
     *,
     finishes: Mapping[str, str] | None = None,
-    reasoning_tail_lines: int | None = None,
 ) -> None:
-    """Each task's full answer and, only when present in the snapshot, its reasoning.
-
-    ``reasoning_tail_lines`` collapses displayed reasoning to its last lines (the live
-    view's closing print: the whole text stays one ``thoughtline status`` away)."""
+    """Each task's full answer and, only when present in the snapshot (the mode shows
+    it), its whole reasoning first, as it came, set apart from the answer."""
     for task in snapshot["tasks"]:
         console.rule(
             Text.assemble((visible(task["name"]), "bold"), " ", (visible(task["executor"]), "dim"))
         )
         reasoning = task.get("reasoning")
-        if reasoning:
-            console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["id"]))
         output = task["output"]
+        if reasoning:
+            console.print(Text(f"reasoning ({len(reasoning):,} characters)", style="dim bold"))
+            console.print(visible_text(reasoning, "dim italic"), soft_wrap=True)
+            if output:
+                console.print()
+                console.print(Text("answer", style="bold"))
         if output:
             # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
             console.print(visible_text(output), soft_wrap=True)
@@ -87,16 +88,6 @@ def print_outputs(
             console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
             console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
-
-
-def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text:
-    if tail_lines is None:
-        return visible_text("reasoning:\n" + reasoning, "dim italic")
-    lines = visible(reasoning[-4000:]).splitlines()[-tail_lines:]
-    header = (
-        f"reasoning ({len(reasoning):,} characters; the whole text: thoughtline status {run_id})"
-    )
-    return Text(header + "\n… " + "\n".join(line[-400:] for line in lines), style="dim italic")
 
 
 def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:

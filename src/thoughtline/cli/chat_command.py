@@ -221,7 +221,7 @@ def _turn(
             console.print(Text("turn cancelled before it started.", "yellow"))
             return None
     snapshot = final.snapshot()
-    print_outputs(console, snapshot, finishes=finish_reasons(snapshot), reasoning_tail_lines=4)
+    print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     for task in snapshot["tasks"]:
         if task["error"] and task["status"] != "cancelled":
             echo_error(

@@ -248,7 +248,7 @@ def run_command(
         pass  # the answers streamed; errors follow
     elif outcome.terminal:
         console = text_console()
-        print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
+        print_outputs(console, snapshot, finishes=finishes)
         console.print(summary_table(snapshot, console.width))
     else:
         # Not a terminal: rich would assume 80 columns; a table that wide folds its cells.
