@@ -33,6 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("thoughtline.cli.runs_command", "runs_command", "Recent runs, newest first."),
     "trace": ("thoughtline.cli.runs_command", "trace_command", "Operator view of a run's trace."),
+    "export": (
+        "thoughtline.cli.export_command",
+        "export_command",
+        "A run as a Markdown record or as JSON.",
+    ),
     "purge": (
         "thoughtline.cli.purge_command",
         "purge_command",
