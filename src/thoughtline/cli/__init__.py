@@ -81,6 +81,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "tools_command",
         "The configured MCP servers and their tools.",
     ),
+    "completion": (
+        "thoughtline.cli.completion",
+        "completion_command",
+        "Shell completion script (bash, zsh, fish).",
+    ),
 }
 
 
@@ -180,7 +185,9 @@ def main() -> None:
         _say(f"thoughtline: {problem}")
         sys.exit(2)
     try:
-        cli.main(standalone_mode=False)
+        # One name however it was started (the script, python -m): usage lines and the
+        # shell completion variable (_THOUGHTLINE_COMPLETE) depend on it.
+        cli.main(standalone_mode=False, prog_name="thoughtline")
     except ThoughtlineError as exc:
         _say(f"thoughtline: {exc.message}")
         sys.exit(2)

@@ -25,6 +25,7 @@ from thoughtline.cli._continuing import continued_spec, continuing_from
 from thoughtline.cli._driver import catching_interrupts, drive
 from thoughtline.cli._render import finish_reasons, print_outputs, text_console
 from thoughtline.cli._terminal_text import echo_error, visible
+from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
@@ -95,6 +96,7 @@ class _Flags:
 @click.option(
     "--continues",
     metavar="RUN_ID",
+    shell_complete=complete_run_ids,
     help="Resume the conversation at this run (an id, a unique prefix or 'latest').",
 )
 @click.option(

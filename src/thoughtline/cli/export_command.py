@@ -22,6 +22,7 @@ import click
 
 from thoughtline.cli._context import open_store
 from thoughtline.cli._terminal_text import is_terminal, json_for, visible
+from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.cli.runs_command import RUN_ID_HELP
 from thoughtline.config import load_config
@@ -39,7 +40,7 @@ _TOKEN_NAMES = {
 
 
 @click.command("export", epilog=RUN_ID_HELP)
-@click.argument("run_id", required=False)
+@click.argument("run_id", required=False, shell_complete=complete_run_ids)
 @click.option(
     "--format",
     "form",

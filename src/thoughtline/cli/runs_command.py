@@ -22,6 +22,7 @@ from thoughtline.cli._context import open_store
 from thoughtline.cli._preview import PREVIEW_CHARS, request_line, request_preview
 from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
 from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visible, visible_text
+from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
@@ -33,7 +34,7 @@ RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out)
 
 
 @click.command("status", epilog=RUN_ID_HELP)
-@click.argument("run_id", required=False)
+@click.argument("run_id", required=False, shell_complete=complete_run_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the run snapshot as JSON.")
 def status_command(run_id: str | None, as_json: bool) -> None:
     """Snapshot of a run (the latest when RUN_ID is omitted)."""
@@ -300,7 +301,7 @@ def _tokens(run: Run) -> str:
 
 
 @click.command("trace", epilog=RUN_ID_HELP)
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_ids)
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trace events.")
 def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
