@@ -603,6 +603,8 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
     }
     for event in events:
         view.handle(event)
+        if isinstance(event, TaskReasoningDelta):
+            console.print(view.render())  # reasoning arriving (folded once the answer streams)
     console.print(view.render())  # while running
     view.handle(TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=failed))
     console.print(view.render())
