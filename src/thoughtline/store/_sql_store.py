@@ -32,6 +32,8 @@ from thoughtline.store.base import (
     Store,
     StoredThread,
     UnfinishedRun,
+    UsageGroup,
+    UsageKey,
 )
 
 UNFINISHED = "('planned', 'running')"
@@ -128,6 +130,23 @@ caller orders them by task position and follows the runs by ``continues``."""
 def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
     """The query of :meth:`SqlStore._tool_calls_of` for ``count`` runs."""
     return dialect.sql(rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
+
+
+USAGE_KEYS: dict[str, str] = {
+    "day": "substr(runs.created_at, 1, 10)",  # UTC: timestamps are ISO 8601 in UTC
+    "model": "tasks.provider || '/' || tasks.model",
+    "role": "tasks.role",
+    "mode": "tasks.chain_of_thought",
+    "provider": "tasks.provider",
+}
+"""The SQL of each :data:`~thoughtline.store.base.UsageKey` (the same in both dialects)."""
+_USAGE_COLUMNS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+)
 
 
 @lru_cache(maxsize=64)
@@ -398,6 +417,37 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 f"ORDER BY created_at DESC, {self.dialect.row_order} DESC LIMIT ?",
                 (*params, limit),
             )
+
+    def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
+        key = USAGE_KEYS[by]
+        where = "WHERE runs.created_at >= ? " if since is not None else ""
+        query = (
+            f"SELECT {key} AS key, tasks.provider, tasks.model, "
+            "COUNT(DISTINCT tasks.run_id), COUNT(*), "
+            "SUM(CASE WHEN tasks.input_tokens IS NULL AND tasks.output_tokens IS NULL "
+            "THEN 1 ELSE 0 END), "
+            + ", ".join(f"COALESCE(SUM(tasks.{column}), 0)" for column in _USAGE_COLUMNS)
+            + " FROM runs JOIN tasks ON tasks.run_id = runs.id "
+            f"{where}GROUP BY {key}, tasks.provider, tasks.model "
+            f"ORDER BY {key}, tasks.provider, tasks.model"
+        )
+        with self._reading() as conn:
+            found = self._tuples(conn, self.dialect.sql(query), () if since is None else (since,))
+        return [
+            UsageGroup(
+                key=str(row[0]),
+                provider=row[1],
+                model=row[2],
+                runs=int(row[3]),
+                tasks=int(row[4]),
+                unreported=int(row[5]),
+                **{
+                    column: int(value)
+                    for column, value in zip(_USAGE_COLUMNS, row[6:], strict=True)
+                },
+            )
+            for row in found
+        ]
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
         with self._reading() as conn:

@@ -125,6 +125,30 @@ class RunFilter:
     search: str | None = None
 
 
+UsageKey: TypeAlias = Literal["day", "model", "role", "mode", "provider"]
+"""What :meth:`Store.usage` groups tasks by (``mode``: the task's disclosure mode)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageGroup:
+    """Token counts summed over the tasks of one group and one model (a group's tasks
+    of several models are several of these: each model is priced apart)."""
+
+    key: str
+    provider: str
+    model: str
+    runs: int
+    """Runs with at least one task in this group and of this model."""
+    tasks: int
+    unreported: int
+    """Tasks whose provider reported no usage (not counted as zero tokens)."""
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+
+
 @dataclass(frozen=True, slots=True)
 class StoredThread:
     """A task's stored thread (:mod:`thoughtline.threads`), as JSON text."""
@@ -269,6 +293,11 @@ class Store(Protocol):
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
         """The runs of a conversation with their tasks, oldest first (empty when none)."""
+        ...
+
+    def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
+        """Tokens of the tasks of runs created at ``since`` or later (every run when
+        None), summed by ``by`` and model in one aggregate query, ordered by key."""
         ...
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
