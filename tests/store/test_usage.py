@@ -68,7 +68,7 @@ def store_with_runs(backend: StoreBackend) -> Iterator[Store]:
 
 def _figures(groups: list[UsageGroup]) -> list[tuple[object, ...]]:
     return [
-        (g.key, g.model, g.runs, g.tasks, g.unreported, g.input_tokens, g.cached_input_tokens,
+        (g.key, g.model, g.tasks, g.unreported, g.input_tokens, g.cached_input_tokens,
          g.cache_write_tokens, g.output_tokens, g.reasoning_tokens)
         for g in groups
     ]  # fmt: skip
@@ -76,11 +76,11 @@ def _figures(groups: list[UsageGroup]) -> list[tuple[object, ...]]:
 
 def test_usage_by_day_splits_each_day_by_model(store_with_runs: Store) -> None:
     assert _figures(store_with_runs.usage("day")) == [
-        ("2026-11-30", "claude-sonnet-4-6", 1, 1, 0, 100, 40, 10, 50, 30),
-        ("2026-11-30", "gpt-5.5", 1, 1, 0, 200, 0, 0, 80, 60),
+        ("2026-11-30", "claude-sonnet-4-6", 1, 0, 100, 40, 10, 50, 30),
+        ("2026-11-30", "gpt-5.5", 1, 0, 200, 0, 0, 80, 60),
         # A task without reported usage is counted as such, not as zero tokens.
-        ("2026-12-01", "claude-sonnet-4-6", 1, 2, 1, 10, 0, 0, 5, 1),
-        ("2026-12-02", "gpt-5.5", 1, 1, 0, 1, 0, 0, 2, 1),
+        ("2026-12-01", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1),
+        ("2026-12-02", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1),
     ]
 
 
@@ -107,7 +107,7 @@ def test_usage_by_each_key_sums_every_task_once(
 def test_usage_since_counts_runs_created_then_or_later(store_with_runs: Store) -> None:
     since = store_with_runs.usage("role", since="2026-12-01T23:59:59.999Z")
     assert _figures(since) == [
-        ("architect", "claude-sonnet-4-6", 1, 2, 1, 10, 0, 0, 5, 1),
-        ("reviewer", "gpt-5.5", 1, 1, 0, 1, 0, 0, 2, 1),
+        ("architect", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1),
+        ("reviewer", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1),
     ]
     assert store_with_runs.usage("day", since="2027-01-01T00:00:00.000Z") == []

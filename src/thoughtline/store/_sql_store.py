@@ -422,8 +422,7 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         key = USAGE_KEYS[by]
         where = "WHERE runs.created_at >= ? " if since is not None else ""
         query = (
-            f"SELECT {key} AS key, tasks.provider, tasks.model, "
-            "COUNT(DISTINCT tasks.run_id), COUNT(*), "
+            f"SELECT {key} AS key, tasks.provider, tasks.model, COUNT(*), "
             "SUM(CASE WHEN tasks.input_tokens IS NULL AND tasks.output_tokens IS NULL "
             "THEN 1 ELSE 0 END), "
             + ", ".join(f"COALESCE(SUM(tasks.{column}), 0)" for column in _USAGE_COLUMNS)
@@ -438,12 +437,11 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 key=str(row[0]),
                 provider=row[1],
                 model=row[2],
-                runs=int(row[3]),
-                tasks=int(row[4]),
-                unreported=int(row[5]),
+                tasks=int(row[3]),
+                unreported=int(row[4]),
                 **{
                     column: int(value)
-                    for column, value in zip(_USAGE_COLUMNS, row[6:], strict=True)
+                    for column, value in zip(_USAGE_COLUMNS, row[5:], strict=True)
                 },
             )
             for row in found

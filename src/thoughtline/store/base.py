@@ -137,8 +137,6 @@ class UsageGroup:
     key: str
     provider: str
     model: str
-    runs: int
-    """Runs with at least one task in this group and of this model."""
     tasks: int
     unreported: int
     """Tasks whose provider reported no usage (not counted as zero tokens)."""
