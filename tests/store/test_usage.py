@@ -23,6 +23,7 @@ def _run(run_id: str, created_at: str, *tasks: tuple[str, str, str, str, TaskUsa
             run_id, position, role=role, provider=provider, model=model, chain_of_thought=mode
         )
         task.usage = usage or TaskUsage()
+        task.timings.started_at = created_at
         run.tasks.append(task)
     return run
 
@@ -104,10 +105,17 @@ def test_usage_by_each_key_sums_every_task_once(
     assert sum(group.reasoning_tokens for group in groups) == 92
 
 
-def test_usage_since_counts_runs_created_then_or_later(store_with_runs: Store) -> None:
+def test_usage_since_counts_tasks_started_then_or_later(store_with_runs: Store) -> None:
     since = store_with_runs.usage("role", since="2026-12-01T23:59:59.999Z")
     assert _figures(since) == [
         ("architect", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1),
         ("reviewer", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1),
     ]
     assert store_with_runs.usage("day", since="2027-01-01T00:00:00.000Z") == []
+
+
+def test_a_task_that_never_started_spent_nothing_and_is_not_counted(backend: StoreBackend) -> None:
+    with closing(backend.open()) as store:
+        queued = make_run("run_queued", status="cancelled")
+        store.create_run(queued)  # its task never started
+        assert store.usage("role") == []

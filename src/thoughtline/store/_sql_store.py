@@ -133,11 +133,11 @@ def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
 
 
 USAGE_KEYS: dict[str, str] = {
-    "day": "substr(runs.created_at, 1, 10)",  # UTC: timestamps are ISO 8601 in UTC
-    "model": "tasks.provider || '/' || tasks.model",
-    "role": "tasks.role",
-    "mode": "tasks.chain_of_thought",
-    "provider": "tasks.provider",
+    "day": "substr(started_at, 1, 10)",  # UTC: timestamps are ISO 8601 in UTC
+    "model": "provider || '/' || model",
+    "role": "role",
+    "mode": "chain_of_thought",
+    "provider": "provider",
 }
 """The SQL of each :data:`~thoughtline.store.base.UsageKey` (the same in both dialects)."""
 _USAGE_COLUMNS = (
@@ -420,15 +420,15 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
 
     def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
         key = USAGE_KEYS[by]
-        where = "WHERE runs.created_at >= ? " if since is not None else ""
+        # Tasks started (every one that spent a token did), read from the index that
+        # covers the sum (migration m010), not from their rows.
+        where = "tasks.started_at >= ?" if since is not None else "tasks.started_at IS NOT NULL"
         query = (
-            f"SELECT {key} AS key, tasks.provider, tasks.model, COUNT(*), "
-            "SUM(CASE WHEN tasks.input_tokens IS NULL AND tasks.output_tokens IS NULL "
-            "THEN 1 ELSE 0 END), "
-            + ", ".join(f"COALESCE(SUM(tasks.{column}), 0)" for column in _USAGE_COLUMNS)
-            + " FROM runs JOIN tasks ON tasks.run_id = runs.id "
-            f"{where}GROUP BY {key}, tasks.provider, tasks.model "
-            f"ORDER BY {key}, tasks.provider, tasks.model"
+            f"SELECT {key} AS key, provider, model, COUNT(*), "
+            "SUM(CASE WHEN input_tokens IS NULL AND output_tokens IS NULL THEN 1 ELSE 0 END), "
+            + ", ".join(f"COALESCE(SUM({column}), 0)" for column in _USAGE_COLUMNS)
+            + f" FROM tasks WHERE {where} GROUP BY {key}, provider, model "
+            f"ORDER BY {key}, provider, model"
         )
         with self._reading() as conn:
             found = self._tuples(conn, self.dialect.sql(query), () if since is None else (since,))

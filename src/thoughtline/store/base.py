@@ -294,8 +294,9 @@ class Store(Protocol):
         ...
 
     def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
-        """Tokens of the tasks of runs created at ``since`` or later (every run when
-        None), summed by ``by`` and model in one aggregate query, ordered by key."""
+        """Tokens of the tasks started at ``since`` or later (every started task when
+        None), summed by ``by`` (``day``: the day the task started, UTC) and model in
+        one aggregate query over an index, ordered by key."""
         ...
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:

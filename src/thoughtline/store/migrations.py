@@ -399,6 +399,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             ),
         ),
     ),
+    Migration(
+        "m010_task_usage_index",
+        (
+            # The usage report (Store.usage) sums tokens of the tasks started since a
+            # moment, by day, model, role, mode or provider: this index holds every
+            # column it reads, so the sum never reads the tasks' wide rows (answers,
+            # reasoning). A task's entry changes when it starts and when it ends.
+            "CREATE INDEX tasks_usage ON tasks (started_at, provider, model, role, "
+            "chain_of_thought, input_tokens, cached_input_tokens, cache_write_tokens, "
+            "output_tokens, reasoning_tokens)",
+        ),
+    ),
 )
 
 
