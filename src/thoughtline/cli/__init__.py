@@ -33,6 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("thoughtline.cli.runs_command", "runs_command", "Recent runs, newest first."),
     "trace": ("thoughtline.cli.runs_command", "trace_command", "Operator view of a run's trace."),
+    "usage": (
+        "thoughtline.cli.usage_command",
+        "usage_command",
+        "Tokens spent, by day, model, role, mode or provider.",
+    ),
     "export": (
         "thoughtline.cli.export_command",
         "export_command",
