@@ -269,8 +269,9 @@ def test_an_empty_reasoning_layer_says_why(
     assert result.stdout == "[]\n"
     assert result.stderr == (
         f"thoughtline: The reasoning layer of run {run_id} is empty: its tasks ran with "
-        "chain_of_thought=surface, which does not record reasoning (telemetry_only and "
-        "surface_and_telemetry do).\n"
+        "chain_of_thought=surface, which does not record reasoning (surface shows the "
+        "reasoning with the answer but keeps it out of the trace); telemetry_only and "
+        "surface_and_telemetry do.\n"
     )
 
 
