@@ -80,7 +80,10 @@ def test_trace_is_a_line_per_event_with_the_recorded_reasoning_once(
         "deepseek-reasoner at deepseek (openai-chat) · reasoning requested"
         in (summaries["worker.requested"])
     )
-    assert f"recorded reasoning, {len(REASONING)} chars in 1 part (raw):" in summaries["worker.reasoning"]
+    assert (
+        f"recorded reasoning, {len(REASONING)} chars in 1 part (raw):"
+        in summaries["worker.reasoning"]
+    )
     assert "done · answer 19 chars · tokens" in summaries["worker.completed"]
     assert summaries["run.completed"].endswith("  completed")
     assert "reasoning layer" not in shown.stdout  # it holds an event: nothing to explain
