@@ -9,6 +9,7 @@ the terminal; ``--json`` keeps the events exact.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -202,7 +203,8 @@ def _task_finished(metadata: Mapping[str, object]) -> str:
         parts.append(f"answer {_chars(metadata['output_chars'])}")
     usage = metadata.get("usage")
     if isinstance(usage, dict) and usage.get("output_tokens") is not None:
-        tokens = f"tokens {usage.get('input_tokens')} in / {usage['output_tokens']} out"
+        given = usage.get("input_tokens")
+        tokens = f"tokens {'?' if given is None else given} in / {usage['output_tokens']} out"
         if usage.get("reasoning_tokens"):
             tokens += f" ({usage['reasoning_tokens']} reasoning)"
         parts.append(tokens)
@@ -255,7 +257,7 @@ def _plain(metadata: Mapping[str, object]) -> str:
         if isinstance(value, str):
             fields.append(f"{key}={_quoted(value)}")
         elif value is None or isinstance(value, bool | int | float):
-            fields.append(f"{key}={value}")
+            fields.append(f"{key}={json.dumps(value)}")  # as the page writes them
     return " ".join(fields)
 
 

@@ -28,7 +28,7 @@ function runStarted(m) {
   const tasks = Array.isArray(m.tasks) ? m.tasks.filter(isObject).map((task) => String(task.name)) : [];
   const request = String(m.request ?? "");
   const parts = [quoted(request)];
-  if (request.length > QUOTE_CHARS) parts.push(`${request.length.toLocaleString("en")} characters`);
+  if (request.length > QUOTE_CHARS) parts.push(`(cut: ${request.length.toLocaleString("en")} characters; Raw JSON has all)`);
   parts.push(`chain_of_thought=${m.chain_of_thought} (${m.chain_of_thought_source})`);
   parts.push(`${m.worker_backend} backend`);
   parts.push(`${plural(tasks.length, "task")}: ${tasks.join(", ")}`);
@@ -89,7 +89,7 @@ function taskFinished(m) {
   if ("output_chars" in m) parts.push(`answer ${chars(m.output_chars)}`);
   const usage = m.usage;
   if (isObject(usage) && usage.output_tokens != null) {
-    let tokens = `tokens ${usage.input_tokens} in / ${usage.output_tokens} out`;
+    let tokens = `tokens ${usage.input_tokens ?? "?"} in / ${usage.output_tokens} out`;
     if (usage.reasoning_tokens) tokens += ` (${usage.reasoning_tokens} reasoning)`;
     parts.push(tokens);
   }
@@ -116,7 +116,7 @@ function toolCompleted(m) {
 function plain(m) {
   return Object.entries(m)
     .filter(([, value]) => value === null || ["string", "number", "boolean"].includes(typeof value))
-    .map(([key, value]) => `${key}=${typeof value === "string" ? quoted(value) : String(value)}`)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? quoted(value) : JSON.stringify(value)}`)
     .join(" ");
 }
 
