@@ -122,6 +122,14 @@ def test_a_run_started_from_the_form_comes_into_view(
         expect(page.get_by_test_id("form-submit")).to_be_in_viewport()
     screenshot(page, f"run-started-{size}", full_page=False)
     expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    # A run picked from the list comes into view too (on a phone the list is below it).
+    earlier = page.get_by_test_id("run-item").nth(3)
+    earlier.scroll_into_view_if_needed()
+    picked = earlier.get_attribute("data-run-id")
+    earlier.click()
+    expect(page.get_by_test_id("run-view")).to_have_attribute("data-run-id", picked or "")
+    expect(page.get_by_test_id("run-request")).to_have_text(re.compile("An earlier run"))
+    assert 0 <= top_of(page, "run-request") < height / 3
 
 
 @pytest.mark.parametrize("size", SIZES)
