@@ -275,8 +275,9 @@ def test_an_empty_reasoning_layer_says_why(
     assert result.stdout == "[]\n"
     assert result.stderr == (
         f"thoughtline: The reasoning layer of run {run_id} is empty: its tasks ran with "
-        "chain_of_thought=surface, which does not record reasoning (telemetry_only and "
-        "surface_and_telemetry do).\n"
+        "chain_of_thought=surface, which does not record reasoning (surface shows the "
+        "reasoning with the answer but keeps it out of the trace); telemetry_only and "
+        "surface_and_telemetry do.\n"
     )
 
 
@@ -332,12 +333,10 @@ def test_model_text_never_drives_the_terminal(
     code, runs = run_on_pty(home, environ, "runs")
     assert code == 0, runs
     assert_shown_not_obeyed(runs, "␛]0;asked␇")  # the cell wraps between words
-    # The reasoning layer's metadata is JSON: every control written as an escape.
+    # The recorded reasoning is shown as text, every control shown as a symbol.
     code, trace = run_on_pty(home, environ, "trace", "latest")
     assert code == 0, trace
-    assert_shown_not_obeyed(
-        trace, "\\u001b]52;c;SGVsbG8=\\u0007", "\\u009b2J \\u202eevil", "\\u001b]0;asked"
-    )
+    assert_shown_not_obeyed(trace, *SHOWN, '"Explain ␛]0;asked␇ this"')
 
 
 def test_piped_answers_and_json_keep_the_model_text_exactly(
