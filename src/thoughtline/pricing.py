@@ -61,12 +61,6 @@ class Rate:
                 return price
         return self.base
 
-    def describe(self) -> str:
-        text = f"${_plain(self.base)}"
-        for start, price in self.tiers:
-            text += f" (${_plain(price)} above {start} input tokens)"
-        return text
-
 
 @dataclass(frozen=True, slots=True)
 class Prices:
@@ -112,16 +106,6 @@ class Prices:
             source=self.source,
             parts=CostParts(**{name: _rounded(value) for name, value in exact.items()}),
         )
-
-    def rates(self) -> dict[str, str]:
-        """Each rate as ``thoughtline prices`` shows it (per million tokens)."""
-        return {
-            "input": self.input.describe(),
-            "output": self.output.describe(),
-            "cached_input": (self.cached_input or self.input).describe(),
-            "cache_write": (self.cache_write or self.input).describe(),
-            "reasoning": (self.reasoning or self.output).describe(),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,8 +249,3 @@ def _rate(value: object) -> Rate | None:
 
 def _rounded(value: Decimal) -> float:
     return float(value.quantize(_PLACES))
-
-
-def _plain(value: Decimal) -> str:
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
