@@ -142,8 +142,8 @@ class Pricer:
         for key in (f"{provider}/{model}", f"{provider}/*"):
             entry = self.configured.get(key)
             if entry is not None:
-                where = self.config_path or "config"
-                return _from_config(entry, f'config {where} [prices."{key}"]')
+                where = f"config {self.config_path}" if self.config_path else "config"
+                return _from_config(entry, f'{where} [prices."{key}"]')
         data_provider = DATA_PROVIDERS.get(provider)
         if data_provider is None:
             set_zero = f'set [prices."{provider}/{model}"] input = 0 and output = 0'
