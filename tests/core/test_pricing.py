@@ -38,8 +38,8 @@ def test_the_pinned_data_is_the_version_the_figures_were_computed_from() -> None
     [
         # anthropic-messages. claude-sonnet-4-5: $3 input, $15 output, $0.30 cache read,
         # $3.75 cache write per million tokens.
-        #   7,000 × 3 = 21,000; 2,000 × 0.30 = 600; 1,000 × 3.75 = 3,750;
-        #   2,000 × 15 = 30,000 (of it 640 × 15 = 9,600 reasoning)   [µ$ → ÷ 10⁶]
+        #   7,000 x 3 = 21,000; 2,000 x 0.30 = 600; 1,000 x 3.75 = 3,750;
+        #   2,000 x 15 = 30,000 (of it 640 x 15 = 9,600 reasoning)   [µ$ → ÷ 10⁶]
         (
             "anthropic",
             "claude-sonnet-4-5",
@@ -50,8 +50,8 @@ def test_the_pinned_data_is_the_version_the_figures_were_computed_from() -> None
         ),
         # openai-responses. o4-mini: $1.10 input, $4.40 output, $0.275 cache read, no
         # cache-write price (written tokens are input).
-        #   7,000 × 1.1 = 7,700; 2,000 × 0.275 = 550; 1,000 × 1.1 = 1,100;
-        #   2,000 × 4.4 = 8,800 (640 × 4.4 = 2,816 reasoning)
+        #   7,000 x 1.1 = 7,700; 2,000 x 0.275 = 550; 1,000 x 1.1 = 1,100;
+        #   2,000 x 4.4 = 8,800 (640 x 4.4 = 2,816 reasoning)
         (
             "openai",
             "o4-mini",
@@ -76,8 +76,8 @@ def test_the_pinned_data_is_the_version_the_figures_were_computed_from() -> None
         ),
         # openai-chat at DeepSeek: deepseek-reasoner's daytime prices (00:30-16:30 UTC):
         # $0.55 input, $2.19 output, $0.14 cache read.
-        #   7,000 × 0.55 = 3,850; 2,000 × 0.14 = 280; 1,000 × 0.55 = 550;
-        #   2,000 × 2.19 = 4,380 (640 × 2.19 = 1,401.6 reasoning)
+        #   7,000 x 0.55 = 3,850; 2,000 x 0.14 = 280; 1,000 x 0.55 = 550;
+        #   2,000 x 2.19 = 4,380 (640 x 2.19 = 1,401.6 reasoning)
         (
             "deepseek",
             "deepseek-reasoner",
@@ -91,8 +91,8 @@ def test_the_pinned_data_is_the_version_the_figures_were_computed_from() -> None
             0.00906,
         ),
         # gemini. gemini-2.5-flash: $0.30 input, $2.50 output, $0.03 cache read.
-        #   7,000 × 0.3 = 2,100; 2,000 × 0.03 = 60; 1,000 × 0.3 = 300;
-        #   2,000 × 2.5 = 5,000 (640 × 2.5 = 1,600 reasoning)
+        #   7,000 x 0.3 = 2,100; 2,000 x 0.03 = 60; 1,000 x 0.3 = 300;
+        #   2,000 x 2.5 = 5,000 (640 x 2.5 = 1,600 reasoning)
         (
             "gemini",
             "gemini-2.5-flash",
@@ -107,8 +107,8 @@ def test_the_pinned_data_is_the_version_the_figures_were_computed_from() -> None
         ),
         # ollama, priced by config: $0.10 input, $0.40 output (cache reads and writes at
         # the input price, reasoning at the output price).
-        #   7,000 × 0.1 = 700; 2,000 × 0.1 = 200; 1,000 × 0.1 = 100;
-        #   2,000 × 0.4 = 800 (640 × 0.4 = 256 reasoning)
+        #   7,000 x 0.1 = 700; 2,000 x 0.1 = 200; 1,000 x 0.1 = 100;
+        #   2,000 x 0.4 = 800 (640 x 0.4 = 256 reasoning)
         (
             "ollama",
             "qwen3:8b",
@@ -142,7 +142,7 @@ def test_known_usage_costs_what_the_pinned_prices_say(
 
 def test_prices_that_change_with_the_time_of_day_are_those_of_the_call() -> None:
     # deepseek-reasoner at night (16:30-00:30 UTC): $0.135 input, $0.55 output, $0.035
-    # cache read. 7,000 × 0.135 + 2,000 × 0.035 + 1,000 × 0.135 + 2,000 × 0.55
+    # cache read. 7,000 x 0.135 + 2,000 x 0.035 + 1,000 x 0.135 + 2,000 x 0.55
     # = 945 + 70 + 135 + 1,100 = 2,250 µ$.
     night = datetime(2026, 6, 1, 20, 0, tzinfo=UTC)
     cost = Pricer().price("deepseek", "deepseek-reasoner", USAGE, at=night)
@@ -151,14 +151,14 @@ def test_prices_that_change_with_the_time_of_day_are_those_of_the_call() -> None
 
 def test_a_long_context_call_is_charged_the_tier_above_its_threshold() -> None:
     # claude-sonnet-4-5 above 200,000 input tokens: $6 input, $22.50 output.
-    # 250,000 × 6 + 1,000 × 22.5 = 1,500,000 + 22,500 µ$ = $1.5225.
+    # 250,000 x 6 + 1,000 x 22.5 = 1,500,000 + 22,500 µ$ = $1.5225.
     usage = TaskUsage(input_tokens=250_000, output_tokens=1_000)
     cost = Pricer().price("anthropic", "claude-sonnet-4-5", usage, at=NOON)
     assert cost.amount == pytest.approx(1.5225, abs=1e-12)
 
 
 def test_a_configured_reasoning_price_charges_reasoning_apart_inside_output() -> None:
-    # (2,000 − 640) × 0.4 + 640 × 1.0 = 544 + 640 = 1,184 µ$ of output.
+    # (2,000 - 640) x 0.4 + 640 x 1.0 = 544 + 640 = 1,184 µ$ of output.
     prices = {
         "ollama/qwen3:8b": ConfiguredPrice(
             input=Decimal(0), output=Decimal("0.4"), reasoning=Decimal(1)

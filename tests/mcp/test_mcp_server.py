@@ -516,7 +516,7 @@ async def test_the_tool_says_what_the_run_cost_or_why_that_is_unknown(
             {"request": "Explain.", "provider": "ollama", "model": "qwen3:8b"},
         )
     assert priced.structured_content is not None and unknown.structured_content is not None
-    # o4-mini at $1.10 / $4.40 per million: 10,000 × 1.1 + 2,000 × 4.4 = 19,800 µ$.
+    # o4-mini at $1.10 / $4.40 per million: 10,000 x 1.1 + 2,000 x 4.4 = 19,800 µ$.
     cost = priced.structured_content["tasks"][0]["cost"]
     assert cost["amount"] == pytest.approx(0.0198, abs=1e-12)
     assert cost["source"] == "genai-prices 0.2.3"

@@ -32,18 +32,18 @@ LOCAL_PRICE = {"ollama/*": ConfiguredPrice(input=Decimal("0.1"), output=Decimal(
 # from prices per million tokens:
 EXPECTED = {
     # anthropic-messages, claude-sonnet-4-5 at $3 / $15:
-    #   10,000 × 3 + 2,000 × 15 = 60,000 µ$; reasoning 640 × 15 = 9,600 µ$.
+    #   10,000 x 3 + 2,000 x 15 = 60,000 µ$; reasoning 640 x 15 = 9,600 µ$.
     "anthropic": ("anthropic", "claude-sonnet-4-5", 0.06, 0.0096),
     # openai-responses, o4-mini at $1.10 / $4.40:
-    #   10,000 × 1.1 + 2,000 × 4.4 = 19,800 µ$; reasoning 640 × 4.4 = 2,816 µ$.
+    #   10,000 x 1.1 + 2,000 x 4.4 = 19,800 µ$; reasoning 640 x 4.4 = 2,816 µ$.
     "openai": ("openai", "o4-mini", 0.0198, 0.002816),
     # openai-chat at OpenRouter, anthropic/claude-sonnet-4.5 at $3 / $15: as Anthropic.
     "openrouter": ("openrouter", "anthropic/claude-sonnet-4.5", 0.06, 0.0096),
     # gemini, gemini-2.5-flash at $0.30 / $2.50:
-    #   10,000 × 0.3 + 2,000 × 2.5 = 8,000 µ$; reasoning 640 × 2.5 = 1,600 µ$.
+    #   10,000 x 0.3 + 2,000 x 2.5 = 8,000 µ$; reasoning 640 x 2.5 = 1,600 µ$.
     "gemini": ("gemini", "gemini-2.5-flash", 0.008, 0.0016),
     # ollama, priced by config at $0.10 / $0.40:
-    #   10,000 × 0.1 + 2,000 × 0.4 = 1,800 µ$ (Ollama counts no reasoning apart).
+    #   10,000 x 0.1 + 2,000 x 0.4 = 1,800 µ$ (Ollama counts no reasoning apart).
     "ollama": ("ollama", "qwen3:8b", 0.0018, 0.0),
 }
 # Anthropic counts thinking tokens only when thinking was asked for; Ollama never does.
@@ -110,7 +110,7 @@ async def test_hidden_withholds_the_text_not_the_bill(
     runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
     run = await runtime.run(spec(["openai"]), explicit_mode="hidden")
     (task,) = run.tasks
-    # 640 × $4.40 per million = $0.002816.
+    # 640 x $4.40 per million = $0.002816.
     assert task.reasoning_notice == (
         "Reasoning was not requested (chain_of_thought is hidden). "
         "The model reasoned for 640 tokens ($0.0028)."
@@ -182,8 +182,8 @@ async def test_each_chat_span_carries_its_calls_cost_as_phoenix_and_langfuse_rea
     spans = exporter.get_finished_spans()
     (chat,) = by_name(spans, "chat o4-mini")
     attributes = dict(chat.attributes or {})
-    # o4-mini: 10,000 × $1.10 = $0.011 of prompt; 2,000 × $4.40 = $0.0088 of completion,
-    # 640 × $4.40 = $0.002816 of it reasoning.
+    # o4-mini: 10,000 x $1.10 = $0.011 of prompt; 2,000 x $4.40 = $0.0088 of completion,
+    # 640 x $4.40 = $0.002816 of it reasoning.
     assert attributes["llm.cost.total"] == pytest.approx(0.0198, abs=1e-12)
     assert attributes["llm.cost.prompt"] == pytest.approx(0.011, abs=1e-12)
     assert attributes["llm.cost.completion"] == pytest.approx(0.0088, abs=1e-12)
