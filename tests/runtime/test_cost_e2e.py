@@ -6,12 +6,14 @@ it (a task stored before calls were priced reads as unknown)."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
+from tests.runtime.test_tool_loop import FINAL, calling, one_task, tooled_runtime
 from tests.telemetry.support import by_name, traced_runtime
 from thoughtline.pricing import ConfiguredPrice
 from thoughtline.records import NOT_PRICED
@@ -216,3 +218,38 @@ async def test_an_unknown_cost_sends_no_figure_to_telemetry(
     assert str(attributes["thoughtline.cost.unknown_reason"]).startswith(
         "ollama is a local server with no configured price"
     )
+
+
+async def test_a_tool_loop_prices_each_step_and_the_task_adds_them_up(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    step_one = replace(
+        calling("repeat", {"text": "ab", "times": 2}),
+        input_tokens=1_000,
+        output_tokens=500,
+        reasoning_tokens=100,
+    )
+    step_two = replace(FINAL, input_tokens=2_000, output_tokens=300, reasoning_tokens=30)
+    sim.script(step_two)
+    sim.script(step_one, times=1)
+    home = tmp_path / "home"
+    runtime, store = tooled_runtime(home, sim_server, environ)
+    run = await runtime.run(one_task(provider="openai", model="o4-mini"), explicit_mode="hidden")
+    await runtime.aclose()
+    (task,) = run.snapshot()["tasks"]
+    assert task["status"] == "done" and task["steps"] == 2
+    # o4-mini at $1.10 / $4.40 per million tokens:
+    #   step 1: 1,000 x 1.1 + 500 x 4.4 = 3,300 µ$ (reasoning 100 x 4.4 = 440 µ$)
+    #   step 2: 2,000 x 1.1 + 300 x 4.4 = 3,520 µ$ (reasoning 30 x 4.4 = 132 µ$)
+    one, two = task["step_costs"]
+    assert one["amount"] == pytest.approx(0.0033, abs=1e-12)
+    assert one["parts"] is not None
+    assert one["parts"]["reasoning"] == pytest.approx(0.00044, abs=1e-12)
+    assert two["amount"] == pytest.approx(0.00352, abs=1e-12)
+    assert task["cost"]["amount"] == pytest.approx(0.00682, abs=1e-12)
+    assert task["cost"]["parts"] is not None
+    assert task["cost"]["parts"]["reasoning"] == pytest.approx(0.000572, abs=1e-12)
+    stored = store.get_run(run.id)
+    store.close()
+    assert stored is not None
+    assert stored.snapshot()["tasks"][0]["step_costs"] == [one, two]
