@@ -317,3 +317,16 @@ def test_a_good_prices_entry_is_read_with_its_source(tmp_path: Path) -> None:
     config = load_config(path, environ={})
     assert config.prices == {"ollama/*": ConfiguredPrice(input=Decimal(0), output=Decimal("0.5"))}
     assert config.sources['prices."ollama/*".output'] == str(path)
+
+
+def test_the_starter_configs_price_example_loads_once_uncommented(tmp_path: Path) -> None:
+    from thoughtline.cli.init_command import STARTER
+
+    example = '# [prices."ollama/*"]\n# input = 0\n# output = 0\n'
+    assert example in STARTER
+    path = tmp_path / "thoughtline.toml"
+    path.write_text(STARTER.replace(example, example.replace("# ", "")))
+    config = load_config(path, environ={})
+    assert config.prices == {"ollama/*": ConfiguredPrice(input=Decimal(0), output=Decimal(0))}
+    usage = TaskUsage(input_tokens=10, output_tokens=5)
+    assert Pricer(config.prices).price("ollama", "qwen3:8b", usage).amount == 0.0
