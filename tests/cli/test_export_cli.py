@@ -39,6 +39,11 @@ def test_export_writes_the_record_with_the_reasoning_the_mode_allows(
     assert f"### Answer\n\n{TRANSCRIPT.answer}" in text
     assert f"- chain of thought: {mode} (from explicit)" in text
     assert "Tokens: input " in text
+    # The default model is priced from the pinned data, the run and each task.
+    assert re.search(
+        r"^- cost \$[0-9.]+(, reasoning \$[0-9.]+ of it)? \(genai-prices 0\.2\.3\)$", text, re.M
+    )
+    assert re.search(r"^Cost \$[0-9.]+.* \(genai-prices 0\.2\.3\)\.$", text, re.M)
     shows_reasoning = mode in ("surface", "surface_and_telemetry")
     assert (CANARY in text) is shows_reasoning
     assert ("### Reasoning" in text) is shows_reasoning

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -142,7 +143,12 @@ def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[st
     )
     assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
     assert CANARY in surface.stderr
-    assert "first reasoning" in surface.stderr  # the closing table
+    # The closing table, and under it what the run cost (deepseek-reasoner's data price).
+    assert re.search(
+        r"^cost \$[0-9.]+, reasoning \$[0-9.]+ of it \(genai-prices 0\.2\.3\) *$",
+        surface.stderr,
+        re.M,
+    )
     hidden = thoughtline(home, environ, "run", "Explain.", "--provider", "deepseek")
     assert hidden.returncode == 0, hidden.stderr
     assert hidden.stdout == TRANSCRIPT.answer + "\n"

@@ -119,7 +119,8 @@ def test_a_long_reasoning_stream_on_a_terminal_ends_with_the_full_answer(
     assert closing.rindex("thinking, ") < closing.index("answer\r\n")
     # While the answer streamed, the panel folded the reasoning to one line.
     assert "reasoning ▸ 240,000 characters, printed in full at the end" in shown
-    assert "first reasoning" in final  # the closing table follows the answer
+    # The closing table follows the answer, and under it what the run cost.
+    assert re.search(r"^ *cost \$", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", final), re.M)
     assert "Traceback" not in shown
     # Streamed characters in the last frame of the panel.
     answer_chars = f"{len(LONG_ANSWER):,}"

@@ -58,6 +58,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "models_command",
         "Model ids --model takes, and the reasoning each returns.",
     ),
+    "prices": (
+        "thoughtline.cli.prices_command",
+        "prices_command",
+        "Prices per million tokens, and where each came from.",
+    ),
     "init": (
         "thoughtline.cli.init_command",
         "init_command",

@@ -19,7 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
-from thoughtline.records import RunSnapshot, ToolCallSnapshot
+from thoughtline.pricing import format_amount
+from thoughtline.records import CostSnapshot, RunSnapshot, ToolCallSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -104,9 +105,9 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
         show_edge=not compact,
         padding=(0, 0 if compact else 1),
     )
-    columns = ["task", "status", "reasoning", "input", "output", "reasoning\ntokens"]
+    columns = ["task", "status", "reasoning", "input", "output", "reasoning\ntokens", "cost"]
     if not compact:
-        columns += ["first reasoning", "first answer"]
+        columns += ["first\nreasoning", "first\nanswer"]
     columns.append("total")
     for column in columns:
         text = column in ("task", "status", "reasoning")
@@ -123,12 +124,36 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
             count(usage["input_tokens"]),
             count(usage["output_tokens"]),
             count(usage["reasoning_tokens"]),
+            cost_cell(task["cost"]),
         ]
         if not compact:
             cells += [_ms(timings["first_reasoning_ms"]), _ms(timings["first_answer_ms"])]
         cells.append(_ms(timings["total_ms"]))
         table.add_row(*cells)
+    table.caption = visible_text(cost_line(snapshot["cost"]))
+    table.caption_justify = "left"
     return table
+
+
+def cost_cell(cost: CostSnapshot) -> str:
+    """A task's cost for the table: ``$0.0064``, or ``unknown`` (the line under the
+    table says why)."""
+    amount = cost["amount"]
+    return "unknown" if amount is None else format_amount(amount)
+
+
+def cost_line(cost: CostSnapshot) -> str:
+    """The run's cost under the table: the amount and where the prices came from, or
+    why it is unknown."""
+    amount = cost["amount"]
+    if amount is None:
+        return f"cost unknown: {cost['unknown_reason']}"
+    parts = cost["parts"]
+    reasoning = ""
+    if parts is not None and parts["reasoning"]:
+        reasoning = f", reasoning {format_amount(parts['reasoning'])} of it"
+    source = f" ({cost['source']})" if cost["source"] else ""
+    return f"cost {format_amount(amount)}{reasoning}{source}"
 
 
 FULL_TABLE_WIDTH = 120

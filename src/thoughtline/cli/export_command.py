@@ -3,7 +3,7 @@
 The record is built from the run snapshot only, so it holds exactly what every other
 surface may show: the request, each task's answer, the reasoning its mode displays
 (none for ``hidden`` and ``telemetry_only``), the reasoning notice, tool calls, errors
-and token usage. Text that could break the record's structure (a request or reasoning
+token usage and cost. Text that could break the record's structure (a request or reasoning
 with backtick fences of its own) goes in a fence longer than any run of backticks in it;
 an answer stays Markdown, as the model wrote it.
 """
@@ -21,6 +21,7 @@ from typing import Literal
 import click
 
 from thoughtline.cli._context import open_store
+from thoughtline.cli._render import cost_line
 from thoughtline.cli._terminal_text import is_terminal, json_for, visible
 from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
@@ -111,6 +112,7 @@ def markdown_record(snapshot: RunSnapshot) -> str:
         f"(from {snapshot['chain_of_thought_source']})",
         f"- created: {snapshot['created_at']}",
         f"- finished: {snapshot['finished_at'] or '—'}",
+        f"- {_one_line(cost_line(snapshot['cost']))}",
     ]
     if snapshot["continues"]:
         lines.append(f"- continues: {snapshot['continues']}")
@@ -148,6 +150,9 @@ def _task_section(task: TaskSnapshot) -> list[str]:
     usage = _usage_line(task["usage"])
     if usage:
         lines += ["", f"Tokens: {usage}."]
+    if task["status"] != "prepared":
+        cost = _one_line(cost_line(task["cost"]))
+        lines += ["", f"C{cost[1:]}."]
     return lines
 
 

@@ -411,6 +411,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "output_tokens, reasoning_tokens)",
         ),
     ),
+    Migration(
+        "m011_task_costs",
+        (
+            # What each task's model calls cost, priced once as each call ends
+            # (thoughtline/pricing.py): the amount in a column of its own, for sums in
+            # the store, and each call's cost (parts, price source) as JSON. NULL: a task
+            # stored before calls were priced (its cost reads as unknown).
+            "ALTER TABLE tasks ADD COLUMN cost_amount {double}",
+            "ALTER TABLE tasks ADD COLUMN cost_json TEXT",
+        ),
+    ),
 )
 
 

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { ConversationThread } from "./conversation.js";
-import { h, statusBadge, timeElement } from "./dom.js";
+import { costElement, h, statusBadge, timeElement } from "./dom.js";
 import { followRun } from "./sse.js";
 import { TaskCard } from "./tasks.js";
 import { TraceView } from "./trace.js";
@@ -351,6 +351,7 @@ export class RunView {
       ["tasks", String(run.tasks.length)],
       ["created", timeElement(run.created_at)],
       ["finished", timeElement(run.finished_at)],
+      ["cost", costElement(run.cost, "run-cost")],
     ];
     this.meta.replaceChildren(
       ...rows

@@ -6,7 +6,7 @@
 // logic lives here.
 
 import { timingChart, tokenChart } from "./chart.js";
-import { h, setGrowingText, statusBadge } from "./dom.js";
+import { costElement, h, setGrowingText, statusBadge } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const UNFINISHED_TASK = new Set(["queued", "running"]);
@@ -95,12 +95,13 @@ export class TaskCard {
       ["executor", task.executor || null],
       ["chain of thought", task.chain_of_thought],
       ["effort", task.effort],
+      ["cost", costElement(task.cost, "task-cost")],
     ];
     this.meta.replaceChildren(
       ...rows
         .filter(([, value]) => value !== null && value !== undefined && value !== "")
         .map(([label, value]) =>
-          h("div", { "data-field": label }, h("dt", {}, label), h("dd", {}, String(value))),
+          h("div", { "data-field": label }, h("dt", {}, label), h("dd", {}, value instanceof Node ? value : String(value))),
         ),
     );
 
