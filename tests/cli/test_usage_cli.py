@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,12 @@ def test_usage_sums_the_tokens_of_real_runs_by_each_key(
     assert [group["tasks"] for group in report["groups"]] == [2, 1]
     assert report["total"]["tokens"]["input_tokens"] == expected_input
     assert report["total"]["tokens"]["reasoning_tokens"] == expected_reasoning
+    # The stored costs of the three runs (priced as each call ended), summed.
+    expected_cost = sum(task["cost"]["amount"] for task in tasks)
+    assert expected_cost > 0
+    assert report["total"]["cost"] == {
+        "amount": round(expected_cost, 6), "currency": "USD", "unpriced_tasks": 0,
+    }  # fmt: skip
     architect_models = report["groups"][0]["models"]
     assert [(model["provider"], model["tasks"]) for model in architect_models] == [("anthropic", 2)]
 
@@ -60,11 +67,13 @@ def test_usage_sums_the_tokens_of_real_runs_by_each_key(
     rows = list(csv.DictReader(io.StringIO(by_model.stdout)))
     assert {row["key"] for row in rows} == {f"{task['provider']}/{task['model']}" for task in tasks}
     assert sum(int(row["input_tokens"]) for row in rows) == expected_input
+    assert abs(sum(float(row["cost_usd"]) for row in rows) - expected_cost) < 1e-6
 
     table = thoughtline(home, environ, "usage", "--since", "7d")
     assert table.returncode == 0, table.stderr
     assert "usage by day" in table.stdout and "total" in table.stdout
     assert f"{expected_input:,}" in table.stdout
+    assert f"${expected_cost:,.4f}" in table.stdout
 
     nothing = thoughtline(home, environ, "usage", "--since", "2999-01-01")
     assert nothing.returncode == 0
@@ -81,8 +90,11 @@ def test_a_task_whose_usage_was_not_reported_is_counted_apart(
     assert report["total"]["tasks"] == 1
     assert report["total"]["unreported"] == 1
     assert report["total"]["tokens"]["input_tokens"] == 0
+    assert report["total"]["cost"]["unpriced_tasks"] == 1  # usage not reported: unknown
     shown = thoughtline(home, environ, "usage").stdout
-    assert "1 (1 unreported)" in shown
+    assert re.search(r"│ +1\* │", shown) and "$0.0000+?" in shown
+    assert "* 1 task(s) reported no usage" in shown and "+? 1 task(s) cost unknown" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 80
 
 
 def test_bad_usage_arguments_say_what_to_do(home: Path, environ: dict[str, str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_run, make_task
-from thoughtline.records import Run, TaskUsage
+from thoughtline.records import Cost, Run, TaskUsage
 from thoughtline.store.base import Store, UsageGroup, UsageKey
 
 
@@ -24,6 +24,11 @@ def _run(run_id: str, created_at: str, *tasks: tuple[str, str, str, str, TaskUsa
         )
         task.usage = usage or TaskUsage()
         task.timings.started_at = created_at
+        task.step_costs = [
+            Cost(amount=usage.input_tokens / 1000)  # type: ignore[operator]
+            if usage is not None
+            else Cost.unknown("usage not reported")
+        ]
         run.tasks.append(task)
     return run
 
@@ -70,18 +75,20 @@ def store_with_runs(backend: StoreBackend) -> Iterator[Store]:
 def _figures(groups: list[UsageGroup]) -> list[tuple[object, ...]]:
     return [
         (g.key, g.model, g.tasks, g.unreported, g.input_tokens, g.cached_input_tokens,
-         g.cache_write_tokens, g.output_tokens, g.reasoning_tokens)
+         g.cache_write_tokens, g.output_tokens, g.reasoning_tokens, round(g.cost, 6),
+         g.unpriced)
         for g in groups
     ]  # fmt: skip
 
 
 def test_usage_by_day_splits_each_day_by_model(store_with_runs: Store) -> None:
     assert _figures(store_with_runs.usage("day")) == [
-        ("2026-11-30", "claude-sonnet-4-6", 1, 0, 100, 40, 10, 50, 30),
-        ("2026-11-30", "gpt-5.5", 1, 0, 200, 0, 0, 80, 60),
-        # A task without reported usage is counted as such, not as zero tokens.
-        ("2026-12-01", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1),
-        ("2026-12-02", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1),
+        ("2026-11-30", "claude-sonnet-4-6", 1, 0, 100, 40, 10, 50, 30, 0.1, 0),
+        ("2026-11-30", "gpt-5.5", 1, 0, 200, 0, 0, 80, 60, 0.2, 0),
+        # A task without reported usage is counted as such, not as zero tokens; its
+        # cost is unknown, counted apart from the known sum.
+        ("2026-12-01", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1, 0.01, 1),
+        ("2026-12-02", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1, 0.001, 0),
     ]
 
 
@@ -103,13 +110,15 @@ def test_usage_by_each_key_sums_every_task_once(
     assert sum(group.input_tokens for group in groups) == 311
     assert sum(group.output_tokens for group in groups) == 137
     assert sum(group.reasoning_tokens for group in groups) == 92
+    assert round(sum(group.cost for group in groups), 6) == 0.311
+    assert sum(group.unpriced for group in groups) == 1
 
 
 def test_usage_since_counts_tasks_started_then_or_later(store_with_runs: Store) -> None:
     since = store_with_runs.usage("role", since="2026-12-01T23:59:59.999Z")
     assert _figures(since) == [
-        ("architect", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1),
-        ("reviewer", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1),
+        ("architect", "claude-sonnet-4-6", 2, 1, 10, 0, 0, 5, 1, 0.01, 1),
+        ("reviewer", "gpt-5.5", 1, 0, 1, 0, 0, 2, 1, 0.001, 0),
     ]
     assert store_with_runs.usage("day", since="2027-01-01T00:00:00.000Z") == []
 

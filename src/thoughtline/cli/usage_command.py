@@ -3,7 +3,9 @@ provider (``Store.usage``: one aggregate query over an index, fast however many 
 
 A task whose provider reported no usage is counted apart ("unreported"), never as zero
 tokens. Reasoning tokens are part of the output tokens (the column says so), not added
-to them.
+to them. Cost is the sum of the tasks' stored costs (each call priced once, as it ended:
+thoughtline/pricing.py); tasks whose cost is unknown are counted apart ("unpriced"),
+never as free.
 """
 
 from __future__ import annotations
@@ -40,11 +42,15 @@ class _Row:
     tasks: int = 0
     unreported: int = 0
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
+    cost: float = 0.0
+    unpriced: int = 0
     models: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, group: UsageGroup) -> None:
         self.tasks += group.tasks
         self.unreported += group.unreported
+        self.cost += group.cost
+        self.unpriced += group.unpriced
         counts = {name: getattr(group, name) for name in TOKENS}
         for name, value in counts.items():
             self.tokens[name] += value
@@ -55,6 +61,7 @@ class _Row:
                 "tasks": group.tasks,
                 "unreported": group.unreported,
                 "tokens": counts,
+                "cost": _cost(group.cost, group.unpriced),
             }
         )
 
@@ -64,8 +71,15 @@ class _Row:
             "tasks": self.tasks,
             "unreported": self.unreported,
             "tokens": self.tokens,
+            "cost": _cost(self.cost, self.unpriced),
             "models": self.models,
         }
+
+
+def _cost(amount: float, unpriced: int) -> dict[str, Any]:
+    """The known sum (USD, rounded to a millionth of a dollar) and how many tasks'
+    costs are unknown (not in it)."""
+    return {"amount": round(amount, 6), "currency": "USD", "unpriced_tasks": unpriced}
 
 
 @click.command("usage")
@@ -133,7 +147,9 @@ def usage_report(groups: list[UsageGroup], *, by: str, since: str | None) -> dic
 
 def _write_csv(groups: list[UsageGroup]) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(["key", "provider", "model", "tasks", "unreported", *TOKENS])
+    writer.writerow(
+        ["key", "provider", "model", "tasks", "unreported", *TOKENS, "cost_usd", "unpriced"]
+    )
     for group in groups:
         writer.writerow(
             [
@@ -143,11 +159,15 @@ def _write_csv(groups: list[UsageGroup]) -> None:
                 group.tasks,
                 group.unreported,
                 *(getattr(group, name) for name in TOKENS),
+                f"{group.cost:.6f}",
+                group.unpriced,
             ]
         )
 
 
 def _print_table(report: dict[str, Any]) -> None:
+    """The report as a table that fits 80 columns: ``*`` marks tasks whose usage was not
+    reported, ``+?`` a cost that leaves out tasks priced unknown (both said below)."""
     console = text_console()
     if not report["groups"]:
         since = f" since {report['since']}" if report["since"] else ""
@@ -155,22 +175,32 @@ def _print_table(report: dict[str, Any]) -> None:
         return
     table = Table(title=f"usage by {report['by']}", title_justify="left")
     table.add_column(report["by"], overflow="fold")
-    table.add_column("tasks", justify="right")
-    for heading in ("input", "cached", "output", "of it reasoning"):
+    for heading in ("tasks", "input", "cached", "output", "reasoning", "cost"):
         table.add_column(heading, justify="right", no_wrap=True)
     rows = [(group, False) for group in report["groups"]]
     for group, is_total in [*rows, ({"key": "total", **report["total"]}, True)]:
         tokens = group["tokens"]
-        tasks = f"{group['tasks']:,}"
-        if group["unreported"]:
-            tasks += f" ({group['unreported']:,} unreported)"
+        cost = group["cost"]
         table.add_row(
             visible(group["key"]),
-            tasks,
+            f"{group['tasks']:,}{'*' if group['unreported'] else ''}",
             f"{tokens['input_tokens']:,}",
             f"{tokens['cached_input_tokens']:,}",
             f"{tokens['output_tokens']:,}",
             f"{tokens['reasoning_tokens']:,}",
+            f"${cost['amount']:,.4f}{'+?' if cost['unpriced_tasks'] else ''}",
             style="bold" if is_total else None,
         )
     console.print(table)
+    total = report["total"]
+    console.print("reasoning tokens are part of the output tokens.")
+    if total["unreported"]:
+        console.print(
+            f"* {total['unreported']:,} task(s) reported no usage: counted apart, not as 0."
+        )
+    if total["cost"]["unpriced_tasks"]:
+        console.print(
+            f"+? {total['cost']['unpriced_tasks']:,} task(s) cost unknown (no price for the "
+            "model, usage not reported, or stored before thoughtline priced calls): not in "
+            "the cost. thoughtline prices MODEL says which prices are used."
+        )

@@ -421,13 +421,15 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
     def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
         key = USAGE_KEYS[by]
         # Tasks started (every one that spent a token did), read from the index that
-        # covers the sum (migration m010), not from their rows.
+        # covers the sum (migration m011), not from their rows.
         where = "tasks.started_at >= ?" if since is not None else "tasks.started_at IS NOT NULL"
         query = (
             f"SELECT {key} AS key, provider, model, COUNT(*), "
             "SUM(CASE WHEN input_tokens IS NULL AND output_tokens IS NULL THEN 1 ELSE 0 END), "
             + ", ".join(f"COALESCE(SUM({column}), 0)" for column in _USAGE_COLUMNS)
-            + f" FROM tasks WHERE {where} GROUP BY {key}, provider, model "
+            + ", COALESCE(SUM(cost_amount), 0), "
+            "SUM(CASE WHEN cost_amount IS NULL THEN 1 ELSE 0 END)"
+            f" FROM tasks WHERE {where} GROUP BY {key}, provider, model "
             f"ORDER BY {key}, provider, model"
         )
         with self._reading() as conn:
@@ -441,8 +443,10 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 unreported=int(row[4]),
                 **{
                     column: int(value)
-                    for column, value in zip(_USAGE_COLUMNS, row[5:], strict=True)
+                    for column, value in zip(_USAGE_COLUMNS, row[5:10], strict=True)
                 },
+                cost=float(row[10]),
+                unpriced=int(row[11]),
             )
             for row in found
         ]

@@ -145,6 +145,11 @@ class UsageGroup:
     cache_write_tokens: int
     output_tokens: int
     reasoning_tokens: int
+    cost: float
+    """USD, the sum of the tasks' costs that are known."""
+    unpriced: int
+    """Tasks whose cost is unknown (a model without a price, usage not reported, or
+    stored before calls were priced): not in ``cost``."""
 
 
 @dataclass(frozen=True, slots=True)
