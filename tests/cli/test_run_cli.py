@@ -49,6 +49,7 @@ def thoughtline(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "thoughtline.cli", *args],
+        stdin=subprocess.DEVNULL,  # not the runner's: a run reads a piped stdin
         capture_output=True,
         text=True,
         env=cli_env(home, environ),
@@ -69,6 +70,7 @@ def start_thoughtline(home: Path, environ: dict[str, str], *args: str) -> subpro
             [sys.executable, "-m", "thoughtline.cli", *args],
             env=cli_env(home, environ),
             cwd=home.parent,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -233,6 +233,103 @@ def test_the_request_can_come_from_stdin(
     assert "The request on stdin is empty" in empty.stderr
 
 
+def _shell(home: Path, environ: dict[str, str], line: str) -> subprocess.CompletedProcess[str]:
+    """``line`` run by sh in the home's parent, ``thoughtline`` being this interpreter's."""
+    env = {**cli_env(home, environ), "THOUGHTLINE": f"{sys.executable} -m thoughtline.cli"}
+    return subprocess.run(
+        ["sh", "-c", line],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_request_and_piped_text_are_joined_as_llm_joins_them(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home.mkdir(parents=True)
+    # The issue's command: the file is no longer dropped.
+    from_file = _shell(
+        home, environ, 'echo SECRET > n.txt; $THOUGHTLINE run "Summarize this" --json < n.txt'
+    )
+    assert from_file.returncode == 0, from_file.stderr
+    assert json.loads(from_file.stdout)["request"] == "Summarize this\n\nSECRET"
+    assert "SECRET" in json.dumps(sim.requests_for("anthropic")[-1].body)
+    piped = _shell(home, environ, 'printf "a\\nb\\n" | $THOUGHTLINE run "Summarize this" --json')
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["request"] == "Summarize this\n\na\nb"
+    assert piped.stderr == ""
+    # Nothing on stdin (</dev/null, an empty file): the request alone, and no word about it.
+    alone = _shell(
+        home, environ, ': > empty.txt; $THOUGHTLINE run "Summarize this" --json < empty.txt'
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout)["request"] == "Summarize this"
+    assert alone.stderr == ""
+    # The request on stdin alone keeps working.
+    only = _shell(home, environ, "$THOUGHTLINE run --json < n.txt")
+    assert only.returncode == 0, only.stderr
+    assert json.loads(only.stdout)["request"] == "SECRET"
+
+
+def test_an_open_silent_stdin_does_not_hold_the_run(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """A test runner or CI job hands its children a pipe nobody writes to or closes."""
+    for args, code in ((["run", "Summarize this", "--json"], 0), (["run", "--json"], 2)):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "thoughtline.cli", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(home, environ),
+            cwd=home.parent,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdin is not None
+        try:
+            out = process.stdout.read()  # ends when the process does; stdin stays open
+            err = process.stderr.read()
+            assert process.wait(timeout=60) == code, err
+        finally:
+            process.stdin.close()
+            process.kill()
+            process.wait()
+        if code == 0:
+            assert json.loads(out)["request"] == "Summarize this"
+            assert (
+                err == "thoughtline: nothing arrived on stdin within 1 s; the request goes alone.\n"
+            )
+        else:
+            assert err == (
+                "thoughtline: Nothing arrived on stdin within 1 s; give a REQUEST, or '-' to wait "
+                "for stdin.\n"
+            )
+
+
+def test_stdin_that_is_not_utf8_is_one_sentence(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home.mkdir(parents=True)
+    for line in (
+        'printf "ok \\377\\376" | $THOUGHTLINE run "Summarize this"',
+        'printf "ok \\377\\376" | $THOUGHTLINE run -',
+    ):
+        result = _shell(home, environ, line)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr == (
+            "thoughtline: stdin is not valid UTF-8 text (byte 4 is not); pipe UTF-8 text, "
+            "e.g. through iconv.\n"
+        )
+    assert sim.requests_for("anthropic") == []
+
+
 def test_run_ids_by_hand_full_ids_prefixes_and_latest(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
