@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -138,10 +139,10 @@ def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[st
         f"==> engineer <==\n{TRANSCRIPT.answer}\n\n==> reviewer <==\n{TRANSCRIPT.answer}\n"
     )
     lines = surface.stderr.splitlines()
-    assert (
-        lines[0].startswith("run run_")
-        and "2 task(s), chain_of_thought=surface (explicit)" in lines[0]
-    )
+    assert re.fullmatch(
+        r"run [a-z][0-9a-z]{7} started: 2 task\(s\), chain_of_thought=surface \(explicit\)",
+        lines[0],
+    ), lines[0]
     assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
     assert CANARY in surface.stderr
     assert "first reasoning" in surface.stderr  # the closing table
@@ -191,7 +192,8 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
         check=False,
     )
     assert started.returncode == 0, started.stderr
-    run_id = json.loads(started.stdout)["id"]
+    started_snapshot = json.loads(started.stdout)
+    run_id, short_id = started_snapshot["id"], started_snapshot["short_id"]
     status = thoughtline(home, environ, "status", run_id)
     assert status.returncode == 0, status.stderr
     assert status.stdout.count("lorem ipsum") <= 30
@@ -201,7 +203,7 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
     words = " ".join(status.stdout.split())
     assert (
         f"… (cut: the request is {len(request):,} characters; the whole request: "
-        f"thoughtline status {run_id} --json)"
+        f"thoughtline status {short_id} --json)"
     ) in words
     assert (
         json.loads(thoughtline(home, environ, "status", run_id, "--json").stdout)["request"]

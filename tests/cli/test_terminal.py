@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run_cli import MARKUP, MARKUP_REQUEST, cli_env, thoughtline
+from tests.cli.test_run_cli import AT, MARKUP, MARKUP_REQUEST, cli_env, thoughtline
+from tests.store.builders import make_run
+from thoughtline.config import Config
+from thoughtline.store.opening import open_store
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 # The frames of rich's "dots" spinner.
@@ -112,7 +115,11 @@ def test_a_long_reasoning_stream_on_a_terminal_ends_with_the_full_answer(
     lines = [f"answer line {index:03d}: all of it must be printed" for index in range(120)]
     positions = [final.index(line) for line in lines]
     assert positions == sorted(positions)
-    assert "reasoning (240,000 characters; the whole text: thoughtline status run_" in shown
+    latest = json.loads(thoughtline(home, environ, "status", "--json").stdout)
+    assert (
+        "reasoning (240,000 characters; the whole text: thoughtline status "
+        f"{latest['short_id']})" in shown
+    )
     assert "first reasoning" in final  # the closing table follows the answer
     assert "Traceback" not in shown
     # Streamed characters in the last frame of the panel.
@@ -330,29 +337,83 @@ def test_stdin_that_is_not_utf8_is_one_sentence(
     assert sim.requests_for("anthropic") == []
 
 
-def test_run_ids_by_hand_full_ids_prefixes_and_latest(
+def test_run_ids_by_hand_full_ids_short_ids_prefixes_and_latest(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
-    first = json.loads(thoughtline(home, environ, "run", "one", "--json").stdout)["id"]
-    second = json.loads(thoughtline(home, environ, "run", "two", "--json").stdout)["id"]
+    first = json.loads(thoughtline(home, environ, "run", "one", "--json").stdout)
+    second = json.loads(thoughtline(home, environ, "run", "two", "--json").stdout)
+    # The snapshot keeps the whole id and adds the short one: its random start.
+    for snapshot in (first, second):
+        assert re.fullmatch(r"[a-z][0-9a-z]{7}", snapshot["short_id"])
+        assert snapshot["id"].startswith(f"run_{snapshot['short_id']}")
     latest = json.loads(thoughtline(home, environ, "status", "latest", "--json").stdout)
-    assert latest["id"] == second
-    by_prefix = json.loads(thoughtline(home, environ, "status", first[:-2], "--json").stdout)
-    assert by_prefix["id"] == first
-    # The run_ part may be left out, and trace takes the same forms.
-    trace = thoughtline(home, environ, "trace", second.removeprefix("run_")[:-2], "--json")
+    assert latest["id"] == second["id"]
+    # Every form names the run: whole, short, a start of the short id, with run_ or not.
+    for given in (
+        first["id"],
+        first["short_id"],
+        first["short_id"][:5],
+        f"run_{first['short_id']}",
+    ):
+        found = json.loads(thoughtline(home, environ, "status", given, "--json").stdout)
+        assert found["id"] == first["id"], given
+    trace = thoughtline(home, environ, "trace", second["short_id"], "--json")
     assert trace.returncode == 0, trace.stderr
-    assert {event["run_id"] for event in json.loads(trace.stdout)} == {second}
+    assert {event["run_id"] for event in json.loads(trace.stdout)} == {second["id"]}
     assert thoughtline(home, environ, "trace", "latest", "--json").stdout == trace.stdout
-    ambiguous = thoughtline(home, environ, "status", "run_20")
+    # The short id is what people see: progress lines, the closing table, runs, status.
+    piped = thoughtline(home, environ, "run", "three")
+    assert piped.returncode == 0, piped.stderr
+    third = json.loads(thoughtline(home, environ, "status", "--json").stdout)
+    progress = piped.stderr.splitlines()
+    assert progress[0].startswith(f"run {third['short_id']} started: ")
+    assert f"run {third['short_id']} completed" in progress
+    assert f"run {third['short_id']} · completed" in piped.stderr
+    assert third["id"] not in piped.stderr
+    listed = thoughtline(home, {**environ, "COLUMNS": "80"}, "runs")
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()[1:]
+    assert [row.split()[0] for row in rows[:3]] == [
+        third["short_id"],
+        second["short_id"],
+        first["short_id"],
+    ]
+    status = thoughtline(home, environ, "status", third["short_id"])
+    assert status.stdout.startswith(f"{third['short_id']} completed")
+
+
+def test_an_ambiguous_short_id_lists_the_candidates(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """Two runs whose short ids start alike (written as such ids are made, with the
+    start chosen): the start they share names neither."""
+    store = open_store(Config(path=None), {"THOUGHTLINE_HOME": str(home)})
+    try:
+        for run_id in ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002"):
+            store.create_run(make_run(run_id, status="completed", finished_at=AT))
+    finally:
+        store.close()
+    ambiguous = thoughtline(home, environ, "status", "kq3x")
     assert ambiguous.returncode == 2
+    assert ambiguous.stdout == ""
     assert ambiguous.stderr == (
-        f"thoughtline: 'run_20' matches 2 runs: {second}, {first}. Give more of the id.\n"
+        "thoughtline: 'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id.\n"
     )
-    # Listed ids are whole, even on a narrow terminal.
-    narrow = thoughtline(home, {**environ, "COLUMNS": "60"}, "runs")
-    assert narrow.returncode == 0, narrow.stderr
-    assert first in narrow.stdout and second in narrow.stdout
+    one = thoughtline(home, environ, "status", "kq3x7", "--json")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["short_id"] == "kq3x7h4b"
+    # Ids made before short ids stay valid, whole or by their start; they are their own
+    # short id.
+    old = "run_20261201232642abcdef0123456789"
+    store = open_store(Config(path=None), {"THOUGHTLINE_HOME": str(home)})
+    try:
+        store.create_run(make_run(old, status="completed", finished_at=AT))
+    finally:
+        store.close()
+    for given in (old, old[:-4], "2026120123264"):
+        found = thoughtline(home, environ, "status", given, "--json")
+        assert found.returncode == 0, (given, found.stderr)
+        assert json.loads(found.stdout)["short_id"] == old
 
 
 def test_an_empty_reasoning_layer_says_why(

@@ -74,7 +74,7 @@ def print_outputs(
         )
         reasoning = task.get("reasoning")
         if reasoning:
-            console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["id"]))
+            console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["short_id"]))
         output = task["output"]
         if output:
             # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
@@ -106,7 +106,7 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
     wrapped: names and statuses whole, each figure on one line."""
     compact = width is not None and width < FULL_TABLE_WIDTH
     table = Table(
-        title=visible_text(f"run {snapshot['id']} · {snapshot['status']}"),
+        title=visible_text(f"run {snapshot['short_id']} · {snapshot['status']}"),
         title_justify="left",
         box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
         pad_edge=not compact,

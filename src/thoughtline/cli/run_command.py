@@ -278,13 +278,14 @@ def _exit(final: Run, snapshot: RunSnapshot) -> None:
             )
     if final.status in ("completed", "completed_prepare_only"):
         sys.exit(EXIT_OK)
+    short = snapshot["short_id"]
     if final.status == "cancelled":
         click.echo(
-            f"thoughtline: run {final.id} cancelled; what arrived is kept (thoughtline status {final.id}).",
+            f"thoughtline: run {short} cancelled; what arrived is kept (thoughtline status {short}).",
             err=True,
         )
         sys.exit(EXIT_CANCELLED)
-    click.echo(f"thoughtline: run {final.id} {final.status}.", err=True)
+    click.echo(f"thoughtline: run {short} {final.status}.", err=True)
     sys.exit(EXIT_TASKS_FAILED)
 
 

@@ -38,6 +38,7 @@ from thoughtline.server.events import (
 from thoughtline.server.schemas import RunCreate
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.base import Store, StoreError
+from thoughtline.store.run_ids import resolve_run_id
 
 logger = logging.getLogger(__name__)
 
@@ -272,6 +273,15 @@ class Daemon:
 
     # Store reads run in a thread: a PostgreSQL query waits on the network, a run's whole
     # event log or trace can be large, and the event loop serves every live stream.
+
+    async def full_id(self, run_id: str) -> str:
+        """The id of the run ``run_id`` names: a full id, a short id, or a unique start
+        of either (``RUN_ID_AMBIGUOUS`` when several runs match); unchanged when no
+        run matches, for the caller's own 404."""
+        if self.hub.get(run_id) is not None:
+            return run_id
+        found = await asyncio.to_thread(resolve_run_id, self.store, run_id)
+        return run_id if found is None else found
 
     async def snapshot(self, run_id: str) -> RunSnapshot:
         """The live (folded) snapshot for runs executing here, the stored one otherwise."""
