@@ -156,7 +156,8 @@ def test_the_closing_table_fits_80_columns_with_every_cell_whole() -> None:
         }
 
     snapshot: Any = {
-        "id": "run_20261201232642abcdef0123456789",
+        "id": "run_kq3x7h4b20261201232642000001",
+        "short_id": "kq3x7h4b",
         "status": "completed_with_failures",
         "tasks": [
             task("architect", "done", "not_requested", 12_201.0),

@@ -182,6 +182,7 @@ async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
 async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
     """Stop a run executing in this daemon; it ends ``cancelled`` with what arrived kept
     (the events stream ends with ``run.cancelled``)."""
+    daemon.refuse_writes_if_damaged()  # before the store is read for a short id
     run_id = await daemon.full_id(run_id)
     await daemon.cancel(run_id)
     return JSONResponse({"id": run_id, "status": "cancelling"}, status_code=202)

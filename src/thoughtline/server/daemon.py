@@ -278,7 +278,12 @@ class Daemon:
         """The id of the run ``run_id`` names: a full id, a short id, or a unique start
         of either (``RUN_ID_AMBIGUOUS`` when several runs match); unchanged when no
         run matches, for the caller's own 404."""
-        if self.hub.get(run_id) is not None:
+        # A run executing here or lately finished, or a whole id: no store read here.
+        if (
+            self.hub.get(run_id) is not None
+            or self.hub.retained.get(run_id) is not None
+            or len(run_id) >= WHOLE_RUN_ID_LENGTH
+        ):
             return run_id
         found = await asyncio.to_thread(resolve_run_id, self.store, run_id)
         return run_id if found is None else found
@@ -382,6 +387,10 @@ class Daemon:
         if self.hub.get(run_id) is not None or self.hub.retained.get(run_id) is not None:
             return True
         return await asyncio.to_thread(self.store.get_run, run_id) is not None
+
+
+WHOLE_RUN_ID_LENGTH = 32  # run_ + 28 characters, in both forms of run ids
+"""Ids this long are whole: looked up as they are, never as the start of another."""
 
 
 def run_not_found(run_id: str) -> ApiError:
