@@ -95,7 +95,7 @@ class _Flags:
 @click.option(
     "--continues",
     metavar="RUN_ID",
-    help="Resume the conversation at this run (an id, a unique prefix or 'latest').",
+    help="Resume the conversation at this run (an id, a short id, a unique start of either, or 'latest').",
 )
 @click.option(
     "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."

@@ -140,7 +140,7 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--continues",
     metavar="RUN_ID",
-    help="Continue this run (an id, a unique prefix or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
+    help="Continue this run (an id, a short id, a unique start of either, or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
@@ -332,7 +332,7 @@ def _request_text(
         return text
     if not text.strip():  # `< /dev/null`, an empty file: the request alone
         return request
-    joined = f"{request}\n\n{text}"
+    joined = f"{request}\n\n{text}" if request.strip() else text
     check_request_size(joined, limit)
     return joined
 

@@ -36,7 +36,10 @@ RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out)
 @click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the run snapshot as JSON.")
 def status_command(run_id: str | None, as_json: bool) -> None:
-    """Snapshot of a run (the latest when RUN_ID is omitted)."""
+    """Snapshot of a run (the latest when RUN_ID is omitted).
+
+    RUN_ID: the short id runs and status show, a unique start of it, the whole id,
+    or latest."""
     store = open_store(load_config())
     try:
         run = resolve_run(store, run_id)
@@ -304,7 +307,10 @@ def _tokens(run: Run) -> str:
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trace events.")
 def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
-    """Operator view of a run's trace (answer, reasoning, provider_raw layers)."""
+    """Operator view of a run's trace (answer, reasoning, provider_raw layers).
+
+    RUN_ID: the short id runs and status show, a unique start of it, the whole id,
+    or latest."""
     config = load_config()
     store = open_store(config)
     try:

@@ -9,6 +9,7 @@ another terminal goes through its real adapters, disclosure gate, store and trac
 from __future__ import annotations
 
 import errno
+import os
 import shlex
 import signal
 import sys
@@ -90,21 +91,31 @@ def simulate_command(port: int, env_only: bool) -> None:
     server = SimulatorServer(port=port)
     try:
         _start(server, port)
-        click.echo("\n".join(export_lines(server.url)))
-        click.echo(
-            f"# Simulated providers on {server.url}: paste the lines above into another "
-            "terminal, then try:"
-        )
-        for command in commands_to_try():
-            click.echo(f"#   {command}")
-        click.echo("# Ctrl-C stops the simulator.")
-        sys.stdout.flush()
+        _say_how_to_use(server.url)
         while not stop.wait(0.5):
             pass
     finally:
         server.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _say_how_to_use(url: str) -> None:
+    """The export lines, then what to try, flushed at once; a reader that went away
+    (``| head -3``) leaves the simulator serving."""
+    lines = [
+        *export_lines(url),
+        f"# Simulated providers on {url}: paste the lines above into another terminal, then try:",
+        *(f"#   {command}" for command in commands_to_try()),
+        "# Ctrl-C stops the simulator.",
+    ]
+    try:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush too
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _start(server: SimulatorServer, port: int) -> None:

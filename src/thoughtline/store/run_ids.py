@@ -32,11 +32,11 @@ def resolve_run_id(store: Store, text: str) -> str | None:
     if not matches:
         return None
     shown = ", ".join(short_run_id(run_id) for run_id in matches[:SHOWN_CANDIDATES])
-    count = (
-        f"more than {SHOWN_CANDIDATES} runs, the newest"
-        if len(matches) > SHOWN_CANDIDATES
-        else f"{len(matches)} runs"
-    )
+    if len(matches) > SHOWN_CANDIDATES:
+        shown += ", …"
+        count = f"more than {SHOWN_CANDIDATES} runs"
+    else:
+        count = f"{len(matches)} runs"
     raise ThoughtlineError(
         "RUN_ID_AMBIGUOUS", f"{text!r} matches {count}: {shown}. Give more of the id."
     )
