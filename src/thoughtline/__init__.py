@@ -8,6 +8,15 @@ Run specialists (the run layer)::
                           chain_of_thought="surface")
     for task in run.tasks:
         print(task.role, task.output, task.reasoning, task.reasoning_notice)
+    print(run.answer)       # the last task's answer, a str (raises if it has none)
+
+Stream a run's live events in synchronous code (a script, a notebook)::
+
+    with thoughtline.stream("Design a cache", chain_of_thought="surface") as events:
+        for event in events:
+            if isinstance(event, thoughtline.TaskAnswerDelta):
+                print(event.text, end="", flush=True)
+    print(events.run.answer)
 
 Watch a run's live events (a closed union; match them, ending with ``assert_never``)::
 
@@ -45,8 +54,12 @@ Public names (everything else lives in its module and may change):
 
 Runs
     run                   run a request to its end, synchronously, and return the Run
+                          (works in a Jupyter cell too); run.answer is the answer as str
+    stream                start a run and iterate its live events synchronously (a
+                          RunStream: for event in stream, then stream.run)
     Orchestrator          config + store + runtime: start, status, runs, trace, purge
     RunHandle             one run executing: await it, iterate its events, cancel it
+    RunStream             one run's live events for a plain for loop, then .run
     Conversation          runs that follow one another, synchronously: send() -> Run
     AsyncConversation     the same on the event loop (Orchestrator.conversation())
     RunEvent              one live event of a run: the closed union listed below
@@ -211,6 +224,7 @@ if TYPE_CHECKING:
     from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
     from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
     from thoughtline.providers.exchange import Exchange
+    from thoughtline.run_stream import RunStream, stream
     from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
     from thoughtline.tools.python_tools import tool
 
@@ -225,6 +239,8 @@ _LAZY: dict[str, str] = {
     "PurgeReport": "thoughtline.orchestrator",
     "RunHandle": "thoughtline.orchestrator",
     "run": "thoughtline.orchestrator",
+    "RunStream": "thoughtline.run_stream",
+    "stream": "thoughtline.run_stream",
     "ModelCapability": "thoughtline.providers.capabilities",
     "builtin_capabilities": "thoughtline.providers.capabilities",
     "ProviderCall": "thoughtline.providers.client",
@@ -301,6 +317,7 @@ __all__ = [
     "RunSpec",
     "RunStarted",
     "RunStatus",
+    "RunStream",
     "StreamError",
     "StreamEvent",
     "StreamWarning",
@@ -339,5 +356,6 @@ __all__ = [
     "load_config",
     "load_plan",
     "run",
+    "stream",
     "tool",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -30,6 +31,7 @@ from thoughtline.config import (
     parse_duration,
 )
 from thoughtline.errors import ConfigError
+from thoughtline.pricing import CURRENCY, PRICE_KEYS, ConfiguredPrice
 from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
@@ -266,6 +268,7 @@ class ConfigValidator:
             "server",
             "timeouts",
             "mcp_servers",
+            "prices",
         )
         for name in data:
             if name not in top_allowed:
@@ -501,8 +504,71 @@ class ConfigValidator:
             role_tools=role_tools,
             role_max_steps=role_max_steps,
             mcp_servers=mcp_servers,
+            prices=self.prices(data.get("prices", {})),
             sources=self.sources,
         )
+
+    def prices(self, value: object) -> dict[str, ConfiguredPrice]:
+        """``[prices."provider/model"]`` entries: USD per million tokens, ``input`` and
+        ``output`` required, each a number from 0 up; ``currency`` only ``"USD"``."""
+        if not isinstance(value, dict):
+            raise self.fail(
+                "prices", f"wrong type: must be a table ([prices]), got {describe_value(value)}"
+            )
+        entries: dict[str, ConfiguredPrice] = {}
+        for name, entry in value.items():
+            key = f'prices."{name}"'
+            provider, _, model = name.partition("/")
+            if not _ENDPOINT_NAME.match(provider) or not model:
+                raise self.fail(
+                    key,
+                    'must name a provider and a model, e.g. [prices."ollama/qwen3:8b"] '
+                    '(or [prices."ollama/*"] for every model of an endpoint)',
+                )
+            if not isinstance(entry, dict):
+                raise self.fail(
+                    key, f"wrong type: must be a table of prices, got {describe_value(entry)}"
+                )
+            allowed = (*PRICE_KEYS, "currency")
+            for field_name in entry:
+                if field_name not in allowed:
+                    raise self.fail(
+                        f"{key}.{field_name}",
+                        f"unknown key. Allowed keys in [{key}]: {', '.join(allowed)}",
+                    )
+            currency = entry.get("currency", CURRENCY)
+            if currency != CURRENCY:
+                raise self.fail(
+                    f"{key}.currency",
+                    f"{currency!r} is not allowed: prices are in USD (the price data's "
+                    'currency); leave currency out or set it to "USD"',
+                )
+            rates: dict[str, Decimal] = {}
+            for field_name in PRICE_KEYS:
+                if field_name not in entry:
+                    if field_name in ("input", "output"):
+                        raise self.fail(
+                            f"{key}.{field_name}",
+                            "missing: a price entry needs input and output "
+                            "(USD per million tokens; 0 for a call that costs nothing)",
+                        )
+                    continue
+                rate = entry[field_name]
+                if (
+                    isinstance(rate, bool)
+                    or not isinstance(rate, int | float)
+                    or not math.isfinite(rate)
+                    or rate < 0
+                ):
+                    raise self.fail(
+                        f"{key}.{field_name}",
+                        "must be a number of US dollars per million tokens, 0 or more; "
+                        f"got {describe_value(rate)}",
+                    )
+                rates[field_name] = Decimal(str(rate))
+                self.sources[f"{key}.{field_name}"] = str(self.path)
+            entries[name] = ConfiguredPrice(**rates)
+        return entries
 
     def seconds(self, table: Mapping[str, object], key: str, default: float) -> float:
         """A positive, finite number of seconds."""

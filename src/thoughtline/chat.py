@@ -28,23 +28,23 @@ run the next request continues.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from thoughtline._blocking import BlockingRunner
 from thoughtline.orchestrator import (
     Orchestrator,
     RunHandle,
     RunOptions,
-    _require_running_loop,
     _run_id,
 )
 
 if TYPE_CHECKING:
     from thoughtline.config import Config
-    from thoughtline.records import Run
+    from thoughtline.records import ChainOfThought, Run, WorkerBackend
+    from thoughtline.requests import Effort
 
 __all__ = ["AsyncConversation", "Conversation"]
 
@@ -83,11 +83,11 @@ class AsyncConversation(_Turns):
         request: str,
         *,
         roles: Sequence[str] = (),
-        chain_of_thought: str | None = None,
-        effort: str | None = None,
+        chain_of_thought: ChainOfThought | None = None,
+        effort: Effort | None = None,
         provider: str | None = None,
         model: str | None = None,
-        worker_backend: str | None = None,
+        worker_backend: WorkerBackend | None = None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
@@ -123,7 +123,8 @@ class Conversation(_Turns):
 
     It opens a config and store as :func:`thoughtline.run` does (``config``,
     ``environ``) and keeps them, with an event loop, until :meth:`close` (``with`` does
-    it). ``continues`` (a run id) picks up an earlier conversation."""
+    it). ``continues`` (a run id) picks up an earlier conversation. Made where an event
+    loop already runs (Jupyter), it runs on a loop of its own, in a thread of its own."""
 
     def __init__(
         self,
@@ -132,14 +133,9 @@ class Conversation(_Turns):
         config: Config | str | os.PathLike[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        _require_running_loop(
-            "thoughtline.Conversation is for synchronous code; in async code use "
-            "Orchestrator.conversation()",
-            running=False,
-        )
         super().__init__(continues)
         self._closed = False
-        self._runner = asyncio.Runner()
+        self._runner = BlockingRunner()
         try:
             self._orchestrator = self._runner.run(_open(config, environ))
         except BaseException:
@@ -151,11 +147,11 @@ class Conversation(_Turns):
         request: str,
         *,
         roles: Sequence[str] = (),
-        chain_of_thought: str | None = None,
-        effort: str | None = None,
+        chain_of_thought: ChainOfThought | None = None,
+        effort: Effort | None = None,
         provider: str | None = None,
         model: str | None = None,
-        worker_backend: str | None = None,
+        worker_backend: WorkerBackend | None = None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
@@ -166,11 +162,6 @@ class Conversation(_Turns):
         those of :func:`thoughtline.run`. Bad input raises with nothing stored and the
         conversation where it was; so does Ctrl-C, once the run has ended ``cancelled``
         (what arrived is kept in the store)."""
-        _require_running_loop(
-            "Conversation.send() is for synchronous code; in async code use "
-            "Orchestrator.conversation()",
-            running=False,
-        )
         if self._closed:
             raise RuntimeError("this Conversation is closed")
         options = RunOptions(

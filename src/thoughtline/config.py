@@ -20,6 +20,7 @@ from platformdirs import user_data_dir
 
 from thoughtline._user_files import KIB, MIB, file_kind, read_text_file
 from thoughtline.errors import ConfigError
+from thoughtline.pricing import ConfiguredPrice
 from thoughtline.providers.endpoints import (
     EndpointSettings,
 )
@@ -138,6 +139,9 @@ class Config:
     """``[roles.NAME] max_steps``."""
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     """``[mcp_servers.NAME]``: tool servers by name (started only when used)."""
+    prices: Mapping[str, ConfiguredPrice] = field(default_factory=dict)
+    """``[prices."provider/model"]``: prices that win over the price data (USD per
+    million tokens; ``provider/*`` for every model of an endpoint)."""
     sources: Mapping[str, str] = field(default_factory=dict)
 
 

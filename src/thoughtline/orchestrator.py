@@ -36,10 +36,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from thoughtline._blocking import BlockingRunner
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
-from thoughtline.requests import GenerationSettings
+from thoughtline.records import (
+    TRACE_LAYERS,
+    ChainOfThought,
+    Run,
+    TraceEvent,
+    TraceLayer,
+    WorkerBackend,
+)
+from thoughtline.requests import Effort, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
@@ -65,11 +73,11 @@ class RunOptions:
     of :meth:`Orchestrator.start` (and of :func:`run` and ``Conversation.send``)."""
 
     roles: Sequence[str] = ()
-    chain_of_thought: str | None = None
-    effort: str | None = None
+    chain_of_thought: ChainOfThought | None = None
+    effort: Effort | None = None
     provider: str | None = None
     model: str | None = None
-    worker_backend: str | None = None
+    worker_backend: WorkerBackend | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
     tools: Sequence[str | Callable[..., Any]] | None = None
@@ -133,6 +141,16 @@ class RunHandle:
     async def wait(self) -> Run:
         """The final run (the same as ``await handle``)."""
         return await self._task
+
+    async def _events_from(self, position: int) -> list[RunEvent]:
+        """The events from ``position`` on, once there is one (none once the run has
+        ended): the synchronous stream takes them in batches, one hop per batch."""
+        events = self._events
+        while position >= len(events) and not self._task.done():
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            await waiter
+        return events[position:]
 
     def __await__(self) -> Generator[object, None, Run]:
         return self._task.__await__()
@@ -243,11 +261,11 @@ class Orchestrator:
         request: str | RunSpec,
         *,
         roles: Sequence[str] = (),
-        chain_of_thought: str | None = None,
-        effort: str | None = None,
+        chain_of_thought: ChainOfThought | None = None,
+        effort: Effort | None = None,
         provider: str | None = None,
         model: str | None = None,
-        worker_backend: str | None = None,
+        worker_backend: WorkerBackend | None = None,
         max_output_tokens: int | None = None,
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
@@ -317,6 +335,18 @@ class Orchestrator:
         """Run a request to its end (the synchronous entry points' path): its tool
         servers start before it is stored, so one that does not start, or a tool it does
         not offer, raises with nothing stored. ``on_stored`` sees the run once stored."""
+        handle = await self._launch(request, options, on_stored=on_stored)
+        return await handle
+
+    async def _launch(
+        self,
+        request: str | RunSpec,
+        options: RunOptions,
+        *,
+        keep_events: bool = False,
+        on_stored: Callable[[Run], None] | None = None,
+    ) -> RunHandle:
+        """Start a run as :meth:`_run_to_end` does and return its handle."""
         prepared, run_tools = self._prepare(request, options, store=False)
         runtime = self.runtime
         started = await runtime.start_tools(prepared, tools=run_tools)
@@ -328,8 +358,8 @@ class Orchestrator:
             raise
         if on_stored is not None:
             on_stored(prepared)
-        return await RunHandle(
-            self._runs, prepared, keep_events=False, tools=run_tools, started=started
+        return RunHandle(
+            self._runs, prepared, keep_events=keep_events, tools=run_tools, started=started
         )
 
     def _prepare(
@@ -476,11 +506,11 @@ def run(
     request: str | RunSpec,
     *,
     roles: Sequence[str] = (),
-    chain_of_thought: str | None = None,
-    effort: str | None = None,
+    chain_of_thought: ChainOfThought | None = None,
+    effort: Effort | None = None,
     provider: str | None = None,
     model: str | None = None,
-    worker_backend: str | None = None,
+    worker_backend: WorkerBackend | None = None,
     max_output_tokens: int | None = None,
     temperature: float | None = None,
     tools: Sequence[str | Callable[..., Any]] | None = None,
@@ -492,17 +522,14 @@ def run(
     """Run a request to its end and return the final :class:`~thoughtline.Run`: the
     synchronous way, for scripts. Arguments are those of :meth:`Orchestrator.start` and
     :meth:`Orchestrator.open`. On Ctrl-C the run ends ``cancelled`` (what arrived is
-    kept in the store) before ``KeyboardInterrupt`` propagates. The run's tool servers
+    kept in the store) before ``KeyboardInterrupt`` propagates. Called where an event
+    loop already runs (a Jupyter cell), it runs the run on a loop of its own, in a
+    thread of its own, and blocks until the end. The run's tool servers
     start before it is stored: a tool its server does not offer (``TOOL_NOT_FOUND``,
     ``TOOL_NOT_ALLOWED``) or a server that does not start (``TOOL_SERVER_UNAVAILABLE``)
     raises with nothing stored. ``continues`` (a run id) follows up on that ended run
     (see :meth:`Orchestrator.start`); :class:`~thoughtline.Conversation` keeps track of
     the id from one request to the next."""
-    _require_running_loop(
-        "thoughtline.run() is for synchronous code; in async code await "
-        "Orchestrator.start() instead",
-        running=False,
-    )
     options = RunOptions(
         roles=roles,
         chain_of_thought=chain_of_thought,
@@ -521,7 +548,11 @@ def run(
         async with Orchestrator.open(config, environ=environ) as orchestrator:
             return await orchestrator._run_to_end(request, options)
 
-    return asyncio.run(main())
+    runner = BlockingRunner()
+    try:
+        return runner.run(main())
+    finally:
+        runner.close()
 
 
 def _run_id(continues: object) -> str:

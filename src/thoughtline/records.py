@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final, Literal, NotRequired, TypeAlias
+from typing import Final, Literal, NotRequired, TypeAlias, cast
 
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
@@ -225,6 +226,39 @@ class UsageSnapshot(TypedDict):
     """The part of the input written to the provider's cache."""
 
 
+class CostPartsSnapshot(TypedDict):
+    """What each kind of token cost (USD). ``input``, ``cached_input``, ``cache_write``
+    and ``output`` add up to the amount; ``reasoning`` is the share of ``output`` that
+    reasoning tokens cost, included in ``output`` and not added again."""
+
+    input: float
+    """Input tokens not read from or written to the cache."""
+    cached_input: float
+    """Input tokens read from the provider's cache."""
+    cache_write: float
+    """Input tokens written to the provider's cache."""
+    output: float
+    """Every generated token, reasoning included."""
+    reasoning: float
+    """Reasoning tokens: part of ``output``, not added to the amount again."""
+
+
+class CostSnapshot(TypedDict):
+    """What a call, a task or a run cost, from the usage the provider reported and the
+    prices in ``source``; ``amount`` is null when that is unknown (``unknown_reason``
+    says why: nothing is guessed)."""
+
+    amount: float | None
+    currency: Literal["USD"]
+    source: str | None
+    """Where the prices came from: ``genai-prices VERSION`` or the config file and key;
+    several, separated by ``; ``, for a task or run priced from more than one; null when
+    nothing was priced (no model call)."""
+    parts: CostPartsSnapshot | None
+    """Null when the amount is unknown."""
+    unknown_reason: str | None
+
+
 class GenerationSnapshot(TypedDict):
     """The generation settings the task's call sent; null: the provider's default."""
 
@@ -287,10 +321,14 @@ class TaskSnapshot(TypedDict):
     """Why the answer ended, the same for every provider (``length``: cut off by the
     token limit); null until the task ended, or when the provider did not say."""
     usage: UsageSnapshot
+    cost: CostSnapshot
+    """What the task's model calls cost (0 for a task that made none)."""
     error: TaskErrorSnapshot | None
     timings: TimingsSnapshot
     steps: NotRequired[int]
     """Model calls made, in a task that may call tools."""
+    step_costs: NotRequired[list[CostSnapshot]]
+    """What each model call cost, in step order, in a task that may call tools."""
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
     history: NotRequired[HistorySnapshot]
@@ -332,6 +370,8 @@ class RunSnapshot(TypedDict):
     """The conversation the run belongs to; every run of it has the same id."""
     continues: str | None
     """The run this one continues; null for a conversation's first run."""
+    cost: CostSnapshot
+    """What its tasks cost together; unknown when any task's cost is."""
     tasks: list[TaskSnapshot]
 
 
@@ -459,6 +499,97 @@ class TaskUsage:
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CostParts:
+    """See :class:`CostPartsSnapshot` (``reasoning`` is part of ``output``)."""
+
+    input: float = 0.0
+    cached_input: float = 0.0
+    cache_write: float = 0.0
+    output: float = 0.0
+    reasoning: float = 0.0
+
+    def to_dict(self) -> CostPartsSnapshot:
+        return {
+            "input": self.input,
+            "cached_input": self.cached_input,
+            "cache_write": self.cache_write,
+            "output": self.output,
+            "reasoning": self.reasoning,
+        }
+
+
+NOT_PRICED = "stored before thoughtline priced model calls"
+"""The reason a call recorded by an older thoughtline (no stored cost) costs unknown."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost:
+    """What a call, a task or a run cost (see :class:`CostSnapshot`); priced once, by
+    :mod:`thoughtline.pricing`, when each call ends, and stored with its task."""
+
+    amount: float | None = 0.0
+    source: str | None = None
+    parts: CostParts | None = field(default_factory=CostParts)
+    unknown_reason: str | None = None
+
+    @classmethod
+    def unknown(cls, reason: str, *, source: str | None = None) -> Cost:
+        return cls(amount=None, source=source, parts=None, unknown_reason=reason)
+
+    @property
+    def known(self) -> bool:
+        return self.amount is not None
+
+    def to_dict(self) -> CostSnapshot:
+        return {
+            "amount": self.amount,
+            "currency": "USD",
+            "source": self.source,
+            "parts": None if self.parts is None else self.parts.to_dict(),
+            "unknown_reason": self.unknown_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: CostSnapshot) -> Cost:
+        parts = data["parts"]
+        return cls(
+            amount=data["amount"],
+            source=data["source"],
+            parts=None if parts is None else CostParts(**parts),
+            unknown_reason=data["unknown_reason"],
+        )
+
+
+def total_cost(costs: Iterable[Cost], *, label: Callable[[int], str] | None = None) -> Cost:
+    """The sum of ``costs``: unknown when any is (with the first one's reason, led by
+    ``label(i)``, e.g. the task's name), and from every source they were priced from."""
+    amount = 0.0
+    sums = dict.fromkeys(("input", "cached_input", "cache_write", "output", "reasoning"), 0.0)
+    sources: list[str] = []
+    unknown: str | None = None
+    for index, cost in enumerate(costs):
+        for source in (cost.source or "").split("; "):
+            if source and source not in sources:
+                sources.append(source)
+        if cost.amount is None or cost.parts is None:
+            if unknown is None:
+                reason = cost.unknown_reason or "unknown"
+                unknown = reason if label is None else f"{label(index)}: {reason}"
+            continue
+        amount += cost.amount
+        for name in sums:
+            sums[name] += getattr(cost.parts, name)
+    joined = "; ".join(sources) or None
+    if unknown is not None:
+        return Cost.unknown(unknown, source=joined)
+    return Cost(
+        amount=round(amount, 10),
+        source=joined,
+        parts=CostParts(**{name: round(value, 10) for name, value in sums.items()}),
+    )
+
+
 @dataclass(slots=True, kw_only=True)
 class TaskError:
     code: str
@@ -515,6 +646,10 @@ class Task:
     settings, else ``[defaults]``)."""
     finish_reason: FinishReason | None = None
     usage: TaskUsage = field(default_factory=TaskUsage)
+    step_costs: list[Cost] = field(default_factory=list)
+    """What each model call cost, in step order (priced as each call ends)."""
+    priced: bool = True
+    """False for a task an older thoughtline stored without its costs."""
     error: TaskError | None = None
     timings: TaskTimings = field(default_factory=TaskTimings)
     tools: tuple[str, ...] = ()
@@ -533,10 +668,42 @@ class Task:
     thread: TaskThread | None = field(default=None, compare=False, repr=False)
     """What this task added to its conversation, set when it ends (stored apart)."""
 
+    @property
+    def answer(self) -> str:
+        """The answer, typed ``str`` for code that needs one (``output`` is ``None``
+        until there is one). A task that failed raises its own error (code, message);
+        one that ended otherwise without an answer raises ``TASK_NO_ANSWER``."""
+        if self.output is not None:
+            return self.output
+        from thoughtline.errors import ErrorCode, ThoughtlineError
+
+        if self.error is not None:
+            code = cast("ErrorCode", self.error.code)  # stored from the same closed set
+            raise ThoughtlineError(code, self.error.message, retryable=self.error.retryable)
+        raise ThoughtlineError(
+            "TASK_NO_ANSWER",
+            f"Task {self.name or self.role!r} has no answer: it is {self.status}"
+            + (
+                " (a prepare-only run prepares prompts, it calls no model)."
+                if self.status == "prepared"
+                else "."
+            ),
+        )
+
+    @property
+    def cost(self) -> Cost:
+        """What its calls cost together (0 before the first call ends)."""
+        if not self.priced:
+            return Cost.unknown(NOT_PRICED)
+        if len(self.step_costs) == 1:
+            return self.step_costs[0]
+        return total_cost(self.step_costs, label=lambda index: f"step {index + 1}")
+
     def to_dict(self) -> TaskSnapshot:
         snapshot = self._snapshot()
         if self.tool_calls is not None:
             snapshot["steps"] = self.steps or 0
+            snapshot["step_costs"] = [cost.to_dict() for cost in self.step_costs]
             snapshot["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.history is not None:
             snapshot["history"] = self.history
@@ -568,6 +735,7 @@ class Task:
             },
             "finish_reason": self.finish_reason,
             "usage": self.usage.to_dict(),
+            "cost": self.cost.to_dict(),
             "error": None if self.error is None else self.error.to_dict(),
             "timings": self.timings.to_dict(),
         }
@@ -603,8 +771,18 @@ class Run:
             "finished_at": self.finished_at,
             "conversation_id": self.conversation_id or self.id,
             "continues": self.continues,
+            "cost": self.cost.to_dict(),
             "tasks": [task.to_dict() for task in self.tasks],
         }
+
+    @property
+    def cost(self) -> Cost:
+        """What its tasks cost together."""
+        tasks = self.tasks
+        return total_cost(
+            (task.cost for task in tasks),
+            label=lambda index: f"task {tasks[index].name or tasks[index].role}",
+        )
 
     def summary(self) -> RunSummary:
         """The run in a list of recent runs (no tasks)."""
@@ -619,6 +797,16 @@ class Run:
             "conversation_id": self.conversation_id or self.id,
             "continues": self.continues,
         }
+
+    @property
+    def answer(self) -> str:
+        """The run's answer: that of its last task (the one every other task ran
+        before, in a pipeline), as :attr:`Task.answer` gives it."""
+        if not self.tasks:
+            from thoughtline.errors import ThoughtlineError
+
+            raise ThoughtlineError("TASK_NO_ANSWER", f"Run {self.id} has no tasks.")
+        return self.tasks[-1].answer
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

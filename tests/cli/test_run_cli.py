@@ -145,7 +145,12 @@ def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[st
     ), lines[0]
     assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
     assert CANARY in surface.stderr
-    assert "first reasoning" in surface.stderr  # the closing table
+    # The closing table, and under it what the run cost (deepseek-reasoner's data price).
+    assert re.search(
+        r"^cost \$[0-9.]+, reasoning \$[0-9.]+ of it \(genai-prices 0\.2\.3\) *$",
+        surface.stderr,
+        re.M,
+    )
     hidden = thoughtline(home, environ, "run", "Explain.", "--provider", "deepseek")
     assert hidden.returncode == 0, hidden.stderr
     assert hidden.stdout == TRANSCRIPT.answer + "\n"
@@ -607,6 +612,8 @@ def test_the_live_view_renders_markup_like_text_as_text() -> None:
     }
     for event in events:
         view.handle(event)
+        if isinstance(event, TaskReasoningDelta):
+            console.print(view.render())  # reasoning arriving (folded once the answer streams)
     console.print(view.render())  # while running
     view.handle(TaskCompleted(run_id="run_1", seq=0, at=AT, task_id="task_1", task=failed))
     console.print(view.render())

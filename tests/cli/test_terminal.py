@@ -115,12 +115,15 @@ def test_a_long_reasoning_stream_on_a_terminal_ends_with_the_full_answer(
     lines = [f"answer line {index:03d}: all of it must be printed" for index in range(120)]
     positions = [final.index(line) for line in lines]
     assert positions == sorted(positions)
-    latest = json.loads(thoughtline(home, environ, "status", "--json").stdout)
-    assert (
-        "reasoning (240,000 characters; the whole text: thoughtline status "
-        f"{latest['short_id']})" in shown
-    )
-    assert "first reasoning" in final  # the closing table follows the answer
+    # Surface mode: the whole reasoning, first, then a line that sets the answer apart.
+    closing = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown[shown.rindex("reasoning (240,000") :])
+    assert closing.count("thinking, ") == 24_000
+    assert closing.index("answer\r\n") < closing.index("answer line 000")
+    assert closing.rindex("thinking, ") < closing.index("answer\r\n")
+    # While the answer streamed, the panel folded the reasoning to one line.
+    assert "reasoning ▸ 240,000 characters, printed in full at the end" in shown
+    # The closing table follows the answer, and under it what the run cost.
+    assert re.search(r"^ *cost \$", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", final), re.M)
     assert "Traceback" not in shown
     # Streamed characters in the last frame of the panel.
     answer_chars = f"{len(LONG_ANSWER):,}"
@@ -427,8 +430,9 @@ def test_an_empty_reasoning_layer_says_why(
     assert result.stdout == "[]\n"
     assert result.stderr == (
         f"thoughtline: The reasoning layer of run {run_id} is empty: its tasks ran with "
-        "chain_of_thought=surface, which does not record reasoning (telemetry_only and "
-        "surface_and_telemetry do).\n"
+        "chain_of_thought=surface, which does not record reasoning (surface shows the "
+        "reasoning with the answer but keeps it out of the trace); telemetry_only and "
+        "surface_and_telemetry do.\n"
     )
 
 
@@ -484,12 +488,10 @@ def test_model_text_never_drives_the_terminal(
     code, runs = run_on_pty(home, environ, "runs")
     assert code == 0, runs
     assert_shown_not_obeyed(runs, "␛]0;asked␇")  # the cell wraps between words
-    # The reasoning layer's metadata is JSON: every control written as an escape.
+    # The recorded reasoning is shown as text, every control shown as a symbol.
     code, trace = run_on_pty(home, environ, "trace", "latest")
     assert code == 0, trace
-    assert_shown_not_obeyed(
-        trace, "\\u001b]52;c;SGVsbG8=\\u0007", "\\u009b2J \\u202eevil", "\\u001b]0;asked"
-    )
+    assert_shown_not_obeyed(trace, *SHOWN, '"Explain ␛]0;asked␇ this"')
 
 
 def test_piped_answers_and_json_keep_the_model_text_exactly(

@@ -135,7 +135,7 @@ def test_every_human_view_shows_control_characters_instead_of_sending_them(text:
     print_outputs(console, snapshot)
     renders["final answer"] = file.getvalue()
     console, file = screen()
-    print_outputs(console, snapshot, reasoning_tail_lines=4)
+    print_outputs(console, snapshot)
     console.print(summary_table(snapshot))
     renders["closing print"] = file.getvalue()
 

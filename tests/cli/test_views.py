@@ -146,22 +146,25 @@ def test_the_closing_table_fits_80_columns_with_every_cell_whole() -> None:
 
     from thoughtline.cli._render import summary_table
 
-    def task(name: str, status: str, reasoning: str, total: float) -> Any:
+    def task(name: str, status: str, reasoning: str, total: float, amount: float | None) -> Any:
         return {
             "name": name,
             "status": status,
             "reasoning_status": reasoning,
             "usage": {"input_tokens": 12_345, "output_tokens": 2_201, "reasoning_tokens": 640},
+            "cost": {"amount": amount},
             "timings": {"first_reasoning_ms": 1200.0, "first_answer_ms": 2201.0, "total_ms": total},
         }
 
+    unknown = "ollama is a local server with no configured price"
     snapshot: Any = {
         "id": "run_kq3x7h4b20261201232642000001",
         "short_id": "kq3x7h4b",
         "status": "completed_with_failures",
+        "cost": {"amount": None, "unknown_reason": unknown},
         "tasks": [
-            task("architect", "done", "not_requested", 12_201.0),
-            task("reviewer", "interrupted", "interrupted", 3.0),
+            task("architect", "done", "not_requested", 12_201.0, 0.0123456),
+            task("reviewer", "interrupted", "interrupted", 3.0, None),
         ],
     }
     for width, shown_first_times in ((80, False), (120, True)):
@@ -174,4 +177,6 @@ def test_the_closing_table_fits_80_columns_with_every_cell_whole() -> None:
         rows = [line for line in lines if line.lstrip("│ ").startswith(("architect", "reviewer"))]
         assert len(rows) == 2  # each task on one line: nothing folded
         assert all("not_requested" in rows[0] and "12,201 ms" in rows[0] for _ in rows)
+        assert "$0.012" in rows[0] and "unknown" in rows[1]
+        assert f"cost unknown: {unknown}" in " ".join(line.strip() for line in lines)
         assert ("1,200 ms" in rows[0]) is shown_first_times

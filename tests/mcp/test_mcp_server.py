@@ -498,3 +498,36 @@ async def test_progress_reports_streamed_characters_while_a_long_answer_arrives(
     assert counts == sorted(set(counts))
     assert counts[-1] <= len(SLOW_TRANSCRIPT.answer)
     assert all("slow and steady" not in message for _, message in progress)
+
+
+async def test_the_tool_says_what_the_run_cost_or_why_that_is_unknown(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script(
+        Transcript(answer="Done.", input_tokens=10_000, output_tokens=2_000, reasoning_tokens=640)
+    )
+    async with mcp_server(tmp_path, environ) as server:
+        priced = await server.call(
+            "orchestration_run",
+            {"request": "Explain.", "provider": "openai", "model": "o4-mini"},
+        )
+        unknown = await server.call(
+            "orchestration_run",
+            {"request": "Explain.", "provider": "ollama", "model": "qwen3:8b"},
+        )
+    assert priced.structured_content is not None and unknown.structured_content is not None
+    # o4-mini at $1.10 / $4.40 per million: 10,000 x 1.1 + 2,000 x 4.4 = 19,800 µ$.
+    cost = priced.structured_content["tasks"][0]["cost"]
+    assert cost["amount"] == pytest.approx(0.0198, abs=1e-12)
+    assert cost["source"] == "genai-prices 0.2.3"
+    assert priced.structured_content["cost"]["amount"] == pytest.approx(0.0198, abs=1e-12)
+    assert "  cost: $0.020 (genai-prices 0.2.3)" in text_of(priced)
+    reason = (
+        "ollama is a local server with no configured price; set "
+        '[prices."ollama/qwen3:8b"] input = 0 and output = 0 in config if its calls cost nothing'
+    )
+    task = unknown.structured_content["tasks"][0]
+    assert task["cost"]["amount"] is None and task["cost"]["unknown_reason"] == reason
+    assert unknown.structured_content["cost"]["amount"] is None
+    assert f"  cost: unknown: {reason}" in text_of(unknown)
+    assert f"Cost: unknown: task engineer: {reason}." in text_of(unknown)

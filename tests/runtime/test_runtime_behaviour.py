@@ -228,15 +228,17 @@ async def test_not_returned_states_the_token_count(
     run = await runtime.run(RunSpec(request="x", tasks=tasks), explicit_mode="surface")
     nothing, carrier = run.tasks
     assert nothing.reasoning_status == "not_returned"
+    # With what the tokens cost: gpt-5.5's output is $30 per million tokens (genai-prices
+    # 0.2.3, at OpenRouter and at OpenAI), so 640 x 30 = 19,200 µ$.
     assert (
         nothing.reasoning_notice
-        == "The model reasoned for 640 tokens; this provider does not return the text."
+        == "The model reasoned for 640 tokens ($0.019); this provider does not return the text."
     )
     # OpenAI Responses returns an encrypted carrier of the reasoning, never its text.
     assert carrier.reasoning_status == "omitted_by_provider"
     assert carrier.reasoning_notice == (
         "The provider returned only an encrypted or signed carrier of the reasoning, not its text. "
-        "The model reasoned for 640 tokens."
+        "The model reasoned for 640 tokens ($0.019)."
     )
     store.close()
 

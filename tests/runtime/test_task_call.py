@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from thoughtline.events import TextDelta
+from thoughtline.pricing import Pricer
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import REDACTED, Redactor
@@ -56,6 +57,7 @@ class RecordingSink:
     redactor: Redactor = field(default_factory=Redactor)
     records_provider_raw: bool = True
     stop_status: Literal["cancelled", "interrupted"] = "cancelled"
+    pricer: Pricer = field(default_factory=Pricer)
     told: list[tuple[str, ...]] = field(default_factory=list)
     trace: list[tuple[str, TraceLayer, dict[str, object]]] = field(default_factory=list)
     reports: list[CallReport] = field(default_factory=list)

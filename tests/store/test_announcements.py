@@ -201,16 +201,42 @@ class Owner:
 
 
 async def _streams(
-    daemon: Any, run_id: str, after: int, count: int
+    daemon: Any,
+    run_id: str,
+    after: int,
+    count: int,
+    writer: str = "stream",
+    written: list[int] | None = None,
 ) -> list[asyncio.Task[list[int]]]:
+    """``count`` streams of ``run_id``: each yields its frames (``stream``), or lets
+    the feed write them to a send of its own once caught up, one that finishes at once
+    (``direct``) or one whose every other write waits a turn of the loop (``slow``: the
+    write then finishes in the stream's task). ``written`` gets one item per frame the
+    feed wrote to a stream's send."""
+
     async def stream() -> list[int]:
         decoder = SSEDecoder()
-        return [
-            int(frame.id)
-            async for chunk in _tail(daemon, run_id, after)
-            for frame in decoder.feed(chunk)
-            if frame.id is not None
-        ]
+        ids: list[int] = []
+        writes = 0
+
+        def received(chunk: bytes) -> list[int]:
+            got = [int(frame.id) for frame in decoder.feed(chunk) if frame.id is not None]
+            ids.extend(got)
+            return got
+
+        async def send(message: Any) -> None:
+            nonlocal writes
+            writes += 1
+            if writer == "slow" and writes % 2:
+                await asyncio.sleep(0)
+            got = received(message["body"])
+            if written is not None:
+                written.extend(got)
+
+        direct = None if writer == "stream" else send
+        async for chunk in _tail(daemon, run_id, after, direct):
+            received(chunk)
+        return ids
 
     return [asyncio.create_task(stream()) for _ in range(count)]
 
@@ -228,14 +254,20 @@ async def _until(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.005)
 
 
-@pytest.mark.parametrize("kept_frames", [FEED_FRAMES, 4])
+@pytest.mark.parametrize(
+    ("kept_frames", "writer"),
+    [(FEED_FRAMES, "stream"), (4, "stream"), (FEED_FRAMES, "direct"), (FEED_FRAMES, "slow"),
+     (4, "direct")],
+)  # fmt: skip
 async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
-    postgres_dsn: str, kept_frames: int, monkeypatch: pytest.MonkeyPatch
+    postgres_dsn: str, kept_frames: int, writer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Five streams of a run another process writes: each append is read once, by the
     run's feed, and every stream gets every event once, in order, to the end. With a
     feed that keeps fewer frames than an append brings (4 here), every stream is behind
-    what it holds and reads the store itself: still each event once, in order."""
+    what it holds and reads the store itself: still each event once, in order. So when
+    the feed writes for the caught-up streams itself, to clients that take each write at
+    once or only after a wait."""
     from thoughtline.store.postgres import PostgresStore
 
     monkeypatch.setattr("thoughtline.server.announcements.FEED_FRAMES", kept_frames)
@@ -253,7 +285,8 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
             settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
         )
         try:
-            streams = await _streams(daemon, owner.run.id, 2, 5)
+            written: list[int] = []
+            streams = await _streams(daemon, owner.run.id, 2, 5, writer, written)
             # Each stream's own first reads (is the event it has the end, what follows
             # it), done: every stream waits for the feed.
             await _until(lambda: _waiting(announcements, owner.run.id) == 5)
@@ -279,6 +312,11 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
         finally:
             announcements.stop()
     assert seen == [list(range(3, owner.seq + 1))] * 5
+    if writer != "stream" and kept_frames >= 10:
+        # Every append and the end were written by the feed, for every stream.
+        assert sorted(written) == sorted(list(range(3, owner.seq + 1)) * 5)
+    elif writer == "stream":
+        assert written == []
     assert announcements.feed(owner.run.id) is None  # forgotten with its last stream
 
 

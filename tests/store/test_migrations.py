@@ -25,6 +25,8 @@ ALL_NAMES = [
     "m007_conversations",
     "m008_run_ids_in_byte_order",
     "m009_log_rows_checked_per_run",
+    "m010_task_costs",
+    "m011_task_usage_index",
 ]
 
 

@@ -161,7 +161,7 @@ def test_a_missing_task_among_many_updated_at_once_is_named_and_nothing_is_writt
             )
         # A task of a run never stored: the run is named (its row is looked for first).
         gone = make_run("run_gone")
-        with pytest.raises(RunNotFoundError, match="No run 'run_gone' in .* to write to"):
+        with pytest.raises(RunNotFoundError, match=r"No run 'run_gone' in .* to write to"):
             store.write_prepared(
                 [store.prepare(events=_events("run_here", 1, 2)), store.prepare(tasks=gone.tasks)]
             )

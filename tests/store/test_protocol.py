@@ -191,7 +191,7 @@ def test_events_and_trace_of_a_run_never_stored_are_refused_and_nothing_lands(
                     task_id=None,
                     at=run.created_at,
                     data={"text": "x"},
-                )  # fmt: skip
+                )
                 for seq in (1, 2)
             ]
             if event_run == run.id:
@@ -222,7 +222,7 @@ def test_deleting_a_run_by_hand_deletes_its_events_and_trace(backend: StoreBacke
                         task_id=None,
                         at=ago(0),
                         data={},
-                    )  # fmt: skip
+                    )
                 ]
             )
             store.append_trace([make_event(run_id)])

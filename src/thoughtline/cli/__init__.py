@@ -33,6 +33,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "runs": ("thoughtline.cli.runs_command", "runs_command", "Recent runs, newest first."),
     "trace": ("thoughtline.cli.runs_command", "trace_command", "Operator view of a run's trace."),
+    "usage": (
+        "thoughtline.cli.usage_command",
+        "usage_command",
+        "Tokens spent, by day, model, role, mode or provider.",
+    ),
+    "export": (
+        "thoughtline.cli.export_command",
+        "export_command",
+        "A run as a Markdown record or as JSON.",
+    ),
     "purge": (
         "thoughtline.cli.purge_command",
         "purge_command",
@@ -47,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "thoughtline.cli.models_command",
         "models_command",
         "Model ids --model takes, and the reasoning each returns.",
+    ),
+    "prices": (
+        "thoughtline.cli.prices_command",
+        "prices_command",
+        "Prices per million tokens, and where each came from.",
     ),
     "init": (
         "thoughtline.cli.init_command",
@@ -80,6 +95,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "thoughtline.cli.tools_command",
         "tools_command",
         "The configured MCP servers and their tools.",
+    ),
+    "completion": (
+        "thoughtline.cli.completion",
+        "completion_command",
+        "Shell completion script (bash, zsh, fish).",
     ),
 }
 
@@ -181,7 +201,9 @@ def main() -> None:
         _say(f"thoughtline: {problem}")
         sys.exit(2)
     try:
-        cli.main(standalone_mode=False)
+        # One name however it was started (the script, python -m): usage lines and the
+        # shell completion variable (_THOUGHTLINE_COMPLETE) depend on it.
+        cli.main(standalone_mode=False, prog_name="thoughtline")
     except ThoughtlineError as exc:
         _say(f"thoughtline: {exc.message}")
         sys.exit(2)

@@ -19,7 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
-from thoughtline.records import RunSnapshot, ToolCallSnapshot
+from thoughtline.pricing import format_amount
+from thoughtline.records import CostSnapshot, RunSnapshot, ToolCallSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -62,20 +63,21 @@ def print_outputs(
     snapshot: RunSnapshot,
     *,
     finishes: Mapping[str, str] | None = None,
-    reasoning_tail_lines: int | None = None,
 ) -> None:
-    """Each task's full answer and, only when present in the snapshot, its reasoning.
-
-    ``reasoning_tail_lines`` collapses displayed reasoning to its last lines (the live
-    view's closing print: the whole text stays one ``thoughtline status`` away)."""
+    """Each task's full answer and, only when present in the snapshot (the mode shows
+    it), its whole reasoning first, as it came, set apart from the answer."""
     for task in snapshot["tasks"]:
         console.rule(
             Text.assemble((visible(task["name"]), "bold"), " ", (visible(task["executor"]), "dim"))
         )
         reasoning = task.get("reasoning")
-        if reasoning:
-            console.print(_reasoning_text(reasoning, reasoning_tail_lines, snapshot["short_id"]))
         output = task["output"]
+        if reasoning:
+            console.print(Text(f"reasoning ({len(reasoning):,} characters)", style="dim bold"))
+            console.print(visible_text(reasoning, "dim italic"), soft_wrap=True)
+            if output:
+                console.print()
+                console.print(Text("answer", style="bold"))
         if output:
             # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
             console.print(visible_text(output), soft_wrap=True)
@@ -87,16 +89,6 @@ def print_outputs(
             console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
             console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
-
-
-def _reasoning_text(reasoning: str, tail_lines: int | None, run_id: str) -> Text:
-    if tail_lines is None:
-        return visible_text("reasoning:\n" + reasoning, "dim italic")
-    lines = visible(reasoning[-4000:]).splitlines()[-tail_lines:]
-    header = (
-        f"reasoning ({len(reasoning):,} characters; the whole text: thoughtline status {run_id})"
-    )
-    return Text(header + "\n… " + "\n".join(line[-400:] for line in lines), style="dim italic")
 
 
 def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
@@ -113,9 +105,9 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
         show_edge=not compact,
         padding=(0, 0 if compact else 1),
     )
-    columns = ["task", "status", "reasoning", "input", "output", "reasoning\ntokens"]
+    columns = ["task", "status", "reasoning", "input", "output", "reasoning\ntokens", "cost"]
     if not compact:
-        columns += ["first reasoning", "first answer"]
+        columns += ["first\nreasoning", "first\nanswer"]
     columns.append("total")
     for column in columns:
         text = column in ("task", "status", "reasoning")
@@ -132,12 +124,36 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
             count(usage["input_tokens"]),
             count(usage["output_tokens"]),
             count(usage["reasoning_tokens"]),
+            cost_cell(task["cost"]),
         ]
         if not compact:
             cells += [_ms(timings["first_reasoning_ms"]), _ms(timings["first_answer_ms"])]
         cells.append(_ms(timings["total_ms"]))
         table.add_row(*cells)
+    table.caption = visible_text(cost_line(snapshot["cost"]))
+    table.caption_justify = "left"
     return table
+
+
+def cost_cell(cost: CostSnapshot) -> str:
+    """A task's cost for the table: ``$0.0064``, or ``unknown`` (the line under the
+    table says why)."""
+    amount = cost["amount"]
+    return "unknown" if amount is None else format_amount(amount)
+
+
+def cost_line(cost: CostSnapshot) -> str:
+    """The run's cost under the table: the amount and where the prices came from, or
+    why it is unknown."""
+    amount = cost["amount"]
+    if amount is None:
+        return f"cost unknown: {cost['unknown_reason']}"
+    parts = cost["parts"]
+    reasoning = ""
+    if parts is not None and parts["reasoning"]:
+        reasoning = f", reasoning {format_amount(parts['reasoning'])} of it"
+    source = f" ({cost['source']})" if cost["source"] else ""
+    return f"cost {format_amount(amount)}{reasoning}{source}"
 
 
 FULL_TABLE_WIDTH = 120

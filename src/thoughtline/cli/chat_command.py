@@ -25,6 +25,7 @@ from thoughtline.cli._continuing import continued_spec, continuing_from
 from thoughtline.cli._driver import catching_interrupts, drive
 from thoughtline.cli._render import finish_reasons, print_outputs, text_console
 from thoughtline.cli._terminal_text import echo_error, visible
+from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
@@ -95,6 +96,7 @@ class _Flags:
 @click.option(
     "--continues",
     metavar="RUN_ID",
+    shell_complete=complete_run_ids,
     help="Resume the conversation at this run (an id, a short id, a unique start of either, or 'latest').",
 )
 @click.option(
@@ -221,7 +223,7 @@ def _turn(
             console.print(Text("turn cancelled before it started.", "yellow"))
             return None
     snapshot = final.snapshot()
-    print_outputs(console, snapshot, finishes=finish_reasons(snapshot), reasoning_tail_lines=4)
+    print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     for task in snapshot["tasks"]:
         if task["error"] and task["status"] != "cancelled":
             echo_error(

@@ -44,6 +44,12 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # api_key_env = "MY_VLLM_KEY"     # optional: the variable holding its key
 # max_concurrency = 1             # for local servers that serve one request at a time
 
+# What calls cost, in US dollars per million tokens: wins over the built-in price data
+# (thoughtline prices shows what is used). A local server costs "unknown" until priced.
+# [prices."ollama/*"]
+# input = 0
+# output = 0
+
 # [roles.translator]
 # prompt = "You translate technical text into plain English."
 # tools = ["git", "time.get_current_time"]   # MCP tools it may call: SERVER or SERVER.TOOL

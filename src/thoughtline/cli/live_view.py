@@ -92,8 +92,8 @@ class TaskState:
 
 class LiveRunView:
     """Panels per task: a spinner with elapsed time and streamed character counts, a dim
-    reasoning tail (only when reasoning arrives), the answer's tail, then the reasoning
-    notice and the error when the task ends.
+    reasoning tail while reasoning arrives (folded to one line once the answer streams),
+    the answer's tail, then the reasoning notice and the error when the task ends.
 
     ``transient``: the panels are cleared when the view closes, for the caller to print
     each full answer and the closing table in their place."""
@@ -173,11 +173,19 @@ class LiveRunView:
         task = state.data
         status = task["status"]
         body: list[RenderableType] = [self._progress(state, now)]
-        if state.reasoning.length:
+        if state.reasoning.length and not state.answer.length:
             # Made visible before fitting: a shown control takes the columns it is counted for.
             reasoning = visible(state.reasoning.last())
             tail = fit_rows(reasoning, min(_REASONING_ROWS, rows), width)
             body.append(Text("reasoning ▸ " + tail, style="dim italic"))
+        elif state.reasoning.length:
+            # The answer streams: the reasoning folds to one line (printed whole at the end).
+            body.append(
+                Text(
+                    f"reasoning ▸ {state.reasoning.length:,} characters, printed in full at the end",
+                    style="dim italic",
+                )
+            )
         for call in list(state.tool_calls.values())[-_TOOL_ROWS:]:
             # Made visible before fitting, as the reasoning tail is.
             body.append(Text(fit_rows(visible(tool_call_line(call)), 1, width), style="magenta"))

@@ -24,6 +24,12 @@ from thoughtline.cli._render import (
     text_console,
 )
 from thoughtline.cli._terminal_text import echo_error, json_for
+from thoughtline.cli.completion import (
+    complete_models,
+    complete_providers,
+    complete_roles,
+    complete_run_ids,
+)
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.config import load_config
@@ -67,16 +73,19 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     "--role",
     "roles",
     multiple=True,
+    shell_complete=complete_roles,
     help="A specialist role; repeat for several concurrent tasks. Default: engineer.",
 )
 @click.option(
     "-p",
     "--provider",
+    shell_complete=complete_providers,
     help="Endpoint name (anthropic, openai, openrouter, gemini, deepseek, ollama, vllm, llamacpp, or your own). Default: [defaults] provider, else anthropic.",
 )
 @click.option(
     "-m",
     "--model",
+    shell_complete=complete_models,
     help="Model id for the endpoint (thoughtline models lists them). Default: [defaults] model, else claude-sonnet-4-6.",
 )
 @click.option(
@@ -140,6 +149,7 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--continues",
     metavar="RUN_ID",
+    shell_complete=complete_run_ids,
     help="Continue this run (an id, a short id, a unique start of either, or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
 )
 @click.option(
@@ -256,7 +266,7 @@ def run_command(
         pass  # the answers streamed; errors follow
     elif outcome.terminal:
         console = text_console()
-        print_outputs(console, snapshot, finishes=finishes, reasoning_tail_lines=4)
+        print_outputs(console, snapshot, finishes=finishes)
         console.print(summary_table(snapshot, console.width))
     else:
         # Not a terminal: rich would assume 80 columns; a table that wide folds its cells.

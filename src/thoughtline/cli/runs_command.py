@@ -14,32 +14,33 @@ from typing import Literal, get_args
 
 import click
 from rich.console import Console
-from rich.highlighter import JSONHighlighter
 from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._context import open_store
-from thoughtline.cli._preview import PREVIEW_CHARS, request_line, request_preview
+from thoughtline.cli._preview import request_line, request_preview
 from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
-from thoughtline.cli._terminal_text import echo_error, json_for, json_text, visible, visible_text
+from thoughtline.cli._terminal_text import echo_error, json_for, visible, visible_text
+from thoughtline.cli._trace_view import print_trace
+from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceEvent, TraceLayer, short_run_id
+from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
 from thoughtline.runtime.trace import empty_layer_reason
 from thoughtline.store.base import RunFilter, Store
 
-RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
+RUN_ID_HELP = (
+    "RUN_ID is the short id runs and status show, a unique start of it, a whole run id "
+    "(or its start; run_ may be left out) or 'latest'."
+)
 
 
 @click.command("status", epilog=RUN_ID_HELP)
-@click.argument("run_id", required=False)
+@click.argument("run_id", required=False, shell_complete=complete_run_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the run snapshot as JSON.")
 def status_command(run_id: str | None, as_json: bool) -> None:
-    """Snapshot of a run (the latest when RUN_ID is omitted).
-
-    RUN_ID: the short id runs and status show, a unique start of it, the whole id,
-    or latest."""
+    """Snapshot of a run (the latest when RUN_ID is omitted)."""
     store = open_store(load_config())
     try:
         run = resolve_run(store, run_id)
@@ -303,14 +304,12 @@ def _tokens(run: Run) -> str:
 
 
 @click.command("trace", epilog=RUN_ID_HELP)
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_ids)
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of trace events.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw events as a JSON array.")
 def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
-    """Operator view of a run's trace (answer, reasoning, provider_raw layers).
-
-    RUN_ID: the short id runs and status show, a unique start of it, the whole id,
-    or latest."""
+    """Operator view of a run's trace: one line per event (time, kind, task, summary),
+    recorded reasoning as text (answer, reasoning, provider_raw layers)."""
     config = load_config()
     store = open_store(config)
     try:
@@ -318,45 +317,22 @@ def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
         events = store.trace(run.id, layer)
     finally:
         store.close()
-    if not events and layer is not None:
-        # An empty layer is an answer too: say why, on stderr (stdout stays parseable).
-        echo_error(f"thoughtline: {empty_layer_reason(run, layer)}")
     if as_json:
+        if not events and layer is not None:
+            # An empty layer is an answer too: say why, on stderr (stdout stays parseable).
+            echo_error(f"thoughtline: {empty_layer_reason(run, layer)}")
         click.echo(json_for(sys.stdout, [event.to_dict() for event in events]))
         return
-    print_trace(text_console(), events)
-
-
-def print_trace(console: Console, events: list[TraceEvent]) -> None:
-    """The human view of ``trace``: a line per event, then its metadata as JSON."""
-    highlight_json = JSONHighlighter()
-    for event in events:
-        console.print(
-            Text.assemble(
-                (event.at, "dim"),
-                " ",
-                (f"{event.layer:<12}", "bold"),
-                visible(f" {event.type:<20} {event.task_id or ''}"),
-            )
-        )
-        if event.metadata:
-            # Not console.print_json: it dumps again and would let C1 and bidi controls
-            # through raw; json_text escapes them and is the same JSON value.
-            console.print(
-                highlight_json(Text(json_text(_previewed(event.metadata)))), soft_wrap=True
-            )
-
-
-# Trace fields that carry the request whole (run.started; an inline task's prompt).
-_REQUEST_FIELDS = ("request", "prompt")
-
-
-def _previewed(metadata: dict[str, object]) -> dict[str, object]:
-    """``metadata`` with the fields that carry the request cut to a preview when long:
-    ``--json`` has the whole text."""
-    cut = {}
-    for name in _REQUEST_FIELDS:
-        value = metadata.get(name)
-        if isinstance(value, str) and len(value) > PREVIEW_CHARS:
-            cut[name] = f"{value[:PREVIEW_CHARS]}… (cut: {len(value):,} characters; --json has all)"
-    return {**metadata, **cut} if cut else metadata
+    # Every layer asked for that holds nothing says why (a surface run shows its
+    # reasoning but records none; a hidden one never asks for it).
+    asked: list[TraceLayer] = [layer] if layer is not None else ["reasoning"]
+    notes = [
+        empty_layer_reason(run, name)
+        for name in asked
+        if not any(event.layer == name for event in events)
+    ]
+    labels = {
+        task.id: task.role if task.name == task.role else f"{task.role} · {task.name}"
+        for task in run.tasks
+    }
+    print_trace(text_console(), events, labels=labels, notes=notes)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_records
+from thoughtline.pricing import Pricer
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
@@ -204,6 +205,10 @@ class RunExecution:
     @property
     def tool_timeout_s(self) -> float:
         return self.runtime.config.tool_timeout_s
+
+    @property
+    def pricer(self) -> Pricer:
+        return self.runtime.pricer
 
     def tools_for(self, task: Task) -> TaskTools:
         if self.toolbox is None:  # the run's servers are started before its tasks

@@ -24,6 +24,7 @@ import httpx2
 
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
+from thoughtline.pricing import Pricer
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -92,6 +93,8 @@ class Runtime:
         self.transport = transport
         self.redactor = Redactor(self.registry.loaded_secrets())
         self.retention = retention_seconds(config.retention)
+        # Prices every model call as it ends: [prices] in config, then the price data.
+        self.pricer = Pricer(config.prices, config_path=str(config.path) if config.path else None)
         # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}

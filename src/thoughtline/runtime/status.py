@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thoughtline.accumulator import ModelResponse
+from thoughtline.pricing import reasoning_cost_clause
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.records import ReasoningStatus
+from thoughtline.records import Cost, ReasoningStatus
 from thoughtline.runtime.disclosure import DisclosureGate
 
 
@@ -37,14 +38,17 @@ def derive_reasoning_status(
     capability: ModelCapability,
     cancelled: bool = False,
     stopped_by: str | None = None,
+    cost: Cost | None = None,
 ) -> ReasoningVerdict:
     """The status for one provider call, from the mode and what the provider returned.
 
     ``stopped_by`` says why a cancelled call was stopped when nobody cancelled the task
     (e.g. its store could not be written); it leads the notice in place of "The task was
-    cancelled"."""
+    cancelled". ``cost`` is what the call cost: the notice says what its reasoning
+    tokens cost where that is known (``hidden`` withholds the text, not the bill)."""
     tokens = response.usage.reasoning_tokens
-    token_clause = f" The model reasoned for {tokens} tokens." if tokens else ""
+    spent = reasoning_cost_clause(cost)
+    token_clause = f" The model reasoned for {tokens} tokens{spent}." if tokens else ""
     if not gate.requests_reasoning:
         return ReasoningVerdict(
             "not_requested",
@@ -141,7 +145,7 @@ def derive_reasoning_status(
                 "were redacted by the provider for safety and have no text."
             )
         if tokens and "raw" not in kinds:
-            notice += f" The model reasoned for {tokens} tokens; the summary is shorter."
+            notice += f" The model reasoned for {tokens} tokens{spent}; the summary is shorter."
         return ReasoningVerdict(status, notice)
 
     if redacted:
@@ -159,7 +163,8 @@ def derive_reasoning_status(
     if tokens:
         return ReasoningVerdict(
             "not_returned",
-            f"The model reasoned for {tokens} tokens; this provider does not return the text.",
+            f"The model reasoned for {tokens} tokens{spent}; this provider does not return "
+            "the text.",
         )
     return ReasoningVerdict(
         "not_returned", "Reasoning was requested, but the provider returned none for this task."

@@ -8,14 +8,15 @@ start of the first call), so a task of one step reports exactly what its one cal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from thoughtline.accumulator import ModelResponse
+from thoughtline.pricing import reasoning_cost_clause
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.exchange import Exchange
-from thoughtline.records import ReasoningPartView, TaskUsage, TracedReasoningPart
+from thoughtline.records import Cost, ReasoningPartView, TaskUsage, TracedReasoningPart
 from thoughtline.runtime.disclosure import Captured
 from thoughtline.runtime.telemetry_hooks import RequestedToolCall, StepReport, first_chunk_ms
 
@@ -48,6 +49,17 @@ class Step:
     def response(self) -> ModelResponse:
         """The gate's cleaned copy of the call's response: the only one read."""
         return self.captured.response
+
+    def usage(self) -> TaskUsage:
+        """The call's tokens as a task reports them (a count no call can have: ``None``)."""
+        usage = self.response.usage
+        return TaskUsage(
+            input_tokens=count(usage.input_tokens),
+            output_tokens=count(usage.output_tokens),
+            reasoning_tokens=count(usage.reasoning_tokens),
+            cached_input_tokens=count(usage.cached_input_tokens),
+            cache_write_tokens=count(usage.cache_write_tokens),
+        )
 
     def report(self) -> StepReport:
         """What telemetry is told of this call: only the gate's copy (its reasoning only
@@ -130,10 +142,10 @@ class Steps:
             for part in parts
         ]
 
-    def reasoning_account(self, displays: bool) -> str:
+    def reasoning_account(self, displays: bool, costs: Sequence[Cost] = ()) -> str:
         """A sentence on reasoning over several steps, for the task's notice: for how
         many steps it was shown, and which returned none (with the tokens the provider
-        counted, when it did)."""
+        counted, when it did, and what they cost where ``costs``, one per step, know)."""
         total = len(self._steps)
         if not displays:
             return f" The task made {total} model calls."
@@ -143,7 +155,8 @@ class Steps:
         missing = "; ".join(
             f"step {step.number} returned none"
             + (
-                f" (the model reasoned for {tokens} tokens)"
+                f" (the model reasoned for {tokens} tokens"
+                f"{reasoning_cost_clause(costs[step.number - 1] if costs else None)})"
                 if (tokens := step.response.usage.reasoning_tokens)
                 else ""
             )

@@ -36,7 +36,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
 from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart
 from thoughtline.providers.exchange import Exchange
-from thoughtline.records import Task, TaskError, now_iso
+from thoughtline.records import Cost, Task, TaskError, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.runtime import conversation
 from thoughtline.runtime.clients import CallOverlap
@@ -184,6 +184,8 @@ class TaskCall:
             step = await self.step(prepared, number=len(steps) + 1)
             steps.append(step)
             task.steps = len(steps) if task.tool_calls is not None else None
+            # Priced once, as the call ends: a run stopped later keeps what was spent.
+            task.step_costs.append(self.sink.pricer.price(task.provider, task.model, step.usage()))
             if step.cancelled:
                 break
             try:
@@ -200,6 +202,11 @@ class TaskCall:
         await self.complete(steps)
         if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
+
+    def step_cost(self, step: Step) -> Cost | None:
+        """What ``step`` cost, as priced when it ended."""
+        costs = self.task.step_costs
+        return costs[step.number - 1] if step.number <= len(costs) else None
 
     async def next_turn(self, step: Step, *, last: bool) -> list[Message] | None:
         """What the next step appends to the history, or ``None`` when this step's
@@ -401,13 +408,14 @@ class TaskCall:
             capability=judged.capability,
             cancelled=cancelled,
             stopped_by=sink.stopped_by(),
+            cost=self.step_cost(judged),
         )
         task.output = last.captured.output
         task.reasoning = steps.task_text()
         task.reasoning_parts = steps.for_task()
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
         if len(steps) > 1 and task.reasoning_notice is not None:
-            task.reasoning_notice += steps.reasoning_account(self.gate.displays)
+            task.reasoning_notice += steps.reasoning_account(self.gate.displays, task.step_costs)
         if task.reasoning_notice is not None:
             # Reasoning sent back that the provider left unread is part of the account.
             for step in steps:

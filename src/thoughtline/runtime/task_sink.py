@@ -12,6 +12,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Literal, Protocol
 
+from thoughtline.pricing import Pricer
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
@@ -73,6 +74,10 @@ class TaskSink(Protocol):
 
     def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
         """A live delta of the task's answer or displayed reasoning."""
+
+    @property
+    def pricer(self) -> Pricer:
+        """Prices each model call as it ends (config prices, then the price data)."""
 
     @property
     def tool_timeout_s(self) -> float:

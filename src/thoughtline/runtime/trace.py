@@ -79,9 +79,14 @@ def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
     if layer == "reasoning":
         modes = sorted({task.chain_of_thought for task in run.tasks})
         if not any(DisclosureGate(mode).records for mode in modes):
+            shown = (
+                " (surface shows the reasoning with the answer but keeps it out of the trace)"
+                if any(DisclosureGate(mode).displays for mode in modes)
+                else ""
+            )
             return (
                 f"{empty}: its tasks ran with chain_of_thought={', '.join(modes)}, which does "
-                "not record reasoning (telemetry_only and surface_and_telemetry do)."
+                f"not record reasoning{shown}; telemetry_only and surface_and_telemetry do."
             )
         statuses = ", ".join(f"{task.name}: {task.reasoning_status or '-'}" for task in run.tasks)
         return (

@@ -27,10 +27,12 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Protocol, runtime_checkable
 
+from starlette.types import Send
+
 from thoughtline.event_log import from_records
 from thoughtline.records import RunEventRecord
 from thoughtline.run_events import is_terminal
-from thoughtline.server.events import event_frame
+from thoughtline.server.events import Blocked, Failed, event_frame, start_write
 from thoughtline.store.base import Store
 
 __all__ = ["Announcements", "FeedFrame", "Follower", "RunFeed", "frames_after"]
@@ -69,15 +71,20 @@ class _Announcing(Protocol):
 class Follower:
     """One stream following one run: :meth:`wait` returns when the run's feed read new
     events since the last :meth:`ready` (or, for a store without announcements, never
-    before ``timeout_s``); :meth:`take` hands over what the feed holds."""
+    before ``timeout_s``); :meth:`take` hands over what the feed holds. A stream that
+    sent everything may instead let the feed write for it (:meth:`write_directly`)."""
 
-    __slots__ = ("_waiter", "cursor", "feed", "woken")
+    __slots__ = ("_waiter", "cursor", "direct", "ended", "feed", "woken")
 
     def __init__(self, feed: RunFeed, after: int) -> None:
         self.woken = False
         self.feed = feed
         self.cursor = after  # the last seq this stream sent
-        self._waiter: asyncio.Future[None] | None = None
+        self.direct: Send | None = None
+        """Set while the feed writes this stream's frames itself."""
+        self.ended = False
+        """The feed wrote the run's terminal event for this stream."""
+        self._waiter: asyncio.Future[object] | None = None
 
     def ready(self) -> None:
         """Call before reading: new events from here on wake :meth:`wait`."""
@@ -99,15 +106,46 @@ class Follower:
         task per wait: the feed of a busy run wakes its streams tens of times a second."""
         if self.woken:
             return True
+        await self._park(timeout_s)
+        return self.woken
+
+    async def write_directly(self, send: Send, timeout_s: float) -> bool:
+        """Let the feed write the frames it reads next straight to ``send`` (the
+        server's own), as the daemon's channels do for their runs' caught-up streams:
+        one pass over the streams per read, not a task woken per stream. Returns when
+        the feed let go: True when woken (it wrote, and the stream may go on from
+        :attr:`cursor`; or it holds frames this stream must take itself), False once
+        ``timeout_s`` passed. Raises what a write raised."""
+        if self.woken:
+            return True
+        self.direct = send
+        try:
+            outcome = await self._park(timeout_s)
+        finally:
+            self.direct = None
+        if isinstance(outcome, Blocked):
+            await outcome  # a slow client: the write finishes in the stream's own task
+        elif isinstance(outcome, Failed):
+            raise outcome.error
+        return self.woken
+
+    async def _park(self, timeout_s: float) -> object:
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
         timer = loop.call_later(timeout_s, _expire, waiter)
         try:
-            await waiter
+            return await waiter
         finally:
             timer.cancel()
             self._waiter = None
-        return self.woken
+
+    def release(self, outcome: object) -> None:
+        """Stop writing for this stream and wake its task with ``outcome``."""
+        self.direct = None
+        self.woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(outcome)
 
     def take(self, after: int) -> list[FeedFrame] | None:
         """The feed's frames of events after ``after``, in order; ``None`` when the feed
@@ -122,7 +160,7 @@ class Follower:
         self.feed.release(self)
 
 
-def _expire(waiter: asyncio.Future[None]) -> None:
+def _expire(waiter: asyncio.Future[object]) -> None:
     if not waiter.done():
         waiter.set_result(None)
 
@@ -175,8 +213,26 @@ class RunFeed:
             return
         self._add(frames)
         self.last = newest
-        for follower in self.followers:
-            follower.wake()
+        bodies: dict[int, tuple[bytes, bool]] = {}  # by cursor: level streams share one
+        for follower in tuple(self.followers):
+            send = follower.direct
+            if send is None or follower.cursor < self.base:
+                follower.wake()  # it takes the frames itself (or reads the store)
+                continue
+            shared = bodies.get(follower.cursor)
+            if shared is None:
+                held = self.after(follower.cursor) or []
+                shared = bodies[follower.cursor] = (
+                    b"".join(data for _, data, _ in held),
+                    bool(held) and held[-1][2],
+                )
+            body, ended = shared
+            if body:
+                follower.cursor = newest
+                follower.ended = ended
+                outcome = start_write(send, body)
+                if outcome is not None or ended:
+                    follower.release(outcome)
 
     def _add(self, frames: list[FeedFrame]) -> None:
         """Keep ``frames``; forget what every stream sent, then what exceeds the bounds."""

@@ -211,7 +211,7 @@ class Blocked:
         yield from steps
 
 
-class _Failed:
+class Failed:
     """A direct write that raised: the subscriber's task raises it."""
 
     __slots__ = ("error",)
@@ -220,7 +220,7 @@ class _Failed:
         self.error = error
 
 
-def _start_write(send: Send, body: bytes) -> Blocked | _Failed | None:
+def start_write(send: Send, body: bytes) -> Blocked | Failed | None:
     """Run the server's ``send`` of one body chunk as far as it goes without waiting:
     None when it finished (the usual case, a socket write), else what is left of it."""
     steps = send({"type": "http.response.body", "body": body, "more_body": True}).__await__()
@@ -229,7 +229,7 @@ def _start_write(send: Send, body: bytes) -> Blocked | _Failed | None:
     except StopIteration:
         return None
     except Exception as exc:
-        return _Failed(exc)
+        return Failed(exc)
     return Blocked(steps, waiting_on)
 
 
@@ -320,7 +320,7 @@ class Subscriber:
         if isinstance(outcome, Blocked):
             await outcome
             return True
-        if isinstance(outcome, _Failed):
+        if isinstance(outcome, Failed):
             raise outcome.error
         assert isinstance(outcome, bool)
         return outcome
@@ -343,7 +343,7 @@ class Subscriber:
         self.cursor = self.seen = end
         self._waiting_since = now
 
-    def release(self, outcome: Blocked | _Failed | bool) -> None:
+    def release(self, outcome: Blocked | Failed | bool) -> None:
         """The channel stops writing for this subscriber and wakes its task with
         ``outcome``."""
         self._detach()
@@ -434,7 +434,7 @@ class RunChannel:
                 if body is None:
                     body = bodies[cursor] = b"".join(frames[cursor:end])
                 subscriber.wrote(end, now)
-                outcome = _start_write(send, body)
+                outcome = start_write(send, body)
                 if outcome is not None:
                     subscriber.release(outcome)
                     continue

@@ -116,7 +116,7 @@ class EventStreamResponse(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         frames_send = self._frames_send or send
-        if isinstance(self.body_iterator, LiveFrames):
+        if isinstance(self.body_iterator, LiveFrames | StoredFrames):
             # The channel may write for this stream only to the server's own send: it
             # runs the send outside this task, which only a send that needs no task of
             # its own allows (uvicorn's; ServerSend says it is there).
@@ -171,7 +171,24 @@ def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncI
     # Not paced: a stored stream yields to the loop between writes itself (it waits for
     # the store or its feed between reads); pacing cost every stream of a followed run
     # one more turn of the loop per append.
-    return _stored(daemon, run_id, last_event_id)
+    return StoredFrames(daemon, run_id, last_event_id)
+
+
+class StoredFrames:
+    """The frames of a run from the store (:func:`_stored`). ``direct``, when the
+    response sets it to the server's own send, lets the run's feed (announcements.py)
+    write the frames of a caught-up stream itself."""
+
+    __slots__ = ("_after", "_daemon", "_run_id", "direct")
+
+    def __init__(self, daemon: Daemon, run_id: str, after: int | None) -> None:
+        self._daemon = daemon
+        self._run_id = run_id
+        self._after = after
+        self.direct: Send | None = None
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _stored(self._daemon, self._run_id, self._after, self.direct)
 
 
 async def _paced(source: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
@@ -245,7 +262,9 @@ async def _retained(run: RetainedRun, after: int | None) -> AsyncGenerator[bytes
         yield chunk
 
 
-async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenerator[bytes, None]:
+async def _stored(
+    daemon: Daemon, run_id: str, after: int | None, direct: Send | None = None
+) -> AsyncGenerator[bytes, None]:
     if after is None:
         # In a thread: store reads and a long log's fold must not hold up the loop, which
         # serves every stream (see Daemon.snapshot).
@@ -256,7 +275,7 @@ async def _stored(daemon: Daemon, run_id: str, after: int | None) -> AsyncGenera
         yield first
         if after is None:
             return  # the run had ended: those were its closing frames
-    async for chunk in _tail(daemon, run_id, after):
+    async for chunk in _tail(daemon, run_id, after, direct):
         yield chunk
 
 
@@ -288,7 +307,9 @@ def _read_after(store: Store, run_id: str, seq: int) -> tuple[list[FeedFrame], i
     return frames_after(store.run_events(run_id, after_seq=seq), seq)
 
 
-async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def _tail(
+    daemon: Daemon, run_id: str, after: int, direct: Send | None = None
+) -> AsyncIterator[bytes]:
     """Poll the store for events after ``after`` until the terminal event.
 
     A run whose owner died never gets a terminal event: once the store says the run
@@ -311,9 +332,14 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
     # Woken when the run's feed read what the store announced (announcements.py): the
     # events are then taken from the feed, read once for every stream of the run. A
     # stream reads the store itself when it starts, when its wait ends unwoken (SQLite,
-    # a lost announcement) and when the feed no longer holds what it needs.
+    # a lost announcement) and when the feed no longer holds what it needs. Caught up,
+    # it lets the feed write what it reads next (Follower.write_directly), when the
+    # response gave the server's own send.
     follower = daemon.announcements.follow(run_id, after)
-    poll_s = settings.poll_s * (10 if daemon.announcements.active else 1)
+    announced = daemon.announcements.active
+    poll_s = settings.poll_s * (10 if announced else 1)
+    if not announced:
+        direct = None
     woken = False
     try:
         while not daemon.closing.is_set():
@@ -368,6 +394,15 @@ async def _tail(daemon: Daemon, run_id: str, after: int) -> AsyncIterator[bytes]
             if now - last_sent >= settings.keepalive_s:
                 last_sent = now
                 yield KEEPALIVE
-            woken = await follower.wait(poll_s)
+            if direct is None:
+                woken = await follower.wait(poll_s)
+                continue
+            woken = await follower.write_directly(direct, poll_s)
+            if follower.cursor > seq:  # the feed wrote for this stream
+                seq = follower.cursor
+                last_sent = time.monotonic()
+                ended_checks = 0
+                if follower.ended:
+                    return
     finally:
         follower.close()

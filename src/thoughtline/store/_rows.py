@@ -15,6 +15,7 @@ import orjson
 
 from thoughtline import threads
 from thoughtline.records import (
+    Cost,
     ReasoningPartView,
     Run,
     RunEventRecord,
@@ -54,7 +55,7 @@ TIMING_FIELDS = ("started_at", "finished_at", "first_reasoning_ms", "first_answe
 TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
-    "tools_json", "max_steps", "steps", "history_json",
+    "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -153,6 +154,9 @@ def task_params(task: Task) -> dict[str, Any]:
         "max_steps": task.max_steps,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
+        # The amount for the store's own sums; each call's cost (parts, source) as JSON.
+        "cost_amount": task.cost.amount,
+        "cost_json": dump([cost.to_dict() for cost in task.step_costs]),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
@@ -403,6 +407,10 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
         task.max_steps = row["max_steps"]
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
+    if row["cost_json"] is not None:
+        task.step_costs = [Cost.from_dict(cost) for cost in load(row["cost_json"])]
+    elif task.executor.startswith("provider:"):
+        task.priced = False  # stored by a thoughtline that did not price calls
     if row["tools_json"] is not None:
         task.tools = tuple(load(row["tools_json"]))
         task.steps = row["steps"]

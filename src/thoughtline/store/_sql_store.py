@@ -32,6 +32,8 @@ from thoughtline.store.base import (
     Store,
     StoredThread,
     UnfinishedRun,
+    UsageGroup,
+    UsageKey,
 )
 
 UNFINISHED = "('planned', 'running')"
@@ -128,6 +130,23 @@ caller orders them by task position and follows the runs by ``continues``."""
 def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
     """The query of :meth:`SqlStore._tool_calls_of` for ``count`` runs."""
     return dialect.sql(rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
+
+
+USAGE_KEYS: dict[str, str] = {
+    "day": "substr(started_at, 1, 10)",  # UTC: timestamps are ISO 8601 in UTC
+    "model": "provider || '/' || model",
+    "role": "role",
+    "mode": "chain_of_thought",
+    "provider": "provider",
+}
+"""The SQL of each :data:`~thoughtline.store.base.UsageKey` (the same in both dialects)."""
+_USAGE_COLUMNS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+)
 
 
 @lru_cache(maxsize=64)
@@ -398,6 +417,39 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
                 f"ORDER BY created_at DESC, {self.dialect.row_order} DESC LIMIT ?",
                 (*params, limit),
             )
+
+    def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
+        key = USAGE_KEYS[by]
+        # Tasks started (every one that spent a token did), read from the index that
+        # covers the sum (migration m011), not from their rows.
+        where = "tasks.started_at >= ?" if since is not None else "tasks.started_at IS NOT NULL"
+        query = (
+            f"SELECT {key} AS key, provider, model, COUNT(*), "
+            "SUM(CASE WHEN input_tokens IS NULL AND output_tokens IS NULL THEN 1 ELSE 0 END), "
+            + ", ".join(f"COALESCE(SUM({column}), 0)" for column in _USAGE_COLUMNS)
+            + ", COALESCE(SUM(cost_amount), 0), "
+            "SUM(CASE WHEN cost_amount IS NULL THEN 1 ELSE 0 END)"
+            f" FROM tasks WHERE {where} GROUP BY {key}, provider, model "
+            f"ORDER BY {key}, provider, model"
+        )
+        with self._reading() as conn:
+            found = self._tuples(conn, self.dialect.sql(query), () if since is None else (since,))
+        return [
+            UsageGroup(
+                key=str(row[0]),
+                provider=row[1],
+                model=row[2],
+                tasks=int(row[3]),
+                unreported=int(row[4]),
+                **{
+                    column: int(value)
+                    for column, value in zip(_USAGE_COLUMNS, row[5:10], strict=True)
+                },
+                cost=float(row[10]),
+                unpriced=int(row[11]),
+            )
+            for row in found
+        ]
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
         with self._reading() as conn:

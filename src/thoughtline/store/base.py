@@ -125,6 +125,33 @@ class RunFilter:
     search: str | None = None
 
 
+UsageKey: TypeAlias = Literal["day", "model", "role", "mode", "provider"]
+"""What :meth:`Store.usage` groups tasks by (``mode``: the task's disclosure mode)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageGroup:
+    """Token counts summed over the tasks of one group and one model (a group's tasks
+    of several models are several of these: each model is priced apart)."""
+
+    key: str
+    provider: str
+    model: str
+    tasks: int
+    unreported: int
+    """Tasks whose provider reported no usage (not counted as zero tokens)."""
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cost: float
+    """USD, the sum of the tasks' costs that are known."""
+    unpriced: int
+    """Tasks whose cost is unknown (a model without a price, usage not reported, or
+    stored before calls were priced): not in ``cost``."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredThread:
     """A task's stored thread (:mod:`thoughtline.threads`), as JSON text."""
@@ -269,6 +296,12 @@ class Store(Protocol):
 
     def conversation_runs(self, conversation_id: str) -> list[Run]:
         """The runs of a conversation with their tasks, oldest first (empty when none)."""
+        ...
+
+    def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
+        """Tokens of the tasks started at ``since`` or later (every started task when
+        None), summed by ``by`` (``day``: the day the task started, UTC) and model in
+        one aggregate query over an index, ordered by key."""
         ...
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:

@@ -399,6 +399,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             ),
         ),
     ),
+    Migration(
+        "m010_task_costs",
+        (
+            # What each task's model calls cost, priced once as each call ends
+            # (thoughtline/pricing.py): the amount in a column of its own, for sums in
+            # the store, and each call's cost (parts, price source) as JSON. NULL: a task
+            # stored before calls were priced (its cost reads as unknown).
+            "ALTER TABLE tasks ADD COLUMN cost_amount {double}",
+            "ALTER TABLE tasks ADD COLUMN cost_json TEXT",
+        ),
+    ),
+    Migration(
+        "m011_task_usage_index",
+        (
+            # The usage report (Store.usage) sums tokens and costs of the tasks started
+            # since a moment, by day, model, role, mode or provider: this index holds
+            # every column it reads, so the sum never reads the tasks' wide rows
+            # (answers, reasoning). A task's entry changes when it starts and ends.
+            "CREATE INDEX tasks_usage ON tasks (started_at, provider, model, role, "
+            "chain_of_thought, input_tokens, cached_input_tokens, cache_write_tokens, "
+            "output_tokens, reasoning_tokens, cost_amount)",
+        ),
+    ),
 )
 
 

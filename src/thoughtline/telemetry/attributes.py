@@ -19,6 +19,13 @@ outcome and its usage summed, and under it one ``chat {model}`` span per model c
 step's own usage, response id and finish reason, and ``thoughtline.step``) and one
 ``execute_tool {name}`` span per tool call (``thoughtline.tool.step`` names the step that
 asked for it). A task without tools keeps a single ``chat {model}`` span.
+
+Cost goes on the ``chat`` spans only, one per model call, so a backend that sums a
+trace's spans counts each call once: OpenInference's ``llm.cost.*`` (what Phoenix reads;
+``llm.cost.completion_details.reasoning`` is part of ``llm.cost.completion``) and
+``gen_ai.usage.cost``, which Langfuse maps to an observation's total cost. Agent and
+run spans carry ``thoughtline.cost.amount`` only. A cost that is unknown sends no figure
+at all (never 0), and ``thoughtline.cost.unknown_reason`` says why.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeAlias
 
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Run, Task, ToolCallRecord, TracedReasoningPart
+from thoughtline.records import Cost, Run, Task, ToolCallRecord, TracedReasoningPart
 from thoughtline.runtime.telemetry_hooks import CallReport, RequestedToolCall, StepReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
@@ -106,7 +113,37 @@ def run_end_attributes(run: Run) -> Attributes:
     attributes: Attributes = {"thoughtline.run.status": run.status}
     if run.status in _FAILED_RUN_STATUSES:
         attributes["error.type"] = run.status
+    _add_cost_summary(attributes, run.cost)
     return attributes
+
+
+def call_cost_attributes(cost: Cost) -> Attributes:
+    """What one model call cost, as Phoenix (OpenInference) and Langfuse read it."""
+    attributes: Attributes = {}
+    parts = cost.parts
+    if cost.amount is not None and parts is not None:
+        attributes.update(
+            {
+                "llm.cost.total": cost.amount,
+                "llm.cost.prompt": round(parts.input + parts.cached_input + parts.cache_write, 10),
+                "llm.cost.completion": parts.output,
+                "llm.cost.prompt_details.cache_read": parts.cached_input,
+                "llm.cost.prompt_details.cache_write": parts.cache_write,
+                "llm.cost.completion_details.reasoning": parts.reasoning,
+                "gen_ai.usage.cost": cost.amount,
+            }
+        )
+    _add_cost_summary(attributes, cost)
+    return attributes
+
+
+def _add_cost_summary(attributes: Attributes, cost: Cost) -> None:
+    if cost.amount is not None:
+        attributes["thoughtline.cost.amount"] = cost.amount
+    if cost.source:
+        attributes["thoughtline.cost.source"] = cost.source
+    if cost.unknown_reason:
+        attributes["thoughtline.cost.unknown_reason"] = cost.unknown_reason
 
 
 def run_failed(run: Run) -> bool:
@@ -135,6 +172,7 @@ def task_attributes(
         cached_input_tokens=report.cached_input_tokens,
     )
     _add_outcome(attributes, task)
+    attributes.update(call_cost_attributes(task.cost))
     recorded = report.recorded_reasoning
     messages = None
     if capture_content and recorded is not None:
@@ -190,6 +228,7 @@ def agent_attributes(run: Run, task: Task, report: CallReport, *, redactor: Reda
         cached_input_tokens=usage.cached_input_tokens,
     )
     _add_outcome(attributes, task)
+    _add_cost_summary(attributes, task.cost)
     return redact_attributes(attributes, redactor)
 
 
@@ -214,6 +253,8 @@ def step_attributes(
         reasoning_tokens=step.reasoning_tokens,
         cached_input_tokens=step.cached_input_tokens,
     )
+    if step.number <= len(task.step_costs):
+        attributes.update(call_cost_attributes(task.step_costs[step.number - 1]))
     if step.error_code is not None:
         attributes["error.type"] = step.error_code
     elif step.cancelled:

@@ -36,10 +36,11 @@ CONTENT_TYPES = {
 }
 
 
-def screenshot(page: Page, name: str) -> None:
-    """Save the whole page as ``artifacts/screenshots/NAME.png``."""
+def screenshot(page: Page, name: str, *, full_page: bool = True) -> None:
+    """Save the whole page (or, with ``full_page=False``, what the screen shows) as
+    ``artifacts/screenshots/NAME.png``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def chromium_path() -> str | None:

@@ -317,3 +317,53 @@ def test_trace_layers_with_metadata_and_a_refused_layer(
     expect(page.get_by_test_id("task-answer")).to_have_text("ok")
     opened = [path for _, path, _ in fake_daemon.requests if path.startswith(EVENTS)]
     assert len(opened) == 1
+
+
+def test_each_task_and_the_run_show_their_cost_or_unknown_with_why(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    priced = {
+        "amount": 0.0198,
+        "currency": "USD",
+        "source": "genai-prices 0.2.3",
+        "parts": {
+            "input": 0.011,
+            "cached_input": 0.0,
+            "cache_write": 0.0,
+            "output": 0.0088,
+            "reasoning": 0.002816,
+        },
+        "unknown_reason": None,
+    }
+    reason = "ollama is a local server with no configured price"
+    unknown = {
+        "amount": None,
+        "currency": "USD",
+        "source": None,
+        "parts": None,
+        "unknown_reason": reason,
+    }
+    run = snapshot(
+        status="completed",
+        tasks=[
+            task("task_priced", status="done", cost=priced),
+            task("task_unknown", role="reviewer", name="reviewer", status="done", cost=unknown),
+        ],
+    )
+    run["cost"] = {**unknown, "unknown_reason": f"task reviewer: {reason}"}
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", run), (2, "run.completed", run)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    expect(page.get_by_test_id("stream-state")).to_have_text("final")
+    known = page.locator("[data-task-id=task_priced]").get_by_test_id("task-cost")
+    expect(known).to_have_text("$0.020")
+    expect(known).to_have_attribute("title", "genai-prices 0.2.3; reasoning $0.0028 of it")
+    missing = page.locator("[data-task-id=task_unknown]").get_by_test_id("task-cost")
+    expect(missing).to_have_text("unknown")
+    expect(missing).to_have_attribute("title", reason)
+    expect(page.get_by_test_id("run-cost")).to_have_text("unknown")
+    expect(page.get_by_test_id("run-cost")).to_have_attribute("title", f"task reviewer: {reason}")

@@ -15,7 +15,8 @@ from pydantic import Field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
-from thoughtline.records import TERMINAL_RUN_STATUSES, Run, short_run_id
+from thoughtline.pricing import format_amount
+from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
 from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
@@ -344,6 +345,17 @@ def summarize(run: Run) -> str:
             lines.append(f"  reasoning: {task.reasoning_status}{notice}")
         if task.error is not None:
             lines.append(f"  error: {task.error.code}: {task.error.message}")
+        if task.executor.startswith("provider:"):
+            lines.append(f"  cost: {cost_text(task.cost)}")
         if task.output:
             lines.append(f"  answer: {task.output}")
+    lines.append(f"Cost: {cost_text(run.cost)}.")
     return "\n".join(lines)
+
+
+def cost_text(cost: Cost) -> str:
+    """``$0.0198 (genai-prices 0.2.3)``, or ``unknown: WHY``."""
+    if cost.amount is None:
+        return f"unknown: {cost.unknown_reason}"
+    source = f" ({cost.source})" if cost.source else ""
+    return f"{format_amount(cost.amount)}{source}"

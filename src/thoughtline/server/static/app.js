@@ -216,8 +216,19 @@ function route() {
     main.replaceChildren(view.element);
     listSignature = "";
     refreshRuns();
+    revealRun();
   }
   view.selectTab(tab);
+}
+
+/** Bring a run just started or picked into view: on a phone it is below the form, and
+ * the reader would otherwise stay on the form. Where it is already in view (beside the
+ * form on a wide screen) nothing moves. */
+function revealRun() {
+  const top = main.getBoundingClientRect().top;
+  if (top >= 0 && top <= window.innerHeight / 3) return;
+  main.scrollIntoView({ block: "start" });
+  main.focus({ preventScroll: true });
 }
 
 window.addEventListener("hashchange", route);

@@ -87,3 +87,25 @@ export function timeElement(iso, props = {}) {
 export function statusBadge(status, testid) {
   return h("span", { class: "badge", "data-status": status ?? "unknown", testid }, status ?? "unknown");
 }
+
+/**
+ * A cost from the snapshot ({amount, currency, source, parts, unknown_reason}) as a short
+ * figure ("$0.0064", "unknown"); its title says where the prices came from, what the
+ * reasoning part was, or why the amount is unknown.
+ */
+export function costElement(cost, testid) {
+  if (!cost) return null;
+  if (cost.amount === null || cost.amount === undefined) {
+    return h("span", { testid, title: cost.unknown_reason ?? "" }, "unknown");
+  }
+  const reasoning = cost.parts?.reasoning ? `; reasoning ${formatAmount(cost.parts.reasoning)} of it` : "";
+  return h("span", { testid, title: `${cost.source ?? "no model call"}${reasoning}` }, formatAmount(cost.amount));
+}
+
+/** "$0.0064": dollars and cents from one dollar up, else two significant figures. */
+export function formatAmount(amount) {
+  if (amount === 0) return "$0";
+  if (amount >= 1) return `$${amount.toFixed(2)}`;
+  const digits = Math.max(0, 1 - Math.floor(Math.log10(amount)));
+  return `$${amount.toFixed(digits)}`;
+}

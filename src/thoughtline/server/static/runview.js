@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { ConversationThread } from "./conversation.js";
-import { h, statusBadge, timeElement } from "./dom.js";
+import { costElement, h, statusBadge, timeElement } from "./dom.js";
 import { followRun } from "./sse.js";
 import { TaskCard } from "./tasks.js";
 import { TraceView } from "./trace.js";
@@ -89,7 +89,7 @@ export class RunView {
       this.thread.after,
       this.thread.followUp,
     );
-    this.trace = new TraceView(runId, (taskId) => this.taskLabel(taskId));
+    this.trace = new TraceView(runId, (taskId) => this.taskLabel(taskId), () => this.run);
     this.ticker = window.setInterval(() => this.tick(), TICK_MS);
     this.tracePanel = h("section", { class: "tab-panel", testid: "trace-panel", role: "tabpanel", hidden: true }, this.trace.element);
 
@@ -163,6 +163,34 @@ export class RunView {
 
   /** @returns {boolean} true for the terminal event */
   handle(event) {
+    return this.keepingPlace(() => this.apply(event));
+  }
+
+  /** Run `change`; a reader scrolled into an answer keeps it where it was on the screen
+   * (notices, errors and buttons above it come and go as the run goes on). */
+  keepingPlace(change) {
+    const anchor = this.readingAnswer();
+    const before = anchor?.getBoundingClientRect().top ?? 0;
+    const result = change();
+    if (anchor?.isConnected) {
+      const moved = anchor.getBoundingClientRect().top - before;
+      if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+    }
+    return result;
+  }
+
+  /** The answer whose start is above the top of the screen and whose rest is on it. */
+  readingAnswer() {
+    if (window.scrollY <= 0 || this.tab !== "tasks") return null;
+    for (const card of this.cards.values()) {
+      const box = card.answer.getBoundingClientRect();
+      if (box.top < 0 && box.bottom > 0) return card.answer;
+    }
+    return null;
+  }
+
+  /** @returns {boolean} true for the terminal event */
+  apply(event) {
     let data;
     try {
       data = JSON.parse(event.data);
@@ -207,6 +235,7 @@ export class RunView {
     if (!snapshot || typeof snapshot !== "object") return;
     this.run = { ...snapshot, tasks: Array.isArray(snapshot.tasks) ? snapshot.tasks.map((task) => ({ ...task })) : [] };
     this.renderHead();
+    this.trace.runChanged();
     this.thread.setCurrent(this.run);
     if (!this.threadLoaded) {
       this.threadLoaded = true;
@@ -329,6 +358,7 @@ export class RunView {
       ["tasks", String(run.tasks.length)],
       ["created", timeElement(run.created_at)],
       ["finished", timeElement(run.finished_at)],
+      ["cost", costElement(run.cost, "run-cost")],
     ];
     this.meta.replaceChildren(
       ...rows

@@ -1,14 +1,22 @@
-// One card per task. Renders what the task dict contains: the answer (Markdown, built as
-// DOM nodes, never HTML), a collapsed "Reasoning" section only when the task carries
-// reasoning (or reasoning deltas arrived), otherwise the task's reasoning notice. No
-// disclosure logic lives here.
+// One card per task. Renders what the task dict contains, in the order it happened: a
+// failed task's error first, then a collapsed "Reasoning" section only when the task
+// carries reasoning (or reasoning deltas arrived), otherwise the task's reasoning notice,
+// then its tool calls, then the answer (Markdown, built as DOM nodes, never HTML). The
+// answer and reasoning grow with the page (no box of their own to scroll). No disclosure
+// logic lives here.
 
 import { timingChart, tokenChart } from "./chart.js";
-import { h, setGrowingText, statusBadge } from "./dom.js";
+import { costElement, h, setGrowingText, statusBadge } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const UNFINISHED_TASK = new Set(["queued", "running"]);
-const FOLLOW_SLACK_PX = 24; // this close to the bottom counts as "at the bottom"
+// What the answer area says when a finished task has no answer text.
+const NO_ANSWER = {
+  done: "The model returned an empty answer.",
+  prepared: "Prepared only: no model was called.",
+  cancelled: "Cancelled before the model answered.",
+  interrupted: "Interrupted before the model answered.",
+};
 const CHARS_PER_TOKEN = 4; // a rough estimate, labelled as one, until usage is reported
 
 /** "1.2 s", "3 min 05 s" */
@@ -31,6 +39,7 @@ export class TaskCard {
       class: "answer",
       testid: "task-answer",
       "data-placeholder": "Waiting for the answer…",
+      "aria-label": "Answer",
       tabindex: "0",
     });
     this.renderedAnswer = "";
@@ -60,15 +69,15 @@ export class TaskCard {
       { class: "task-card", testid: "task-card", "data-task-id": task.id },
       h("header", { class: "task-head" }, this.title, this.status),
       this.meta,
-      h(
+      this.errorSlot,
+      this.reasoningSlot,
+      this.toolSlot,
+      (this.answerSection = h(
         "section",
-        { class: "answer-section", "aria-label": "Answer" },
+        { class: "answer-section", testid: "answer-section", "aria-label": "Answer" },
         h("div", { class: "answer-bar" }, this.stats, this.truncated, this.copyButton),
         this.answer,
-      ),
-      this.toolSlot,
-      this.reasoningSlot,
-      this.errorSlot,
+      )),
       this.charts,
     );
   }
@@ -86,18 +95,28 @@ export class TaskCard {
       ["executor", task.executor || null],
       ["chain of thought", task.chain_of_thought],
       ["effort", task.effort],
+      ["cost", costElement(task.cost, "task-cost")],
     ];
     this.meta.replaceChildren(
       ...rows
         .filter(([, value]) => value !== null && value !== undefined && value !== "")
         .map(([label, value]) =>
-          h("div", { "data-field": label }, h("dt", {}, label), h("dd", {}, String(value))),
+          h("div", { "data-field": label }, h("dt", {}, label), h("dd", {}, value instanceof Node ? value : String(value))),
         ),
     );
 
     this.task = task;
     this.showAnswer(task.output ?? "");
     this.copyButton.hidden = !task.output;
+    // A finished task without answer text: its error (or a sentence) instead of the
+    // waiting placeholder, and no "0 chars" beside it.
+    const finished = !UNFINISHED_TASK.has(task.status);
+    const empty = !task.output;
+    this.answerSection.hidden = finished && empty && (Boolean(task.error) || task.status === "failed");
+    this.answer.dataset.placeholder = finished
+      ? (NO_ANSWER[task.status] ?? "No answer.")
+      : "Waiting for the answer…";
+    this.element.dataset.answered = empty ? "" : "true";
     this.tick();
     this.renderToolCalls(task.tool_calls);
     this.renderReasoning(task, reasoningStreamed);
@@ -105,7 +124,8 @@ export class TaskCard {
     this.renderCharts(task);
   }
 
-  /** Render the answer at most once a frame; keep following it while at the bottom. */
+  /** Render the answer at most once a frame (it grows with the page: the reader
+   * scrolls the page, and the page stays where they put it). */
   showAnswer(text) {
     this.pendingAnswer = text;
     if (this.frame) return;
@@ -113,11 +133,8 @@ export class TaskCard {
       this.frame = 0;
       const text = this.pendingAnswer;
       if (text === this.renderedAnswer) return;
-      const box = this.answer;
-      const following = box.scrollHeight - box.scrollTop - box.clientHeight <= FOLLOW_SLACK_PX;
-      box.replaceChildren(renderMarkdown(text));
+      this.answer.replaceChildren(renderMarkdown(text));
       this.renderedAnswer = text;
-      if (following) box.scrollTop = box.scrollHeight;
     });
   }
 
@@ -130,7 +147,7 @@ export class TaskCard {
     if (running && !Number.isNaN(started)) parts.push(formatElapsed(Date.now() - started));
     else if (!running && Number.isFinite(task.timings?.total_ms)) parts.push(formatElapsed(task.timings.total_ms));
     const chars = (task.output ?? "").length;
-    if (chars || !running) parts.push(`${chars.toLocaleString()} chars`);
+    if (chars) parts.push(`${chars.toLocaleString()} chars`);
     const reasoningChars = (task.reasoning ?? "").length;
     if (reasoningChars) parts.push(`${reasoningChars.toLocaleString()} reasoning chars`);
     const tokens = task.usage?.output_tokens;
@@ -172,13 +189,20 @@ export class TaskCard {
     if (hasReasoning || reasoningStreamed) {
       if (!this.details) {
         this.reasoningKinds = h("span", { class: "reasoning-kinds", testid: "reasoning-kinds" });
+        this.reasoningSize = h("span", { class: "reasoning-size", testid: "reasoning-size" });
         this.reasoningNote = h("p", { class: "note small", testid: "reasoning-status-note" });
         this.reasoningText = h("div", { class: "reasoning-text", testid: "task-reasoning-text" });
         this.details = /** @type {HTMLDetailsElement} */ (
           h(
             "details",
             { class: "reasoning", testid: "task-reasoning" },
-            h("summary", { testid: "task-reasoning-summary" }, "Reasoning", this.reasoningKinds),
+            h(
+              "summary",
+              { testid: "task-reasoning-summary" },
+              "Reasoning",
+              this.reasoningKinds,
+              this.reasoningSize,
+            ),
             this.reasoningNote,
             this.reasoningText,
           )
@@ -187,6 +211,10 @@ export class TaskCard {
       }
       const kinds = [...new Set((task.reasoning_parts ?? []).map((part) => part.kind).filter(Boolean))];
       this.reasoningKinds.textContent = kinds.length ? kinds.join(", ") : "";
+      const size = (task.reasoning ?? "").length;
+      this.reasoningSize.textContent = size
+        ? `${size.toLocaleString()} chars, before the answer`
+        : "";
       this.reasoningNote.textContent = task.reasoning_notice ?? "";
       this.reasoningNote.hidden = !task.reasoning_notice;
       setGrowingText(this.reasoningText, task.reasoning ?? "");

@@ -1,0 +1,65 @@
+"""``scripts/check`` (the README's test command) says before it installs system packages,
+and can be told not to: run against stand-ins for ``apt-get``, ``id`` and ``python3``
+that record what they were asked (nothing is installed)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CHECK = Path(__file__).resolve().parents[2] / "scripts" / "check"
+
+
+def _sandbox(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of the script whose PATH holds bash, dirname and the stand-ins only (so
+    chromium and initdb are missing), as root."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(CHECK, tmp_path / "scripts" / "check")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("bash", "dirname"):
+        found = shutil.which(name)
+        assert found is not None
+        (tools / name).symlink_to(found)
+    log = tmp_path / "asked.log"
+    stand_ins = {
+        "apt-get": f'echo "apt-get $*" >> {log}',
+        "id": "echo 0",
+        "python3": f'echo "python3 $*" >> {log}; exit 3',  # stops the script there
+    }
+    for name, body in stand_ins.items():
+        path = tools / name
+        path.write_text(f"#!{shutil.which('bash')}\n{body}\n", encoding="utf-8")
+        path.chmod(0o755)
+    return log, {"PATH": str(tools), "HOME": str(tmp_path)}
+
+
+@pytest.mark.parametrize("opt_out", [False, True])
+def test_check_says_what_it_installs_system_wide_or_leaves_the_system_alone(
+    tmp_path: Path, opt_out: bool
+) -> None:
+    log, env = _sandbox(tmp_path)
+    if opt_out:
+        env["THOUGHTLINE_CHECK_NO_APT"] = "1"
+    done = subprocess.run(
+        [env["PATH"] + "/bash", str(tmp_path / "scripts" / "check")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr  # the stand-in python3 ended it
+    asked = log.read_text(encoding="utf-8").splitlines()
+    assert asked[-1] == "python3 -m venv .venv"
+    if opt_out:
+        assert not any(line.startswith("apt-get") for line in asked)
+        assert "installing" not in done.stderr
+        return
+    assert "apt-get install -y -qq chromium" in " ".join(asked)
+    said = done.stderr.splitlines()[0]
+    assert said.startswith("scripts/check: installing chromium")
+    assert "system-wide with apt-get" in said and "THOUGHTLINE_CHECK_NO_APT=1" in said
