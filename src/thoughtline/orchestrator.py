@@ -56,6 +56,7 @@ from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.retention import PurgeReport
 from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.runner import Runtime
+from thoughtline.store.run_ids import resolve_run_id
 
 if TYPE_CHECKING:
     from thoughtline.chat import AsyncConversation
@@ -434,8 +435,13 @@ class Orchestrator:
     # -- reading -------------------------------------------------------------------
     def status(self, run_id: str | None = None) -> Run:
         """A run as the store holds it (the latest when ``run_id`` is omitted), the same
-        record ``thoughtline status`` prints. Raises ``RUN_NOT_FOUND``."""
-        found = self.store.get_run(run_id) if run_id else self.store.latest_run()
+        record ``thoughtline status`` prints; ``run_id`` may be a short id or a unique
+        start of an id. Raises ``RUN_NOT_FOUND`` (``RUN_ID_AMBIGUOUS``)."""
+        if not run_id:
+            found = self.store.latest_run()
+        else:
+            full = resolve_run_id(self.store, run_id)
+            found = None if full is None else self.store.get_run(full)
         if found is None:
             raise _not_found(run_id)
         return found
@@ -451,9 +457,10 @@ class Orchestrator:
                 "TRACE_LAYER_UNKNOWN",
                 f"Unknown trace layer {layer!r}. Allowed values: {', '.join(TRACE_LAYERS)}.",
             )
-        if self.store.get_run(run_id) is None:
+        full = resolve_run_id(self.store, run_id)
+        if full is None:
             raise _not_found(run_id)
-        return self.store.trace(run_id, layer)
+        return self.store.trace(full, layer)
 
     def purge(self, *, dry_run: bool = False) -> PurgeReport:
         """Apply ``[trace.retention]`` per layer, also to displayed reasoning

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, NotRequired, TypeAlias, cast
+from typing import Final, Literal, NotRequired, TypeAlias, cast
 
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
@@ -122,9 +122,43 @@ def parse_epoch(stamp: str | None) -> float | None:
 
 
 def new_id(prefix: str) -> str:
-    """``run_…``/``task_…``/``evt_…``: a time-ordered, unguessable id."""
+    """``task_…``/``evt_…``: a time-ordered, unguessable id (runs: :func:`new_run_id`)."""
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
     return f"{prefix}_{stamp}{secrets.token_hex(4)}"
+
+
+SHORT_ID_LENGTH: Final = 8
+# Crockford's base32 in lower case (no i, l, o, u: nothing to misread); a short id
+# starts with a letter, so it is never the start of an older, timestamp-first run id.
+_SHORT_ALPHABET: Final = "0123456789abcdefghjkmnpqrstvwxyz"
+_SHORT_FIRST: Final = _SHORT_ALPHABET[10:]
+
+
+def new_run_id() -> str:
+    """``run_`` + a random short id (8 characters, about 39 bits) + a UTC timestamp.
+
+    The random part comes first: it alone tells runs apart, so a person types the
+    short id (or any unique start of it) and the store finds it with the index it has
+    on run ids, as it finds any prefix. Runs are ordered by ``created_at``, never by id."""
+    short = secrets.choice(_SHORT_FIRST) + "".join(
+        secrets.choice(_SHORT_ALPHABET) for _ in range(SHORT_ID_LENGTH - 1)
+    )
+    return f"run_{short}{datetime.now(UTC).strftime('%Y%m%d%H%M%S%f')}"
+
+
+def short_run_id(run_id: str) -> str:
+    """The short id people see and type: the random part of a run id made by
+    :func:`new_run_id`; an older (timestamp-first) or foreign id is its own short id."""
+    rest = run_id.removeprefix("run_")
+    if (
+        rest != run_id
+        and len(rest) > SHORT_ID_LENGTH
+        and rest[0] in _SHORT_FIRST
+        and all(char in _SHORT_ALPHABET for char in rest[:SHORT_ID_LENGTH])
+        and rest[SHORT_ID_LENGTH:].isdigit()
+    ):
+        return rest[:SHORT_ID_LENGTH]
+    return run_id
 
 
 # -- the thoughtline.run/v1 snapshot: its one definition -------------------------------
@@ -319,6 +353,9 @@ class RunSnapshot(TypedDict):
 
     schema: Literal["thoughtline.run/v1"]
     id: str
+    short_id: str
+    """The id people see and type (8 characters; any unique start of it, or of ``id``,
+    names the run too). A run stored before short ids has its whole id here."""
     status: RunStatus
     request: str
     chain_of_thought: ChainOfThought
@@ -342,6 +379,8 @@ class RunSummary(TypedDict):
     """A run in a list of recent runs."""
 
     id: str
+    short_id: str
+    """The id people see and type (see ``RunSnapshot.short_id``)."""
     status: RunStatus
     request: str
     chain_of_thought: ChainOfThought
@@ -722,6 +761,7 @@ class Run:
         return {
             "schema": SNAPSHOT_SCHEMA,
             "id": self.id,
+            "short_id": short_run_id(self.id),
             "status": self.status,
             "request": self.request,
             "chain_of_thought": self.chain_of_thought,
@@ -748,6 +788,7 @@ class Run:
         """The run in a list of recent runs (no tasks)."""
         return {
             "id": self.id,
+            "short_id": short_run_id(self.id),
             "status": self.status,
             "request": self.request,
             "chain_of_thought": self.chain_of_thought,

@@ -18,6 +18,7 @@ def thoughtline(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "thoughtline.cli", *args],
+        stdin=subprocess.DEVNULL,  # not the runner's: a run reads a piped stdin
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},

@@ -50,9 +50,11 @@ def test_run_ids_providers_roles_and_models_complete(
 
     started = [thoughtline(home, environ, "run", f"request {n}", "--json") for n in range(2)]
     ids = [json.loads(done.stdout)["id"] for done in started]
+    shorts = [json.loads(done.stdout)["short_id"] for done in started]
     offered = complete(home, environ, "thoughtline status ")
     assert offered[0] == "latest"
-    assert offered[1:] == ids[::-1]  # newest first
+    assert offered[1:] == shorts[::-1]  # the short ids people see, newest first
+    assert complete(home, environ, f"thoughtline status {shorts[0][:3]}") == [shorts[0]]
     assert complete(home, environ, f"thoughtline export {ids[0][:-3]}") == [ids[0]]
     assert complete(home, environ, f"thoughtline trace {ids[1][4:-3]}") == [ids[1]]
     assert complete(home, environ, f"thoughtline run -c x --continues {ids[0]}") == [ids[0]]

@@ -26,6 +26,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, start_thoughtline, thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
+from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 CANARY = "CANARY-CHAT-REASONING-41d7"
@@ -114,8 +115,8 @@ def test_run_continue_sends_the_first_turn_and_never_its_hidden_reasoning(
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
-    [marked] = [line for line in lines if "↳" in line and "run_" in line]
-    assert second_id in marked
+    [marked] = [line for line in lines if "↳" in line and short_run_id(second_id) in line]
+    assert marked.startswith(short_run_id(second_id))
     assert "↳ continues an earlier run: thoughtline runs --conversation RUN_ID" in table.stdout
 
     # Hidden (the default): the canary reached the process and went no further.
@@ -322,8 +323,12 @@ PROMPT = "\u203a "
 
 
 def stored_runs(home: Path) -> list[dict[str, Any]]:
-    rows = query(home, "select id, status, request, conversation_id, continues from runs")
-    return sorted((dict(row) for row in rows), key=lambda row: row["id"])
+    rows = query(
+        home,
+        "select id, status, request, conversation_id, continues from runs "
+        "order by created_at, rowid",
+    )
+    return [dict(row) for row in rows]
 
 
 def test_chat_turns_continue_each_other_ctrl_c_cancels_a_turn_and_ctrl_d_ends(

@@ -72,6 +72,16 @@ def _wait_for_answer_deltas(database: Path, count: int) -> str:
     raise AssertionError(f"no run logged {count} answer deltas")
 
 
+def _full_id(database: Path, short_id: str) -> str:
+    """The whole id of the run a message names by its short id."""
+    with closing(sqlite3.connect(database)) as conn:
+        (found,) = conn.execute(
+            "SELECT id FROM runs WHERE substr(id, 1, ?) = ?",
+            (len(short_id) + 4, f"run_{short_id}"),
+        ).fetchall()
+    return str(found[0])
+
+
 def _joined(database: Path, run_id: str, type_: str) -> str:
     return "".join(text or "" for _, kind, _, text in _log(database, run_id) if kind == type_)
 
@@ -307,10 +317,11 @@ def test_a_full_database_mid_run_ends_with_one_line_and_keeps_what_was_written(
     # Piped, progress lines come first on stderr; the last line says why the run stopped.
     last = result.stderr if mode == "--json" else result.stderr.strip().splitlines()[-1]
     assert "Traceback" not in result.stderr
-    _assert_one_final_line(last, "is full", str(database), "thoughtline status run_")
+    _assert_one_final_line(last, "is full", str(database), "thoughtline status ")
     if mode == "--json":
         assert result.stdout == ""
-    run_id = result.stderr.rsplit("thoughtline status ", 1)[1].strip()
+    short_id = result.stderr.rsplit("thoughtline status ", 1)[1].strip()
+    run_id = _full_id(database, short_id)
     answer = _joined(database, run_id, "answer.delta")
     assert answer and BIG.answer.startswith(answer) and len(answer) < len(BIG.answer)
 
@@ -360,12 +371,13 @@ def test_a_disk_that_fills_mid_run_tells_one_story_from_the_run_to_its_recovery(
     )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    _assert_one_final_line(lines[-1], "is full", "thoughtline status run_")
-    run_id = lines[-1].rsplit("thoughtline status ", 1)[1].strip()
+    _assert_one_final_line(lines[-1], "is full", "thoughtline status ")
+    short_id = lines[-1].rsplit("thoughtline status ", 1)[1].strip()
+    run_id = _full_id(home / "thoughtline.db", short_id)
     # As it stops: interrupted because the store failed; never "done" or "completed".
     told = {line.split()[1]: line for line in lines if line.startswith("task ") and "—" in line}
     assert set(told) == {"first", "second"}, lines
-    assert f"run {run_id} interrupted" in lines
+    assert f"run {short_id} interrupted" in lines
     assert not any("completed" in line or " done " in line for line in lines[:-1]), lines
     for line in told.values():
         assert " interrupted — " in line

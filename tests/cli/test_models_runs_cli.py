@@ -14,6 +14,7 @@ from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_unde
 from thoughtline.cli.runs_command import since_timestamp
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CachedCapabilityTable
+from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, Simulator
 
 __all__ = ["home"]  # the fixture, shared with test_run_cli
@@ -163,7 +164,7 @@ def test_runs_filters_combine_and_the_table_shows_model_time_and_tokens(
     lines = table.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
     assert lines[0].split() == ["run", "status", "model", "time", "tokens", "request"]
-    [row] = [line for line in lines if line.startswith(review)]  # ids are whole
+    [row] = [line for line in lines if line.startswith(short_run_id(review))]
     cells = row.split()
     assert cells[1] == "completed"
     assert cells[2].startswith("deepsee")

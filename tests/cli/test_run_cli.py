@@ -50,6 +50,7 @@ def thoughtline(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "thoughtline.cli", *args],
+        stdin=subprocess.DEVNULL,  # not the runner's: a run reads a piped stdin
         capture_output=True,
         text=True,
         env=cli_env(home, environ),
@@ -70,6 +71,7 @@ def start_thoughtline(home: Path, environ: dict[str, str], *args: str) -> subpro
             [sys.executable, "-m", "thoughtline.cli", *args],
             env=cli_env(home, environ),
             cwd=home.parent,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -137,10 +139,10 @@ def test_plain_output_without_a_tty(home: Path, sim: Simulator, environ: dict[st
         f"==> engineer <==\n{TRANSCRIPT.answer}\n\n==> reviewer <==\n{TRANSCRIPT.answer}\n"
     )
     lines = surface.stderr.splitlines()
-    assert (
-        lines[0].startswith("run run_")
-        and "2 task(s), chain_of_thought=surface (explicit)" in lines[0]
-    )
+    assert re.fullmatch(
+        r"run [a-z][0-9a-z]{7} started: 2 task\(s\), chain_of_thought=surface \(explicit\)",
+        lines[0],
+    ), lines[0]
     assert any(line.startswith("task engineer done — reasoning shown: ") for line in lines)
     assert CANARY in surface.stderr
     # The closing table, and under it what the run cost (deepseek-reasoner's data price).
@@ -195,7 +197,8 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
         check=False,
     )
     assert started.returncode == 0, started.stderr
-    run_id = json.loads(started.stdout)["id"]
+    started_snapshot = json.loads(started.stdout)
+    run_id, short_id = started_snapshot["id"], started_snapshot["short_id"]
     status = thoughtline(home, environ, "status", run_id)
     assert status.returncode == 0, status.stderr
     assert status.stdout.count("lorem ipsum") <= 30
@@ -205,7 +208,7 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
     words = " ".join(status.stdout.split())
     assert (
         f"… (cut: the request is {len(request):,} characters; the whole request: "
-        f"thoughtline status {run_id} --json)"
+        f"thoughtline status {short_id} --json)"
     ) in words
     assert (
         json.loads(thoughtline(home, environ, "status", run_id, "--json").stdout)["request"]

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run_cli import MARKUP, MARKUP_REQUEST, cli_env, thoughtline
+from tests.cli.test_run_cli import AT, MARKUP, MARKUP_REQUEST, cli_env, thoughtline
+from tests.store.builders import make_run
+from thoughtline.config import Config
+from thoughtline.store.opening import open_store
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 # The frames of rich's "dots" spinner.
@@ -240,29 +243,180 @@ def test_the_request_can_come_from_stdin(
     assert "The request on stdin is empty" in empty.stderr
 
 
-def test_run_ids_by_hand_full_ids_prefixes_and_latest(
+def _shell(home: Path, environ: dict[str, str], line: str) -> subprocess.CompletedProcess[str]:
+    """``line`` run by sh in the home's parent, ``thoughtline`` being this interpreter's."""
+    env = {**cli_env(home, environ), "THOUGHTLINE": f"{sys.executable} -m thoughtline.cli"}
+    return subprocess.run(
+        ["sh", "-c", line],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_request_and_piped_text_are_joined_as_llm_joins_them(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
-    first = json.loads(thoughtline(home, environ, "run", "one", "--json").stdout)["id"]
-    second = json.loads(thoughtline(home, environ, "run", "two", "--json").stdout)["id"]
-    latest = json.loads(thoughtline(home, environ, "status", "latest", "--json").stdout)
-    assert latest["id"] == second
-    by_prefix = json.loads(thoughtline(home, environ, "status", first[:-2], "--json").stdout)
-    assert by_prefix["id"] == first
-    # The run_ part may be left out, and trace takes the same forms.
-    trace = thoughtline(home, environ, "trace", second.removeprefix("run_")[:-2], "--json")
-    assert trace.returncode == 0, trace.stderr
-    assert {event["run_id"] for event in json.loads(trace.stdout)} == {second}
-    assert thoughtline(home, environ, "trace", "latest", "--json").stdout == trace.stdout
-    ambiguous = thoughtline(home, environ, "status", "run_20")
-    assert ambiguous.returncode == 2
-    assert ambiguous.stderr == (
-        f"thoughtline: 'run_20' matches 2 runs: {second}, {first}. Give more of the id.\n"
+    home.mkdir(parents=True)
+    # The issue's command: the file is no longer dropped.
+    from_file = _shell(
+        home, environ, 'echo SECRET > n.txt; $THOUGHTLINE run "Summarize this" --json < n.txt'
     )
-    # Listed ids are whole, even on a narrow terminal.
-    narrow = thoughtline(home, {**environ, "COLUMNS": "60"}, "runs")
-    assert narrow.returncode == 0, narrow.stderr
-    assert first in narrow.stdout and second in narrow.stdout
+    assert from_file.returncode == 0, from_file.stderr
+    assert json.loads(from_file.stdout)["request"] == "Summarize this\n\nSECRET"
+    assert "SECRET" in json.dumps(sim.requests_for("anthropic")[-1].body)
+    piped = _shell(home, environ, 'printf "a\\nb\\n" | $THOUGHTLINE run "Summarize this" --json')
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["request"] == "Summarize this\n\na\nb"
+    assert piped.stderr == ""
+    # Nothing on stdin (</dev/null, an empty file): the request alone, and no word about it.
+    alone = _shell(
+        home, environ, ': > empty.txt; $THOUGHTLINE run "Summarize this" --json < empty.txt'
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout)["request"] == "Summarize this"
+    assert alone.stderr == ""
+    # The request on stdin alone keeps working.
+    only = _shell(home, environ, "$THOUGHTLINE run --json < n.txt")
+    assert only.returncode == 0, only.stderr
+    assert json.loads(only.stdout)["request"] == "SECRET"
+
+
+def test_an_open_silent_stdin_does_not_hold_the_run(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """A test runner or CI job hands its children a pipe nobody writes to or closes."""
+    for args, code in ((["run", "Summarize this", "--json"], 0), (["run", "--json"], 2)):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "thoughtline.cli", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=cli_env(home, environ),
+            cwd=home.parent,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdin is not None
+        try:
+            out = process.stdout.read()  # ends when the process does; stdin stays open
+            err = process.stderr.read()
+            assert process.wait(timeout=60) == code, err
+        finally:
+            process.stdin.close()
+            process.kill()
+            process.wait()
+        if code == 0:
+            assert json.loads(out)["request"] == "Summarize this"
+            assert (
+                err == "thoughtline: nothing arrived on stdin within 1 s; the request goes alone.\n"
+            )
+        else:
+            assert err == (
+                "thoughtline: Nothing arrived on stdin within 1 s; give a REQUEST, or '-' to wait "
+                "for stdin.\n"
+            )
+
+
+def test_stdin_that_is_not_utf8_is_one_sentence(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home.mkdir(parents=True)
+    for line in (
+        'printf "ok \\377\\376" | $THOUGHTLINE run "Summarize this"',
+        'printf "ok \\377\\376" | $THOUGHTLINE run -',
+    ):
+        result = _shell(home, environ, line)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr == (
+            "thoughtline: stdin is not valid UTF-8 text (byte 4 is not); pipe UTF-8 text, "
+            "e.g. through iconv.\n"
+        )
+    assert sim.requests_for("anthropic") == []
+
+
+def test_run_ids_by_hand_full_ids_short_ids_prefixes_and_latest(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    first = json.loads(thoughtline(home, environ, "run", "one", "--json").stdout)
+    second = json.loads(thoughtline(home, environ, "run", "two", "--json").stdout)
+    # The snapshot keeps the whole id and adds the short one: its random start.
+    for snapshot in (first, second):
+        assert re.fullmatch(r"[a-z][0-9a-z]{7}", snapshot["short_id"])
+        assert snapshot["id"].startswith(f"run_{snapshot['short_id']}")
+    latest = json.loads(thoughtline(home, environ, "status", "latest", "--json").stdout)
+    assert latest["id"] == second["id"]
+    # Every form names the run: whole, short, a start of the short id, with run_ or not.
+    for given in (
+        first["id"],
+        first["short_id"],
+        first["short_id"][:5],
+        f"run_{first['short_id']}",
+    ):
+        found = json.loads(thoughtline(home, environ, "status", given, "--json").stdout)
+        assert found["id"] == first["id"], given
+    trace = thoughtline(home, environ, "trace", second["short_id"], "--json")
+    assert trace.returncode == 0, trace.stderr
+    assert {event["run_id"] for event in json.loads(trace.stdout)} == {second["id"]}
+    assert thoughtline(home, environ, "trace", "latest", "--json").stdout == trace.stdout
+    # The short id is what people see: progress lines, the closing table, runs, status.
+    piped = thoughtline(home, environ, "run", "three")
+    assert piped.returncode == 0, piped.stderr
+    third = json.loads(thoughtline(home, environ, "status", "--json").stdout)
+    progress = piped.stderr.splitlines()
+    assert progress[0].startswith(f"run {third['short_id']} started: ")
+    assert f"run {third['short_id']} completed" in progress
+    assert f"run {third['short_id']} · completed" in piped.stderr
+    assert third["id"] not in piped.stderr
+    listed = thoughtline(home, {**environ, "COLUMNS": "80"}, "runs")
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()[1:]
+    assert [row.split()[0] for row in rows[:3]] == [
+        third["short_id"],
+        second["short_id"],
+        first["short_id"],
+    ]
+    status = thoughtline(home, environ, "status", third["short_id"])
+    assert status.stdout.startswith(f"{third['short_id']} completed")
+
+
+def test_an_ambiguous_short_id_lists_the_candidates(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """Two runs whose short ids start alike (written as such ids are made, with the
+    start chosen): the start they share names neither."""
+    store = open_store(Config(path=None), {"THOUGHTLINE_HOME": str(home)})
+    try:
+        for run_id in ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002"):
+            store.create_run(make_run(run_id, status="completed", finished_at=AT))
+    finally:
+        store.close()
+    ambiguous = thoughtline(home, environ, "status", "kq3x")
+    assert ambiguous.returncode == 2
+    assert ambiguous.stdout == ""
+    assert ambiguous.stderr == (
+        "thoughtline: 'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id.\n"
+    )
+    one = thoughtline(home, environ, "status", "kq3x7", "--json")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["short_id"] == "kq3x7h4b"
+    # Ids made before short ids stay valid, whole or by their start; they are their own
+    # short id.
+    old = "run_20261201232642abcdef0123456789"
+    store = open_store(Config(path=None), {"THOUGHTLINE_HOME": str(home)})
+    try:
+        store.create_run(make_run(old, status="completed", finished_at=AT))
+    finally:
+        store.close()
+    for given in (old, old[:-4], "2026120123264"):
+        found = thoughtline(home, environ, "status", given, "--json")
+        assert found.returncode == 0, (given, found.stderr)
+        assert json.loads(found.stdout)["short_id"] == old
 
 
 def test_an_empty_reasoning_layer_says_why(

@@ -158,7 +158,8 @@ def test_the_closing_table_fits_80_columns_with_every_cell_whole() -> None:
 
     unknown = "ollama is a local server with no configured price"
     snapshot: Any = {
-        "id": "run_20261201232642abcdef0123456789",
+        "id": "run_kq3x7h4b20261201232642000001",
+        "short_id": "kq3x7h4b",
         "status": "completed_with_failures",
         "cost": {"amount": None, "unknown_reason": unknown},
         "tasks": [

@@ -67,7 +67,8 @@ async def test_a_hidden_follow_up_carries_the_first_turn_and_its_reasoning_nowhe
         )
         second = await server.call(
             "orchestration_run",
-            {"request": SECOND, "continues": snapshot_of(first)["id"]},
+            # The short id the tool's text gives, as a model would copy it.
+            {"request": SECOND, "continues": snapshot_of(first)["short_id"]},
             progress_callback=on_progress,
         )
         assert "run completed" in outputs
@@ -89,7 +90,8 @@ async def test_a_hidden_follow_up_carries_the_first_turn_and_its_reasoning_nowhe
     assert task["output"] == SHORTER
     assert task["reasoning_status"] == "not_requested"
     assert task["history"] == {"turns": 1, "dropped_turns": 0, "reasoning_turns": 0, "note": None}
-    assert f"It continues run {one['id']} (conversation {one['id']})." in text_of(second)
+    assert f"Run {one['short_id']}: completed" in text_of(first)
+    assert f"It continues run {one['short_id']} (conversation {one['id']})." in text_of(second)
     assert snapshot_of(status)["run"] == two
     assert [(run["id"], run["continues"]) for run in snapshot_of(status)["runs"]] == [
         (two["id"], one["id"]),

@@ -9,6 +9,7 @@ import pytest
 
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
+from tests.store.builders import make_run
 from thoughtline.testing import Simulator, Transcript
 
 SLOW = Transcript(answer="x" * 400, chunk_chars=2)
@@ -53,6 +54,33 @@ def test_create_get_list(daemon: LiveDaemon, sim: Simulator) -> None:
     trace = client.get(f"/v1/runs/{run_id}/trace", params={"layer": "answer"}).json()
     assert trace and {event["layer"] for event in trace} == {"answer"}
     assert trace[0]["type"] == "run.started"
+
+
+def test_short_ids_name_runs_in_every_route(daemon: LiveDaemon, sim: Simulator) -> None:
+    """The id a person copies from the page, the CLI or MCP works in the API too."""
+    sim.script(Transcript(answer="All good."))
+    client = daemon.client()
+    run_id = start_run(client, provider="deepseek")
+    snapshot = wait_for_status(client, run_id, {"completed"})
+    short = snapshot["short_id"]
+    assert run_id.startswith(f"run_{short}") and len(short) == 8
+    assert client.get(f"/v1/runs/{short}").json()["id"] == run_id
+    assert client.get(f"/v1/runs/{short[:5]}").json()["id"] == run_id
+    trace = client.get(f"/v1/runs/{short}/trace", params={"layer": "answer"}).json()
+    assert {event["run_id"] for event in trace} == {run_id}
+    events = read_all(client, short)
+    assert events[-1].type == "run.completed"
+    error = error_of(client.post(f"/v1/runs/{short}/cancel"), 409)
+    assert error["code"] == "RUN_FINISHED"
+    listed = client.get("/v1/runs", params={"limit": 1}).json()["runs"]
+    assert listed[0]["short_id"] == short
+    # A start too short to tell two runs apart is refused, naming them.
+    for other in ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002"):
+        daemon.daemon.store.create_run(make_run(other, status="completed"))
+    error = error_of(client.get("/v1/runs/kq3x"), 400)
+    assert error["code"] == "RUN_ID_AMBIGUOUS"
+    assert error["message"] == "'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id."
+    assert client.get("/v1/runs/kq3x7").json()["short_id"] == "kq3x7h4b"
 
 
 def test_live_snapshot_has_partial_output(daemon: LiveDaemon, sim: Simulator) -> None:

@@ -78,6 +78,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "demo_command",
         "Every mode on several endpoints, offline.",
     ),
+    "simulate": (
+        "thoughtline.cli.simulate_command",
+        "simulate_command",
+        "Simulated providers on 127.0.0.1, to try the CLI offline.",
+    ),
     "serve": (
         "thoughtline.cli.serve_command",
         "serve_command",
@@ -106,6 +111,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mcp": ("mcp", ("mcp",)),
     "acp": ("acp", ("acp",)),
     "tools": ("mcp", ("mcp",)),
+    "simulate": ("testing", ("uvicorn",)),
 }
 
 

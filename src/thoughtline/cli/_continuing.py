@@ -38,7 +38,7 @@ def continued_spec(
     max_output_tokens: int | None = None,
     temperature: float | None = None,
 ) -> RunSpec:
-    """The spec continuing the run ``run_text`` names (an id, a unique prefix or
+    """The spec continuing the run ``run_text`` names (an id, a short id, a unique start or
     ``latest``); refused, before anything is stored, for a run that does not exist, has
     not ended or keeps no history."""
     previous = resolve_run(runtime.store, run_text)

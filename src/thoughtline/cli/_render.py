@@ -98,7 +98,7 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
     wrapped: names and statuses whole, each figure on one line."""
     compact = width is not None and width < FULL_TABLE_WIDTH
     table = Table(
-        title=visible_text(f"run {snapshot['id']} · {snapshot['status']}"),
+        title=visible_text(f"run {snapshot['short_id']} · {snapshot['status']}"),
         title_justify="left",
         box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
         pad_edge=not compact,

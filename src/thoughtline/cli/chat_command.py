@@ -29,7 +29,7 @@ from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, short_run_id
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
@@ -97,7 +97,7 @@ class _Flags:
     "--continues",
     metavar="RUN_ID",
     shell_complete=complete_run_ids,
-    help="Resume the conversation at this run (an id, a unique prefix or 'latest').",
+    help="Resume the conversation at this run (an id, a short id, a unique start of either, or 'latest').",
 )
 @click.option(
     "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."
@@ -230,7 +230,7 @@ def _turn(
                 f"thoughtline: task {task['name']} {task['status']}: {task['error']['code']}"
             )
     if final.status in CONTINUABLE:
-        console.print(Text(visible(f"run {final.id} · {final.status}"), "dim"))
+        console.print(Text(visible(f"run {short_run_id(final.id)} · {final.status}"), "dim"))
     else:
         then = (
             "continues from the turn before it" if last is not None else "starts a new conversation"
@@ -238,7 +238,7 @@ def _turn(
         console.print(
             Text(
                 visible(
-                    f"turn {final.status}; what arrived is kept (thoughtline status {final.id}); "
+                    f"turn {final.status}; what arrived is kept (thoughtline status {short_run_id(final.id)}); "
                     f"the next line {then}."
                 ),
                 "yellow",

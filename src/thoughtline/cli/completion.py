@@ -50,7 +50,11 @@ def completion_command(shell: Literal["bash", "zsh", "fish"]) -> None:
 def complete_run_ids(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
-    """Ids of stored runs starting with what was typed (``run_`` may be left out)."""
+    """Ids of stored runs starting with what was typed (``run_`` may be left out):
+    short ids while what was typed fits in one, whole ids otherwise (or once ``run_``
+    was typed); with nothing typed, the newest runs first."""
+    from thoughtline.records import SHORT_ID_LENGTH, short_run_id
+
     try:
         from thoughtline.config import load_config
         from thoughtline.store.opening import open_store, sqlite_path
@@ -60,13 +64,17 @@ def complete_run_ids(
             return []  # no store yet: nothing to complete, and none is created
         store = open_store(config)  # read only: no crash recovery from a shell prompt
         try:
-            prefix = incomplete if incomplete.startswith("run_") else f"run_{incomplete}"
-            ids = store.run_ids_with_prefix(prefix, _RUN_IDS_SHOWN)
+            if not incomplete:
+                ids = [run.id for run in store.list_runs(_RUN_IDS_SHOWN)]
+            else:
+                prefix = incomplete if incomplete.startswith("run_") else f"run_{incomplete}"
+                ids = store.run_ids_with_prefix(prefix, _RUN_IDS_SHOWN)
         finally:
             store.close()
     except Exception:  # a shell prompt is no place for an error
         return []
-    shown = [CompletionItem(run_id) for run_id in ids]
+    short = not incomplete.startswith("run_") and len(incomplete) <= SHORT_ID_LENGTH
+    shown = [CompletionItem(short_run_id(run_id) if short else run_id) for run_id in ids]
     if "latest".startswith(incomplete):
         shown.insert(0, CompletionItem("latest", help="the newest run"))
     return shown

@@ -99,6 +99,8 @@ async def run_demo(
                         "recorded_chars": recorded.get(task.id),
                         "reasoning_tokens": task.usage.reasoning_tokens,
                         "answer_chars": len(task.output or ""),
+                        "answer": task.output,
+                        "reasoning": task.reasoning,  # what the mode lets the task show
                         "error": None if task.error is None else task.error.code,
                     }
                 )
@@ -113,10 +115,29 @@ def _cell(row: dict[str, Any]) -> Text:
         return Text(row["error"], style="red")
     cell = Text(row["reasoning_status"] or "-", style="bold")
     if row["shown_chars"]:
-        cell.append(f"\nshows {row['shown_chars']} chars")
+        cell.append("\non the task")
     if row["recorded_chars"] is not None:
-        cell.append(f"\nrecords {row['recorded_chars']} chars")
+        cell.append("\nin the trace")
     return cell
+
+
+def _one_run_in_full(console: TerminalConsole, rows: list[dict[str, Any]]) -> None:
+    """The answer and reasoning of the first task's surface run, then what to try next."""
+    from thoughtline.cli.simulate_command import commands_to_try
+
+    name, endpoint, model, _ = DEMO_TASKS[0]
+    row = next(row for row in rows if row["task"] == name and row["mode"] == "surface")
+    console.print(f"\n[bold]One run in full[/]: {endpoint} {model}, chain_of_thought=surface.")
+    console.print("[bold]Reasoning[/] (shown, the provider's summary):")
+    console.print(Text(row["reasoning"] or "-"), soft_wrap=True)
+    console.print("[bold]Answer[/]:")
+    console.print(Text(row["answer"] or "-"), soft_wrap=True)
+    console.print(
+        "\n[bold]Try next[/]: [bold]thoughtline simulate[/] serves these simulated "
+        "providers until Ctrl-C and prints the lines to paste into another terminal; there:"
+    )
+    for command in commands_to_try():
+        console.print(Text(f"  {command}"), soft_wrap=True)
 
 
 @click.command("demo")
@@ -145,7 +166,8 @@ def demo_command(as_json: bool) -> None:
         f"Request: {DEMO_REQUEST!r}, one task per endpoint, one run per mode.\n"
     )
     table = Table(
-        title="What each run shows (task.reasoning) and records (trace.reasoning)",
+        title="What each run shows on the task (task.reasoning) and records in the trace "
+        "(trace.reasoning)",
         title_justify="left",
         show_lines=True,
     )
@@ -166,3 +188,4 @@ def demo_command(as_json: bool) -> None:
         "surface attaches reasoning to the task (every display surface); telemetry_only writes "
         "it to the reasoning trace layer only; surface_and_telemetry does both.[/]"
     )
+    _one_run_in_full(console, rows)

@@ -23,7 +23,7 @@ from typing import TextIO, assert_never
 
 from thoughtline.cli._render import tool_call_line
 from thoughtline.cli._terminal_text import is_terminal, visible
-from thoughtline.records import TaskSnapshot
+from thoughtline.records import TaskSnapshot, short_run_id
 from thoughtline.run_events import (
     RunCancelled,
     RunCompleted,
@@ -80,7 +80,7 @@ class PipedRunView:
                     self.tasks[task["id"]] = _Pending(task["name"])
                     self.order.append(task["id"])
                 self._progress(
-                    f"run {run_id} started: {len(data['tasks'])} task(s), "
+                    f"run {short_run_id(run_id)} started: {len(data['tasks'])} task(s), "
                     f"chain_of_thought={data['chain_of_thought']} ({data['chain_of_thought_source']})"
                 )
                 if len(self.order) > 1:
@@ -105,7 +105,7 @@ class PipedRunView:
                 | RunCancelled(run_id=run_id, snapshot=data)
                 | RunInterrupted(run_id=run_id, snapshot=data)
             ):
-                self._progress(f"run {run_id} {data['status']}")
+                self._progress(f"run {short_run_id(run_id)} {data['status']}")
             case _:
                 assert_never(event)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import select
+import stat
 import sys
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -30,6 +33,7 @@ from thoughtline.cli.completion import (
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.config import load_config
+from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.plan import (
@@ -50,6 +54,7 @@ Examples:
   thoughtline run "Review this design"           one task, reasoning hidden
   thoughtline run "Plan it" -r architect -r reviewer
   thoughtline run "Why slow?" --chain-of-thought surface
+  thoughtline run "Summarize this" < notes.txt   the request, then the file
   git diff | thoughtline run -                   the request from stdin
   thoughtline run "Summarize" -q > summary.md    only the answer
   thoughtline run -c "And the tests?"            continue the latest run
@@ -145,7 +150,7 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     "--continues",
     metavar="RUN_ID",
     shell_complete=complete_run_ids,
-    help="Continue this run (an id, a unique prefix or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
+    help="Continue this run (an id, a short id, a unique start of either, or 'latest'): its tasks again, with its conversation so far; --role, --provider, --model and --effort win.",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print only the final run snapshot (JSON) on stdout."
@@ -178,8 +183,8 @@ def run_command(
 ) -> None:
     """Run REQUEST through one task per --role (or the tasks of --plan).
 
-    REQUEST "-" reads it from stdin, as does a missing REQUEST when stdin is not a
-    terminal. On a terminal the run is shown live, then each full answer and a table;
+    Text piped to stdin follows REQUEST, after a blank line (a missing REQUEST or "-":
+    the request is stdin alone). On a terminal the run is shown live, then each full answer and a table;
     piped, stdout carries only the answers (streamed) and stderr the progress."""
     # Loaded first: it says how much of stdin a request may take.
     config = load_config()
@@ -193,7 +198,10 @@ def run_command(
             "--plan starts a new conversation; do not combine it with -c or --continues."
         )
     request = _request_text(
-        request, from_stdin_when_missing=plan_path is None, limit=config.max_request_bytes
+        request,
+        from_stdin_when_missing=plan_path is None,
+        limit=config.max_request_bytes,
+        quiet=quiet,
     )
     spec: RunSpec | None = None  # a continuation's is made once the store is open
     if plan_path is not None:
@@ -280,41 +288,100 @@ def _exit(final: Run, snapshot: RunSnapshot) -> None:
             )
     if final.status in ("completed", "completed_prepare_only"):
         sys.exit(EXIT_OK)
+    short = snapshot["short_id"]
     if final.status == "cancelled":
         click.echo(
-            f"thoughtline: run {final.id} cancelled; what arrived is kept (thoughtline status {final.id}).",
+            f"thoughtline: run {short} cancelled; what arrived is kept (thoughtline status {short}).",
             err=True,
         )
         sys.exit(EXIT_CANCELLED)
-    click.echo(f"thoughtline: run {final.id} {final.status}.", err=True)
+    click.echo(f"thoughtline: run {short} {final.status}.", err=True)
     sys.exit(EXIT_TASKS_FAILED)
 
 
-def _request_text(request: str | None, *, from_stdin_when_missing: bool, limit: int) -> str | None:
-    """REQUEST as given, or read from stdin for "-" (or when missing and stdin is piped),
-    never more than ``limit`` bytes and a final line break of it: ``cat /dev/zero |
+def _request_text(
+    request: str | None, *, from_stdin_when_missing: bool, limit: int, quiet: bool
+) -> str | None:
+    """The request: REQUEST, what stdin holds, or both joined as ``llm`` joins them
+    (REQUEST, a blank line, then the piped text). "-" waits for stdin; otherwise stdin
+    is read only when it is not a terminal and holds a file, or data or its end arrives
+    within :data:`STDIN_WAIT_S`, so a test runner's open, silent pipe never hangs a run.
+    Never more than ``limit`` bytes (and a final line break) are read: ``cat /dev/zero |
     thoughtline run -`` stops at once (the runtime checks a REQUEST argument)."""
     stdin = sys.stdin
-    wanted = request == "-" or (
-        request is None and from_stdin_when_missing and stdin is not None and not stdin.isatty()
-    )
-    if not wanted:
+    if request == "-":
+        if stdin is None:
+            raise click.UsageError("REQUEST is '-' but there is no stdin to read it from.")
+        text = _read_stdin(stdin, limit)
+        if not text.strip():
+            raise click.UsageError("The request on stdin is empty; give a REQUEST.")
+        check_request_size(text, limit)
+        return text
+    if request is None and not from_stdin_when_missing:
+        return None
+    if stdin is None or stdin.isatty():
         return request
-    if stdin is None:
-        raise click.UsageError("REQUEST is '-' but there is no stdin to read it from.")
+    if not _stdin_has_something(stdin):
+        if request is None:
+            raise ThoughtlineError(
+                "REQUEST_INVALID",
+                f"Nothing arrived on stdin within {STDIN_WAIT_S:g} s; give a REQUEST, "
+                "or '-' to wait for stdin.",
+            )
+        if not quiet:
+            echo_error(
+                f"thoughtline: nothing arrived on stdin within {STDIN_WAIT_S:g} s; "
+                "the request goes alone."
+            )
+        return request
+    text = _read_stdin(stdin, limit)
+    if request is None:
+        if not text.strip():
+            raise click.UsageError("The request on stdin is empty; give a REQUEST.")
+        check_request_size(text, limit)
+        return text
+    if not text.strip():  # `< /dev/null`, an empty file: the request alone
+        return request
+    joined = f"{request}\n\n{text}" if request.strip() else text
+    check_request_size(joined, limit)
+    return joined
+
+
+# How long a pipe on stdin may stay silent before a run with a REQUEST goes without it.
+STDIN_WAIT_S = 1.0
+
+
+def _stdin_has_something(stdin: TextIO) -> bool:
+    """Whether stdin is a file, or a pipe (FIFO, socket) with data or its end within
+    :data:`STDIN_WAIT_S`; a stream with no descriptor is read as it is."""
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return True
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        ready, _, _ = select.select([fd], [], [], STDIN_WAIT_S)
+    except (OSError, ValueError):  # a closed descriptor: nothing to read
+        return False
+    return bool(ready)
+
+
+def _read_stdin(stdin: TextIO, limit: int) -> str:
+    """stdin's text without its final line break; at most ``limit`` bytes are taken."""
     # limit + 2: room for a final line break ("\r\n"), which is not part of the request.
     data = stdin.buffer.read(limit + 3)
     if len(data) > limit + 2:
         raise request_too_large(limit)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise click.UsageError("The request on stdin is not valid UTF-8 text.") from None
-    if not text.strip():
-        raise click.UsageError("The request on stdin is empty; give a REQUEST.")
-    text = text.rstrip("\r\n")
-    check_request_size(text, limit)
-    return text
+    except UnicodeDecodeError as exc:
+        raise ThoughtlineError(
+            "REQUEST_INVALID",
+            f"stdin is not valid UTF-8 text (byte {exc.start + 1} is not); "
+            "pipe UTF-8 text, e.g. through iconv.",
+        ) from None
+    return text.rstrip("\r\n")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,14 @@ from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer
+from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
 from thoughtline.runtime.trace import empty_layer_reason
 from thoughtline.store.base import RunFilter, Store
 
-RUN_ID_HELP = "RUN_ID is a run id, a unique prefix of one (run_ may be left out) or 'latest'."
+RUN_ID_HELP = (
+    "RUN_ID is the short id runs and status show, a unique start of it, a whole run id "
+    "(or its start; run_ may be left out) or 'latest'."
+)
 
 
 @click.command("status", epilog=RUN_ID_HELP)
@@ -54,14 +57,14 @@ def print_status(console: Console, run: Run) -> None:
     snapshot = run.snapshot()
     console.print(
         Text.assemble(
-            (visible(run.id), "bold"),
+            (visible(short_run_id(run.id)), "bold"),
             visible(
                 f" {run.status} · chain_of_thought={run.chain_of_thought}"
                 f" ({run.chain_of_thought_source}) · {run.worker_backend}"
             ),
         )
     )
-    console.print(request_preview(run.request, run.id))
+    console.print(request_preview(run.request, short_run_id(run.id)))
     print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     console.print(summary_table(snapshot, console.width))
 
@@ -250,7 +253,7 @@ def _row(run: Run) -> tuple[str, ...]:
     models = list(dict.fromkeys(task.model for task in run.tasks))
     model = models[0] + (f" +{len(models) - 1}" if len(models) > 1 else "") if models else "-"
     return (
-        run.id,
+        short_run_id(run.id),
         run.status,
         model,
         run_duration(run),

@@ -38,6 +38,7 @@ from thoughtline.providers.turn_rules import earlier_reasoning
 from thoughtline.records import TERMINAL_RUN_STATUSES, HistorySnapshot, Run
 from thoughtline.requests import Message
 from thoughtline.store.base import ConversationTask, Store
+from thoughtline.store.run_ids import resolve_run_id
 from thoughtline.threads import StoredTurn
 
 BYTES_PER_TOKEN = 3
@@ -65,8 +66,10 @@ class Continuation:
 
 def ended_run(store: Store, run_id: str) -> Run:
     """The run ``run_id``, to be continued; one sentence and a code for a run that does
-    not exist (``RUN_NOT_FOUND``) or has not ended (``CONVERSATION_RUN_ACTIVE``)."""
-    previous = store.get_run(run_id)
+    not exist (``RUN_NOT_FOUND``) or has not ended (``CONVERSATION_RUN_ACTIVE``).
+    ``run_id`` may be a short id or a unique start of an id (``RUN_ID_AMBIGUOUS``)."""
+    found = resolve_run_id(store, run_id)
+    previous = None if found is None else store.get_run(found)
     if previous is None:
         raise ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} to continue in this store.")
     if previous.status not in TERMINAL_RUN_STATUSES:

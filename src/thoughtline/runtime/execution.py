@@ -33,6 +33,7 @@ from thoughtline.records import (
     TraceLayer,
     WorkerBackend,
     now_iso,
+    short_run_id,
 )
 from thoughtline.run_events import (
     RunEvent,
@@ -359,8 +360,8 @@ class RunExecution:
         if self.store_failure is not None:
             raise StoreError(
                 self.store_failure.problem,
-                f"{self.store_failure.message} Run {run.id} stopped there; see what it "
-                f"kept with: thoughtline status {run.id}",
+                f"{self.store_failure.message} Run {short_run_id(run.id)} stopped there; "
+                f"see what it kept with: thoughtline status {short_run_id(run.id)}",
             ) from self.store_failure
         return run
 

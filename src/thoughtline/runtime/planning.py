@@ -14,7 +14,7 @@ from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
-from thoughtline.records import Run, Task, new_id
+from thoughtline.records import Run, Task, new_id, new_run_id
 from thoughtline.requests import GenerationSettings, max_output_tokens_problem, temperature_problem
 from thoughtline.runtime.checks import check_effort, check_worker_backend
 from thoughtline.runtime.conversation import Continuation, earlier_turns
@@ -103,7 +103,7 @@ def plan_run(
     else:
         backend = config.worker_backend
     run = Run(
-        id=new_id("run"),
+        id=new_run_id(),
         # A loaded key's value typed into the request is replaced before the run is
         # stored or sent: nothing thoughtline keeps or forwards may carry a key.
         request=redactor.values(spec.request),

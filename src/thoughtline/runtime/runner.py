@@ -208,8 +208,8 @@ class Runtime:
         generation: GenerationSettings | None = None,
         servers: Collection[str] = (),
     ) -> RunSpec:
-        """The spec of a follow-up to run ``continues`` (a full id): its tasks again,
-        or one per role in ``roles``, with the flags given
+        """The spec of a follow-up to run ``continues`` (an id, a short id or a unique
+        start of either): its tasks again, or one per role in ``roles``, with the flags given
         (:func:`~thoughtline.runtime.plan.continuation_spec`); tools on servers neither
         configured nor in ``servers`` (a front end's own) are left out. Refused like
         :meth:`plan` refuses it."""

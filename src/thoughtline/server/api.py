@@ -167,8 +167,9 @@ async def list_runs(
 
 @router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")
 async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
-    """The run's snapshot; for runs executing in this daemon, with partial outputs."""
-    return JSONResponse(await daemon.snapshot(run_id))
+    """The run's snapshot; for runs executing in this daemon, with partial outputs.
+    ``run_id``: its id, short id, or a unique start of either."""
+    return JSONResponse(await daemon.snapshot(await daemon.full_id(run_id)))
 
 
 @router.post(
@@ -181,6 +182,8 @@ async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
 async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
     """Stop a run executing in this daemon; it ends ``cancelled`` with what arrived kept
     (the events stream ends with ``run.cancelled``)."""
+    daemon.refuse_writes_if_damaged()  # before the store is read for a short id
+    run_id = await daemon.full_id(run_id)
     await daemon.cancel(run_id)
     return JSONResponse({"id": run_id, "status": "cancelling"}, status_code=202)
 
@@ -207,7 +210,8 @@ async def get_trace(
             "The reasoning and provider_raw layers (and the unfiltered trace) need the "
             "operator token; ask for ?layer=answer otherwise.",
         )
-    return JSONResponse([event.to_dict() for event in await daemon.trace(run_id, layer)])
+    events = await daemon.trace(await daemon.full_id(run_id), layer)
+    return JSONResponse([event.to_dict() for event in events])
 
 
 @router.get(
@@ -234,6 +238,7 @@ async def run_events(
     resume = last_event_id
     if last_event_id_header is not None and last_event_id_header.strip():
         resume = parse_event_id(last_event_id_header)
+    run_id = await daemon.full_id(run_id)
     if not await daemon.exists(run_id):
         raise run_not_found(run_id)
     return EventStreamResponse(

@@ -38,6 +38,7 @@ from thoughtline.server.events import (
 from thoughtline.server.schemas import RunCreate
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.base import Store, StoreError
+from thoughtline.store.run_ids import resolve_run_id
 
 logger = logging.getLogger(__name__)
 
@@ -273,6 +274,20 @@ class Daemon:
     # Store reads run in a thread: a PostgreSQL query waits on the network, a run's whole
     # event log or trace can be large, and the event loop serves every live stream.
 
+    async def full_id(self, run_id: str) -> str:
+        """The id of the run ``run_id`` names: a full id, a short id, or a unique start
+        of either (``RUN_ID_AMBIGUOUS`` when several runs match); unchanged when no
+        run matches, for the caller's own 404."""
+        # A run executing here or lately finished, or a whole id: no store read here.
+        if (
+            self.hub.get(run_id) is not None
+            or self.hub.retained.get(run_id) is not None
+            or len(run_id) >= WHOLE_RUN_ID_LENGTH
+        ):
+            return run_id
+        found = await asyncio.to_thread(resolve_run_id, self.store, run_id)
+        return run_id if found is None else found
+
     async def snapshot(self, run_id: str) -> RunSnapshot:
         """The live (folded) snapshot for runs executing here, the stored one otherwise."""
         channel = self.hub.get(run_id)
@@ -372,6 +387,10 @@ class Daemon:
         if self.hub.get(run_id) is not None or self.hub.retained.get(run_id) is not None:
             return True
         return await asyncio.to_thread(self.store.get_run, run_id) is not None
+
+
+WHOLE_RUN_ID_LENGTH = 32  # run_ + 28 characters, in both forms of run ids
+"""Ids this long are whole: looked up as they are, never as the start of another."""
 
 
 def run_not_found(run_id: str) -> ApiError:

@@ -316,8 +316,9 @@ class Store(Protocol):
         ...
 
     def run_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
-        """Ids of stored runs that start with ``prefix``, at most ``limit``, newest first
-        (ids are time-ordered): for people who type the start of an id."""
+        """Ids of stored runs that start with ``prefix``, at most ``limit``, last in
+        byte order first (for ids made before short ids: newest first): for people who
+        type the start of an id."""
         ...
 
     # -- trace and run event log -------------------------------------------------

@@ -413,12 +413,16 @@ class Simulator:
 
 
 class SimulatorServer:
-    """Serves a :class:`Simulator` with uvicorn on 127.0.0.1 and a free port, in a
-    background thread. Use as a context manager, or call :meth:`start`/:meth:`stop`."""
+    """Serves a :class:`Simulator` with uvicorn on 127.0.0.1 and a free port (or
+    ``port``), in a background thread. Use as a context manager, or call
+    :meth:`start`/:meth:`stop`. A port in use fails :meth:`start` with ``OSError``."""
 
-    def __init__(self, simulator: Simulator | None = None, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, simulator: Simulator | None = None, *, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self.simulator = simulator or Simulator()
         self.host = host
+        self._wanted_port = port
         self.port: int | None = None
         self._thread: threading.Thread | None = None
         self._server: Any = None
@@ -449,7 +453,11 @@ class SimulatorServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((self.host, 0))
+        try:
+            sock.bind((self.host, self._wanted_port))
+        except OSError:
+            sock.close()
+            raise
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.simulator,

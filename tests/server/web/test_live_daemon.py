@@ -177,6 +177,12 @@ def start_from_form(
     expect(view).to_be_visible()
     run_id = view.get_attribute("data-run-id")
     assert run_id and run_id.startswith("run_")
+    # The page shows the short id people type (the whole one on hover), here and in the list.
+    short_id = run_id.removeprefix("run_")[:8]
+    expect(page.get_by_test_id("run-id")).to_have_text(short_id)
+    expect(page.get_by_test_id("run-id")).to_have_attribute("title", run_id)
+    listed = page.locator(f'[data-testid=run-item][data-run-id="{run_id}"]')
+    expect(listed.get_by_test_id("run-item-id")).to_have_text(short_id)
     return run_id
 
 

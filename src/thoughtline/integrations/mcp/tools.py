@@ -16,7 +16,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
 from thoughtline.pricing import format_amount
-from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run
+from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
 from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
@@ -24,6 +24,7 @@ from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
+from thoughtline.store.run_ids import resolve_run_id
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,11 @@ class ThoughtlineMCP:
     async def orchestration_status(
         self,
         run_id: Annotated[
-            str | None, Field(description="A run id; the latest run when omitted.")
+            str | None,
+            Field(
+                description="A run id, its short id or a unique start of either; "
+                "the latest run when omitted."
+            ),
         ] = None,
         limit: Annotated[
             int,
@@ -186,7 +191,10 @@ class ThoughtlineMCP:
     ) -> CallToolResult:
         """Snapshot of a run (the latest when run_id is omitted) and the most recent runs."""
         # Store reads in a thread: runs executing here stream on this loop meanwhile.
-        found, stored = await asyncio.to_thread(self._read_status, run_id, limit)
+        try:
+            found, stored = await asyncio.to_thread(self._read_status, run_id, limit)
+        except ThoughtlineError as exc:  # RUN_ID_AMBIGUOUS
+            return tool_error(exc)
         run = None if found is None else self.live(found)
         if run is None:
             if run_id is None:
@@ -201,7 +209,7 @@ class ThoughtlineMCP:
         text = summarize(run)
         if runs:
             text += "\n\nRecent runs:\n" + "\n".join(
-                f"- {item.id} {item.status} ({item.created_at})" for item in runs
+                f"- {short_run_id(item.id)} {item.status} ({item.created_at})" for item in runs
             )
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=structured
@@ -277,7 +285,11 @@ class ThoughtlineMCP:
     def _read_status(self, run_id: str | None, limit: int) -> tuple[Run | None, list[Run]]:
         """The run asked for (the latest when None) and the ``limit`` most recent runs,
         as stored."""
-        run = self.store.latest_run() if run_id is None else self.store.get_run(run_id)
+        if run_id is None:
+            run = self.store.latest_run()
+        else:
+            found = resolve_run_id(self.store, run_id)
+            run = None if found is None else self.store.get_run(found)
         return run, self.store.list_runs(limit) if limit else []
 
     def live(self, run: Run) -> Run:
@@ -303,7 +315,8 @@ def run_result(run: Run, *, waiting: bool) -> CallToolResult:
     if run.status not in TERMINAL_RUN_STATUSES:
         how = "The wait timed out; the" if waiting else "The"
         text += (
-            f"\n{how} run goes on: call orchestration_status with run_id={run.id} "
+            f"\n{how} run goes on: call orchestration_status with "
+            f"run_id={short_run_id(run.id)} "
             "until its status is final."
         )
     return CallToolResult(
@@ -317,11 +330,13 @@ def summarize(run: Run) -> str:
     Reasoning text stays in the structured snapshot (present only when displayed)."""
     count = len(run.tasks)
     lines = [
-        f"Run {run.id}: {run.status} (chain_of_thought {run.chain_of_thought} from "
+        f"Run {short_run_id(run.id)}: {run.status} (chain_of_thought {run.chain_of_thought} from "
         f"{run.chain_of_thought_source}; {count} task{'s' if count != 1 else ''})."
     ]
     if run.continues is not None:
-        lines.append(f"It continues run {run.continues} (conversation {run.conversation_id}).")
+        lines.append(
+            f"It continues run {short_run_id(run.continues)} (conversation {run.conversation_id})."
+        )
     for task in run.tasks:
         where = task.executor or f"{task.provider}:{task.model}"
         lines.append(f"- {task.name} [{task.status}] {where}")

@@ -104,6 +104,8 @@ function renderRuns(runs) {
           h(
             "span",
             { class: "run-item-meta" },
+            h("code", { class: "run-item-id", testid: "run-item-id", title: run.id }, run.short_id ?? run.id),
+            " · ",
             runModes(run).join(", "),
             ` · ${tasks} task${tasks === 1 ? "" : "s"}`,
             run.worker_backend && run.worker_backend !== "provider" ? ` · ${run.worker_backend}` : "",

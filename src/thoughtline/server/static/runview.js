@@ -47,6 +47,8 @@ export class RunView {
    */
   constructor(runId, hooks) {
     this.runId = runId;
+    // The short id people type; the whole id on hover. Filled in from the snapshot.
+    this.idElement = h("code", { class: "run-id", testid: "run-id", title: runId }, runId);
     this.hooks = hooks;
     /** @type {Record<string, any> | null} */
     this.run = null;
@@ -99,7 +101,7 @@ export class RunView {
         { class: "run-head" },
         h("div", { class: "run-title-row" }, this.heading, this.statusSlot),
         this.requestMore,
-        h("div", { class: "run-subline" }, h("code", { class: "run-id", testid: "run-id" }, runId), this.streamState, this.cancelButton),
+        h("div", { class: "run-subline" }, this.idElement, this.streamState, this.cancelButton),
         this.meta,
       ),
       this.message,
@@ -341,7 +343,12 @@ export class RunView {
       this.renderRequest();
     }
     const title = requestPreview(request, TITLE_CHARS, 1);
-    document.title = `${run.status} · ${title || run.id}${title.length < request.length ? "…" : ""} — thoughtline`;
+    const shortId = run.short_id ?? run.id;
+    if (this.idElement.textContent !== shortId) {
+      this.idElement.textContent = shortId;
+      this.idElement.title = run.id;
+    }
+    document.title = `${run.status} · ${title || shortId}${title.length < request.length ? "…" : ""} — thoughtline`;
     this.statusSlot.replaceChildren(statusBadge(run.status, "run-status"));
     this.element.dataset.status = run.status ?? "";
     const modes = [...new Set([run.chain_of_thought, ...run.tasks.map((task) => task.chain_of_thought)].filter(Boolean))];

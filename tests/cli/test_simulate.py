@@ -1,0 +1,187 @@
+"""``thoughtline simulate`` and ``thoughtline demo`` as a new user meets them: the
+simulator in one process, ``thoughtline run`` in another with the pasted export lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import KEY_VARIABLES
+from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT
+
+CANARY_REASONING = DEFAULT_TRANSCRIPT.reasoning[0].text  # the simulator's own reasoning
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """The environment of a fresh terminal: no keys, no base URLs, a home of its own."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in KEY_VARIABLES and not key.endswith("_BASE_URL") and key != "OLLAMA_HOST"
+    }
+    env.pop("THOUGHTLINE_CONFIG", None)
+    env["THOUGHTLINE_HOME"] = str(home)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def exports(lines: list[str]) -> dict[str, str]:
+    """What a shell makes of the ``export NAME=VALUE`` lines (values need no unquoting)."""
+    pairs = [line.removeprefix("export ").split("=", 1) for line in lines]
+    return {name: value for name, value in pairs}
+
+
+class Simulate:
+    """``thoughtline simulate ARGS`` in the background, its stdout read line by line."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        # SIGINT at its default in the child, even when this runner ignores it.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "thoughtline.cli", "simulate", *args],
+                env=clean_env(home),
+                cwd=home.parent,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, last: str) -> list[str]:
+        """The lines printed up to and including the one starting with ``last``."""
+        seen: list[str] = []
+        while True:
+            line = self.lines.get(timeout=60)
+            assert line is not None, f"simulate ended early: {seen}"
+            seen.append(line)
+            if line.startswith(last):
+                return seen
+
+    def stop(self, sig: signal.Signals) -> tuple[int, str]:
+        self.process.send_signal(sig)
+        code = self.process.wait(timeout=30)
+        assert self.process.stderr is not None
+        return code, self.process.stderr.read()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def thoughtline(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**clean_env(home), **env},
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_simulate_serves_the_runs_of_another_terminal_until_ctrl_c(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    home = tmp_path / "home"
+    port = free_port()
+    simulate = Simulate(home, "--port", str(port))
+    try:
+        printed = simulate.until("# Ctrl-C")
+        export_lines = [line for line in printed if line.startswith("export ")]
+        # The export lines come first, then what to try; all of it pastes into a shell.
+        assert printed[: len(export_lines)] == export_lines
+        assert all(line.startswith("#") for line in printed[len(export_lines) :])
+        env = exports(export_lines)
+        assert env["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}/anthropic"
+        assert env["DEEPSEEK_BASE_URL"] == f"http://127.0.0.1:{port}/deepseek"
+        assert env["ANTHROPIC_API_KEY"] == "simulated-key-not-a-credential"
+        assert 'thoughtline run "Why is the sky blue?" --chain-of-thought surface' in "\n".join(
+            printed
+        )
+        # --env prints the same lines and nothing else, for eval "$(...)".
+        only = thoughtline(home, {}, "simulate", "--env", "--port", str(port))
+        assert only.returncode == 0, only.stderr
+        assert only.stdout.splitlines() == export_lines
+        # Another terminal: the pasted variables, then the suggested command.
+        run = thoughtline(
+            home, env, "run", "Why is the sky blue?", "--chain-of-thought", "surface", "--json"
+        )
+        assert run.returncode == 0, run.stderr
+        task = json.loads(run.stdout)["tasks"][0]
+        assert task["output"] == DEFAULT_TRANSCRIPT.answer
+        assert task["reasoning"] == CANARY_REASONING
+        hidden = thoughtline(home, env, "run", "Why is the sky blue?")
+        assert hidden.returncode == 0, hidden.stderr
+        assert hidden.stdout == DEFAULT_TRANSCRIPT.answer + "\n"
+        assert CANARY_REASONING not in hidden.stdout + hidden.stderr
+        # The port is taken now: a second simulator says so in one sentence.
+        busy = thoughtline(home, {}, "simulate", "--port", str(port))
+        assert busy.returncode == 2
+        assert busy.stdout == ""
+        assert busy.stderr == (
+            f"thoughtline: Port {port} on 127.0.0.1 is in use; give another with --port N "
+            "(--port 0 takes any free one).\n"
+        )
+        code, errors = simulate.stop(sig)
+        assert code == 0
+        assert errors == ""
+    finally:
+        simulate.kill()
+
+
+def test_simulate_env_needs_a_port(tmp_path: Path) -> None:
+    result = thoughtline(tmp_path / "home", {}, "simulate", "--env", "--port", "0")
+    assert result.returncode == 2
+    assert "--env needs the port the simulator serves; give --port N." in result.stderr
+    assert result.stdout == ""
+
+
+def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    result = thoughtline(home, {"COLUMNS": "160"}, "demo")
+    assert result.returncode == 0, result.stderr
+    assert " chars" not in result.stdout
+    tail = result.stdout[result.stdout.index("One run in full") :].splitlines()
+    assert tail == [
+        "One run in full: anthropic claude-sonnet-4-6, chain_of_thought=surface.",
+        "Reasoning (shown, the provider's summary):",
+        CANARY_REASONING,
+        "Answer:",
+        DEFAULT_TRANSCRIPT.answer,
+        "",
+        "Try next: thoughtline simulate serves these simulated providers until Ctrl-C and "
+        "prints the lines to paste into another terminal; there:",
+        '  thoughtline run "Why is the sky blue?" --chain-of-thought surface',
+        '  thoughtline run "Plan a cache" -r architect -r reviewer -p deepseek',
+        "  thoughtline trace latest",
+    ]
