@@ -298,6 +298,8 @@ class TaskSnapshot(TypedDict):
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
     history: NotRequired[HistorySnapshot]
+    max_cost: NotRequired[float]
+    """USD the task may spend, when it has a budget of its own."""
     """What the task was sent of its conversation, in a run that continues another."""
 
 
@@ -336,6 +338,8 @@ class RunSnapshot(TypedDict):
     cost: CostSnapshot
     """What its tasks cost together; unknown when any task's cost is."""
     tasks: list[TaskSnapshot]
+    max_cost: NotRequired[float]
+    """USD its tasks may spend together, when it has a budget."""
 
 
 class RunSummary(TypedDict):
@@ -617,6 +621,9 @@ class Task:
     """The tools the task may call (``SERVER`` or ``SERVER.TOOL``), resolved at planning."""
     max_steps: int = 8
     """Model calls the task may make."""
+    max_cost: float | None = None
+    """USD the task may spend (its plan's or its role's budget); ``None``: no budget of
+    its own (its run's may still apply)."""
     steps: int | None = None
     """Model calls made; ``None`` for a task that may call no tools."""
     tool_calls: list[ToolCallRecord] | None = None
@@ -668,6 +675,8 @@ class Task:
             snapshot["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.history is not None:
             snapshot["history"] = self.history
+        if self.max_cost is not None:
+            snapshot["max_cost"] = self.max_cost
         return snapshot
 
     def _snapshot(self) -> TaskSnapshot:
@@ -715,11 +724,13 @@ class Run:
     conversation_id: str = ""
     """Its conversation (the first run's ``conversation_id``); set when planned."""
     continues: str | None = None
+    max_cost: float | None = None
+    """USD the run's tasks may spend together; ``None``: no budget."""
     tasks: list[Task] = field(default_factory=list)
 
     def snapshot(self) -> RunSnapshot:
         """The ``thoughtline.run/v1`` snapshot."""
-        return {
+        snapshot: RunSnapshot = {
             "schema": SNAPSHOT_SCHEMA,
             "id": self.id,
             "status": self.status,
@@ -734,6 +745,9 @@ class Run:
             "cost": self.cost.to_dict(),
             "tasks": [task.to_dict() for task in self.tasks],
         }
+        if self.max_cost is not None:
+            snapshot["max_cost"] = self.max_cost
+        return snapshot
 
     @property
     def cost(self) -> Cost:
