@@ -116,7 +116,7 @@ class RunBudget:
         held = f" and {format_amount(waiting)} held for calls still running" if waiting > 0 else ""
         return (
             f"spent {format_amount(self.spent)} of the run's {format_amount(self.limit)} "
-            f"budget after {self.calls} model calls{held}; the next call could cost up to "
+            f"budget after {_calls(self.calls)}{held}; the next call could cost up to "
             f"{format_amount(worst)}; what arrived is kept"
         )
 
@@ -124,7 +124,7 @@ class RunBudget:
         assert self.limit is not None
         return (
             f"spent {format_amount(self.spent)} of the run's {format_amount(self.limit)} "
-            f"budget after {self.calls} model calls; what arrived is kept"
+            f"budget after {_calls(self.calls)}; what arrived is kept"
         )
 
 
@@ -132,7 +132,7 @@ def task_refusal(spent: float, limit: float, calls: int, worst: float) -> str:
     """Why a task's next call (worst case ``worst``) may not be made under its own budget."""
     return (
         f"spent {format_amount(spent)} of the task's {format_amount(limit)} budget after "
-        f"{calls} model calls; the next call could cost up to {format_amount(worst)}; what "
+        f"{_calls(calls)}; the next call could cost up to {format_amount(worst)}; what "
         "arrived is kept"
     )
 
@@ -140,5 +140,9 @@ def task_refusal(spent: float, limit: float, calls: int, worst: float) -> str:
 def task_overspent(spent: float, limit: float, calls: int) -> str:
     return (
         f"spent {format_amount(spent)} of the task's {format_amount(limit)} budget after "
-        f"{calls} model calls; what arrived is kept"
+        f"{_calls(calls)}; what arrived is kept"
     )
+
+
+def _calls(count: int) -> str:
+    return f"{count} model call" if count == 1 else f"{count} model calls"
