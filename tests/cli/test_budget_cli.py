@@ -29,9 +29,7 @@ args = [{json.dumps(TEST_SERVER)}]
 """
 STEP = Transcript(
     tool_calls=(
-        SimToolCall(
-            call_id="call_1", name="probe__repeat", arguments='{"text": "x", "times": 1}'
-        ),
+        SimToolCall(call_id="call_1", name="probe__repeat", arguments='{"text": "x", "times": 1}'),
     ),
     output_tokens=1_000,
 )
