@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
-from tests.runtime.test_tool_loop import FINAL, calling, one_task, tooled_runtime
+from tests.runtime.test_tool_loop import calling, one_task, tooled_runtime
 from thoughtline.pricing import ConfiguredPrice
 from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent, TaskCompleted
@@ -199,7 +199,8 @@ async def test_tasks_of_one_run_share_its_budget_while_their_calls_are_in_flight
     refused: list[TaskCompleted] = []
 
     async def stop_once_the_other_call_arrived() -> None:
-        while not sim.requests:
+        # The simulator records requests on its own thread: polled, not awaited.
+        while not sim.requests:  # noqa: ASYNC110
             await asyncio.sleep(0.01)
         runtime.cancel(run.id)
 
