@@ -53,6 +53,9 @@ async def test_a_run_budget_stops_a_tool_loop_before_the_call_that_could_overspe
         "Budget exceeded: spent $0.030 of the run's $0.035 budget after 3 model calls; the "
         "next call could cost up to $0.010; what arrived is kept (raise max_cost)."
     )
+    # The notice says it too, after its account of the steps' reasoning.
+    assert task.reasoning_notice is not None
+    assert task.reasoning_notice.endswith(task.error.message)
     # What arrived is kept: every step, its cost and its tool call.
     assert task.steps == 3
     assert task.tool_calls is not None

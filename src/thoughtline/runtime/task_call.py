@@ -518,6 +518,9 @@ class TaskCall:
                 for warning in step.response.warnings:
                     if warning.code == "PROVIDER_THINKING_DROPPED":
                         task.reasoning_notice += f" Step {step.number}: {warning.message}"
+        if self.budget_error is not None and task.reasoning_notice is not None:
+            # The account of the reasoning says what the budget stopped, and at what spend.
+            task.reasoning_notice += f" {self.budget_error.message}"
         note = None if task.history is None else task.history["note"]
         if note and task.reasoning_notice is not None:
             task.reasoning_notice += f" {note}"
