@@ -18,6 +18,7 @@ from thoughtline.config import (
     APPLICATION_NAME_LIMIT,
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_ACTIVE_RUNS_CEILING,
+    MAX_COST_CEILING,
     MAX_REQUEST_BYTES_CEILING,
     POSTGRES_URL_SCHEMES,
     ROLE_NAME,
@@ -287,6 +288,7 @@ class ConfigValidator:
                 "max_request_bytes",
                 "chain_of_thought_by_role",
                 "max_steps",
+                "max_cost",
             ),
         )
         chain_of_thought = self.choice(
@@ -326,6 +328,7 @@ class ConfigValidator:
         max_steps = self.bounded_int(
             orchestration, "orchestration.max_steps", DEFAULT_MAX_STEPS, maximum=MAX_STEPS_CEILING
         )
+        max_cost = self.max_cost(orchestration, "orchestration.max_cost")
         max_request_bytes = self.bounded_int(
             orchestration,
             "orchestration.max_request_bytes",
@@ -405,13 +408,14 @@ class ConfigValidator:
         roles = {}
         role_tools: dict[str, tuple[str, ...]] = {}
         role_max_steps: dict[str, int] = {}
+        role_max_cost: dict[str, float] = {}
         for name, value in roles_raw.items():
             if not ROLE_NAME.match(name):
                 raise self.fail(
                     f"roles.{name}", f"{name!r} is not a valid role name: {ROLE_NAME_RULE}"
                 )
             role_table = self.table(
-                {name: value}, f"roles.{name}", ("prompt", "tools", "max_steps")
+                {name: value}, f"roles.{name}", ("prompt", "tools", "max_steps", "max_cost")
             )
             prompt = self.string(role_table, f"roles.{name}.prompt", None)
             if prompt is None:
@@ -424,6 +428,9 @@ class ConfigValidator:
                     role_table, f"roles.{name}.max_steps", DEFAULT_MAX_STEPS,
                     maximum=MAX_STEPS_CEILING,
                 )  # fmt: skip
+            role_cost = self.max_cost(role_table, f"roles.{name}.max_cost")
+            if role_cost is not None:
+                role_max_cost[name] = role_cost
 
         servers_raw = data.get("mcp_servers", {})
         if not isinstance(servers_raw, dict):
@@ -487,6 +494,7 @@ class ConfigValidator:
             max_tasks_per_run=max_tasks_per_run,
             max_request_bytes=max_request_bytes,
             max_steps=max_steps,
+            max_cost=max_cost,
             max_active_runs=max_active_runs,
             tool_timeout_s=tool_timeout,
             default_provider=default_provider,
@@ -503,6 +511,7 @@ class ConfigValidator:
             roles=roles,
             role_tools=role_tools,
             role_max_steps=role_max_steps,
+            role_max_cost=role_max_cost,
             mcp_servers=mcp_servers,
             prices=self.prices(data.get("prices", {})),
             sources=self.sources,
@@ -569,6 +578,25 @@ class ConfigValidator:
                 self.sources[f"{key}.{field_name}"] = str(self.path)
             entries[name] = ConfiguredPrice(**rates)
         return entries
+
+    def max_cost(self, table: Mapping[str, object], key: str) -> float | None:
+        """A budget in US dollars: a finite number from 0 up (``None``: not set)."""
+        name = key.rsplit(".", 1)[-1]
+        if name not in table:
+            return None
+        value = table[name]
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+            or not 0 <= value <= MAX_COST_CEILING
+        ):
+            raise self.fail(
+                key,
+                f"must be a number of US dollars from 0 to {MAX_COST_CEILING:,.0f}, got {value!r}",
+            )
+        self.sources[key] = str(self.path)
+        return float(value)
 
     def seconds(self, table: Mapping[str, object], key: str, default: float) -> float:
         """A positive, finite number of seconds."""

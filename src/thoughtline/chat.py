@@ -92,6 +92,7 @@ class AsyncConversation(_Turns):
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
+        max_cost: float | None = None,
     ) -> RunHandle:
         """Start ``request`` as the conversation's next turn: await the handle for the
         final run, or iterate it for live events. The arguments are those of
@@ -110,6 +111,7 @@ class AsyncConversation(_Turns):
             temperature=temperature,
             tools=tools,
             max_steps=max_steps,
+            max_cost=max_cost,
             continues=self._next,
         )
         self._last = handle.run
@@ -156,6 +158,7 @@ class Conversation(_Turns):
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
+        max_cost: float | None = None,
     ) -> Run:
         """Run ``request`` to its end as the conversation's next turn and return the
         final run; the next send continues it, whatever its status. The arguments are
@@ -175,6 +178,7 @@ class Conversation(_Turns):
             temperature=temperature,
             tools=tools,
             max_steps=max_steps,
+            max_cost=max_cost,
             continues=self._next,
         )
         run = self._runner.run(self._orchestrator._run_to_end(request, options))

@@ -45,6 +45,8 @@ ROLE_NAME_RULE = "use lowercase letters, digits, '-' and '_', starting with a le
 DEFAULT_MAX_REQUEST_BYTES = 256 * KIB
 """``[orchestration] max_request_bytes`` unless set: the daemon's request limit."""
 MAX_REQUEST_BYTES_CEILING = 64 * MIB
+MAX_COST_CEILING = 1_000_000.0
+"""The largest ``max_cost`` (USD) a run or task accepts: a budget, not a typo's worth."""
 """The highest ``max_request_bytes`` a config may set."""
 MAX_ACTIVE_RUNS_CEILING = 100_000
 """The highest ``[server] max_active_runs`` a config may set."""
@@ -110,6 +112,9 @@ class Config:
     longer one is refused (``REQUEST_TOO_LARGE``) before anything is stored or called."""
     max_steps: int = 8
     """``[orchestration] max_steps``: model calls one task may make (tool steps)."""
+    max_cost: float | None = None
+    """``[orchestration] max_cost``: USD a run may spend unless it is given a budget;
+    ``None``: no budget."""
     max_active_runs: int | None = None
     """``[server] max_active_runs``: runs a daemon (or MCP server) executes at once; one
     more is refused (``SERVER_AT_CAPACITY``) before anything is stored. ``None``: no
@@ -137,6 +142,8 @@ class Config:
     """``[roles.NAME] tools``: the tools each role may call (``SERVER`` or ``SERVER.TOOL``)."""
     role_max_steps: Mapping[str, int] = field(default_factory=dict)
     """``[roles.NAME] max_steps``."""
+    role_max_cost: Mapping[str, float] = field(default_factory=dict)
+    """``[roles.NAME] max_cost``: USD each task of the role may spend."""
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     """``[mcp_servers.NAME]``: tool servers by name (started only when used)."""
     prices: Mapping[str, ConfiguredPrice] = field(default_factory=dict)

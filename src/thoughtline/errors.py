@@ -69,6 +69,8 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_ARGUMENTS_INVALID",
     "TOOL_NAME_TAKEN",
     "MAX_STEPS_REACHED",
+    # budgets
+    "BUDGET_EXCEEDED",
     # conversations
     "CONVERSATION_RUN_ACTIVE",
     "CONVERSATION_HISTORY_GONE",

@@ -82,6 +82,7 @@ class RunOptions:
     temperature: float | None = None
     tools: Sequence[str | Callable[..., Any]] | None = None
     max_steps: int | None = None
+    max_cost: float | None = None
     continues: str | None = None
 
 
@@ -270,6 +271,7 @@ class Orchestrator:
         temperature: float | None = None,
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
+        max_cost: float | None = None,
         continues: str | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
@@ -283,6 +285,9 @@ class Orchestrator:
         ``"SERVER.TOOL"`` of configured MCP servers, and Python functions, sync or async,
         offered as ``python.NAME``: see :func:`~thoughtline.tool`) and ``max_steps``
         (model calls per task) apply to every task too, over its plan and role.
+        ``max_cost`` (US dollars) is the run's budget, over its plan's and
+        ``[orchestration] max_cost``: a model call whose worst case does not fit what is
+        left fails its task ``BUDGET_EXCEEDED``.
 
         ``continues`` (a run id) makes this run a follow-up of that ended run: it joins
         the run's conversation, runs the run's tasks again (or one per role in
@@ -310,6 +315,7 @@ class Orchestrator:
             temperature=temperature,
             tools=tools,
             max_steps=max_steps,
+            max_cost=max_cost,
             continues=continues,
         )
         return self._start(request, options)
@@ -419,7 +425,7 @@ class Orchestrator:
                         temperature=options.temperature,
                     ),
                 )
-        spec = with_tools(spec, tools=names, max_steps=options.max_steps)
+        spec = with_tools(spec, tools=names, max_steps=options.max_steps, max_cost=options.max_cost)
         run_tools = None if python_tools is None else RunTools(python=python_tools)
         mode, backend = options.chain_of_thought, options.worker_backend
         if not store:
@@ -515,6 +521,7 @@ def run(
     temperature: float | None = None,
     tools: Sequence[str | Callable[..., Any]] | None = None,
     max_steps: int | None = None,
+    max_cost: float | None = None,
     continues: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -541,6 +548,7 @@ def run(
         temperature=temperature,
         tools=tools,
         max_steps=max_steps,
+        max_cost=max_cost,
         continues=continues,
     )
 

@@ -332,6 +332,8 @@ class TaskSnapshot(TypedDict):
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
     history: NotRequired[HistorySnapshot]
+    max_cost: NotRequired[float]
+    """USD the task may spend, when it has a budget of its own."""
     """What the task was sent of its conversation, in a run that continues another."""
 
 
@@ -373,6 +375,8 @@ class RunSnapshot(TypedDict):
     cost: CostSnapshot
     """What its tasks cost together; unknown when any task's cost is."""
     tasks: list[TaskSnapshot]
+    max_cost: NotRequired[float]
+    """USD its tasks may spend together, when it has a budget."""
 
 
 class RunSummary(TypedDict):
@@ -656,6 +660,9 @@ class Task:
     """The tools the task may call (``SERVER`` or ``SERVER.TOOL``), resolved at planning."""
     max_steps: int = 8
     """Model calls the task may make."""
+    max_cost: float | None = None
+    """USD the task may spend (its plan's or its role's budget); ``None``: no budget of
+    its own (its run's may still apply)."""
     steps: int | None = None
     """Model calls made; ``None`` for a task that may call no tools."""
     tool_calls: list[ToolCallRecord] | None = None
@@ -707,6 +714,8 @@ class Task:
             snapshot["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.history is not None:
             snapshot["history"] = self.history
+        if self.max_cost is not None:
+            snapshot["max_cost"] = self.max_cost
         return snapshot
 
     def _snapshot(self) -> TaskSnapshot:
@@ -754,11 +763,13 @@ class Run:
     conversation_id: str = ""
     """Its conversation (the first run's ``conversation_id``); set when planned."""
     continues: str | None = None
+    max_cost: float | None = None
+    """USD the run's tasks may spend together; ``None``: no budget."""
     tasks: list[Task] = field(default_factory=list)
 
     def snapshot(self) -> RunSnapshot:
         """The ``thoughtline.run/v1`` snapshot."""
-        return {
+        snapshot: RunSnapshot = {
             "schema": SNAPSHOT_SCHEMA,
             "id": self.id,
             "short_id": short_run_id(self.id),
@@ -774,6 +785,9 @@ class Run:
             "cost": self.cost.to_dict(),
             "tasks": [task.to_dict() for task in self.tasks],
         }
+        if self.max_cost is not None:
+            snapshot["max_cost"] = self.max_cost
+        return snapshot
 
     @property
     def cost(self) -> Cost:

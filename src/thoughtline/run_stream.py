@@ -139,6 +139,7 @@ def stream(
     temperature: float | None = None,
     tools: Sequence[str | Callable[..., Any]] | None = None,
     max_steps: int | None = None,
+    max_cost: float | None = None,
     continues: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -166,6 +167,7 @@ def stream(
         temperature=temperature,
         tools=tools,
         max_steps=max_steps,
+        max_cost=max_cost,
         continues=continues,
     )
     runner = BlockingRunner()

@@ -28,6 +28,7 @@ from thoughtline.records import (
     WorkerBackend,
 )
 from thoughtline.requests import Message
+from thoughtline.runtime.budget import RunBudget
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate, LiveStream
 from thoughtline.runtime.roles import BUILTIN_ROLES, RoleCatalog
@@ -58,6 +59,7 @@ class RecordingSink:
     records_provider_raw: bool = True
     stop_status: Literal["cancelled", "interrupted"] = "cancelled"
     pricer: Pricer = field(default_factory=Pricer)
+    budget: RunBudget = field(default_factory=RunBudget)
     told: list[tuple[str, ...]] = field(default_factory=list)
     trace: list[tuple[str, TraceLayer, dict[str, object]]] = field(default_factory=list)
     reports: list[CallReport] = field(default_factory=list)

@@ -27,6 +27,7 @@ ALL_NAMES = [
     "m009_log_rows_checked_per_run",
     "m010_task_costs",
     "m011_task_usage_index",
+    "m012_budgets",
 ]
 
 
@@ -102,6 +103,33 @@ def test_older_database_gets_only_the_missing_migrations(tmp_path: Path) -> None
     assert [event.id for event in store.trace("run_old")] == ["evt_new"]
     assert purge_due(store) is True
     store.close()
+
+
+def test_budgets_are_stored_and_runs_from_before_them_have_none(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(conn, location=str(path), migrations=MIGRATIONS[:-1])
+    conn.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "INSERT INTO runs (id, status, request, chain_of_thought, chain_of_thought_source, "
+        "worker_backend, created_at) VALUES ('run_before', 'completed', 'old request', "
+        "'hidden', 'default', 'provider', '2025-01-01T00:00:00.000Z')"
+    )
+    conn.close()
+    with SQLiteStore(path) as store:  # applies m012 to a run written before it
+        before = store.get_run("run_before")
+        assert before is not None and before.max_cost is None
+        assert "max_cost" not in before.snapshot()
+        budgeted = make_run("run_budgeted", max_cost=0.25)
+        budgeted.tasks[0].max_cost = 0.1
+        store.create_run(budgeted)
+        store.update_task(budgeted.tasks[0])
+        stored = store.get_run("run_budgeted")
+    assert stored is not None and stored.max_cost == 0.25
+    assert stored.tasks[0].max_cost == 0.1
+    assert stored.snapshot()["max_cost"] == 0.25
+    assert stored.snapshot()["tasks"][0]["max_cost"] == 0.1
 
 
 def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from rich.text import Text
 from thoughtline.cli._context import open_runtime
 from thoughtline.cli._continuing import continued_spec, continuing_from
 from thoughtline.cli._driver import catching_interrupts, drive
+from thoughtline.cli._max_cost import MAX_COST
 from thoughtline.cli._render import finish_reasons, print_outputs, text_console
 from thoughtline.cli._terminal_text import echo_error, visible
 from thoughtline.cli.completion import complete_run_ids
@@ -55,6 +56,7 @@ class _Flags:
     temperature: float | None
     tools: tuple[str, ...]
     max_steps: int | None
+    max_cost: float | None
 
     def spec(self, runtime: Runtime, last: str | None, request: str) -> RunSpec:
         if last is None:
@@ -79,7 +81,9 @@ class _Flags:
                 max_output_tokens=self.max_output_tokens,
                 temperature=self.temperature,
             )
-        return with_tools(spec, tools=self.tools or None, max_steps=self.max_steps)
+        return with_tools(
+            spec, tools=self.tools or None, max_steps=self.max_steps, max_cost=self.max_cost
+        )
 
     def plan(self, runtime: Runtime, last: str | None, request: str) -> Run:
         return runtime.plan(self.spec(runtime, last, request), explicit_mode=self.chain_of_thought)
@@ -127,6 +131,12 @@ class _Flags:
     type=click.IntRange(min=1, max=MAX_STEPS_CEILING),
     help="Most model calls each task may make per turn.",
 )
+@click.option(
+    "--max-cost",
+    type=MAX_COST,
+    metavar="USD",
+    help="US dollars each turn's run may spend (wins over config).",
+)
 def chat_command(
     continue_latest: bool,
     continues: str | None,
@@ -139,6 +149,7 @@ def chat_command(
     temperature: float | None,
     tools: tuple[str, ...],
     max_steps: int | None,
+    max_cost: float | None,
 ) -> None:
     """Talk on a terminal: each line is a run that continues the one before (the first
     starts a conversation, unless -c or --continues resumes one).
@@ -162,6 +173,7 @@ def chat_command(
         temperature=temperature,
         tools=tools,
         max_steps=max_steps,
+        max_cost=max_cost,
     )
     _enable_line_editing()
     _config, store, runtime = open_runtime()

@@ -35,6 +35,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.max_tasks_per_run", config.max_tasks_per_run),
         entry("orchestration.max_request_bytes", config.max_request_bytes),
         entry("orchestration.max_steps", config.max_steps),
+        entry("orchestration.max_cost", config.max_cost),
         entry("server.max_active_runs", config.max_active_runs),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
@@ -52,6 +53,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("timeouts.tool", config.tool_timeout_s),
         *(entry(f"roles.{role}.tools", list(tools)) for role, tools in config.role_tools.items()),
         *(entry(f"roles.{role}.max_steps", steps) for role, steps in config.role_max_steps.items()),
+        *(entry(f"roles.{role}.max_cost", cost) for role, cost in config.role_max_cost.items()),
     ]
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
     endpoints = []

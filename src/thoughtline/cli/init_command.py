@@ -28,6 +28,7 @@ max_concurrency = 8               # tasks of a run that call providers at once
 max_tasks_per_run = 32            # a run with more tasks is refused (1-1000)
 max_request_bytes = 262144        # the longest request, in bytes of UTF-8 text (256 KiB; up to 64 MiB)
 max_steps = 8                     # model calls one task may make (each tool step is one; 1-1000)
+# max_cost = 0.50                 # US dollars one run may spend (--max-cost wins; needs prices)
 
 # [orchestration.chain_of_thought_by_role]
 # reviewer = "surface"            # a mode per role (architect, engineer, reviewer, security, yours)
@@ -54,6 +55,7 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 # prompt = "You translate technical text into plain English."
 # tools = ["git", "time.get_current_time"]   # MCP tools it may call: SERVER or SERVER.TOOL
 # max_steps = 8
+# max_cost = 0.10                 # US dollars each task of the role may spend
 
 # An MCP tool server, started for a run and stopped with it:
 # [mcp_servers.git]

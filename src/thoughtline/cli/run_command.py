@@ -16,6 +16,7 @@ import click
 from thoughtline.cli._context import open_runtime
 from thoughtline.cli._continuing import continued_spec, continuing_from
 from thoughtline.cli._driver import Interrupts, catching_interrupts, drive, stopper
+from thoughtline.cli._max_cost import MAX_COST
 from thoughtline.cli._render import (
     cut_off_line,
     finish_reasons,
@@ -140,6 +141,13 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     help="Most model calls each task may make (tool steps; wins over the plan, roles and config).",
 )
 @click.option(
+    "--max-cost",
+    type=MAX_COST,
+    metavar="USD",
+    help="US dollars the run may spend, its tasks together (wins over the plan and config); "
+    "a call that could go past it fails its task BUDGET_EXCEEDED.",
+)
+@click.option(
     "-c",
     "--continue",
     "continue_latest",
@@ -176,6 +184,7 @@ def run_command(
     tools: tuple[str, ...],
     mcp_config: Path | None,
     max_steps: int | None,
+    max_cost: float | None,
     continue_latest: bool,
     continues: str | None,
     as_json: bool,
@@ -245,7 +254,7 @@ def run_command(
                     max_output_tokens=max_output_tokens,
                     temperature=temperature,
                 )
-            spec = with_tools(spec, tools=tools or None, max_steps=max_steps)
+            spec = with_tools(spec, tools=tools or None, max_steps=max_steps, max_cost=max_cost)
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
             # Stored once its tool servers started and its tool names were checked.

@@ -46,6 +46,7 @@ from thoughtline.run_events import (
     TaskToolCallStarted,
     run_finished,
 )
+from thoughtline.runtime.budget import RunBudget
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
@@ -101,6 +102,7 @@ class RunExecution:
         self.store_failure: StoreError | None = None
         self.toolbox: Toolbox | None = None
         self.started_tools = started  # started by the front end before the run was stored
+        self._budget = RunBudget(run.max_cost)
 
     def cancel(self, status: StopStatus = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -209,6 +211,10 @@ class RunExecution:
     @property
     def pricer(self) -> Pricer:
         return self.runtime.pricer
+
+    @property
+    def budget(self) -> RunBudget:
+        return self._budget
 
     def tools_for(self, task: Task) -> TaskTools:
         if self.toolbox is None:  # the run's servers are started before its tasks

@@ -5,6 +5,7 @@ A plan file (TOML), strictly validated like the config::
     request = "Design a rate limiter"      # optional when given on the command line
     chain_of_thought = "surface"           # optional: the run-spec mode
     worker_backend = "provider"            # optional
+    max_cost = 0.50                        # optional: USD the whole run may spend
 
     [[task]]
     name = "design"                        # optional, defaults to the role
@@ -16,6 +17,7 @@ A plan file (TOML), strictly validated like the config::
     temperature = 0.2                      # optional, 0 to 2
     tools = ["git", "time.get_current_time"]   # optional: instead of the role's tools
     max_steps = 8                          # optional: model calls this task may make
+    max_cost = 0.10                        # optional: USD this task may spend
 
     [[task]]
     name = "review"
@@ -49,6 +51,7 @@ from thoughtline.requests import (
     max_output_tokens_problem,
     temperature_problem,
 )
+from thoughtline.runtime.budget import check_max_cost
 from thoughtline.runtime.checks import check_effort, check_mode, check_worker_backend
 from thoughtline.tools.specs import MAX_STEPS_CEILING, tool_spec_problem
 
@@ -63,8 +66,9 @@ _TASK_KEYS = (
     "after",
     "tools",
     "max_steps",
+    "max_cost",
 )
-_PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "task")
+_PLAN_KEYS = ("request", "chain_of_thought", "worker_backend", "max_cost", "task")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -82,6 +86,8 @@ class TaskSpec:
     """The tools the task may call (``SERVER`` or ``SERVER.TOOL``); ``None``: its role's."""
     max_steps: int | None = None
     """Model calls the task may make; ``None``: its role's, else ``[orchestration]``'s."""
+    max_cost: float | None = None
+    """USD the task may spend; ``None``: its role's budget (``[roles.NAME] max_cost``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,6 +97,8 @@ class RunSpec:
     chain_of_thought: str | None = None  # the run-spec mode (a plan file's)
     worker_backend: str | None = None
     source: str = "command line"
+    max_cost: float | None = None
+    """USD the run may spend; ``None``: ``[orchestration] max_cost``."""
     continues: str | None = None
     """The run this one continues (a full id): its conversation's earlier turns are sent
     with each task's request (:mod:`thoughtline.runtime.conversation`)."""
@@ -195,6 +203,7 @@ def continuation_spec(
                 if before.tools
                 else None,
                 max_steps=before.max_steps if before.tools else None,
+                max_cost=before.max_cost,
             )
         )
     inherited = previous.chain_of_thought_source in ("explicit", "run")
@@ -204,6 +213,7 @@ def continuation_spec(
         chain_of_thought=previous.chain_of_thought if inherited else None,
         worker_backend=previous.worker_backend,
         continues=previous.id,
+        max_cost=previous.max_cost,
     )
 
 
@@ -220,10 +230,17 @@ def with_generation(
 
 
 def with_tools(
-    spec: RunSpec, *, tools: Sequence[str] | None = None, max_steps: int | None = None
+    spec: RunSpec,
+    *,
+    tools: Sequence[str] | None = None,
+    max_steps: int | None = None,
+    max_cost: float | None = None,
 ) -> RunSpec:
     """``spec`` with explicitly given tools (``--tool``, an API argument) and step limit
-    applied to every task, over what its plan and roles say; ``None`` keeps theirs."""
+    applied to every task, over what its plan and roles say, and a budget for the whole
+    run (``--max-cost``) over its plan's and the config's; ``None`` keeps theirs."""
+    if max_cost is not None:
+        spec = replace(spec, max_cost=check_max_cost(max_cost, "explicit argument"))
     if tools is None and max_steps is None:
         return spec
     for name in tools or ():
@@ -297,6 +314,9 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         raise wrong_type("worker_backend", "a string (provider or inline)", backend)
     if backend is not None:
         in_file(check_worker_backend, backend, "worker_backend")
+    run_cost = data.get("max_cost")
+    if run_cost is not None:
+        in_file(check_max_cost, run_cost, "max_cost")
     raw_tasks = data.get("task")
     if raw_tasks is not None and not isinstance(raw_tasks, list):
         raise wrong_type("task", "an array of [[task]] tables", raw_tasks)
@@ -357,12 +377,16 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         max_steps = raw.get("max_steps")
         if max_steps is not None:
             in_file(check_max_steps, max_steps, f"{where}.max_steps")
+        task_cost = raw.get("max_cost")
+        if task_cost is not None:
+            in_file(check_max_cost, task_cost, f"{where}.max_cost")
         tasks.append(
             TaskSpec(
                 name=name,
                 role=role,
                 tools=None if tools is None else tuple(tools),
                 max_steps=max_steps,
+                max_cost=None if task_cost is None else float(task_cost),
                 provider=raw.get("provider"),
                 model=raw.get("model"),
                 effort=effort,
@@ -380,6 +404,7 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
         chain_of_thought=mode,
         worker_backend=backend,
         source=str(path),
+        max_cost=None if run_cost is None else float(run_cost),
     )
 
 

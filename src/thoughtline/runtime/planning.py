@@ -110,6 +110,7 @@ def plan_run(
         chain_of_thought=run_mode.mode,
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
+        max_cost=config.max_cost if spec.max_cost is None else spec.max_cost,
     )
     if continuation is not None:
         run.continues = continuation.previous.id
@@ -159,6 +160,9 @@ def plan_run(
                 tools=tools,
                 max_steps=task_spec.max_steps
                 or config.role_max_steps.get(task_spec.role, config.max_steps),
+                max_cost=config.role_max_cost.get(task_spec.role)
+                if task_spec.max_cost is None
+                else task_spec.max_cost,
                 # A task that may call tools reports its steps and calls from the start.
                 tool_calls=[] if tools else None,
                 earlier=() if continuation is None else earlier_turns(continuation, task_spec.name),

@@ -18,6 +18,11 @@ sent with the same bytes. A step that still calls tools when ``max_steps`` calls
 made fails the task (``MAX_STEPS_REACHED``), keeping what arrived. The inline backend
 prepares the prompts, records them and calls nothing.
 
+Under a budget (the task's ``max_cost``, its run's) each call is made only if its worst
+case fits what is left, and every call's real cost is counted as it ends
+(:mod:`~thoughtline.runtime.budget`); a call that does not fit fails the task
+(``BUDGET_EXCEEDED``), keeping what arrived.
+
 A task reaches its run only through a :class:`~thoughtline.runtime.task_sink.TaskSink`.
 """
 
@@ -35,10 +40,11 @@ from thoughtline.accumulator import ModelResponse
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
 from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart
+from thoughtline.pricing import Prices, Unpriced
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Cost, Task, TaskError, now_iso
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
-from thoughtline.runtime import conversation
+from thoughtline.runtime import budget, conversation
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import DisclosureGate, GateStream, LiveStream
 from thoughtline.runtime.status import derive_reasoning_status, inline_verdict
@@ -77,6 +83,12 @@ class TaskCall:
         self.stopped = False  # cancelled while its tools were running
         self.limit_reached = False
         self.prepared: Prepared | None = None
+        self.prices: Prices | None = None
+        """The model's prices, when a budget applies to the task (else ``None``)."""
+        self.spent = 0.0
+        self.held = 0.0
+        """The worst case the running call reserved of the run's budget."""
+        self.budget_error: TaskError | None = None
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -178,15 +190,37 @@ class TaskCall:
             await self.sink.finish_task(task, status="failed", error=error)
             return
         self.prepared = prepared
+        refused = self.priced_for_budget()
         await self.started()
+        if refused is not None:  # before any call is made
+            await self.sink.finish_task(task, status="failed", error=refused)
+            return
         steps = Steps()
         while True:
-            step = await self.step(prepared, number=len(steps) + 1)
+            request = self.request(prepared)
+            refused = self.reserve(request, calls=len(steps))
+            if refused is not None:
+                if not steps:
+                    await self.sink.finish_task(task, status="failed", error=refused)
+                    return
+                self.budget_error = refused
+                break
+            held, self.held = self.held, 0.0
+            try:
+                step = await self.step(prepared, number=len(steps) + 1, request=request)
+            except BaseException:
+                self.sink.budget.release(held)
+                raise
             steps.append(step)
             task.steps = len(steps) if task.tool_calls is not None else None
             # Priced once, as the call ends: a run stopped later keeps what was spent.
-            task.step_costs.append(self.sink.pricer.price(task.provider, task.model, step.usage()))
+            cost = self.sink.pricer.price(task.provider, task.model, step.usage())
+            task.step_costs.append(cost)
+            self.settle(held, cost)
             if step.cancelled:
+                break
+            self.budget_error = self.overspent(calls=len(steps))
+            if self.budget_error is not None:
                 break
             try:
                 turn = await self.next_turn(step, last=len(steps) >= self.max_steps)
@@ -202,6 +236,66 @@ class TaskCall:
         await self.complete(steps)
         if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
+
+    def priced_for_budget(self) -> TaskError | None:
+        """Under a budget, the model's prices (kept for each call's worst case); the
+        refusal when they are unknown: a budget is never run unpriced."""
+        task = self.task
+        if task.max_cost is None and self.sink.budget.limit is None:
+            return None
+        found = self.sink.pricer.prices(task.provider, task.model)
+        if isinstance(found, Unpriced):
+            return budget.budget_error(
+                f"A budget is set but the price of {task.model} is unknown ({found.reason}); "
+                f'set [prices."{task.provider}/{task.model}"] or remove max_cost. No call '
+                "was made."
+            )
+        self.prices = found
+        return None
+
+    def reserve(self, request: ModelRequest, *, calls: int) -> TaskError | None:
+        """Before a call: its worst case checked against what the task and the run have
+        left, and held from the run's budget until it ends; the refusal if it does not
+        fit."""
+        if self.prices is None:
+            return None
+        task = self.task
+        client = self.sink.client_for(task.provider)
+        capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
+        worst = budget.worst_case(self.prices, request, capability.context_window)
+        if worst is None or worst.amount is None:
+            return budget.budget_error(
+                f"A budget is set but how long an answer {task.model} may give is unknown "
+                "(no max_output_tokens and no context window in its capability data); set "
+                "max_output_tokens (in [defaults], the plan or --max-output-tokens)."
+            )
+        amount = worst.amount
+        if task.max_cost is not None and self.spent + amount > task.max_cost:
+            message = budget.task_refusal(self.spent, task.max_cost, calls, amount)
+            return budget.budget_error(f"Budget exceeded: {message} (raise max_cost).")
+        run_budget = self.sink.budget
+        if not run_budget.reserve(amount):
+            message = run_budget.refusal(amount, waiting=run_budget.reserved)
+            return budget.budget_error(f"Budget exceeded: {message} (raise max_cost).")
+        self.held = amount
+        return None
+
+    def settle(self, held: float, cost: Cost) -> None:
+        """A call ended: its real cost counted (its worst case, were it unknown)."""
+        if self.prices is None:
+            return
+        self.spent += held if cost.amount is None else cost.amount
+        self.sink.budget.settle(held, cost)
+
+    def overspent(self, *, calls: int) -> TaskError | None:
+        """After a step: the refusal when the real costs went past a budget."""
+        task = self.task
+        if task.max_cost is not None and self.spent > task.max_cost:
+            message = budget.task_overspent(self.spent, task.max_cost, calls)
+            return budget.budget_error(f"Budget exceeded: {message}.")
+        if self.prices is not None and self.sink.budget.exceeded:
+            return budget.budget_error(f"Budget exceeded: {self.sink.budget.overspent()}.")
+        return None
 
     def step_cost(self, step: Step) -> Cost | None:
         """What ``step`` cost, as priced when it ended."""
@@ -277,14 +371,16 @@ class TaskCall:
             tools=self.tools,
         )
 
-    async def step(self, prepared: Prepared, *, number: int) -> Step:
+    async def step(
+        self, prepared: Prepared, *, number: int, request: ModelRequest | None = None
+    ) -> Step:
         """One model call through the gate: its live deltas shown as the gate releases
         them, its response cleaned, its reasoning and raw exchange traced as the mode
         says. Cancellation ends the call and is returned as a cancelled step."""
         task = self.task
         sink = self.sink
         client = sink.client_for(task.provider)
-        call = client.call(self.request(prepared))
+        call = client.call(self.request(prepared) if request is None else request)
         generation = task.generation
         sink.add_trace(
             "worker.requested",
@@ -422,6 +518,9 @@ class TaskCall:
                 for warning in step.response.warnings:
                     if warning.code == "PROVIDER_THINKING_DROPPED":
                         task.reasoning_notice += f" Step {step.number}: {warning.message}"
+        if self.budget_error is not None and task.reasoning_notice is not None:
+            # The account of the reasoning says what the budget stopped, and at what spend.
+            task.reasoning_notice += f" {self.budget_error.message}"
         note = None if task.history is None else task.history["note"]
         if note and task.reasoning_notice is not None:
             task.reasoning_notice += f" {note}"
@@ -436,6 +535,8 @@ class TaskCall:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
         error = sink.stop_error if cancelled else task_error(response)
+        if error is None and self.budget_error is not None:
+            error = self.budget_error
         if error is None and self.limit_reached:
             error = TaskError(
                 code="MAX_STEPS_REACHED",

@@ -23,6 +23,7 @@ from thoughtline.records import (
     TraceLayer,
     WorkerBackend,
 )
+from thoughtline.runtime.budget import RunBudget
 from thoughtline.runtime.clients import CallOverlap
 from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
@@ -78,6 +79,10 @@ class TaskSink(Protocol):
     @property
     def pricer(self) -> Pricer:
         """Prices each model call as it ends (config prices, then the price data)."""
+
+    @property
+    def budget(self) -> RunBudget:
+        """What the run may spend and has spent, shared by its tasks (``max_cost``)."""
 
     @property
     def tool_timeout_s(self) -> float:

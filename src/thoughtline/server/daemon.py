@@ -212,7 +212,12 @@ class Daemon:
         if self.runs.full:  # refused before the request is read further
             assert self.runs.max_active is not None
             raise at_capacity(RunManagerFull(self.runs.max_active))
-        spec = with_tools(await self._spec_of(body), tools=body.tools, max_steps=body.max_steps)
+        spec = with_tools(
+            await self._spec_of(body),
+            tools=body.tools,
+            max_steps=body.max_steps,
+            max_cost=body.max_cost,
+        )
         try:
             handle = await self.runs.start(
                 spec,

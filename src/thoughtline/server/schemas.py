@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from thoughtline.config import MAX_COST_CEILING
 from thoughtline.records import TraceLayer, WorkerBackend
 from thoughtline.requests import MAX_OUTPUT_TOKENS, Effort
 from thoughtline.schema.run import RunSnapshot
@@ -91,6 +92,15 @@ class RunCreate(BaseModel):
         le=MAX_STEPS_CEILING,
         description="Most model calls each task may make (tool steps); wins over roles "
         "and [orchestration] max_steps.",
+    )
+    max_cost: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_COST_CEILING,
+        allow_inf_nan=False,
+        description="USD the run's tasks may spend together; wins over the plan's and "
+        "[orchestration] max_cost. A call whose worst case does not fit fails its task "
+        "BUDGET_EXCEEDED.",
     )
     continues: Name | None = Field(
         default=None,

@@ -40,6 +40,7 @@ class Row(Protocol):
 RUN_FIELDS = (
     "id", "status", "request", "chain_of_thought", "chain_of_thought_source",
     "worker_backend", "created_at", "finished_at", "conversation_id", "continues",
+    "max_cost",
 )  # fmt: skip
 TASK_FIELDS = (
     "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
@@ -56,6 +57,7 @@ TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
     "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
+    "max_cost",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -152,6 +154,7 @@ def task_params(task: Task) -> dict[str, Any]:
         # NULL: a task offered no tools (its calls are rows of task_tool_calls).
         "tools_json": None if task.tool_calls is None else dump(list(task.tools)),
         "max_steps": task.max_steps,
+        "max_cost": task.max_cost,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
         # The amount for the store's own sums; each call's cost (parts, source) as JSON.
@@ -405,6 +408,7 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     )
     if row["max_steps"] is not None:
         task.max_steps = row["max_steps"]
+    task.max_cost = row["max_cost"]
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
     if row["cost_json"] is not None:

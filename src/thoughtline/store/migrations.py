@@ -422,6 +422,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "output_tokens, reasoning_tokens, cost_amount)",
         ),
     ),
+    Migration(
+        "m012_budgets",
+        (
+            # max_cost: USD a run's tasks may spend together, and one task (its plan's or
+            # role's budget); NULL: no budget.
+            "ALTER TABLE runs ADD COLUMN max_cost {double}",
+            "ALTER TABLE tasks ADD COLUMN max_cost {double}",
+        ),
+    ),
 )
 
 

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from thoughtline.config import MAX_COST_CEILING
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
@@ -93,6 +94,16 @@ class ThoughtlineMCP:
             int | None,
             Field(ge=1, le=MAX_STEPS_CEILING, description="Most model calls per task."),
         ] = None,
+        max_cost: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                le=MAX_COST_CEILING,
+                allow_inf_nan=False,
+                description="USD the run may spend (its tasks together); a call whose "
+                "worst case does not fit fails its task BUDGET_EXCEEDED.",
+            ),
+        ] = None,
         wait: Annotated[
             bool,
             Field(
@@ -149,7 +160,7 @@ class ThoughtlineMCP:
                         max_output_tokens=max_output_tokens, temperature=temperature
                     ),
                 )
-            spec = with_tools(spec, tools=tools, max_steps=max_steps)
+            spec = with_tools(spec, tools=tools, max_steps=max_steps, max_cost=max_cost)
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
             handle = await self.runs.start(

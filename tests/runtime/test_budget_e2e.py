@@ -1,0 +1,263 @@
+"""Budgets end to end: real runs against the provider simulator on 127.0.0.1, with a real
+MCP tool server over stdio for the loops. A call is made only when its worst case fits
+what is left (so the simulator never sees the call that could overspend), tasks of one
+run share its budget while their calls are in flight, and a budget without a price is
+refused before anything is sent.
+
+Prices are configured as $0 input and $10 output per million tokens, so a call's worst
+case is its ``max_output_tokens`` x $0.00001 whatever the input estimate, and a step that
+generates 1,000 tokens costs exactly $0.01."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
+from tests.runtime.test_tool_loop import calling, one_task, tooled_runtime
+from thoughtline.pricing import ConfiguredPrice
+from thoughtline.requests import GenerationSettings
+from thoughtline.run_events import RunEvent, TaskCompleted
+from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.testing import Fault, Simulator, SimulatorServer, Transcript
+
+PRICES = {"openai/o4-mini": ConfiguredPrice(input=Decimal(0), output=Decimal(10))}
+MODEL = {"provider": "openai", "model": "o4-mini"}
+THOUSAND = GenerationSettings(max_output_tokens=1_000)
+STEP = replace(calling("repeat", {"text": "x", "times": 1}), output_tokens=1_000)
+"""A step that calls the tool and costs $0.01."""
+ANSWER = Transcript(answer="Done.", output_tokens=1_000)
+
+
+@pytest.mark.slow
+async def test_a_run_budget_stops_a_tool_loop_before_the_call_that_could_overspend(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(STEP)  # every step calls the tool: only the budget ends the loop
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
+    spec = replace(one_task(**MODEL, generation=THOUSAND), max_cost=0.035)
+    try:
+        run = await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+    (task,) = run.tasks
+    # Three calls of $0.01 fit $0.035; a fourth could cost $0.01 more: never sent.
+    assert len(sim.requests) == 3
+    assert task.status == "failed" and run.status == "failed"
+    assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
+    assert task.error.message == (
+        "Budget exceeded: spent $0.030 of the run's $0.035 budget after 3 model calls; the "
+        "next call could cost up to $0.010; what arrived is kept (raise max_cost)."
+    )
+    # The notice says it too, after its account of the steps' reasoning.
+    assert task.reasoning_notice is not None
+    assert task.reasoning_notice.endswith(task.error.message)
+    # What arrived is kept: every step, its cost and its tool call.
+    assert task.steps == 3
+    assert task.tool_calls is not None
+    assert [(call.step, call.status) for call in task.tool_calls] == [
+        (1, "done"),
+        (2, "done"),
+        (3, "done"),
+    ]
+    snapshot = run.snapshot()
+    assert snapshot["max_cost"] == 0.035
+    assert snapshot["cost"]["amount"] == pytest.approx(0.03, abs=1e-12)
+    assert CANARY not in str(snapshot)  # hidden: the loop's reasoning went nowhere
+    stored = store.get_run(run.id)
+    store.close()
+    assert stored is not None
+    assert stored.max_cost == 0.035
+    assert stored.tasks[0].error == task.error
+    assert stored.snapshot()["cost"] == snapshot["cost"]
+
+
+@pytest.mark.slow
+async def test_a_task_budget_of_its_role_stops_its_loop(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(STEP)
+    runtime, store = tooled_runtime(
+        tmp_path / "home",
+        sim_server,
+        environ,
+        prices=PRICES,
+        role_max_cost={"engineer": 0.025},
+    )
+    try:
+        run = await runtime.run(one_task(**MODEL, generation=THOUSAND), explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    (task,) = run.tasks
+    assert len(sim.requests) == 2
+    assert task.max_cost == 0.025 and run.max_cost is None
+    assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
+    assert task.error.message == (
+        "Budget exceeded: spent $0.020 of the task's $0.025 budget after 2 model calls; the "
+        "next call could cost up to $0.010; what arrived is kept (raise max_cost)."
+    )
+    assert task.to_dict()["max_cost"] == 0.025
+
+
+async def test_a_first_call_whose_worst_case_is_over_the_budget_is_never_sent(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(ANSWER)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
+    generation = GenerationSettings(max_output_tokens=150_000)  # up to $1.50
+    spec = RunSpec(
+        request="Explain.",
+        tasks=(TaskSpec(name="t", role="engineer", generation=generation, **MODEL),),
+        max_cost=1.0,
+    )
+    try:
+        run = await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert sim.requests == []
+    (task,) = run.tasks
+    assert task.status == "failed" and task.output is None
+    assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
+    assert task.error.message == (
+        "Budget exceeded: spent $0 of the run's $1.00 budget after 0 model calls; the next "
+        "call could cost up to $1.50; what arrived is kept (raise max_cost)."
+    )
+    assert run.snapshot()["cost"]["amount"] == 0
+
+
+async def test_without_max_output_tokens_the_worst_case_is_the_context_window(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(ANSWER)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
+    spec = RunSpec(
+        request="Explain.", tasks=(TaskSpec(name="t", role="engineer", **MODEL),), max_cost=1.9
+    )
+    try:
+        run = await runtime.run(spec, explicit_mode="hidden")
+        # o4-mini's 200,000-token context window at $10 per million: $2.00 > $1.90.
+        (task,) = run.tasks
+        assert task.error is not None and "could cost up to $2.00" in task.error.message
+        assert sim.requests == []
+        # With room for it, the call is made and costs what it generated.
+        run = await runtime.run(replace(spec, max_cost=2.5), explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert run.status == "completed" and len(sim.requests) == 1
+    assert run.snapshot()["cost"]["amount"] == pytest.approx(0.01, abs=1e-12)
+
+
+async def test_a_budget_on_a_model_without_a_price_is_refused_before_the_first_call(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(ANSWER)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
+    spec = RunSpec(
+        request="Explain.",
+        tasks=(TaskSpec(name="t", role="engineer", provider="ollama", model="qwen3:8b"),),
+        max_cost=5.0,
+    )
+    try:
+        run = await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert sim.requests == []
+    (task,) = run.tasks
+    assert task.status == "failed"
+    assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
+    assert task.error.message == (
+        "A budget is set but the price of qwen3:8b is unknown (ollama is a local server with "
+        'no configured price; set [prices."ollama/qwen3:8b"] input = 0 and output = 0 in '
+        'config if its calls cost nothing); set [prices."ollama/qwen3:8b"] or remove '
+        "max_cost. No call was made."
+    )
+
+
+async def test_tasks_of_one_run_share_its_budget_while_their_calls_are_in_flight(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    # Each call could cost $0.01; the run may spend $0.015. The first call made stalls at
+    # the simulator, so the other task is decided while that call is in flight: only its
+    # held worst case can stop it (nothing has been spent yet).
+    sim.script(ANSWER)
+    sim.inject(Fault.stall(max_s=30.0), times=2)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
+    spec = RunSpec(
+        request="Explain.",
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", generation=THOUSAND, **MODEL)
+            for name in ("a", "b")
+        ),
+        max_cost=0.015,
+    )
+    run = runtime.prepare(spec, explicit_mode="hidden")
+    refused: list[TaskCompleted] = []
+
+    async def stop_once_the_other_call_arrived() -> None:
+        # The simulator records requests on its own thread: polled, not awaited.
+        while not sim.requests:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        runtime.cancel(run.id)
+
+    stopping: list[asyncio.Task[None]] = []
+
+    def observe(event: RunEvent) -> None:
+        if isinstance(event, TaskCompleted) and event.task["status"] == "failed":
+            refused.append(event)
+            stopping.append(asyncio.ensure_future(stop_once_the_other_call_arrived()))
+
+    try:
+        ended = await runtime.execute(run, observer=observe)
+    finally:
+        await runtime.aclose()
+        store.close()
+    assert len(sim.requests) == 1  # the refused task sent nothing
+    (event,) = refused
+    error = event.task["error"]
+    assert error is not None and error["code"] == "BUDGET_EXCEEDED"
+    assert error["message"] == (
+        "Budget exceeded: spent $0 of the run's $0.015 budget after 0 model calls and "
+        "$0.010 held for calls still running; the next call could cost up to $0.010; what "
+        "arrived is kept (raise max_cost)."
+    )
+    statuses = sorted(task.status for task in ended.tasks)
+    assert statuses == ["cancelled", "failed"]
+
+
+async def test_a_run_that_spent_its_budget_stops_its_other_tasks_before_their_next_call(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    # "first" answers for $0.01 of a $0.015 budget; "second" runs after it and could
+    # cost $0.01 more: refused without a call.
+    sim.script(ANSWER)
+    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
+    spec = RunSpec(
+        request="Explain.",
+        tasks=(
+            TaskSpec(name="first", role="engineer", generation=THOUSAND, **MODEL),
+            TaskSpec(
+                name="second", role="reviewer", generation=THOUSAND, after=("first",), **MODEL
+            ),
+        ),
+        max_cost=0.015,
+    )
+    try:
+        run = await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
+    first, second = run.tasks
+    assert first.status == "done" and first.output == "Done."
+    assert second.status == "failed" and second.error is not None
+    assert second.error.message.startswith(
+        "Budget exceeded: spent $0.010 of the run's $0.015 budget after 1 model call;"
+    )
+    assert len(sim.requests) == 1
