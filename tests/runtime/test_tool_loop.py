@@ -473,7 +473,8 @@ async def test_the_loop_calls_a_streamable_http_server(
 async def test_the_notice_accounts_for_every_step(
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:
-    """A step that returned no reasoning text is named, with the tokens it reasoned for."""
+    """A step that returned no reasoning text is named, with the tokens it reasoned for
+    and what they cost (212 tokens at gpt-5.5's $30 per million output tokens)."""
     sim.script(Transcript(answer="The tool said abab.", reasoning_tokens=212))
     sim.script(calling("repeat", {"text": "ab", "times": 2}), times=1)
     run = await run_one(tmp_path, sim_server, environ, one_task(provider="openai", model="gpt-5.5"))
@@ -483,7 +484,7 @@ async def test_the_notice_accounts_for_every_step(
     assert task.reasoning_notice is not None
     assert task.reasoning_notice.endswith(
         "Reasoning shown for 1 of 2 steps; step 2 returned none "
-        "(the model reasoned for 212 tokens)."
+        "(the model reasoned for 212 tokens ($0.0064))."
     ), task.reasoning_notice
     assert task.reasoning_parts is not None
     assert [part.step for part in task.reasoning_parts] == [1]
