@@ -194,7 +194,15 @@ async def test_each_chat_span_carries_its_calls_cost_as_phoenix_and_langfuse_rea
     assert attributes["llm.cost.prompt_details.cache_write"] == 0.0
     assert attributes["gen_ai.usage.cost"] == pytest.approx(0.0198, abs=1e-12)
     assert attributes["thoughtline.cost.source"] == "genai-prices 0.2.3"
+    # What Phoenix prices a span from: an OpenInference LLM span, its model and counts.
+    assert attributes["openinference.span.kind"] == "LLM"
+    assert (attributes["llm.model_name"], attributes["llm.provider"]) == ("o4-mini", "openai")
+    assert attributes["llm.token_count.prompt"] == 10_000
+    assert attributes["llm.token_count.completion"] == 2_000
+    assert attributes["llm.token_count.total"] == 12_000
+    assert attributes["llm.token_count.completion_details.reasoning"] == 640
     (root,) = by_name(spans, "thoughtline run")
+    assert "openinference.span.kind" not in dict(root.attributes or {})
     assert (
         dict(root.attributes or {})["thoughtline.cost.amount"] == run.snapshot()["cost"]["amount"]
     )

@@ -20,8 +20,12 @@ step's own usage, response id and finish reason, and ``thoughtline.step``) and o
 ``execute_tool {name}`` span per tool call (``thoughtline.tool.step`` names the step that
 asked for it). A task without tools keeps a single ``chat {model}`` span.
 
+The ``chat`` spans are also OpenInference LLM spans (``openinference.span.kind``,
+``llm.model_name``, ``llm.provider``, ``llm.token_count.*``): Phoenix prices a span from
+those with its own price table (its ``llm.cost.*`` are not read back).
+
 Cost goes on the ``chat`` spans only, one per model call, so a backend that sums a
-trace's spans counts each call once: OpenInference's ``llm.cost.*`` (what Phoenix reads;
+trace's spans counts each call once: OpenInference's ``llm.cost.*`` (its convention;
 ``llm.cost.completion_details.reasoning`` is part of ``llm.cost.completion``) and
 ``gen_ai.usage.cost``, which Langfuse maps to an observation's total cost. Agent and
 run spans carry ``thoughtline.cost.amount`` only. A cost that is unknown sends no figure
@@ -171,6 +175,15 @@ def task_attributes(
         reasoning_tokens=usage.reasoning_tokens,
         cached_input_tokens=report.cached_input_tokens,
     )
+    _add_openinference_llm(
+        attributes,
+        task,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        cached_input_tokens=report.cached_input_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
     _add_outcome(attributes, task)
     attributes.update(call_cost_attributes(task.cost))
     recorded = report.recorded_reasoning
@@ -253,6 +266,14 @@ def step_attributes(
         reasoning_tokens=step.reasoning_tokens,
         cached_input_tokens=step.cached_input_tokens,
     )
+    _add_openinference_llm(
+        attributes,
+        task,
+        input_tokens=step.input_tokens,
+        output_tokens=step.output_tokens,
+        reasoning_tokens=step.reasoning_tokens,
+        cached_input_tokens=step.cached_input_tokens,
+    )
     if step.number <= len(task.step_costs):
         attributes.update(call_cost_attributes(task.step_costs[step.number - 1]))
     if step.error_code is not None:
@@ -314,6 +335,46 @@ def _task_context(run: Run, task: Task) -> Attributes:
         "thoughtline.chain_of_thought": task.chain_of_thought,
         "thoughtline.chain_of_thought.source": task.chain_of_thought_source,
     }
+
+
+# thoughtline endpoint name -> OpenInference's llm.provider (its well-known values);
+# other endpoints report their endpoint name.
+OPENINFERENCE_PROVIDERS: Mapping[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "gemini": "google",
+    "deepseek": "deepseek",
+}
+
+
+def _add_openinference_llm(
+    attributes: Attributes,
+    task: Task,
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    reasoning_tokens: int | None,
+    cached_input_tokens: int | None,
+    cache_write_tokens: int | None = None,
+) -> None:
+    """One model call as an OpenInference LLM span: Phoenix prices a span from these
+    (model, provider, token counts; it does not read ``llm.cost.*``). Only ``chat``
+    spans carry them, so a trace's calls are each counted once. Counts not reported
+    are left out, never sent as 0."""
+    attributes["openinference.span.kind"] = "LLM"
+    attributes["llm.model_name"] = task.model
+    attributes["llm.provider"] = OPENINFERENCE_PROVIDERS.get(task.provider, task.provider)
+    for name, value in (
+        ("llm.token_count.prompt", input_tokens),
+        ("llm.token_count.completion", output_tokens),
+        ("llm.token_count.prompt_details.cache_read", cached_input_tokens),
+        ("llm.token_count.prompt_details.cache_write", cache_write_tokens),
+        ("llm.token_count.completion_details.reasoning", reasoning_tokens),
+    ):
+        if value is not None:
+            attributes[name] = value
+    if input_tokens is not None and output_tokens is not None:
+        attributes["llm.token_count.total"] = input_tokens + output_tokens
 
 
 def _add_usage(
