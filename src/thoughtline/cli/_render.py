@@ -20,7 +20,7 @@ from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
 from thoughtline.pricing import format_amount
-from thoughtline.records import CostSnapshot, RunSnapshot, ToolCallSnapshot
+from thoughtline.records import CostSnapshot, PersonaSnapshot, RunSnapshot, ToolCallSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -189,3 +189,23 @@ def tool_call_line(call: ToolCallSnapshot) -> str:
     if call["result_truncated"]:
         line += ", result cut"
     return line
+
+
+_PERSONA_SOURCES = {
+    "explicit": "--role",
+    "plan": "its plan",
+    "config": "[defaults] role",
+    "system": "--system",
+    "default": "none asked for",
+    "unrecorded": "source not recorded",
+}
+
+
+def persona_label(persona: PersonaSnapshot) -> str:
+    """A task's persona for people: the role, or that there was none, and its source."""
+    source = _PERSONA_SOURCES.get(persona["source"], persona["source"])
+    if persona["source"] == "system":
+        return f"inline ({source})"
+    if persona["source"] == "default":
+        return f"none, no system prompt ({source})"
+    return f"{persona['role']} ({source})"
