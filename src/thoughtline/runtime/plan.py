@@ -162,7 +162,8 @@ def with_system(spec: RunSpec, system: str | None) -> RunSpec:
     if chosen:
         raise ThoughtlineError(
             "REQUEST_INVALID",
-            f"--system and a role ({', '.join(chosen)}) both give the persona; use one.",
+            f"system (--system) and roles ({', '.join(chosen)}) both give the persona; "
+            "give one of them.",
         )
     tasks = tuple(replace(task, persona_source="system", system=system) for task in spec.tasks)
     return replace(spec, tasks=tasks)

@@ -51,7 +51,7 @@ class ThoughtlineMCP:
             list[str] | None,
             Field(
                 min_length=1,
-                description="One concurrent task per role (built in: engineer, reviewer, "
+                description="One concurrent task per role (built in: assistant, engineer, reviewer, "
                 "architect, security; or roles from the config). Default: [defaults] role, "
                 "else one task with no persona (no system prompt), or with continues, the "
                 "continued run's tasks.",
