@@ -556,8 +556,8 @@ async def test_system_gives_the_persona_and_no_role_gives_none(
     assert "system" not in first.body
     assert second.body["system"] == "You are terse."
     assert plain.structured_content is not None and inline.structured_content is not None
-    assert plain.structured_content["run"]["tasks"][0]["persona"] == {
+    assert plain.structured_content["tasks"][0]["persona"] == {
         "role": "assistant",
         "source": "default",
     }
-    assert inline.structured_content["run"]["tasks"][0]["persona"]["source"] == "system"
+    assert inline.structured_content["tasks"][0]["persona"]["source"] == "system"
