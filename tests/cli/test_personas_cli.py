@@ -105,6 +105,13 @@ def test_the_configured_default_role_restores_the_engineer(
     task = snapshot["tasks"][0]
     assert task["name"] == "engineer"
     assert task["persona"] == {"role": "engineer", "source": "config"}
+    shown = thoughtline(home, environ, "config", "--json")
+    settings = {entry["key"]: entry for entry in json.loads(shown.stdout)["settings"]}
+    assert settings["defaults.role"] == {
+        "key": "defaults.role",
+        "value": "engineer",
+        "source": str(home.parent / "thoughtline.toml"),
+    }
     # --system wins over the configured default: it was asked for.
     sim.reset()
     snapshot, system, _wire = one_run(home, environ, sim, "Summarize this", "--system", "Be brief.")
@@ -163,3 +170,31 @@ def test_system_with_a_role_or_empty_is_a_usage_error(
     assert result.returncode == 2
     assert sentence in result.stderr
     assert sim.requests == []
+
+
+def test_a_follow_up_keeps_the_conversations_persona(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    first = thoughtline(home, environ, "run", "Summarize this", "--system", "You are terse.")
+    assert first.returncode == 0, first.stderr
+    # A default set later does not change a conversation that had no persona either.
+    plain = thoughtline(home, environ, "run", "Summarize that")
+    assert plain.returncode == 0, plain.stderr
+    (home.parent / "thoughtline.toml").write_text('[defaults]\nrole = "engineer"\n')
+    again = thoughtline(home, environ, "run", "-c", "Shorter.", "--json")
+    assert again.returncode == 0, again.stderr
+    task = json.loads(again.stdout)["tasks"][0]
+    assert (task["name"], task["persona"]) == (
+        "assistant",
+        {"role": "assistant", "source": "default"},
+    )
+    body = sim.requests[-1].body
+    assert body is not None and "system" not in body
+    assert len(body["messages"]) == 3  # the earlier request and answer went with it
+    first_id = thoughtline(home, environ, "runs", "--json")
+    ids = [run["id"] for run in json.loads(first_id.stdout)]
+    follow = thoughtline(home, environ, "run", "--continues", ids[-1], "Again.", "--json")
+    assert follow.returncode == 0, follow.stderr
+    assert json.loads(follow.stdout)["tasks"][0]["persona"]["source"] == "system"
+    body = sim.requests[-1].body
+    assert body is not None and body["system"] == "You are terse."

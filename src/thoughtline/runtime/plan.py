@@ -231,7 +231,7 @@ def continuation_spec(
                 else None,
                 max_steps=before.max_steps if before.tools else None,
                 max_cost=before.max_cost,
-                # The conversation keeps its persona: a default one is not resolved again.
+                # The conversation keeps its persona (planning resolves no default again).
                 persona_source="explicit"
                 if before.persona_source == "unrecorded"
                 else before.persona_source,

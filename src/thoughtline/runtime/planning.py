@@ -129,7 +129,7 @@ def plan_run(
         for task_spec in spec.tasks
     ]
     for position, asked in enumerate(spec.tasks):
-        task_spec = persona_of(asked, config, roles)
+        task_spec = persona_of(asked, config, roles, continuing=continuation is not None)
         provider = task_spec.provider or config.default_provider
         endpoint = registry.resolve(provider)
         model = task_spec.model or default_model(config, provider)
@@ -174,10 +174,14 @@ def plan_run(
     return run
 
 
-def persona_of(task_spec: TaskSpec, config: Config, roles: RoleCatalog) -> TaskSpec:
-    """``task_spec`` with its role checked; a task no persona was asked for takes the
-    config's ``[defaults] role`` (and its name, when it had the default one)."""
-    if task_spec.persona_source == "default" and config.default_role is not None:
+def persona_of(
+    task_spec: TaskSpec, config: Config, roles: RoleCatalog, *, continuing: bool = False
+) -> TaskSpec:
+    """``task_spec`` with its role checked; a task of a new conversation no persona was
+    asked for takes the config's ``[defaults] role`` (and its name, when it had the
+    default one). A continued task keeps its persona and name, so its thread goes on."""
+    default = task_spec.persona_source == "default" and not continuing
+    if default and config.default_role is not None:
         role = config.default_role
         try:
             roles.get(role)
