@@ -215,6 +215,8 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     expect(card.get_by_test_id("task-answer")).to_have_text(STREAMED_ANSWER)
     expect(card.get_by_test_id("task-status")).to_have_text("done")
     expect(card.get_by_test_id("task-meta")).to_contain_text("provider:deepseek:deepseek-reasoner")
+    # The persona the task ran with, and where it came from (the form's roles).
+    expect(card.locator("[data-field=persona] dd")).to_have_text("engineer (--role)")
 
     reasoning = card.get_by_test_id("task-reasoning")
     expect(reasoning).to_have_count(1)
