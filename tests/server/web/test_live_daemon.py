@@ -376,3 +376,31 @@ def test_form_settings_counts_and_a_followed_answer(
     expect(answer.locator("ol > li")).to_have_count(120)
     bodies = [request.body or {} for request in sim.requests]
     assert [(body["max_tokens"], body["temperature"]) for body in bodies] == [(321, 0.3)]
+
+
+def test_a_run_started_with_no_role_has_no_persona_and_one_with_a_system_prompt_sends_it(
+    page: Page, daemon: Daemon, sim: Simulator
+) -> None:
+    with_token(page, ACCESS_TOKEN)
+    page.goto(f"{daemon.url}/")
+    expect(page.get_by_test_id("form-roles")).to_have_value("")
+    start_from_form(
+        page, "Summarize this", provider="deepseek", chain_of_thought="hidden", roles=""
+    )
+    expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    card = page.get_by_test_id("task-card")
+    expect(card.locator("[data-field=persona] dd")).to_have_text(
+        "none, no system prompt (none asked for)"
+    )
+    page.get_by_test_id("form-system").fill("You are terse.")
+    start_from_form(
+        page, "Summarize this", provider="deepseek", chain_of_thought="hidden", roles=""
+    )
+    expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    expect(page.get_by_test_id("task-card").locator("[data-field=persona] dd")).to_have_text(
+        "inline (--system)"
+    )
+    first, second = sim.requests
+    assert first.body is not None and second.body is not None
+    assert [m["role"] for m in first.body["messages"]] == ["user"]
+    assert second.body["messages"][0] == {"role": "system", "content": "You are terse."}
