@@ -125,11 +125,11 @@ def test_status_says_which_persona_and_where_it_came_from(
     plain = thoughtline(home, environ, "run", "Summarize this", "--json")
     assert plain.returncode == 0, plain.stderr
     status = thoughtline(home, environ, "status")
-    assert "assistant persona: none, no system prompt (none asked for)" in status.stdout
+    assert "assistant persona: none, no system prompt\n" in status.stdout
     inline = thoughtline(home, environ, "run", "Summarize this", "--system", "Be brief.")
     assert inline.returncode == 0, inline.stderr
     status = thoughtline(home, environ, "status")
-    assert "assistant persona: inline (--system)" in status.stdout
+    assert "assistant persona: inline system prompt\n" in status.stdout
     (home.parent / "thoughtline.toml").write_text('[defaults]\nrole = "architect"\n')
     configured = thoughtline(home, environ, "run", "Summarize this")
     assert configured.returncode == 0, configured.stderr

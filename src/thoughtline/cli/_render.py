@@ -192,20 +192,19 @@ def tool_call_line(call: ToolCallSnapshot) -> str:
 
 
 _PERSONA_SOURCES = {
-    "explicit": "--role",
-    "plan": "its plan",
+    "explicit": "asked for",
+    "plan": "from the plan",
     "config": "[defaults] role",
-    "system": "--system",
-    "default": "none asked for",
     "unrecorded": "source not recorded",
 }
 
 
 def persona_label(persona: PersonaSnapshot) -> str:
-    """A task's persona for people: the role, or that there was none, and its source."""
-    source = _PERSONA_SOURCES.get(persona["source"], persona["source"])
+    """A task's persona for people: the role and where it came from, or that it was
+    given inline, or that there was none (the same words as the page's)."""
     if persona["source"] == "system":
-        return f"inline ({source})"
+        return "inline system prompt"
     if persona["source"] == "default":
-        return f"none, no system prompt ({source})"
+        return "none, no system prompt"
+    source = _PERSONA_SOURCES.get(persona["source"], persona["source"])
     return f"{persona['role']} ({source})"

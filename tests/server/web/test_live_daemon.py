@@ -216,7 +216,7 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     expect(card.get_by_test_id("task-status")).to_have_text("done")
     expect(card.get_by_test_id("task-meta")).to_contain_text("provider:deepseek:deepseek-reasoner")
     # The persona the task ran with, and where it came from (the form's roles).
-    expect(card.locator("[data-field=persona] dd")).to_have_text("engineer (--role)")
+    expect(card.locator("[data-field=persona] dd")).to_have_text("engineer (asked for)")
 
     reasoning = card.get_by_test_id("task-reasoning")
     expect(reasoning).to_have_count(1)
@@ -384,21 +384,20 @@ def test_a_run_started_with_no_role_has_no_persona_and_one_with_a_system_prompt_
     with_token(page, ACCESS_TOKEN)
     page.goto(f"{daemon.url}/")
     expect(page.get_by_test_id("form-roles")).to_have_value("")
-    start_from_form(
+    first_id = start_from_form(
         page, "Summarize this", provider="deepseek", chain_of_thought="hidden", roles=""
     )
     expect(page.get_by_test_id("run-status")).to_have_text("completed")
     card = page.get_by_test_id("task-card")
-    expect(card.locator("[data-field=persona] dd")).to_have_text(
-        "none, no system prompt (none asked for)"
-    )
+    expect(card.locator("[data-field=persona] dd")).to_have_text("none, no system prompt")
     page.get_by_test_id("form-system").fill("You are terse.")
-    start_from_form(
-        page, "Summarize this", provider="deepseek", chain_of_thought="hidden", roles=""
-    )
+    page.get_by_test_id("form-request").fill("Summarize this")
+    page.get_by_test_id("form-submit").click()
+    # The page moves to the new run once it is stored.
+    expect(page.get_by_test_id("run-view")).not_to_have_attribute("data-run-id", first_id)
     expect(page.get_by_test_id("run-status")).to_have_text("completed")
     expect(page.get_by_test_id("task-card").locator("[data-field=persona] dd")).to_have_text(
-        "inline (--system)"
+        "inline system prompt"
     )
     first, second = sim.requests
     assert first.body is not None and second.body is not None

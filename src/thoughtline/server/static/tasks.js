@@ -29,11 +29,9 @@ export function formatElapsed(ms) {
 }
 
 const PERSONA_SOURCES = {
-  explicit: "--role",
-  plan: "its plan",
+  explicit: "asked for",
+  plan: "from the plan",
   config: "[defaults] role",
-  system: "--system",
-  default: "none asked for",
   unrecorded: "source not recorded",
 };
 
@@ -43,9 +41,9 @@ const PERSONA_SOURCES = {
  */
 function personaLabel(persona) {
   if (!persona) return null;
+  if (persona.source === "system") return "inline system prompt";
+  if (persona.source === "default") return "none, no system prompt";
   const source = PERSONA_SOURCES[persona.source] ?? persona.source;
-  if (persona.source === "system") return `inline (${source})`;
-  if (persona.source === "default") return `none, no system prompt (${source})`;
   return `${persona.role} (${source})`;
 }
 
