@@ -368,8 +368,17 @@ class ConfigValidator:
         )
 
         defaults = self.table(
-            data, "defaults", ("provider", "model", "effort", "max_output_tokens", "temperature")
+            data,
+            "defaults",
+            ("provider", "model", "effort", "max_output_tokens", "temperature", "role"),
         )
+        default_role = self.string(defaults, "defaults.role", None)
+        if default_role is not None:
+            if not ROLE_NAME.match(default_role):
+                raise self.fail(
+                    "defaults.role", f"{default_role!r} is not a valid role name: {ROLE_NAME_RULE}"
+                )
+            self.sources["defaults.role"] = str(self.path)
         default_provider = self.string(defaults, "defaults.provider", "anthropic") or "anthropic"
         default_model = (
             self.string(defaults, "defaults.model", "claude-sonnet-4-6") or "claude-sonnet-4-6"
@@ -500,6 +509,7 @@ class ConfigValidator:
             default_provider=default_provider,
             default_model=default_model,
             default_effort=default_effort,
+            default_role=default_role,
             default_generation=default_generation,
             providers=providers,
             trace_provider_raw=provider_raw,

@@ -93,6 +93,7 @@ class AsyncConversation(_Turns):
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
         max_cost: float | None = None,
+        system: str | None = None,
     ) -> RunHandle:
         """Start ``request`` as the conversation's next turn: await the handle for the
         final run, or iterate it for live events. The arguments are those of
@@ -113,6 +114,7 @@ class AsyncConversation(_Turns):
             max_steps=max_steps,
             max_cost=max_cost,
             continues=self._next,
+            system=system,
         )
         self._last = handle.run
         self._next = handle.run_id
@@ -159,6 +161,7 @@ class Conversation(_Turns):
         tools: Sequence[str | Callable[..., Any]] | None = None,
         max_steps: int | None = None,
         max_cost: float | None = None,
+        system: str | None = None,
     ) -> Run:
         """Run ``request`` to its end as the conversation's next turn and return the
         final run; the next send continues it, whatever its status. The arguments are
@@ -180,6 +183,7 @@ class Conversation(_Turns):
             max_steps=max_steps,
             max_cost=max_cost,
             continues=self._next,
+            system=system,
         )
         run = self._runner.run(self._orchestrator._run_to_end(request, options))
         self._last = run

@@ -125,6 +125,9 @@ class Config:
     default_provider: str = "anthropic"
     default_model: str = "claude-sonnet-4-6"
     default_effort: Effort = "provider-default"
+    default_role: str | None = None
+    """``[defaults] role``: the persona of a task no role was asked for; ``None``: none
+    (the ``assistant`` role, which sends no system prompt)."""
     default_generation: GenerationSettings = field(default_factory=GenerationSettings)
     """``[defaults] max_output_tokens`` and ``temperature`` (unset: the provider's)."""
     providers: Mapping[str, EndpointSettings] = field(default_factory=dict)

@@ -51,7 +51,13 @@ from thoughtline.requests import Effort, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_generation, with_tools
+from thoughtline.runtime.plan import (
+    RunSpec,
+    spec_from_roles,
+    with_generation,
+    with_system,
+    with_tools,
+)
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.retention import PurgeReport
 from thoughtline.runtime.run_tools import RunTools
@@ -84,6 +90,7 @@ class RunOptions:
     max_steps: int | None = None
     max_cost: float | None = None
     continues: str | None = None
+    system: str | None = None
 
 
 class RunHandle:
@@ -273,11 +280,14 @@ class Orchestrator:
         max_steps: int | None = None,
         max_cost: float | None = None,
         continues: str | None = None,
+        system: str | None = None,
     ) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
 
-        ``request`` is the request text (one concurrent task per role in ``roles``,
-        ``engineer`` when none is given) or a :class:`~thoughtline.RunSpec` (e.g. from
+        ``request`` is the request text (one concurrent task per role in ``roles``;
+        with none, one task with the config's ``[defaults] role``, else no persona and
+        no system prompt; ``system`` gives every task a persona inline instead, not
+        with ``roles`` or a plan's tasks) or a :class:`~thoughtline.RunSpec` (e.g. from
         :func:`~thoughtline.load_plan`), which declares its own tasks. ``chain_of_thought``
         and ``worker_backend`` win over the spec and the config, as do
         ``max_output_tokens`` (at least 1) and ``temperature`` (0 to 2), which apply to
@@ -317,6 +327,7 @@ class Orchestrator:
             max_steps=max_steps,
             max_cost=max_cost,
             continues=continues,
+            system=system,
         )
         return self._start(request, options)
 
@@ -426,6 +437,7 @@ class Orchestrator:
                     ),
                 )
         spec = with_tools(spec, tools=names, max_steps=options.max_steps, max_cost=options.max_cost)
+        spec = with_system(spec, options.system)
         run_tools = None if python_tools is None else RunTools(python=python_tools)
         mode, backend = options.chain_of_thought, options.worker_backend
         if not store:
@@ -523,6 +535,7 @@ def run(
     max_steps: int | None = None,
     max_cost: float | None = None,
     continues: str | None = None,
+    system: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Run:
@@ -550,6 +563,7 @@ def run(
         max_steps=max_steps,
         max_cost=max_cost,
         continues=continues,
+        system=system,
     )
 
     async def main() -> Run:

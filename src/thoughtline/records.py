@@ -34,6 +34,10 @@ CHAIN_OF_THOUGHT_MODES: tuple[ChainOfThought, ...] = (
     "surface_and_telemetry",
 )
 ModeSource: TypeAlias = Literal["explicit", "run", "role_config", "config", "default"]
+PersonaSource: TypeAlias = Literal["explicit", "plan", "config", "system", "default", "unrecorded"]
+"""Where a task's persona came from: ``--role`` (explicit), its plan file's task, the
+config's ``[defaults] role``, ``--system`` text, or none asked for (``default``: the
+``assistant`` role, no system prompt). ``unrecorded``: stored before personas were."""
 WorkerBackend: TypeAlias = Literal["provider", "inline"]
 RunStatus: TypeAlias = Literal[
     "planned",
@@ -287,6 +291,14 @@ class TimingsSnapshot(TypedDict):
     total_ms: float | None
 
 
+class PersonaSnapshot(TypedDict):
+    role: str
+    """The role whose prompt was sent (``assistant``: none; with ``system``, the text)."""
+    source: PersonaSource
+    system: NotRequired[str]
+    """The inline persona (``--system``), when the source is ``system``."""
+
+
 class TaskSnapshot(TypedDict):
     """One specialist task; ``reasoning``/``reasoning_parts`` are null unless its mode
     displays reasoning (render ``reasoning_notice`` then)."""
@@ -295,6 +307,8 @@ class TaskSnapshot(TypedDict):
     name: str
     """Unique within the run; defaults to the role."""
     role: str
+    persona: PersonaSnapshot
+    """Which persona the task ran with, and where it came from."""
     status: TaskStatus
     executor: str
     """provider:ENDPOINT:MODEL, inline:prepared, or empty before start."""
@@ -656,6 +670,9 @@ class Task:
     """False for a task an older thoughtline stored without its costs."""
     error: TaskError | None = None
     timings: TaskTimings = field(default_factory=TaskTimings)
+    persona_source: PersonaSource = "explicit"
+    system: str | None = None
+    """The persona given inline (``--system``): sent instead of the role's prompt."""
     tools: tuple[str, ...] = ()
     """The tools the task may call (``SERVER`` or ``SERVER.TOOL``), resolved at planning."""
     max_steps: int = 8
@@ -706,6 +723,13 @@ class Task:
             return self.step_costs[0]
         return total_cost(self.step_costs, label=lambda index: f"step {index + 1}")
 
+    @property
+    def persona(self) -> PersonaSnapshot:
+        persona: PersonaSnapshot = {"role": self.role, "source": self.persona_source}
+        if self.system is not None:
+            persona["system"] = self.system
+        return persona
+
     def to_dict(self) -> TaskSnapshot:
         snapshot = self._snapshot()
         if self.tool_calls is not None:
@@ -723,6 +747,7 @@ class Task:
             "id": self.id,
             "name": self.name or self.role,
             "role": self.role,
+            "persona": self.persona,
             "status": self.status,
             "executor": self.executor,
             "provider": self.provider,

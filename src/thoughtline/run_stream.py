@@ -141,6 +141,7 @@ def stream(
     max_steps: int | None = None,
     max_cost: float | None = None,
     continues: str | None = None,
+    system: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> RunStream:
@@ -169,6 +170,7 @@ def stream(
         max_steps=max_steps,
         max_cost=max_cost,
         continues=continues,
+        system=system,
     )
     runner = BlockingRunner()
 

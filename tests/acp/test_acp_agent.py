@@ -237,7 +237,7 @@ def check_mode_turn(
     start, end = updates[0], updates[-1]
     assert isinstance(start, ToolCallStart)
     assert (start.title, start.kind, start.status) == (
-        "engineer · deepseek:deepseek-reasoner",
+        "assistant · deepseek:deepseek-reasoner",
         "think",
         "in_progress",
     )

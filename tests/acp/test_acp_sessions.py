@@ -45,7 +45,7 @@ from thoughtline.testing import (
 
 pytestmark = pytest.mark.slow  # two agent processes and a tool server per test
 
-TASK_TITLE = "engineer · deepseek:deepseek-reasoner"
+TASK_TITLE = "assistant · deepseek:deepseek-reasoner"
 REPLAYED = (
     "user_message_chunk",
     "tool_call",

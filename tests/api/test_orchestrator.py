@@ -332,3 +332,38 @@ def test_the_synchronous_run_applies_max_request_bytes(
         )
     assert (raised.value.code, raised.value.message) == ("REQUEST_TOO_LARGE", TOO_LARGE_MESSAGE)
     assert sim.requests == []
+
+
+async def test_no_role_sends_no_persona_and_system_sends_the_text_given(
+    sim: Simulator, orchestrator: Orchestrator
+) -> None:
+    plain = await orchestrator.start("Summarize this")
+    inline = await orchestrator.start("Summarize this", system="You are terse.")
+    with pytest.raises(ThoughtlineError) as both:
+        orchestrator.start("Summarize this", system="You are terse.", roles=["reviewer"])
+    assert both.value.code == "REQUEST_INVALID"
+    first, second = (request.body for request in sim.requests_for("anthropic"))
+    assert first is not None and second is not None
+    assert "system" not in first
+    assert second["system"] == "You are terse."
+    assert plain.tasks[0].to_dict()["persona"] == {"role": "assistant", "source": "default"}
+    assert inline.tasks[0].persona == {
+        "role": "assistant",
+        "source": "system",
+        "system": "You are terse.",
+    }
+    # Read back from the store: the persona and its source were kept.
+    stored = orchestrator.status(inline.id)
+    assert stored.tasks[0].persona == inline.tasks[0].persona
+
+
+def test_the_sync_api_takes_system(sim: Simulator, user_env: dict[str, str]) -> None:
+    done = thoughtline.run(
+        "Summarize this",
+        system="You are terse.",
+        config=thoughtline.Config(path=None),
+        environ=user_env,
+    )
+    assert done.tasks[0].persona["source"] == "system"
+    (sent,) = sim.requests_for("anthropic")
+    assert sent.body is not None and sent.body["system"] == "You are terse."

@@ -42,13 +42,13 @@ def test_an_unknown_price_shows_unknown_in_the_json_and_the_table(
         "parts": None,
         "unknown_reason": OLLAMA_REASON,
     }
-    assert snapshot["cost"]["unknown_reason"] == f"task engineer: {OLLAMA_REASON}"
+    assert snapshot["cost"]["unknown_reason"] == f"task assistant: {OLLAMA_REASON}"
     table = thoughtline(home, environ, *args)
     assert table.returncode == 0, table.stderr
-    rows = [line for line in table.stderr.splitlines() if line.lstrip("│ ").startswith("engineer")]
+    rows = [line for line in table.stderr.splitlines() if line.lstrip("│ ").startswith("assistant")]
     assert len(rows) == 1 and "unknown" in rows[0], table.stderr
     flat = " ".join(line.strip() for line in table.stderr.splitlines())
-    assert f"cost unknown: task engineer: {OLLAMA_REASON}" in flat
+    assert f"cost unknown: task assistant: {OLLAMA_REASON}" in flat
 
 
 def test_a_config_price_wins_and_thoughtline_prices_says_where_it_came_from(

@@ -81,7 +81,7 @@ def test_export_to_a_file_replaces_it_whole_and_hostile_text_stays_inside_its_fe
     headings = [line for line in outside.splitlines() if line.startswith("#")]
     run_id = json.loads(started.stdout)["id"]
     assert headings == [
-        f"# Run {run_id}", "## Request", "## engineer (done)", "### Reasoning", "### Answer",
+        f"# Run {run_id}", "## Request", "## assistant (done)", "### Reasoning", "### Answer",
     ]  # fmt: skip
     assert list(tmp_path.glob(".record.md.*")) == []
 

@@ -242,7 +242,7 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
         (
             ["--role", "poet"],
             None,
-            "thoughtline: Unknown role 'poet'. Known roles: architect, engineer, reviewer, security",
+            "thoughtline: Unknown role 'poet'. Known roles: architect, assistant, engineer, reviewer, security",
         ),
         (
             ["--provider", "vllm"],
@@ -644,7 +644,7 @@ def test_quiet_leaves_stderr_to_errors(home: Path, sim: Simulator, environ: dict
     assert failed.returncode == 1
     assert failed.stdout == ""
     lines = failed.stderr.splitlines()
-    assert lines[0].startswith("thoughtline: task engineer failed: PROVIDER_")
+    assert lines[0].startswith("thoughtline: task assistant failed: PROVIDER_")
     assert "simulated bad request" in lines[0]
     assert lines[1:] == [f"thoughtline: run {lines[1].split()[2]} failed."]
     assert CANARY not in shown.stderr + failed.stderr
@@ -657,7 +657,7 @@ def test_a_failure_is_said_once(home: Path, sim: Simulator, environ: dict[str, s
     failed = thoughtline(home, environ, "run", "Explain.")
     assert failed.returncode == 1
     assert failed.stderr.count("simulated bad request") == 1
-    assert "task engineer failed: PROVIDER_BAD_REQUEST (below)" in failed.stderr
+    assert "task assistant failed: PROVIDER_BAD_REQUEST (below)" in failed.stderr
     assert "not_requested:" not in failed.stderr  # hidden: nothing to say of reasoning
 
 
@@ -669,7 +669,8 @@ def test_run_help_shows_short_flags_defaults_and_examples_in_80_columns(
     text = shown.stdout
     for expected in ("-r, --role", "-p, --provider", "-m, --model", "-e, --effort", "-q, --quiet"):
         assert expected in text
-    assert "Default: engineer." in text
+    assert "Default: [defaults] role, else none (no system prompt)." in " ".join(text.split())
+    assert "--system TEXT" in text
     assert "else hidden." in text
     assert "Examples:" in text
     assert "git diff | thoughtline run -" in text

@@ -165,7 +165,7 @@ def test_an_answer_cut_off_by_the_token_limit_says_so(
     )
     piped = thoughtline(home, environ, "run", "Write a lot.")
     assert piped.stdout == "The beginning of a long\n"
-    assert "task engineer: ✂ The answer was cut off" in piped.stderr
+    assert "task assistant: ✂ The answer was cut off" in piped.stderr
     status = thoughtline(home, environ, "status")
     assert "The answer was cut off" in status.stdout
 
@@ -519,7 +519,7 @@ def test_piped_answers_and_json_keep_the_model_text_exactly(
     )
     assert code == 0, terminal
     assert stdout == HOSTILE + "\n"
-    assert_shown_not_obeyed(terminal, "reasoning (engineer):", *SHOWN)
+    assert_shown_not_obeyed(terminal, "reasoning (assistant):", *SHOWN)
 
 
 def test_error_messages_on_a_terminal_are_shown_not_obeyed(
@@ -530,7 +530,7 @@ def test_error_messages_on_a_terminal_are_shown_not_obeyed(
     assert code == 1, shown
     assert_shown_not_obeyed(shown, "bad request ␛]0;pwned␇ ␛[2J")
     # The sentence after the table, on stderr, as well as the panel and the final print.
-    assert re.search(r"thoughtline: task engineer failed: \S+: .*bad request ␛]0;pwned␇", shown)
+    assert re.search(r"thoughtline: task assistant failed: \S+: .*bad request ␛]0;pwned␇", shown)
     # A sentence quoting what the user gave (here a plan file's name).
     code, shown = run_on_pty(home, environ, "run", "x", "--plan", "\x1b]0;pwned\x07")
     assert code == 2, shown

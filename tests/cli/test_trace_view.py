@@ -75,7 +75,7 @@ def test_trace_is_a_line_per_event_with_the_recorded_reasoning_once(
     summaries = {kind: line for line in lines if (kind := line[14:].split(" ", 1)[0])}
     assert '"Design a rate limiter"' in summaries["run.started"]
     assert f"chain_of_thought={mode} (explicit)" in summaries["run.started"]
-    assert "engineer" in summaries["task.started"]
+    assert "assistant" in summaries["task.started"]
     assert (
         "deepseek-reasoner at deepseek (openai-chat) · reasoning requested"
         in (summaries["worker.requested"])

@@ -83,7 +83,7 @@ async def test_a_hidden_follow_up_carries_the_first_turn_and_its_reasoning_nowhe
     (task,) = two["tasks"]
     # The continued run's task again: same name, endpoint and model.
     assert (task["name"], task["provider"], task["model"]) == (
-        "engineer",
+        "assistant",
         "deepseek",
         "deepseek-reasoner",
     )

@@ -117,9 +117,11 @@ async def test_lists_both_tools_with_input_and_output_schemas(
     assert run_tool.input_schema["required"] == ["request"]
     properties = run_tool.input_schema["properties"]
     assert properties["chain_of_thought"]["anyOf"][0]["enum"] == list(MODES)
-    # No roles: engineer, or the continued run's tasks (so the default is not a list).
+    # No roles: [defaults] role, else no persona, or the continued run's tasks (so the
+    # default is not a list).
     assert properties["roles"]["default"] is None
-    assert "engineer" in properties["roles"]["description"]
+    assert "[defaults] role" in properties["roles"]["description"]
+    assert "system" in properties
     assert properties["continues"]["default"] is None
     assert "conversation" in properties["continues"]["description"]
     assert properties["wait"]["default"] is True
@@ -215,7 +217,7 @@ def check_mode_run(
         assert CANARY not in structured, mode
     # The text summary names each task's status and notice and carries the answer, never
     # the reasoning (that is in the structured snapshot, when displayed).
-    assert "engineer [done]" in text
+    assert "assistant [done]" in text
     assert task["reasoning_notice"] in text
     assert ANSWER in text
     assert CANARY not in text, mode
@@ -229,9 +231,9 @@ def check_mode_run(
     assert {total for _, total, _ in progress} == {3}
     messages = [message or "" for _, _, message in progress]
     steps = [message for value, _, message in progress if value == int(value)]
-    assert (steps[0] or "").startswith("engineer started (provider:anthropic:")
+    assert (steps[0] or "").startswith("assistant started (provider:anthropic:")
     assert steps[1] == (
-        f"engineer done; reasoning {EXPECTED_REASONING_STATUS[mode]}; {len(ANSWER)} chars streamed"
+        f"assistant done; reasoning {EXPECTED_REASONING_STATUS[mode]}; {len(ANSWER)} chars streamed"
     )
     assert steps[2] == "run completed"
     streaming = [message for message in messages if message.startswith("streaming: ")]
@@ -395,7 +397,7 @@ async def test_a_tool_its_server_lacks_is_a_tool_error_and_no_run_is_stored(
         result = await server.call("orchestration_run", {"request": "x", "tools": ["probe.nosuch"]})
         assert result.is_error
         assert text_of(result).startswith(
-            "TOOL_NOT_FOUND: Task engineer: The MCP server probe has no tool 'nosuch'"
+            "TOOL_NOT_FOUND: Task assistant: The MCP server probe has no tool 'nosuch'"
         ), text_of(result)
         listed = await server.call("orchestration_status", {})
         assert text_of(listed).startswith("RUN_NOT_FOUND: "), text_of(listed)
@@ -491,7 +493,7 @@ async def test_progress_reports_streamed_characters_while_a_long_answer_arrives(
     counts = [
         int(message.split()[2].replace(",", ""))
         for _, message in progress
-        if message.startswith("streaming: engineer ")
+        if message.startswith("streaming: assistant ")
     ]
     # Several notices, each with more characters; none carries the answer itself.
     assert len(counts) >= 2
@@ -530,4 +532,32 @@ async def test_the_tool_says_what_the_run_cost_or_why_that_is_unknown(
     assert task["cost"]["amount"] is None and task["cost"]["unknown_reason"] == reason
     assert unknown.structured_content["cost"]["amount"] is None
     assert f"  cost: unknown: {reason}" in text_of(unknown)
-    assert f"Cost: unknown: task engineer: {reason}." in text_of(unknown)
+    assert f"Cost: unknown: task assistant: {reason}." in text_of(unknown)
+
+
+async def test_system_gives_the_persona_and_no_role_gives_none(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    async with mcp_server(tmp_path, environ) as server:
+        plain = await server.call("orchestration_run", {"request": "Summarize this"})
+        assert not plain.is_error, text_of(plain)
+        inline = await server.call(
+            "orchestration_run", {"request": "Summarize this", "system": "You are terse."}
+        )
+        assert not inline.is_error, text_of(inline)
+        both = await server.call(
+            "orchestration_run",
+            {"request": "Summarize this", "system": "You are terse.", "roles": ["reviewer"]},
+        )
+    assert both.is_error
+    assert "system (--system) and roles (reviewer) both give the persona" in text_of(both)
+    first, second = sim.requests  # the refused call sent nothing
+    assert first.body is not None and second.body is not None
+    assert "system" not in first.body
+    assert second.body["system"] == "You are terse."
+    assert plain.structured_content is not None and inline.structured_content is not None
+    assert plain.structured_content["tasks"][0]["persona"] == {
+        "role": "assistant",
+        "source": "default",
+    }
+    assert inline.structured_content["tasks"][0]["persona"]["source"] == "system"

@@ -311,7 +311,7 @@ async def test_missing_key_and_unknown_role_fail_before_running(
         )
     with pytest.raises(
         ThoughtlineError,
-        match=r"Unknown role 'poet'\. Known roles: architect, engineer, reviewer, security",
+        match=r"Unknown role 'poet'\. Known roles: architect, assistant, engineer, reviewer, security",
     ):
         runtime.prepare(RunSpec(request="x", tasks=(one_task(role="poet"),)))
     assert store.list_runs() == []

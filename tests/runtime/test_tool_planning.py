@@ -74,7 +74,7 @@ def test_a_server_nobody_configured_is_refused_naming_where_it_was_named() -> No
     assert "'gti' (roles.reader.tools)" in raised.value.message
     with pytest.raises(ThoughtlineError) as explicit:
         plan(with_tools(spec_from_roles("r", []), tools=["nosuch.tool"]))
-    assert "'nosuch.tool' (task 'engineer')" in explicit.value.message
+    assert "'nosuch.tool' (task 'assistant')" in explicit.value.message
     with pytest.raises(ThoughtlineError, match="max_steps must be an integer from 1 to 1000"):
         with_tools(spec_from_roles("r", []), max_steps=0)
 

@@ -43,7 +43,7 @@ def test_create_get_list(daemon: LiveDaemon, sim: Simulator) -> None:
     snapshot = wait_for_status(client, run_id, {"completed"})
     assert snapshot["schema"] == "thoughtline.run/v1"
     assert snapshot["tasks"][0]["output"] == "All good."
-    assert snapshot["tasks"][0]["role"] == "engineer"
+    assert snapshot["tasks"][0]["role"] == "assistant"
     second = start_run(client, worker_backend="inline", roles=["architect"])
     wait_for_status(client, second, {"completed_prepare_only"})
     runs = client.get("/v1/runs", params={"limit": 10}).json()["runs"]
@@ -277,3 +277,29 @@ def test_docs_is_an_offline_page_of_the_daemon_naming_every_route(daemon: LiveDa
         assert route in page
     # Nothing is loaded from elsewhere: no scripts, no external stylesheets or images.
     assert "<script" not in page and "http://" not in page and "https://" not in page
+
+
+def test_system_gives_the_persona_and_no_role_gives_none(
+    daemon: LiveDaemon, sim: Simulator
+) -> None:
+    client = daemon.client()
+    plain = start_run(client)
+    plain_snapshot = wait_for_status(client, plain, {"completed"})
+    inline = start_run(client, system="You are terse.")
+    inline_snapshot = wait_for_status(client, inline, {"completed"})
+    refused = client.post(
+        "/v1/runs", json={"request": "x", "system": "You are terse.", "roles": ["reviewer"]}
+    )
+    error = error_of(refused, 400)
+    assert error["code"] == "REQUEST_INVALID"
+    assert "system (--system) and roles (reviewer) both give the persona" in error["message"]
+    first, second = sim.requests
+    assert first.body is not None and second.body is not None
+    assert "system" not in first.body
+    assert second.body["system"] == "You are terse."
+    assert plain_snapshot["tasks"][0]["persona"] == {"role": "assistant", "source": "default"}
+    assert inline_snapshot["tasks"][0]["persona"] == {
+        "role": "assistant",
+        "source": "system",
+        "system": "You are terse.",
+    }

@@ -65,7 +65,7 @@ def test_a_follow_up_is_sent_the_first_turn_and_joins_its_conversation(
     assert snapshot["conversation_id"] == first
     assert snapshot["chain_of_thought"] == "surface"
     (task,) = snapshot["tasks"]
-    assert (task["name"], task["provider"]) == ("engineer", "deepseek")
+    assert (task["name"], task["provider"]) == ("assistant", "deepseek")
     assert task["output"] == "Refill at 10/s (answer two)."
     assert task["history"]["turns"] == 1
     assert task["history"]["dropped_turns"] == 0

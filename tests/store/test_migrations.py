@@ -28,6 +28,7 @@ ALL_NAMES = [
     "m010_task_costs",
     "m011_task_usage_index",
     "m012_budgets",
+    "m013_personas",
 ]
 
 
@@ -108,7 +109,9 @@ def test_older_database_gets_only_the_missing_migrations(tmp_path: Path) -> None
 def test_budgets_are_stored_and_runs_from_before_them_have_none(tmp_path: Path) -> None:
     path = tmp_path / "thoughtline.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    apply_migrations(conn, location=str(path), migrations=MIGRATIONS[:-1])
+    apply_migrations(
+        conn, location=str(path), migrations=MIGRATIONS[: ALL_NAMES.index("m012_budgets")]
+    )
     conn.close()
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute(
@@ -130,6 +133,33 @@ def test_budgets_are_stored_and_runs_from_before_them_have_none(tmp_path: Path) 
     assert stored.tasks[0].max_cost == 0.1
     assert stored.snapshot()["max_cost"] == 0.25
     assert stored.snapshot()["tasks"][0]["max_cost"] == 0.1
+
+
+def test_personas_are_stored_and_tasks_from_before_them_read_unrecorded(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "thoughtline.db"
+    with SQLiteStore(path) as store:
+        run = make_run("run_personas", tasks=2)
+        run.tasks[0].persona_source = "system"
+        run.tasks[0].system = "You are terse."
+        run.tasks[1].persona_source = "config"
+        store.create_run(run)
+        stored = store.get_run("run_personas")
+    assert stored is not None
+    assert [task.persona for task in stored.tasks] == [
+        {"role": run.tasks[0].role, "source": "system", "system": "You are terse."},
+        {"role": run.tasks[1].role, "source": "config"},
+    ]
+    # What m013 leaves in the rows of tasks written before it: NULL.
+    _sql(path, "UPDATE tasks SET persona_source = NULL, system_prompt = NULL")
+    with SQLiteStore(path) as store:
+        before = store.get_run("run_personas")
+    assert before is not None
+    assert before.snapshot()["tasks"][1]["persona"] == {
+        "role": run.tasks[1].role,
+        "source": "unrecorded",
+    }
 
 
 def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:

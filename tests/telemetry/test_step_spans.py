@@ -420,7 +420,7 @@ args = [{json.dumps(TEST_SERVER)}]
     assert task["steps"] == 3
     # The process has exited: every span must already be at the collector.
     spans = receiver.spans()
-    (agent,) = named(spans, "invoke_agent engineer")
+    (agent,) = named(spans, "invoke_agent assistant")
     chats = named(spans, f"chat {task['model']}")
     tools = named(spans, "execute_tool repeat")
     assert [span.attributes["thoughtline.step"] for span in chats] == [1, 2, 3]

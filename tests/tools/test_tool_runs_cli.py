@@ -44,8 +44,8 @@ def test_run_with_a_tool_prints_each_call_and_the_snapshot_holds_it(
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "It is late in UTC."
     # Piped: a line per call under the task, on stderr.
-    assert 'task engineer: → time.get_current_time {"timezone":"UTC"}' in result.stderr
-    assert "task engineer: ✓ time.get_current_time done" in result.stderr
+    assert 'task assistant: → time.get_current_time {"timezone":"UTC"}' in result.stderr
+    assert "task assistant: ✓ time.get_current_time done" in result.stderr
 
     shown = thoughtline(home, environ, "status", "--json")
     assert shown.returncode == 0, shown.stderr
@@ -119,7 +119,7 @@ def test_an_mcp_json_adds_a_server_and_max_steps_limits_the_loop(
         (("--tool", "nosuch"), TIME_SERVER, "names no configured MCP server"),
         (("--tool", "time."), TIME_SERVER, "names no tool after the dot"),
         (
-            (),
+            ("--role", "engineer"),
             TIME_SERVER + '\n[roles.engineer]\nprompt = "p"\ntools = ["nosuch.tool"]\n',
             "roles.engineer.tools",
         ),

@@ -61,10 +61,10 @@ def _only_task(home: Path, environ: dict[str, str]) -> dict[str, object]:
         (
             ("--tool", "probe.nosuch"),
             PROBE,
-            "Task engineer: The MCP server probe has no tool 'nosuch' (it lists: environment,",
+            "Task assistant: The MCP server probe has no tool 'nosuch' (it lists: environment,",
         ),
         (
-            (),
+            ("--role", "engineer"),
             PROBE + '\n[roles.engineer]\nprompt = "p"\ntools = ["probe.missing"]\n',
             "The MCP server probe has no tool 'missing'",
         ),

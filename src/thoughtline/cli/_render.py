@@ -20,7 +20,7 @@ from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
 from thoughtline.pricing import format_amount
-from thoughtline.records import CostSnapshot, RunSnapshot, ToolCallSnapshot
+from thoughtline.records import CostSnapshot, PersonaSnapshot, RunSnapshot, ToolCallSnapshot
 
 STATUS_STYLE = {
     "done": "green",
@@ -189,3 +189,22 @@ def tool_call_line(call: ToolCallSnapshot) -> str:
     if call["result_truncated"]:
         line += ", result cut"
     return line
+
+
+_PERSONA_SOURCES = {
+    "explicit": "asked for",
+    "plan": "from the plan",
+    "config": "[defaults] role",
+    "unrecorded": "source not recorded",
+}
+
+
+def persona_label(persona: PersonaSnapshot) -> str:
+    """A task's persona for people: the role and where it came from, or that it was
+    given inline, or that there was none (the same words as the page's)."""
+    if persona["source"] == "system":
+        return "inline system prompt"
+    if persona["source"] == "default":
+        return "none, no system prompt"
+    source = _PERSONA_SOURCES.get(persona["source"], persona["source"])
+    return f"{persona['role']} ({source})"

@@ -32,7 +32,7 @@ from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, short_run_id
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
@@ -57,6 +57,7 @@ class _Flags:
     tools: tuple[str, ...]
     max_steps: int | None
     max_cost: float | None
+    system: str | None = None
 
     def spec(self, runtime: Runtime, last: str | None, request: str) -> RunSpec:
         if last is None:
@@ -81,9 +82,10 @@ class _Flags:
                 max_output_tokens=self.max_output_tokens,
                 temperature=self.temperature,
             )
-        return with_tools(
+        spec = with_tools(
             spec, tools=self.tools or None, max_steps=self.max_steps, max_cost=self.max_cost
         )
+        return with_system(spec, self.system)
 
     def plan(self, runtime: Runtime, last: str | None, request: str) -> Run:
         return runtime.plan(self.spec(runtime, last, request), explicit_mode=self.chain_of_thought)
@@ -104,7 +106,16 @@ class _Flags:
     help="Resume the conversation at this run (an id, a short id, a unique start of either, or 'latest').",
 )
 @click.option(
-    "--role", "roles", multiple=True, help="A specialist role; repeat for several concurrent tasks."
+    "--role",
+    "roles",
+    multiple=True,
+    help="A specialist role; repeat for several concurrent tasks. Default: [defaults] role, "
+    "else none (no system prompt).",
+)
+@click.option(
+    "--system",
+    metavar="TEXT",
+    help="A persona given inline: the system prompt of every turn's tasks (not with --role).",
 )
 @click.option("--provider", help="Endpoint name (wins over the resumed run's).")
 @click.option("--model", help="Model id for the endpoint.")
@@ -150,6 +161,7 @@ def chat_command(
     tools: tuple[str, ...],
     max_steps: int | None,
     max_cost: float | None,
+    system: str | None,
 ) -> None:
     """Talk on a terminal: each line is a run that continues the one before (the first
     starts a conversation, unless -c or --continues resumes one).
@@ -161,6 +173,10 @@ def chat_command(
             "CHAT_NEEDS_TERMINAL",
             "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
             'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
+        )
+    if system is not None and roles:
+        raise click.UsageError(
+            "--system gives every task its persona; do not combine it with --role."
         )
     resumed = continuing_from(continue_latest, continues)
     flags = _Flags(
@@ -174,6 +190,7 @@ def chat_command(
         tools=tools,
         max_steps=max_steps,
         max_cost=max_cost,
+        system=system,
     )
     _enable_line_editing()
     _config, store, runtime = open_runtime()

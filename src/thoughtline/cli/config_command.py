@@ -44,6 +44,7 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("defaults.provider", config.default_provider),
         entry("defaults.model", config.default_model),
         entry("defaults.effort", config.default_effort),
+        entry("defaults.role", config.default_role),
         entry("trace.provider_raw", config.trace_provider_raw),
         *(entry(f"trace.retention.{layer}", value) for layer, value in config.retention.items()),
         entry("telemetry.exporter", config.telemetry_exporter),

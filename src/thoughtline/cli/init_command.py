@@ -37,6 +37,7 @@ max_steps = 8                     # model calls one task may make (each tool ste
 provider = "anthropic"            # anthropic, openai, openrouter, gemini, deepseek, ollama, vllm, llamacpp, or yours
 # model = "claude-sonnet-4-6"     # the endpoint's default model when left out
 effort = "provider-default"       # provider-default | none | minimal | low | medium | high | xhigh | max
+# role = "engineer"               # the persona of a task no --role asked for (unset: none, no system prompt)
 
 # A server of your own that speaks a known wire API:
 # [providers.my-vllm]

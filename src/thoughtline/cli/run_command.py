@@ -42,6 +42,7 @@ from thoughtline.runtime.plan import (
     load_plan,
     spec_from_roles,
     with_generation,
+    with_system,
     with_tools,
 )
 from thoughtline.runtime.request_size import check_request_size, request_too_large
@@ -54,6 +55,7 @@ EXAMPLES = """\b
 Examples:
   thoughtline run "Review this design"           one task, reasoning hidden
   thoughtline run "Plan it" -r architect -r reviewer
+  thoughtline run "Shorten it" --system "You are terse."  an inline persona
   thoughtline run "Why slow?" --chain-of-thought surface
   thoughtline run "Summarize this" < notes.txt   the request, then the file
   git diff | thoughtline run -                   the request from stdin
@@ -75,7 +77,12 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
     "roles",
     multiple=True,
     shell_complete=complete_roles,
-    help="A specialist role; repeat for several concurrent tasks. Default: engineer.",
+    help="A specialist role; repeat for several concurrent tasks. Default: [defaults] role, else none (no system prompt).",
+)
+@click.option(
+    "--system",
+    metavar="TEXT",
+    help="A persona given inline: the system prompt of every task (not with --role or --plan).",
 )
 @click.option(
     "-p",
@@ -189,6 +196,7 @@ def run_command(
     continues: str | None,
     as_json: bool,
     quiet: bool,
+    system: str | None,
 ) -> None:
     """Run REQUEST through one task per --role (or the tasks of --plan).
 
@@ -202,6 +210,12 @@ def run_command(
             config, mcp_servers=merged_servers(config.mcp_servers, load_mcp_json(mcp_config))
         )
     continued = continuing_from(continue_latest, continues)
+    if system is not None and (roles or plan_path is not None):
+        raise click.UsageError(
+            "--system gives every task its persona; do not combine it with --role or --plan."
+        )
+    if system is not None and not system.strip():
+        raise click.UsageError("--system is empty; give the persona's text.")
     if plan_path is not None and continued is not None:
         raise click.UsageError(
             "--plan starts a new conversation; do not combine it with -c or --continues."
@@ -255,6 +269,7 @@ def run_command(
                     temperature=temperature,
                 )
             spec = with_tools(spec, tools=tools or None, max_steps=max_steps, max_cost=max_cost)
+            spec = with_system(spec, system)
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
             # Stored once its tool servers started and its tool names were checked.

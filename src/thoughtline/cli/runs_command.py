@@ -19,7 +19,13 @@ from rich.text import Text
 
 from thoughtline.cli._context import open_store
 from thoughtline.cli._preview import request_line, request_preview
-from thoughtline.cli._render import finish_reasons, print_outputs, summary_table, text_console
+from thoughtline.cli._render import (
+    finish_reasons,
+    persona_label,
+    print_outputs,
+    summary_table,
+    text_console,
+)
 from thoughtline.cli._terminal_text import echo_error, json_for, visible, visible_text
 from thoughtline.cli._trace_view import print_trace
 from thoughtline.cli.completion import complete_run_ids
@@ -65,6 +71,13 @@ def print_status(console: Console, run: Run) -> None:
         )
     )
     console.print(request_preview(run.request, short_run_id(run.id)))
+    for task in snapshot["tasks"]:
+        console.print(
+            Text.assemble(
+                (visible(task["name"]), "bold"),
+                (visible(f" persona: {persona_label(task['persona'])}"), "dim"),
+            )
+        )
     print_outputs(console, snapshot, finishes=finish_reasons(snapshot))
     console.print(summary_table(snapshot, console.width))
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from thoughtline._user_files import read_text_file
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE, describe_value
 from thoughtline.errors import ConfigError, ThoughtlineError
-from thoughtline.records import Run
+from thoughtline.records import PersonaSource, Run
 
 if TYPE_CHECKING:
     from thoughtline.runtime.conversation import Continuation
@@ -53,6 +53,7 @@ from thoughtline.requests import (
 )
 from thoughtline.runtime.budget import check_max_cost
 from thoughtline.runtime.checks import check_effort, check_mode, check_worker_backend
+from thoughtline.runtime.roles import NO_PERSONA
 from thoughtline.tools.specs import MAX_STEPS_CEILING, tool_spec_problem
 
 _TASK_KEYS = (
@@ -88,6 +89,11 @@ class TaskSpec:
     """Model calls the task may make; ``None``: its role's, else ``[orchestration]``'s."""
     max_cost: float | None = None
     """USD the task may spend; ``None``: its role's budget (``[roles.NAME] max_cost``)."""
+    persona_source: PersonaSource = "explicit"
+    """Where ``role`` came from; ``default``: none was asked for (planning gives the task
+    the config's ``[defaults] role``, else no persona)."""
+    system: str | None = None
+    """The persona given inline (``--system``), sent instead of the role's prompt."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,9 +127,10 @@ def spec_from_roles(
     max_output_tokens: int | None = None,
     temperature: float | None = None,
 ) -> RunSpec:
-    """One concurrent task per role (``engineer`` when none is given)."""
+    """One concurrent task per role; with none, one task with no persona asked for
+    (planning gives it the config's ``[defaults] role``, else none)."""
     generation = GenerationSettings(max_output_tokens=max_output_tokens, temperature=temperature)
-    names = roles or ["engineer"]
+    names = roles or [NO_PERSONA]
     seen: dict[str, int] = {}
     tasks = []
     for role in names:
@@ -137,9 +144,29 @@ def spec_from_roles(
                 model=model,
                 effort=effort,
                 generation=generation,
+                persona_source="explicit" if roles else "default",
             )
         )
     return RunSpec(request=request, tasks=tuple(tasks))
+
+
+def with_system(spec: RunSpec, system: str | None) -> RunSpec:
+    """``spec`` with a persona given inline (``--system``) for every task. A task whose
+    role was asked for (``--role``, a plan's task) would lose that role's prompt, so the
+    two together are refused; the config's ``[defaults] role`` gives way."""
+    if system is None:
+        return spec
+    if not system.strip():
+        raise ThoughtlineError("REQUEST_INVALID", "The system prompt (--system) is empty.")
+    chosen = [task.role for task in spec.tasks if task.persona_source in ("explicit", "plan")]
+    if chosen:
+        raise ThoughtlineError(
+            "REQUEST_INVALID",
+            f"system (--system) and roles ({', '.join(chosen)}) both give the persona; "
+            "give one of them.",
+        )
+    tasks = tuple(replace(task, persona_source="system", system=system) for task in spec.tasks)
+    return replace(spec, tasks=tasks)
 
 
 def continuation_spec(
@@ -204,6 +231,11 @@ def continuation_spec(
                 else None,
                 max_steps=before.max_steps if before.tools else None,
                 max_cost=before.max_cost,
+                # The conversation keeps its persona (planning resolves no default again).
+                persona_source="explicit"
+                if before.persona_source == "unrecorded"
+                else before.persona_source,
+                system=before.system,
             )
         )
     inherited = previous.chain_of_thought_source in ("explicit", "run")
@@ -384,6 +416,7 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
             TaskSpec(
                 name=name,
                 role=role,
+                persona_source="plan",
                 tools=None if tools is None else tuple(tools),
                 max_steps=max_steps,
                 max_cost=None if task_cost is None else float(task_cost),

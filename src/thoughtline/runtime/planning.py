@@ -8,10 +8,11 @@ missing credential is refused before a single request is sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config
-from thoughtline.errors import ThoughtlineError
+from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id, new_run_id
@@ -127,8 +128,8 @@ def plan_run(
         else check_effort(task_spec.effort, f"task {task_spec.name!r}")
         for task_spec in spec.tasks
     ]
-    for position, task_spec in enumerate(spec.tasks):
-        roles.get(task_spec.role)
+    for position, asked in enumerate(spec.tasks):
+        task_spec = persona_of(asked, config, roles, continuing=continuation is not None)
         provider = task_spec.provider or config.default_provider
         endpoint = registry.resolve(provider)
         model = task_spec.model or default_model(config, provider)
@@ -145,11 +146,13 @@ def plan_run(
         tools = task_tools(config, task_spec, added, python_tools)
         run.tasks.append(
             Task(
-                id=ids[task_spec.name],
+                id=ids[asked.name],
                 run_id=run.id,
                 position=position,
                 name=task_spec.name,
                 role=task_spec.role,
+                persona_source=task_spec.persona_source,
+                system=None if task_spec.system is None else redactor.values(task_spec.system),
                 provider=provider,
                 model=model,
                 chain_of_thought=mode.mode,
@@ -169,6 +172,26 @@ def plan_run(
             )
         )
     return run
+
+
+def persona_of(
+    task_spec: TaskSpec, config: Config, roles: RoleCatalog, *, continuing: bool = False
+) -> TaskSpec:
+    """``task_spec`` with its role checked; a task of a new conversation no persona was
+    asked for takes the config's ``[defaults] role`` (and its name, when it had the
+    default one). A continued task keeps its persona and name, so its thread goes on."""
+    default = task_spec.persona_source == "default" and not continuing
+    if default and config.default_role is not None:
+        role = config.default_role
+        try:
+            roles.get(role)
+        except ThoughtlineError as error:
+            where = config.sources.get("defaults.role", "the config")
+            raise ConfigError(f"{where}: defaults.role: {error.message}") from error
+        name = role if task_spec.name == task_spec.role else task_spec.name
+        return replace(task_spec, role=role, name=name, persona_source="config")
+    roles.get(task_spec.role)
+    return task_spec
 
 
 def task_tools(

@@ -18,7 +18,12 @@ from thoughtline._user_files import read_text_file
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE
 from thoughtline.errors import ThoughtlineError
 
+NO_PERSONA = "assistant"
+"""The role of a task no persona was asked for: its prompt is empty, so no system prompt
+is sent (``--role``, ``--system`` or ``[defaults] role`` give one)."""
+
 BUILTIN_ROLES: dict[str, str] = {
+    NO_PERSONA: "",
     "engineer": (
         "You are a senior software engineer. Give a concrete, correct, implementable answer. "
         "Prefer simple designs, name the trade-offs, and show code only where it helps."

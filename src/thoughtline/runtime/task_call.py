@@ -93,10 +93,10 @@ class TaskCall:
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
         task = self.task
-        role = self.sink.roles.get(task.role)
+        system = task.system if task.system is not None else self.sink.roles.get(task.role).prompt
         prompt = self.sink.handoff(task)
         asked = Message(role="user", content=prompt)
-        return Prepared(system=role.prompt, prompt=prompt, history=[asked], own=[asked])
+        return Prepared(system=system, prompt=prompt, history=[asked], own=[asked])
 
     def with_earlier_turns(self, prepared: Prepared) -> None:
         """Put the conversation's earlier turns before the prompt, by the rules of the

@@ -25,7 +25,7 @@ from thoughtline.runtime.background import (
     RunManagerClosed,
     RunManagerFull,
 )
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
@@ -212,11 +212,14 @@ class Daemon:
         if self.runs.full:  # refused before the request is read further
             assert self.runs.max_active is not None
             raise at_capacity(RunManagerFull(self.runs.max_active))
-        spec = with_tools(
-            await self._spec_of(body),
-            tools=body.tools,
-            max_steps=body.max_steps,
-            max_cost=body.max_cost,
+        spec = with_system(
+            with_tools(
+                await self._spec_of(body),
+                tools=body.tools,
+                max_steps=body.max_steps,
+                max_cost=body.max_cost,
+            ),
+            body.system,
         )
         try:
             handle = await self.runs.start(

@@ -38,7 +38,8 @@ Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_text)
 
 
 class RunCreate(BaseModel):
-    """``POST /v1/runs``: one concurrent task per role (``engineer`` when none given)."""
+    """``POST /v1/runs``: one concurrent task per role (with none, one task with the
+    config's ``[defaults] role``, else no persona; ``system`` gives a persona inline)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -49,8 +50,15 @@ class RunCreate(BaseModel):
     )
     roles: list[Name] | None = Field(
         default=None,
-        description="Specialist roles, one task each (default: engineer). At most "
+        description="Specialist roles, one task each (default: [defaults] role, else one "
+        "task with no persona and no system prompt). At most "
         "orchestration.max_tasks_per_run (default 32); more is a 400 RUN_TOO_MANY_TASKS.",
+    )
+    system: Text | None = Field(
+        default=None,
+        min_length=1,
+        description="A persona given inline: the system prompt of every task (not with "
+        "roles: a 400 REQUEST_INVALID).",
     )
     provider: Name | None = Field(default=None, description="Endpoint name (default from config).")
     model: Name | None = Field(default=None, description="Model id for the endpoint.")

@@ -57,7 +57,7 @@ TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
     "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
-    "max_cost",
+    "max_cost", "persona_source", "system_prompt",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -155,6 +155,8 @@ def task_params(task: Task) -> dict[str, Any]:
         "tools_json": None if task.tool_calls is None else dump(list(task.tools)),
         "max_steps": task.max_steps,
         "max_cost": task.max_cost,
+        "persona_source": task.persona_source,
+        "system_prompt": task.system,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
         # The amount for the store's own sums; each call's cost (parts, source) as JSON.
@@ -409,6 +411,9 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     if row["max_steps"] is not None:
         task.max_steps = row["max_steps"]
     task.max_cost = row["max_cost"]
+    # NULL: stored before the persona's source was recorded.
+    task.persona_source = row["persona_source"] or "unrecorded"
+    task.system = row["system_prompt"]
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
     if row["cost_json"] is not None:

@@ -431,6 +431,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE tasks ADD COLUMN max_cost {double}",
         ),
     ),
+    Migration(
+        "m013_personas",
+        (
+            # Where a task's persona came from (explicit, plan, config, system, default;
+            # NULL: stored before it was recorded), and the persona given inline
+            # (--system), sent instead of the role's prompt; NULL: the role's.
+            "ALTER TABLE tasks ADD COLUMN persona_source TEXT",
+            "ALTER TABLE tasks ADD COLUMN system_prompt TEXT",
+        ),
+    ),
 )
 
 

@@ -215,6 +215,8 @@ def test_surface_run_fills_its_card_live_and_shows_reasoning(
     expect(card.get_by_test_id("task-answer")).to_have_text(STREAMED_ANSWER)
     expect(card.get_by_test_id("task-status")).to_have_text("done")
     expect(card.get_by_test_id("task-meta")).to_contain_text("provider:deepseek:deepseek-reasoner")
+    # The persona the task ran with, and where it came from (the form's roles).
+    expect(card.locator("[data-field=persona] dd")).to_have_text("engineer (asked for)")
 
     reasoning = card.get_by_test_id("task-reasoning")
     expect(reasoning).to_have_count(1)
@@ -374,3 +376,30 @@ def test_form_settings_counts_and_a_followed_answer(
     expect(answer.locator("ol > li")).to_have_count(120)
     bodies = [request.body or {} for request in sim.requests]
     assert [(body["max_tokens"], body["temperature"]) for body in bodies] == [(321, 0.3)]
+
+
+def test_a_run_started_with_no_role_has_no_persona_and_one_with_a_system_prompt_sends_it(
+    page: Page, daemon: Daemon, sim: Simulator
+) -> None:
+    with_token(page, ACCESS_TOKEN)
+    page.goto(f"{daemon.url}/")
+    expect(page.get_by_test_id("form-roles")).to_have_value("")
+    first_id = start_from_form(
+        page, "Summarize this", provider="deepseek", chain_of_thought="hidden", roles=""
+    )
+    expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    card = page.get_by_test_id("task-card")
+    expect(card.locator("[data-field=persona] dd")).to_have_text("none, no system prompt")
+    page.get_by_test_id("form-system").fill("You are terse.")
+    page.get_by_test_id("form-request").fill("Summarize this")
+    page.get_by_test_id("form-submit").click()
+    # The page moves to the new run once it is stored.
+    expect(page.get_by_test_id("run-view")).not_to_have_attribute("data-run-id", first_id)
+    expect(page.get_by_test_id("run-status")).to_have_text("completed")
+    expect(page.get_by_test_id("task-card").locator("[data-field=persona] dd")).to_have_text(
+        "inline system prompt"
+    )
+    first, second = sim.requests
+    assert first.body is not None and second.body is not None
+    assert [m["role"] for m in first.body["messages"]] == ["user"]
+    assert second.body["messages"][0] == {"role": "system", "content": "You are terse."}

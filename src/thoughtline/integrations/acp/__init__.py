@@ -11,8 +11,8 @@ whenever ``task.reasoning`` is null.
 
 Sessions
     ``session/new`` creates a session whose prompts run with: a ``chain_of_thought`` mode,
-    roles (one concurrent task per role, ``engineer`` when none), provider, model and
-    effort. Defaults come from ``thoughtline acp``'s flags, then the config file. A client
+    roles (one concurrent task per role; with none, ``[defaults] role``, else no persona),
+    provider, model and effort. Defaults come from ``thoughtline acp``'s flags, then the config file. A client
     sets them per session in three ways:
 
     * ``_meta.thoughtline`` on ``session/new``: ``{"chain_of_thought": "surface",
@@ -60,7 +60,7 @@ A prompt turn
     The prompt's text blocks (and resource links, as ``name: uri`` lines) become the run's
     request. A client sees, for a one-task run::
 
-        tool_call            {toolCallId: task id, title: "engineer · deepseek:deepseek-reasoner",
+        tool_call            {toolCallId: task id, title: "assistant · deepseek:deepseek-reasoner",
                               kind: "think", status: "in_progress", rawInput: {...}}
         agent_thought_chunk  reasoning text, one per reasoning.delta (display modes only)
         agent_message_chunk  answer text, one per answer.delta

@@ -22,7 +22,7 @@ from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
 from thoughtline.runtime.checks import check_effort
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_tools
+from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
 from thoughtline.store.run_ids import resolve_run_id
@@ -51,9 +51,18 @@ class ThoughtlineMCP:
             list[str] | None,
             Field(
                 min_length=1,
-                description="One concurrent task per role (built in: engineer, reviewer, "
-                "architect, security; or roles from the config). Default: engineer, or "
-                "with continues, the continued run's tasks.",
+                description="One concurrent task per role (built in: assistant, engineer, reviewer, "
+                "architect, security; or roles from the config). Default: [defaults] role, "
+                "else one task with no persona (no system prompt), or with continues, the "
+                "continued run's tasks.",
+            ),
+        ] = None,
+        system: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                description="A persona given inline: the system prompt of every task "
+                "(not with roles).",
             ),
         ] = None,
         provider: Annotated[
@@ -161,6 +170,7 @@ class ThoughtlineMCP:
                     ),
                 )
             spec = with_tools(spec, tools=tools, max_steps=max_steps, max_cost=max_cost)
+            spec = with_system(spec, system)
             # The run outlives this tool call (wait=false, a timeout): it belongs to the
             # manager, and this call only listens to it.
             handle = await self.runs.start(

@@ -158,12 +158,15 @@ form.addEventListener("submit", async (event) => {
   const roles = text("roles")
     .split(/[\s,]+/)
     .filter(Boolean);
-  if (!request || roles.length === 0) {
-    showFormError(!request ? "Write a request first." : "Name at least one role.");
+  if (!request) {
+    showFormError("Write a request first.");
     return;
   }
   /** @type {Record<string, unknown>} */
-  const body = { request, roles };
+  const body = { request };
+  // No roles and no system prompt: the daemon's [defaults] role, else no persona.
+  if (roles.length > 0) body.roles = roles;
+  if (text("system")) body.system = text("system");
   for (const name of ["provider", "model", "chain_of_thought", "effort", "worker_backend"]) {
     if (text(name)) body[name] = text(name);
   }

@@ -28,6 +28,25 @@ export function formatElapsed(ms) {
   return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
 }
 
+const PERSONA_SOURCES = {
+  explicit: "asked for",
+  plan: "from the plan",
+  config: "[defaults] role",
+  unrecorded: "source not recorded",
+};
+
+/**
+ * A task's persona for people: the role, or that there was none, and its source.
+ * @param {Record<string, any> | undefined} persona
+ */
+function personaLabel(persona) {
+  if (!persona) return null;
+  if (persona.source === "system") return "inline system prompt";
+  if (persona.source === "default") return "none, no system prompt";
+  const source = PERSONA_SOURCES[persona.source] ?? persona.source;
+  return `${persona.role} (${source})`;
+}
+
 export class TaskCard {
   constructor(task) {
     this.id = task.id;
@@ -90,6 +109,7 @@ export class TaskCard {
     this.element.dataset.status = task.status ?? "";
 
     const rows = [
+      ["persona", personaLabel(task.persona)],
       ["provider", task.provider],
       ["model", task.model],
       ["executor", task.executor || null],
