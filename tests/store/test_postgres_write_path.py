@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("psycopg", reason="the postgres extra is not installed")
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import closing
 
@@ -17,6 +18,7 @@ import psycopg
 
 from tests.store.builders import make_run, make_task
 from tests.store.postgres_cluster import Cluster, running_cluster
+from thoughtline.config import StoreSettings
 from thoughtline.records import RunEventRecord, now_iso
 from thoughtline.store import _postgres_connection
 from thoughtline.store.base import RunNotFoundError, StoreError
@@ -190,3 +192,48 @@ def test_runs_created_together_are_stored_whole_and_listed_latest_insert_first(
             )
         (owner,) = {row.owner_pid for row in store.unfinished_runs()}
         assert owner == os.getpid()
+
+
+def _scans(dsn: str) -> dict[str, tuple[int, int]]:
+    """Sequential and index scans of runs and tasks since the statistics were reset."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT relname, seq_scan, coalesce(idx_scan, 0) FROM pg_stat_user_tables "
+            "WHERE relname IN ('runs', 'tasks')"
+        ).fetchall()
+    return {str(name): (int(seq), int(idx)) for name, seq, idx in found}
+
+
+def test_writes_read_their_rows_by_key_after_the_table_outgrew_their_cached_plans(
+    postgres_dsn: str,
+) -> None:
+    # One connection: the plans its prepared statements keep are the ones every write uses.
+    settings = StoreSettings(pool_min=1, pool_max=1)
+    with closing(PostgresStore(postgres_dsn, settings=settings)) as store:
+        pair = [make_run("run_a"), make_run("run_b")]
+        for run in pair:
+            store.create_run(run)
+        # Past five executions a prepared statement keeps a generic plan, made here, while
+        # runs and tasks hold two rows each (scanning them was then the cheaper plan).
+        for number in range(8):
+            for run in pair:
+                run.tasks[0].output = f"answer {number}"
+            store.write_prepared([store.prepare(run=run, tasks=run.tasks) for run in pair])
+        store.write_prepared([store.prepare(create=make_run(f"run_{n:05d}")) for n in range(3000)])
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_stat_reset()")
+        for number in range(3):
+            for run in pair:
+                run.tasks[0].output = f"later {number}"
+            store.write_prepared([store.prepare(run=run, tasks=run.tasks) for run in pair])
+        with store._transaction() as conn:  # the writes' backend reports its counts now
+            conn.execute("SELECT pg_stat_force_next_flush()")
+        deadline = time.monotonic() + 10
+        while (scans := _scans(postgres_dsn)).get("runs", (0, 0))[1] == 0:
+            assert time.monotonic() < deadline, f"no scan of runs was counted: {scans}"
+            time.sleep(0.05)
+        assert scans["runs"][0] == 0, f"writes scanned the whole runs table: {scans}"
+        assert scans["tasks"][0] == 0, f"writes scanned the whole tasks table: {scans}"
+        stored = store.get_run("run_a")
+        assert stored is not None
+        assert stored.tasks[0].output == "later 2"

@@ -319,8 +319,13 @@ class SqlStore(rows.TransitionWrites, Store, Generic[ConnectionT]):
         # write proves the owner alive (streaming deltas as much as the rest).
         # The check that each run is stored is what lets PostgreSQL's logs go without a
         # foreign key (migration m009): their rows then name runs locked here.
-        if write.run_ids:
-            touched = self._touch(conn, sorted(write.run_ids))
+        # Runs created here were stamped and locked by their insert (a replay's insert
+        # may have kept an older row: those are refreshed too).
+        existing = write.run_ids
+        if write.created and not write.replayed:
+            existing = existing - {str(run_row[0]) for run_row, _tasks in write.created}
+        if existing:
+            touched = self._touch(conn, sorted(existing))
             if checks is None:
                 check_updates([touched])
             else:

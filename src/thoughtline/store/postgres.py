@@ -146,20 +146,30 @@ INSERT_TASKS: Final = {
 UPDATE_RUNS: Final = (
     "UPDATE runs SET status = changed.status, finished_at = changed.finished_at "
     "FROM jsonb_populate_recordset(NULL::runs, %s::jsonb) AS changed "
-    "WHERE runs.id = changed.id RETURNING runs.id"
+    "WHERE runs.id = changed.id AND runs.id = ANY(%s) RETURNING runs.id"
 )
 UPDATE_TASKS: Final = (
     f"UPDATE tasks SET ({', '.join(rows.UPDATED_TASK_COLUMNS)}) = "
     f"({', '.join('changed.' + column for column in rows.UPDATED_TASK_COLUMNS)}) "
     "FROM jsonb_populate_recordset(NULL::tasks, %s::jsonb) AS changed "
-    "WHERE tasks.id = changed.id RETURNING tasks.id"
+    "WHERE tasks.id = changed.id AND tasks.id = ANY(%s) RETURNING tasks.id"
 )
+"""Several runs' or tasks' updates in one statement, from a JSON array of rows typed by
+the table's own columns; the ids updated come back, so a missing one is named. The ids
+are also given as an array: the planner cannot see into the JSON (it guesses 100 rows)
+and joined it to a scan of the whole table, a cost that grew with every run stored
+(1.7 ms for 8 runs among 2,700); ``= ANY`` of the ids reads them by the primary key."""
 TOUCH_RUNS: Final = (
     f"UPDATE runs SET heartbeat_at = {POSTGRES.now_sql} WHERE id = ANY(%s) RETURNING id"
 )
 """The heartbeat refresh every write starts with (it locks the runs' rows)."""
-"""Several runs' or tasks' updates in one statement, from a JSON array of rows typed by
-the table's own columns; the ids updated come back, so a missing one is named."""
+BY_KEY_ONLY: Final = "SET LOCAL enable_seqscan = off"
+"""How a write transaction starts. Its updates find their rows by primary key, and a
+prepared statement keeps the plan it was first given (a generic plan, after five
+executions): on a fresh database, where scanning the small table was cheaper, that plan
+scanned the whole table at every write as the table grew (a third of the server's time
+in ``bench/bench_store.py``), until an ANALYZE. Planned without sequential scans, they
+always read by key; the setting ends with the transaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +358,8 @@ class PostgresStore(SqlStore[Connection]):
             changed = list(params)  # type: ignore[arg-type]
             statement = UPDATE_TASKS
         # ensure_ascii=False: see _append_many.
-        cursor = conn.execute(statement, (json.dumps(changed, ensure_ascii=False),))
+        ids = [row["id"] for row in changed]
+        cursor = conn.execute(statement, (json.dumps(changed, ensure_ascii=False), ids))
         wanted = [(row["id"], self._not_found(params[index])) for index, row in enumerate(changed)]
         checks.append(_UpdatedIds(cursor, wanted))
 
@@ -411,6 +422,7 @@ class PostgresStore(SqlStore[Connection]):
                 checks: list[UpdateCheck] = []
                 try:
                     with conn.pipeline():
+                        conn.execute(BY_KEY_ONLY)
                         self._queue_rows(conn, write, checks)
                         self._announce(conn, write)
                 except psycopg.errors.ForeignKeyViolation as exc:
