@@ -161,8 +161,12 @@ def counting_store(dsn: str) -> Any:
             self.shared.append(dict(after))
             return super().run_events_after(after)
 
+        def get_run(self, run_id: str) -> Any:
+            self.run_reads += 1
+            return super().get_run(run_id)
+
     store = CountingStore(dsn)
-    store.reads, store.shared = [], []
+    store.reads, store.shared, store.run_reads = [], [], 0
     return store
 
 
@@ -318,6 +322,51 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
     elif writer == "stream":
         assert written == []
     assert announcements.feed(owner.run.id) is None  # forgotten with its last stream
+
+
+async def test_streams_the_feed_writes_to_leave_the_store_alone_until_it_falls_silent(
+    postgres_dsn: str,
+) -> None:
+    """A caught-up stream's wait ends every ``poll_s`` x 10 (0.4 s here): while the feed
+    wrote to it meanwhile, it goes on from the feed. Every stream of a daemon reading
+    the log and the run at the same moments held up the feeds' own reads. Once the feed
+    falls silent (a lost announcement), each stream reads the store again."""
+    from thoughtline.store.postgres import PostgresStore
+
+    with (
+        closing(counting_store(postgres_dsn)) as mine,
+        closing(PostgresStore(postgres_dsn)) as other,
+    ):
+        owner = Owner(other, make_run("run_streaming"))
+        announcements = Announcements(mine)
+        announcements.start()
+        assert await asyncio.to_thread(announcements.listening.wait, 30)
+        settings = ServerSettings(poll_s=0.04, recover_interval_s=3600.0)
+        daemon = SimpleNamespace(
+            settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
+        )
+        try:
+            written: list[int] = []
+            streams = await _streams(daemon, owner.run.id, 2, 5, "direct", written)
+            await _until(lambda: _waiting(announcements, owner.run.id) == 5)
+            feed = announcements.feed(owner.run.id)
+            assert feed is not None
+            mine.reads.clear()
+            mine.run_reads = 0
+            # 1.6 s of deltas, one append each 0.1 s: four waits of every stream end.
+            for _ in range(16):
+                await asyncio.to_thread(owner.deltas, 1)
+                await asyncio.sleep(0.1)
+            await _until(lambda: all(f.cursor == owner.seq for f in feed.followers))
+            assert (mine.reads, mine.run_reads) == ([], 0)
+            assert len(mine.shared) >= 8  # the feed read the appends (some together)
+            # Silence: each stream reads the log (and, after a second, the run) itself.
+            await _until(lambda: len(mine.reads) >= 5 and mine.run_reads >= 5)
+            owner.end()
+            seen = await asyncio.gather(*streams)
+        finally:
+            announcements.stop()
+    assert seen == [list(range(3, owner.seq + 1))] * 5
 
 
 async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres_dsn: str) -> None:

@@ -324,7 +324,7 @@ async def _tail(
         if previous and previous[0].seq == after and is_terminal(from_records(previous)[-1]):
             return  # the client already has the end
     seq = after
-    last_sent = time.monotonic()
+    last_sent = progress_at = time.monotonic()
     next_check = time.monotonic() + 1.0
     next_recover = time.monotonic() + settings.recover_interval_s
     ended_checks = 0
@@ -373,9 +373,10 @@ async def _tail(
                 return
             now = time.monotonic()
             if read_some:
-                last_sent = now
+                last_sent = progress_at = now
                 ended_checks = 0
-            elif now >= next_check:
+            elif now >= next_check and now - progress_at >= 1.0:
+                # Nothing for a second: has the run ended without its terminal event?
                 next_check = now + 1.0
                 if now >= next_recover and daemon.store_damage is None:
                     next_recover = now + settings.recover_interval_s
@@ -404,5 +405,12 @@ async def _tail(
                 ended_checks = 0
                 if follower.ended:
                     return
+                # Announcements arrive: go on from the feed, not the store. Every stream
+                # of a daemon reading the store (and the run) at its wait's end, all in
+                # the same second, held up the feeds' own reads (p99 +150 ms across
+                # daemons, bench/bench_cross_daemon.py). A wait with no word from the
+                # feed still reads the store.
+                woken = True
+                progress_at = last_sent
     finally:
         follower.close()
