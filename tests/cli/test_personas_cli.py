@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_run_cli import thoughtline
+from tests.conftest import CANARY_KEY
 from thoughtline.runtime.roles import BUILTIN_ROLES
 from thoughtline.testing import Simulator
 
@@ -198,3 +199,24 @@ def test_a_follow_up_keeps_the_conversations_persona(
     assert json.loads(follow.stdout)["tasks"][0]["persona"]["source"] == "system"
     body = sim.requests[-1].body
     assert body is not None and body["system"] == "You are terse."
+
+
+def test_a_key_pasted_into_the_system_text_is_redacted_everywhere_the_request_included(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    # A configured key in a persona is a paste gone wrong far more often than an intent:
+    # the model is not given it (nor could repeat it), and nothing thoughtline writes
+    # holds it: the snapshot, the store, what status prints.
+    system = f"You are terse. The deploy key is {CANARY_KEY}."
+    snapshot, sent, _wire = one_run(home, environ, sim, "Hi", "--system", system)
+    redacted = "You are terse. The deploy key is [REDACTED]."
+    assert sent == redacted
+    assert CANARY_KEY not in json.dumps(snapshot)
+    assert snapshot["tasks"][0]["persona"]["system"] == redacted
+    shown = thoughtline(home, environ, "status", "latest")
+    assert shown.returncode == 0, shown.stderr
+    assert CANARY_KEY not in shown.stdout + shown.stderr
+    written = [path for path in home.rglob("*") if path.is_file()]
+    assert written  # the store, at least
+    for path in written:
+        assert CANARY_KEY.encode() not in path.read_bytes(), path
