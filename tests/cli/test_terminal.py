@@ -422,14 +422,14 @@ def test_an_ambiguous_short_id_lists_the_candidates(
 def test_an_empty_reasoning_layer_says_why(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
-    run_id = json.loads(
+    snapshot = json.loads(
         thoughtline(home, environ, "run", "x", "--chain-of-thought", "surface", "--json").stdout
-    )["id"]
-    result = thoughtline(home, environ, "trace", run_id, "--layer", "reasoning", "--json")
+    )
+    result = thoughtline(home, environ, "trace", snapshot["id"], "--layer", "reasoning", "--json")
     assert result.returncode == 0
     assert result.stdout == "[]\n"
     assert result.stderr == (
-        f"thoughtline: The reasoning layer of run {run_id} is empty: its tasks ran with "
+        f"thoughtline: The reasoning layer of run {snapshot['short_id']} is empty: its tasks ran with "
         "chain_of_thought=surface, which does not record reasoning (surface shows the "
         "reasoning with the answer but keeps it out of the trace); telemetry_only and "
         "surface_and_telemetry do.\n"

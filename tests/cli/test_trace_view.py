@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli.test_run_cli import thoughtline
 from tests.conftest import CANARY_KEY
+from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 CANARY = "CANARY-TRACE-VIEW-41b7"
@@ -104,7 +105,7 @@ def test_a_mode_that_records_no_reasoning_has_none_in_either_view_and_says_why(
         assert CANARY not in result.stdout + result.stderr
     assert not [event for event in json.loads(raw.stdout) if event["layer"] == "reasoning"]
     why = (
-        f"The reasoning layer of run {run_id} is empty: its tasks ran with "
+        f"The reasoning layer of run {short_run_id(run_id)} is empty: its tasks ran with "
         f"chain_of_thought={mode}, which does not record reasoning"
     )
     assert why in shown.stdout and why in layer.stdout

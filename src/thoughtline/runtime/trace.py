@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from thoughtline.config import parse_duration
-from thoughtline.records import Run, TraceEvent, TraceLayer, new_id, now_iso
+from thoughtline.records import Run, TraceEvent, TraceLayer, new_id, now_iso, short_run_id
 from thoughtline.runtime.disclosure import DisclosureGate
 
 
@@ -75,7 +75,7 @@ class TraceWriter:
 def empty_layer_reason(run: Run, layer: TraceLayer) -> str:
     """Why ``layer`` of ``run`` holds no events, as far as the run itself can tell (the
     modes that record reasoning are the runtime's to know, not a surface's)."""
-    empty = f"The {layer} layer of run {run.id} is empty"
+    empty = f"The {layer} layer of run {short_run_id(run.id)} is empty"  # the id people type
     if layer == "reasoning":
         modes = sorted({task.chain_of_thought for task in run.tasks})
         if not any(DisclosureGate(mode).records for mode in modes):
