@@ -4,8 +4,8 @@ each append (PostgreSQL LISTEN/NOTIFY), not by its next poll; SQLite streams pol
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -258,6 +258,29 @@ async def _until(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.005)
 
 
+@asynccontextmanager
+async def _daemon_following(
+    dsn: str, run_id: str, poll_s: float
+) -> AsyncIterator[tuple[Any, Owner, Announcements, Any]]:
+    """A daemon's store (counting its reads), announcements listening, a daemon with
+    ``poll_s``, and the owner (another store) of ``run_id``, which it has started."""
+    from thoughtline.store.postgres import PostgresStore
+
+    with closing(counting_store(dsn)) as mine, closing(PostgresStore(dsn)) as other:
+        owner = Owner(other, make_run(run_id))
+        announcements = Announcements(mine)
+        announcements.start()
+        try:
+            assert await asyncio.to_thread(announcements.listening.wait, 30)
+            settings = ServerSettings(poll_s=poll_s, recover_interval_s=3600.0)
+            daemon = SimpleNamespace(
+                settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
+            )
+            yield mine, owner, announcements, daemon
+        finally:
+            announcements.stop()
+
+
 @pytest.mark.parametrize(
     ("kept_frames", "writer"),
     [(FEED_FRAMES, "stream"), (4, "stream"), (FEED_FRAMES, "direct"), (FEED_FRAMES, "slow"),
@@ -272,49 +295,34 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
     what it holds and reads the store itself: still each event once, in order. So when
     the feed writes for the caught-up streams itself, to clients that take each write at
     once or only after a wait."""
-    from thoughtline.store.postgres import PostgresStore
-
     monkeypatch.setattr("thoughtline.server.announcements.FEED_FRAMES", kept_frames)
-    with (
-        closing(counting_store(postgres_dsn)) as mine,
-        closing(PostgresStore(postgres_dsn)) as other,
-    ):
-        owner = Owner(other, make_run("run_shared"))
-        announcements = Announcements(mine)
-        announcements.start()
-        assert await asyncio.to_thread(announcements.listening.wait, 30)
-        # Polls far apart (10 x 30 s): only announcements make these streams read.
-        settings = ServerSettings(poll_s=30.0, recover_interval_s=3600.0)
-        daemon = SimpleNamespace(
-            settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
-        )
-        try:
-            written: list[int] = []
-            streams = await _streams(daemon, owner.run.id, 2, 5, writer, written)
-            # Each stream's own first reads (is the event it has the end, what follows
-            # it), done: every stream waits for the feed.
-            await _until(lambda: _waiting(announcements, owner.run.id) == 5)
-            feed = announcements.feed(owner.run.id)
-            assert feed is not None
-            assert sorted(mine.reads) == [1] * 5 + [2] * 5
-            for count in (10, 1, 7):
-                mine.reads.clear()
-                mine.shared.clear()
-                before = owner.seq
-                owner.deltas(count)
-                await _until(
-                    lambda: (
-                        feed.last == owner.seq
-                        and all(follower.cursor == owner.seq for follower in feed.followers)
-                    )
+    # Polls far apart (10 x 30 s): only announcements make these streams read.
+    following = _daemon_following(postgres_dsn, "run_shared", poll_s=30.0)
+    async with following as (mine, owner, announcements, daemon):
+        written: list[int] = []
+        streams = await _streams(daemon, owner.run.id, 2, 5, writer, written)
+        # Each stream's own first reads (is the event it has the end, what follows
+        # it), done: every stream waits for the feed.
+        await _until(lambda: _waiting(announcements, owner.run.id) == 5)
+        feed = announcements.feed(owner.run.id)
+        assert feed is not None
+        assert sorted(mine.reads) == [1] * 5 + [2] * 5
+        for count in (10, 1, 7):
+            mine.reads.clear()
+            mine.shared.clear()
+            before = owner.seq
+            owner.deltas(count)
+            await _until(
+                lambda: (
+                    feed.last == owner.seq
+                    and all(follower.cursor == owner.seq for follower in feed.followers)
                 )
-                assert mine.shared == [{owner.run.id: before}]  # one query for five streams
-                # A feed that could not keep the append: each stream reads it itself.
-                assert mine.reads == ([] if kept_frames >= count else [before] * 5)
-            owner.end()
-            seen = await asyncio.gather(*streams)
-        finally:
-            announcements.stop()
+            )
+            assert mine.shared == [{owner.run.id: before}]  # one query for five streams
+            # A feed that could not keep the append: each stream reads it itself.
+            assert mine.reads == ([] if kept_frames >= count else [before] * 5)
+        owner.end()
+        seen = await asyncio.gather(*streams)
     assert seen == [list(range(3, owner.seq + 1))] * 5
     if writer != "stream" and kept_frames >= 10:
         # Every append and the end were written by the feed, for every stream.
@@ -331,41 +339,26 @@ async def test_streams_the_feed_writes_to_leave_the_store_alone_until_it_falls_s
     wrote to it meanwhile, it goes on from the feed. Every stream of a daemon reading
     the log and the run at the same moments held up the feeds' own reads. Once the feed
     falls silent (a lost announcement), each stream reads the store again."""
-    from thoughtline.store.postgres import PostgresStore
-
-    with (
-        closing(counting_store(postgres_dsn)) as mine,
-        closing(PostgresStore(postgres_dsn)) as other,
-    ):
-        owner = Owner(other, make_run("run_streaming"))
-        announcements = Announcements(mine)
-        announcements.start()
-        assert await asyncio.to_thread(announcements.listening.wait, 30)
-        settings = ServerSettings(poll_s=0.04, recover_interval_s=3600.0)
-        daemon = SimpleNamespace(
-            settings=settings, store=mine, announcements=announcements, closing=asyncio.Event()
-        )
-        try:
-            written: list[int] = []
-            streams = await _streams(daemon, owner.run.id, 2, 5, "direct", written)
-            await _until(lambda: _waiting(announcements, owner.run.id) == 5)
-            feed = announcements.feed(owner.run.id)
-            assert feed is not None
-            mine.reads.clear()
-            mine.run_reads = 0
-            # 1.6 s of deltas, one append each 0.1 s: four waits of every stream end.
-            for _ in range(16):
-                await asyncio.to_thread(owner.deltas, 1)
-                await asyncio.sleep(0.1)
-            await _until(lambda: all(f.cursor == owner.seq for f in feed.followers))
-            assert (mine.reads, mine.run_reads) == ([], 0)
-            assert len(mine.shared) >= 8  # the feed read the appends (some together)
-            # Silence: each stream reads the log (and, after a second, the run) itself.
-            await _until(lambda: len(mine.reads) >= 5 and mine.run_reads >= 5)
-            owner.end()
-            seen = await asyncio.gather(*streams)
-        finally:
-            announcements.stop()
+    following = _daemon_following(postgres_dsn, "run_streaming", poll_s=0.04)
+    async with following as (mine, owner, announcements, daemon):
+        written: list[int] = []
+        streams = await _streams(daemon, owner.run.id, 2, 5, "direct", written)
+        await _until(lambda: _waiting(announcements, owner.run.id) == 5)
+        feed = announcements.feed(owner.run.id)
+        assert feed is not None
+        mine.reads.clear()
+        mine.run_reads = 0
+        # 1.6 s of deltas, one append each 0.1 s: four waits of every stream end.
+        for _ in range(16):
+            await asyncio.to_thread(owner.deltas, 1)
+            await asyncio.sleep(0.1)
+        await _until(lambda: all(f.cursor == owner.seq for f in feed.followers))
+        assert (mine.reads, mine.run_reads) == ([], 0)
+        assert len(mine.shared) >= 8  # the feed read the appends (some together)
+        # Silence: each stream reads the log (and, after a second, the run) itself.
+        await _until(lambda: len(mine.reads) >= 5 and mine.run_reads >= 5)
+        owner.end()
+        seen = await asyncio.gather(*streams)
     assert seen == [list(range(3, owner.seq + 1))] * 5
 
 
