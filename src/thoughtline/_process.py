@@ -27,6 +27,7 @@ def load_what_runs_use() -> None:
     import httpx2
 
     from thoughtline.errors import ThoughtlineError
+    from thoughtline.pricing import load_price_data
     from thoughtline.providers.base import WIRE_APIS
     from thoughtline.providers.registry import adapter_for
     from thoughtline.providers.transport import default_http_client
@@ -38,3 +39,4 @@ def load_what_runs_use() -> None:
         default_http_client(httpx2.Timeout(None))  # opens nothing until a request
     for wire_api in WIRE_APIS:
         adapter_for(wire_api)
+    load_price_data()  # each model call is priced as it ends, on the event loop

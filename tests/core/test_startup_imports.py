@@ -73,3 +73,28 @@ def test_the_check_sees_the_http_stack_where_a_command_loads_it(tmp_path: Path) 
     # The control: `run` does build a runtime, so the same check reports httpx2 there.
     modules = imported_by(["run", "--worker-backend", "inline", "--json", "x"], tmp_path)
     assert {"httpx2", "asyncio"} <= modules
+
+
+FIRST_PRICE = """
+import gc
+from datetime import UTC, datetime
+from thoughtline._process import freeze_startup_heap, load_what_runs_use
+from thoughtline.pricing import Pricer
+from thoughtline.records import TaskUsage
+load_what_runs_use()
+freeze_startup_heap()
+before = len(gc.get_objects())
+cost = Pricer().price("anthropic", "claude-sonnet-4-5", TaskUsage(input_tokens=10, output_tokens=5))
+assert cost.amount is not None, cost
+print(len(gc.get_objects()) - before)
+"""
+
+
+def test_a_long_running_process_holds_the_price_data_in_its_frozen_heap() -> None:
+    # Loaded on the first task's end instead, the data (about 25,000 objects) stalled the
+    # daemon's event loop for a tenth of a second, and every full collection walked it.
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_PRICE], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 2000
