@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 import psycopg
-from tests.store.postgres_cluster import find_binaries, running_cluster
+from tests.store.postgres_cluster import required_database_for_bench
 from tests.support import daemon_url
 
 from bench_daemon import cpu_seconds, http_exchange
@@ -63,18 +63,6 @@ Arrivals = dict[tuple[str, int], float]
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    if dsn is not None:
-        yield dsn
-        return
-    binaries = find_binaries()
-    if binaries is None:
-        raise SystemExit("no PostgreSQL server binaries: install postgresql or pass --dsn")
-    with running_cluster(binaries) as cluster:
-        yield cluster.new_database()
 
 
 @contextmanager
@@ -189,7 +177,7 @@ def main() -> None:
     if args.live_flush_ms is not None:
         config += f"[store]\nlive_flush_ms = {args.live_flush_ms}\n"
     with ExitStack() as stack:
-        dsn = stack.enter_context(postgres(args.dsn))
+        dsn = stack.enter_context(required_database_for_bench(args.dsn, durable=False))
         sim_environ = stack.enter_context(simulator(args.pace, args.deltas))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         environ = {

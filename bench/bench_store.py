@@ -42,8 +42,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -52,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.store.builders import make_event, make_run
-from tests.store.postgres_cluster import find_binaries, running_cluster
+from tests.store.postgres_cluster import required_database_for_bench
 
 from thoughtline.records import RunEventRecord, new_id, now_iso
 from thoughtline.store.base import PreparedWrite, Store
@@ -271,18 +271,6 @@ def measure(
     return rates
 
 
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    if dsn is not None:
-        yield dsn
-        return
-    binaries = find_binaries()
-    if binaries is None:
-        raise SystemExit("no PostgreSQL server binaries: install postgresql or pass --dsn")
-    with running_cluster(binaries, durable=True) as cluster:
-        yield cluster.new_database()
-
-
 def fresh_schema(dsn: str, name: str, synchronous_commit: str) -> str:
     """The database at ``dsn`` with a schema of its own (empty tables per measurement)."""
     import psycopg
@@ -316,7 +304,7 @@ def main() -> None:
     plan = [("runtime", int(n)) for n in args.writers.split(",") if n]
     plan += [("store API", int(n)) for n in args.api_writers.split(",") if n]
     with ExitStack() as stack:
-        dsn = stack.enter_context(postgres(args.dsn))
+        dsn = stack.enter_context(required_database_for_bench(args.dsn))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
         print(

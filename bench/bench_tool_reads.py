@@ -24,11 +24,13 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.store.postgres_cluster import database_for_bench
 
 from thoughtline.records import Run, Task, ToolCallRecord, new_id, now_iso
 from thoughtline.store.base import Store
@@ -99,21 +101,6 @@ def timed(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     return statistics.median(times), times[int(len(times) * 0.9)]
 
 
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str | None]:
-    if dsn is not None:
-        yield dsn
-        return
-    from tests.store.postgres_cluster import find_binaries, running_cluster
-
-    binaries = find_binaries()
-    if binaries is None:
-        yield None
-        return
-    with running_cluster(binaries, durable=True) as cluster:
-        yield cluster.new_database()
-
-
 def measure(name: str, store: Store, repeat: int) -> None:
     big = tool_run(1, 300, 100)
     write_start = time.perf_counter()
@@ -142,7 +129,7 @@ def main() -> None:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         with SQLiteStore(scratch / "bench.db") as sqlite:
             measure("SQLite", sqlite, args.repeat)
-        dsn = stack.enter_context(postgres(args.dsn))
+        dsn = stack.enter_context(database_for_bench(args.dsn))
         if dsn is None:
             print("PostgreSQL   skipped: no server binaries (pass --dsn)")
             return

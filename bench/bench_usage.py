@@ -19,15 +19,14 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.store.builders import make_run, make_task
-from tests.store.postgres_cluster import find_binaries, running_cluster
+from tests.store.postgres_cluster import required_database_for_bench
 
 from thoughtline.records import TaskUsage
 from thoughtline.store.base import Store, UsageKey
@@ -115,18 +114,6 @@ def measure(name: str, store: Store, repeat: int) -> None:
         print(f"{name:<11}{label:<13}count {baseline * 1000:.0f} ms; " + "; ".join(cells))
 
 
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    if dsn is not None:
-        yield dsn
-        return
-    binaries = find_binaries()
-    if binaries is None:
-        raise SystemExit("no PostgreSQL server binaries: install postgresql or pass --dsn")
-    with running_cluster(binaries, durable=True) as cluster:
-        yield cluster.new_database()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=100_000)
@@ -138,7 +125,7 @@ def main() -> None:
 
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        dsn = stack.enter_context(postgres(args.dsn))
+        dsn = stack.enter_context(required_database_for_bench(args.dsn))
         stores = {
             "SQLite": stack.enter_context(SQLiteStore(scratch / "usage.db")),
             "PostgreSQL": stack.enter_context(PostgresStore(dsn)),

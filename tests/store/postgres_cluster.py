@@ -137,3 +137,28 @@ def running_cluster(binaries: Path, *, durable: bool = False) -> Iterator[Cluste
             cluster.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def database_for_bench(dsn: str | None, *, durable: bool = True) -> Iterator[str | None]:
+    """A benchmark's database: ``dsn`` when given, else a new one on a throwaway cluster
+    (``durable``: fsync on, as a server runs); ``None`` when no server binaries are
+    installed."""
+    if dsn is not None:
+        yield dsn
+        return
+    binaries = find_binaries()
+    if binaries is None:
+        yield None
+        return
+    with running_cluster(binaries, durable=durable) as cluster:
+        yield cluster.new_database()
+
+
+@contextmanager
+def required_database_for_bench(dsn: str | None, *, durable: bool = True) -> Iterator[str]:
+    """:func:`database_for_bench`, ending the benchmark with a sentence when there is none."""
+    with database_for_bench(dsn, durable=durable) as found:
+        if found is None:
+            raise SystemExit("no PostgreSQL server binaries: install postgresql or pass --dsn")
+        yield found
