@@ -168,14 +168,7 @@ def task_attributes(
     }
     _add_response(attributes, report)
     usage = task.usage
-    _add_usage(
-        attributes,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        cached_input_tokens=report.cached_input_tokens,
-    )
-    _add_openinference_llm(
+    _add_call_usage(
         attributes,
         task,
         input_tokens=usage.input_tokens,
@@ -259,14 +252,7 @@ def step_attributes(
         "thoughtline.step": step.number,
     }
     _add_response(attributes, step)
-    _add_usage(
-        attributes,
-        input_tokens=step.input_tokens,
-        output_tokens=step.output_tokens,
-        reasoning_tokens=step.reasoning_tokens,
-        cached_input_tokens=step.cached_input_tokens,
-    )
-    _add_openinference_llm(
+    _add_call_usage(
         attributes,
         task,
         input_tokens=step.input_tokens,
@@ -347,7 +333,7 @@ OPENINFERENCE_PROVIDERS: Mapping[str, str] = {
 }
 
 
-def _add_openinference_llm(
+def _add_call_usage(
     attributes: Attributes,
     task: Task,
     *,
@@ -357,10 +343,17 @@ def _add_openinference_llm(
     cached_input_tokens: int | None,
     cache_write_tokens: int | None = None,
 ) -> None:
-    """One model call as an OpenInference LLM span: Phoenix prices a span from these
-    (model, provider, token counts; it does not read ``llm.cost.*``). Only ``chat``
-    spans carry them, so a trace's calls are each counted once. Counts not reported
-    are left out, never sent as 0."""
+    """One model call's token counts, as GenAI usage and as an OpenInference LLM span:
+    Phoenix prices a span from the latter (model, provider, token counts; it does not
+    read ``llm.cost.*``). Only ``chat`` spans carry them, so a trace's calls are each
+    counted once. Counts not reported are left out, never sent as 0."""
+    _add_usage(
+        attributes,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reasoning_tokens=reasoning_tokens,
+        cached_input_tokens=cached_input_tokens,
+    )
     attributes["openinference.span.kind"] = "LLM"
     attributes["llm.model_name"] = task.model
     attributes["llm.provider"] = OPENINFERENCE_PROVIDERS.get(task.provider, task.provider)
