@@ -20,6 +20,7 @@ import pytest
 from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
 from tests.runtime.test_tool_loop import calling, one_task, tooled_runtime
 from thoughtline.pricing import ConfiguredPrice
+from thoughtline.records import Run
 from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent, TaskCompleted
 from thoughtline.runtime.plan import RunSpec, TaskSpec
@@ -31,6 +32,23 @@ THOUSAND = GenerationSettings(max_output_tokens=1_000)
 STEP = replace(calling("repeat", {"text": "x", "times": 1}), output_tokens=1_000)
 """A step that calls the tool and costs $0.01."""
 ANSWER = Transcript(answer="Done.", output_tokens=1_000)
+
+
+async def run_hidden(
+    home: Path,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    spec: RunSpec,
+    prices: dict[str, ConfiguredPrice] | None = None,
+) -> Run:
+    """``spec`` run once, hidden, by a runtime of its own, closed afterwards."""
+    config = {} if prices is None else {"prices": prices}
+    runtime, store = make_runtime(home, sim_server, environ, **config)
+    try:
+        return await runtime.run(spec, explicit_mode="hidden")
+    finally:
+        await runtime.aclose()
+        store.close()
 
 
 @pytest.mark.slow
@@ -108,18 +126,13 @@ async def test_a_first_call_whose_worst_case_is_over_the_budget_is_never_sent(
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:
     sim.script(ANSWER)
-    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
     generation = GenerationSettings(max_output_tokens=150_000)  # up to $1.50
     spec = RunSpec(
         request="Explain.",
         tasks=(TaskSpec(name="t", role="engineer", generation=generation, **MODEL),),
         max_cost=1.0,
     )
-    try:
-        run = await runtime.run(spec, explicit_mode="hidden")
-    finally:
-        await runtime.aclose()
-        store.close()
+    run = await run_hidden(tmp_path / "home", sim_server, environ, spec, PRICES)
     assert sim.requests == []
     (task,) = run.tasks
     assert task.status == "failed" and task.output is None
@@ -158,17 +171,12 @@ async def test_a_budget_on_a_model_without_a_price_is_refused_before_the_first_c
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:
     sim.script(ANSWER)
-    runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
     spec = RunSpec(
         request="Explain.",
         tasks=(TaskSpec(name="t", role="engineer", provider="ollama", model="qwen3:8b"),),
         max_cost=5.0,
     )
-    try:
-        run = await runtime.run(spec, explicit_mode="hidden")
-    finally:
-        await runtime.aclose()
-        store.close()
+    run = await run_hidden(tmp_path / "home", sim_server, environ, spec)
     assert sim.requests == []
     (task,) = run.tasks
     assert task.status == "failed"
@@ -238,7 +246,6 @@ async def test_a_run_that_spent_its_budget_stops_its_other_tasks_before_their_ne
     # "first" answers for $0.01 of a $0.015 budget; "second" runs after it and could
     # cost $0.01 more: refused without a call.
     sim.script(ANSWER)
-    runtime, store = make_runtime(tmp_path / "home", sim_server, environ, prices=PRICES)
     spec = RunSpec(
         request="Explain.",
         tasks=(
@@ -249,11 +256,7 @@ async def test_a_run_that_spent_its_budget_stops_its_other_tasks_before_their_ne
         ),
         max_cost=0.015,
     )
-    try:
-        run = await runtime.run(spec, explicit_mode="hidden")
-    finally:
-        await runtime.aclose()
-        store.close()
+    run = await run_hidden(tmp_path / "home", sim_server, environ, spec, PRICES)
     first, second = run.tasks
     assert first.status == "done" and first.output == "Done."
     assert second.status == "failed" and second.error is not None
