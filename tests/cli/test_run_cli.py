@@ -65,11 +65,16 @@ def start_thoughtline(home: Path, environ: dict[str, str], *args: str) -> subpro
     SIGINT at its default: a child inherits an ignored SIGINT (a test run started in
     the background by a shell ignores it), but never a handler, so one is set while the
     child starts and a Ctrl-C sent at once is not lost."""
+    return start_with_env(home, cli_env(home, environ), *args)
+
+
+def start_with_env(home: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """:func:`start_thoughtline` in the environment ``env``."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "thoughtline.cli", *args],
-            env=cli_env(home, environ),
+            env=env,
             cwd=home.parent,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_run_cli import start_with_env
 from tests.conftest import KEY_VARIABLES
 from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT
 
@@ -51,19 +52,7 @@ class Simulate:
 
     def __init__(self, home: Path, *args: str) -> None:
         # SIGINT at its default in the child, even when this runner ignores it.
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "thoughtline.cli", "simulate", *args],
-                env=clean_env(home),
-                cwd=home.parent,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        self.process = start_with_env(home, clean_env(home), "simulate", *args)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
