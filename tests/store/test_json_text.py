@@ -79,3 +79,49 @@ def test_storable_text_escapes_only_what_utf8_cannot_hold() -> None:
     assert storable_text("thé 🧪 <b>") == "thé 🧪 <b>"
     assert storable_text("a\udcffb") == "a\\xffb"
     assert storable_text("a\ud800b\udcffc") == "a\\ud800b\\xffc"
+
+
+def test_lone_surrogates_in_a_write_of_many_rows_are_stored_escaped(
+    backend: StoreBackend,
+) -> None:
+    """Several runs' updates and events in one transaction (PostgreSQL sends each kind
+    of row as one JSON array): text a database cannot take is written escaped there
+    too, and no row of the transaction is lost."""
+    runs = [make_run(f"run_many_{index}") for index in range(3)]
+    with closing(backend.open()) as store:
+        writes = [store.prepare(create=run) for run in runs]
+        store.write_prepared(writes)
+        writes = []
+        for index, run in enumerate(runs):
+            task = run.tasks[0]
+            task.status, task.output = "failed", f"answer {index} \udcfe"
+            task.error = TaskError(
+                code="CONFIG_INVALID", message=f"cannot read /tmp/{index}-\udcff.pem",
+                retryable=False,
+            )  # fmt: skip
+            run.status = "failed"
+            deltas = [
+                RunEventRecord(
+                    run_id=run.id,
+                    seq=seq,
+                    type="answer.delta",
+                    task_id=task.id,
+                    at=run.created_at,
+                    data={"text": f"half a pair \udcff {seq}"},
+                )
+                for seq in (1, 2)
+            ]
+            writes.append(store.prepare(events=deltas, run=run, tasks=[task]))
+        store.write_prepared(writes)
+        stored = [store.get_run(run.id) for run in runs]
+        events = [store.run_events(run.id) for run in runs]
+    for index, run in enumerate(stored):
+        assert run is not None
+        assert run.status == "failed"
+        error = run.tasks[0].error
+        assert error is not None
+        assert error.message == f"cannot read /tmp/{index}-\\xff.pem"
+        assert run.tasks[0].output == f"answer {index} \\xfe"
+        assert [record.data for record in events[index]] == [
+            {"text": f"half a pair \udcff {seq}"} for seq in (1, 2)
+        ]
