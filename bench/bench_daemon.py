@@ -113,10 +113,26 @@ if "serve" in sys.orig_argv and os.environ.get("BENCH_DAEMON_PUBLISHED"):
         _kept.setdefault(self.run_id, []).append(line)
 
     _events.RunChannel.publish = publish
+
+    import gc
+    _full = [0.0]
+
+    def _collected(phase, info):
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            _full[0] = time.monotonic()
+        else:
+            ended = time.monotonic()
+            with open(os.environ["BENCH_DAEMON_GC"], "a") as out:
+                out.write(f"{_full[0]}\\t{ended}\\n")
+
+    gc.callbacks.append(_collected)
 """
 """Put before the daemon's own modules (``PYTHONPATH``, as a ``sitecustomize``): when the
 daemon publishes each live delta, and when it has written it to every subscriber it
-writes for directly, kept in memory and written out when the run ends."""
+writes for directly, kept in memory and written out when the run ends; and when each of
+its full garbage collections (which stall every stream) began and ended."""
 
 CHUNK_CHARS = 5  # "word " — the simulator's deltas are this many characters
 STREAMS = ("reasoning", "answer")
@@ -280,6 +296,8 @@ class Phase:
     daemon_cpu_s: float = 0.0
     endings: Counter[str] = field(default_factory=Counter)  # terminal events subscribers saw
     joined_at: float = 0.0  # when the last subscriber got its first event
+    started_at: float = 0.0  # time.monotonic() when the runs were started
+    full_collections: list[float] = field(default_factory=list)  # the daemon's, in ms
     steady: list[float] = field(default_factory=list)  # latencies of deltas emitted after that
     load: float = 0.0  # the 1-minute load average when the phase ended
 
@@ -316,7 +334,7 @@ async def drive(
             asyncio.ensure_future(subscribe(base, run_id, reader, phase)) for reader in per_reader
         )
 
-    started = time.monotonic()
+    started = phase.started_at = time.monotonic()
     started_cpu = time.process_time()
     daemon_cpu = cpu_seconds(daemon_pid)
     await asyncio.gather(*(start(request) for request in requests))
@@ -426,6 +444,12 @@ def published(path: Path) -> tuple[Arrivals, Arrivals]:
     return starts, ends
 
 
+def full_collections(path: Path) -> list[tuple[float, float]]:
+    """When each of the daemon's full garbage collections began and ended."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [(float(began), float(ended)) for began, ended in (line.split("\t") for line in lines)]
+
+
 def p99(values: list[float]) -> float:
     return values[int(0.99 * (len(values) - 1))]
 
@@ -474,6 +498,7 @@ def main() -> None:
         hook.mkdir()
         (hook / "sitecustomize.py").write_text(INSIDE)
         published_path = Path(folder) / "published.tsv"
+        collections_path = Path(folder) / "collections.tsv"
         env = {
             **os.environ,
             "THOUGHTLINE_HOME": str(home),
@@ -481,6 +506,7 @@ def main() -> None:
             "ANTHROPIC_API_KEY": "bench-key-0000000000",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
             "BENCH_DAEMON_PUBLISHED": str(published_path),
+            "BENCH_DAEMON_GC": str(collections_path),
         }
         profiler = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         daemon = subprocess.Popen(
@@ -533,8 +559,14 @@ def main() -> None:
             simulator.wait(timeout=30)
         sent = emissions(sent_path)
         inside = published(published_path)
+        collections = full_collections(collections_path)
     for _, path, _, phase in measured:
         phase.latencies = latencies_of(phase.arrivals, sent)
+        phase.full_collections = [
+            (ended - began) * 1000
+            for began, ended in collections
+            if phase.started_at <= began < phase.started_at + phase.elapsed_s
+        ]
         if path == "daemon":
             phase.steady = latencies_of(phase.arrivals, sent, phase.joined_at)
     best: dict[tuple[str, str], tuple[int, Phase]] = {}
@@ -627,15 +659,18 @@ def main() -> None:
     print()
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
-        "| daemon CPU | this script's CPU | how subscribers saw the runs end |"
+        "| daemon CPU | this script's CPU | daemon's full GCs (longest) "
+        "| how subscribers saw the runs end |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for mode, path, number, phase in measured:
         if path == "daemon":
             print(
                 f"| {mode} | {number + 1} | {phase.starts_s:.2f} s "
                 f"| {statistics.median(phase.start_ms):.0f} ms | {p99(sorted(phase.start_ms)):.0f} ms "
                 f"| {phase.elapsed_s:.1f} s | {phase.daemon_cpu_s:.1f} s | {phase.client_cpu_s:.1f} s "
+                f"| {len(phase.full_collections)}"
+                f"{f' ({max(phase.full_collections):.0f} ms)' if phase.full_collections else ''} "
                 f"| {', '.join(f'{name} {n}' for name, n in sorted(phase.endings.items()))} |"
             )
 
