@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 
 import httpx2
 
@@ -95,3 +96,21 @@ def anthropic_stream(transcript: Transcript, model: str) -> bytes:
         stream=True,
     )
     return b"".join(frame.data for frame in AnthropicRenderer().stream_frames(transcript, request))
+
+
+def files_under(home: Path) -> Iterator[tuple[Path, bytes]]:
+    """Every file under ``home`` and its bytes, for a canary scan of all that was written.
+
+    SQLite removes its ``-wal`` and ``-shm`` files when the database's last connection
+    closes, which may come after the listing: such a file is passed over (its WAL's
+    pages are in the database file by then, which is read)."""
+    for path in sorted(home.rglob("*")):
+        try:
+            yield path, path.read_bytes()
+        except (IsADirectoryError, FileNotFoundError):
+            continue
+
+
+def all_bytes_under(home: Path) -> bytes:
+    """The bytes of every file under ``home``, joined (see :func:`files_under`)."""
+    return b"".join(data for _path, data in files_under(home))

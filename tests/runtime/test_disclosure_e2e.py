@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CANARY_KEY
+from tests.support import all_bytes_under
 from thoughtline.config import Config
 from thoughtline.event_log import to_wire
 from thoughtline.providers._body_redaction import PIECE_MIN_BYTES
@@ -127,19 +128,6 @@ def task_of(request: SimRequest) -> str:
         for name, (endpoint, model) in ENDPOINTS.items()
         if endpoint == request.profile and model == request.model
     )
-
-
-def all_bytes_under(home: Path) -> bytes:
-    chunks = []
-    for path in sorted(home.rglob("*")):
-        try:
-            chunks.append(path.read_bytes())
-        except (IsADirectoryError, FileNotFoundError):
-            # A directory, or SQLite's -wal / -shm file, removed when the database's last
-            # connection closed after the listing (its WAL's pages are in the database
-            # file by then, which is read): nothing left on disk to search.
-            continue
-    return b"".join(chunks)
 
 
 @pytest.mark.parametrize("mode", MODES)

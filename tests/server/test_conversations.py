@@ -12,8 +12,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.runtime.test_disclosure_e2e import all_bytes_under
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
+from tests.support import all_bytes_under
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 ENDED = {"completed", "completed_with_failures", "completed_prepare_only", "failed", "cancelled"}

@@ -9,8 +9,9 @@ import re
 import pytest
 
 from tests.conftest import CANARY_KEY
-from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_under
+from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
 from tests.server.support import LiveDaemon, wait_for_status
+from tests.support import all_bytes_under
 from thoughtline.testing import Simulator
 
 MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")

@@ -8,6 +8,7 @@ import sys
 
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
+from tests.support import all_bytes_under
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
@@ -79,7 +80,7 @@ def test_hidden_carriers_reach_the_provider_and_no_event_row_or_file(
         trace = client.get(f"/v1/runs/{run_id}/trace", params={"layer": layer}).json()
         assert canary not in json.dumps(trace), layer
     daemon.close()
-    stored = b"".join(p.read_bytes() for p in daemon.home.rglob("*") if p.is_file())
+    stored = all_bytes_under(daemon.home)
     assert canary.encode() not in stored
 
 
