@@ -9,6 +9,7 @@ import click
 
 from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
+from thoughtline.cli._max_cost import MAX_COST
 from thoughtline.integrations.acp import SessionSettings, run_stdio_agent, validate_settings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
@@ -31,6 +32,11 @@ from thoughtline.requests import EFFORTS
 )
 @click.option("--effort", type=click.Choice(EFFORTS), help="Default reasoning effort.")
 @click.option(
+    "--max-cost",
+    type=MAX_COST,
+    help="USD each prompt's run may spend (a session's _meta.thoughtline.max_cost wins).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(("debug", "info", "warning", "error")),
     default="warning",
@@ -43,10 +49,12 @@ def acp_command(
     model: str | None,
     chain_of_thought: str | None,
     effort: str | None,
+    max_cost: float | None,
     log_level: str,
 ) -> None:
     """Serve ACP on stdin/stdout: each prompt starts a run; sessions pick the
-    chain-of-thought mode (session modes), roles, provider, model and effort."""
+    chain-of-thought mode (session modes), roles, provider, model, effort and
+    budget."""
     logging.basicConfig(
         stream=sys.stderr,
         level=log_level.upper(),
@@ -58,6 +66,7 @@ def acp_command(
         provider=provider,
         model=model,
         effort=effort,
+        max_cost=max_cost,
     )
     _config, store, runtime = open_runtime()
     try:

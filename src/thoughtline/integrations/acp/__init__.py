@@ -12,12 +12,14 @@ whenever ``task.reasoning`` is null.
 Sessions
     ``session/new`` creates a session whose prompts run with: a ``chain_of_thought`` mode,
     roles (one concurrent task per role; with none, ``[defaults] role``, else no persona),
-    provider, model and effort. Defaults come from ``thoughtline acp``'s flags, then the config file. A client
-    sets them per session in three ways:
+    provider, model, effort and budget. Defaults come from ``thoughtline acp``'s flags,
+    then the config file. A client sets them per session in three ways:
 
     * ``_meta.thoughtline`` on ``session/new``: ``{"chain_of_thought": "surface",
       "roles": ["architect", "reviewer"], "provider": "anthropic", "model": "...",
-      "effort": "low"}`` (every key optional; unknown keys and bad values are errors);
+      "effort": "low", "max_cost": 0.5}`` (every key optional; unknown keys and bad
+      values are errors; ``max_cost`` is the USD budget of each prompt's run, over
+      ``thoughtline acp --max-cost``);
     * session modes (chosen because ACP has them for exactly this: a per-session
       operating mode the client's UI can offer): ``session/new`` returns ``modes`` with the
       four ``chain_of_thought`` values as mode ids, and ``session/set_mode`` switches;

@@ -393,9 +393,10 @@ class ThoughtlineAcpAgent:
         keeps its request), with the session's settings; else the first run of the
         conversation named by the session id."""
         settings = session.settings
+        spec: RunSpec | None = None
         for run_id in reversed(session.runs):
             try:
-                return self.runtime.continuation_spec(
+                spec = self.runtime.continuation_spec(
                     run_id,
                     request,
                     roles=settings.roles,
@@ -404,17 +405,22 @@ class ThoughtlineAcpAgent:
                     effort=settings.effort,
                     servers=session.servers,
                 )
+                break
             except ThoughtlineError as exc:
                 if exc.code not in NOT_CONTINUABLE:
                     raise
-        first = spec_from_roles(
-            request,
-            list(settings.roles),
-            provider=settings.provider,
-            model=settings.model,
-            effort=settings.effort,
-        )
-        return replace(first, conversation_id=session.id)
+        if spec is None:
+            first = spec_from_roles(
+                request,
+                list(settings.roles),
+                provider=settings.provider,
+                model=settings.model,
+                effort=settings.effort,
+            )
+            spec = replace(first, conversation_id=session.id)
+        if settings.max_cost is not None:
+            spec = replace(spec, max_cost=settings.max_cost)
+        return spec
 
     async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through

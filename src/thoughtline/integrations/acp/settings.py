@@ -20,12 +20,13 @@ from acp.schema import (
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
+from thoughtline.runtime.budget import check_max_cost
 from thoughtline.runtime.checks import check_effort
 from thoughtline.runtime.disclosure import check_mode
 from thoughtline.runtime.runner import Runtime
 
 META_KEY = "thoughtline"
-SETTING_KEYS = ("chain_of_thought", "roles", "provider", "model", "effort")
+SETTING_KEYS = ("chain_of_thought", "roles", "provider", "model", "effort", "max_cost")
 MODE_OPTION = "chain_of_thought"
 EFFORT_OPTION = "effort"
 
@@ -70,6 +71,9 @@ class SessionSettings:
     provider: str | None = None
     model: str | None = None
     effort: str | None = None
+    max_cost: float | None = None
+    """USD each prompt's run may spend (``None``: the run continued from keeps its
+    budget, a first run takes ``[orchestration] max_cost``)."""
 
     def with_meta(self, meta: object) -> SessionSettings:
         """These settings overridden by a ``_meta.thoughtline`` object (strictly checked)."""
@@ -107,6 +111,12 @@ class SessionSettings:
             settings = replace(settings, model=_name(meta["model"], f"{where}.model"))
         if "effort" in meta:
             settings = replace(settings, effort=parse_effort(meta["effort"], f"{where}.effort"))
+        if "max_cost" in meta:
+            try:
+                budget = check_max_cost(meta["max_cost"], f"{where}.max_cost")
+            except ThoughtlineError as exc:
+                raise invalid_params(exc.message, code="SESSION_SETTINGS_INVALID") from None
+            settings = replace(settings, max_cost=budget)
         return settings
 
 
