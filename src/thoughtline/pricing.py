@@ -168,8 +168,11 @@ class Pricer:
         return found.cost(usage)
 
 
+@cache
 def data_version() -> str:
-    """The pinned price data's version, e.g. ``0.2.3``."""
+    """The pinned price data's version, e.g. ``0.2.3``: the package's as it was imported.
+    Read once: ``importlib.metadata`` scans the installed distributions for it (about a
+    millisecond), and every priced call names it."""
     return version(DATA_PACKAGE)
 
 
