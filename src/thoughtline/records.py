@@ -582,30 +582,59 @@ class Cost:
 def total_cost(costs: Iterable[Cost], *, label: Callable[[int], str] | None = None) -> Cost:
     """The sum of ``costs``: unknown when any is (with the first one's reason, led by
     ``label(i)``, e.g. the task's name), and from every source they were priced from."""
-    amount = 0.0
-    sums = dict.fromkeys(("input", "cached_input", "cache_write", "output", "reasoning"), 0.0)
-    sources: list[str] = []
-    unknown: str | None = None
-    for index, cost in enumerate(costs):
+    running = RunningCost(label)
+    for cost in costs:
+        running.add(cost)
+    return running.total()
+
+
+class RunningCost:
+    """:func:`total_cost` kept up as costs come, one at a time: the same sums, added in
+    the same order (so the same floats) as summing them all again, which a loop of
+    many steps would do at every step."""
+
+    __slots__ = ("amount", "count", "dicts", "label", "sources", "sums", "unknown")
+
+    def __init__(self, label: Callable[[int], str] | None = None) -> None:
+        self.label = label
+        self.count = 0
+        self.amount = 0.0
+        self.sums = dict.fromkeys(
+            ("input", "cached_input", "cache_write", "output", "reasoning"), 0.0
+        )
+        self.sources: list[str] = []
+        self.unknown: str | None = None
+        self.dicts: list[CostSnapshot] = []
+        """Each cost's :meth:`Cost.to_dict`, made once (see :meth:`Task.step_cost_dicts`)."""
+
+    def add(self, cost: Cost) -> None:
+        index, self.count = self.count, self.count + 1
         for source in (cost.source or "").split("; "):
-            if source and source not in sources:
-                sources.append(source)
+            if source and source not in self.sources:
+                self.sources.append(source)
         if cost.amount is None or cost.parts is None:
-            if unknown is None:
+            if self.unknown is None:
                 reason = cost.unknown_reason or "unknown"
-                unknown = reason if label is None else f"{label(index)}: {reason}"
-            continue
-        amount += cost.amount
+                self.unknown = reason if self.label is None else f"{self.label(index)}: {reason}"
+            return
+        self.amount += cost.amount
+        sums = self.sums
         for name in sums:
             sums[name] += getattr(cost.parts, name)
-    joined = "; ".join(sources) or None
-    if unknown is not None:
-        return Cost.unknown(unknown, source=joined)
-    return Cost(
-        amount=round(amount, 10),
-        source=joined,
-        parts=CostParts(**{name: round(value, 10) for name, value in sums.items()}),
-    )
+
+    def total(self) -> Cost:
+        joined = "; ".join(self.sources) or None
+        if self.unknown is not None:
+            return Cost.unknown(self.unknown, source=joined)
+        return Cost(
+            amount=round(self.amount, 10),
+            source=joined,
+            parts=CostParts(**{name: round(value, 10) for name, value in self.sums.items()}),
+        )
+
+
+def _step_label(index: int) -> str:
+    return f"step {index + 1}"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -691,6 +720,11 @@ class Task:
     (in memory only: the store keeps them as those tasks' threads)."""
     thread: TaskThread | None = field(default=None, compare=False, repr=False)
     """What this task added to its conversation, set when it ends (stored apart)."""
+    _costs_so_far: tuple[list[Cost], Cost | None, RunningCost] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+    """``step_costs`` (the list), its last cost summed and the sum so far: each step's
+    :attr:`cost` and stored row add only the new calls' costs."""
 
     @property
     def answer(self) -> str:
@@ -721,7 +755,34 @@ class Task:
             return Cost.unknown(NOT_PRICED)
         if len(self.step_costs) == 1:
             return self.step_costs[0]
-        return total_cost(self.step_costs, label=lambda index: f"step {index + 1}")
+        return self._running_cost().total()
+
+    def step_cost_dicts(self) -> list[CostSnapshot]:
+        """Each call's cost as :meth:`Cost.to_dict` gives it, made once per cost (a
+        stored task's row carries them all, written again at each step): read only."""
+        return self._running_cost().dicts
+
+    def _running_cost(self) -> RunningCost:
+        """The sum of ``step_costs`` so far, brought up to date. The runtime only appends
+        to the list (as each call ends); a list replaced, cut or changed before its end
+        is summed again."""
+        costs = self.step_costs
+        kept = self._costs_so_far
+        if kept is not None:
+            listed, last, running = kept
+            if (
+                listed is not costs
+                or running.count > len(costs)
+                or (running.count and costs[running.count - 1] is not last)
+            ):
+                kept = None
+        if kept is None:
+            running = RunningCost(_step_label)
+        for cost in costs[running.count :]:
+            running.add(cost)
+            running.dicts.append(cost.to_dict())
+        self._costs_so_far = (costs, costs[-1] if costs else None, running)
+        return running
 
     @property
     def persona(self) -> PersonaSnapshot:

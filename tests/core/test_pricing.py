@@ -14,7 +14,15 @@ import pytest
 from thoughtline.config import load_config
 from thoughtline.errors import ConfigError
 from thoughtline.pricing import ConfiguredPrice, Pricer, data_version, format_amount
-from thoughtline.records import Cost, CostParts, Run, Task, TaskUsage, total_cost
+from thoughtline.records import (
+    Cost,
+    CostParts,
+    Run,
+    RunningCost,
+    Task,
+    TaskUsage,
+    total_cost,
+)
 
 NOON = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 # 10,000 input tokens: 2,000 read from the cache, 1,000 written to it, 7,000 uncached.
@@ -267,6 +275,69 @@ def test_a_task_and_a_run_add_up_their_calls_and_an_unknown_call_makes_them_unkn
     assert snapshot["cost"]["amount"] is None
     assert snapshot["cost"]["unknown_reason"] == "task engineer: step 2: no usage"
     assert snapshot["tasks"][0]["cost"]["currency"] == "USD"
+
+
+def _task(**fields: object) -> Task:
+    return Task(
+        id="t1",
+        run_id="r",
+        position=0,
+        role="engineer",
+        provider="ollama",
+        model="m",
+        chain_of_thought="hidden",
+        chain_of_thought_source="default",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_task_of_300_steps_sums_each_cost_once_and_as_summing_them_all_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool loop reads its task's cost (and writes its row) at every step: the sum goes
+    on from the last one, so 300 steps add 300 costs, not 45,000, to the same floats."""
+    costs = [
+        Cost(
+            amount=0.1 * (step % 7) + 1e-7 * step,
+            source=f'config a [prices."b/c{step % 3}"]',
+            parts=CostParts(input=0.03 * step, output=0.1 * (step % 7), reasoning=1e-9 * step),
+        )
+        for step in range(300)
+    ]
+    expected = [total_cost(costs[: step + 1]) for step in range(len(costs))]
+    added = 0
+    add = RunningCost.add
+
+    def counted(self: RunningCost, cost: Cost) -> None:
+        nonlocal added
+        added += 1
+        add(self, cost)
+
+    monkeypatch.setattr(RunningCost, "add", counted)
+    task = _task()
+    for step, cost in enumerate(costs):
+        task.step_costs.append(cost)
+        assert task.cost == expected[step], step
+        assert task.step_cost_dicts() == [c.to_dict() for c in costs[: step + 1]]
+    assert added == 300  # each cost once (45,150 if summed again at every step)
+    # An unknown cost makes the rest unknown, naming its step.
+    task.step_costs.append(Cost.unknown("no usage"))
+    assert task.cost.amount is None and task.cost.unknown_reason == "step 301: no usage"
+
+
+def test_a_task_whose_costs_are_replaced_or_changed_sums_them_again() -> None:
+    one = Cost(amount=0.25, source="s", parts=CostParts(input=0.25))
+    two = Cost(amount=0.5, source="s", parts=CostParts(output=0.5))
+    task = _task(step_costs=[one, two])
+    assert task.cost.amount == 0.75
+    task.step_costs = [two, two]  # a new list (a task read from the store)
+    assert task.cost.amount == 1.0
+    task.step_costs[-1] = one  # the last one changed in place
+    assert task.cost.amount == 0.75
+    del task.step_costs[-1]  # cut
+    task.step_costs.append(Cost.unknown("gone"))
+    assert task.cost.unknown_reason == "step 2: gone"
+    assert task.step_cost_dicts()[-1]["unknown_reason"] == "gone"
 
 
 @pytest.mark.parametrize(

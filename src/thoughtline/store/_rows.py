@@ -161,7 +161,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "history_json": None if task.history is None else dump(task.history),
         # The amount for the store's own sums; each call's cost (parts, source) as JSON.
         "cost_amount": task.cost.amount,
-        "cost_json": dump([cost.to_dict() for cost in task.step_costs]),
+        "cost_json": dump(task.step_cost_dicts()),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
