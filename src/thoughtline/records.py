@@ -593,7 +593,7 @@ class RunningCost:
     the same order (so the same floats) as summing them all again, which a loop of
     many steps would do at every step."""
 
-    __slots__ = ("amount", "count", "dicts", "label", "sources", "sums", "unknown")
+    __slots__ = ("_total", "amount", "count", "dicts", "label", "sources", "sums", "unknown")
 
     def __init__(self, label: Callable[[int], str] | None = None) -> None:
         self.label = label
@@ -606,9 +606,11 @@ class RunningCost:
         self.unknown: str | None = None
         self.dicts: list[CostSnapshot] = []
         """Each cost's :meth:`Cost.to_dict`, made once (see :meth:`Task.step_cost_dicts`)."""
+        self._total: Cost | None = None  # until the next cost
 
     def add(self, cost: Cost) -> None:
         index, self.count = self.count, self.count + 1
+        self._total = None
         for source in (cost.source or "").split("; "):
             if source and source not in self.sources:
                 self.sources.append(source)
@@ -623,14 +625,19 @@ class RunningCost:
             sums[name] += getattr(cost.parts, name)
 
     def total(self) -> Cost:
+        if self._total is not None:
+            return self._total
         joined = "; ".join(self.sources) or None
         if self.unknown is not None:
-            return Cost.unknown(self.unknown, source=joined)
-        return Cost(
-            amount=round(self.amount, 10),
-            source=joined,
-            parts=CostParts(**{name: round(value, 10) for name, value in self.sums.items()}),
-        )
+            total = Cost.unknown(self.unknown, source=joined)
+        else:
+            total = Cost(
+                amount=round(self.amount, 10),
+                source=joined,
+                parts=CostParts(**{name: round(value, 10) for name, value in self.sums.items()}),
+            )
+        self._total = total
+        return total
 
 
 def _step_label(index: int) -> str:
