@@ -297,7 +297,10 @@ async def test_a_prompt_goes_on_from_the_last_turn_that_left_something_to_contin
 
         client.updates.clear()
         loaded = await agent.load_session(
-            cwd="/", session_id=session_id, mcp_servers=[], thoughtline={"effort": "low"}
+            cwd="/",
+            session_id=session_id,
+            mcp_servers=[],
+            thoughtline={"effort": "low", "max_cost": 500},
         )
         assert text_of(client.updates, UserMessageChunk) == "First?Second?Third?Fourth?"
         replayed = text_of(client.updates, AgentMessageChunk)
@@ -310,6 +313,7 @@ async def test_a_prompt_goes_on_from_the_last_turn_that_left_something_to_contin
         fifth = store.get_run(response.field_meta["thoughtline"]["run_id"])
         assert fifth is not None and fifth.continues == ids[3]
         assert [task.effort for task in fifth.tasks] == ["low"]
+        assert fifth.max_cost == 500 and fifth.status == "completed"
 
         # Not while the session runs a prompt.
         pending = asyncio.ensure_future(
