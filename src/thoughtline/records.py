@@ -605,7 +605,8 @@ class RunningCost:
         self.sources: list[str] = []
         self.unknown: str | None = None
         self.dicts: list[CostSnapshot] = []
-        """Each cost's :meth:`Cost.to_dict`, made once (see :meth:`Task.step_cost_dicts`)."""
+        """The costs' :meth:`Cost.to_dict`, each made once, when first asked for (see
+        :meth:`Task.step_cost_dicts`)."""
         self._total: Cost | None = None  # until the next cost
 
     def add(self, cost: Cost) -> None:
@@ -767,12 +768,14 @@ class Task:
     def step_cost_dicts(self) -> list[CostSnapshot]:
         """Each call's cost as :meth:`Cost.to_dict` gives it, made once per cost (a
         stored task's row carries them all, written again at each step): read only."""
-        return self._running_cost().dicts
+        dicts = self._running_cost().dicts
+        dicts.extend(cost.to_dict() for cost in self.step_costs[len(dicts) :])
+        return dicts
 
     def _running_cost(self) -> RunningCost:
         """The sum of ``step_costs`` so far, brought up to date. The runtime only appends
-        to the list (as each call ends); a list replaced, cut or changed before its end
-        is summed again."""
+        to the list (as each call ends); a new list, or one whose last summed cost is no
+        longer in its place (cut, or that cost replaced), is summed again."""
         costs = self.step_costs
         kept = self._costs_so_far
         if kept is not None:
@@ -787,7 +790,6 @@ class Task:
             running = RunningCost(_step_label)
         for cost in costs[running.count :]:
             running.add(cost)
-            running.dicts.append(cost.to_dict())
         self._costs_so_far = (costs, costs[-1] if costs else None, running)
         return running
 
