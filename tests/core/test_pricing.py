@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.builders import make_task
 from thoughtline.config import load_config
 from thoughtline.errors import ConfigError
 from thoughtline.pricing import ConfiguredPrice, Pricer, data_version, format_amount
@@ -19,7 +20,6 @@ from thoughtline.records import (
     CostParts,
     Run,
     RunningCost,
-    Task,
     TaskUsage,
     total_cost,
 )
@@ -250,16 +250,8 @@ def test_a_task_and_a_run_add_up_their_calls_and_an_unknown_call_makes_them_unkn
     assert summed.amount == 0.75
     assert summed.parts == CostParts(input=0.1, output=0.65)
     assert summed.source == 'genai-prices 0.2.3; config a [prices."b/c"]'
-    task = Task(
-        id="t1",
-        run_id="r",
-        position=0,
-        role="engineer",
-        provider="ollama",
-        model="m",
-        chain_of_thought="hidden",
-        chain_of_thought_source="default",
-        step_costs=[one, Cost.unknown("no usage")],
+    task = make_task(
+        "r", 0, provider="ollama", model="m", step_costs=[one, Cost.unknown("no usage")]
     )
     assert task.cost.amount is None
     assert task.cost.unknown_reason == "step 2: no usage"
@@ -275,20 +267,6 @@ def test_a_task_and_a_run_add_up_their_calls_and_an_unknown_call_makes_them_unkn
     assert snapshot["cost"]["amount"] is None
     assert snapshot["cost"]["unknown_reason"] == "task engineer: step 2: no usage"
     assert snapshot["tasks"][0]["cost"]["currency"] == "USD"
-
-
-def _task(**fields: object) -> Task:
-    return Task(
-        id="t1",
-        run_id="r",
-        position=0,
-        role="engineer",
-        provider="ollama",
-        model="m",
-        chain_of_thought="hidden",
-        chain_of_thought_source="default",
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 def test_a_task_of_300_steps_sums_each_cost_once_and_as_summing_them_all_would(
@@ -314,7 +292,7 @@ def test_a_task_of_300_steps_sums_each_cost_once_and_as_summing_them_all_would(
         add(self, cost)
 
     monkeypatch.setattr(RunningCost, "add", counted)
-    task = _task()
+    task = make_task("r", 0)
     for step, cost in enumerate(costs):
         task.step_costs.append(cost)
         assert task.cost == expected[step], step
@@ -328,7 +306,7 @@ def test_a_task_of_300_steps_sums_each_cost_once_and_as_summing_them_all_would(
 def test_a_task_whose_costs_are_replaced_or_changed_sums_them_again() -> None:
     one = Cost(amount=0.25, source="s", parts=CostParts(input=0.25))
     two = Cost(amount=0.5, source="s", parts=CostParts(output=0.5))
-    task = _task(step_costs=[one, two])
+    task = make_task("r", 0, step_costs=[one, two])
     assert task.cost.amount == 0.75
     task.step_costs = [two, two]  # a new list (a task read from the store)
     assert task.cost.amount == 1.0
