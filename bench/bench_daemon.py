@@ -242,6 +242,7 @@ async def subscribe(
     count = 0
     position = {"reasoning": 0, "answer": 0}
     pending = b""
+    asked = time.monotonic()
 
     def on_body(data: bytes, now: float) -> bool:
         nonlocal count, pending
@@ -259,6 +260,7 @@ async def subscribe(
             count += 1
             if count == 1 and phase is not None:
                 phase.joined_at = max(phase.joined_at, now)
+                phase.first_ms.append((now - asked) * 1000)
             if event == b"snapshot":
                 task = orjson.loads(data_line)["tasks"][0]
                 position["answer"] = len(task["output"] or "") // CHUNK_CHARS
@@ -296,6 +298,7 @@ class Phase:
     daemon_cpu_s: float = 0.0
     endings: Counter[str] = field(default_factory=Counter)  # terminal events subscribers saw
     joined_at: float = 0.0  # when the last subscriber got its first event
+    first_ms: list[float] = field(default_factory=list)  # each subscriber: GET to first event
     started_at: float = 0.0  # time.monotonic() when the runs were started
     full_collections: list[float] = field(default_factory=list)  # the daemon's, in ms
     steady: list[float] = field(default_factory=list)  # latencies of deltas emitted after that
@@ -660,9 +663,9 @@ def main() -> None:
     print(
         "| mode | round | simultaneous starts: wall | start p50 | start p99 | phase wall "
         "| daemon CPU | this script's CPU | daemon's full GCs (longest) "
-        "| how subscribers saw the runs end |"
+        "| subscribe to first event p50 / p99 | how subscribers saw the runs end |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for mode, path, number, phase in measured:
         if path == "daemon":
             print(
@@ -671,6 +674,7 @@ def main() -> None:
                 f"| {phase.elapsed_s:.1f} s | {phase.daemon_cpu_s:.1f} s | {phase.client_cpu_s:.1f} s "
                 f"| {len(phase.full_collections)}"
                 f"{f' ({max(phase.full_collections):.0f} ms)' if phase.full_collections else ''} "
+                f"| {statistics.median(phase.first_ms):.0f} / {p99(sorted(phase.first_ms)):.0f} ms "
                 f"| {', '.join(f'{name} {n}' for name, n in sorted(phase.endings.items()))} |"
             )
 
