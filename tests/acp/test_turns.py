@@ -46,6 +46,7 @@ async def prompt_once(
         response = await agent.prompt(prompt=[text_block("Do it.")], session_id=session.session_id)
         return response, client.updates
     finally:
+        await runtime.aclose()  # its provider connections, as the agent's shutdown does
         store.close()
 
 
