@@ -261,8 +261,8 @@ class DaemonServer:
         """Serve until SIGTERM/SIGINT (this must be the main thread)."""
         # The standard asyncio loop, even where uvloop is installed: with uvloop, in
         # bench/bench_daemon.py (100 runs x 5 subscribers), a subscriber that connects as
-        # its run starts gets its first event 1-1.8 s later at p99, against 0.4-0.6 s
-        # (bench/README.md, "Daemon fan-out"), for 3-8% less CPU.
+        # its run starts gets its first event 1-1.8 s later at p99, against 0.4-0.6 s,
+        # for the same CPU (bench/README.md, "Daemon fan-out").
         asyncio.run(self.serve())
 
     def start(self, timeout_s: float = 10.0) -> DaemonServer:
