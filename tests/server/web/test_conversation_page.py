@@ -51,7 +51,8 @@ def test_a_follow_up_from_the_box_shows_both_turns_as_one_thread(
             answer=FIRST_ANSWER,
             reasoning_tokens=20,
         ),
-        Transcript(answer=SECOND_ANSWER, chunk_chars=6),
+        # 62 chunks of 2 characters, 50 ms apart: about 3 s to see it part-way.
+        Transcript(answer=SECOND_ANSWER, chunk_chars=2),
         profile="deepseek",
     )
     with_token(page, ACCESS_TOKEN)
@@ -71,6 +72,18 @@ def test_a_follow_up_from_the_box_shows_both_turns_as_one_thread(
     expect(view).not_to_have_attribute("data-run-id", first)
     second = view.get_attribute("data-run-id")
     assert second and second.startswith("run_")
+    # The second answer grows while it streams: seen part-way first (before the checks
+    # below, which a slow machine may take longer for than the whole stream), the box
+    # hidden until the latest turn has ended; then whole.
+    page.wait_for_function(
+        """([length]) => {
+            const answer = document.querySelector("[data-testid=task-answer]");
+            const size = answer ? answer.textContent.length : 0;
+            return size > 0 && size < length;
+        }""",
+        arg=[len(SECOND_ANSWER)],
+    )
+    expect(box).to_be_hidden()
 
     # Turn 1 above the follow-up's cards: its request, answer and (surface) reasoning.
     turn = page.get_by_test_id("thread-turn")
@@ -83,16 +96,6 @@ def test_a_follow_up_from_the_box_shows_both_turns_as_one_thread(
     expect(turn.get_by_test_id("turn-reasoning-text")).to_contain_text(CANARY)
     expect(page.get_by_test_id("current-turn-request")).to_have_text(SECOND_REQUEST)
     expect(page.get_by_test_id("thread-current")).to_contain_text("Turn 2 of 2")
-    # The second answer grows while it streams: seen part-way, then whole.
-    page.wait_for_function(
-        """([length]) => {
-            const answer = document.querySelector("[data-testid=task-answer]");
-            const size = answer ? answer.textContent.length : 0;
-            return size > 0 && size < length;
-        }""",
-        arg=[len(SECOND_ANSWER)],
-    )
-    expect(box).to_be_hidden()  # until the latest turn has ended
     expect(page.get_by_test_id("task-answer")).to_have_text(SECOND_ANSWER)
     expect(page.get_by_test_id("run-status")).to_have_text("completed")
     expect(box).to_be_visible()
