@@ -278,10 +278,13 @@ def test_a_stalled_subscriber_holds_up_no_other_and_catches_up_consistently(
         text = "".join(e.data["text"] for e in reader if e.type == "answer.delta")
         assert (reader[0].data["tasks"][0]["output"] or "") + text == answer
         pieces: list[bytes] = []
-        while not (pieces and pieces[-1].endswith(b"\r\n0\r\n\r\n")):
+        end = b"\r\n0\r\n\r\n"
+        tail = b""  # the last bytes read: the end may arrive split over two reads
+        while not tail.endswith(end):
             data = stalled.recv(1 << 20)
             assert data, "the stalled subscriber's stream closed before its end"
             pieces.append(data)
+            tail = (tail + data)[-len(end) :]
         raw = b"".join(pieces)
     finally:
         stalled.close()
