@@ -217,6 +217,18 @@ def test_the_oldest_turns_are_left_out_whole_to_fit_the_window() -> None:
     )
 
 
+def test_one_turn_left_out_is_said_in_the_singular() -> None:
+    turns = [turn(n) for n in range(1, 6)]
+    one = math.ceil(turns[0].size / 3)
+    window = 100 + 4 * one + 8_192 + one // 2  # room for about four turns
+    built = build(turns, fixed_bytes=300, context_window=window)
+    assert built.history["dropped_turns"] == 1
+    note = built.history["note"]
+    assert note is not None and note.startswith(
+        "The oldest turn of the conversation was left out to fit claude-"
+    )
+
+
 def test_a_turn_larger_than_the_window_fails_in_one_sentence() -> None:
     with pytest.raises(ThoughtlineError) as refused:
         build([turn(1)], fixed_bytes=800_000)  # over 191,808 tokens even at 4 B a token

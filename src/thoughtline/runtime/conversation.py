@@ -401,9 +401,14 @@ class Notes:
     def sentence(self, capability: ModelCapability, model: str) -> str | None:
         said: list[str] = []
         if self.numbers:
+            left_out = (
+                "The oldest turn of the conversation was"
+                if self.numbers == 1
+                else f"The oldest {self.numbers} turns of the conversation were"
+            )
             said.append(
-                f"The oldest {_count(self.numbers, 'turn')} of the conversation were left "
-                f"out to fit {model}'s {capability.context_window:,}-token context window."
+                f"{left_out} left out to fit {model}'s "
+                f"{capability.context_window:,}-token context window."
             )
         for reason, turns in (self.reasons or {}).items():
             which = _turns(turns)
@@ -436,10 +441,6 @@ class Notes:
                     "was never kept and is not sent back (nor reconstructed)."
                 )
         return " ".join(said) or None
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _turns(numbers: list[int]) -> str:
