@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from tests.acp.test_acp_agent import RecordingClient, bounded, spawn, stored_run
+from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, _git_repository, http_server
 from thoughtline.providers.redaction import REDACTED
@@ -417,3 +418,67 @@ async def test_cancelling_while_the_editor_is_asked_runs_nothing_and_keeps_servi
     assert (call["status"], call["error"]) == ("cancelled", "TOOL_CANCELLED")
     assert len(sim.requests) == 2  # the loop did not go on after the cancel
     assert "Traceback" not in agent.stderr.read_text()
+
+
+@dataclass
+class SilentClient(AnsweringClient):
+    """An editor whose user never answers a permission request (until released)."""
+
+    asked: list[str] = field(default_factory=list)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
+    ) -> RequestPermissionResponse:
+        self.asked.append(tool_call.tool_call_id)
+        await self.release.wait()
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id="allow_once")
+        )
+
+
+async def test_an_unanswered_permission_request_ends_as_a_rejection_after_the_timeout(
+    home: Path, sim: Simulator, environ: dict[str, str], tmp_path: Path
+) -> None:
+    repository = staged_repository(tmp_path / "repo")
+    sim.script_turns(calling("git__git_reset", {"repo_path": str(repository)}), FINAL)
+    client = SilentClient()
+    git = stdio("git", "-m", "mcp_server_git", "--repository", str(repository))
+    async with spawn(home, environ, "--permission-timeout", "0.5", client=client) as agent:
+        await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        session = await bounded(agent.conn.new_session(cwd="/", mcp_servers=[git]))
+        response = await bounded(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Unstage.")])
+        )
+        client.release.set()  # a late answer reaches nobody, and harms nothing
+        assert agent.process.returncode is None
+    assert response.stop_reason == "end_turn"
+    assert staged(repository) == "notes.txt"  # it never ran, nor after the late "allow"
+    start, updates = tool_updates(client, session.session_id)
+    assert client.asked == [start.tool_call_id]
+    assert [u.status for u in updates] == ["failed"]
+    snapshot = stored_run(home, response.field_meta["thoughtline"]["run_id"])
+    (call,) = snapshot["tasks"][0]["tool_calls"]
+    assert (call["status"], call["error"]) == ("denied", "TOOL_NOT_ALLOWED")
+    assert "The user did not allow this call to git.git_reset" in json.dumps(sim.requests[1].body)
+    assert "got no answer in 0.5 s: rejected" in agent.stderr.read_text()
+
+
+def test_a_permission_timeout_that_is_not_positive_is_refused(
+    home: Path, environ: dict[str, str]
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "acp", "--permission-timeout", "0"],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--permission-timeout" in done.stderr and "0" in done.stderr

@@ -11,6 +11,7 @@ from thoughtline._process import freeze_startup_heap, load_what_runs_use
 from thoughtline.cli._context import open_runtime
 from thoughtline.cli._max_cost import MAX_COST
 from thoughtline.integrations.acp import SessionSettings, run_stdio_agent, validate_settings
+from thoughtline.integrations.acp.agent import PERMISSION_TIMEOUT_S
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
 
@@ -37,6 +38,16 @@ from thoughtline.requests import EFFORTS
     help="USD each prompt's run may spend (a session's _meta.thoughtline.max_cost wins).",
 )
 @click.option(
+    "--permission-timeout",
+    "permission_timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=PERMISSION_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the editor's answer to a destructive tool's permission "
+    "request; no answer by then rejects the call.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(("debug", "info", "warning", "error")),
     default="warning",
@@ -50,6 +61,7 @@ def acp_command(
     chain_of_thought: str | None,
     effort: str | None,
     max_cost: float | None,
+    permission_timeout_s: float,
     log_level: str,
 ) -> None:
     """Serve ACP on stdin/stdout: each prompt starts a run; sessions pick the
@@ -73,6 +85,6 @@ def acp_command(
         validate_settings(runtime, defaults)
         load_what_runs_use()
         freeze_startup_heap()
-        run_stdio_agent(runtime, defaults)
+        run_stdio_agent(runtime, defaults, permission_timeout_s=permission_timeout_s)
     finally:
         store.close()

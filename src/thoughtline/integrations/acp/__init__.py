@@ -101,8 +101,9 @@ Tools
     Before a tool whose annotations call it destructive runs, the agent asks the editor
     with ``session/request_permission`` (options ``allow_once``, ``allow_always``: for
     the rest of the session, ``reject_once``), after the call's ``tool_call`` update was
-    sent; ``allow_destructive`` is not read. A rejected or cancelled request sends the
-    model a ``TOOL_NOT_ALLOWED`` error result, the call ends ``denied``
+    sent; ``allow_destructive`` is not read. A rejected or cancelled request, or one
+    unanswered after ``--permission-timeout`` (300 s), sends the model a
+    ``TOOL_NOT_ALLOWED`` error result, the call ends ``denied``
     (``tool_call_update`` ``failed``), and the loop goes on.
 
     Each tool call is a ``tool_call`` (id ``TASK_ID/CALL_ID``, title ``SERVER.TOOL``,

@@ -85,6 +85,9 @@ PromptBlock: TypeAlias = (
 
 SUPPORTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 SHUTDOWN_GRACE_S = 5.0
+PERMISSION_TIMEOUT_S = 300.0
+"""How long a ``session/request_permission`` waits for the editor's answer before it
+counts as a rejection (``thoughtline acp --permission-timeout``)."""
 ALLOWING = frozenset({"allow_once", "allow_always"})
 NOT_CONTINUABLE = frozenset(
     {"RUN_NOT_FOUND", "CONVERSATION_RUN_ACTIVE", "CONVERSATION_HISTORY_GONE"}
@@ -163,8 +166,15 @@ class ThoughtlineAcpAgent:
     """The ACP ``Agent``: sessions, prompts as runs, cancellation. One per connection; all
     sessions share one ``Runtime`` (one per process)."""
 
-    def __init__(self, runtime: Runtime, defaults: SessionSettings | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        defaults: SessionSettings | None = None,
+        *,
+        permission_timeout_s: float = PERMISSION_TIMEOUT_S,
+    ) -> None:
         self.runtime = runtime
+        self.permission_timeout_s = permission_timeout_s
         self.runs = RunManager(runtime)
         self.defaults = defaults or SessionSettings()
         self.client: Client | None = None
@@ -425,7 +435,8 @@ class ThoughtlineAcpAgent:
     async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through
         ``session/request_permission`` (unless they allowed the tool for the session);
-        a rejection or a cancelled request is a no."""
+        a rejection, a cancelled request or no answer within ``permission_timeout_s``
+        is a no."""
         spec = request.tool.spec
         if spec in session.always_allowed:
             return True
@@ -434,7 +445,7 @@ class ThoughtlineAcpAgent:
         call = request.call
         update_id = tool_call_id(request.task_id, call)
         await turn.sent()  # the editor knows the tool call before it is asked about it
-        response = await self.client.request_permission(
+        asking = self.client.request_permission(
             session_id=session.id,
             tool_call=ToolCallUpdate(
                 tool_call_id=update_id,
@@ -453,6 +464,15 @@ class ThoughtlineAcpAgent:
                 PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
             ],
         )
+        try:
+            response = await asyncio.wait_for(asking, timeout=self.permission_timeout_s)
+        except TimeoutError:
+            logger.warning(
+                "session/request_permission for %s got no answer in %g s: rejected",
+                spec,
+                self.permission_timeout_s,
+            )
+            return False
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome) or outcome.option_id not in ALLOWING:
             return False  # rejected, or the request was cancelled

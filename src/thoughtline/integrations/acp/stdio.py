@@ -14,7 +14,7 @@ from acp import stdio_streams
 from acp.core import AgentSideConnection
 from acp.interfaces import Agent
 
-from thoughtline.integrations.acp.agent import ThoughtlineAcpAgent
+from thoughtline.integrations.acp.agent import PERMISSION_TIMEOUT_S, ThoughtlineAcpAgent
 from thoughtline.integrations.acp.settings import SessionSettings
 from thoughtline.runtime.runner import Runtime
 
@@ -28,9 +28,10 @@ async def serve(
     *,
     defaults: SessionSettings | None = None,
     stop: asyncio.Event | None = None,
+    permission_timeout_s: float = PERMISSION_TIMEOUT_S,
 ) -> None:
     """Serve one client on the given streams until it disconnects or ``stop`` is set."""
-    agent = ThoughtlineAcpAgent(runtime, defaults)
+    agent = ThoughtlineAcpAgent(runtime, defaults, permission_timeout_s=permission_timeout_s)
     # The agent implements the methods it supports; the router answers -32601 for the
     # rest (session/list, session/resume, ...), which the capabilities do not advertise.
     connection = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
@@ -63,17 +64,31 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
-async def _serve_stdio(runtime: Runtime, defaults: SessionSettings | None) -> None:
+async def _serve_stdio(
+    runtime: Runtime, defaults: SessionSettings | None, permission_timeout_s: float
+) -> None:
     reader, writer = await _protocol_streams()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal support
             loop.add_signal_handler(signum, stop.set)
-    await serve(runtime, reader, writer, defaults=defaults, stop=stop)
+    await serve(
+        runtime,
+        reader,
+        writer,
+        defaults=defaults,
+        stop=stop,
+        permission_timeout_s=permission_timeout_s,
+    )
 
 
-def run_stdio_agent(runtime: Runtime, defaults: SessionSettings | None = None) -> None:
+def run_stdio_agent(
+    runtime: Runtime,
+    defaults: SessionSettings | None = None,
+    *,
+    permission_timeout_s: float = PERMISSION_TIMEOUT_S,
+) -> None:
     """Run the agent on this process's stdin/stdout until the client disconnects. Takes
     over the process's stdout (see the package docstring)."""
-    asyncio.run(_serve_stdio(runtime, defaults))
+    asyncio.run(_serve_stdio(runtime, defaults, permission_timeout_s))
