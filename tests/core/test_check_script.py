@@ -63,3 +63,21 @@ def test_check_says_what_it_installs_system_wide_or_leaves_the_system_alone(
     said = done.stderr.splitlines()[0]
     assert said.startswith("scripts/check: installing chromium")
     assert "system-wide with apt-get" in said and "THOUGHTLINE_CHECK_NO_APT=1" in said
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_check_help_prints_its_own_help_and_changes_nothing(tmp_path: Path, flag: str) -> None:
+    log, env = _sandbox(tmp_path)
+    done = subprocess.run(
+        [env["PATH"] + "/bash", str(tmp_path / "scripts" / "check"), "-m", "not slow", flag],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: bash scripts/check [PYTEST_ARGS...]")
+    assert "THOUGHTLINE_CHECK_NO_APT=1" in done.stdout and "20-30 minutes" in done.stdout
+    assert not log.exists()  # neither apt-get nor python3 was run
+    assert not (tmp_path / ".venv").exists()
