@@ -108,10 +108,15 @@ def test_a_mode_that_records_no_reasoning_has_none_in_either_view_and_says_why(
         f"The reasoning layer of run {short_run_id(run_id)} is empty: its tasks ran with "
         f"chain_of_thought={mode}, which does not record reasoning"
     )
-    assert why in shown.stdout and why in layer.stdout
+    assert why in layer.stdout
+    assert "reasoning layer" not in shown.stdout  # the whole trace adds no unasked line
     shows = "(surface shows the reasoning with the answer but keeps it out of the trace)"
-    assert (shows in shown.stdout) is (mode == "surface")
+    assert (shows in layer.stdout) is (mode == "surface")
     assert "worker.completed" in shown.stdout
+    # With no RUN_ID, the trace is the latest run's, as status and export are.
+    latest = thoughtline(home, environ, "trace")
+    assert latest.returncode == 0, latest.stderr
+    assert latest.stdout == shown.stdout
     # Surface showed the reasoning with the run itself; the trace keeps none of it.
     status = thoughtline(home, environ, "status", run_id, "--json")
     assert (CANARY in status.stdout) is (mode == "surface")

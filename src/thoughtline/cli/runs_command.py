@@ -115,7 +115,8 @@ def runs_command(
     search: str | None,
     as_json: bool,
 ) -> None:
-    """Recent runs, newest first (full ids: pass one, or a prefix, to status and trace).
+    """Recent runs, newest first, by short id (pass one, a prefix or a full id to
+    status, trace and export; --json has both).
 
     The filters combine (every one given must hold). A run marked ↳ continues an
     earlier one: --conversation lists its conversation."""
@@ -317,12 +318,13 @@ def _tokens(run: Run) -> str:
 
 
 @click.command("trace", epilog=RUN_ID_HELP)
-@click.argument("run_id", shell_complete=complete_run_ids)
+@click.argument("run_id", required=False, shell_complete=complete_run_ids)
 @click.option("--layer", type=click.Choice(TRACE_LAYERS), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw events as a JSON array.")
-def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
-    """Operator view of a run's trace: one line per event (time, kind, task, summary),
-    recorded reasoning as text (answer, reasoning, provider_raw layers)."""
+def trace_command(run_id: str | None, layer: TraceLayer | None, as_json: bool) -> None:
+    """Operator view of a run's trace (the latest when RUN_ID is omitted): one line per
+    event (time, kind, task, summary), recorded reasoning as text (answer, reasoning,
+    provider_raw layers). A layer asked for with --layer that holds nothing says why."""
     config = load_config()
     store = open_store(config)
     try:
@@ -336,14 +338,10 @@ def trace_command(run_id: str, layer: TraceLayer | None, as_json: bool) -> None:
             echo_error(f"thoughtline: {empty_layer_reason(run, layer)}")
         click.echo(json_for(sys.stdout, [event.to_dict() for event in events]))
         return
-    # Every layer asked for that holds nothing says why (a surface run shows its
-    # reasoning but records none; a hidden one never asks for it).
-    asked: list[TraceLayer] = [layer] if layer is not None else ["reasoning"]
-    notes = [
-        empty_layer_reason(run, name)
-        for name in asked
-        if not any(event.layer == name for event in events)
-    ]
+    # The layer asked for says why it holds nothing (a surface run shows its reasoning
+    # but records none; a hidden one never asks for it); the whole trace adds no line
+    # nobody asked for.
+    notes = [empty_layer_reason(run, layer)] if layer is not None and not events else []
     labels = {
         task.id: task.role if task.name == task.role else f"{task.role} · {task.name}"
         for task in run.tasks
