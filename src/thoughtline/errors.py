@@ -14,6 +14,7 @@ and ACP servers report them unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias
 
 ErrorCode: TypeAlias = Literal[
@@ -142,14 +143,24 @@ class ConfigError(ThoughtlineError):
         super().__init__("CONFIG_INVALID", message)
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean 'x'?`` for the known name closest to ``name`` (a likely typo, as
+    ``difflib`` judges it), or nothing."""
+    import difflib  # only on this error path
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
 class UnknownEndpointError(ThoughtlineError):
     """No endpoint has this name; the message lists the known ones."""
 
     def __init__(self, name: str, known: list[str]) -> None:
         super().__init__(
             "ENDPOINT_UNKNOWN",
-            f"Unknown provider {name!r}. Known providers: {', '.join(sorted(known))}. "
-            "Define others under [providers.NAME] in thoughtline.toml.",
+            f"Unknown provider {name!r}.{did_you_mean(name, known)} Known providers: "
+            f"{', '.join(sorted(known))}. Define others under [providers.NAME] in "
+            "thoughtline.toml.",
         )
         self.name = name
 

@@ -242,12 +242,17 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
         (
             ["--provider", "antropic"],
             None,
-            "thoughtline: Unknown provider 'antropic'. Known providers: anthropic",
+            "thoughtline: Unknown provider 'antropic'. Did you mean 'anthropic'? Known providers: anthropic",
         ),
         (
             ["--role", "poet"],
             None,
             "thoughtline: Unknown role 'poet'. Known roles: architect, assistant, engineer, reviewer, security",
+        ),
+        (
+            ["--role", "reviwer"],
+            None,
+            "thoughtline: Unknown role 'reviwer'. Did you mean 'reviewer'? Known roles: architect",
         ),
         (
             ["--provider", "vllm"],

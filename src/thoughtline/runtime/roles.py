@@ -16,7 +16,7 @@ from pathlib import Path
 
 from thoughtline._user_files import read_text_file
 from thoughtline.config import ROLE_NAME, ROLE_NAME_RULE
-from thoughtline.errors import ThoughtlineError
+from thoughtline.errors import ThoughtlineError, did_you_mean
 
 NO_PERSONA = "assistant"
 """The role of a task no persona was asked for: its prompt is empty, so no system prompt
@@ -55,7 +55,8 @@ class UnknownRoleError(ThoughtlineError):
         places = ", ".join(str(path) for path in searched) or "no specialists/ folder"
         super().__init__(
             "ROLE_UNKNOWN",
-            f"Unknown role {name!r}. Known roles: {', '.join(sorted(known))}. "
+            f"Unknown role {name!r}.{did_you_mean(name, known)} Known roles: "
+            f"{', '.join(sorted(known))}. "
             f"Add specialists/{name}.md (looked in: {places}).",
         )
 
