@@ -10,6 +10,7 @@ import pytest
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
 from tests.store.builders import make_run
+from thoughtline.records import short_run_id
 from thoughtline.testing import Simulator, Transcript
 
 SLOW = Transcript(answer="x" * 400, chunk_chars=2)
@@ -32,6 +33,7 @@ def test_create_get_list(daemon: LiveDaemon, sim: Simulator) -> None:
     run_id = body["id"]
     assert body == {
         "id": run_id,
+        "short_id": short_run_id(run_id),
         "status": "planned",
         "links": {
             "self": f"/v1/runs/{run_id}",
@@ -42,6 +44,7 @@ def test_create_get_list(daemon: LiveDaemon, sim: Simulator) -> None:
     }
     snapshot = wait_for_status(client, run_id, {"completed"})
     assert snapshot["schema"] == "thoughtline.run/v1"
+    assert snapshot["short_id"] == body["short_id"]
     assert snapshot["tasks"][0]["output"] == "All good."
     assert snapshot["tasks"][0]["role"] == "assistant"
     second = start_run(client, worker_backend="inline", roles=["architect"])

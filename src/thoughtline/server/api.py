@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from thoughtline.records import TraceLayer
+from thoughtline.records import TraceLayer, short_run_id
 from thoughtline.runtime.background import RETRY_AFTER_S
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.server.auth import Credentials, is_operator, require_access
@@ -122,7 +122,12 @@ async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
     nothing."""
     run = await daemon.start_run(body)
     return JSONResponse(
-        {"id": run.id, "status": "planned", "links": _links(run.id)},
+        {
+            "id": run.id,
+            "short_id": short_run_id(run.id),
+            "status": "planned",
+            "links": _links(run.id),
+        },
         status_code=202,
         headers={"Location": f"/v1/runs/{run.id}"},
     )

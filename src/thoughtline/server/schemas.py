@@ -134,6 +134,7 @@ class RunLinks(_Out):
 
 class RunCreated(_Out):
     id: str
+    short_id: str = Field(description="The id people type (as the snapshot's short_id).")
     status: Literal["planned"]
     links: RunLinks
 
