@@ -272,6 +272,28 @@ def test_bad_input_is_one_clear_sentence(
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["run", "x", "--role", "reviwer", "--json"], "ROLE_UNKNOWN"),
+        (["run", "x", "--provider", "antropic", "--json"], "ENDPOINT_UNKNOWN"),
+        (["status", "run_nosuchrun", "--json"], "RUN_NOT_FOUND"),
+        (["trace", "--json"], "RUN_NOT_FOUND"),  # no runs yet
+    ],
+)
+def test_with_json_a_refusal_is_json_on_stdout_and_the_sentence_on_stderr(
+    home: Path, environ: dict[str, str], args: list[str], code: str
+) -> None:
+    result = thoughtline(home, environ, *args)
+    assert result.returncode == 2
+    sentence = result.stderr.removeprefix("thoughtline: ").rstrip("\n")
+    assert "\n" not in sentence
+    assert json.loads(result.stdout) == {"error": {"code": code, "message": sentence}}
+    # Without --json stdout stays empty.
+    plain = thoughtline(home, environ, *[arg for arg in args if arg != "--json"])
+    assert (plain.returncode, plain.stdout) == (2, "")
+
+
 def test_unreachable_server_fails_the_run_with_advice(home: Path, environ: dict[str, str]) -> None:
     env = {**environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     result = thoughtline(home, env, "run", "x", "--json")

@@ -206,6 +206,8 @@ def main() -> None:
         cli.main(standalone_mode=False, prog_name="thoughtline")
     except ThoughtlineError as exc:
         _say(f"thoughtline: {exc.message}")
+        if wants_json(sys.argv[1:]):
+            _say_json(exc)
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("thoughtline: aborted.", err=True)
@@ -216,6 +218,25 @@ def main() -> None:
         exc.show(file=shown)
         _say(shown.getvalue().removesuffix("\n"))
         sys.exit(exc.exit_code)
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether the command line asks for ``--json`` (before a ``--``): its refusal is
+    then JSON on stdout too, so a script reading stdout gets the code."""
+    for argument in args:
+        if argument == "--":
+            return False
+        if argument == "--json":
+            return True
+    return False
+
+
+def _say_json(exc: ThoughtlineError) -> None:
+    """A refusal as ``--json`` prints it: the daemon's error shape, on stdout."""
+    from thoughtline.cli._terminal_text import json_for
+
+    error = {"error": {"code": exc.code, "message": exc.message}}
+    click.echo(json_for(sys.stdout, error))
 
 
 def _say(message: str) -> None:
