@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_run_cli import cli_env
 from thoughtline.cli.init_command import STARTER
+from thoughtline.testing import Simulator
 
 
 def thoughtline(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -97,12 +99,45 @@ def test_a_missing_extra_is_named_the_same_way_for_every_command(
         timeout=60,
         check=False,
     )
+    needs = (
+        f"'thoughtline {command}' needs the [{extra}] extra: "
+        f"pip install 'thoughtline[{extra}]' (missing module {module})."
+    )
+    if help_flag:  # --help works without the extra, and names it
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr
+        assert result.stdout.startswith(f"Usage: thoughtline {command} ")
+        assert needs in " ".join(result.stdout.split())
+        return
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr == (
-        f"thoughtline: 'thoughtline {command}' needs the [{extra}] extra: "
-        f"pip install 'thoughtline[{extra}]' (missing module {module}).\n"
+    assert result.stderr == f"thoughtline: {needs}\n"
+
+
+TOOL_ARGS = ("--mcp-config", "mcp.json", "--tool", "time")
+
+
+def test_a_tool_run_without_the_mcp_extra_is_one_sentence_naming_it(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"time": {"command": sys.executable, "args": ["-m", "x"]}}})
     )
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "mcp,mcp_types", "run", "Time?", *TOOL_ARGS],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr == (
+        "thoughtline: Tool servers (time) need the [mcp] extra: "
+        "pip install 'thoughtline[mcp]' (missing module mcp).\n"
+    )
+    assert sim.requests == []
 
 
 def test_shell_completion_completes_commands(tmp_path: Path) -> None:

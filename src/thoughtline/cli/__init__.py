@@ -105,7 +105,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 # Commands that need an extra: (extra, modules it installs). Checked before the command's
-# module is imported, so `thoughtline serve` and `thoughtline serve --help` fail alike.
+# module is imported: `thoughtline serve` is then one sentence naming the extra, and
+# `thoughtline serve --help` says what the command does and which extra it needs.
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "serve": ("server", ("fastapi", "uvicorn")),
     "mcp": ("mcp", ("mcp",)),
@@ -155,15 +156,31 @@ class LazyGroup(click.Group):
                     raise
                 problem = missing_extra(cmd_name, exc.name)
         if problem is not None:
-            if ctx.resilient_parsing:  # shell completion: still list the command
-                return click.Command(cmd_name, help=text)
-            raise problem from None
+            return _needing_extra(cmd_name, text, problem)
         command: click.Command = getattr(module, attribute)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, text) for name, (_, _, text) in COMMANDS.items()])
+
+
+def _needing_extra(name: str, text: str, problem: ThoughtlineError) -> click.Command:
+    """A command whose extra is missing: ``--help`` says what it does and which extra it
+    needs (exit 0), shell completion still lists it, and running it, with whatever
+    arguments, is the one sentence naming the extra (exit 2)."""
+
+    def refuse(args: tuple[str, ...]) -> None:
+        raise problem
+
+    return click.Command(
+        name,
+        help=f"{text}\n\n{problem.message}",
+        callback=refuse,
+        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=True,
+    )
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

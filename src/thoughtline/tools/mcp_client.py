@@ -98,7 +98,14 @@ class McpConnection:
     async def __aenter__(self) -> McpConnection:
         # Imported here: the mcp client costs half a second to import, and most commands
         # never start a tool server.
-        from mcp import Client
+        try:
+            from mcp import Client
+        except ImportError as exc:  # not installed, or blocked or broken
+            raise ThoughtlineError(
+                "EXTRA_MISSING",
+                f"Tool servers ({self.settings.name}) need the [mcp] extra: "
+                f"pip install 'thoughtline[mcp]' (missing module {exc.name or 'mcp'}).",
+            ) from None
 
         settings = self.settings
         transport = self._transport()
