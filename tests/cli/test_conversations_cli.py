@@ -466,3 +466,36 @@ def test_chat_refuses_a_script_and_a_run_it_cannot_resume(
     assert "No run 'run_nope' in this store." in terminal.text
     assert PROMPT not in terminal.text  # refused before the first prompt
     assert stored_runs(home) == []
+
+
+def test_chat_takes_runs_short_flags_and_keeps_its_commands_to_itself(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.script_turns(Transcript(answer="Two lines read NOVEMBER."))
+    terminal = Terminal(home, environ, "chat", "-p", "deepseek", "-r", "reviewer", "-e", "low")
+    try:
+        terminal.expect(PROMPT)
+        terminal.type("/help\r")
+        terminal.expect("/multi")
+        terminal.expect(PROMPT)
+        terminal.type("/hepl\r")
+        terminal.expect(r"/hepl is not a chat command \(/help lists them\); nothing was sent\.")
+        terminal.expect(PROMPT)
+        terminal.type("/multi\r")
+        terminal.type("First line OSCAR\r")
+        terminal.type("  second line PAPA\r")
+        terminal.type("/end\r")
+        terminal.expect("Two lines read NOVEMBER.")
+        terminal.expect(PROMPT)
+        terminal.type("/quit\r")
+        assert terminal.finish() == 0, terminal.text[-3000:]
+    finally:
+        terminal.close()
+    assert "Traceback" not in terminal.text
+    bodies = sent(sim)
+    assert len(bodies) == 1  # /help and /hepl reached no model
+    assert "First line OSCAR\\n  second line PAPA" in bodies[0]
+    assert "/help" not in bodies[0] and "/end" not in bodies[0]
+    (run,) = stored_runs(home)
+    tasks = query(home, f"select role, provider, effort from tasks where run_id = '{run['id']}'")
+    assert [tuple(row) for row in tasks] == [("reviewer", "deepseek", "low")]

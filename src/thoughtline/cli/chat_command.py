@@ -6,13 +6,15 @@ each line is planned from the store (:func:`~thoughtline.cli._continuing.continu
 so ``chat -c`` resumes a chat and ``run -c`` goes on with it from a script. A turn is shown
 with ``run``'s live view; Ctrl-C during it cancels that turn's run only (what arrived is
 kept, and the next line continues from the turn before it). Ctrl-C or Ctrl-D at the
-prompt, or ``/exit``, ends the chat. Lines are read with :func:`input` (GNU readline's
+prompt, or ``/exit``, ends the chat; ``/help`` and ``/multi`` (a message of several lines,
+up to ``/end``) are handled here and never sent. Lines are read with :func:`input` (GNU readline's
 editing and history when Python has it): no other terminal library.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from dataclasses import dataclass
 
@@ -37,7 +39,19 @@ from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 PROMPT = "\u203a "  # a single right-pointing angle quotation mark
+MORE = "\u2026 "  # the prompt of a multi-line message's further lines
 EXIT_WORDS = frozenset({"/exit", "/quit"})
+MULTI_START, MULTI_END = "/multi", "/end"
+HELP = (
+    "Each line is sent as the next turn. Chat commands, never sent to the model:\n"
+    "  /help           this text\n"
+    "  /multi          a message of several lines, ended by a line holding /end\n"
+    "  /exit, /quit    end the chat (so do Ctrl-D and Ctrl-C at the prompt)\n"
+    "Ctrl-C during a turn stops that turn; the next line continues from the turn before it."
+)
+COMMAND = re.compile(r"/[A-Za-z]+")
+"""A line that is one slash word (``/help``) is a chat command; ``/etc/hosts?`` or
+``/help me`` is text for the model."""
 CONTINUABLE = frozenset({"completed", "completed_with_failures"})
 """How a turn must end for the next line to continue it: a cancelled or failed turn is
 kept in the store, and the next line goes on from the turn before it."""
@@ -106,6 +120,7 @@ class _Flags:
     help="Resume the conversation at this run (an id, a short id, a unique start of either, or 'latest').",
 )
 @click.option(
+    "-r",
     "--role",
     "roles",
     multiple=True,
@@ -117,15 +132,15 @@ class _Flags:
     metavar="TEXT",
     help="A persona given inline: the system prompt of every turn's tasks (not with --role).",
 )
-@click.option("--provider", help="Endpoint name (wins over the resumed run's).")
-@click.option("--model", help="Model id for the endpoint.")
+@click.option("-p", "--provider", help="Endpoint name (wins over the resumed run's).")
+@click.option("-m", "--model", help="Model id for the endpoint.")
 @click.option(
     "--chain-of-thought",
     "chain_of_thought",
     type=click.Choice(CHAIN_OF_THOUGHT_MODES),
     help="Disclosure mode for every turn (wins over the resumed run's and config).",
 )
-@click.option("--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
+@click.option("-e", "--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
 @click.option(
     "--max-output-tokens", type=click.IntRange(min=1), help="Most tokens each task may generate."
 )
@@ -208,7 +223,10 @@ def chat_command(
 def _chat(console: Console, runtime: Runtime, flags: _Flags, last: str | None) -> None:
     where = "a new conversation" if last is None else f"continuing run {last}"
     console.print(
-        Text(f"thoughtline chat · {where} · Ctrl-C stops a turn · Ctrl-D or /exit ends", "dim")
+        Text(
+            f"thoughtline chat · {where} · /help · Ctrl-C stops a turn · Ctrl-D or /exit ends",
+            "dim",
+        )
     )
     try:
         while True:
@@ -225,6 +243,13 @@ def _chat(console: Console, runtime: Runtime, flags: _Flags, last: str | None) -
                 continue
             if text in EXIT_WORDS:
                 return
+            if text == MULTI_START:
+                line = _read_lines()
+                if not line.strip():
+                    continue
+            elif COMMAND.fullmatch(text):
+                _command(console, text)
+                continue
             if _bad_text(line):
                 echo_error("thoughtline: that line is not valid UTF-8 text; type it again.")
                 continue
@@ -233,6 +258,35 @@ def _chat(console: Console, runtime: Runtime, flags: _Flags, last: str | None) -
                 last = final.id
     except KeyboardInterrupt:  # Ctrl-C at the prompt (or between turns)
         console.print()
+
+
+def _command(console: Console, text: str) -> None:
+    """A chat command other than the exits and /multi: said here, never sent."""
+    if text == "/help":
+        console.print(Text(HELP), soft_wrap=True)
+        return
+    echo_error(f"thoughtline: {text} is not a chat command (/help lists them); nothing was sent.")
+
+
+def _read_lines() -> str:
+    """The lines of a /multi message, up to a line holding /end (Ctrl-D ends it too;
+    Ctrl-C drops it: nothing is sent)."""
+    lines: list[str] = []
+    while True:
+        try:
+            line = input(MORE)
+        except EOFError:
+            break
+        except UnicodeDecodeError:
+            echo_error("thoughtline: that line is not valid UTF-8 text; type it again.")
+            continue
+        except KeyboardInterrupt:
+            echo_error("\nthoughtline: message dropped; nothing was sent.")
+            return ""
+        if line.strip() == MULTI_END:
+            break
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _turn(
