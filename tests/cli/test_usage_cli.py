@@ -92,8 +92,16 @@ def test_a_task_whose_usage_was_not_reported_is_counted_apart(
     assert report["total"]["tokens"]["input_tokens"] == 0
     assert report["total"]["cost"]["unpriced_tasks"] == 1  # usage not reported: unknown
     shown = thoughtline(home, environ, "usage").stdout
-    assert re.search(r"│ +1\* │", shown) and "$0.0000+?" in shown
-    assert "* 1 task(s) reported no usage" in shown and "+? 1 task(s) cost unknown" in shown
+    assert re.search(r"│ +1\* │ .* │ +1 unpriced │", shown)
+    assert "* 1 task(s) reported no usage" in shown and "unpriced: 1 task(s) cost unknown" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    # A priced task beside it: the amount, and how many tasks it leaves out.
+    assert thoughtline(home, environ, "run", "y", "--json").returncode == 0
+    report = json.loads(thoughtline(home, environ, "usage", "--json").stdout)
+    amount = report["total"]["cost"]["amount"]
+    assert amount > 0
+    shown = thoughtline(home, environ, "usage").stdout
+    assert re.search(rf"│ total +│ .* │ +\${amount:,.4f} \+ 1 unpriced │", shown), shown
     assert max(len(line) for line in shown.splitlines()) <= 80
 
 

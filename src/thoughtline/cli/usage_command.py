@@ -167,7 +167,8 @@ def _write_csv(groups: list[UsageGroup]) -> None:
 
 def _print_table(report: dict[str, Any]) -> None:
     """The report as a table that fits 80 columns: ``*`` marks tasks whose usage was not
-    reported, ``+?`` a cost that leaves out tasks priced unknown (both said below)."""
+    reported; a cost that leaves out tasks priced unknown says how many (``$0.0042 + 3
+    unpriced``; both said below)."""
     console = text_console()
     if not report["groups"]:
         since = f" since {report['since']}" if report["since"] else ""
@@ -188,7 +189,7 @@ def _print_table(report: dict[str, Any]) -> None:
             f"{tokens['cached_input_tokens']:,}",
             f"{tokens['output_tokens']:,}",
             f"{tokens['reasoning_tokens']:,}",
-            f"${cost['amount']:,.4f}{'+?' if cost['unpriced_tasks'] else ''}",
+            _cost_cell(cost),
             style="bold" if is_total else None,
         )
     console.print(table)
@@ -200,7 +201,18 @@ def _print_table(report: dict[str, Any]) -> None:
         )
     if total["cost"]["unpriced_tasks"]:
         console.print(
-            f"+? {total['cost']['unpriced_tasks']:,} task(s) cost unknown (no price for the "
-            "model, usage not reported, or stored before thoughtline priced calls): not in "
-            "the cost. thoughtline prices MODEL says which prices are used."
+            f"unpriced: {total['cost']['unpriced_tasks']:,} task(s) cost unknown (no price for "
+            "the model, usage not reported, or stored before thoughtline priced calls), so not "
+            "in the amount. thoughtline prices MODEL says which prices are used."
         )
+
+
+def _cost_cell(cost: dict[str, Any]) -> str:
+    """``$0.0042``, ``$0.0042 + 3 unpriced``, or ``3 unpriced`` when no task was priced."""
+    amount = f"${cost['amount']:,.4f}"
+    unpriced = cost["unpriced_tasks"]
+    if not unpriced:
+        return amount
+    if not cost["amount"]:
+        return f"{unpriced:,} unpriced"
+    return f"{amount} + {unpriced:,} unpriced"
