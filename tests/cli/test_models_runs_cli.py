@@ -118,6 +118,10 @@ def _run(home: Path, environ: dict[str, str], *args: str) -> str:
     return str(json.loads(result.stdout)["id"])
 
 
+def _at(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def _listed(home: Path, environ: dict[str, str], *args: str) -> list[str]:
     result = thoughtline(home, environ, "runs", *args, "--json")
     assert result.returncode == 0, result.stderr
@@ -163,13 +167,19 @@ def test_runs_filters_combine_and_the_table_shows_model_time_and_tokens(
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
-    assert lines[0].split() == ["run", "status", "model", "time", "tokens", "request"]
+    assert lines[0].split() == ["run", "status", "model", "time", "cost", "tokens", "request"]
     [row] = [line for line in lines if line.startswith(short_run_id(review))]
     cells = row.split()
     assert cells[1] == "completed"
     assert cells[2].startswith("deepsee")
-    assert cells[3].endswith("s")
-    assert cells[4] == str(tokens)
+    # The time is the task's own, not the process's start-up before it.
+    timings = snapshot["tasks"][0]["timings"]
+    ran = (_at(timings["finished_at"]) - _at(timings["started_at"])).total_seconds()
+    assert cells[3] == (f"{ran * 1000:.0f}ms" if ran < 0.1 else f"{ran:.1f}s")
+    assert cells[4] == f"${snapshot['cost']['amount']:.4f}"
+    assert cells[5] == str(tokens)
+    [failed_row] = [line for line in lines if line.startswith(short_run_id(broken))]
+    assert failed_row.split()[4] in ("?", "$0.0000")
     wide = thoughtline(home, {**environ, "COLUMNS": "200"}, "runs")
     assert "deepseek-reasoner" in wide.stdout and "Review the PATCH please" in wide.stdout
     assert "chain_of_thought" in wide.stdout.splitlines()[0]

@@ -214,7 +214,7 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
         header: max([len(header), *(len(row[index]) for row in rows)])
         for index, header in enumerate(_HEADERS)
     }
-    shown = ["run", "status", "model", "time", "tokens"]
+    shown = ["run", "status", "model", "time", "cost", "tokens"]
     for extra in ("created", "chain_of_thought", "tasks"):
         if _room([*shown, extra], natural, width) < _REQUEST_ROOM:
             break
@@ -224,13 +224,15 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
         short = _REQUEST_MIN - _room(shown, widths, width)
         if short > 0:
             widths[header] = max(least, widths[header] - short)
-    for header in ("tokens", "time", "model"):
+    for header in ("tokens", "cost", "time", "model"):
         if _room(shown, widths, width) < _REQUEST_MIN:
             shown.remove(header)
     request_width = max(_REQUEST_MIN, _room(shown, widths, width))
     table = Table(box=None, pad_edge=False, caption=caption, caption_justify="left")
     for header in shown:
-        justify: Literal["left", "right"] = "right" if header in ("time", "tokens") else "left"
+        justify: Literal["left", "right"] = (
+            "right" if header in ("time", "cost", "tokens") else "left"
+        )
         table.add_column(
             header,
             no_wrap=True,
@@ -249,7 +251,17 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
     return table
 
 
-_HEADERS = ("run", "status", "model", "time", "tokens", "created", "chain_of_thought", "tasks")
+_HEADERS = (
+    "run",
+    "status",
+    "model",
+    "time",
+    "cost",
+    "tokens",
+    "created",
+    "chain_of_thought",
+    "tasks",
+)
 _REQUEST_ROOM = 30
 """Columns the request keeps before the optional columns are shown."""
 _REQUEST_MIN = 10
@@ -271,6 +283,7 @@ def _row(run: Run) -> tuple[str, ...]:
         run.status,
         model,
         run_duration(run),
+        run_cost(run),
         _tokens(run),
         run.created_at[:16].replace("T", " "),
         run.chain_of_thought,
@@ -279,13 +292,23 @@ def _row(run: Run) -> tuple[str, ...]:
 
 
 def run_duration(run: Run) -> str:
-    """Created to finished, as ``4.2s``, ``3m05s`` or ``2h04m``; ``-`` while unfinished."""
+    """How long the run's tasks ran, from the first task's start to the last one's end
+    (not the process's or the tool servers' start-up before them), as ``4.2s``,
+    ``3m05s`` or ``2h04m``; created to finished for a run whose tasks never started;
+    ``-`` while unfinished."""
     if run.finished_at is None:
         return "-"
+    starts = [task.timings.started_at for task in run.tasks if task.timings.started_at]
+    ends = [task.timings.finished_at for task in run.tasks if task.timings.finished_at]
+    began, ended = (
+        (min(starts), max(ends)) if starts and ends else (run.created_at, run.finished_at)
+    )
     try:
-        seconds = (_parsed(run.finished_at) - _parsed(run.created_at)).total_seconds()
+        seconds = (_parsed(ended) - _parsed(began)).total_seconds()
     except ValueError:
         return "?"
+    if seconds < 0.1:
+        return f"{seconds * 1000:.0f}ms"
     seconds = max(seconds, 0.0)
     if seconds < 60:
         return f"{seconds:.1f}s"
@@ -293,6 +316,16 @@ def run_duration(run: Run) -> str:
     if whole < 3600:
         return f"{whole // 60}m{whole % 60:02d}s"
     return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def run_cost(run: Run) -> str:
+    """What the run's calls cost: ``$0.0123``; ``≥$0.0123`` when some task's cost is
+    unknown; ``?`` when none is known (``thoughtline status`` says why)."""
+    cost = run.cost
+    if cost.amount is None:
+        priced = [task.cost.amount for task in run.tasks if task.cost.amount is not None]
+        return f"≥${sum(priced):.4f}" if any(priced) else "?"
+    return f"${cost.amount:.4f}"
 
 
 def _parsed(stamp: str) -> datetime:
