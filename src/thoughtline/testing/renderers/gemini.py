@@ -22,6 +22,7 @@ import base64
 import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal
+from urllib.parse import unquote
 
 from thoughtline.testing.transcript import (
     Frame,
@@ -89,11 +90,11 @@ class GeminiRenderer:
     # ------------------------------------------------------------------ request
 
     def model_of(self, request: SimRequest) -> str | None:
-        """The model from ``/v1beta/models/{model}:verb``."""
+        """The model from ``/v1beta/models/{model}:verb`` (percent-encoding undone)."""
         _, found, rest = request.path.partition("/models/")
         if not found:
             return None
-        return rest.partition(":")[0] or None
+        return unquote(rest.partition(":")[0]) or None
 
     def is_stream(self, request: SimRequest) -> bool:
         return ":streamGenerateContent" in request.path
