@@ -90,11 +90,12 @@ class GeminiRenderer:
     # ------------------------------------------------------------------ request
 
     def model_of(self, request: SimRequest) -> str | None:
-        """The model from ``/v1beta/models/{model}:verb`` (percent-encoding undone)."""
+        """The model from ``/v1beta/models/{model}:verb`` (percent-encoding undone; the
+        verb follows the last colon, as a client may send an id's ``:`` unencoded)."""
         _, found, rest = request.path.partition("/models/")
         if not found:
             return None
-        return unquote(rest.partition(":")[0]) or None
+        return unquote(rest.rpartition(":")[0]) or None
 
     def is_stream(self, request: SimRequest) -> bool:
         return ":streamGenerateContent" in request.path
