@@ -18,7 +18,6 @@ from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimRequest, Transcript
 
-
 HOSTILE_MODEL_IDS = (
     "../../../evil",
     "x/../../v1/files?q=",

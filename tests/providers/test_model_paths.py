@@ -19,7 +19,16 @@ from thoughtline.providers.registry import adapter_for
 from thoughtline.requests import ModelRequest
 from thoughtline.testing import Simulator
 
-ENDPOINTS = ("anthropic", "openai", "openrouter", "gemini", "deepseek", "vllm", "llamacpp", "ollama")
+ENDPOINTS = (
+    "anthropic",
+    "openai",
+    "openrouter",
+    "gemini",
+    "deepseek",
+    "vllm",
+    "llamacpp",
+    "ollama",
+)
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
