@@ -5,6 +5,8 @@ wire as given."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 import thoughtline
@@ -16,7 +18,7 @@ from thoughtline.testing import Simulator
 
 
 @pytest.fixture
-async def orchestrator(user_env: dict[str, str]) -> Orchestrator:
+async def orchestrator(user_env: dict[str, str]) -> AsyncIterator[Orchestrator]:
     async with Orchestrator.open(thoughtline.Config(path=None), environ=user_env) as opened:
         yield opened
 
@@ -44,7 +46,7 @@ async def test_a_model_id_that_is_not_one_is_refused_before_anything_is_stored_o
             ),
         ):
             with pytest.raises(ThoughtlineError) as raised:
-                orchestrator.start(request, **options)  # type: ignore[arg-type]
+                orchestrator.start(request, **options)
             assert (raised.value.code, raised.value.message) == (
                 "MODEL_ID_INVALID",
                 model_id_problem(model),
