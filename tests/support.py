@@ -18,6 +18,24 @@ from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimRequest, Transcript
 
+HOSTILE_MODEL_IDS = (
+    "../../../evil",
+    "x/../../v1/files?q=",
+    "m:other#frag",
+    "%2e%2e/x",
+    "../../../anthropic/v1/messages#",
+    "./gemini-3-pro",
+    "/v1/files",
+    "gemini-3-pro/",
+    "a//b",
+    "a\nb",
+    "a b",
+    "a\\b",
+    "m" * 300,
+)
+"""Model ids that would move a request off a wire's model path (or out of a log line),
+refused with ``MODEL_ID_INVALID`` on every surface before any request is sent."""
+
 
 def decode_in_pieces(
     new_decoder: Callable[[], StreamDecoder], data: bytes, cuts: Sequence[int] = ()

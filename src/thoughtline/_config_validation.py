@@ -41,6 +41,7 @@ from thoughtline.requests import (
     EFFORTS,
     GenerationSettings,
     max_output_tokens_problem,
+    model_id_problem,
     temperature_problem,
 )
 from thoughtline.tools.settings import SERVER_KEYS, parse_server
@@ -383,6 +384,9 @@ class ConfigValidator:
         default_model = (
             self.string(defaults, "defaults.model", "claude-sonnet-4-6") or "claude-sonnet-4-6"
         )
+        model_problem = model_id_problem(default_model)
+        if model_problem is not None:
+            raise self.fail("defaults.model", model_problem)
         default_effort = self.choice(defaults, "defaults.effort", EFFORTS, "provider-default")
         for name, problem in (
             ("max_output_tokens", max_output_tokens_problem),

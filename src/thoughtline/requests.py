@@ -7,6 +7,7 @@ think (``effort``).
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -53,6 +54,58 @@ def temperature_problem(value: object) -> str | None:
         return f"must be a number from 0 to {MAX_TEMPERATURE:g}, got {value!r}"
     if not 0 <= value <= MAX_TEMPERATURE:  # also refuses NaN
         return f"must be from 0 to {MAX_TEMPERATURE:g}, got {value!r}"
+    return None
+
+
+MODEL_ID_MAX_LENGTH = 256
+"""The longest model id taken, well above real ones (a Bedrock inference profile's ARN
+or a Vertex model's resource name is about 100 characters)."""
+
+MODEL_ID_CHARACTERS = frozenset(string.ascii_letters + string.digits + "._-:@~/")
+"""What a model id is written with. Every provider's ids fit (``gpt-5.1``,
+``deepseek/deepseek-r1:free``, ``meta-llama/Llama-3.3-70B-Instruct``,
+``hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M``, ``@cf/meta/llama-3.1-8b-instruct``,
+``claude-3-5-sonnet@20240620``); nothing that ends a URL's path (``?``, ``#``), escapes
+into it (``%``, ``\\``) or breaks a line or a log does."""
+
+MODEL_ID_RULE = (
+    f"a model id is 1 to {MODEL_ID_MAX_LENGTH} ASCII letters, digits and . _ - : @ ~, in "
+    "parts joined by single slashes, as the provider lists it (e.g. gpt-5.1, "
+    "meta-llama/Llama-3.3-70B-Instruct, qwen3:8b)"
+)
+
+
+def model_id_problem(value: str) -> str | None:
+    """Why ``value`` is not a model id (``None`` when it is), as one sentence naming the
+    id, what is wrong with it and what a model id is.
+
+    A model id goes into a URL's path on some wire APIs (Gemini's
+    ``models/{model}:streamGenerateContent``): an id with a ``..`` part, ``?``, ``#`` or
+    ``%`` would send the request, and the endpoint's key, to another path."""
+    wrong = _model_id_fault(value)
+    if wrong is None:
+        return None
+    shown = repr(value) if len(value) <= 80 else f"{value[:60]!r}…"
+    return f"Model id {shown} is not valid ({wrong}): {MODEL_ID_RULE}."
+
+
+def _model_id_fault(value: str) -> str | None:
+    if not value:
+        return "it is empty"
+    if len(value) > MODEL_ID_MAX_LENGTH:
+        return f"it is {len(value):,} characters long"
+    for position, character in enumerate(value, start=1):
+        if character not in MODEL_ID_CHARACTERS:
+            return f"{character!r} at position {position} is not allowed"
+    if value.startswith("/"):
+        return "it starts with '/'"
+    if value.endswith("/"):
+        return "it ends with '/'"
+    for part in value.split("/"):
+        if not part:
+            return "it has an empty part between two slashes"
+        if part in (".", ".."):
+            return f"{part!r} is a path step, not a part of a name"
     return None
 
 

@@ -8,6 +8,7 @@ The reasoning canary must reach the client exactly in the modes that display rea
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
@@ -32,8 +33,10 @@ from acp.stdio import spawn_agent_process, spawn_stdio_connection
 from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT
+from tests.support import HOSTILE_MODEL_IDS
 from thoughtline import __version__
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
+from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 
@@ -403,6 +406,50 @@ async def test_bad_requests_are_json_rpc_errors_and_the_agent_keeps_serving(
     log = agent.stderr.read_text()
     assert "session/cancel for unknown session 'sess_nope' ignored" in log
     assert "Traceback" not in log
+
+
+async def test_a_model_id_that_is_not_one_refuses_the_session_and_nothing_is_sent(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    async with spawn(home, environ, "--provider", "gemini") as agent:
+        session_id = await start_session(agent)
+        answered = await bounded(
+            agent.conn.prompt(session_id=session_id, prompt=[text_block("Hi")])
+        )
+        assert answered.field_meta["thoughtline"]["status"] == "completed"
+        sent = list(sim.requests)
+        for model in (*HOSTILE_MODEL_IDS, ""):
+            meta = {"thoughtline": {"model": model}}
+            for call in (
+                agent.conn.new_session(cwd="/", mcp_servers=[], **meta),
+                agent.conn.load_session(cwd="/", session_id=session_id, mcp_servers=[], **meta),
+            ):
+                with pytest.raises(RequestError) as refused:
+                    await bounded(call)
+                assert refused.value.code == -32602
+                assert refused.value.data == {"code": "MODEL_ID_INVALID"}
+                assert str(refused.value) == model_id_problem(model)
+        assert agent.process.returncode is None
+    assert sim.requests == sent
+    assert sim.unrouted == []
+
+
+def test_a_default_model_id_that_is_not_one_is_one_sentence(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "acp", "--model", "../../../evil"],
+        env=cli_env(home, environ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == f"thoughtline: {model_id_problem('../../../evil')}\n"
+    assert result.stdout == ""  # stdout is the protocol's
+    assert sim.requests == []
 
 
 async def test_raw_json_rpc_malformed_params_and_unknown_methods(

@@ -281,7 +281,8 @@ def test_a_stored_run_replays_as_its_prompt_showed_it_task_after_task() -> None:
         ({"chain_of_thought": "loud"}, "Unknown chain_of_thought mode 'loud'"),
         ({"effort": "extreme"}, "Unknown effort 'extreme'"),
         ({"roles": "engineer"}, "roles must be a list of role names"),
-        ({"model": ""}, "model must be a non-empty string"),
+        ({"model": ""}, r"Model id '' is not valid \(it is empty\)"),
+        ({"model": 7}, "model must be a string"),
         ("surface", "must be an object"),
     ],
 )

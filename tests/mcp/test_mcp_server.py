@@ -26,6 +26,8 @@ from mcp.types import CallToolResult, TextContent
 
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
+from tests.support import HOSTILE_MODEL_IDS
+from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator, Transcript
 
@@ -457,6 +459,28 @@ async def test_bad_input_comes_back_as_tool_errors_with_codes(
     assert "reviewer [done]" in text_of(still_alive)
     # Only the good run reached a provider: one request per task.
     assert len(sim.requests) == 2
+
+
+async def test_a_model_id_that_is_not_one_is_a_tool_error_and_nothing_is_stored_or_sent(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    async with mcp_server(tmp_path, environ) as server:
+        earlier = await server.call("orchestration_run", {"request": "x", "provider": "gemini"})
+        assert earlier.structured_content is not None, text_of(earlier)
+        earlier_id = earlier.structured_content["id"]
+        sent = list(sim.requests)
+        for model in (*HOSTILE_MODEL_IDS, ""):
+            for arguments in ({"provider": "gemini"}, {"continues": earlier_id}):
+                result = await server.call(
+                    "orchestration_run", {"request": "x", "model": model, **arguments}
+                )
+                assert result.is_error, (model, text_of(result))
+                assert text_of(result) == f"MODEL_ID_INVALID: {model_id_problem(model)}"
+        listed = await server.call("orchestration_status", {"run_id": None, "limit": 10})
+        assert listed.structured_content is not None
+        assert [run["id"] for run in listed.structured_content["runs"]] == [earlier_id]
+    assert sim.requests == sent
+    assert sim.unrouted == []
 
 
 async def test_generation_settings_reach_the_wire_and_are_checked(

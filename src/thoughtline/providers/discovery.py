@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 
@@ -87,7 +88,9 @@ async def refresh_anthropic(
         after = str(page["last_id"])
     entries = {}
     for model_id in ids:
-        info = await _get_json(http, f"{endpoint.base_url}/v1/models/{model_id}", headers, {})
+        # The id is the provider's, yet one path segment: encoded, it cannot leave /v1/models/.
+        url = f"{endpoint.base_url}/v1/models/{quote(model_id, safe='')}"
+        info = await _get_json(http, url, headers, {})
         entries[model_id] = capability_from_model_info(info)
     return entries
 

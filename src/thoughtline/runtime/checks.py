@@ -1,5 +1,5 @@
 """Checks for the values a caller passes in (an API argument, a flag, a request field):
-the disclosure mode, the effort and the worker backend. Each returns the value typed as
+the disclosure mode, the effort, the worker backend and the model id. Each returns the value typed as
 its ``Literal``, or raises one error with one stable code naming the allowed values.
 
 Config and plan files report their bad values as ``CONFIG_INVALID`` instead, naming the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, ChainOfThought, WorkerBackend
-from thoughtline.requests import EFFORTS, Effort
+from thoughtline.requests import EFFORTS, Effort, model_id_problem
 
 WORKER_BACKENDS: tuple[WorkerBackend, ...] = ("provider", "inline")
 
@@ -51,4 +51,13 @@ def check_worker_backend(value: str, where: str) -> WorkerBackend:
             f"Unknown worker backend {value!r} ({where}). "
             f"Allowed values: {', '.join(WORKER_BACKENDS)}.",
         )
+    return value
+
+
+def check_model_id(value: str) -> str:
+    """The model id, or ``MODEL_ID_INVALID``: one sentence, the same from every surface
+    (see :func:`~thoughtline.requests.model_id_problem`)."""
+    problem = model_id_problem(value)
+    if problem is not None:
+        raise ThoughtlineError("MODEL_ID_INVALID", problem)
     return value

@@ -49,6 +49,7 @@ from thoughtline.requests import (
     EFFORTS,
     GenerationSettings,
     max_output_tokens_problem,
+    model_id_problem,
     temperature_problem,
 )
 from thoughtline.runtime.budget import check_max_cost
@@ -220,7 +221,7 @@ def continuation_spec(
                 name=name,
                 role=role,
                 provider=provider or before.provider,
-                model=model or (before.model if same_endpoint else None),
+                model=model if model is not None else (before.model if same_endpoint else None),
                 effort=effort or before.effort,
                 generation=given.over(before.generation),
                 after=()
@@ -379,6 +380,9 @@ def load_plan(path: Path, *, request: str | None = None) -> RunSpec:
                 raise wrong_type(f"{where}.{key}", "a string", raw[key])
             if key in raw and not raw[key]:
                 raise fail(f"{where}.{key}", "must not be empty")
+        model_problem = None if "model" not in raw else model_id_problem(raw["model"])
+        if model_problem is not None:
+            raise fail(f"{where}.model", model_problem)
         effort = raw.get("effort")
         if effort is not None and not isinstance(effort, str):
             raise wrong_type(f"{where}.effort", f"a string, one of {', '.join(EFFORTS)}", effort)

@@ -17,7 +17,7 @@ from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id, new_run_id
 from thoughtline.requests import GenerationSettings, max_output_tokens_problem, temperature_problem
-from thoughtline.runtime.checks import check_effort, check_worker_backend
+from thoughtline.runtime.checks import check_effort, check_model_id, check_worker_backend
 from thoughtline.runtime.conversation import Continuation, earlier_turns
 from thoughtline.runtime.disclosure import resolve_mode
 from thoughtline.runtime.plan import RunSpec, TaskSpec
@@ -66,7 +66,8 @@ def plan_run(
     continuation: Continuation | None = None,
 ) -> Run:
     """The run for ``spec`` (status ``planned``, not yet stored). Raises a clear error for
-    an unknown role, provider, mode, effort or backend, a missing credential, or a
+    an unknown role, provider, mode, effort or backend, a model id that is not one
+    (``MODEL_ID_INVALID``), a missing credential, or a
     request or task list over the configured limits. ``added_servers`` (an ACP editor's)
     are offered whole to every task; ``python_tools`` (the library API's callables) may
     be named as ``python.NAME``."""
@@ -132,7 +133,11 @@ def plan_run(
         task_spec = persona_of(asked, config, roles, continuing=continuation is not None)
         provider = task_spec.provider or config.default_provider
         endpoint = registry.resolve(provider)
-        model = task_spec.model or default_model(config, provider)
+        # Every surface's model id is checked here, before anything is stored or sent:
+        # on some wire APIs it is part of the URL's path.
+        model = check_model_id(
+            default_model(config, provider) if task_spec.model is None else task_spec.model
+        )
         if backend == "provider":
             endpoint.require_key()
         mode = resolve_mode(

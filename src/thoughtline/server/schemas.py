@@ -14,18 +14,24 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from thoughtline.config import MAX_COST_CEILING
 from thoughtline.records import TraceLayer, WorkerBackend
-from thoughtline.requests import MAX_OUTPUT_TOKENS, Effort
+from thoughtline.requests import MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH, Effort
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 
-def _text(value: str) -> str:
-    """Refuse blank strings and strings that are not Unicode text: JSON can carry a lone
-    surrogate (``"\\ud800"``), which no store, log or response could encode."""
+def _unicode(value: str) -> str:
+    """Refuse strings that are not Unicode text: JSON can carry a lone surrogate
+    (``"\\ud800"``), which no store, log or response could encode."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError("must be Unicode text, without lone surrogate escapes") from None
+    return value
+
+
+def _text(value: str) -> str:
+    """Refuse blank strings and strings that are not Unicode text."""
+    _unicode(value)
     if not value.strip():
         raise ValueError("must not be empty or only whitespace")
     return value
@@ -34,7 +40,9 @@ def _text(value: str) -> str:
 Text = Annotated[str, AfterValidator(_text)]
 """A non-blank string that is valid Unicode."""
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_text)]
-"""A role, endpoint or model name."""
+"""A role, endpoint, mode, tool or run name."""
+ModelId = Annotated[str, AfterValidator(_unicode)]
+"""A model id: checked by planning, as on every surface (``MODEL_ID_INVALID``)."""
 
 
 class RunCreate(BaseModel):
@@ -61,7 +69,12 @@ class RunCreate(BaseModel):
         "roles: a 400 REQUEST_INVALID).",
     )
     provider: Name | None = Field(default=None, description="Endpoint name (default from config).")
-    model: Name | None = Field(default=None, description="Model id for the endpoint.")
+    model: ModelId | None = Field(
+        default=None,
+        description=f"Model id for the endpoint: 1 to {MODEL_ID_MAX_LENGTH} ASCII letters, "
+        "digits and . _ - : @ ~, in parts joined by single slashes (no '.' or '..' part); "
+        "anything else is a 400 MODEL_ID_INVALID.",
+    )
     chain_of_thought: Name | None = Field(
         default=None,
         description="Disclosure mode: hidden | surface | telemetry_only | "

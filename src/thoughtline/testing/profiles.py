@@ -66,7 +66,7 @@ def default_profiles() -> dict[str, Profile]:
             base_url_env="GEMINI_BASE_URL",
             routes=(
                 _route(
-                    r"/v1beta/models/[^/:]+:(?:streamGenerateContent|generateContent)",
+                    r"/v1beta/models/[^/]+:(?:streamGenerateContent|generateContent)",
                     GeminiRenderer(),
                     GeminiRoundTrips(),
                 ),

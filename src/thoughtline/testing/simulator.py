@@ -11,10 +11,13 @@ Use it to test code built on thoughtline without any network or key::
         os.environ.update(server.environ())  # ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/anthropic
         ...
     sim.requests                                 # every request received, for assertions
+    sim.unrouted                                 # paths of requests no provider lives at
 
 Each provider lives under its own path prefix (``/anthropic``, ``/openai``, ...) so one
 server stands in for all of them at once; :meth:`SimulatorServer.base_url_for` and
-:meth:`SimulatorServer.environ` give the base URLs to point endpoints at.
+:meth:`SimulatorServer.environ` give the base URLs to point endpoints at. Requests are
+routed on the path as sent, percent-encoding kept, as a provider's server routes them
+(``models/a%2Fb:generateContent`` names the model ``a/b``, not a path below ``models/a``).
 
 The app is plain ASGI (no framework) so that faults can be exact: a connection can be
 cut after a given frame, a first byte delayed, a frame corrupted, a stream held open
@@ -42,7 +45,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from thoughtline.testing._asgi import (
     Receive,
@@ -152,6 +155,8 @@ class Simulator:
         self.pace_s = pace_s
         self.profiles: dict[str, Profile] = dict(profiles or default_profiles())
         self.requests: list[SimRequest] = []
+        self.unrouted: list[str] = []
+        """The path (as sent) of each request that reached no simulated provider (a 404)."""
         # Called after each streamed frame is handed to the server (benchmarks use it to
         # time delivery end to end); only for responses without an injected fault.
         self.on_frame_sent: Callable[[SimRequest, FrameRole], None] | None = None
@@ -199,6 +204,7 @@ class Simulator:
             self._scripts.clear()
             self._faults.clear()
             self.requests.clear()
+            self.unrouted.clear()
         self.carriers.clear()
 
     def requests_for(self, profile: str) -> list[SimRequest]:
@@ -236,12 +242,16 @@ class Simulator:
             return
         if scope["type"] != "http":
             return
-        path: str = scope["path"]
+        # The path as sent: ASGI's ``path`` has %2F decoded into a separator already.
+        raw_path: bytes | None = scope.get("raw_path")
+        path = scope["path"] if raw_path is None else raw_path.decode("latin-1")
         if scope["method"] == "GET" and path.startswith("/anthropic/v1/models"):
             await self._models(path, send)
             return
         match = self._route(path)
         if match is None:
+            with self._lock:
+                self.unrouted.append(path)
             await plain(send, 404, b'{"error": "no simulated provider at this path"}')
             return
         profile, route = match
@@ -300,7 +310,7 @@ class Simulator:
     async def _models(self, path: str, send: Send) -> None:
         """Anthropic's model API (``GET /v1/models`` and ``/v1/models/{id}``), answering
         from :attr:`anthropic_models` (model id → ``capabilities`` object)."""
-        rest = path[len("/anthropic/v1/models") :].strip("/")
+        rest = unquote(path[len("/anthropic/v1/models") :].strip("/"))
         if not rest:
             data = [{"type": "model", "id": model_id} for model_id in self.anthropic_models]
             body = {"data": data, "has_more": False, "first_id": None, "last_id": None}

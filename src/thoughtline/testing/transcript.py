@@ -88,6 +88,7 @@ class SimRequest:
 
     method: str
     path: str
+    """As sent, percent-encoding kept, without the query."""
     query: Mapping[str, str]
     headers: Mapping[str, str]
     body: Mapping[str, Any] | None

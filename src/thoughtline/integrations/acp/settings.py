@@ -21,7 +21,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
 from thoughtline.runtime.budget import check_max_cost
-from thoughtline.runtime.checks import check_effort
+from thoughtline.runtime.checks import check_effort, check_model_id
 from thoughtline.runtime.disclosure import check_mode
 from thoughtline.runtime.runner import Runtime
 
@@ -108,7 +108,7 @@ class SessionSettings:
         if "provider" in meta:
             settings = replace(settings, provider=_name(meta["provider"], f"{where}.provider"))
         if "model" in meta:
-            settings = replace(settings, model=_name(meta["model"], f"{where}.model"))
+            settings = replace(settings, model=parse_model(meta["model"], f"{where}.model"))
         if "effort" in meta:
             settings = replace(settings, effort=parse_effort(meta["effort"], f"{where}.effort"))
         if "max_cost" in meta:
@@ -126,6 +126,17 @@ def _name(value: object, where: str) -> str:
             f"{where} must be a non-empty string.", code="SESSION_SETTINGS_INVALID"
         )
     return value
+
+
+def parse_model(value: object, where: str) -> str:
+    """A model id: a string (else ``SESSION_SETTINGS_INVALID``) that is a valid id (else
+    ``MODEL_ID_INVALID``, the sentence every surface gives)."""
+    if not isinstance(value, str):
+        raise invalid_params(f"{where} must be a string.", code="SESSION_SETTINGS_INVALID")
+    try:
+        return check_model_id(value)
+    except ThoughtlineError as exc:
+        raise from_thoughtline(exc) from None
 
 
 def parse_mode(value: object, where: str) -> str:
@@ -153,11 +164,14 @@ def parse_effort(value: object, where: str) -> str:
 
 def validate_settings(runtime: Runtime, settings: SessionSettings) -> None:
     """Fail early (``ThoughtlineError``) on a role or provider the runtime does not know,
-    so a session cannot be created that every prompt would reject."""
+    or a model id that is not one, so a session cannot be created that every prompt
+    would reject."""
     for role in settings.roles:
         runtime.roles.get(role)
     if settings.provider is not None:
         runtime.registry.resolve(settings.provider)
+    if settings.model is not None:
+        check_model_id(settings.model)
 
 
 def mode_state(current_mode: str) -> SessionModeState:

@@ -1,7 +1,8 @@
 """ModelRequest → Gemini ``generateContent`` / ``streamGenerateContent`` request.
 
 The body is camelCase, as the REST API takes it. The API key is never placed in the
-URL (``?key=`` would leak into logs): the transport sends it as ``x-goog-api-key``.
+URL (``?key=`` would leak into logs): the transport sends it as ``x-goog-api-key``. The
+model id is part of the URL's path, percent-encoded as one segment (:func:`model_path`).
 
 Reasoning is shaped from the model's capability entry:
 
@@ -17,6 +18,7 @@ Reasoning is shaped from the model's capability entry:
 from __future__ import annotations
 
 from typing import Any, Final
+from urllib.parse import quote
 
 from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
@@ -44,8 +46,11 @@ THINKING_BUDGETS: Final[dict[Effort, int]] = {
 
 
 def model_path(model: str) -> str:
-    """The model id as it appears in the URL (``models/`` prefixes are accepted)."""
-    return model.removeprefix("models/")
+    """The model id as the one path segment after ``models/`` in the URL: a ``models/``
+    prefix is taken off (the URL has its own), and every character but ASCII letters,
+    digits and ``-._~`` is percent-encoded, ``/`` ``?`` ``#`` ``%`` included, so no id
+    can move the request (and its key) off the model's path."""
+    return quote(model.removeprefix("models/"), safe="")
 
 
 def build_gemini_request(request: ModelRequest, context: CallContext) -> WireRequest:

@@ -22,6 +22,7 @@ import base64
 import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal
+from urllib.parse import unquote
 
 from thoughtline.testing.transcript import (
     Frame,
@@ -89,11 +90,12 @@ class GeminiRenderer:
     # ------------------------------------------------------------------ request
 
     def model_of(self, request: SimRequest) -> str | None:
-        """The model from ``/v1beta/models/{model}:verb``."""
+        """The model from ``/v1beta/models/{model}:verb`` (percent-encoding undone; the
+        verb follows the last colon, as a client may send an id's ``:`` unencoded)."""
         _, found, rest = request.path.partition("/models/")
         if not found:
             return None
-        return rest.partition(":")[0] or None
+        return unquote(rest.rpartition(":")[0]) or None
 
     def is_stream(self, request: SimRequest) -> bool:
         return ":streamGenerateContent" in request.path
