@@ -25,7 +25,7 @@ HOSTILE_MODEL_IDS = (
     "%2e%2e/x",
     "../../../anthropic/v1/messages#",
     "./gemini-3-pro",
-    "/v1/files",
+    "//v1/files",
     "gemini-3-pro/",
     "a//b",
     "a\nb",

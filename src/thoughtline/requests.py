@@ -70,8 +70,8 @@ into it (``%``, ``\\``) or breaks a line or a log does."""
 
 MODEL_ID_RULE = (
     f"a model id is 1 to {MODEL_ID_MAX_LENGTH} ASCII letters, digits and . _ - : @ ~, in "
-    "parts joined by single slashes, as the provider lists it (e.g. gpt-5.1, "
-    "meta-llama/Llama-3.3-70B-Instruct, qwen3:8b)"
+    "parts joined by single slashes (one may lead, as in a served path), as the provider "
+    "lists it (e.g. gpt-5.1, meta-llama/Llama-3.3-70B-Instruct, qwen3:8b)"
 )
 
 
@@ -97,11 +97,11 @@ def _model_id_fault(value: str) -> str | None:
     for position, character in enumerate(value, start=1):
         if character not in MODEL_ID_CHARACTERS:
             return f"{character!r} at position {position} is not allowed"
-    if value.startswith("/"):
-        return "it starts with '/'"
     if value.endswith("/"):
         return "it ends with '/'"
-    for part in value.split("/"):
+    # One leading '/' names a model by its path (vLLM and llama.cpp serve a model under
+    # the path it was loaded from, unless given a name).
+    for part in value.removeprefix("/").split("/"):
         if not part:
             return "it has an empty part between two slashes"
         if part in (".", ".."):

@@ -100,6 +100,8 @@ REAL_MODEL_IDS = (
     "accounts/fireworks/models/llama-v3p1-70b-instruct",
     "us.anthropic.claude-3-7-sonnet-20250219-v1:0",  # Bedrock
     "qwen2.5-7b-instruct-q4_k_m.gguf",  # llama.cpp
+    "/models/Qwen3-8B",  # vLLM or llama.cpp serving a model under its path
+    "ft:gpt-4o-mini-2024-07-18:my-org:custom:abc123",  # an OpenAI fine-tune
     "~anthropic/claude-sonnet-latest",
     "m" * 256,
 )
@@ -129,7 +131,8 @@ def test_every_model_id_thoughtline_knows_and_real_ones_of_each_provider_are_ids
         ("m:other#frag", "'#' at position 8 is not allowed"),
         ("%2e%2e/x", "'%' at position 1 is not allowed"),
         ("./gemini-3-pro", "'.' is a path step, not a part of a name"),
-        ("/v1/files", "it starts with '/'"),
+        ("//v1/files", "it has an empty part between two slashes"),
+        ("/../v1/files", "'..' is a path step, not a part of a name"),
         ("gemini-3-pro/", "it ends with '/'"),
         ("a//b", "it has an empty part between two slashes"),
         ("a\nb", "'\\n' at position 2 is not allowed"),
