@@ -207,6 +207,42 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
 
 
 @pytest.mark.parametrize(
+    ("where", "key"),
+    [("toml", "Authorization"), ("mcp.json", "X-Goog-Api-Key")],
+    ids=["bearer-from-variable-in-toml", "literal-key-in-mcp-json"],
+)
+def test_a_header_that_would_hand_over_a_provider_key_is_refused(
+    home: Path, environ: dict[str, str], http_server: tuple[str, str], where: str, key: str
+) -> None:
+    url, _token = http_server
+    arguments: tuple[str, ...] = ()
+    if where == "toml":
+        _config(
+            home,
+            f'[mcp_servers.remote]\nurl = "{url}"\n'
+            'headers = { Authorization = "Bearer ${ANTHROPIC_API_KEY}" }\n',
+        )
+        source = str(home.parent / "thoughtline.toml")
+    else:
+        path = home.parent / "mcp.json"
+        servers = {"remote": {"type": "http", "url": url, "headers": {key: CANARY_KEY}}}
+        path.write_text(json.dumps({"mcpServers": servers}))
+        arguments, source = ("--mcp-config", str(path)), str(path)
+    expected = (
+        f"thoughtline: {source}: mcp_servers.remote.headers.{key}: would hand a provider key "
+        "to the tool server; tool servers never get provider keys. Give the server a "
+        "credential of its own."
+    )
+    for command in (("tools", *arguments), ("run", "Hi", "--tool", "remote", *arguments)):
+        result = thoughtline(home, environ, *command)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == expected, command
+        assert CANARY_KEY not in result.stdout + result.stderr
+    runs = thoughtline(home, environ, "runs", "--json")
+    assert json.loads(runs.stdout) == [], runs.stdout
+
+
+@pytest.mark.parametrize(
     ("content", "needle"),
     [
         ("{not json", "not valid JSON (line 1"),
