@@ -16,13 +16,13 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.cli.test_run_cli import thoughtline
+from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.conftest import CANARY_KEY
 from thoughtline import Orchestrator
 from thoughtline import run as thoughtline_run
 from thoughtline.config import Config
 from thoughtline.errors import ConfigError, ThoughtlineError
-from thoughtline.testing import Simulator, Transcript
+from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.mcp_client import McpConnection
 from thoughtline.tools.settings import McpServerSettings
 
@@ -115,6 +115,54 @@ async def test_a_stdio_server_sees_its_own_variables_and_never_a_provider_key(
     assert CANARY_KEY not in outcome.text
     assert not any(name.endswith("_API_KEY") for name in seen)
     assert not any(name.endswith("_BASE_URL") for name in seen)
+
+
+DOCUMENTED_BASE = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+"""docs/contracts.md, ``mcp_servers.NAME.env``: what a stdio server gets besides its own
+variables, with every ``LC_*``."""
+
+
+def test_a_stdio_server_started_by_run_gets_the_documented_environment_and_nothing_else(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    _config(
+        home,
+        f"""
+[mcp_servers.probe]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(TEST_SERVER)}]
+env = {{ PROBE_MARK = "mark-1" }}
+""",
+    )
+    outside = {
+        "SHELL": "/bin/zsh",
+        "TERM": "xterm-256color",
+        "USER": "someone",
+        "LOGNAME": "someone",
+        "LANG": "C.UTF-8",
+        "LC_TIME": "C",
+        "TZ": "UTC",
+        "TMPDIR": str(home.parent),
+        "EDITOR": "vi",
+        "SSH_AUTH_SOCK": "/tmp/agent.sock",
+    }
+    sim.script_turns(
+        Transcript(
+            tool_calls=(SimToolCall(call_id="c1", name="probe__environment", arguments="{}"),)
+        ),
+        Transcript(answer="Done."),
+    )
+    result = thoughtline(home, {**environ, **outside}, "run", "Hi", "--tool", "probe", "--json")
+    assert result.returncode == 0, result.stderr
+    (call,) = json.loads(result.stdout)["tasks"][0]["tool_calls"]
+    seen = json.loads(call["result"])
+    given = cli_env(home, {**environ, **outside})
+    expected = {
+        name: value
+        for name, value in given.items()
+        if name in DOCUMENTED_BASE or name.startswith("LC_")
+    }
+    assert seen == {**expected, "PROBE_MARK": "mark-1"}
 
 
 async def test_a_section_that_would_hand_over_a_provider_key_is_refused(

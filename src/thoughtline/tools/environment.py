@@ -3,8 +3,8 @@ headers.
 
 A tool server is another program, often one from a package index: a stdio server gets
 what its own section names (``env``) plus a minimal base it needs to run
-(:data:`BASE_VARIABLES`: ``PATH``, ``HOME``, the locale, the temporary directory and
-time zone), never the rest of thoughtline's environment, where the provider
+(:data:`BASE_VARIABLES`: ``PATH``, ``HOME``, the user's name, the locale, the temporary
+directory and time zone), never the rest of thoughtline's environment, where the provider
 keys live. An HTTP server gets the ``headers`` its section names. One rule covers both,
 for every way a server is defined (``[mcp_servers.NAME]``, ``mcp.json``, an ACP editor's
 ``session/new``): a value holding a loaded provider key, whole or inside a longer value
@@ -19,8 +19,12 @@ from typing import Final, Literal
 from thoughtline.errors import ConfigError
 from thoughtline.tools.settings import McpServerSettings
 
-BASE_VARIABLES: Final = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
-"""Taken from thoughtline's environment when set, with every ``LC_*`` variable."""
+BASE_VARIABLES: Final = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+"""Taken from thoughtline's environment when set, with every ``LC_*`` variable: what a
+program needs to find others, its files and its user, and to read and write text and
+times. Not ``TERM`` (a server talks over pipes, never to a terminal; a terminal type
+invites colour codes into its output) nor ``SHELL`` (a server that runs commands and
+wants the user's shell is given it: ``env = { SHELL = "${SHELL}" }``)."""
 
 
 def server_environment(

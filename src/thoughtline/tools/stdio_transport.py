@@ -29,7 +29,6 @@ import anyio.lowlevel
 import mcp_types
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
-from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
@@ -167,13 +166,13 @@ async def stdio_transport(
     errlog: IO[str],
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncIterator[TransportStreams]:
-    """Start ``command`` and yield the streams an ``mcp.Client`` takes; the server stops
-    when the block ends, even when it is cancelled."""
-    # The SDK's base (HOME, LOGNAME, PATH, SHELL, TERM, USER when set) under the
-    # server's own environment, as its stdio client starts a server.
+    """Start ``command`` with exactly the environment ``env``
+    (:func:`~thoughtline.tools.environment.server_environment`) and yield the streams an
+    ``mcp.Client`` takes; the server stops when the block ends, even when it is
+    cancelled."""
     process = await anyio.open_process(
         [command, *args],
-        env=get_default_environment() | dict(env),
+        env=dict(env),
         cwd=cwd,
         stderr=errlog,
         start_new_session=True,
