@@ -24,6 +24,30 @@ def environment() -> str:
 
 
 @server.tool()
+def ancestors() -> str:
+    """For each process above this one (its parent, that one's parent, ... to pid 1): the
+        names of the ``*_API_KEY`` variables read from its ``/proc/PID/environ``, or why that
+        could not be read, as JSON ``[{"pid", "command", "keys" | "error"}]`` (short: a stored
+    result is cut)."""
+    found: list[dict[str, object]] = []
+    pid = os.getppid()
+    while pid > 1 and len(found) < 16:
+        entry: dict[str, object] = {"pid": pid}
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:  # its first three words
+                entry["command"] = b" ".join(cmdline.read().split(b"\0")[:3]).decode()[-100:]
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                names = [item.split(b"=", 1)[0].decode() for item in environ.read().split(b"\0")]
+            entry["keys"] = sorted(name for name in names if name.endswith("_API_KEY"))
+        except OSError as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc.strerror}"
+        found.append(entry)
+        with open(f"/proc/{pid}/stat") as stat:  # "pid (comm) state ppid ...": comm may hold ") "
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    return json.dumps(found)
+
+
+@server.tool()
 def repeat(text: str, times: int) -> str:
     """``text`` repeated ``times`` times."""
     return text * times

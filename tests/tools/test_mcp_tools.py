@@ -231,6 +231,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
     (server,) = json.loads(listed.stdout)["servers"]
     assert server["transport"] == "http"
     assert {tool["name"] for tool in server["tools"]} == {
+        "ancestors",
         "environment",
         "repeat",
         "sleep",

@@ -32,6 +32,8 @@ from mcp.client._transport import TransportStreams
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from thoughtline._undumpable import make_undumpable
+
 logger = logging.getLogger(__name__)
 
 CUT_META_KEY: Final = "thoughtline/cut_bytes"
@@ -170,6 +172,7 @@ async def stdio_transport(
     (:func:`~thoughtline.tools.environment.server_environment`) and yield the streams an
     ``mcp.Client`` takes; the server stops when the block ends, even when it is
     cancelled."""
+    make_undumpable()  # the server, a process of the same user, cannot read our keys
     process = await anyio.open_process(
         [command, *args],
         env=dict(env),
