@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -69,6 +70,15 @@ async def hang() -> str:
 
     await anyio.sleep_forever()
     return "never"
+
+
+@server.tool()
+def busy(seconds: float) -> str:
+    """Start a child process that sleeps ``seconds`` (marked ``thoughtline-busy-child`` on
+    its command line) and wait for it: the server stays busy, and never reads its stdin."""
+    mark = "thoughtline-busy-child"
+    subprocess.run([sys.executable, "-c", f"import time; time.sleep({seconds})", mark], check=False)
+    return "done"
 
 
 @server.tool()

@@ -165,6 +165,26 @@ env = {{ PROBE_MARK = "mark-1" }}
     assert seen == {**expected, "PROBE_MARK": "mark-1"}
 
 
+async def test_a_stdio_server_gets_the_environment_it_was_given_even_in_the_c_locale() -> None:
+    """No locale variable given: nothing between thoughtline and the server adds one
+    (Python sets LC_CTYPE=C.UTF-8 in its own environment in the C locale; this server
+    is told not to, so what it sees is what it was given)."""
+    settings = McpServerSettings(
+        name="probe",
+        command=sys.executable,
+        args=(TEST_SERVER,),
+        env={"PYTHONCOERCECLOCALE": "0"},
+    )
+    given = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "TERM": "dumb"}
+    async with McpConnection(settings, environ=given, secrets=[CANARY_KEY]) as server:
+        outcome = await server.call("environment", {}, timeout_s=10)
+    assert json.loads(outcome.text) == {
+        "PATH": os.environ["PATH"],
+        "HOME": "/nonexistent",
+        "PYTHONCOERCECLOCALE": "0",
+    }
+
+
 async def test_a_section_that_would_hand_over_a_provider_key_is_refused(
     environ: dict[str, str],
 ) -> None:
@@ -237,6 +257,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "sleep",
         "hang",
         "big",
+        "busy",
         "pid",
         "echo",
         "die",

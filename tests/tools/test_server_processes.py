@@ -5,19 +5,25 @@ throughout; the model is simulated."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.cli.test_run_cli import cli_env
+from tests.server.support import start_run
+from tests.support import daemon_url
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -147,3 +153,113 @@ def test_a_library_user_process_is_closed_to_its_tool_servers_once_it_starts_one
     (library,) = [entry for entry in json.loads(seen["result"]) if entry["pid"] == process.pid]
     assert library.get("keys") is None, library
     assert library["error"].startswith("PermissionError"), library
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process below ``pid`` (children, theirs, ...): its command line."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: dict[int, str] = {}
+    below = {pid}
+    while below:
+        below = {child for child, parent in parents.items() if parent in below}
+        for child in below:
+            try:
+                found[child] = (
+                    Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+                ).decode()
+            except OSError:
+                continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")  # a zombie is dead, waiting to be reaped
+
+
+def _busy_processes(pid: int) -> dict[int, str]:
+    """The processes below ``pid`` once the busy tool's child runs (at most 20 s)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = _descendants(pid)
+        if any("thoughtline-busy-child" in command for command in found.values()):
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"the busy tool's child never started: {_descendants(pid)}")
+
+
+def _all_gone(processes: dict[int, str]) -> None:
+    """Every one of ``processes`` ends within 20 s."""
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = {pid: command for pid, command in processes.items() if _alive(pid)}
+    for pid in left:  # not to leave them to the next test
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_a_busy_server_and_its_child_end_when_thoughtline_run_is_killed_mid_call(
+    workdir: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    (workdir / "thoughtline.toml").write_text(PROBE)
+    sim.script_turns(calling("probe__busy", {"seconds": 300}), FINAL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "run", "Hi", "--tool", "probe"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=cli_env(workdir / "home", environ),
+        cwd=workdir,
+    )
+    try:
+        started = _busy_processes(process.pid)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert len(started) >= 2, started  # the server and the child its tool started
+    _all_gone(started)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_a_busy_server_and_its_child_end_when_the_daemon_is_killed_mid_call(
+    workdir: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    (workdir / "thoughtline.toml").write_text(PROBE)
+    sim.script_turns(calling("probe__busy", {"seconds": 300}), FINAL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=cli_env(workdir / "home", environ),
+        cwd=workdir,
+    )
+    try:
+        with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
+            start_run(client, request="Hi", tools=["probe"])
+        started = _busy_processes(process.pid)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert len(started) >= 2, started
+    _all_gone(started)
