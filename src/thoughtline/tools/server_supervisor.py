@@ -19,7 +19,8 @@ process on every POSIX system. The group's SIGTERM from thoughtline (a normal st
 the server's: the supervisor waits for the server and exits with its status.
 
 Run by path with the interpreter running thoughtline, ``-I -S``: the standard library
-only (about 15 ms to start), untouched by the server's ``PYTHON*`` variables.
+only (about 20 ms more to start a server), untouched by the server's ``PYTHON*``
+variables.
 """
 
 from __future__ import annotations
