@@ -37,6 +37,7 @@ SLOW_PATHS = (
     "tests/store/test_concurrency.py",  # many processes opening one database
     "tests/store/test_damage.py",  # every command, as a process, on a damaged file
     "tests/store/test_files.py",  # file modes read from a process under another umask
+    "tests/tools/test_server_processes.py",  # thoughtline and tool servers, killed mid-call
 )
 
 # Single tests ("path::name", parameters left out) that start processes or stream long.

@@ -322,6 +322,14 @@ args = ["-m", "mcp_server_time"]
         "would hand a provider key to the tool server": [
             stdio("leaky", TEST_SERVER, env={"TOKEN": f"Bearer {CANARY_KEY}"})
         ],
+        "session/new: mcp_servers.leaky-http.headers.Authorization: would hand a provider key": [
+            HttpMcpServer(
+                type="http",
+                name="leaky-http",
+                url="http://127.0.0.1:1/mcp",
+                headers=[HttpHeader(name="Authorization", value=f"Bearer {CANARY_KEY}")],
+            )
+        ],
         "uses the sse transport": [
             SseMcpServer(type="sse", name="old", url="http://127.0.0.1:1/sse", headers=[])
         ],

@@ -171,11 +171,13 @@ async def test_added_servers_are_offered_to_every_task_beside_its_own(
     offered = {tool["name"] for tool in sim.requests[0].body["tools"]}  # type: ignore[index]
     assert offered == {
         "time__get_current_time",
+        "probe__ancestors",
         "probe__environment",
         "probe__repeat",
         "probe__sleep",
         "probe__hang",
         "probe__big",
+        "probe__busy",
         "probe__pid",
         "probe__echo",
         "probe__die",

@@ -319,12 +319,13 @@ async def test_no_tool_server_receives_a_provider_key(
 ) -> None:
     sim.script(FINAL)
     sim.script(calling("environment", {}), times=1)
+    environ = {**environ, "PATH": "/usr/bin:/bin"}  # the server's PATH is thoughtline's
     run = await run_one(tmp_path, sim_server, environ, one_task())
     task = run.tasks[0]
     assert task.tool_calls is not None
     (call,) = task.tool_calls
     assert call.status == "done" and call.result is not None
-    assert "PATH" in call.result
+    assert json.loads(call.result)["PATH"] == "/usr/bin:/bin"
     assert CANARY_KEY not in json.dumps(sim.requests[1].body)
     assert not any(name.endswith("_API_KEY") for name in json.loads(call.result or "{}"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -21,6 +22,30 @@ server = MCPServer("thoughtline-test-server")
 def environment() -> str:
     """The server's whole environment, as JSON."""
     return json.dumps(dict(os.environ))
+
+
+@server.tool()
+def ancestors() -> str:
+    """For each process above this one (its parent, that one's parent, ... to pid 1): the
+        names of the ``*_API_KEY`` variables read from its ``/proc/PID/environ``, or why that
+        could not be read, as JSON ``[{"pid", "command", "keys" | "error"}]`` (short: a stored
+    result is cut)."""
+    found: list[dict[str, object]] = []
+    pid = os.getppid()
+    while pid > 1 and len(found) < 16:
+        entry: dict[str, object] = {"pid": pid}
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:  # its first three words
+                entry["command"] = b" ".join(cmdline.read().split(b"\0")[:3]).decode()[-100:]
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                names = [item.split(b"=", 1)[0].decode() for item in environ.read().split(b"\0")]
+            entry["keys"] = sorted(name for name in names if name.endswith("_API_KEY"))
+        except OSError as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc.strerror}"
+        found.append(entry)
+        with open(f"/proc/{pid}/stat") as stat:  # "pid (comm) state ppid ...": comm may hold ") "
+            pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+    return json.dumps(found)
 
 
 @server.tool()
@@ -45,6 +70,15 @@ async def hang() -> str:
 
     await anyio.sleep_forever()
     return "never"
+
+
+@server.tool()
+def busy(seconds: float) -> str:
+    """Start a child process that sleeps ``seconds`` (marked ``thoughtline-busy-child`` on
+    its command line) and wait for it: the server stays busy, and never reads its stdin."""
+    mark = "thoughtline-busy-child"
+    subprocess.run([sys.executable, "-c", f"import time; time.sleep({seconds})", mark], check=False)
+    return "done"
 
 
 @server.tool()

@@ -16,13 +16,13 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.cli.test_run_cli import thoughtline
+from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.conftest import CANARY_KEY
 from thoughtline import Orchestrator
 from thoughtline import run as thoughtline_run
 from thoughtline.config import Config
 from thoughtline.errors import ConfigError, ThoughtlineError
-from thoughtline.testing import Simulator, Transcript
+from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.mcp_client import McpConnection
 from thoughtline.tools.settings import McpServerSettings
 
@@ -117,6 +117,74 @@ async def test_a_stdio_server_sees_its_own_variables_and_never_a_provider_key(
     assert not any(name.endswith("_BASE_URL") for name in seen)
 
 
+DOCUMENTED_BASE = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+"""docs/contracts.md, ``mcp_servers.NAME.env``: what a stdio server gets besides its own
+variables, with every ``LC_*``."""
+
+
+def test_a_stdio_server_started_by_run_gets_the_documented_environment_and_nothing_else(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    _config(
+        home,
+        f"""
+[mcp_servers.probe]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(TEST_SERVER)}]
+env = {{ PROBE_MARK = "mark-1" }}
+""",
+    )
+    outside = {
+        "SHELL": "/bin/zsh",
+        "TERM": "xterm-256color",
+        "USER": "someone",
+        "LOGNAME": "someone",
+        "LANG": "C.UTF-8",
+        "LC_TIME": "C",
+        "TZ": "UTC",
+        "TMPDIR": str(home.parent),
+        "EDITOR": "vi",
+        "SSH_AUTH_SOCK": "/tmp/agent.sock",
+    }
+    sim.script_turns(
+        Transcript(
+            tool_calls=(SimToolCall(call_id="c1", name="probe__environment", arguments="{}"),)
+        ),
+        Transcript(answer="Done."),
+    )
+    result = thoughtline(home, {**environ, **outside}, "run", "Hi", "--tool", "probe", "--json")
+    assert result.returncode == 0, result.stderr
+    (call,) = json.loads(result.stdout)["tasks"][0]["tool_calls"]
+    seen = json.loads(call["result"])
+    given = cli_env(home, {**environ, **outside})
+    expected = {
+        name: value
+        for name, value in given.items()
+        if name in DOCUMENTED_BASE or name.startswith("LC_")
+    }
+    assert seen == {**expected, "PROBE_MARK": "mark-1"}
+
+
+async def test_a_stdio_server_gets_the_environment_it_was_given_even_in_the_c_locale() -> None:
+    """No locale variable given: nothing between thoughtline and the server adds one
+    (Python sets LC_CTYPE=C.UTF-8 in its own environment in the C locale; this server
+    is told not to, so what it sees is what it was given)."""
+    settings = McpServerSettings(
+        name="probe",
+        command=sys.executable,
+        args=(TEST_SERVER,),
+        env={"PYTHONCOERCECLOCALE": "0"},
+    )
+    given = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "TERM": "dumb"}
+    async with McpConnection(settings, environ=given, secrets=[CANARY_KEY]) as server:
+        outcome = await server.call("environment", {}, timeout_s=10)
+    assert json.loads(outcome.text) == {
+        "PATH": os.environ["PATH"],
+        "HOME": "/nonexistent",
+        "PYTHONCOERCECLOCALE": "0",
+    }
+
+
 async def test_a_section_that_would_hand_over_a_provider_key_is_refused(
     environ: dict[str, str],
 ) -> None:
@@ -183,11 +251,13 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
     (server,) = json.loads(listed.stdout)["servers"]
     assert server["transport"] == "http"
     assert {tool["name"] for tool in server["tools"]} == {
+        "ancestors",
         "environment",
         "repeat",
         "sleep",
         "hang",
         "big",
+        "busy",
         "pid",
         "echo",
         "die",
@@ -204,6 +274,42 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
     (server,) = json.loads(refused.stdout)["servers"]
     assert server["error"]["code"] == "TOOL_SERVER_UNAVAILABLE"
     assert "Bearer wrong" not in refused.stdout + refused.stderr  # header values never shown
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("toml", "Authorization"), ("mcp.json", "X-Goog-Api-Key")],
+    ids=["bearer-from-variable-in-toml", "literal-key-in-mcp-json"],
+)
+def test_a_header_that_would_hand_over_a_provider_key_is_refused(
+    home: Path, environ: dict[str, str], http_server: tuple[str, str], where: str, key: str
+) -> None:
+    url, _token = http_server
+    arguments: tuple[str, ...] = ()
+    if where == "toml":
+        _config(
+            home,
+            f'[mcp_servers.remote]\nurl = "{url}"\n'
+            'headers = { Authorization = "Bearer ${ANTHROPIC_API_KEY}" }\n',
+        )
+        source = str(home.parent / "thoughtline.toml")
+    else:
+        path = home.parent / "mcp.json"
+        servers = {"remote": {"type": "http", "url": url, "headers": {key: CANARY_KEY}}}
+        path.write_text(json.dumps({"mcpServers": servers}))
+        arguments, source = ("--mcp-config", str(path)), str(path)
+    expected = (
+        f"thoughtline: {source}: mcp_servers.remote.headers.{key}: would hand a provider key "
+        "to the tool server; tool servers never get provider keys. Give the server a "
+        "credential of its own."
+    )
+    for command in (("tools", *arguments), ("run", "Hi", "--tool", "remote", *arguments)):
+        result = thoughtline(home, environ, *command)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == expected, command
+        assert CANARY_KEY not in result.stdout + result.stderr
+    runs = thoughtline(home, environ, "runs", "--json")
+    assert json.loads(runs.stdout) == [], runs.stdout
 
 
 @pytest.mark.parametrize(

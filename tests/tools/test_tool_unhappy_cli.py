@@ -271,7 +271,7 @@ def test_sigkill_mid_loop_keeps_the_finished_calls_and_leaves_no_server_behind(
                 break
         assert any("→ probe.sleep" in line for line in seen), "".join(seen)
         servers = _children(process.pid)
-        assert len(servers) == 2, servers  # probe and time, both stdio children
+        assert len(servers) == 2, servers  # probe's and time's supervisors
         _wait_for_logged_call(home / "thoughtline.db", "call_2")
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
@@ -280,7 +280,7 @@ def test_sigkill_mid_loop_keeps_the_finished_calls_and_leaves_no_server_behind(
             process.kill()
         process.wait(timeout=30)
 
-    # Each server sees its stdin end, as the MCP stdio contract says, and exits.
+    # Each server ends with thoughtline: its supervisor sees the process gone.
     deadline = time.monotonic() + 20
     while not all(_gone(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -27,10 +27,14 @@ def database_path() -> Path:
 def open_runtime(config: Config | None = None) -> tuple[Config, Store, Runtime]:
     """The config (loaded unless given), its store and a runtime on them."""
     # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
+    from thoughtline._undumpable import make_undumpable
     from thoughtline.providers.discovery import load_capabilities
     from thoughtline.runtime.runner import Runtime
     from thoughtline.telemetry import open_telemetry
 
+    # Before the keys are loaded and any tool server starts: no process of the user's
+    # may read this one's environment or memory.
+    make_undumpable()
     if config is None:
         config = load_config()
     store = open_store(config)

@@ -31,6 +31,9 @@ from thoughtline.tools.settings import load_mcp_json
 def tools_command(as_json: bool, mcp_config: Path | None) -> None:
     """Start each configured MCP server, list its tools, and stop it. Exits 1 when a
     server could not be asked."""
+    from thoughtline._undumpable import make_undumpable
+
+    make_undumpable()  # it holds the keys while the servers run
     config = load_config()
     servers = dict(config.mcp_servers)
     if mcp_config is not None:

@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.tools.environment import server_environment
+from thoughtline.tools.environment import server_environment, server_headers
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,8 @@ class McpConnection:
     ``server.tools`` and ``await server.call(name, arguments)``.
 
     ``secrets`` are the credential values thoughtline loaded: a stdio server's
-    environment may hold none of them (see :mod:`thoughtline.tools.environment`)."""
+    environment and an HTTP server's headers may hold none of them (see
+    :mod:`thoughtline.tools.environment`)."""
 
     def __init__(
         self,
@@ -210,8 +211,9 @@ class McpConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        headers = server_headers(settings, self._environ, self._secrets)
         http = httpx2.AsyncClient(
-            headers=settings.expanded_headers(self._environ),
+            headers=headers,
             timeout=httpx2.Timeout(self._start_timeout_s),
             trust_env=False,  # only loopback and configured URLs; no netrc, no proxies here
         )

@@ -11,17 +11,22 @@ most ``max_message_bytes`` of each (and its last few bytes). Of a longer line:
 - an answer to any other request becomes an error answer to it;
 - anything else (a notification) is dropped, and logged.
 
-Bytes that are not UTF-8 become U+FFFD. A server starts in a session of its own and stops
-as the SDK stops one: stdin closed, then SIGTERM to its process group, then SIGKILL.
+Bytes that are not UTF-8 become U+FFFD. A server starts in a session of its own, under a
+small supervisor (:mod:`thoughtline.tools.server_supervisor`) that ends its process group
+when this process is gone, SIGKILL included; it stops as the SDK stops one: stdin closed,
+then SIGTERM to its process group, then SIGKILL.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 from typing import IO, Final
 
 import anyio
@@ -29,12 +34,16 @@ import anyio.lowlevel
 import mcp_types
 from anyio.abc import Process
 from mcp.client._transport import TransportStreams
-from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from thoughtline._undumpable import make_undumpable
+
 logger = logging.getLogger(__name__)
 
+SUPERVISOR: Final = str(Path(__file__).with_name("server_supervisor.py"))
+"""The script each server runs under (:mod:`thoughtline.tools.server_supervisor`): it ends
+the server's process group when this process is gone, however it went."""
 CUT_META_KEY: Final = "thoughtline/cut_bytes"
 """In a result's ``_meta``: the size in bytes of the answer the server sent, when this
 transport cut it."""
@@ -167,17 +176,32 @@ async def stdio_transport(
     errlog: IO[str],
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncIterator[TransportStreams]:
-    """Start ``command`` and yield the streams an ``mcp.Client`` takes; the server stops
-    when the block ends, even when it is cancelled."""
-    # The SDK's base (HOME, LOGNAME, PATH, SHELL, TERM, USER when set) under the
-    # server's own environment, as its stdio client starts a server.
-    process = await anyio.open_process(
-        [command, *args],
-        env=get_default_environment() | dict(env),
-        cwd=cwd,
-        stderr=errlog,
-        start_new_session=True,
-    )
+    """Start ``command`` with exactly the environment ``env``
+    (:func:`~thoughtline.tools.environment.server_environment`) and yield the streams an
+    ``mcp.Client`` takes; the server stops when the block ends, even when it is
+    cancelled."""
+    make_undumpable()  # the server, a process of the same user, cannot read our keys
+    # The lifeline: the supervisor holds the read end, only this process the write end
+    # (not inherited: os.pipe's ends close on exec), which ends with this process.
+    lifeline, lifeline_end = os.pipe()
+    try:
+        lc_ctype = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+        supervisor = [sys.executable, "-I", "-S", SUPERVISOR, str(lifeline), lc_ctype]
+        # An embedding with no interpreter to run (sys.executable empty) starts the
+        # server itself; it then ends with this process only if it reads its stdin.
+        process = await anyio.open_process(
+            [*(supervisor if sys.executable else ()), command, *args],
+            env=dict(env),
+            cwd=cwd,
+            stderr=errlog,
+            start_new_session=True,
+            pass_fds=(lifeline,) if sys.executable else (),
+        )
+    except BaseException:
+        os.close(lifeline_end)
+        raise
+    finally:
+        os.close(lifeline)
     to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     methods: dict[object, str] = {}  # requests sent and not answered yet: id -> method
@@ -220,7 +244,10 @@ async def stdio_transport(
             with anyio.CancelScope(shield=True):
                 from_server.close()
                 to_server.close()
-                await _stop(process)
+                try:
+                    await _stop(process)
+                finally:
+                    os.close(lifeline_end)  # what is left of the group ends with it
             group.cancel_scope.cancel()
 
 

@@ -5,8 +5,8 @@ The editor that starts ``thoughtline acp`` is the user's own, so its servers are
 as it describes them, unlike a daemon or MCP request, which may only name configured
 servers. They still follow the rules every tool server does: a stdio server's
 environment holds its own variables plus ``PATH``, ``HOME`` and the locale, and a server
-whose variables would hand it a loaded provider key is refused here, before the session
-exists. Values are taken as sent (no ``${VAR}``). stdio and Streamable HTTP servers are
+whose variables or headers would hand it a loaded provider key is refused here, before
+the session exists. Values are taken as sent (no ``${VAR}``). stdio and Streamable HTTP servers are
 supported (``mcpCapabilities.http``); SSE and ACP-transport servers are refused.
 """
 
@@ -20,7 +20,7 @@ from acp.schema import HttpMcpServer, McpServerStdio
 
 from thoughtline.errors import ConfigError
 from thoughtline.integrations.acp.settings import invalid_params
-from thoughtline.tools.environment import server_environment
+from thoughtline.tools.environment import server_environment, server_headers
 from thoughtline.tools.settings import SERVER_NAME, SERVER_NAME_RULE, McpServerSettings
 
 SOURCE = "session/new"
@@ -80,6 +80,10 @@ def session_servers(
                 source=source,
                 literal=True,
             )
+            try:
+                server_headers(settings, environ, secrets)
+            except ConfigError as exc:
+                raise _invalid(exc.message) from None
         else:
             kind = getattr(server, "type", "unknown")
             raise _invalid(
