@@ -4,7 +4,8 @@
 cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS,
 the headers that keep the page from being framed (:mod:`thoughtline.server.page_headers`)
 and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
-with uvicorn on a pre-bound socket and shuts down gracefully: on SIGTERM/SIGINT (or
+with uvicorn on a pre-bound socket, its connections bounded (a header timeout, a keep-alive
+timeout and a cap: :mod:`thoughtline.server.connections`), and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
 ``interrupted`` before the process exits.
 """
@@ -32,6 +33,12 @@ from thoughtline._user_files import describe_size
 from thoughtline.errors import ThoughtlineError
 from thoughtline.server.api import health_router, router
 from thoughtline.server.auth import Tokens
+from thoughtline.server.connections import (
+    ConnectionLimiter,
+    bounded_protocol,
+    connection_budget,
+    open_file_limit,
+)
 from thoughtline.server.daemon import Daemon, body_limit
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
@@ -230,11 +237,21 @@ class DaemonServer:
 
     def __init__(self, daemon: Daemon, sock: socket.socket | None = None) -> None:
         self.daemon = daemon
+        settings = daemon.runtime.config
+        budget = connection_budget(settings.max_connections, open_file_limit())
         self.sock = sock or bind_socket(daemon.settings.host, daemon.settings.port)
         self.url = url_for(self.sock)
         self.app = create_app(daemon)
+        self.connections = ConnectionLimiter(
+            max_connections=budget.max_connections,
+            header_timeout_s=settings.header_timeout_s,
+            keep_alive_timeout_s=settings.keep_alive_timeout_s,
+        )
         config = uvicorn.Config(
             ServerSend(self.app),
+            http=bounded_protocol(self.connections),
+            ws="none",  # no WebSocket route: an upgrade request is answered as plain HTTP
+            backlog=budget.backlog,
             log_level="warning",
             access_log=False,
             lifespan="on",
