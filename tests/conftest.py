@@ -31,6 +31,7 @@ SLOW_PATHS = (
     "tests/mcp/test_inspector_cli.py",  # the MCP inspector (node) driving a server process
     "tests/mcp/test_mcp_conversations.py",  # the MCP server as a child process over stdio
     "tests/mcp/test_mcp_server.py",  # the MCP server as a child process over stdio
+    "tests/server/test_connections.py",  # timeouts waited out, a daemon under a low ulimit
     "tests/server/test_openapi_fuzz.py",  # schemathesis against the OpenAPI document
     "tests/server/test_processes.py",  # daemons in child processes, signals
     "tests/server/web/",  # chromium driving the daemon's page

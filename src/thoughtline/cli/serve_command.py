@@ -78,6 +78,7 @@ def serve_command(
     Host is answered, since a token is required there, unless --allowed-host is given.
     """
     from thoughtline.server.app import DaemonServer, bind_socket, is_loopback
+    from thoughtline.server.connections import raise_open_file_limit
     from thoughtline.server.daemon import Daemon, ServerSettings
     from thoughtline.server.daemon_token import token_file
     from thoughtline.server.guard import normalize_allowed_host
@@ -100,7 +101,8 @@ def serve_command(
         )
         sys.exit(2)
     sock = bind_socket(host, port)
-    _config, store, runtime = open_runtime()
+    config, store, runtime = open_runtime()
+    raise_open_file_limit(config.max_connections)
     # After the store opened: a home whose database is damaged is left as it was.
     generated = None if token is not None or no_token else _generated_token(store)
     settings = ServerSettings(
