@@ -40,6 +40,7 @@ from thoughtline.server.connections import (
     open_file_limit,
 )
 from thoughtline.server.daemon import Daemon, body_limit
+from thoughtline.server.daemon_token import refuse_weak_tokens
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
@@ -237,6 +238,10 @@ class DaemonServer:
 
     def __init__(self, daemon: Daemon, sock: socket.socket | None = None) -> None:
         self.daemon = daemon
+        if not is_loopback(daemon.settings.host):
+            refuse_weak_tokens(
+                daemon.settings.host, daemon.settings.token, daemon.settings.operator_token
+            )
         settings = daemon.runtime.config
         budget = connection_budget(settings.max_connections, open_file_limit())
         self.sock = sock or bind_socket(daemon.settings.host, daemon.settings.port)
