@@ -34,6 +34,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.server.api import health_router, router
 from thoughtline.server.auth import Tokens
 from thoughtline.server.connections import (
+    LISTEN_BACKLOG,
     ConnectionLimiter,
     bounded_protocol,
     connection_budget,
@@ -256,7 +257,7 @@ class DaemonServer:
             ServerSend(self.app),
             http=bounded_protocol(self.connections),
             ws="none",  # no WebSocket route: an upgrade request is answered as plain HTTP
-            backlog=budget.backlog,
+            backlog=budget.accept_batch,
             log_level="warning",
             access_log=False,
             lifespan="on",
@@ -337,3 +338,10 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._on_exit()
         super().handle_exit(sig, frame)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        # asyncio listened with its accept batch, small under a low open-file limit; the
+        # kernel's queue takes no descriptor of ours (server/connections.py).
+        for sock in sockets or ():
+            sock.listen(LISTEN_BACKLOG)

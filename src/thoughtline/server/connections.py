@@ -26,11 +26,16 @@ until ``accept()`` fails with ``EMFILE`` and nobody is answered, health checks i
 A request being served (its head and body read, its response not finished) has no
 deadline at all: a live event stream lasts as long as its run.
 
-**Open files.** The cap, the listening backlog and the descriptors kept for the store,
-provider connections and tool servers (:data:`FD_RESERVE`) fit under the process's
-open-file limit, so ``accept()`` itself never runs out: asyncio accepts up to a backlog's
-worth of connections per turn of the loop before any of them is seen (and refused), and
-the sockets it closes are released on the next turn, so two backlogs are kept free.
+**Open files.** The cap, the connections accepted in one turn of the loop and the
+descriptors kept for the store, provider connections and tool servers
+(:data:`FD_RESERVE`) fit under the process's open-file limit, so ``accept()`` itself never
+runs out: asyncio accepts up to its ``backlog`` argument's worth of connections per turn
+before any of them is seen (and refused), and the sockets closed are released on the
+next turn, so two such batches are kept free. asyncio also gives that number to
+``listen()``; connections waiting in the kernel's queue hold no descriptor of this
+process, so the queue is widened again once serving (:data:`LISTEN_BACKLOG`): a burst of
+connections under a low limit waits there instead of having its SYNs dropped (a second
+lost per retry).
 """
 
 from __future__ import annotations
@@ -53,8 +58,10 @@ FD_RESERVE: Final = 64
 connections, tool servers' pipes, the loop's own."""
 MIN_CONNECTIONS: Final = 16
 """Fewer connections than this, and the open-file limit is too low to serve."""
-MAX_BACKLOG: Final = 2048
-"""uvicorn's default listening backlog, kept when the open-file limit allows it."""
+MAX_ACCEPT_BATCH: Final = 2048
+"""Connections accepted in one turn of the loop at most (uvicorn's default backlog)."""
+LISTEN_BACKLOG: Final = 2048
+"""The kernel's queue of connections not yet accepted (capped by ``somaxconn``)."""
 _WARN_EVERY_S: Final = 60.0
 
 
@@ -63,7 +70,8 @@ class ConnectionBudget:
     """What the daemon may hold under an open-file limit."""
 
     max_connections: int
-    backlog: int
+    accept_batch: int
+    """asyncio's ``backlog``: connections accepted per turn of the loop."""
 
 
 def open_file_limit() -> int:
@@ -74,7 +82,7 @@ def open_file_limit() -> int:
 
 def files_needed(max_connections: int) -> int:
     """The open-file limit under which ``max_connections`` fit whole."""
-    return max_connections + 2 * MAX_BACKLOG + FD_RESERVE
+    return max_connections + 2 * MAX_ACCEPT_BATCH + FD_RESERVE
 
 
 def raise_open_file_limit(max_connections: int) -> None:
@@ -93,11 +101,11 @@ def raise_open_file_limit(max_connections: int) -> None:
 
 
 def connection_budget(max_connections: int, file_limit: int) -> ConnectionBudget:
-    """The cap and backlog for ``[server] max_connections`` under ``file_limit`` open
+    """The cap and accept batch for ``[server] max_connections`` under ``file_limit`` open
     files; ``SERVE_FILE_LIMIT_LOW`` when it leaves room for too few connections."""
     room = file_limit - FD_RESERVE
-    backlog = max(MIN_CONNECTIONS, min(MAX_BACKLOG, room // 8))
-    fitting = room - 2 * backlog
+    batch = max(MIN_CONNECTIONS, min(MAX_ACCEPT_BATCH, room // 8))
+    fitting = room - 2 * batch
     if fitting < min(MIN_CONNECTIONS, max_connections):
         raise ThoughtlineError(
             "SERVE_FILE_LIMIT_LOW",
@@ -116,7 +124,7 @@ def connection_budget(max_connections: int, file_limit: int) -> ConnectionBudget
             max_connections,
             files_needed(max_connections),
         )
-    return ConnectionBudget(max_connections=cap, backlog=backlog)
+    return ConnectionBudget(max_connections=cap, accept_batch=batch)
 
 
 class ConnectionLimiter:
