@@ -107,7 +107,9 @@ def test_a_request_head_not_finished_in_time_is_answered_408_and_closed(
     port = port_of(live.url)
     partial = connect(port, PARTIAL_HEAD)
     silent = connect(port)
-    error = error_in(read_to_end(partial), b"408")
+    answer = read_to_end(partial)
+    assert b"\r\nx-frame-options: DENY\r\n" in answer  # the page's headers, as everywhere
+    error = error_in(answer, b"408")
     assert error == {
         "code": "REQUEST_TIMEOUT",
         "message": "The daemon waited 1 s for the request's head (server.header_timeout_s); "

@@ -50,6 +50,7 @@ from typing import Any, ClassVar, Final, Literal
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.server.page_headers import PAGE_HEADERS
 
 logger = logging.getLogger(__name__)
 
@@ -311,7 +312,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     def _answer_and_close(
         self, status: int, code: str, message: str, *, retry_after_s: int | None = None
     ) -> None:
-        """Write one error response, in the daemon's error shape, and close."""
+        """Write one error response, in the daemon's error shape and with the page's
+        headers (as every response of the daemon), and close."""
         body = json.dumps({"error": {"code": code, "message": message}}).encode()
         reason = {408: b"Request Timeout", 503: b"Service Unavailable"}[status]
         head = [
@@ -319,6 +321,10 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             b"content-type: application/json\r\n",
             b"content-length: %d\r\n" % len(body),
             b"connection: close\r\n",
+            *(
+                b"%s: %s\r\n" % (name.lower().encode(), value.encode())
+                for name, value in PAGE_HEADERS.items()
+            ),
         ]
         if retry_after_s is not None:
             head.append(b"retry-after: %d\r\n" % retry_after_s)
