@@ -140,7 +140,7 @@ def test_a_head_sent_a_byte_at_a_time_gains_no_time(start_daemon: StartDaemon) -
 def test_an_idle_connection_closes_after_the_keep_alive_timeout_and_a_late_head_gets_a_408(
     start_daemon: StartDaemon,
 ) -> None:
-    live = start_daemon(config=Config(path=None, header_timeout_s=1, keep_alive_timeout_s=4))
+    live = start_daemon(config=Config(path=None, header_timeout_s=1, keep_alive_timeout_s=6))
     port = port_of(live.url)
     idle = connect(port, HEALTH)
     assert read_response(idle).startswith(b"HTTP/1.1 200 ")
