@@ -31,6 +31,7 @@ SLOW_PATHS = (
     "tests/mcp/test_inspector_cli.py",  # the MCP inspector (node) driving a server process
     "tests/mcp/test_mcp_conversations.py",  # the MCP server as a child process over stdio
     "tests/mcp/test_mcp_server.py",  # the MCP server as a child process over stdio
+    "tests/server/test_connections.py",  # timeouts waited out, a daemon under a low ulimit
     "tests/server/test_openapi_fuzz.py",  # schemathesis against the OpenAPI document
     "tests/server/test_processes.py",  # daemons in child processes, signals
     "tests/server/web/",  # chromium driving the daemon's page
@@ -50,6 +51,9 @@ SLOW_TESTS = frozenset(
         "tests/api/test_public_surface.py::test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio",
         "tests/core/test_accumulator.py::test_million_deltas_join_linearly",
         "tests/server/test_disconnects.py::test_many_subscribers_dropping_mid_stream_leave_a_quiet_log",
+        "tests/server/test_daemon_token.py::test_a_reused_token_is_shown_whole_on_a_terminal",
+        "tests/server/test_daemon_token.py::test_off_loopback_a_strong_token_serves",
+        "tests/server/test_daemon_token.py::test_off_loopback_a_weak_token_is_refused_in_one_sentence",
         "tests/server/test_guard.py::test_serve_refuses_an_allowed_host_that_is_not_a_name",
         "tests/server/test_guard.py::test_serve_takes_allowed_hosts_from_flags_and_the_environment",
         "tests/server/test_limits.py::test_a_bad_task_cap_in_the_config_names_the_key",

@@ -18,6 +18,7 @@ from thoughtline.config import (
     APPLICATION_NAME_LIMIT,
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_ACTIVE_RUNS_CEILING,
+    MAX_CONNECTIONS_CEILING,
     MAX_COST_CEILING,
     MAX_REQUEST_BYTES_CEILING,
     POSTGRES_URL_SCHEMES,
@@ -359,13 +360,35 @@ class ConfigValidator:
                 'orchestration.store = "postgres" needs [store] dsn = "postgresql://..."',
             )
 
-        server = self.table(data, "server", ("max_active_runs",))
+        server = self.table(
+            data,
+            "server",
+            ("max_active_runs", "max_connections", "header_timeout_s", "keep_alive_timeout_s"),
+        )
         max_active_runs = (
             self.counted(
                 server, "server.max_active_runs", 0, lowest=1, highest=MAX_ACTIVE_RUNS_CEILING
             )
             if "max_active_runs" in server
             else None
+        )
+        base = Config(path=None)
+        max_connections = self.counted(
+            server,
+            "server.max_connections",
+            base.max_connections,
+            lowest=1,
+            highest=MAX_CONNECTIONS_CEILING,
+        )
+        header_timeout = self.seconds_between(
+            server, "server.header_timeout_s", base.header_timeout_s, lowest=1, highest=3600
+        )
+        keep_alive_timeout = self.seconds_between(
+            server,
+            "server.keep_alive_timeout_s",
+            base.keep_alive_timeout_s,
+            lowest=1,
+            highest=3600,
         )
 
         defaults = self.table(
@@ -509,6 +532,9 @@ class ConfigValidator:
             max_steps=max_steps,
             max_cost=max_cost,
             max_active_runs=max_active_runs,
+            max_connections=max_connections,
+            header_timeout_s=header_timeout,
+            keep_alive_timeout_s=keep_alive_timeout,
             tool_timeout_s=tool_timeout,
             default_provider=default_provider,
             default_model=default_model,

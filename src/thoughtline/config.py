@@ -50,6 +50,8 @@ MAX_COST_CEILING = 1_000_000.0
 """The highest ``max_request_bytes`` a config may set."""
 MAX_ACTIVE_RUNS_CEILING = 100_000
 """The highest ``[server] max_active_runs`` a config may set."""
+MAX_CONNECTIONS_CEILING = 1_000_000
+"""The highest ``[server] max_connections`` a config may set."""
 
 
 APPLICATION_NAME_LIMIT = 63
@@ -120,6 +122,15 @@ class Config:
     more is refused (``SERVER_AT_CAPACITY``) before anything is stored. ``None``: no
     limit, as before the key existed (what one process can take depends on the
     providers' rate limits far more than on the machine)."""
+    max_connections: int = 4096
+    """``[server] max_connections``: HTTP connections the daemon keeps open at once
+    (``server/connections.py``; fewer when the open-file limit leaves less room)."""
+    header_timeout_s: float = 10.0
+    """``[server] header_timeout_s``: how long a client may take to send a request's head,
+    and the longest silence while it sends the body."""
+    keep_alive_timeout_s: float = 5.0
+    """``[server] keep_alive_timeout_s``: how long a connection may stay idle between
+    requests."""
     tool_timeout_s: float = 60.0
     """``[timeouts] tool``: seconds one tool call may take."""
     default_provider: str = "anthropic"

@@ -99,6 +99,9 @@ ErrorCode: TypeAlias = Literal[
     "HOST_MISSING",
     "CROSS_SITE_REQUEST",
     "UNSUPPORTED_MEDIA_TYPE",
+    "REQUEST_TIMEOUT",
+    "SERVE_FILE_LIMIT_LOW",
+    "SERVE_TOKEN_WEAK",
     # ACP agent (the ``code`` in a JSON-RPC error's data)
     "SESSION_UNKNOWN",
     "SESSION_BUSY",

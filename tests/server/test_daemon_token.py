@@ -4,10 +4,13 @@ THOUGHTLINE_HOME, printed only in the page's address fragment, reused on restart
 from __future__ import annotations
 
 import os
+import pty
+import select
 import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -76,18 +79,51 @@ def test_a_daemon_started_without_flags_answers_only_its_generated_token(
         _, stderr = _stop(process)
     assert token not in stderr
 
-    # Restarted, it keeps the same token: bookmarks and scripts go on working.
+    # Restarted, it keeps the same token: bookmarks and scripts go on working. Its
+    # stdout is no terminal (a service's log, say): the line names the file instead.
     process = _serve(home, environ)
     try:
         url, line = _started(process)
-        assert line.startswith(f"thoughtline: open {url}/#token={token} ")
+        assert line == (
+            f"thoughtline: open {url}/#token=... with the token kept in {path} "
+            "(shown whole only when it is made, or on a terminal)\n"
+        )
         assert token_file(home).read_text().strip() == token
         with httpx2.Client(base_url=url, timeout=20) as owner:
             answered = owner.get("/v1/runs", headers={"Authorization": f"Bearer {token}"})
             assert answered.status_code == 200
             assert owner.get("/v1/runs").status_code == 401
     finally:
+        stdout, stderr = _stop(process)
+    assert token not in line + stdout + stderr
+
+
+def test_a_reused_token_is_shown_whole_on_a_terminal(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    token = load_or_create_token(home)  # made before: this start reuses it
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+    )
+    os.close(terminal)
+    shown = b""
+    try:
+        while shown.count(b"\n") < 2:
+            readable, _, _ = select.select([controller], [], [], 60)
+            assert readable, shown
+            shown += os.read(controller, 4096)
+    finally:
         _stop(process)
+        os.close(controller)
+    lines = shown.decode().splitlines()
+    assert lines[1].endswith(f"/#token={token} (the token is kept in {token_file(home)})")
 
 
 def test_no_token_serves_every_local_account_and_says_so(
@@ -125,6 +161,72 @@ def test_a_given_token_is_used_and_neither_stored_nor_printed(
         stdout, stderr = _stop(process)
     assert given not in stdout + stderr
     assert not token_file(home).exists()
+
+
+STRONG = "Zq3-vL9_xT2pWm8Rk4Nb7Yc1Hd6Gf0Sj5Ae"  # 35 characters of four kinds
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "problem"),
+    [
+        (("--token", "a"), {}, "The token (--token or THOUGHTLINE_TOKEN) is too weak to serve "
+         "on 0.0.0.0, off loopback: it has 1 character, fewer than 32"),
+        ((), {"THOUGHTLINE_TOKEN": "abab" * 10}, "The token (--token or THOUGHTLINE_TOKEN) is "
+         "too weak to serve on 0.0.0.0, off loopback: it has only 2 distinct characters, "
+         "fewer than 10"),
+        (("--token", "0123456789" * 3 + "01234"), {}, "The token (--token or "
+         "THOUGHTLINE_TOKEN) is too weak to serve on 0.0.0.0, off loopback: it holds about "
+         "116 bits, fewer than 128"),
+        (("--token", STRONG, "--operator-token", "operator"), {}, "The operator token "
+         "(--operator-token or THOUGHTLINE_OPERATOR_TOKEN) is too weak to serve on 0.0.0.0, "
+         "off loopback: it has 8 characters, fewer than 32"),
+        (("--token", STRONG), {"THOUGHTLINE_OPERATOR_TOKEN": "op" * 20}, "The operator token "
+         "(--operator-token or THOUGHTLINE_OPERATOR_TOKEN) is too weak to serve on 0.0.0.0, "
+         "off loopback: it has only 2 distinct characters, fewer than 10"),
+    ],
+    ids=["one-character-flag", "repetitive-variable", "digits-only", "operator-flag",
+         "operator-variable"],
+)  # fmt: skip
+def test_off_loopback_a_weak_token_is_refused_in_one_sentence(
+    tmp_path: Path, environ: dict[str, str], args: tuple[str, ...], env: dict[str, str],
+    problem: str,
+) -> None:  # fmt: skip
+    process = _serve(tmp_path / "home", {**environ, **env}, "--host", "0.0.0.0", *args)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert stdout == ""
+    assert stderr == (
+        f"thoughtline: {problem}; use at least 32 random characters, e.g. from python3 -c "
+        "'import secrets; print(secrets.token_urlsafe(32))'.\n"
+    )
+    assert not (tmp_path / "home" / "thoughtline.db").exists()  # refused before anything
+
+
+def test_off_loopback_a_strong_token_serves(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    process = _serve(home, environ, "--host", "0.0.0.0", "--token", STRONG)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("thoughtline: serving on http://0.0.0.0:"), line
+        port = line.split()[3].rsplit(":", 1)[1]
+        answered = None
+        for _ in range(200):
+            try:
+                answered = httpx2.get(
+                    f"http://127.0.0.1:{port}/v1/runs",
+                    headers={"Authorization": f"Bearer {STRONG}"},
+                    timeout=5,
+                )
+                break
+            except httpx2.TransportError:
+                time.sleep(0.05)
+        assert answered is not None and answered.status_code == 200
+    finally:
+        stdout, stderr = _stop(process)
+    assert STRONG not in line + stdout + stderr
 
 
 def test_no_token_and_a_token_contradict(tmp_path: Path, environ: dict[str, str]) -> None:

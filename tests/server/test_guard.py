@@ -16,6 +16,7 @@ from tests.server.test_api import error_of
 from tests.server.test_processes import _serve
 from tests.support import daemon_url
 from thoughtline.config import Config
+from thoughtline.errors import ThoughtlineError
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.app import DaemonServer, bind_socket
 from thoughtline.server.daemon import Daemon, ServerSettings
@@ -130,10 +131,10 @@ def _wildcard_daemon(home: Path, **settings: object) -> DaemonServer:
 
 
 def test_on_every_address_the_token_protects_and_any_host_is_answered(home: Path) -> None:
-    server = _wildcard_daemon(home, token="wildcard-token-1")
+    server = _wildcard_daemon(home, token="wildcard-token-1-Xq7Lp2Vz9Rk4Tm8Nb3Hc6Gf0")
     try:
         with httpx2.Client(base_url=server.url, timeout=20) as client:
-            auth = {"Authorization": "Bearer wildcard-token-1"}
+            auth = {"Authorization": "Bearer wildcard-token-1-Xq7Lp2Vz9Rk4Tm8Nb3Hc6Gf0"}
             for host in ("thoughtline.lan", "192.168.1.20:8765", "rebound.example"):
                 ok = client.get("/v1/runs", headers={**auth, "Host": host})
                 assert ok.status_code == 200, host
@@ -144,11 +145,27 @@ def test_on_every_address_the_token_protects_and_any_host_is_answered(home: Path
         server.stop()
 
 
+def test_on_every_address_an_embedded_daemon_refuses_a_weak_token(home: Path) -> None:
+    store = SQLiteStore(home / "thoughtline.db")
+    runtime = Runtime(config=Config(path=None), store=store, environ={})
+    options = ServerSettings(host="0.0.0.0", port=0, token="wildcard-token-1")
+    daemon = Daemon(runtime=runtime, store=store, settings=options)
+    try:
+        with pytest.raises(ThoughtlineError) as refused:
+            DaemonServer(daemon)  # refused before it binds a socket
+    finally:
+        store.close()
+    assert refused.value.code == "SERVE_TOKEN_WEAK"
+    assert "wildcard-token-1" not in refused.value.message
+
+
 def test_on_every_address_allowed_hosts_turn_the_list_on(home: Path) -> None:
-    server = _wildcard_daemon(home, token="wildcard-token-2", allowed_hosts=("thoughtline.lan",))
+    server = _wildcard_daemon(
+        home, token="wildcard-token-2-Xq7Lp2Vz9Rk4Tm8Nb3Hc6Gf0", allowed_hosts=("thoughtline.lan",)
+    )
     try:
         with httpx2.Client(base_url=server.url, timeout=20) as client:
-            auth = {"Authorization": "Bearer wildcard-token-2"}
+            auth = {"Authorization": "Bearer wildcard-token-2-Xq7Lp2Vz9Rk4Tm8Nb3Hc6Gf0"}
             ok = client.get("/v1/runs", headers={**auth, "Host": "thoughtline.lan"})
             assert ok.status_code == 200
             refused = client.get("/v1/runs", headers={**auth, "Host": "rebound.example"})

@@ -362,10 +362,35 @@ def test_a_refused_start_gives_its_place_back(start_daemon: StartDaemon) -> None
             "server.max_active_runs: must be an integer from 1 to 100,000, got 0",
         ),
         ('max_active_runs = "8"', "server.max_active_runs: wrong type: must be an integer"),
-        ("max_runs = 8", "server.max_runs: unknown key. Allowed keys in [server]: max_active_runs"),
+        (
+            "max_runs = 8",
+            "server.max_runs: unknown key. Allowed keys in [server]: max_active_runs, "
+            "max_connections, header_timeout_s, keep_alive_timeout_s",
+        ),
+        (
+            "max_connections = 0",
+            "server.max_connections: must be an integer from 1 to 1,000,000, got 0",
+        ),
+        ("max_connections = 1.5", "server.max_connections: wrong type: must be an integer"),
+        (
+            "header_timeout_s = 0.5",
+            "server.header_timeout_s: must be from 1 to 3600 seconds, got 0.5",
+        ),
+        (
+            'header_timeout_s = "10s"',
+            "server.header_timeout_s: wrong type: must be a number of seconds from 1 to 3600",
+        ),
+        (
+            "keep_alive_timeout_s = nan",
+            "server.keep_alive_timeout_s: must be from 1 to 3600 seconds, got nan",
+        ),
+        (
+            "keep_alive_timeout_s = 7200",
+            "server.keep_alive_timeout_s: must be from 1 to 3600 seconds, got 7200",
+        ),
     ],
 )
-def test_a_bad_max_active_runs_is_one_sentence_naming_the_file_and_key(
+def test_a_bad_server_setting_is_one_sentence_naming_the_file_and_key(
     tmp_path: Path, line: str, expected: str
 ) -> None:
     path = tmp_path / "thoughtline.toml"
@@ -387,3 +412,21 @@ def test_thoughtline_config_shows_max_active_runs(home: Path, environ: dict[str,
         "source": str(home / "config.toml"),
     }
     assert load_config(None, environ={}, cwd=home).max_active_runs is None  # no file: no limit
+
+
+def test_the_connection_settings_are_read_from_server(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.toml"
+    path.write_text(
+        "[server]\nmax_connections = 500\nheader_timeout_s = 2.5\nkeep_alive_timeout_s = 30\n",
+        encoding="utf-8",
+    )
+    config = load_config(path)
+    assert (config.max_connections, config.header_timeout_s, config.keep_alive_timeout_s) == (
+        500,
+        2.5,
+        30.0,
+    )
+    assert config.sources["server.header_timeout_s"] == str(path)
+    defaults = load_config(None, environ={}, cwd=tmp_path / "nowhere")
+    assert (defaults.max_connections, defaults.header_timeout_s) == (4096, 10.0)
+    assert defaults.keep_alive_timeout_s == 5.0

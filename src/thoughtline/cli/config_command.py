@@ -37,6 +37,9 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("orchestration.max_steps", config.max_steps),
         entry("orchestration.max_cost", config.max_cost),
         entry("server.max_active_runs", config.max_active_runs),
+        entry("server.max_connections", config.max_connections),
+        entry("server.header_timeout_s", config.header_timeout_s),
+        entry("server.keep_alive_timeout_s", config.keep_alive_timeout_s),
         *(
             entry(f"orchestration.chain_of_thought_by_role.{role}", mode)
             for role, mode in config.chain_of_thought_by_role.items()

@@ -76,6 +76,9 @@ effort = "provider-default"       # provider-default | none | minimal | low | me
 
 # [server]                        # thoughtline serve and thoughtline mcp
 # max_active_runs = 16            # runs at once, then 429 + Retry-After (unset: no limit)
+# max_connections = 4096          # HTTP connections open at once (serve), live streams included
+# header_timeout_s = 10           # to send a request's head; also the longest silence in a body
+# keep_alive_timeout_s = 5        # idle between two requests on one connection
 
 [timeouts]                        # seconds; also per endpoint under [providers.NAME.timeouts]
 connect = 10

@@ -78,8 +78,9 @@ def serve_command(
     Host is answered, since a token is required there, unless --allowed-host is given.
     """
     from thoughtline.server.app import DaemonServer, bind_socket, is_loopback
+    from thoughtline.server.connections import raise_open_file_limit
     from thoughtline.server.daemon import Daemon, ServerSettings
-    from thoughtline.server.daemon_token import token_file
+    from thoughtline.server.daemon_token import refuse_weak_tokens, token_file
     from thoughtline.server.guard import normalize_allowed_host
 
     token = token or None
@@ -99,10 +100,13 @@ def serve_command(
             err=True,
         )
         sys.exit(2)
+    if not is_loopback(host):
+        refuse_weak_tokens(host, token, operator_token)
     sock = bind_socket(host, port)
-    _config, store, runtime = open_runtime()
+    config, store, runtime = open_runtime()
+    raise_open_file_limit(config.max_connections)
     # After the store opened: a home whose database is damaged is left as it was.
-    generated = None if token is not None or no_token else _generated_token(store)
+    generated, created = (None, False) if token is not None or no_token else _generated(store)
     settings = ServerSettings(
         host=host,
         port=port,
@@ -114,9 +118,15 @@ def serve_command(
     server = DaemonServer(Daemon(runtime=runtime, store=store, settings=settings), sock)
     click.echo(f"thoughtline: serving on {server.url} (API {server.url}/v1, Ctrl-C to stop)")
     if generated is not None:
-        # The one place the token is shown: in the fragment, which no request carries.
-        click.echo(f"thoughtline: open {server.url}/#token={generated} (the token is kept in "
-                   f"{token_file(thoughtline_home())})")  # fmt: skip
+        kept = token_file(thoughtline_home())
+        if created or sys.stdout.isatty():
+            # The one place the token is shown: in the fragment, which no request carries;
+            # only when it is made, or to a person: not at every start into a service log.
+            click.echo(f"thoughtline: open {server.url}/#token={generated} (the token is "
+                       f"kept in {kept})")  # fmt: skip
+        else:
+            click.echo(f"thoughtline: open {server.url}/#token=... with the token kept in "
+                       f"{kept} (shown whole only when it is made, or on a terminal)")  # fmt: skip
     elif no_token:
         click.echo(
             "thoughtline: warning: serving without a token: every account on this machine "
@@ -133,11 +143,12 @@ def serve_command(
         sys.exit(130)
 
 
-def _generated_token(store: Store) -> str:
-    from thoughtline.server.daemon_token import load_or_create_token
+def _generated(store: Store) -> tuple[str, bool]:
+    """The daemon's kept token, and whether it was generated now."""
+    from thoughtline.server.daemon_token import load_or_create
 
     try:
-        return load_or_create_token(thoughtline_home())
+        return load_or_create(thoughtline_home())
     except BaseException:
         store.close()
         raise

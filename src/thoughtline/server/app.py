@@ -4,7 +4,8 @@
 cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS,
 the headers that keep the page from being framed (:mod:`thoughtline.server.page_headers`)
 and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
-with uvicorn on a pre-bound socket and shuts down gracefully: on SIGTERM/SIGINT (or
+with uvicorn on a pre-bound socket, its connections bounded (a header timeout, a keep-alive
+timeout and a cap: :mod:`thoughtline.server.connections`), and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
 ``interrupted`` before the process exits.
 """
@@ -32,7 +33,15 @@ from thoughtline._user_files import describe_size
 from thoughtline.errors import ThoughtlineError
 from thoughtline.server.api import health_router, router
 from thoughtline.server.auth import Tokens
+from thoughtline.server.connections import (
+    LISTEN_BACKLOG,
+    ConnectionLimiter,
+    bounded_protocol,
+    connection_budget,
+    open_file_limit,
+)
 from thoughtline.server.daemon import Daemon, body_limit
+from thoughtline.server.daemon_token import refuse_weak_tokens
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.guard import AllowedHosts, RequestGuard
@@ -230,11 +239,25 @@ class DaemonServer:
 
     def __init__(self, daemon: Daemon, sock: socket.socket | None = None) -> None:
         self.daemon = daemon
+        if not is_loopback(daemon.settings.host):
+            refuse_weak_tokens(
+                daemon.settings.host, daemon.settings.token, daemon.settings.operator_token
+            )
+        settings = daemon.runtime.config
+        budget = connection_budget(settings.max_connections, open_file_limit())
         self.sock = sock or bind_socket(daemon.settings.host, daemon.settings.port)
         self.url = url_for(self.sock)
         self.app = create_app(daemon)
+        self.connections = ConnectionLimiter(
+            max_connections=budget.max_connections,
+            header_timeout_s=settings.header_timeout_s,
+            keep_alive_timeout_s=settings.keep_alive_timeout_s,
+        )
         config = uvicorn.Config(
             ServerSend(self.app),
+            http=bounded_protocol(self.connections),
+            ws="none",  # no WebSocket route: an upgrade request is answered as plain HTTP
+            backlog=budget.accept_batch,
             log_level="warning",
             access_log=False,
             lifespan="on",
@@ -315,3 +338,10 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._on_exit()
         super().handle_exit(sig, frame)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        # asyncio listened with its accept batch, small under a low open-file limit; the
+        # kernel's queue takes no descriptor of ours (server/connections.py).
+        for sock in sockets or ():
+            sock.listen(LISTEN_BACKLOG)
