@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -132,3 +133,14 @@ def files_under(home: Path) -> Iterator[tuple[Path, bytes]]:
 def all_bytes_under(home: Path) -> bytes:
     """The bytes of every file under ``home``, joined (see :func:`files_under`)."""
     return b"".join(data for _path, data in files_under(home))
+
+
+def assert_refusal_stdout(stdout: str, stderr: str, args: Sequence[str]) -> None:
+    """A refused command's stdout: empty, or with ``--json`` the refusal as JSON, its
+    message the sentence stderr ends with."""
+    if "--json" not in args:
+        assert stdout == "", args
+        return
+    error = json.loads(stdout)["error"]
+    assert set(error) == {"code", "message"}, args
+    assert stderr.rstrip("\n").endswith(error["message"]), args

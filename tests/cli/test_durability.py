@@ -21,7 +21,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
-from tests.support import daemon_url
+from tests.support import assert_refusal_stdout, daemon_url
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 CANARY = "CANARY-HIDDEN-REASONING-9d3e"
@@ -318,8 +318,8 @@ def test_a_full_database_mid_run_ends_with_one_line_and_keeps_what_was_written(
     last = result.stderr if mode == "--json" else result.stderr.strip().splitlines()[-1]
     assert "Traceback" not in result.stderr
     _assert_one_final_line(last, "is full", str(database), "thoughtline status ")
-    if mode == "--json":
-        assert result.stdout == ""
+    if mode == "--json":  # piped, the answer so far streamed to stdout
+        assert_refusal_stdout(result.stdout, result.stderr, args)
     short_id = result.stderr.rsplit("thoughtline status ", 1)[1].strip()
     run_id = _full_id(database, short_id)
     answer = _joined(database, run_id, "answer.delta")
@@ -439,7 +439,7 @@ def test_a_really_full_disk_mid_run_ends_with_one_line_and_stays_readable(
         )
 
         assert result.returncode == 2, result.stderr
-        assert result.stdout == ""
+        assert_refusal_stdout(result.stdout, result.stderr, ["--json"])
         _assert_one_final_line(result.stderr, str(home / "thoughtline.db"))
         assert "full" in result.stderr or "disk I/O error" in result.stderr
         run_id = _log(home / "thoughtline.db")[0][0]

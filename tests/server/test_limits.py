@@ -198,8 +198,10 @@ def test_the_cli_caps_the_request_from_an_argument_and_from_stdin(
     inline = ("--worker-backend", "inline", "--json")
     refused = thoughtline(home, environ, "run", "x" * 1001, *inline)
     assert refused.returncode == 2, refused.stderr
-    assert refused.stdout == ""
     assert refused.stderr == f"thoughtline: {request_too_large(1001, '1,000 bytes')}\n"
+    assert json.loads(refused.stdout) == {
+        "error": {"code": "REQUEST_TOO_LARGE", "message": request_too_large(1001, "1,000 bytes")}
+    }
     env = cli_env(home, environ)
     piped = subprocess.run(
         [sys.executable, "-m", "thoughtline.cli", "run", "-", *inline],

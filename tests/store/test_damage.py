@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.builders import make_event, make_run
+from tests.support import assert_refusal_stdout
 from thoughtline.store import _sqlite_connection as sqlite_connection
 from thoughtline.store.base import StoreError
 from thoughtline.store.sqlite import SQLiteStore
@@ -87,7 +88,7 @@ def test_every_command_reports_a_damaged_file_and_leaves_it_alone(
         ), (command, lines[0])
         assert "move it aside" in lines[0] and "restore it from a backup" in lines[0]
         assert f"sqlite3 {database} .recover" in lines[0]
-        assert result.stdout == "", command
+        assert_refusal_stdout(result.stdout, result.stderr, command)
         assert database.read_bytes() == before, command
         assert sorted(path.name for path in home.iterdir()) == files_before, command
 
