@@ -163,8 +163,18 @@ class _Carrier:
         self.message = message
 
 
-def _has_text(message: dict[str, Any], keys: Iterable[str]) -> bool:
-    return any(isinstance(message.get(key), str | list) and message.get(key) for key in keys)
+def _text_in(message: dict[str, Any], key: str) -> bool:
+    value = message.get(key)
+    return isinstance(value, str) and bool(value)
+
+
+def _chat_reasoning_arrived(message: dict[str, Any], dialect: str | None) -> bool:
+    """Whether the adapter reads reasoning from this ``delta``/``message`` (the same test
+    as ``openai_chat/_stream.py``, so both settle a response's ``<think>`` alike)."""
+    if dialect == "openrouter":
+        return bool(message.get("reasoning_details")) or _text_in(message, "reasoning")
+    plain = message.get("reasoning_content") or message.get("reasoning")
+    return isinstance(plain, str) and bool(plain)
 
 
 class _InlineTags:
@@ -247,7 +257,7 @@ class OllamaScrubber(PayloadScrubber):
     def scrub(self, payload: Payload, slot: int) -> None:
         message = payload.get("message")
         if isinstance(message, dict):
-            if _has_text(message, ("thinking",)):
+            if _text_in(message, "thinking"):
                 self._tags.reasoning_arrived(0)
             blank_value(message, "thinking")
             self._tags.content(message, 0, slot, payload)
@@ -266,6 +276,7 @@ class ChatScrubber(PayloadScrubber):
     stream per choice, flushed at its ``finish_reason``)."""
 
     def __init__(self, endpoint: Endpoint) -> None:
+        self._dialect = endpoint.dialect
         self._tags = _InlineTags(endpoint, "openai-chat")
 
     def scrub(self, payload: Payload, slot: int) -> None:
@@ -285,7 +296,7 @@ class ChatScrubber(PayloadScrubber):
                     choice["delta"] = message
 
     def _message(self, message: dict[str, Any], key: object, slot: int, payload: Payload) -> None:
-        if _has_text(message, _CHAT_REASONING_KEYS):
+        if _chat_reasoning_arrived(message, self._dialect):
             self._tags.reasoning_arrived(key)
         for name in _CHAT_REASONING_KEYS:
             blank_value(message, name)
