@@ -232,7 +232,7 @@ def test_models_says_what_hidden_mode_asks_each_server_for(
         in (by_provider["ollama"])
     )
     assert (
-        "  hidden: thinking.type: disabled, for deepseek-chat, any other id"
+        "  hidden: thinking.type: disabled; nothing with tools (the loop needs"
         in (by_provider["deepseek"])
     )
     assert "deepseek-reasoner" in by_provider["deepseek"].split("hidden: nothing")[1]
@@ -245,8 +245,6 @@ def test_models_says_what_hidden_mode_asks_each_server_for(
     [deepseek] = json.loads(as_json.stdout)["providers"]
     by_id = {model["id"]: model for model in deepseek["models"]}
     assert by_id["deepseek-chat"]["hidden"]["sends"] == {"thinking": {"type": "disabled"}}
-    assert by_id["deepseek-chat"]["hidden_with_tools"]["sends"] == {
-        "thinking": {"type": "disabled"}
-    }
+    assert by_id["deepseek-chat"]["hidden_with_tools"]["sends"] == {}
     assert by_id["deepseek-reasoner"]["hidden"]["sends"] == {}
     assert by_id["deepseek-reasoner"]["always_reasons"] is True

@@ -33,10 +33,12 @@ ASKS: dict[tuple[str, str], dict[str, Any]] = {
     ("openrouter", "deepseek/deepseek-r1"): {"reasoning": {"exclude": True}},
 }
 
-# With tools: what changes. OpenRouter leaves exclude out (the upstream's
-# reasoning_details must come back for the next step); the rest switch off as before.
+# With tools: what changes. DeepSeek keeps thinking (its thinking mode wants
+# reasoning_content back on every tool-call turn) and OpenRouter leaves exclude out (the
+# upstream's reasoning_details must come back for the next step); the rest switch off.
 LOOP_ASKS: dict[tuple[str, str], dict[str, Any]] = {
     **ASKS,
+    ("deepseek", "deepseek-chat"): {"thinking": ABSENT},
     ("openrouter", "google/gemini-3-pro"): {"reasoning": ABSENT},
 }
 del LOOP_ASKS[("openrouter", "deepseek/deepseek-r1")]
@@ -106,12 +108,12 @@ async def test_a_hidden_tool_loop_switches_off_or_keeps_the_carriers_it_needs(
         expected = LOOP_ASKS[endpoint, model]
         for request in (first, second):
             assert _asked(dict(request.body or {}), expected) == expected, (endpoint, model)
-    # deepseek-reasoner cannot stop thinking: its reasoning went back as the carrier its
-    # thinking mode demands (the simulator refuses a history without it), and nowhere else.
-    reasoner = requests_of(sim, "deepseek", "deepseek-reasoner")[1]
-    assert "CANARY-LOOP" in json.dumps(reasoner.body)
-    # deepseek-chat, switched off, did not reason: nothing to carry.
-    assert "CANARY-LOOP" not in json.dumps(requests_of(sim, "deepseek", "deepseek-chat")[1].body)
+    # DeepSeek thinks in a tool loop: its reasoning went back as the carrier its thinking
+    # mode demands (the simulator refuses a history without it), and nowhere else.
+    for model in ("deepseek-chat", "deepseek-reasoner"):
+        assert "CANARY-LOOP" in json.dumps(requests_of(sim, "deepseek", model)[1].body)
+    # Ollama, switched off, did not think: nothing to carry.
+    assert "CANARY-LOOP" not in json.dumps(requests_of(sim, "ollama", "qwen3:8b")[1].body)
     for task in run.tasks:
         assert task.output == "The tool said abab.", task.name
     assert CANARY not in json.dumps(run.snapshot())

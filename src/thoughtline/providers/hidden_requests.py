@@ -10,10 +10,10 @@ endpoint                   hidden mode sends
 Ollama native              ``think: false``
 raw-reasoning, toggle      ``chat_template_kwargs: {"enable_thinking": false}``
 (vLLM, llama.cpp, …)
-raw-reasoning, effort      ``thinking: {"type": "disabled"}``
+raw-reasoning, effort      ``thinking: {"type": "disabled"}`` (not with tools)
 (DeepSeek)
 OpenRouter                 ``reasoning: {"exclude": true}`` (the upstream may still
-                           reason; it returns none)
+                           reason; it returns none; not with tools)
 =========================  ====================================================
 
 and nothing:
@@ -22,9 +22,11 @@ and nothing:
   turns off (``always_reasons``: ``deepseek-reasoner``, gpt-oss on Ollama);
 - to a raw-reasoning server or Ollama while an explicit effort is asked for (effort is a
   separate axis: the caller asked the model to reason that hard);
-- to OpenRouter when the call offers tools: an upstream that reasons needs its
-  carriers (``reasoning_details``: signatures, encrypted items) back on the next step of
-  the loop, and ``exclude`` withholds them; the gate still drops the text;
+- when the call offers tools and the wire's tool loop needs the reasoning's carriers
+  back: DeepSeek's thinking mode wants every tool-call turn's ``reasoning_content``
+  back (thinking with tools is how it is meant to call them), and an upstream behind
+  OpenRouter its ``reasoning_details`` (signatures, encrypted items), which ``exclude``
+  withholds. The carriers stay in the loop's memory and the gate drops the text;
 - on the other wire APIs, which return reasoning text only when asked
   (Anthropic, OpenAI, Gemini: hidden mode asks for none).
 
@@ -75,6 +77,9 @@ def hidden_ask(
         if wire == "ollama":
             return HiddenAsk(fields={"think": False}, note="think: false")
         if capability.thinking_control == "effort":
+            # DeepSeek: the history sends reasoning_content back on tool-call turns.
+            if tools:
+                return HiddenAsk(note="nothing with tools (the loop needs reasoning_content)")
             return HiddenAsk(
                 fields={"thinking": {"type": "disabled"}}, note="thinking.type: disabled"
             )

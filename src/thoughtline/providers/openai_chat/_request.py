@@ -11,7 +11,8 @@ openrouter        ``reasoning: {"effort": E}`` /                 ``reasoning: {"
                   ``{"max_tokens": B}`` / ``{"enabled": true}``  true}`` (+ ``effort``);
                                                                  no ``exclude`` with tools
 raw-reasoning,    ``thinking: {"type": "enabled"}``              ``thinking: {"type":
-effort control    + ``reasoning_effort``                         "disabled"}``, or
+effort control    + ``reasoning_effort``                         "disabled"}`` (not with
+                                                                 tools), or
                                                                  ``reasoning_effort`` when
                                                                  an effort was given
 raw-reasoning,    ``chat_template_kwargs: {"enable_thinking":    ``chat_template_kwargs:
