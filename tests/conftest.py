@@ -64,6 +64,7 @@ SLOW_TESTS = frozenset(
         "tests/store/test_recovery.py::test_run_of_a_killed_process_is_interrupted",
         "tests/store/test_recovery.py::test_run_of_a_live_process_is_not_touched",
         "tests/store/test_recovery.py::test_what_reached_the_event_log_is_kept_per_mode",
+        "tests/runtime/test_hidden_switches.py::test_a_hidden_tool_loop_switches_off_or_keeps_the_carriers_it_needs",
         "tests/telemetry/test_otlp_export.py::test_thoughtline_run_delivers_spans_before_it_exits",
         "tests/telemetry/test_settings.py::test_without_the_otel_extra_the_guard_names_it",
     }

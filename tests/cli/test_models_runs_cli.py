@@ -225,3 +225,36 @@ def test_ids_the_provider_model_api_listed_are_known_too() -> None:
     assert table.model_ids("anthropic")[-1] == "claude-novel-7"
     assert table.did_you_mean("anthropic", "claude-novle-7") == "claude-novel-7"
     assert table.did_you_mean("anthropic", "claude-novel-7") is None  # known: no guess
+
+
+def test_models_says_what_hidden_mode_asks_each_server_for(
+    home: Path, environ: dict[str, str]
+) -> None:
+    listed = thoughtline(home, environ, "models")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    sections = "\n".join(lines).split("\n\n")
+    by_provider = {section.splitlines()[0]: section for section in sections}
+    assert "  hidden: think: false, for qwen3, any other id" in by_provider["ollama"]
+    assert (
+        "  hidden: nothing (no request turns its reasoning off), for gpt-oss"
+        in (by_provider["ollama"])
+    )
+    assert (
+        "  hidden: thinking.type: disabled; nothing with tools (the loop needs"
+        in (by_provider["deepseek"])
+    )
+    assert "deepseek-reasoner" in by_provider["deepseek"].split("hidden: nothing")[1]
+    for server in ("vllm", "llamacpp"):
+        assert "  hidden: chat_template_kwargs.enable_thinking: false" in by_provider[server]
+    assert "  hidden: reasoning.exclude: true; nothing with tools" in by_provider["openrouter"]
+
+    as_json = thoughtline(home, environ, "models", "deepseek", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    [deepseek] = json.loads(as_json.stdout)["providers"]
+    by_id = {model["id"]: model for model in deepseek["models"]}
+    assert by_id["deepseek-chat"]["hidden"]["sends"] == {"thinking": {"type": "disabled"}}
+    assert by_id["deepseek-chat"]["hidden_with_tools"]["sends"] == {}
+    assert by_id["deepseek-reasoner"]["hidden"]["sends"] == {}
+    assert by_id["deepseek-reasoner"]["always_reasons"] is True

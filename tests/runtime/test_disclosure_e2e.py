@@ -159,6 +159,8 @@ async def test_every_endpoint_in_each_mode(
         if mode == "hidden":
             if key == "reasoning" and ENDPOINTS[name][0] == "openrouter":
                 assert body["reasoning"] == {"exclude": True}
+            elif key == "think":  # Ollama: thinking switched off
+                assert body["think"] is False
             elif key == "generationConfig":
                 assert "thinkingConfig" not in body.get("generationConfig", {})
             else:

@@ -500,3 +500,64 @@ def test_any_chunking_of_think_tags_leaves_no_reasoning(
     original = case.decode(data, stream=True)
     assert left == original.text
     assert case.decode(case.scrub(data, stream=True), stream=True).text == original.text
+
+
+# A model that leaves its <think> block in the answer text, on every built-in endpoint
+# whose server may do so: the raw layer keeps exactly the answer the adapter decodes.
+LEADING_THINK = {
+    "deepseek": Case(
+        endpoint="deepseek",
+        model="deepseek-chat",
+        renderer=OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="reasoning_content"),
+    ),
+    "vllm": Case(
+        endpoint="vllm",
+        model="Qwen/Qwen3-8B",
+        renderer=OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="reasoning"),
+    ),
+    "llamacpp": Case(
+        endpoint="llamacpp",
+        model="qwen3-8b",
+        renderer=OpenAIChatRenderer(dialect="raw-reasoning", reasoning_field="reasoning_content"),
+    ),
+    "openrouter": Case(
+        endpoint="openrouter",
+        model="deepseek/deepseek-r1",
+        renderer=OpenAIChatRenderer(dialect="openrouter"),
+    ),
+    "ollama": Case(endpoint="ollama", model="qwen3:8b", renderer=OllamaRenderer()),
+}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+@pytest.mark.parametrize("name", list(LEADING_THINK))
+def test_a_leading_think_block_is_scrubbed_where_the_adapter_reads_it(
+    name: str, stream: bool
+) -> None:
+    case = LEADING_THINK[name]
+    transcript = Transcript(answer=f"\n<think>{RAW_TEXT}</think>\n\n{ANSWER}", chunk_chars=CHUNK)
+    if stream:
+        data = b"".join(frame.data for frame in case.frames(transcript))
+    else:
+        data = case.body(transcript)
+    original = case.decode(data, stream=stream)
+    assert original.text == ANSWER
+    assert original.reasoning_text == RAW_TEXT
+    scrubbed = case.scrub(data, stream=stream)
+    assert_no_reasoning(scrubbed)
+    assert b"<think>" not in scrubbed
+    assert case.decode(scrubbed, stream=stream).text == ANSWER
+
+
+@pytest.mark.parametrize("name", list(LEADING_THINK))
+def test_after_a_reasoning_field_a_think_block_in_the_answer_is_kept(name: str) -> None:
+    case = LEADING_THINK[name]
+    answer = f"<think>quoted</think> is the tag; {ANSWER}"
+    transcript = Transcript(
+        answer=answer, reasoning=(SimReasoning(kind="raw", text=RAW_TEXT),), chunk_chars=CHUNK
+    )
+    data = b"".join(frame.data for frame in case.frames(transcript))
+    assert case.decode(data, stream=True).text == answer
+    scrubbed = case.scrub(data, stream=True)
+    assert_no_reasoning(scrubbed)
+    assert case.decode(scrubbed, stream=True).text == answer

@@ -41,6 +41,8 @@ class ModelCapability:
     efforts: tuple[Effort, ...]
     returns: tuple[ReasoningKind, ...]
     reasoning_by_default: bool
+    always_reasons: bool = False
+    """No request turns the model's reasoning off: hidden mode sends no off switch."""
     default_display: Literal["summarized", "omitted"] | None = None
     fallback: bool = False
     source: CapabilitySource = "builtin"
@@ -76,6 +78,7 @@ class ModelCapability:
             "efforts": list(self.efforts),
             "returns": list(self.returns),
             "reasoning_by_default": self.reasoning_by_default,
+            "always_reasons": self.always_reasons,
             "default_display": self.default_display,
             "source": self.source,
         }
@@ -157,6 +160,7 @@ def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
         efforts=tuple(entry["efforts"]),
         returns=tuple(entry["returns"]),
         reasoning_by_default=bool(entry["reasoning_by_default"]),
+        always_reasons=bool(entry.get("always_reasons", False)),
         default_display=entry.get("default_display"),
         fallback=bool(entry.get("fallback", False)),
         context_window=entry.get("context_window"),

@@ -26,6 +26,15 @@ from thoughtline.providers.timeouts import Timeouts, TimeoutSettings
 
 AuthStyle: TypeAlias = Literal["x-api-key", "bearer", "x-goog-api-key", "none"]
 ReasoningField: TypeAlias = Literal["auto", "reasoning", "reasoning_content", "think_tags", "none"]
+"""Where an endpoint's reasoning arrives, for ``<think>`` tags in the answer text:
+
+- ``auto`` (every built-in endpoint's default): per response, the server's reasoning
+  field when it arrives first, else a ``<think>`` block leading the answer text;
+- ``think_tags``: every ``<think>`` block in the answer text (raw-reasoning dialect);
+- ``reasoning``, ``reasoning_content``, ``none``: the answer text is taken as it comes.
+
+The raw-reasoning dialect reads both ``reasoning_content`` and ``reasoning`` whatever the
+value (vLLM sent both for a while)."""
 ChatDialect: TypeAlias = Literal["openai", "openrouter", "raw-reasoning"]
 """Dialects of ``openai-chat``:
 
@@ -154,7 +163,7 @@ BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
             auth="bearer",
             key_required=True,
             dialect="openrouter",
-            description="OpenRouter (normalized reasoning + reasoning_details)",
+            description="OpenRouter (reasoning + reasoning_details, or <think> tags)",
         ),
         EndpointSpec(
             name="gemini",
@@ -175,8 +184,7 @@ BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
             auth="bearer",
             key_required=True,
             dialect="raw-reasoning",
-            reasoning_field="reasoning_content",
-            description="DeepSeek (raw reasoning_content)",
+            description="DeepSeek (raw reasoning_content or <think> tags)",
         ),
         EndpointSpec(
             name="ollama",
@@ -186,7 +194,7 @@ BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
             api_key_env=None,
             auth="none",
             key_required=False,
-            description="Ollama native /api/chat (NDJSON, message.thinking)",
+            description="Ollama native /api/chat (NDJSON, message.thinking or <think> tags)",
         ),
         EndpointSpec(
             name="vllm",
@@ -197,8 +205,7 @@ BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
             auth="bearer",
             key_required=False,
             dialect="raw-reasoning",
-            reasoning_field="reasoning",
-            description="vLLM OpenAI-compatible server (raw reasoning)",
+            description="vLLM OpenAI-compatible server (raw reasoning or <think> tags)",
         ),
         EndpointSpec(
             name="llamacpp",
@@ -209,7 +216,6 @@ BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
             auth="bearer",
             key_required=False,
             dialect="raw-reasoning",
-            reasoning_field="reasoning_content",
             description="llama.cpp llama-server (raw reasoning_content or <think> tags)",
         ),
     )

@@ -10,9 +10,9 @@ Where a whole object is reasoning (an Anthropic thinking block, an OpenAI reason
 a Gemini thought part), every field except the few that only identify it is blanked, so
 a field a provider adds later is scrubbed too.
 
-``<think>`` tags inside Chat Completions ``content`` need state across a stream; that is
-:class:`ChatScrubber`, which runs the adapter's own :class:`ThinkTagSplitter` so the
-content left behind is exactly the answer text the adapter decodes.
+``<think>`` tags inside Chat Completions or Ollama ``content`` need state across a stream;
+that is :class:`_InlineTags`, which runs the adapter's own splitter (``content_splitter``)
+so the content left behind is exactly the answer text the adapter decodes.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, Final
 
+from thoughtline.providers._think_tags import Segment, ThinkTagSplitter, content_splitter
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.openai_chat._think_tags import Segment, SplitMode, ThinkTagSplitter
 
 REASONING_MARKER: Final = "[reasoning scrubbed]"
 """What every reasoning string is replaced by."""
@@ -152,18 +152,8 @@ class GeminiScrubber(PayloadScrubber):
                     blank_value(part, key)
 
 
-class OllamaScrubber(PayloadScrubber):
-    """``message.thinking`` (``/api/chat``) and a top-level ``thinking`` (``/api/generate``)."""
-
-    def scrub(self, payload: Payload, slot: int) -> None:
-        message = payload.get("message")
-        if isinstance(message, dict):
-            blank_value(message, "thinking")
-        blank_value(payload, "thinking")
-
-
 class _Carrier:
-    """The last place a choice's ``content`` was written, for text released at the end."""
+    """The last place a stream's ``content`` was written, for text released at the end."""
 
     __slots__ = ("message", "payload", "slot")
 
@@ -173,28 +163,121 @@ class _Carrier:
         self.message = message
 
 
-class ChatScrubber(PayloadScrubber):
-    """``reasoning``, ``reasoning_content`` and ``reasoning_details`` on every choice's
-    ``delta``/``message``; thinking items of an array ``content``; and, for raw-reasoning
-    endpoints reading ``think_tags`` or ``auto``, ``<think>`` blocks inline in ``content``.
+def _text_in(message: dict[str, Any], key: str) -> bool:
+    value = message.get(key)
+    return isinstance(value, str) and bool(value)
 
-    Inline tags are split exactly as the adapter splits them: one
-    :class:`ThinkTagSplitter` per choice, fed every string ``content`` in order and
-    flushed at the choice's ``finish_reason`` (and at the end). Each ``content`` is
-    replaced by the answer text its delta released; text held back (a possible partial
-    tag) is written where the splitter releases it, or, if that happens only at the end,
-    appended to the choice's last content.
-    """
+
+def _chat_reasoning_arrived(message: dict[str, Any], dialect: str | None) -> bool:
+    """Whether the adapter reads reasoning from this ``delta``/``message`` (the same test
+    as ``openai_chat/_stream.py``, so both settle a response's ``<think>`` alike)."""
+    if dialect == "openrouter":
+        return bool(message.get("reasoning_details")) or _text_in(message, "reasoning")
+    plain = message.get("reasoning_content") or message.get("reasoning")
+    return isinstance(plain, str) and bool(plain)
+
+
+class _InlineTags:
+    """``<think>`` blocks inline in answer text, split exactly as the adapter splits
+    them: one splitter per stream (a Chat Completions choice, an Ollama response), told
+    when the server's reasoning field arrived, fed every string ``content`` in order and
+    flushed at the stream's end. Each ``content`` is replaced by the answer text its
+    delta released; text held back (a possible partial tag) is written where the
+    splitter releases it, or, if that happens only at the end, appended to the stream's
+    last content."""
+
+    def __init__(self, endpoint: Endpoint, wire_api: str) -> None:
+        self._endpoint = endpoint
+        self._wire_api = wire_api
+        self._splitters: dict[object, ThinkTagSplitter | None] = {}
+        self._carriers: dict[object, _Carrier] = {}
+
+    def _splitter(self, key: object) -> ThinkTagSplitter | None:
+        if key not in self._splitters:
+            endpoint = self._endpoint
+            self._splitters[key] = content_splitter(
+                self._wire_api, endpoint.dialect, endpoint.reasoning_field
+            )
+        return self._splitters[key]
+
+    def reasoning_arrived(self, key: object) -> None:
+        splitter = self._splitter(key)
+        if splitter is not None:
+            splitter.reasoning_arrived()
+
+    def content(self, message: dict[str, Any], key: object, slot: int, payload: Payload) -> None:
+        content = message.get("content")
+        if not isinstance(content, str) or not content:
+            return
+        splitter = self._splitter(key)
+        if splitter is None:
+            return
+        message["content"] = _answer(splitter.feed(content))
+        self._carriers[key] = _Carrier(slot, payload, message)
+
+    def finish(self, key: object, message: dict[str, Any], slot: int, payload: Payload) -> None:
+        """The stream ``key`` ended in this payload: what was held goes into ``message``."""
+        splitter = self._splitters.get(key)
+        if splitter is None:
+            return
+        released = _answer(splitter.flush())
+        if released:
+            _append(message, released)
+            self._carriers[key] = _Carrier(slot, payload, message)
+
+    def end(self) -> list[Patch]:
+        patches: list[Patch] = []
+        for key, splitter in self._splitters.items():
+            if splitter is None:
+                continue
+            released = _answer(splitter.flush())
+            carrier = self._carriers.get(key)
+            if released and carrier is not None:
+                _append(carrier.message, released)
+                patches.append((carrier.slot, carrier.payload))
+        return patches
+
+
+def _answer(segments: list[Segment]) -> str:
+    return "".join(text for kind, text in segments if kind == "text")
+
+
+def _append(message: dict[str, Any], text: str) -> None:
+    content = message.get("content")
+    message["content"] = (content if isinstance(content, str) else "") + text
+
+
+class OllamaScrubber(PayloadScrubber):
+    """``message.thinking`` (``/api/chat``) and a top-level ``thinking`` (``/api/generate``);
+    and a ``<think>`` block leading ``message.content`` (:class:`_InlineTags`)."""
 
     def __init__(self, endpoint: Endpoint) -> None:
-        self._mode: SplitMode | None = None
-        if endpoint.dialect == "raw-reasoning":
-            if endpoint.reasoning_field == "think_tags":
-                self._mode = "think_tags"
-            elif endpoint.reasoning_field == "auto":
-                self._mode = "auto"
-        self._splitters: dict[object, ThinkTagSplitter] = {}
-        self._carriers: dict[object, _Carrier] = {}
+        self._tags = _InlineTags(endpoint, "ollama")
+
+    def scrub(self, payload: Payload, slot: int) -> None:
+        message = payload.get("message")
+        if isinstance(message, dict):
+            if _text_in(message, "thinking"):
+                self._tags.reasoning_arrived(0)
+            blank_value(message, "thinking")
+            self._tags.content(message, 0, slot, payload)
+            if payload.get("done") is True:
+                self._tags.finish(0, message, slot, payload)
+        blank_value(payload, "thinking")
+
+    def end(self) -> list[Patch]:
+        return self._tags.end()
+
+
+class ChatScrubber(PayloadScrubber):
+    """``reasoning``, ``reasoning_content`` and ``reasoning_details`` on every choice's
+    ``delta``/``message``; thinking items of an array ``content``; and ``<think>`` blocks
+    inline in ``content`` where the adapter splits them (:class:`_InlineTags`, one
+    stream per choice, flushed at its ``finish_reason``)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._dialect = endpoint.dialect
+        self._tags = _InlineTags(endpoint, "openai-chat")
 
     def scrub(self, payload: Payload, slot: int) -> None:
         for position, choice in enumerate(_dicts(payload.get("choices"))):
@@ -204,16 +287,17 @@ class ChatScrubber(PayloadScrubber):
                 message = choice.get(field)
                 if isinstance(message, dict):
                     self._message(message, key, slot, payload)
-            if choice.get("finish_reason") and key in self._splitters:
-                released = self._answer(self._splitters[key].flush())
-                if released:
-                    message = choice.get("delta", choice.get("message"))
-                    if not isinstance(message, dict):
-                        message = choice["delta"] = {}
-                    self._append(message, released)
-                    self._carriers[key] = _Carrier(slot, payload, message)
+            if choice.get("finish_reason"):
+                message = choice.get("delta", choice.get("message"))
+                if not isinstance(message, dict):
+                    message = {}
+                self._tags.finish(key, message, slot, payload)
+                if message and not isinstance(choice.get("delta", choice.get("message")), dict):
+                    choice["delta"] = message
 
     def _message(self, message: dict[str, Any], key: object, slot: int, payload: Payload) -> None:
+        if _chat_reasoning_arrived(message, self._dialect):
+            self._tags.reasoning_arrived(key)
         for name in _CHAT_REASONING_KEYS:
             blank_value(message, name)
         content = message.get("content")
@@ -221,32 +305,11 @@ class ChatScrubber(PayloadScrubber):
             for item in _dicts(content):
                 if item.get("type") in ("thinking", "reasoning"):
                     blank_all_but(item, _PART_KEEP)
-        elif self._mode is not None and isinstance(content, str) and content:
-            splitter = self._splitters.get(key)
-            if splitter is None:
-                splitter = ThinkTagSplitter(self._mode)
-                self._splitters[key] = splitter
-            message["content"] = self._answer(splitter.feed(content))
-            self._carriers[key] = _Carrier(slot, payload, message)
-
-    @staticmethod
-    def _answer(segments: list[Segment]) -> str:
-        return "".join(text for kind, text in segments if kind == "text")
-
-    @staticmethod
-    def _append(message: dict[str, Any], text: str) -> None:
-        content = message.get("content")
-        message["content"] = (content if isinstance(content, str) else "") + text
+        else:
+            self._tags.content(message, key, slot, payload)
 
     def end(self) -> list[Patch]:
-        patches: list[Patch] = []
-        for key, splitter in self._splitters.items():
-            released = self._answer(splitter.flush())
-            carrier = self._carriers.get(key)
-            if released and carrier is not None:
-                self._append(carrier.message, released)
-                patches.append((carrier.slot, carrier.payload))
-        return patches
+        return self._tags.end()
 
 
 def scrubber_for(wire_api: str, endpoint: Endpoint) -> PayloadScrubber | None:
@@ -260,5 +323,5 @@ def scrubber_for(wire_api: str, endpoint: Endpoint) -> PayloadScrubber | None:
     if wire_api == "gemini":
         return GeminiScrubber()
     if wire_api == "ollama":
-        return OllamaScrubber()
+        return OllamaScrubber(endpoint)
     return None

@@ -55,10 +55,20 @@ def test_think_returns_raw_reasoning(decode: Any, effort: str) -> None:
 
 
 @pytest.mark.parametrize("decode", [stream, body])
-def test_hidden_on_a_model_that_thinks_by_default_still_returns_thinking(decode: Any) -> None:
-    # Ollama thinks by default on thinking models; the adapter reports what arrived and
-    # disclosure gating happens once, at capture.
+def test_hidden_switches_off_a_model_that_thinks_by_default(decode: Any) -> None:
+    # Ollama thinks by default on thinking models; hidden mode sends think: false.
     response = decode(OllamaRenderer(), TRANSCRIPT, request())
+    assert response.text == ANSWER
+    assert response.reasoning_parts == ()
+
+
+@pytest.mark.parametrize("decode", [stream, body])
+def test_hidden_on_a_model_that_always_thinks_still_returns_thinking(decode: Any) -> None:
+    # gpt-oss ignores think: false (none is sent); the adapter reports what arrived and
+    # disclosure gating happens once, at capture.
+    model_request = request("gpt-oss:20b")
+    assert "think" not in sim_request(model_request).body  # type: ignore[operator]
+    response = decode(OllamaRenderer(), TRANSCRIPT, model_request)
     assert response.reasoning_parts == (ReasoningPart(kind="raw", text=THOUGHT),)
 
 

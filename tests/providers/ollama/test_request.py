@@ -34,8 +34,8 @@ def test_ollama_host_without_scheme() -> None:
     assert ADAPTER.build_request(request(), ctx).url == "http://10.0.0.5:11434/api/chat"
 
 
-def test_hidden_sends_no_think_key() -> None:
-    assert body_for() == {"model": "qwen3:8b", "messages": MESSAGES, "stream": True}
+def test_hidden_sends_think_false() -> None:
+    assert body_for() == {"model": "qwen3:8b", "messages": MESSAGES, "stream": True, "think": False}
 
 
 def test_enabled_sends_think_true() -> None:

@@ -188,15 +188,6 @@ def test_details_of_different_indexes_are_separate_parts_and_signature_pieces_jo
     ]
 
 
-def test_think_tags_are_not_split_for_reasoning_content_endpoints() -> None:
-    events = stream("deepseek_reasoning_content", chunk({"content": "<think>x</think>y"}, "stop"))
-    assert events[1:4] == [
-        TextStart(part_id="text-0"),
-        TextDelta(part_id="text-0", text="<think>x</think>y"),
-        TextEnd(part_id="text-0"),
-    ]
-
-
 def test_unclosed_think_block_is_flushed_at_finish() -> None:
     events = stream(
         "llamacpp_think_tags", chunk({"content": "<think>still </th"}), chunk({}, "length")

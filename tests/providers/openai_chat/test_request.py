@@ -215,8 +215,16 @@ def test_deepseek_enabled_default_effort() -> None:
     )
 
 
-def test_deepseek_hidden_sends_nothing_reasoning_related() -> None:
+def test_deepseek_reasoner_hidden_sends_nothing_reasoning_related() -> None:
+    # deepseek-reasoner always thinks: there is no switch to send.
     assert body_for("deepseek", "deepseek-reasoner", HIDDEN) == (base("deepseek-reasoner"), ())
+
+
+def test_deepseek_chat_hidden_switches_thinking_off() -> None:
+    assert body_for("deepseek", "deepseek-chat", HIDDEN) == (
+        {**base("deepseek-chat"), "thinking": {"type": "disabled"}},
+        (),
+    )
 
 
 def test_deepseek_unsupported_effort() -> None:
@@ -250,7 +258,10 @@ def test_toggle_server_enabled_with_effort() -> None:
 
 @pytest.mark.parametrize("endpoint", ["vllm", "llamacpp"])
 def test_toggle_servers_hidden(endpoint: str) -> None:
-    assert body_for(endpoint, "Qwen/Qwen3-8B", HIDDEN) == (base("Qwen/Qwen3-8B"), ())
+    assert body_for(endpoint, "Qwen/Qwen3-8B", HIDDEN) == (
+        {**base("Qwen/Qwen3-8B"), "chat_template_kwargs": {"enable_thinking": False}},
+        (),
+    )
 
 
 def test_toggle_server_unsupported_effort() -> None:

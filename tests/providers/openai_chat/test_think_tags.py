@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from thoughtline.providers._think_tags import Segment, SegmentKind, SplitMode
 from thoughtline.providers.openai_chat import ThinkTagSplitter
-from thoughtline.providers.openai_chat._think_tags import Segment, SegmentKind, SplitMode
 
 
 def split(mode: SplitMode, pieces: list[str]) -> list[Segment]:

@@ -33,13 +33,13 @@ class OllamaAdapter:
 
     def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:
         """A decoder for one NDJSON stream; the ``done: true`` line ends it."""
-        return NDJSONStreamDecoder(OllamaTranslator())
+        return NDJSONStreamDecoder(OllamaTranslator(context.endpoint.reasoning_field))
 
     def decode_body(
         self, body: bytes, request: ModelRequest, context: CallContext
     ) -> list[StreamEvent]:
         """Events for a whole non-streaming body (same shape as the stream's)."""
-        return decode_ollama_body(body)
+        return decode_ollama_body(body, context.endpoint.reasoning_field)
 
     def parse_error(
         self,

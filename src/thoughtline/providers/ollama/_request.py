@@ -2,9 +2,12 @@
 
 Reasoning: ``think`` is Ollama's only control and carries both axes at once — ``true``
 or an effort (``"low"|"medium"|"high"``) turns thinking on *and* returns it in
-``message.thinking``. So disclosure decides whether ``think`` is sent at all: hidden
-mode sends no ``think`` key (an effort asked for in hidden mode cannot be expressed
-without requesting the thinking text, so it is reported as a warning, not sent).
+``message.thinking``. So disclosure decides what ``think`` says: hidden mode sends
+``think: false`` (:mod:`thoughtline.providers.hidden_requests`), except to a model that
+always thinks (gpt-oss), where it sends no ``think`` key. An effort asked for in hidden
+mode cannot be expressed without requesting the thinking text, so it is reported as a
+warning and not sent, and thinking is not switched off either (the model's default
+applies).
 
 ``max_output_tokens`` and ``temperature`` are model options: ``options.num_predict`` and
 ``options.temperature``.
@@ -17,6 +20,7 @@ from typing import Any, Final
 from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.hidden_requests import hidden_ask
 from thoughtline.providers.ollama._history import ollama_messages
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 
@@ -40,6 +44,15 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
     think, warnings = think_for(request.reasoning, context.capability, request.model)
     if think is not None:
         body["think"] = think
+    elif not request.reasoning.enabled:
+        asked_effort = request.reasoning.effort != "provider-default"
+        hidden = hidden_ask(
+            context.endpoint,
+            context.capability,
+            tools=bool(request.tools),
+            effort_sent=asked_effort,
+        )
+        body.update(hidden.fields)
     options: dict[str, Any] = {}
     if request.max_output_tokens is not None:
         options["num_predict"] = request.max_output_tokens

@@ -12,6 +12,6 @@ from thoughtline.providers.base import decode_single_payload
 from thoughtline.providers.ollama._stream import OllamaTranslator
 
 
-def decode_ollama_body(body: bytes) -> list[StreamEvent]:
+def decode_ollama_body(body: bytes, reasoning_field: str = "auto") -> list[StreamEvent]:
     """Events for one complete response body (an ``StreamError`` last if it cannot be read)."""
-    return decode_single_payload(body, OllamaTranslator())
+    return decode_single_payload(body, OllamaTranslator(reasoning_field))

@@ -7,7 +7,10 @@ object has ``"done": true`` with ``done_reason`` and the token counts; that is t
 terminal condition. A line ``{"error": "..."}`` ends the stream with an error.
 
 Consecutive thinking fragments continue one ``raw`` reasoning part until content or a
-tool call arrives; consecutive content fragments continue one text part.
+tool call arrives; consecutive content fragments continue one text part. When no
+``thinking`` came first, a ``<think>`` block leading ``content`` (a model that thinks
+although ``think`` is off or not honoured) is raw reasoning too, split out as it streams
+(``reasoning_field = "auto"``, the default; see :mod:`thoughtline.providers._think_tags`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from thoughtline.events import (
 )
 from thoughtline.providers._call_ids import synthetic_call_id
 from thoughtline.providers._runs import AlternatingRuns
+from thoughtline.providers._think_tags import Segment, content_splitter
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.ollama._errors import stream_error
 from thoughtline.wire.jsonio import dumps
@@ -40,8 +44,9 @@ DONE_REASONS: Final[dict[str, FinishReason]] = {
 class OllamaTranslator(PayloadTranslator):
     """Per-response state: the open thinking/content run, ids and tool calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning_field: str = "auto") -> None:
         self.finished = False
+        self._splitter = content_splitter("ollama", None, reasoning_field)
         self._started = False
         self._next_id = 0
         self._tool_calls = 0
@@ -61,15 +66,21 @@ class OllamaTranslator(PayloadTranslator):
         if isinstance(message, dict):
             thinking = message.get("thinking")
             if thinking and isinstance(thinking, str):
+                if self._splitter is not None:
+                    self._splitter.reasoning_arrived()
                 self._runs.reasoning(thinking, out)
             content = message.get("content")
             if content and isinstance(content, str):
-                self._runs.text(content, out)
+                if self._splitter is None:
+                    self._runs.text(content, out)
+                else:
+                    self._segments(self._splitter.feed(content), out)
             calls = message.get("tool_calls")
             if calls and isinstance(calls, list):
                 for call in calls:
                     self._tool_call(call, out)
         if payload.get("done") is True:
+            self._flush(out)
             self._runs.close(out)
             out.append(
                 Usage(
@@ -87,10 +98,24 @@ class OllamaTranslator(PayloadTranslator):
 
     def finish(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
+        self._flush(out)
         self._runs.close(out)
         return out
 
+    def _segments(self, segments: list[Segment], out: list[StreamEvent]) -> None:
+        for kind, text in segments:
+            if kind == "reasoning":
+                self._runs.reasoning(text, out)
+            else:
+                self._runs.text(text, out)
+
+    def _flush(self, out: list[StreamEvent]) -> None:
+        """Release what the splitter held back (the answer text ended)."""
+        if self._splitter is not None:
+            self._segments(self._splitter.flush(), out)
+
     def _tool_call(self, call: Any, out: list[StreamEvent]) -> None:
+        self._flush(out)
         self._runs.close(out)
         part_id = self._new_id("tool")
         index = self._tool_calls

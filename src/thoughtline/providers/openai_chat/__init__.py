@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamEvent
+from thoughtline.providers._think_tags import ThinkTagSplitter
 from thoughtline.providers.base import (
     CallContext,
     SSEStreamDecoder,
@@ -25,7 +26,6 @@ from thoughtline.providers.openai_chat._errors import parse_error_body
 from thoughtline.providers.openai_chat._request import build_chat_request
 from thoughtline.providers.openai_chat._response import decode_completion
 from thoughtline.providers.openai_chat._stream import ChatTranslator
-from thoughtline.providers.openai_chat._think_tags import ThinkTagSplitter
 from thoughtline.requests import ModelRequest
 
 __all__ = ["OpenAIChatAdapter", "ThinkTagSplitter"]

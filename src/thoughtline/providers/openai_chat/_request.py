@@ -2,18 +2,28 @@
 
 Reasoning is shaped by dialect and model capability:
 
-================  =============================================  ==========================
+================  =============================================  ===========================
 dialect           reasoning enabled                              hidden
-================  =============================================  ==========================
+================  =============================================  ===========================
 openai            ``reasoning_effort`` only (chat completions    ``reasoning_effort`` when
                   never return reasoning text)                   an effort was given
 openrouter        ``reasoning: {"effort": E}`` /                 ``reasoning: {"exclude":
-                  ``{"max_tokens": B}`` / ``{"enabled": true}``  true}`` (+ ``effort``)
-raw-reasoning,    ``thinking: {"type": "enabled"}``              ``reasoning_effort`` when
-effort control    + ``reasoning_effort``                         an effort was given
-raw-reasoning,    ``chat_template_kwargs: {"enable_thinking":    ``reasoning_effort`` when
-toggle control    true}`` + ``reasoning_effort``                 an effort was given
-================  =============================================  ==========================
+                  ``{"max_tokens": B}`` / ``{"enabled": true}``  true}`` (+ ``effort``);
+                                                                 no ``exclude`` with tools
+raw-reasoning,    ``thinking: {"type": "enabled"}``              ``thinking: {"type":
+effort control    + ``reasoning_effort``                         "disabled"}`` (not with
+                                                                 tools), or
+                                                                 ``reasoning_effort`` when
+                                                                 an effort was given
+raw-reasoning,    ``chat_template_kwargs: {"enable_thinking":    ``chat_template_kwargs:
+toggle control    true}`` + ``reasoning_effort``                 {"enable_thinking":
+                                                                 false}``, or
+                                                                 ``reasoning_effort`` when
+                                                                 an effort was given
+================  =============================================  ===========================
+
+The hidden column's off switches come from :mod:`thoughtline.providers.hidden_requests`
+(none to a model that always reasons, e.g. ``deepseek-reasoner``).
 
 Effort and disclosure are separate axes: an explicit effort the model accepts is sent
 even when reasoning is hidden, because it changes how hard the model works, not what it
@@ -34,6 +44,7 @@ from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.hidden_requests import HiddenAsk, hidden_ask
 from thoughtline.providers.openai_chat._history import chat_messages, reasoning_echo
 from thoughtline.requests import Effort, ModelRequest
 
@@ -65,14 +76,18 @@ def _shape_openai(body: dict[str, Any], effort: Effort | None) -> None:
         body["reasoning_effort"] = effort
 
 
-def _shape_openrouter(body: dict[str, Any], request: ModelRequest, effort: Effort | None) -> None:
+def _shape_openrouter(
+    body: dict[str, Any], request: ModelRequest, effort: Effort | None, hidden: HiddenAsk
+) -> None:
     reasoning = request.reasoning
     if not reasoning.enabled:
-        # Some upstreams reason and return it by default; hidden must say exclude.
-        hidden: dict[str, Any] = {"exclude": True}
+        # Some upstreams reason and return it by default; hidden says exclude (but not
+        # to a tool loop, whose next step needs the upstream's carriers back).
+        shape: dict[str, Any] = dict(hidden.fields.get("reasoning", {}))
         if effort is not None:
-            hidden["effort"] = effort
-        body["reasoning"] = hidden
+            shape["effort"] = effort
+        if shape:
+            body["reasoning"] = shape
         return
     # effort and max_tokens are mutually exclusive on OpenRouter; effort wins because
     # budget_tokens is only a fallback for wire APIs that take a budget.
@@ -85,7 +100,11 @@ def _shape_openrouter(body: dict[str, Any], request: ModelRequest, effort: Effor
 
 
 def _shape_raw(
-    body: dict[str, Any], request: ModelRequest, capability: ModelCapability, effort: Effort | None
+    body: dict[str, Any],
+    request: ModelRequest,
+    capability: ModelCapability,
+    effort: Effort | None,
+    hidden: HiddenAsk,
 ) -> None:
     if request.reasoning.enabled:
         if capability.thinking_control == "effort":
@@ -93,6 +112,8 @@ def _shape_raw(
         else:
             # vLLM, llama.cpp and other template-driven servers switch thinking here.
             body["chat_template_kwargs"] = {"enable_thinking": True}
+    else:
+        body.update(hidden.fields)
     if effort is not None:
         body["reasoning_effort"] = effort
 
@@ -143,10 +164,13 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
         _effort_to_send(reasoning.effort, capability, request.model, warnings)
     else:
         effort = _effort_to_send(reasoning.effort, capability, request.model, warnings)
+        hidden = hidden_ask(
+            endpoint, capability, tools=bool(request.tools), effort_sent=effort is not None
+        )
         if dialect == "openrouter":
-            _shape_openrouter(body, request, effort)
+            _shape_openrouter(body, request, effort, hidden)
         elif dialect == "raw-reasoning":
-            _shape_raw(body, request, capability, effort)
+            _shape_raw(body, request, capability, effort, hidden)
         else:
             _shape_openai(body, effort)
 

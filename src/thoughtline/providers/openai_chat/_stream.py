@@ -19,7 +19,11 @@ Reasoning sources by dialect:
   their text and is used only when no details arrive.
 - ``raw-reasoning``: ``delta.reasoning_content`` or ``delta.reasoning`` (vLLM sent both
   with the same text for a while, so one is read per chunk), plus ``<think>`` tags in
-  ``content`` when the endpoint's ``reasoning_field`` is ``think_tags`` or ``auto``.
+  ``content`` when the endpoint's ``reasoning_field`` is ``think_tags`` or ``auto``
+  (the built-in endpoints' default: a leading block, unless a reasoning field came
+  first; decided per response).
+- ``openrouter`` also splits a leading ``<think>`` block out of ``content`` when no
+  reasoning arrived first and ``reasoning_field`` is ``auto`` (the default).
 
 In every dialect ``content`` may also be a list of typed chunks (Mistral / Magistral:
 ``thinking`` chunks are raw reasoning, ``text`` chunks the answer; other chunk types are
@@ -48,11 +52,11 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
 )
+from thoughtline.providers._think_tags import Segment, content_splitter
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.endpoints import ChatDialect, ReasoningField
 from thoughtline.providers.openai_chat._content_chunks import content_pieces
 from thoughtline.providers.openai_chat._errors import stream_error_event
-from thoughtline.providers.openai_chat._think_tags import Segment, ThinkTagSplitter
 from thoughtline.providers.openai_chat._usage import chunk_usage
 from thoughtline.providers.openai_chat._usage import int_or_none as _int
 
@@ -145,11 +149,7 @@ class ChatTranslator(PayloadTranslator):
         self._provider = provider
         self._openrouter = dialect == "openrouter"
         self._raw = dialect == "raw-reasoning"
-        self._splitter: ThinkTagSplitter | None = None
-        if self._raw and reasoning_field in ("think_tags", "auto"):
-            self._splitter = ThinkTagSplitter(
-                "think_tags" if reasoning_field == "think_tags" else "auto"
-            )
+        self._splitter = content_splitter("openai-chat", dialect, reasoning_field)
         # The model's capability data wins over the wire format: Claude 3.7 Sonnet
         # returns full thinking although OpenRouter labels it anthropic-claude-v1.
         self._raw_text_model = raw_text_model
@@ -211,14 +211,17 @@ class ChatTranslator(PayloadTranslator):
             details = delta.get("reasoning_details")
             if details:
                 self._details_seen = True
+                self._reasoning_arrived()
                 self._details(details, out)
             elif not self._details_seen:
                 plain = delta.get("reasoning")
                 if plain and isinstance(plain, str):
+                    self._reasoning_arrived()
                     self._reasoning_text(("plain",), self._plain_kind, plain, out)
         elif self._raw:
             plain = delta.get("reasoning_content") or delta.get("reasoning")
             if plain and isinstance(plain, str):
+                self._reasoning_arrived()
                 self._reasoning_text(("plain",), "raw", plain, out)
         content = delta.get("content")
         if content and isinstance(content, str):
@@ -232,6 +235,10 @@ class ChatTranslator(PayloadTranslator):
         tool_calls = delta.get("tool_calls")
         if tool_calls:
             self._tool_calls(tool_calls, out)
+
+    def _reasoning_arrived(self) -> None:
+        if self._splitter is not None:
+            self._splitter.reasoning_arrived()
 
     def _content_text(self, content: str, out: list[StreamEvent]) -> None:
         if self._splitter is None:

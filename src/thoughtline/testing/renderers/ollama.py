@@ -4,7 +4,8 @@ Renders what an Ollama server returns for the request it received:
 
 - ``message.thinking`` (raw reasoning) only when the model thinks: the request set
   ``think`` to ``true`` or an effort, or left ``think`` out and the model thinks by
-  default (capability ``reasoning_by_default``). ``think: false`` turns thinking off;
+  default (capability ``reasoning_by_default``). ``think: false`` turns thinking off,
+  except for a model that always thinks (capability ``always_reasons``: gpt-oss);
 - ``eval_count`` covers thinking and answer together (Ollama has no separate count);
   thinking the model did not do is not counted;
 - tool calls carry ``arguments`` as a JSON object, in one line;
@@ -67,6 +68,9 @@ class OllamaRenderer:
 
     def _thinks(self, request: SimRequest) -> bool:
         body = request.body or {}
+        model = self.model_of(request) or ""
+        if builtin_capabilities().lookup("ollama", model).always_reasons:
+            return True  # gpt-oss: think takes levels; false is ignored
         if "think" in body and body["think"] is not None:
             return body["think"] is not False
         if self.reasoning_by_default is not None:

@@ -1,7 +1,8 @@
 """Sans-IO streaming splitter for ``<think>…</think>`` reasoning inline in ``content``.
 
 Servers that do not parse reasoning out of tag-based models (llama.cpp with
-``--reasoning-format none``, plain chat templates) send it inline::
+``--reasoning-format none``, plain chat templates, Ollama when ``think`` is not honoured,
+some upstreams behind OpenRouter) send it inline in the answer text::
 
     "<think>\\nThe user wants…\\n</think>\\n\\nThe answer is 4."
 
@@ -17,7 +18,11 @@ Modes:
   reasoning.
 - ``auto``: only a ``<think>`` at the very start of the content (after optional
   whitespace) opens reasoning, and only once; anything else passes through as text, so
-  an answer that merely mentions ``<think>`` is left alone.
+  an answer that merely mentions ``<think>`` is left alone. The decision is made per
+  response: when the server's reasoning field arrives before any content
+  (:meth:`ThinkTagSplitter.reasoning_arrived`), that field is the reasoning and the
+  content is answer text as it comes. Until the decision, at most the leading
+  whitespace and a prefix of ``<think>`` (six characters) are held back.
 
 Whitespace between ``</think>`` and the answer is dropped: it is an artefact of the tag
 format (templates put ``"\\n\\n"`` there), not part of the answer.
@@ -63,6 +68,15 @@ class ThinkTagSplitter:
         self._held_space: list[str] | None = [] if mode == "auto" else None
         self._passthrough = False
         self._strip_space = False
+
+    def reasoning_arrived(self) -> None:
+        """The server's own reasoning field arrived. In ``auto`` mode, before any
+        content, it settles this response: the reasoning is in that field, and the
+        content is answer text, ``<think>`` or not. Once content has started, the
+        decision it led to stands."""
+        if self._held_space is not None and not self._held_space and not self._pending:
+            self._held_space = None
+            self._passthrough = True
 
     @property
     def inside_reasoning(self) -> bool:
@@ -164,6 +178,25 @@ class ThinkTagSplitter:
             _emit(out, "reasoning" if self._inside else "text", self._pending)
             self._pending = ""
         return out
+
+
+def content_splitter(
+    wire_api: str, dialect: str | None, reasoning_field: str
+) -> ThinkTagSplitter | None:
+    """The splitter one response's answer text goes through on an endpoint, or ``None``.
+
+    Chat Completions raw-reasoning servers split with ``think_tags`` (every block) or
+    ``auto``; OpenRouter and Ollama's native API with ``auto``, for an upstream or a
+    model that leaves its ``<think>`` in the answer. ``auto`` is every built-in
+    endpoint's default. The adapters and the provider-raw scrubber all build their
+    splitter here, so they split alike."""
+    raw = wire_api == "openai-chat" and dialect == "raw-reasoning"
+    if raw and reasoning_field == "think_tags":
+        return ThinkTagSplitter("think_tags")
+    tagged = raw or wire_api == "ollama" or (wire_api == "openai-chat" and dialect == "openrouter")
+    if tagged and reasoning_field == "auto":
+        return ThinkTagSplitter("auto")
+    return None
 
 
 def _emit(out: list[Segment], kind: SegmentKind, text: str) -> None:
