@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("thoughtline-test-server")
 
@@ -63,6 +64,12 @@ def pid() -> str:
 def echo(text: str) -> str:
     """``text`` as given."""
     return text
+
+
+@server.tool()
+def refuse(code: int, message: str) -> str:
+    """Answer the call with the JSON-RPC error ``code`` and ``message``, not a result."""
+    raise MCPError(code=code, message=message)
 
 
 @server.tool()

@@ -190,6 +190,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "big",
         "pid",
         "echo",
+        "refuse",
         "die",
     }
     assert server["header_names"] == ["Authorization"]

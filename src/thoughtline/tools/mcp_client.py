@@ -2,11 +2,13 @@
 or reach it (Streamable HTTP), list its tools, call one, stop it.
 
 Every way a server can fail ends in one sentence with a stable code, never a traceback:
-a server that does not start or dies (``TOOL_SERVER_UNAVAILABLE``, with the tail of what
-it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``), a tool it does
-not have (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a result, not an
-exception: the model is told, and the loop goes on. Results are cut at
-``max_result_chars`` and marked so.
+a server that does not start, dies or cannot be reached (``TOOL_SERVER_UNAVAILABLE``, with
+the tail of what it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``),
+a tool it does not list (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a
+result, not an exception: the model is told, and the loop goes on. So is a JSON-RPC error
+a live server answers a call with (``TOOL_CALL_FAILED``, with the server's code and its
+message, cut and on one line): the connection stays, and the next call goes through.
+Results are cut at ``max_result_chars`` and marked so.
 
 A stdio server lives exactly as long as the ``async with`` block: the client stops it
 (stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
@@ -33,6 +36,12 @@ logger = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S: Final = 30.0
 DEFAULT_MAX_RESULT_CHARS: Final = 100_000
 _STDERR_TAIL_CHARS: Final = 2_000
+_SERVER_MESSAGE_CHARS: Final = 500
+"""How much of the message of a JSON-RPC error a server answers with is kept."""
+_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONNECTION_CLOSED: Final = -32000
+"""The code the ``mcp`` SDK (like MCP's other SDKs) gives a request whose connection
+ended before its answer came: the server is gone, not answering."""
 _MIN_MESSAGE_BYTES: Final = 4 * 1024 * 1024
 """The least of a stdio server's message kept: a longer answer is cut as it is read
 (:mod:`thoughtline.tools.stdio_transport`), 16 bytes per result character allowed above."""
@@ -61,7 +70,8 @@ class ToolInfo:
 class ToolOutcome:
     """What one call returned: ``text`` for the model (cut to the limit when
     ``truncated``), ``is_error`` when the tool failed, and ``error_code`` when it could
-    not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)."""
+    not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)
+    or its server answered the call with a JSON-RPC error (``TOOL_CALL_FAILED``)."""
 
     text: str
     is_error: bool = False
@@ -151,6 +161,10 @@ class McpConnection:
                 is_error=True,
                 error_code="TOOL_NOT_FOUND",
             )
+        if self._client is None:  # its connection ended with an earlier call's failure
+            return self._unavailable_outcome(
+                "is no longer connected: it stopped earlier in the run"
+            )
         try:
             async with asyncio.timeout(timeout_s):
                 result = await self._client.call_tool(name, dict(arguments))
@@ -161,12 +175,17 @@ class McpConnection:
                 is_error=True,
                 error_code="TOOL_TIMEOUT",
             )
-        except Exception as exc:  # the server died or broke the protocol mid-call
-            return ToolOutcome(
-                text=self._unavailable(f"failed during the call ({_reason(exc)})").message,
-                is_error=True,
-                error_code="TOOL_SERVER_UNAVAILABLE",
-            )
+        except Exception as exc:  # the server answered an error, died or broke the protocol
+            answered = _answered_error(exc)
+            if answered is not None:
+                code, message = answered
+                return ToolOutcome(
+                    text=f"The MCP server {self.settings.name} answered the call to {name} "
+                    f"with an error (JSON-RPC {code}): {message}",
+                    is_error=True,
+                    error_code="TOOL_CALL_FAILED",
+                )
+            return self._unavailable_outcome(f"failed during the call ({_reason(exc)})")
         from thoughtline.tools.stdio_transport import CUT_META_KEY
 
         text = _result_text(result)
@@ -220,6 +239,13 @@ class McpConnection:
         finally:
             self._client = None
 
+    def _unavailable_outcome(self, what: str) -> ToolOutcome:
+        return ToolOutcome(
+            text=self._unavailable(what).message,
+            is_error=True,
+            error_code="TOOL_SERVER_UNAVAILABLE",
+        )
+
     def _unavailable(self, what: str) -> ThoughtlineError:
         settings = self.settings
         message = f"The MCP server {settings.name} ({settings.describe()}) {what}."
@@ -246,6 +272,29 @@ def cut_result(text: str, limit: int) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
     return text[:limit] + f"\n[result cut at {limit:,} of {len(text):,} characters]", True
+
+
+def _answered_error(exc: BaseException) -> tuple[int, str] | None:
+    """The code and message of the JSON-RPC error a live server answered with, when that
+    is what ``exc`` (possibly grouped) is; ``None`` for a connection that ended (the SDK's
+    ``-32000``) and for every other failure. The message is cut and put on one line, its
+    other control characters (and bidi overrides) written as escapes (``\\x1b``)."""
+    from mcp.shared.exceptions import MCPError
+
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, MCPError) or exc.code == _CONNECTION_CLOSED:
+        return None
+    message = _CONTROLS.sub(_escaped, " ".join(str(exc.message).split()))
+    if len(message) > _SERVER_MESSAGE_CHARS:
+        message = message[: _SERVER_MESSAGE_CHARS - 1] + "…"
+    if not message:
+        return exc.code, "(no message)."
+    return exc.code, message if message.endswith((".", "!", "?", "…")) else message + "."
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 def _reason(exc: BaseException) -> str:
