@@ -2,7 +2,8 @@
 
 ``python mcp_test_server.py`` serves over stdio; ``python mcp_test_server.py http PORT
 TOKEN`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``, answering only requests
-that carry ``Authorization: Bearer TOKEN``.
+that carry ``Authorization: Bearer TOKEN`` (or ``Authorization: TOKEN`` when TOKEN holds
+a space, such as ``Basic ...``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def die() -> str:
 
 
 def _guarded(app: Any, token: str) -> Any:
-    expected = f"Bearer {token}".encode()
+    expected = (token if " " in token else f"Bearer {token}").encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:

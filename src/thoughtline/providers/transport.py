@@ -129,7 +129,10 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         try:
             response = await session.request(
                 request.method,
-                str(request.url),
+                # Without its userinfo: the client sent that as an Authorization header
+                # (aiohttp refuses a URL holding credentials beside one), as httpx2's own
+                # transports leave it out of the request they send.
+                str(request.url.copy_with(userinfo=b"")),
                 headers=request.headers.multi_items(),
                 data=content or None,
                 allow_redirects=False,

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.providers.redaction import shown_url
 from thoughtline.tools.environment import server_environment
 from thoughtline.tools.settings import McpServerSettings
 
@@ -301,7 +302,7 @@ def _reason(exc: BaseException) -> str:
     """The innermost cause of a (possibly grouped) failure, in a few words."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
+    text = shown_url(str(exc) or type(exc).__name__)  # it may quote the server's URL
     return " ".join(text.split())[:300]
 
 
