@@ -124,6 +124,27 @@ def test_a_provider_base_url_that_cannot_be_reached_is_shown_without_its_credent
     )
 
 
+def test_a_provider_base_url_with_credentials_sends_them_and_records_them_masked(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    base = environ["ANTHROPIC_BASE_URL"]
+    env = {**environ, "ANTHROPIC_BASE_URL": base.replace("http://", f"http://user:{CANARY}@")}
+    _config(home, "[trace]\nprovider_raw = true\n")
+    sim.script(Transcript(answer="Fine."))
+    ran = thoughtline(home, env, "run", "x", "--json")
+    assert ran.returncode == 0, ran.stderr
+    (request,) = sim.requests
+    sent = base64.b64encode(f"user:{CANARY}".encode()).decode()
+    assert request.headers["authorization"] == f"Basic {sent}"
+    trace = thoughtline(home, env, "trace", "latest", "--json", "--layer", "provider_raw")
+    (exchange,) = [
+        event for event in json.loads(trace.stdout) if event["type"] == "provider.exchange"
+    ]
+    assert exchange["metadata"]["url"].startswith(base.replace("http://", "http://user:***@"))
+    answer = thoughtline(home, env, "trace", "latest", "--json")
+    _nowhere_written(home, ran.stdout, ran.stderr, trace.stdout, answer.stdout)
+
+
 def test_a_proxy_that_cannot_be_reached_is_shown_without_its_credentials(
     home: Path, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
