@@ -177,3 +177,22 @@ def test_the_otlp_endpoint_is_shown_without_its_credentials(
     ran = thoughtline(home, environ, "run", "x")  # the export fails: nothing listens
     assert ran.returncode == 0, ran.stderr
     _nowhere_written(home, config.stdout, human.stdout, ran.stdout, ran.stderr)
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        (f'[mcp_servers.s]\nurl = "ftp://user:{CANARY}@h/mcp"\n', "mcp_servers.s.url"),
+        (f'[providers.anthropic]\nbase_url = "ftp://user:{CANARY}@h/v1"\n', "base_url"),
+    ],
+    ids=["mcp-url", "base-url"],
+)
+def test_a_url_refused_by_the_config_is_quoted_without_its_credentials(
+    home: Path, environ: dict[str, str], table: str, key: str
+) -> None:
+    _config(home, table)
+    result = thoughtline(home, environ, "tools")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert key in line and "ftp://user:***@h/" in line
+    _nowhere_written(home, result.stdout, result.stderr)
