@@ -434,6 +434,25 @@ def test_bytes_that_are_not_utf8_are_replaced_and_controls_kept_exact_in_json(
     assert stored["tool_calls"] == task["tool_calls"]
 
 
+def test_a_result_that_is_not_a_tool_result_is_a_tool_error_and_the_next_call_works(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    _config(home, RAW)
+    sim.script(FINAL)
+    sim.script(calling("raw__latin1", {}, call_id="call_2"), times=1)
+    sim.script(calling("raw__malformed", {}), times=1)
+    result = thoughtline(home, environ, "run", "Read.", "--tool", "raw", "--json")
+    assert result.returncode == 0, result.stderr
+    (task,) = json.loads(result.stdout)["tasks"]
+    malformed, latin1 = task["tool_calls"]
+    assert (malformed["status"], malformed["error"]) == ("failed", "TOOL_CALL_FAILED")
+    assert malformed["result"] == (
+        "The MCP server raw answered the call to malformed with a result that is not an MCP "
+        "tool result (content: Input should be a valid list)."
+    )
+    assert (latin1["status"], latin1["error"]) == ("done", None)
+
+
 def test_a_server_whose_stderr_is_not_utf8_is_shown_with_replacements(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:

@@ -6,8 +6,9 @@ a server that does not start, dies or cannot be reached (``TOOL_SERVER_UNAVAILAB
 the tail of what it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``),
 a tool it does not list (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a
 result, not an exception: the model is told, and the loop goes on. So is a JSON-RPC error
-a live server answers a call with (``TOOL_CALL_FAILED``, with the server's code and its
-message, cut and on one line): the connection stays, and the next call goes through.
+a live server answers a call with, or a result that is not a tool result
+(``TOOL_CALL_FAILED``, with the server's code and its message, cut and on one line): the
+connection stays, and the next call goes through.
 Results are cut at ``max_result_chars`` and marked so.
 
 A stdio server lives exactly as long as the ``async with`` block: the client stops it
@@ -72,7 +73,8 @@ class ToolOutcome:
     """What one call returned: ``text`` for the model (cut to the limit when
     ``truncated``), ``is_error`` when the tool failed, and ``error_code`` when it could
     not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)
-    or its server answered the call with a JSON-RPC error (``TOOL_CALL_FAILED``)."""
+    or its server answered the call with a JSON-RPC error or a result that is not a tool
+    result (``TOOL_CALL_FAILED``)."""
 
     text: str
     is_error: bool = False
@@ -177,12 +179,11 @@ class McpConnection:
                 error_code="TOOL_TIMEOUT",
             )
         except Exception as exc:  # the server answered an error, died or broke the protocol
-            answered = _answered_error(exc)
+            answered = _answered(exc)
             if answered is not None:
-                code, message = answered
                 return ToolOutcome(
                     text=f"The MCP server {self.settings.name} answered the call to {name} "
-                    f"with an error (JSON-RPC {code}): {message}",
+                    f"with {answered}",
                     is_error=True,
                     error_code="TOOL_CALL_FAILED",
                 )
@@ -275,23 +276,38 @@ def cut_result(text: str, limit: int) -> tuple[str, bool]:
     return text[:limit] + f"\n[result cut at {limit:,} of {len(text):,} characters]", True
 
 
-def _answered_error(exc: BaseException) -> tuple[int, str] | None:
-    """The code and message of the JSON-RPC error a live server answered with, when that
-    is what ``exc`` (possibly grouped) is; ``None`` for a connection that ended (the SDK's
-    ``-32000``) and for every other failure. The message is cut and put on one line, its
-    other control characters (and bidi overrides) written as escapes (``\\x1b``)."""
+def _answered(exc: BaseException) -> str | None:
+    """What a live server answered the call with, when ``exc`` (possibly grouped) says it
+    answered: a JSON-RPC error (``an error (JSON-RPC CODE): MESSAGE``) or a result that
+    is not a tool result. ``None`` for a connection that ended (the SDK's ``-32000``) and
+    every other failure."""
     from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
 
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if isinstance(exc, ValidationError):  # the SDK read the answer as a CallToolResult
+        problem = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "the result"
+        return (
+            "a result that is not an MCP tool result "
+            f"({_server_text(where + ': ' + problem['msg'])})."
+        )
     if not isinstance(exc, MCPError) or exc.code == _CONNECTION_CLOSED:
         return None
-    message = _CONTROLS.sub(_escaped, " ".join(str(exc.message).split()))
-    if len(message) > _SERVER_MESSAGE_CHARS:
-        message = message[: _SERVER_MESSAGE_CHARS - 1] + "…"
-    if not message:
-        return exc.code, "(no message)."
-    return exc.code, message if message.endswith((".", "!", "?", "…")) else message + "."
+    message = _server_text(str(exc.message)) or "(no message)"
+    ended = message if message.endswith((".", "!", "?", "…")) else message + "."
+    return f"an error (JSON-RPC {exc.code}): {ended}"
+
+
+def _server_text(text: str) -> str:
+    """A server's ``text`` as a message quotes it: on one line, its other control
+    characters (and bidi overrides) written as escapes (``\\x1b``), cut at
+    :data:`_SERVER_MESSAGE_CHARS`."""
+    text = _CONTROLS.sub(_escaped, " ".join(text.split()))
+    if len(text) > _SERVER_MESSAGE_CHARS:
+        text = text[: _SERVER_MESSAGE_CHARS - 1] + "…"
+    return text
 
 
 def _escaped(match: re.Match[str]) -> str:
