@@ -74,9 +74,10 @@ URL_MASK = "***"
 """What stands for a credential in a shown URL."""
 
 # A URL in any text: its scheme, its authority (up to the path, query or fragment), and
-# its query (up to the fragment or the end of the URL).
+# its query (up to the fragment or the end of the URL). A scheme is at most 32 characters,
+# so a long run of letters and dots is looked at a bounded number of times.
 _URL = re.compile(
-    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<authority>[^\s/?#]*)"
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://)(?P<authority>[^\s/?#]*)"
     r"(?P<path>[^\s?#]*)(?:\?(?P<query>[^\s#]*))?"
 )
 
