@@ -36,6 +36,7 @@ from thoughtline.errors import ConfigError
 from thoughtline.pricing import CURRENCY, PRICE_KEYS, ConfiguredPrice
 from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
+from thoughtline.providers.redaction import shown_url
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import (
@@ -709,7 +710,8 @@ class ConfigValidator:
         base_url = self.string(table, f"{key}.base_url", None)
         if base_url is not None and not base_url.startswith(("http://", "https://")):
             raise self.fail(
-                f"{key}.base_url", f"must start with http:// or https://, got {base_url!r}"
+                f"{key}.base_url",
+                f"must start with http:// or https://, got {shown_url(base_url)!r}",
             )
         api_key_env = self.string(table, f"{key}.api_key_env", None)
         reasoning_field: ReasoningField | None = self.optional_choice(

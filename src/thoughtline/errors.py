@@ -69,6 +69,7 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_SERVER_UNKNOWN",
     "TOOL_CANCELLED",
     "TOOL_ARGUMENTS_INVALID",
+    "TOOL_CALL_FAILED",
     "TOOL_NAME_TAKEN",
     "MAX_STEPS_REACHED",
     # budgets

@@ -204,7 +204,8 @@ class ToolCallSnapshot(TypedDict):
     """Whether ``result`` (or what the tool returned) was cut."""
     error: str | None
     """A stable code when the call could not run as asked (``TOOL_TIMEOUT``,
-    ``TOOL_NOT_ALLOWED``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``, ``TOOL_CANCELLED``)."""
+    ``TOOL_NOT_ALLOWED``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``, ``TOOL_CANCELLED``,
+    ``TOOL_CALL_FAILED``, ``TOOL_ARGUMENTS_INVALID``)."""
     started_at: str
     """UTC, ISO 8601 with milliseconds."""
     duration_ms: float | None

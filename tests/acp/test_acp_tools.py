@@ -37,7 +37,14 @@ from acp.schema import (
 from tests.acp.test_acp_agent import RecordingClient, bounded, spawn, stored_run
 from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
-from tests.tools.test_mcp_tools import TEST_SERVER, _config, _git_repository, http_server
+from tests.support import all_bytes_under
+from tests.tools.test_mcp_tools import (
+    TEST_SERVER,
+    _config,
+    _free_port,
+    _git_repository,
+    http_server,
+)
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import SimToolCall, Simulator, Transcript
@@ -373,6 +380,32 @@ args = ["-m", "mcp_server_time"]
     assert sim.requests == []
     log = agent.stderr.read_text()
     assert "Traceback" not in log and CANARY_KEY not in log
+
+
+async def test_an_http_server_from_session_new_is_shown_without_the_credentials_in_its_url(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    port = _free_port()  # nothing listens there
+    remote = HttpMcpServer(
+        type="http",
+        name="remote",
+        url=f"http://user:secretpass@127.0.0.1:{port}/mcp?token=tok-5e1f",
+        headers=[],
+    )
+    async with spawn(home, environ, client=AnsweringClient()) as agent:
+        await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        session = await bounded(agent.conn.new_session(cwd="/", mcp_servers=[remote]))
+        with pytest.raises(RequestError) as unavailable:
+            await bounded(
+                agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Go.")])
+            )
+    assert unavailable.value.data == {"code": "TOOL_SERVER_UNAVAILABLE"}
+    said = str(unavailable.value)
+    assert f"The MCP server remote (http://user:***@127.0.0.1:{port}/mcp?token=***)" in said
+    for written in (said, agent.stderr.read_text()):
+        assert "secretpass" not in written and "tok-5e1f" not in written
+    assert b"secretpass" not in all_bytes_under(home)
+    assert sim.requests == []
 
 
 @dataclass

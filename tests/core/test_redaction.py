@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thoughtline.providers.redaction import REDACTED, Redactor
+from thoughtline.providers.redaction import REDACTED, Redactor, shown_url
 
 CANARY_KEY = "tl-canary-key-6f1d2c9e8b7a"
 
@@ -37,6 +38,37 @@ def test_url_query_keys_and_userinfo_are_redacted() -> None:
     url = redactor.url("https://user:hunter2secret@example.test/v1?key=abc123&alt=sse&token=zz")
     assert "abc123" not in url and "hunter2secret" not in url and "token=zz" not in url
     assert "alt=sse" in url
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("http://user:pw-1@h:8/mcp", "http://user:***@h:8/mcp"),
+        # A lone user name is often the token itself (https://TOKEN@host).
+        ("https://ghp_token@h/x", "https://***@h/x"),
+        ("http://:pw-1@h/", "http://***@h/"),
+        ("http://u:p@ss@h/", "http://u:***@h/"),  # an unencoded "@" in the password
+        (
+            "postgres://u:p%40ss@[::1]:7/d?sslmode=require",
+            "postgres://u:***@[::1]:7/d?sslmode=require",
+        ),
+        (
+            "https://h/v1?Key=abc&alt=sse&X-Amz-Signature=s#f",
+            "https://h/v1?Key=***&alt=sse&X-Amz-Signature=***#f",
+        ),
+        ("https://h/v1?api%5Fkey=abc", "https://h/v1?api%5Fkey=***"),
+        ("https://h/v1", "https://h/v1"),
+        ("no URL here: key=abc", "no URL here: key=abc"),
+        (
+            "Cannot reach a at http://u:pw-1@h:1/v1 (refused); see http://t0k@g/?token=z",
+            "Cannot reach a at http://u:***@h:1/v1 (refused); see http://***@g/?token=***",
+        ),
+    ],
+)
+def test_a_shown_url_masks_its_credentials_and_keeps_the_rest_as_written(
+    written: str, shown: str
+) -> None:
+    assert shown_url(written) == shown
 
 
 def test_known_key_shapes_in_text() -> None:

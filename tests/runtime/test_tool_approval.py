@@ -180,6 +180,7 @@ async def test_added_servers_are_offered_to_every_task_beside_its_own(
         "probe__busy",
         "probe__pid",
         "probe__echo",
+        "probe__refuse",
         "probe__die",
     }
     assert task.tool_calls is not None

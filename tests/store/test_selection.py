@@ -87,7 +87,8 @@ def test_without_the_extra_the_error_names_it(
     ("dsn", "masked", "location"),
     [
         (URL, "postgresql://runs:***@db.internal:6543/thoughtline", "db.internal:6543/thoughtline"),
-        ("postgresql://runs@db/x", "postgresql://runs@db/x", "db:5432/x"),
+        # A lone user name is masked as in every URL (it may be a token).
+        ("postgresql://runs@db/x", "postgresql://***@db/x", "db:5432/x"),
         (
             "postgres://u:p%40ss@[::1]:7/d?sslmode=require",
             "postgres://u:***@[::1]:7/d?sslmode=require",

@@ -2,7 +2,8 @@
 
 ``python mcp_test_server.py`` serves over stdio; ``python mcp_test_server.py http PORT
 TOKEN`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``, answering only requests
-that carry ``Authorization: Bearer TOKEN``.
+that carry ``Authorization: Bearer TOKEN`` (or ``Authorization: TOKEN`` when TOKEN holds
+a space, such as ``Basic ...``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("thoughtline-test-server")
 
@@ -100,13 +102,19 @@ def echo(text: str) -> str:
 
 
 @server.tool()
+def refuse(code: int, message: str) -> str:
+    """Answer the call with the JSON-RPC error ``code`` and ``message``, not a result."""
+    raise MCPError(code=code, message=message)
+
+
+@server.tool()
 def die() -> str:
     """Exit at once, mid-call."""
     os._exit(3)
 
 
 def _guarded(app: Any, token: str) -> Any:
-    expected = f"Bearer {token}".encode()
+    expected = (token if " " in token else f"Bearer {token}").encode()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:

@@ -1,9 +1,10 @@
 """An MCP server written by hand over stdio, for what the SDK's server never sends: a tool
-result and stderr that are not UTF-8.
+result and stderr that are not UTF-8, and a result that is not a tool result at all.
 
-It answers ``initialize`` and ``tools/list`` (one tool, ``latin1``), and answers every
-``tools/call`` with a text holding the bytes ``caf\\xe9`` (Latin-1, not UTF-8) and a
-terminal escape sequence. It writes ``\\xff\\xfe`` to stderr when it starts.
+It answers ``initialize`` and ``tools/list`` (two tools, ``latin1`` and ``malformed``),
+and answers a ``tools/call`` of ``latin1`` with a text holding the bytes ``caf\\xe9``
+(Latin-1, not UTF-8) and a terminal escape sequence, of ``malformed`` with a result whose
+``content`` is not a list. It writes ``\\xff\\xfe`` to stderr when it starts.
 """
 
 from __future__ import annotations
@@ -29,8 +30,15 @@ for line in sys.stdin.buffer:
         ).encode()
     elif method == "tools/list":
         result = json.dumps(
-            {"tools": [{"name": "latin1", "inputSchema": {"type": "object", "properties": {}}}]}
+            {
+                "tools": [
+                    {"name": name, "inputSchema": {"type": "object", "properties": {}}}
+                    for name in ("latin1", "malformed")
+                ]
+            }
         ).encode()
+    elif method == "tools/call" and message["params"]["name"] == "malformed":
+        result = b'{"content":"not a list","isError":false}'
     elif method == "tools/call":
         # Built by hand: a JSON string holding raw bytes that are not UTF-8.
         result = (

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -211,7 +212,16 @@ def _free_port() -> int:
 @pytest.fixture
 def http_server() -> Iterator[tuple[str, str]]:
     """The test server over Streamable HTTP on 127.0.0.1, and the token it requires."""
-    port, token = _free_port(), "http-token-5d1c0a9e"
+    token = "http-token-5d1c0a9e"
+    with serving_http(token) as url:
+        yield url, token
+
+
+@contextmanager
+def serving_http(token: str) -> Iterator[str]:
+    """The test server over Streamable HTTP on 127.0.0.1 (its URL) while the block runs,
+    requiring ``token`` (see ``mcp_test_server.py``)."""
+    port = _free_port()
     process = subprocess.Popen(
         [sys.executable, TEST_SERVER, "http", str(port), token],
         stdout=subprocess.DEVNULL,
@@ -228,7 +238,7 @@ def http_server() -> Iterator[tuple[str, str]]:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise RuntimeError("the test MCP server did not start") from None
                 time.sleep(0.05)
-        yield url, token
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -260,6 +270,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "busy",
         "pid",
         "echo",
+        "refuse",
         "die",
     }
     assert server["header_names"] == ["Authorization"]

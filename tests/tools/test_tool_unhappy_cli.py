@@ -1,7 +1,8 @@
 """``thoughtline run`` with tools when things go wrong, as a user meets it: a tool the
-server does not have, a server that does not start, a 50 MB result, a server that hangs
-or dies mid-call, a ``thoughtline run`` killed mid-loop, and a result that is not UTF-8 or
-holds terminal controls. Real processes throughout; the model is simulated."""
+server does not have, a server that does not start, a 50 MB result, a server that hangs,
+answers a call with a JSON-RPC error or dies mid-call, a ``thoughtline run`` killed
+mid-loop, and a result that is not UTF-8 or holds terminal controls. Real processes
+throughout; the model is simulated."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
-from tests.tools.test_mcp_tools import TEST_SERVER, _config
+from tests.tools.test_mcp_tools import TEST_SERVER, _config, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # every test starts thoughtline and server processes
@@ -30,6 +31,8 @@ command = {json.dumps(sys.executable)}
 args = [{json.dumps(TEST_SERVER)}]
 """
 FINAL = Transcript(answer="Done.")
+
+__all__ = ["http_server"]  # a fixture used here: the test MCP server over Streamable HTTP
 
 
 @pytest.fixture
@@ -203,6 +206,108 @@ def test_a_server_that_dies_mid_call_answers_every_later_call_as_an_error(
     assert len(sim.requests) == 3
 
 
+# What a quirky server says in its error: lines, terminal controls, markup, and far too much.
+HOSTILE = "no tool\r\nnamed \x1b[2J\u202e[bold]x[/bold] " + "z" * 600
+# As the model is told it: one line, the controls as escapes, cut at 500 characters.
+TOLD = ("no tool named \\x1b[2J\\u202e[bold]x[/bold] " + "z" * 600)[:499] + "…"
+
+
+def _refusing(*codes: int) -> Transcript:
+    """One step calling ``probe.refuse`` once per code, each answered with that JSON-RPC
+    error and :data:`HOSTILE`."""
+    return Transcript(
+        tool_calls=tuple(
+            SimToolCall(
+                call_id=f"call_{code}",
+                name="probe__refuse",
+                arguments=json.dumps({"code": code, "message": HOSTILE}),
+            )
+            for code in codes
+        )
+    )
+
+
+def _trace_events(home: Path, environ: dict[str, str], kind: str) -> list[dict[str, object]]:
+    traced = thoughtline(home, environ, "trace", "latest", "--json")
+    assert traced.returncode == 0, traced.stderr
+    return [event["metadata"] for event in json.loads(traced.stdout) if event["type"] == kind]
+
+
+def test_a_json_rpc_error_a_live_stdio_server_answers_is_a_tool_error_and_the_next_call_works(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    _config(home, PROBE + "\n[timeouts]\ntool = 30\n")
+    sim.script(FINAL)
+    sim.script(calling("probe__echo", {"text": "still here"}, call_id="call_echo"), times=1)
+    sim.script(_refusing(-32601, -32602, -32603), times=1)
+    result = thoughtline(home, environ, "run", "Try.", "--tool", "probe")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Done.\n"
+    # Piped: each refused call's line names the code.
+    assert result.stderr.count("task assistant: ✗ probe.refuse failed (TOOL_CALL_FAILED)") == 3
+
+    task = _only_task(home, environ)
+    *refused, echoed = task["tool_calls"]  # type: ignore[misc]
+    for code, call in zip((-32601, -32602, -32603), refused, strict=True):
+        said = (
+            f"The MCP server probe answered the call to refuse with an error "
+            f"(JSON-RPC {code}): {TOLD}"
+        )
+        assert (call["status"], call["is_error"], call["error"]) == (
+            "failed",
+            True,
+            "TOOL_CALL_FAILED",
+        )
+        assert call["result"] == said
+    # The server was not taken for dead: the next call to it went through.
+    assert (echoed["name"], echoed["status"], echoed["result"]) == ("echo", "done", "still here")
+    # The model was told each error, and then the echo.
+    told = json.dumps(sim.requests[1].body, ensure_ascii=False)
+    assert told.count(json.dumps(TOLD, ensure_ascii=False)[1:-1]) == 3
+    assert "still here" in json.dumps(sim.requests[2].body)
+    # The trace says the same.
+    completed = _trace_events(home, environ, "tool.completed")
+    assert [event["error"] for event in completed] == [
+        "TOOL_CALL_FAILED",
+        "TOOL_CALL_FAILED",
+        "TOOL_CALL_FAILED",
+        None,
+    ]
+
+
+def test_over_streamable_http_a_json_rpc_error_is_a_tool_error_and_only_a_death_is_unavailable(
+    home: Path, environ: dict[str, str], sim: Simulator, http_server: tuple[str, str]
+) -> None:
+    url, token = http_server
+    _config(
+        home,
+        f'[mcp_servers.probe]\nurl = "{url}"\n'
+        f'headers = {{ Authorization = "Bearer {token}" }}\n\n[timeouts]\ntool = 30\n',
+    )
+    sim.script(FINAL)
+    sim.script(calling("probe__echo", {"text": "anyone?"}, call_id="call_after"), times=1)
+    sim.script(calling("probe__die", {}, call_id="call_die"), times=1)
+    sim.script(calling("probe__echo", {"text": "still here"}, call_id="call_echo"), times=1)
+    sim.script(_refusing(-32602), times=1)
+    result = thoughtline(home, environ, "run", "Try.", "--tool", "probe", "--json")
+    assert result.returncode == 0, result.stderr
+    (task,) = json.loads(result.stdout)["tasks"]
+    refused, echoed, died, after = task["tool_calls"]
+    assert (refused["status"], refused["error"]) == ("failed", "TOOL_CALL_FAILED")
+    assert refused["result"] == (
+        f"The MCP server probe answered the call to refuse with an error (JSON-RPC -32602): {TOLD}"
+    )
+    assert (echoed["status"], echoed["error"], echoed["result"]) == ("done", None, "still here")
+    # The server's process exiting mid-call is the server gone, and so is every later call.
+    assert (died["status"], died["error"]) == ("failed", "TOOL_SERVER_UNAVAILABLE")
+    assert f"The MCP server probe ({url}) failed during the call" in died["result"]
+    assert (after["status"], after["error"]) == ("failed", "TOOL_SERVER_UNAVAILABLE")
+    assert after["result"] == (
+        f"The MCP server probe ({url}) is no longer connected: it stopped earlier in the run."
+    )
+    assert _only_task(home, environ)["tool_calls"] == task["tool_calls"]
+
+
 def _children(pid: int) -> list[int]:
     """The processes whose parent is ``pid``."""
     found = []
@@ -327,6 +432,25 @@ def test_bytes_that_are_not_utf8_are_replaced_and_controls_kept_exact_in_json(
     assert call["result"] == "caf\ufffd \x1b[31mred\x1b[0m [bold]b[/bold]"
     stored = _only_task(home, environ)
     assert stored["tool_calls"] == task["tool_calls"]
+
+
+def test_a_result_that_is_not_a_tool_result_is_a_tool_error_and_the_next_call_works(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    _config(home, RAW)
+    sim.script(FINAL)
+    sim.script(calling("raw__latin1", {}, call_id="call_2"), times=1)
+    sim.script(calling("raw__malformed", {}), times=1)
+    result = thoughtline(home, environ, "run", "Read.", "--tool", "raw", "--json")
+    assert result.returncode == 0, result.stderr
+    (task,) = json.loads(result.stdout)["tasks"]
+    malformed, latin1 = task["tool_calls"]
+    assert (malformed["status"], malformed["error"]) == ("failed", "TOOL_CALL_FAILED")
+    assert malformed["result"] == (
+        "The MCP server raw answered the call to malformed with a result that is not an MCP "
+        "tool result (content: Input should be a valid list)."
+    )
+    assert (latin1["status"], latin1["error"]) == ("done", None)
 
 
 def test_a_server_whose_stderr_is_not_utf8_is_shown_with_replacements(

@@ -14,6 +14,7 @@ from thoughtline.cli._render import text_console
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import STORE_SETTING_KEYS, Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
+from thoughtline.providers.redaction import shown_url
 from thoughtline.store.opening import shown_dsn
 
 
@@ -51,7 +52,10 @@ def config_report(config: Config) -> dict[str, Any]:
         entry("trace.provider_raw", config.trace_provider_raw),
         *(entry(f"trace.retention.{layer}", value) for layer, value in config.retention.items()),
         entry("telemetry.exporter", config.telemetry_exporter),
-        entry("telemetry.endpoint", config.telemetry_endpoint),
+        entry(
+            "telemetry.endpoint",
+            None if config.telemetry_endpoint is None else shown_url(config.telemetry_endpoint),
+        ),
         entry("telemetry.capture_content", config.telemetry_capture_content),
         *(entry(key, value) for key, value in timeout_entries(config.timeouts, config.providers)),
         entry("timeouts.tool", config.tool_timeout_s),

@@ -14,15 +14,17 @@ from thoughtline.cli._render import text_console
 from thoughtline.config import load_config
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint, EndpointRegistry
+from thoughtline.providers.redaction import shown_url
 
 
 def endpoint_summary(endpoint: Endpoint) -> dict[str, Any]:
-    """Where an endpoint points and where that came from (never its key)."""
+    """Where an endpoint points and where that came from (never its key, nor the
+    credentials its base URL may hold)."""
     return {
         "name": endpoint.name,
         "wire_api": endpoint.wire_api,
         "dialect": endpoint.dialect,
-        "base_url": endpoint.base_url,
+        "base_url": shown_url(endpoint.base_url),
         "base_url_source": endpoint.base_url_source,
         "api_key_env": endpoint.api_key_env,
     }
@@ -146,7 +148,8 @@ def _refresh() -> None:
     entries = asyncio.run(fetch())
     path = write_cache(thoughtline_home(), "anthropic", entries)
     click.echo(
-        f"Refreshed {len(entries)} Anthropic model(s) from {endpoint.base_url} into {path}.",
+        f"Refreshed {len(entries)} Anthropic model(s) from {shown_url(endpoint.base_url)} "
+        f"into {path}.",
         err=True,
     )
 

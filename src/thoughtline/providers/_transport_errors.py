@@ -9,6 +9,7 @@ from thoughtline.errors import ProviderError
 from thoughtline.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.proxies import proxy_for
+from thoughtline.providers.redaction import shown_url
 from thoughtline.providers.timeouts import Timeouts
 
 
@@ -24,8 +25,8 @@ def error_event(exc: ProviderError) -> StreamError:
 
 def transport_error(endpoint: Endpoint, timeouts: Timeouts, exc: Exception) -> StreamError:
     """A failure before any content arrived (retryable: the next attempt may work)."""
-    detail = str(exc) or type(exc).__name__
-    where = f"{endpoint.name} at {endpoint.base_url}"
+    detail = shown_url(str(exc) or type(exc).__name__)
+    where = f"{endpoint.name} at {shown_url(endpoint.base_url)}"
     proxy = proxy_for(str(endpoint.base_url))
     if proxy is not None:  # the proxy may be what cannot be reached
         where += f" through the proxy {proxy.variable}={proxy.shown}"
@@ -69,7 +70,7 @@ def lost_detail(timeouts: Timeouts, exc: Exception) -> str:
             "[timeouts] read to wait longer"
         )
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return f"connection lost: {detail}"
+    return f"connection lost: {shown_url(detail)}"
 
 
 def total_timeout_error(

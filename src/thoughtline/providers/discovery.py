@@ -30,6 +30,7 @@ from thoughtline.providers.capabilities import (
     builtin_capabilities,
 )
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.redaction import shown_url
 from thoughtline.requests import EFFORTS, Effort
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ async def _get_json(
     except httpx2.TransportError as exc:
         raise ProviderError(
             "PROVIDER_UNREACHABLE",
-            f"Cannot reach {url} ({exc}). Check the base URL.",
+            shown_url(f"Cannot reach {url} ({exc}). Check the base URL."),
             retryable=True,
         ) from exc
     if response.status_code >= 400:
@@ -114,7 +115,9 @@ async def _get_json(
         )
     data = response.json()
     if not isinstance(data, dict):
-        raise ProviderError("PROVIDER_MALFORMED_RESPONSE", f"{url} did not return a JSON object.")
+        raise ProviderError(
+            "PROVIDER_MALFORMED_RESPONSE", f"{shown_url(url)} did not return a JSON object."
+        )
     return data
 
 

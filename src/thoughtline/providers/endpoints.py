@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
 from thoughtline.errors import ConfigError, ProviderError, UnknownEndpointError
+from thoughtline.providers.redaction import shown_url
 from thoughtline.providers.timeouts import Timeouts, TimeoutSettings
 
 AuthStyle: TypeAlias = Literal["x-api-key", "bearer", "x-goog-api-key", "none"]
@@ -114,7 +115,7 @@ class Endpoint:
         key = "set" if self.api_key else "unset"
         return (
             f"Endpoint(name={self.name!r}, wire_api={self.wire_api!r}, "
-            f"base_url={self.base_url!r}, api_key={key})"
+            f"base_url={shown_url(self.base_url)!r}, api_key={key})"
         )
 
     def require_key(self) -> str | None:

@@ -13,6 +13,14 @@ Model output (answer text, reasoning text) is redacted for the exact loaded valu
 as it streams, by :class:`StreamRedactor`: a model that writes an example key shape is
 not leaking a credential, but one that echoes a loaded key is.
 
+Credentials written into a URL are masked wherever a URL is shown or stored, by one
+function, :func:`shown_url` (also for URLs quoted in other text, such as an exception's
+message): ``scheme://user:***@host`` when the userinfo holds a password,
+``scheme://***@host`` when it is a lone name (often the token itself, as in
+``https://TOKEN@host``), and ``name=***`` for every credential query parameter
+(:data:`SECRET_QUERY_PARAMETERS`); the rest of the URL as written. Connections still use
+the URL whole.
+
 A captured response body is redacted as it arrives, chunk by chunk, by
 :class:`BodyRedactor` (loaded values and key shapes), holding back only what a split
 credential could still complete, so capturing costs one look at each chunk and never a
@@ -26,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, AnyStr, Final, Generic
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from thoughtline.providers._body_redaction import BodyRedactor
@@ -44,7 +52,34 @@ SECRET_HEADERS = frozenset(
         "set-cookie",
     }
 )
-SECRET_QUERY_PARAMETERS = frozenset({"key", "api_key", "apikey", "token", "access_token"})
+SECRET_QUERY_PARAMETERS = frozenset(
+    {
+        "key",
+        "api_key",
+        "apikey",
+        "token",
+        "access_token",
+        "refresh_token",
+        "password",
+        "secret",
+        "client_secret",
+        "sig",
+        "signature",
+        "x-amz-signature",
+        "x-amz-security-token",
+    }
+)
+"""Query parameters whose value is a credential (compared without regard to case)."""
+URL_MASK = "***"
+"""What stands for a credential in a shown URL."""
+
+# A URL in any text: its scheme, its authority (up to the path, query or fragment), and
+# its query (up to the fragment or the end of the URL). A scheme is at most 32 characters,
+# so a long run of letters and dots is looked at a bounded number of times.
+_URL = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://)(?P<authority>[^\s/?#]*)"
+    r"(?P<path>[^\s?#]*)(?:\?(?P<query>[^\s#]*))?"
+)
 
 # Known credential shapes. Deliberately specific: a loose pattern would eat reasoning
 # text or ids that people need to read.
@@ -219,17 +254,41 @@ class Redactor:
         }
 
     def url(self, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.query:
-            query = [
-                (name, REDACTED if name.lower() in SECRET_QUERY_PARAMETERS else value)
-                for name, value in parse_qsl(parts.query, keep_blank_values=True)
-            ]
-            parts = parts._replace(query=urlencode(query, safe="[]:"))
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", f":{REDACTED}@")
-            parts = parts._replace(netloc=netloc)
-        return self.text(urlunsplit(parts))
+        """``url`` as it may be recorded: :func:`shown_url`, then :meth:`text`."""
+        return self.text(shown_url(url))
+
+
+def shown_url(text: str) -> str:
+    """``text`` (a URL, or any text quoting URLs) with the credentials of every URL in it
+    masked: the userinfo's password (``user:***@``), or a userinfo without a password
+    whole (``***@``), and the value of every credential query parameter (``key=***``).
+    Everything else is left as written; text without ``://`` is returned as it is."""
+    if "://" not in text:
+        return text
+    return _URL.sub(_masked_url, text)
+
+
+def _masked_url(match: re.Match[str]) -> str:
+    authority = match["authority"]
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        user, colon, _password = userinfo.partition(":")
+        authority = f"{user}:{URL_MASK}@{host}" if colon and user else f"{URL_MASK}@{host}"
+    shown = match["scheme"] + authority + match["path"]
+    query = match["query"]
+    if query is None:
+        return shown
+    return f"{shown}?{_masked_query(query)}"
+
+
+def _masked_query(query: str) -> str:
+    items = []
+    for item in query.split("&"):
+        name, equals, _value = item.partition("=")
+        if equals and unquote(name).lower() in SECRET_QUERY_PARAMETERS:
+            item = f"{name}={URL_MASK}"
+        items.append(item)
+    return "&".join(items)
 
 
 _REDACTED_BYTES: Final = REDACTED.encode("ascii")

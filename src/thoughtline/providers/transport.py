@@ -12,7 +12,9 @@ request's ``timeout`` extension), the error types the provider layer maps to
 ``PROVIDER_UNREACHABLE``/``PROVIDER_TIMEOUT``/interruptions. aiohttp's failures are
 translated into httpx2's here, so nothing above knows the difference. Bodies are passed
 through undecoded (``Content-Encoding`` is left to httpx2, as with its own transport), and
-cookies are httpx2's business too (aiohttp keeps none).
+cookies are httpx2's business too (aiohttp keeps none); so is a base URL's userinfo
+(``http://user:password@host``): httpx2's client sends it as Basic auth, and aiohttp gets
+the URL without it, as httpx2's own transport sends it.
 Proxies come from the environment (``HTTPS_PROXY``, ``NO_PROXY``...: ``proxies.py``), read
 once when the transport is made, as httpx2 reads them when its client is made. aiohttp
 speaks to ``http://`` proxies only: when the environment names one reached over TLS or
@@ -26,7 +28,8 @@ trust store (or ``SSL_CERT_FILE``/``SSL_CERT_DIR``: one that cannot be read is a
 aiohttp's own ``trust_env`` is left off: it would read the environment and ``~/.netrc``
 in a worker thread twice per request, and it sends the ``.netrc`` password of the
 provider's host as Basic auth (a request that carries its own ``Authorization`` then
-fails outright). A provider's credentials are its API key, nothing else.
+fails outright). A provider's credentials are its API key, or the userinfo its base URL
+was written with.
 """
 
 from __future__ import annotations
@@ -129,7 +132,10 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         try:
             response = await session.request(
                 request.method,
-                str(request.url),
+                # Without its userinfo: the client sent that as an Authorization header
+                # (aiohttp refuses a URL holding credentials beside one), as httpx2's own
+                # transports leave it out of the request they send.
+                str(request.url.copy_with(userinfo=b"")),
                 headers=request.headers.multi_items(),
                 data=content or None,
                 allow_redirects=False,

@@ -1,8 +1,9 @@
 """Running the tool calls of one step: in parallel (bounded), each with the tool timeout,
 each recorded on the task, traced and told live, and each answered to the model.
 
-Nothing a tool does stops the loop: a tool's error, a timeout, a result over the cap (cut
-and marked), a server that died, a tool the task may not call (``TOOL_NOT_ALLOWED``), a
+Nothing a tool does stops the loop: a tool's error, a JSON-RPC error its server answered
+(``TOOL_CALL_FAILED``), a timeout, a result over the cap (cut and marked), a server that
+died, a tool the task may not call (``TOOL_NOT_ALLOWED``), a
 destructive call the run's approver turned down (``TOOL_NOT_ALLOWED``; see
 :mod:`~thoughtline.runtime.run_tools`) and one nobody offered (``TOOL_NOT_FOUND``) each go
 back to the model as an error result. The approver is asked before the call takes one

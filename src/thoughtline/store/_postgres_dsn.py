@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from thoughtline.providers.redaction import URL_MASK, shown_url
+
 URL_SCHEMES = ("postgresql://", "postgres://")
-MASK = "***"
+MASK = URL_MASK
 DEFAULT_PORT = "5432"
 
 _KEY_VALUE = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
@@ -33,26 +35,11 @@ def server_location(dsn: str) -> str:
 
 
 def mask_password(dsn: str) -> str:
-    """The connection string with its password (if any) replaced by ``***``."""
+    """The connection string with its password (if any) replaced by ``***``: a URL as
+    every URL is shown (:func:`~thoughtline.providers.redaction.shown_url`; a user name
+    without a password is masked too), a key/value string's ``password``."""
     if is_postgres_url(dsn):
-        parts = urlsplit(dsn)
-        netloc = parts.netloc
-        if "@" in netloc:
-            credentials, _, hosts = netloc.rpartition("@")
-            user, has_password, _ = credentials.partition(":")
-            netloc = f"{user}:{MASK}@{hosts}" if has_password else netloc
-        query = "&".join(
-            f"password={MASK}" if item.partition("=")[0] == "password" else item
-            for item in parts.query.split("&")
-            if item
-        )
-        # Built by hand: urlunsplit drops the "//" of an empty host (postgresql:///db).
-        masked = f"{parts.scheme}://{netloc}{parts.path}"
-        return (
-            masked
-            + (f"?{query}" if query else "")
-            + (f"#{parts.fragment}" if parts.fragment else "")
-        )
+        return shown_url(dsn)
     return _KEY_VALUE.sub(
         lambda match: f"{match[1]}={MASK}" if match[1] == "password" else match[0], dsn
     )

@@ -2,11 +2,14 @@
 or reach it (Streamable HTTP), list its tools, call one, stop it.
 
 Every way a server can fail ends in one sentence with a stable code, never a traceback:
-a server that does not start or dies (``TOOL_SERVER_UNAVAILABLE``, with the tail of what
-it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``), a tool it does
-not have (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a result, not an
-exception: the model is told, and the loop goes on. Results are cut at
-``max_result_chars`` and marked so.
+a server that does not start, dies or cannot be reached (``TOOL_SERVER_UNAVAILABLE``, with
+the tail of what it wrote to stderr), one that does not answer in time (``TOOL_TIMEOUT``),
+a tool it does not list (``TOOL_NOT_FOUND``). A tool's own failure (``isError``) is a
+result, not an exception: the model is told, and the loop goes on. So is a JSON-RPC error
+a live server answers a call with, or a result that is not a tool result
+(``TOOL_CALL_FAILED``, with the server's code and its message, cut and on one line): the
+connection stays, and the next call goes through.
+Results are cut at ``max_result_chars`` and marked so.
 
 A stdio server lives exactly as long as the ``async with`` block: the client stops it
 (stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
@@ -25,6 +29,7 @@ from types import TracebackType
 from typing import IO, Any, Final
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.providers.redaction import shown_url
 from thoughtline.tools.environment import server_environment, server_headers
 from thoughtline.tools.settings import McpServerSettings
 
@@ -33,6 +38,12 @@ logger = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S: Final = 30.0
 DEFAULT_MAX_RESULT_CHARS: Final = 100_000
 _STDERR_TAIL_CHARS: Final = 2_000
+_SERVER_MESSAGE_CHARS: Final = 500
+"""How much of the message of a JSON-RPC error a server answers with is kept."""
+_CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONNECTION_CLOSED: Final = -32000
+"""The code the ``mcp`` SDK (like MCP's other SDKs) gives a request whose connection
+ended before its answer came: the server is gone, not answering."""
 _MIN_MESSAGE_BYTES: Final = 4 * 1024 * 1024
 """The least of a stdio server's message kept: a longer answer is cut as it is read
 (:mod:`thoughtline.tools.stdio_transport`), 16 bytes per result character allowed above."""
@@ -61,7 +72,9 @@ class ToolInfo:
 class ToolOutcome:
     """What one call returned: ``text`` for the model (cut to the limit when
     ``truncated``), ``is_error`` when the tool failed, and ``error_code`` when it could
-    not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)."""
+    not be called at all (``TOOL_TIMEOUT``, ``TOOL_NOT_FOUND``, ``TOOL_SERVER_UNAVAILABLE``)
+    or its server answered the call with a JSON-RPC error or a result that is not a tool
+    result (``TOOL_CALL_FAILED``)."""
 
     text: str
     is_error: bool = False
@@ -159,6 +172,10 @@ class McpConnection:
                 is_error=True,
                 error_code="TOOL_NOT_FOUND",
             )
+        if self._client is None:  # its connection ended with an earlier call's failure
+            return self._unavailable_outcome(
+                "is no longer connected: it stopped earlier in the run"
+            )
         try:
             async with asyncio.timeout(timeout_s):
                 result = await self._client.call_tool(name, dict(arguments))
@@ -169,12 +186,16 @@ class McpConnection:
                 is_error=True,
                 error_code="TOOL_TIMEOUT",
             )
-        except Exception as exc:  # the server died or broke the protocol mid-call
-            return ToolOutcome(
-                text=self._unavailable(f"failed during the call ({_reason(exc)})").message,
-                is_error=True,
-                error_code="TOOL_SERVER_UNAVAILABLE",
-            )
+        except Exception as exc:  # the server answered an error, died or broke the protocol
+            answered = _answered(exc)
+            if answered is not None:
+                return ToolOutcome(
+                    text=f"The MCP server {self.settings.name} answered the call to {name} "
+                    f"with {answered}",
+                    is_error=True,
+                    error_code="TOOL_CALL_FAILED",
+                )
+            return self._unavailable_outcome(f"failed during the call ({_reason(exc)})")
         from thoughtline.tools.stdio_transport import CUT_META_KEY
 
         text = _result_text(result)
@@ -229,6 +250,13 @@ class McpConnection:
         finally:
             self._client = None
 
+    def _unavailable_outcome(self, what: str) -> ToolOutcome:
+        return ToolOutcome(
+            text=self._unavailable(what).message,
+            is_error=True,
+            error_code="TOOL_SERVER_UNAVAILABLE",
+        )
+
     def _unavailable(self, what: str) -> ThoughtlineError:
         settings = self.settings
         message = f"The MCP server {settings.name} ({settings.describe()}) {what}."
@@ -257,11 +285,49 @@ def cut_result(text: str, limit: int) -> tuple[str, bool]:
     return text[:limit] + f"\n[result cut at {limit:,} of {len(text):,} characters]", True
 
 
+def _answered(exc: BaseException) -> str | None:
+    """What a live server answered the call with, when ``exc`` (possibly grouped) says it
+    answered: a JSON-RPC error (``an error (JSON-RPC CODE): MESSAGE``) or a result that
+    is not a tool result. ``None`` for a connection that ended (the SDK's ``-32000``) and
+    every other failure."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, ValidationError):  # the SDK read the answer as a CallToolResult
+        problem = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "the result"
+        return (
+            "a result that is not an MCP tool result "
+            f"({_server_text(where + ': ' + problem['msg'])})."
+        )
+    if not isinstance(exc, MCPError) or exc.code == _CONNECTION_CLOSED:
+        return None
+    message = _server_text(str(exc.message)) or "(no message)"
+    ended = message if message.endswith((".", "!", "?", "…")) else message + "."
+    return f"an error (JSON-RPC {exc.code}): {ended}"
+
+
+def _server_text(text: str) -> str:
+    """A server's ``text`` as a message quotes it: on one line, its other control
+    characters (and bidi overrides) written as escapes (``\\x1b``), cut at
+    :data:`_SERVER_MESSAGE_CHARS`."""
+    text = _CONTROLS.sub(_escaped, " ".join(text.split()))
+    if len(text) > _SERVER_MESSAGE_CHARS:
+        text = text[: _SERVER_MESSAGE_CHARS - 1] + "…"
+    return text
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
 def _reason(exc: BaseException) -> str:
     """The innermost cause of a (possibly grouped) failure, in a few words."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
+    text = shown_url(str(exc) or type(exc).__name__)  # it may quote the server's URL
     return " ".join(text.split())[:300]
 
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 
 from thoughtline._user_files import read_text_file
 from thoughtline.errors import ConfigError
+from thoughtline.providers.redaction import shown_url
 
 SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 SERVER_NAME_RULE: Final = (
@@ -68,10 +69,11 @@ class McpServerSettings:
         return "stdio" if self.command is not None else "http"
 
     def describe(self) -> str:
-        """How it is reached, for people: the command line or the URL."""
+        """How it is reached, for people: the command line or the URL, its credentials
+        masked (:func:`~thoughtline.providers.redaction.shown_url`)."""
         if self.command is not None:
             return " ".join((self.command, *self.args))
-        return self.url or ""
+        return shown_url(self.url or "")
 
     def expanded_env(self, environ: Mapping[str, str]) -> dict[str, str]:
         """``env`` with ``${VAR}`` filled in from ``environ`` (unless :attr:`literal`)."""
@@ -131,7 +133,7 @@ def parse_server(name: str, table: Mapping[str, Any], source: str, fail: Fail) -
             kind = "an HTTP server (url)" if url is not None else "a stdio server (command)"
             raise fail(f"{prefix}.{key}", f"does not apply to {kind}")
     if url is not None and not url.startswith(("http://", "https://")):
-        raise fail(f"{prefix}.url", f"must be an http:// or https:// URL, got {url!r}")
+        raise fail(f"{prefix}.url", f"must be an http:// or https:// URL, got {shown_url(url)!r}")
     allow = _strings(table, "allow", prefix, fail)
     destructive = table.get("allow_destructive", False)
     if not isinstance(destructive, bool):
