@@ -79,9 +79,7 @@ def export_command(run_id: str | None, form: Literal["md", "json"], output: Path
             record = markdown_record(snapshot)
             # color=True: click would strip what looks like a colour code from a pipe,
             # and the record is to hold a tool's or model's text exactly.
-            click.echo(
-                visible(record) if is_terminal(sys.stdout) else record, nl=False, color=True
-            )
+            click.echo(visible(record) if is_terminal(sys.stdout) else record, nl=False, color=True)
         return
     text = (
         markdown_record(snapshot)
