@@ -132,18 +132,28 @@ class TaskStep:
 
 
 def task_steps(task: TaskSnapshot) -> list[TaskStep]:
-    """The task's reasoning and tool calls by step, in order. A task of one step (or
-    whose reasoning parts do not say their step: stored before they did, or still
-    streaming) is one unlabelled step holding all of its reasoning."""
+    """The task's reasoning and tool calls by step, in order. A task of one step is one
+    unlabelled step. When reasoning parts do not say their step (stored before they did,
+    or still streaming), the reasoning comes first as one unlabelled text, then the
+    calls by step."""
     reasoning = task.get("reasoning") or ""
     calls = tuple(task.get("tool_calls") or ())
     parts = task.get("reasoning_parts") or []
-    numbers = sorted({call["step"] for call in calls} | {p["step"] for p in parts if "step" in p})
-    labelled = task.get("steps", 1) > 1 and (
-        not reasoning or (bool(parts) and all("step" in part for part in parts))
-    )
-    if not labelled:
+    if task.get("steps", 1) <= 1:
         return [TaskStep(number=None, reasoning=reasoning, calls=calls)]
+    numbers = sorted({call["step"] for call in calls} | {p["step"] for p in parts if "step" in p})
+    if reasoning and not (parts and all("step" in part for part in parts)):
+        return [
+            TaskStep(number=None, reasoning=reasoning, calls=()),
+            *(
+                TaskStep(
+                    number=number,
+                    reasoning="",
+                    calls=tuple(call for call in calls if call["step"] == number),
+                )
+                for number in sorted({call["step"] for call in calls})
+            ),
+        ]
     return [
         TaskStep(
             number=number,
