@@ -26,6 +26,7 @@ from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
+    Fault,
     SimReasoning,
     SimRequest,
     SimToolCall,
@@ -385,6 +386,72 @@ async def test_cancelling_stops_the_call_in_flight_and_the_server(
     (call,) = task.tool_calls
     assert (call.status, call.error) == ("cancelled", "TOOL_CANCELLED")
     assert len(sim.requests) == 1  # nothing more was asked of the model
+
+
+async def test_cancelling_while_a_tool_runs_keeps_the_whole_reasoning_and_says_where_it_stopped(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(FINAL)
+    sim.script(calling("sleep", {"seconds": 60}), times=1)
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    run = runtime.prepare(one_task(), explicit_mode="surface")
+
+    def observe(event: RunEvent) -> None:
+        if isinstance(event, TaskToolCallStarted):  # step 1 ended whole; its tool runs
+            asyncio.get_running_loop().call_soon(runtime.cancel, run.id)
+
+    try:
+        ended = await runtime.execute(run, observer=observe)
+    finally:
+        await runtime.aclose()
+        store.close()
+    task = ended.tasks[0]
+    assert task.status == "cancelled"
+    # The reasoning of the one call made arrived whole: shown, not "marked partial".
+    assert task.reasoning_status == "shown"
+    assert task.reasoning_notice is not None
+    assert task.reasoning_notice.startswith("Shown: the provider's summary"), task.reasoning_notice
+    assert task.reasoning_notice.endswith(
+        " The task was cancelled while the tool calls of step 1 ran."
+    ), task.reasoning_notice
+    assert task.reasoning == REASONING[0].text
+
+
+async def test_cancelling_a_later_step_before_its_reasoning_says_which_step(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    sim.script(FINAL)
+    sim.script(calling("repeat", {"text": "ab", "times": 2}), times=1)
+    runtime, store = tooled_runtime(tmp_path / "home", sim_server, environ)
+    run = runtime.prepare(one_task(), explicit_mode="surface")
+
+    def observe(event: RunEvent) -> None:
+        if isinstance(event, TaskToolCallStarted):  # step 2's call will send nothing back
+            sim.inject(Fault.stall())
+
+    async def cancel_in_step_2() -> None:
+        for _ in range(6000):  # at most a minute
+            if len(sim.requests) == 2:
+                runtime.cancel(run.id)
+                return
+            await asyncio.sleep(0.01)
+
+    try:
+        ended, _ = await asyncio.gather(runtime.execute(run, observer=observe), cancel_in_step_2())
+    finally:
+        await runtime.aclose()
+        store.close()
+    task = ended.tasks[0]
+    assert task.status == "cancelled"
+    assert task.steps == 2
+    assert task.reasoning_status == "interrupted"
+    # Step 1's reasoning was shown: the notice speaks of step 2, and only once.
+    assert task.reasoning_notice == (
+        "The task was cancelled in step 2, before any of its reasoning text arrived. "
+        "Reasoning shown for 1 of 2 steps."
+    )
+    assert task.reasoning_parts is not None
+    assert [part.step for part in task.reasoning_parts] == [1]
 
 
 async def test_a_loaded_key_in_tool_arguments_is_redacted_before_anything_sees_it(

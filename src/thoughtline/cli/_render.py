@@ -11,16 +11,24 @@ consoles from :func:`text_console`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
 from thoughtline.pricing import format_amount
-from thoughtline.records import CostSnapshot, PersonaSnapshot, RunSnapshot, ToolCallSnapshot
+from thoughtline.records import (
+    CostSnapshot,
+    PersonaSnapshot,
+    RunSnapshot,
+    TaskSnapshot,
+    ToolCallSnapshot,
+)
 
 STATUS_STYLE = {
     "done": "green",
@@ -64,20 +72,41 @@ def print_outputs(
     *,
     finishes: Mapping[str, str] | None = None,
 ) -> None:
-    """Each task's full answer and, only when present in the snapshot (the mode shows
-    it), its whole reasoning first, as it came, set apart from the answer."""
+    """Each task's full answer and, before it, step by step: the reasoning, only when
+    present in the snapshot (the mode shows it), whole, set apart from the answer; and
+    the tool calls, one short line each for their arguments and result (``--json`` and
+    ``export`` hold them whole). Over several steps, each is labelled with its step."""
+    width = min(console.width, _CALL_LINE_WIDTH)
     for task in snapshot["tasks"]:
         console.rule(
             Text.assemble((visible(task["name"]), "bold"), " ", (visible(task["executor"]), "dim"))
         )
-        reasoning = task.get("reasoning")
         output = task["output"]
-        if reasoning:
-            console.print(Text(f"reasoning ({len(reasoning):,} characters)", style="dim bold"))
-            console.print(visible_text(reasoning, "dim italic"), soft_wrap=True)
-            if output:
-                console.print()
-                console.print(Text("answer", style="bold"))
+        printed = False
+        for step in task_steps(task):
+            prefix = "" if step.number is None else f"step {step.number} · "
+            if step.reasoning:
+                if printed:
+                    console.print()
+                console.print(
+                    Text(
+                        f"{prefix}reasoning ({len(step.reasoning):,} characters)",
+                        style="dim bold",
+                    )
+                )
+                console.print(visible_text(step.reasoning, "dim italic"), soft_wrap=True)
+                printed = True
+            if step.calls:
+                if printed:
+                    console.print()
+                console.print(Text(f"{prefix}tool calls", style="dim bold"))
+                for call in step.calls:
+                    for call_line in tool_call_lines(call, width):
+                        console.print(call_line, no_wrap=True, overflow="crop")
+                printed = True
+        if printed and output:
+            console.print()
+            console.print(Text("answer", style="bold"))
         if output:
             # soft_wrap: the terminal wraps; no padding, no trailing spaces, linear in size.
             console.print(visible_text(output), soft_wrap=True)
@@ -89,6 +118,52 @@ def print_outputs(
             console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
             console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStep:
+    """What a task's views show of one model call: the reasoning displayed for it and
+    the tool calls it asked for. ``number`` is ``None`` for a task of one step (nothing
+    to tell apart, so nothing is labelled)."""
+
+    number: int | None
+    reasoning: str
+    calls: tuple[ToolCallSnapshot, ...]
+
+
+def task_steps(task: TaskSnapshot) -> list[TaskStep]:
+    """The task's reasoning and tool calls by step, in order. A task of one step is one
+    unlabelled step. When reasoning parts do not say their step (stored before they did,
+    or still streaming), the reasoning comes first as one unlabelled text, then the
+    calls by step."""
+    reasoning = task.get("reasoning") or ""
+    calls = tuple(task.get("tool_calls") or ())
+    parts = task.get("reasoning_parts") or []
+    if task.get("steps", 1) <= 1:
+        return [TaskStep(number=None, reasoning=reasoning, calls=calls)]
+    numbers = sorted({call["step"] for call in calls} | {p["step"] for p in parts if "step" in p})
+    if reasoning and not (parts and all("step" in part for part in parts)):
+        return [
+            TaskStep(number=None, reasoning=reasoning, calls=()),
+            *(
+                TaskStep(
+                    number=number,
+                    reasoning="",
+                    calls=tuple(call for call in calls if call["step"] == number),
+                )
+                for number in sorted({call["step"] for call in calls})
+            ),
+        ]
+    return [
+        TaskStep(
+            number=number,
+            reasoning="\n\n".join(
+                part["text"] for part in parts if part.get("step") == number and part["text"]
+            ),
+            calls=tuple(call for call in calls if call["step"] == number),
+        )
+        for number in numbers
+    ]
 
 
 def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
@@ -169,12 +244,14 @@ def _ms(value: float | None) -> str:
 
 
 _ARGUMENTS_SHOWN = 120
+_CALL_LINE_WIDTH = 120
+"""The widest a tool call's lines are printed at the end of a run, on a wider console."""
 
 
 def tool_call_line(call: ToolCallSnapshot) -> str:
     """One line for a tool call, as it starts (``→``) or ends (``✓`` / ``✗``): the
     server and tool, the arguments (cut), then the status, code and duration."""
-    tool = f"{call['server']}.{call['name']}" if call["server"] else call["name"]
+    tool = tool_name(call)
     if call["status"] == "running":
         arguments = " ".join(call["arguments"].split())
         if len(arguments) > _ARGUMENTS_SHOWN:
@@ -189,6 +266,37 @@ def tool_call_line(call: ToolCallSnapshot) -> str:
     if call["result_truncated"]:
         line += ", result cut"
     return line
+
+
+def tool_name(call: ToolCallSnapshot) -> str:
+    """``server.tool``, or the bare name the model asked for when no server has it."""
+    return f"{call['server']}.{call['name']}" if call["server"] else call["name"]
+
+
+def tool_call_lines(call: ToolCallSnapshot, width: int) -> list[Text]:
+    """A tool call after the fact, in at most ``width`` columns: a line with its tool,
+    status, error code and time (as the live panel showed it as it ended), then its
+    arguments and its result (what the model was sent), one line each, cut with ``…``."""
+    head = f"→ {tool_name(call)} running" if call["status"] == "running" else tool_call_line(call)
+    style = "red" if call["is_error"] else "magenta"
+    lines = [Text(one_line(head, width), style=style)]
+    rows = [("arguments", call["arguments"])]
+    if call["result"] is not None:
+        rows.append(("result", call["result"]))
+    for label, text in rows:
+        lead = f"  {label:<9} "
+        lines.append(Text.assemble((lead, "dim"), one_line(text, width - len(lead)) or "(empty)"))
+    return lines
+
+
+def one_line(text: str, width: int) -> str:
+    """``text`` on one line of at most ``width`` columns, made :func:`visible`: runs of
+    whitespace (line ends included) are one space, and what does not fit ends in ``…``."""
+    head = text[: max(width, 1) * 4]  # splitting a long text costs its whole length
+    line = visible(" ".join(head.split()))
+    if cell_len(line) <= width and len(head) == len(text):
+        return line
+    return set_cell_size(line, max(width - 1, 0)).rstrip() + "…"
 
 
 _PERSONA_SOURCES = {

@@ -21,13 +21,13 @@ from typing import Literal
 import click
 
 from thoughtline.cli._context import open_store
-from thoughtline.cli._render import cost_line
+from thoughtline.cli._render import cost_line, task_steps, tool_name
 from thoughtline.cli._terminal_text import is_terminal, json_for, visible
 from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.cli.runs_command import RUN_ID_HELP
 from thoughtline.config import load_config
-from thoughtline.records import RunSnapshot, TaskSnapshot, UsageSnapshot
+from thoughtline.records import RunSnapshot, TaskSnapshot, ToolCallSnapshot, UsageSnapshot
 
 __all__ = ["export_command", "markdown_record"]
 
@@ -77,7 +77,9 @@ def export_command(run_id: str | None, form: Literal["md", "json"], output: Path
             click.echo(json_for(sys.stdout, snapshot))
         else:
             record = markdown_record(snapshot)
-            click.echo(visible(record) if is_terminal(sys.stdout) else record, nl=False)
+            # color=True: click would strip what looks like a colour code from a pipe,
+            # and the record is to hold a tool's or model's text exactly.
+            click.echo(visible(record) if is_terminal(sys.stdout) else record, nl=False, color=True)
         return
     text = (
         markdown_record(snapshot)
@@ -130,19 +132,22 @@ def _task_section(task: TaskSnapshot) -> list[str]:
         f"- role: {_one_line(task['role'])}; model: {_one_line(where) or '—'}; "
         f"effort: {task['effort']}; chain of thought: {task['chain_of_thought']}",
     ]
+    steps = task_steps(task)
     if task["reasoning"]:
-        lines += ["", "### Reasoning", "", *_fenced(task["reasoning"])]
+        lines += ["", "### Reasoning"]
+        for step in steps:
+            if not step.reasoning:
+                continue
+            if step.number is not None:
+                lines += ["", f"#### Step {step.number}"]
+            lines += ["", *_fenced(step.reasoning)]
     if task["reasoning_notice"]:
         lines += ["", f"> {_one_line(task['reasoning_notice'])}"]
-    calls = task.get("tool_calls") or []
-    if calls:
-        lines += ["", "### Tool calls", ""]
-    for call in calls:
-        server = f"{call['server']}." if call["server"] else ""
-        lines.append(
-            f"- step {call['step']}: `{_one_line(server + call['name'])}` → {call['status']}"
-            + (f" ({call['error']})" if call["error"] else "")
-        )
+    if task.get("tool_calls"):
+        lines += ["", "### Tool calls"]
+        for step in steps:
+            for call in step.calls:
+                lines += ["", *_tool_call_section(call)]
     lines += ["", "### Answer", ""]
     lines.append(task["output"] if task["output"] else "_(no answer)_")
     if task["error"] is not None:
@@ -153,6 +158,23 @@ def _task_section(task: TaskSnapshot) -> list[str]:
     if task["status"] != "prepared":
         cost = _one_line(cost_line(task["cost"]))
         lines += ["", f"C{cost[1:]}."]
+    return lines
+
+
+def _tool_call_section(call: ToolCallSnapshot) -> list[str]:
+    """A tool call: its step, tool, status, error code and time on one line, then its
+    arguments and result whole, each in its own fence."""
+    head = f"step {call['step']}: {_inline(tool_name(call))} → {call['status']}"
+    if call["error"]:
+        head += f" ({_inline(call['error'])})"
+    if call["duration_ms"] is not None:
+        head += f", {call['duration_ms']:.0f} ms"
+    lines = [f"#### {head}", "", "Arguments:", "", *_fenced(call["arguments"])]
+    if call["result"] is not None:
+        # Cut: what is stored is the start of what the model was sent, or the model
+        # itself got it cut (the snapshot's result_truncated).
+        label = "Result (cut)" if call["result_truncated"] else "Result"
+        lines += ["", f"{label}:", "", *_fenced(call["result"])]
     return lines
 
 
@@ -170,6 +192,19 @@ def _fenced(text: str) -> list[str]:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, text, fence]
+
+
+# Inline structure only: the text never starts a line (a fixed lead comes first), so the
+# characters that matter only there (-, +, 1.) need no escape; # is escaped, as a
+# heading drops a closing run of it.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
+
+
+def _inline(text: str) -> str:
+    """Text a tool or its server named, for a heading: one line, every character that
+    gives Markdown structure inside a line escaped, so it reads as written and opens no
+    link, HTML tag, code span or emphasis."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _one_line(text))
 
 
 def _one_line(text: str) -> str:

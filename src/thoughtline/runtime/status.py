@@ -39,13 +39,16 @@ def derive_reasoning_status(
     cancelled: bool = False,
     stopped_by: str | None = None,
     cost: Cost | None = None,
+    step: int | None = None,
 ) -> ReasoningVerdict:
     """The status for one provider call, from the mode and what the provider returned.
 
     ``stopped_by`` says why a cancelled call was stopped when nobody cancelled the task
     (e.g. its store could not be written); it leads the notice in place of "The task was
     cancelled". ``cost`` is what the call cost: the notice says what its reasoning
-    tokens cost where that is known (``hidden`` withholds the text, not the bill)."""
+    tokens cost where that is known (``hidden`` withholds the text, not the bill).
+    ``step`` is the call's number in a task of several: a broken call's notice names it
+    (the task's other steps may have reasoned whole)."""
     tokens = response.usage.reasoning_tokens
     spent = reasoning_cost_clause(cost)
     token_clause = f" The model reasoned for {tokens} tokens{spent}." if tokens else ""
@@ -88,6 +91,8 @@ def derive_reasoning_status(
             lead = "The call reached its total timeout"
         else:
             lead = "The stream broke"
+        if step is not None:
+            lead += f" in step {step}"
         # Where it stopped: once answer text arrived, the reasoning before it was whole.
         answering = bool(response.text)
         if text_parts and answering and not partial:
@@ -112,9 +117,10 @@ def derive_reasoning_status(
             return ReasoningVerdict(
                 "interrupted", f"{lead} during reasoning; {kept}." + token_clause
             )
-        return ReasoningVerdict(
-            "interrupted", f"{lead} before any reasoning text arrived." + token_clause
-        )
+        before = " before any reasoning text arrived"
+        if step is not None:
+            before = ", before any of its reasoning text arrived"
+        return ReasoningVerdict("interrupted", f"{lead}{before}." + token_clause)
 
     if endpoint.wire_api == "openai-chat" and endpoint.dialect == "openai":
         return ReasoningVerdict(

@@ -142,16 +142,24 @@ class Steps:
             for part in parts
         ]
 
-    def reasoning_account(self, displays: bool, costs: Sequence[Cost] = ()) -> str:
+    def reasoning_account(
+        self, displays: bool, costs: Sequence[Cost] = (), *, stopped: int | None = None
+    ) -> str:
         """A sentence on reasoning over several steps, for the task's notice: for how
         many steps it was shown, and which returned none (with the tokens the provider
-        counted, when it did, and what they cost where ``costs``, one per step, know)."""
+        counted, when it did, and what they cost where ``costs``, one per step, know).
+        ``stopped`` is the step whose call was stopped: the notice already said what
+        of its reasoning arrived, so it is not said to have returned none."""
         total = len(self._steps)
         if not displays:
             return f" The task made {total} model calls."
         empty = [step for step in self._steps if not step.captured.for_task]
         if not empty:
             return f" Reasoning shown for all {total} steps."
+        shown = total - len(empty)
+        empty = [step for step in empty if step.number != stopped]
+        if not empty:
+            return f" Reasoning shown for {shown} of {total} steps."
         missing = "; ".join(
             f"step {step.number} returned none"
             + (
@@ -162,7 +170,7 @@ class Steps:
             )
             for step in empty
         )
-        return f" Reasoning shown for {total - len(empty)} of {total} steps; {missing}."
+        return f" Reasoning shown for {shown} of {total} steps; {missing}."
 
     def task_text(self) -> str | None:
         """The joined text for ``task.reasoning``; ``None`` when there is none to show."""

@@ -483,12 +483,18 @@ class TaskCall:
         sink = self.sink
         last = steps.last
         response = last.response
+        # Stopped between model calls (while the last step's tool calls ran): every call
+        # ended whole, so the reasoning is judged as for a task that ended, and the
+        # notice says where the task stopped.
         cancelled = last.cancelled or self.stopped
+        between = self.stopped and not last.cancelled and bool(response.tool_calls)
+        cut = cancelled and not between  # a model call was stopped: its reasoning is cut
         # Over several steps the status speaks of the task: reasoning that arrived in an
         # earlier step was shown or recorded even when the last step returned none (the
-        # notice then accounts for each step). A stopped task speaks of its last step.
+        # notice then accounts for each step). A stopped task speaks of its last step,
+        # and names it.
         judged = last
-        if not cancelled:
+        if not cut:
             judged = next(
                 (
                     step
@@ -502,16 +508,22 @@ class TaskCall:
             response=judged.response,
             endpoint=sink.client_for(task.provider).endpoint,
             capability=judged.capability,
-            cancelled=cancelled,
+            cancelled=cut,
             stopped_by=sink.stopped_by(),
             cost=self.step_cost(judged),
+            step=judged.number if len(steps) > 1 else None,
         )
         task.output = last.captured.output
         task.reasoning = steps.task_text()
         task.reasoning_parts = steps.for_task()
         task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
         if len(steps) > 1 and task.reasoning_notice is not None:
-            task.reasoning_notice += steps.reasoning_account(self.gate.displays, task.step_costs)
+            task.reasoning_notice += steps.reasoning_account(
+                self.gate.displays, task.step_costs, stopped=last.number if cut else None
+            )
+        if between and task.reasoning_notice is not None:
+            lead = sink.stopped_by() or "The task was cancelled"
+            task.reasoning_notice += f" {lead} while the tool calls of step {last.number} ran."
         if task.reasoning_notice is not None:
             # Reasoning sent back that the provider left unread is part of the account.
             for step in steps:

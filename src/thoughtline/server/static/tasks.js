@@ -19,6 +19,25 @@ const NO_ANSWER = {
 };
 const CHARS_PER_TOKEN = 4; // a rough estimate, labelled as one, until usage is reported
 
+/**
+ * A task's reasoning as `[step, text]` pairs, in step order, when it has several steps
+ * and every displayed part says its step (the snapshot's `reasoning_parts[].step`) and
+ * they join to the reasoning shown; otherwise null (one step, or reasoning still
+ * streaming in as deltas), and the reasoning is one text.
+ */
+export function reasoningBySteps(task) {
+  const parts = Array.isArray(task.reasoning_parts) ? task.reasoning_parts : [];
+  if (!(task.steps > 1) || !parts.length || !parts.every((part) => Number.isInteger(part.step))) return null;
+  const texts = parts.map((part) => String(part.text ?? "")).filter(Boolean);
+  if (texts.join("\n\n") !== (task.reasoning ?? "")) return null;
+  const steps = new Map();
+  for (const part of parts) {
+    if (!part.text) continue;
+    steps.set(part.step, [...(steps.get(part.step) ?? []), String(part.text)]);
+  }
+  return [...steps].map(([step, joined]) => [step, joined.join("\n\n")]);
+}
+
 /** "1.2 s", "3 min 05 s" */
 export function formatElapsed(ms) {
   if (!Number.isFinite(ms) || ms < 0) return "";
@@ -237,7 +256,27 @@ export class TaskCard {
         : "";
       this.reasoningNote.textContent = task.reasoning_notice ?? "";
       this.reasoningNote.hidden = !task.reasoning_notice;
-      setGrowingText(this.reasoningText, task.reasoning ?? "");
+      const steps = reasoningBySteps(task);
+      if (steps) {
+        // Settled parts of several steps: each under its step's label.
+        const key = `${steps.length}:${(task.reasoning ?? "").length}`;
+        if (this.reasoningText.dataset.steps !== key) {
+          this.reasoningText.dataset.steps = key;
+          this.reasoningText.replaceChildren(
+            ...steps.map(([step, text]) =>
+              h(
+                "section",
+                { class: "reasoning-step", testid: "reasoning-step", "data-step": String(step) },
+                h("h5", { class: "reasoning-step-label", testid: "reasoning-step-label" }, `step ${step}`),
+                h("div", { class: "reasoning-step-text" }, text),
+              ),
+            ),
+          );
+        }
+      } else {
+        delete this.reasoningText.dataset.steps;
+        setGrowingText(this.reasoningText, task.reasoning ?? "");
+      }
       return;
     }
     this.details = null;
