@@ -43,7 +43,7 @@ UNREQUESTED_KINDS = {
     "deepseek": ["raw"],  # DeepSeek reasoner always returns reasoning_content
     "vllm": [],
     "llamacpp": [],
-    "ollama": ["raw"],  # Ollama thinking models think unless told not to
+    "ollama": [],  # hidden mode tells a thinking model think: false
 }
 # The request keys that carry a reasoning request on each wire, as the server saw them.
 REASONING_KEYS = {
@@ -105,7 +105,7 @@ async def test_reasoning_requested(
 
 
 @pytest.mark.parametrize("endpoint", list(ENDPOINT_MODELS))
-async def test_hidden_requests_nothing_and_reports_what_arrives_anyway(
+async def test_hidden_asks_for_no_reasoning_and_reports_what_arrives_anyway(
     sim: Simulator, environ: dict[str, str], endpoint: str
 ) -> None:
     request = ModelRequest.simple(
@@ -117,6 +117,10 @@ async def test_hidden_requests_nothing_and_reports_what_arrives_anyway(
         assert body["reasoning"] == {"exclude": True}
     elif endpoint == "gemini":
         assert "thinkingConfig" not in body.get("generationConfig", {})
+    elif endpoint in ("vllm", "llamacpp"):  # the server's switch: do not think
+        assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    elif endpoint == "ollama":
+        assert body["think"] is False
     else:
         assert not any(key in body for key in REASONING_KEYS[endpoint])
     assert [part.kind for part in call.response.reasoning_parts] == UNREQUESTED_KINDS[endpoint]
