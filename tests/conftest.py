@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from thoughtline.testing import Simulator, SimulatorServer
+from thoughtline.testing import DEFAULT_TRANSCRIPT, Simulator, SimulatorServer
 
 CANARY_KEY = "tl-canary-key-0c4f9e27d1b8a653"
 KEY_VARIABLES = (
@@ -76,7 +76,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[SimulatorServer]:
-    with SimulatorServer(Simulator()) as server:
+    # One fixed answer for the library's own tests; the default model has tests of its own.
+    with SimulatorServer(Simulator(default_transcript=DEFAULT_TRANSCRIPT)) as server:
         yield server
 
 

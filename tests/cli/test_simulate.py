@@ -17,9 +17,10 @@ import pytest
 
 from tests.cli.test_run_cli import start_with_env
 from tests.conftest import KEY_VARIABLES
-from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT
+from thoughtline.testing.default_model import PLAIN_REASONING
 
-CANARY_REASONING = DEFAULT_TRANSCRIPT.reasoning[0].text  # the simulator's own reasoning
+CANARY_REASONING = PLAIN_REASONING  # the simulator's own reasoning
+SKY = "(simulated claude-sonnet-4-6) On 'Why is the sky blue?': Here is a short, direct answer from the simulated model."
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -127,12 +128,32 @@ def test_simulate_serves_the_runs_of_another_terminal_until_ctrl_c(
         )
         assert run.returncode == 0, run.stderr
         task = json.loads(run.stdout)["tasks"][0]
-        assert task["output"] == DEFAULT_TRANSCRIPT.answer
+        assert task["output"] == SKY
         assert task["reasoning"] == CANARY_REASONING
         hidden = thoughtline(home, env, "run", "Why is the sky blue?")
         assert hidden.returncode == 0, hidden.stderr
-        assert hidden.stdout == DEFAULT_TRANSCRIPT.answer + "\n"
+        assert hidden.stdout == SKY + "\n"
         assert CANARY_REASONING not in hidden.stdout + hidden.stderr
+        # The second suggested command: each answer names its model, role and request.
+        roles = thoughtline(
+            home,
+            env,
+            "run",
+            "Plan a cache",
+            "-r",
+            "architect",
+            "-r",
+            "reviewer",
+            "-p",
+            "deepseek",
+            "--json",
+        )
+        assert roles.returncode == 0, roles.stderr
+        assert [task["output"] for task in json.loads(roles.stdout)["tasks"]] == [
+            f"(simulated deepseek-reasoner, as {role}) On 'Plan a cache': Here is a short, "
+            "direct answer from the simulated model."
+            for role in ("architect", "reviewer")
+        ]
         # The port is taken now: a second simulator says so in one sentence.
         busy = thoughtline(home, {}, "simulate", "--port", str(port))
         assert busy.returncode == 2
@@ -166,7 +187,9 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
         "Reasoning (shown, the provider's summary):",
         CANARY_REASONING,
         "Answer:",
-        DEFAULT_TRANSCRIPT.answer,
+        "(simulated claude-sonnet-4-6, as engineer) On 'In two sentences: why keep a model's "
+        "reasoning separate from its answer?': Here is a short, direct answer from the "
+        "simulated model.",
         "",
         "Try next: thoughtline simulate serves these simulated providers until Ctrl-C and "
         "prints the lines to paste into another terminal; there:",
