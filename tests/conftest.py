@@ -60,6 +60,9 @@ SLOW_TESTS = frozenset(
         "tests/store/test_recovery.py::test_run_of_a_live_process_is_not_touched",
         "tests/store/test_recovery.py::test_what_reached_the_event_log_is_kept_per_mode",
         "tests/telemetry/test_otlp_export.py::test_thoughtline_run_delivers_spans_before_it_exits",
+        "tests/tools/test_demo_tools.py::test_a_root_that_is_not_a_directory_is_one_sentence",
+        "tests/tools/test_demo_tools.py::test_the_server_over_stdio_offers_three_read_only_tools_and_refuses_as_tool_errors",
+        "tests/tools/test_demo_tools.py::test_without_a_root_the_server_offers_no_file_reader",
         "tests/telemetry/test_settings.py::test_without_the_otel_extra_the_guard_names_it",
     }
 )

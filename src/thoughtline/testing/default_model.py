@@ -87,6 +87,7 @@ _URL = re.compile(r"https?://\S+")
 _TEXT_NAMES: Final = _word_set(
     "query q text prompt question input message search content topic request"
 )
+_ENDS: Final = (".", "!", "?", "…")
 _MAX_SCHEMA_DEPTH: Final = 8
 _QUOTE_CHARS: Final = 80
 _RESULT_CHARS: Final = 200
@@ -111,7 +112,7 @@ def respond(conversation: SimConversation, model: str | None) -> Transcript:
                     "I will quote them in the answer.",
                 ),
             ),
-            answer=f"{label} On '{asked}': {quoted}.",
+            answer=f"{label} On '{asked}': {quoted}{'' if quoted.endswith(_ENDS) else '.'}",
             response_id=f"sim_{seed}",
         )
     chosen = choose_tools(conversation.prompt, conversation.tools)
