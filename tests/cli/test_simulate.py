@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -182,6 +183,13 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert " chars" not in result.stdout
     tail = result.stdout[result.stdout.index("One run in full") :].splitlines()
+    # The tool loop's call, with the time the demo server's clock read.
+    clock = re.fullmatch(
+        r'Tool call: demo\.now \{"timezone":"Asia/Tokyo"\} \(done\): '
+        r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00 \(Asia/Tokyo, \w+day\))",
+        tail[7],
+    )
+    assert clock is not None, tail[7]
     assert tail == [
         "One run in full: anthropic claude-sonnet-4-6, chain_of_thought=surface.",
         "Reasoning (shown, the provider's summary):",
@@ -190,6 +198,13 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
         "(simulated claude-sonnet-4-6, as engineer) On 'In two sentences: why keep a model's "
         "reasoning separate from its answer?': Here is a short, direct answer from the "
         "simulated model.",
+        "",
+        "One tool loop: anthropic claude-sonnet-4-6 with the demo MCP server (python -m "
+        "thoughtline.testing.demo_tools), request 'What time is it in Tokyo?'.",
+        tail[7],
+        "Answer:",
+        f"(simulated claude-sonnet-4-6) On 'What time is it in Tokyo?': demo__now returned: "
+        f"{clock.group(1)}.",
         "",
         "Try next: thoughtline simulate serves these simulated providers until Ctrl-C and "
         "prints the lines to paste into another terminal; there:",
