@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import start_with_env
 from tests.conftest import KEY_VARIABLES
+from thoughtline.testing import Simulator
 from thoughtline.testing.default_model import PLAIN_REASONING
 
 CANARY_REASONING = PLAIN_REASONING  # the simulator's own reasoning
@@ -212,3 +214,49 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
         '  thoughtline run "Plan a cache" -r architect -r reviewer -p deepseek',
         "  thoughtline trace latest",
     ]
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def readme_tool_loop_command() -> str:
+    """The README offline quick start's tool-loop command, as written there."""
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Then try it offline")
+    block = readme[readme.index("```sh\n", start) + 6 : readme.index("```\n", start + 20)]
+    (command,) = [line for line in block.splitlines() if "--mcp-config" in line]
+    return command
+
+
+def test_the_readme_quick_start_tool_loop_calls_the_demo_clock_and_quotes_it(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    command = readme_tool_loop_command()
+    assert command == (
+        '.venv/bin/thoughtline run "What time is it in Tokyo?" '
+        "--mcp-config examples/mcp.json --tool demo"
+    )
+    if not (REPOSITORY / ".venv" / "bin" / "python").exists():
+        pytest.skip("the README's commands run from a checkout set up with .venv")
+    sim.default_transcript = None  # the default model, as `thoughtline simulate` serves it
+    result = subprocess.run(
+        shlex.split(command),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**clean_env(tmp_path / "home"), **environ},
+        cwd=REPOSITORY,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '→ demo.now {"timezone":"Asia/Tokyo"}' in result.stderr
+    assert "✓ demo.now done" in result.stderr
+    assert re.fullmatch(
+        r"\(simulated claude-sonnet-4-6\) On 'What time is it in Tokyo\?': demo__now returned: "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00 \(Asia/Tokyo, \w+day\)\.\n",
+        result.stdout,
+    ), result.stdout
+    tool_step, answer_step = sim.requests  # the model called the tool, then answered
+    assert tool_step.body is not None and "demo__now" in json.dumps(tool_step.body)
+    assert answer_step.body is not None and "(Asia/Tokyo, " in json.dumps(answer_step.body)
