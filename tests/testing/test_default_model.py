@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 import thoughtline
+from tests.runtime.test_disclosure_e2e import all_bytes_under
 from thoughtline import Orchestrator
 from thoughtline.testing import Simulator
 from thoughtline.testing.default_model import PLAIN_ANSWER, REASONING_OPENING, arguments_for
@@ -293,3 +294,21 @@ def test_a_self_referencing_schema_ends() -> None:
         node = node.get("next")
         depth += 1
     assert depth <= 10
+
+
+async def test_a_hidden_tool_loop_keeps_none_of_the_raw_reasoning_it_was_sent(
+    tmp_path: Path, orchestrator: Orchestrator, model_sim: Simulator
+) -> None:
+    """DeepSeek sends its reasoning whatever was asked, and wants it back in a tool loop:
+    it goes back on the wire, and nowhere else."""
+    run = await orchestrator.start(
+        "What time is it in Tokyo?", provider="deepseek", model="deepseek-reasoner", tools=[now]
+    )
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert task.output is not None and "returned: 09:30 in Asia/Tokyo" in task.output
+    _, answer_step = (json.dumps(request.body) for request in model_sim.requests)
+    assert REASONING_OPENING in answer_step  # the canary was live: the step's reasoning went back
+    assert REASONING_OPENING not in task.output
+    assert REASONING_OPENING not in json.dumps(run.snapshot())
+    assert REASONING_OPENING not in all_bytes_under(tmp_path / "home").decode("utf-8", "replace")
