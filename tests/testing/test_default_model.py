@@ -13,12 +13,20 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
 from thoughtline import Orchestrator
-from thoughtline.testing import Simulator
-from thoughtline.testing.default_model import PLAIN_ANSWER, REASONING_OPENING, arguments_for
+from thoughtline.testing import SimRequest, Simulator
+from thoughtline.testing.default_model import (
+    PLAIN_ANSWER,
+    REASONING_OPENING,
+    arguments_for,
+    respond,
+)
+from thoughtline.testing.profiles import default_profiles
 
 # (endpoint, model): one per wire API and Chat Completions dialect the simulator speaks.
 WIRES = {
@@ -312,3 +320,67 @@ async def test_a_hidden_tool_loop_keeps_none_of_the_raw_reasoning_it_was_sent(
     assert REASONING_OPENING not in task.output
     assert REASONING_OPENING not in json.dumps(run.snapshot())
     assert REASONING_OPENING not in all_bytes_under(tmp_path / "home").decode("utf-8", "replace")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "messages",
+                    "input",
+                    "contents",
+                    "tools",
+                    "system",
+                    "instructions",
+                    "role",
+                    "content",
+                    "type",
+                    "text",
+                    "parts",
+                    "functionCall",
+                    "functionResponse",
+                    "tool_calls",
+                    "function",
+                    "name",
+                    "parameters",
+                    "input_schema",
+                    "properties",
+                    "required",
+                    "enum",
+                    "$ref",
+                    "items",
+                    "anyOf",
+                    "tool_use_id",
+                    "call_id",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.dictionaries(st.sampled_from(["messages", "input", "contents", "tools"]), JSON))
+def test_any_request_body_gets_a_turn_on_every_wire(body: dict[str, Any]) -> None:
+    """A body of any shape is read tolerantly, as a provider's server reads it: the
+    default model answers it instead of failing the simulator."""
+    for profile in default_profiles().values():
+        for route in profile.routes:
+            request = SimRequest(
+                method="POST",
+                path="/",
+                query={},
+                headers={},
+                body=body,
+                profile=profile.name,
+                model="m",
+                stream=False,
+            )
+            transcript = respond(route.renderer.conversation(request), "m")
+            assert transcript.answer or transcript.tool_calls
