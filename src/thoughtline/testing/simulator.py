@@ -157,8 +157,9 @@ class Simulator:
     ) -> None:
         """``default_transcript`` answers every request nothing was scripted for; ``None``
         lets the default model answer each one from what it asks
-        (:mod:`thoughtline.testing.default_model`). ``strict_round_trips`` makes each provider refuse a history whose reasoning
-        carriers were dropped, reordered, blanked or altered, as the real one does (see
+        (:mod:`thoughtline.testing.default_model`). ``strict_round_trips`` makes each
+        provider refuse a history whose reasoning carriers were dropped, reordered,
+        blanked or altered, as the real one does (see
         :mod:`thoughtline.testing.round_trips`); off, every history is answered."""
         from thoughtline.testing.profiles import default_profiles
 
