@@ -232,6 +232,15 @@ SCHEMAS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
         "Compute (2 + 3) * 4 from notes/todo.txt, see https://example.org/a.",
         {"expression": "(2 + 3) * 4", "path": "notes/todo.txt", "url": "https://example.org/a"},
     ),
+    "a name read by its words, not its letters": (
+        {
+            "type": "object",
+            "properties": {"profile": {"type": "string"}, "sourceTimezone": {"type": "string"}},
+            "required": ["profile"],
+        },
+        "Read notes.txt in Tokyo",
+        {"profile": "Read notes.txt in Tokyo", "sourceTimezone": "Asia/Tokyo"},
+    ),
     "types, bounds, examples, nesting and a $ref": (
         {
             "type": "object",

@@ -84,8 +84,13 @@ _IANA_ZONE = re.compile(r"\b(?:Africa|America|Asia|Atlantic|Australia|Europe|Pac
 _ARITHMETIC = re.compile(r"[\d(][\d\s.+\-*/%()^]*[\d)]")
 _FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z0-9]{1,8}\b")
 _URL = re.compile(r"https?://\S+")
-_TEXT_NAMES: Final = _word_set(
-    "query q text prompt question input message search content topic request"
+# Words of a property's name that say what it holds (the first kind found wins).
+_NAME_KINDS: Final = (
+    ("zone", _word_set("timezone tz zone")),
+    ("expression", _word_set("expression expr formula calculation")),
+    ("url", _word_set("url uri link")),
+    ("path", _word_set("path file filename filepath")),
+    ("text", _word_set("query q text prompt question input message search content topic")),
 )
 _ENDS: Final = (".", "!", "?", "…")
 _MAX_SCHEMA_DEPTH: Final = 8
@@ -310,21 +315,31 @@ def _fit_length(text: str, schema: Mapping[str, Any]) -> str:
     return text
 
 
+def _name_kind(name: str) -> str | None:
+    """What a property's name says it holds, from its words (``source_timezone``,
+    ``filePath``): ``zone``, ``expression``, ``url``, ``path``, ``text`` or ``None``."""
+    words = {word.lower() for word in re.findall(r"[A-Z]+(?![a-z])|[A-Za-z][a-z]*", name)}
+    for kind, names in _NAME_KINDS:
+        if words & names:
+            return kind
+    return None
+
+
 def _from_request(name: str, prompt: str) -> str | None:
     """A value for a property called ``name`` that the request itself gives, if any."""
-    key = name.lower()
-    if "zone" in key or key == "tz":
+    kind = _name_kind(name)
+    if kind == "zone":
         return zone_in(prompt)
-    if "expr" in key or key in ("formula", "calculation"):
+    if kind == "expression":
         match = max(_ARITHMETIC.findall(prompt), key=len, default="")
         return match.strip() if re.search(r"\d\s*[-+*/%^]\s*[\d(]", match) else None
-    if "url" in key or key in ("uri", "link"):
+    if kind == "url":
         url = _URL.search(prompt)
         return url.group(0).rstrip(".,;:!?)\"'") if url else None
-    if "path" in key or "file" in key:
+    if kind == "path":
         path = _FILE_NAME.search(prompt)
         return path.group(0) if path else None
-    if key in _TEXT_NAMES and prompt.strip():
+    if kind == "text" and prompt.strip():
         return prompt.strip()
     return None
 
@@ -342,13 +357,15 @@ def zone_in(text: str) -> str | None:
 
 
 def _plain_string(name: str, schema: Mapping[str, Any], prompt: str) -> str:
-    key = name.lower()
-    if "zone" in key or key == "tz":
+    kind = _name_kind(name)
+    if kind == "zone":
         return "UTC"
-    if "expr" in key:
+    if kind == "expression":
         return "2 + 2"
-    if "path" in key or "file" in key:
+    if kind == "path":
         return "README.md"
+    if kind == "url":
+        return "https://example.com/"
     formats = {
         "date-time": "2026-01-01T00:00:00Z",
         "date": "2026-01-01",
@@ -360,8 +377,6 @@ def _plain_string(name: str, schema: Mapping[str, Any], prompt: str) -> str:
     shape = schema.get("format")
     if isinstance(shape, str) and shape in formats:
         return formats[shape]
-    if "url" in key or key in ("uri", "link"):
-        return "https://example.com/"
     return prompt.strip() or "example"
 
 
