@@ -202,6 +202,10 @@ def _one_run_in_full(console: TerminalConsole, rows: list[dict[str, Any]]) -> No
             )
         console.print("[bold]Answer[/]:")
         console.print(Text(loop["answer"] or loop["error"] or "-"), soft_wrap=True)
+    else:
+        console.print(
+            "\n[dim]The tool loop needs the mcp package: pip install 'thoughtline[testing]'.[/]"
+        )
     console.print(
         "\n[bold]Try next[/]: [bold]thoughtline simulate[/] serves these simulated "
         "providers until Ctrl-C and prints the lines to paste into another terminal; there:"
