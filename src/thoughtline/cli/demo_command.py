@@ -118,11 +118,18 @@ async def run_demo(
                         "error": None if task.error is None else task.error.code,
                     }
                 )
-        if importlib.util.find_spec("mcp") is not None:  # the [testing] extra installs it
+        if _mcp_installed():  # the [testing] extra installs it
             results.append(await _tool_loop(runtime))
     finally:
         store.close()
     return results
+
+
+def _mcp_installed() -> bool:
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except ImportError:  # an import hook that refuses it
+        return False
 
 
 async def _tool_loop(runtime: Runtime) -> dict[str, Any]:
@@ -204,7 +211,10 @@ def _one_run_in_full(console: TerminalConsole, rows: list[dict[str, Any]]) -> No
         console.print(Text(loop["answer"] or loop["error"] or "-"), soft_wrap=True)
     else:
         console.print(
-            "\n[dim]The tool loop needs the mcp package: pip install 'thoughtline[testing]'.[/]"
+            Text(
+                "\nThe tool loop needs the mcp package: pip install 'thoughtline[testing]'.",
+                style="dim",
+            )
         )
     console.print(
         "\n[bold]Try next[/]: [bold]thoughtline simulate[/] serves these simulated "

@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--root {str(root)!r} is not a directory; give the one read_file may read.")
     try:
         server = build_server(root)
-    except ModuleNotFoundError:
+    except ImportError:
         print(
             "The demo tools need the mcp package: pip install 'thoughtline[testing]'.",
             file=sys.stderr,
