@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from thoughtline.testing import Simulator, SimulatorServer
+from thoughtline.testing import DEFAULT_TRANSCRIPT, Simulator, SimulatorServer
 
 CANARY_KEY = "tl-canary-key-0c4f9e27d1b8a653"
 KEY_VARIABLES = (
@@ -66,6 +66,9 @@ SLOW_TESTS = frozenset(
         "tests/store/test_recovery.py::test_what_reached_the_event_log_is_kept_per_mode",
         "tests/runtime/test_hidden_switches.py::test_a_hidden_tool_loop_switches_off_or_keeps_the_carriers_it_needs",
         "tests/telemetry/test_otlp_export.py::test_thoughtline_run_delivers_spans_before_it_exits",
+        "tests/tools/test_demo_tools.py::test_a_root_that_is_not_a_directory_is_one_sentence",
+        "tests/tools/test_demo_tools.py::test_the_server_over_stdio_offers_three_read_only_tools_and_refuses_as_tool_errors",
+        "tests/tools/test_demo_tools.py::test_without_a_root_the_server_offers_no_file_reader",
         "tests/telemetry/test_settings.py::test_without_the_otel_extra_the_guard_names_it",
     }
 )
@@ -82,7 +85,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[SimulatorServer]:
-    with SimulatorServer(Simulator()) as server:
+    # One fixed answer for the library's own tests; the default model has tests of its own.
+    with SimulatorServer(Simulator(default_transcript=DEFAULT_TRANSCRIPT)) as server:
         yield server
 
 

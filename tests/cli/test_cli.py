@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,7 +101,7 @@ def test_demo_runs_every_mode_on_every_endpoint_offline(
     result = thoughtline("demo", "--json", env=home, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
-    assert len(rows) == 7 * 4
+    assert len(rows) == 7 * 4 + 1  # and one tool loop
     assert all(row["status"] == "done" and row["error"] is None for row in rows)
     cell = {(row["task"], row["mode"]): row for row in rows}
     assert cell[("anthropic-adaptive", "hidden")]["reasoning_status"] == "not_requested"
@@ -116,6 +117,22 @@ def test_demo_runs_every_mode_on_every_endpoint_offline(
         cell[("deepseek", "surface_and_telemetry")]["shown_chars"]
         == cell[("deepseek", "surface_and_telemetry")]["recorded_chars"]
         > 0
+    )
+    # The tool loop: the simulated model called the demo MCP server's clock, then quoted it.
+    loop = cell[("tool-loop", "surface")]
+    (call,) = loop["tool_calls"]
+    assert (call["server"], call["name"], json.loads(call["arguments"]), call["status"]) == (
+        "demo",
+        "now",
+        {"timezone": "Asia/Tokyo"},
+        "done",
+    )
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00 \(Asia/Tokyo, \w+day\)", call["result"]
+    )
+    assert loop["answer"] == (
+        "(simulated claude-sonnet-4-6) On 'What time is it in Tokyo?': demo__now returned: "
+        f"{call['result']}."
     )
     # The demo uses a throwaway store: the user's THOUGHTLINE_HOME stays untouched.
     assert not Path(home["THOUGHTLINE_HOME"]).exists()

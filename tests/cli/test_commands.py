@@ -159,3 +159,40 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["plain,trace"]
+
+
+def test_without_mcp_the_demo_says_what_its_tool_loop_needs(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "mcp", "demo"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "THOUGHTLINE_HOME": str(tmp_path / "home"), "COLUMNS": "160"},
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "One tool loop" not in result.stdout
+    assert "The tool loop needs the mcp package: pip install 'thoughtline[testing]'." in (
+        result.stdout
+    )
+
+
+def test_without_mcp_the_demo_tool_server_is_one_sentence(tmp_path: Path) -> None:
+    blocked_server = BLOCKED.replace(
+        "from thoughtline.cli import main\nmain()",
+        "from thoughtline.testing.demo_tools import main\nsys.exit(main([]))",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", blocked_server, "mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "The demo tools need the mcp package: pip install 'thoughtline[testing]'.\n"
+    )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -17,9 +19,11 @@ import pytest
 
 from tests.cli.test_run_cli import start_with_env
 from tests.conftest import KEY_VARIABLES
-from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT
+from thoughtline.testing import Simulator
+from thoughtline.testing.default_model import PLAIN_REASONING
 
-CANARY_REASONING = DEFAULT_TRANSCRIPT.reasoning[0].text  # the simulator's own reasoning
+CANARY_REASONING = PLAIN_REASONING  # the simulator's own reasoning
+SKY = "(simulated claude-sonnet-4-6) On 'Why is the sky blue?': Here is a short, direct answer from the simulated model."
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -127,12 +131,32 @@ def test_simulate_serves_the_runs_of_another_terminal_until_ctrl_c(
         )
         assert run.returncode == 0, run.stderr
         task = json.loads(run.stdout)["tasks"][0]
-        assert task["output"] == DEFAULT_TRANSCRIPT.answer
+        assert task["output"] == SKY
         assert task["reasoning"] == CANARY_REASONING
         hidden = thoughtline(home, env, "run", "Why is the sky blue?")
         assert hidden.returncode == 0, hidden.stderr
-        assert hidden.stdout == DEFAULT_TRANSCRIPT.answer + "\n"
+        assert hidden.stdout == SKY + "\n"
         assert CANARY_REASONING not in hidden.stdout + hidden.stderr
+        # The second suggested command: each answer names its model, role and request.
+        roles = thoughtline(
+            home,
+            env,
+            "run",
+            "Plan a cache",
+            "-r",
+            "architect",
+            "-r",
+            "reviewer",
+            "-p",
+            "deepseek",
+            "--json",
+        )
+        assert roles.returncode == 0, roles.stderr
+        assert [task["output"] for task in json.loads(roles.stdout)["tasks"]] == [
+            f"(simulated deepseek-reasoner, as {role}) On 'Plan a cache': Here is a short, "
+            "direct answer from the simulated model."
+            for role in ("architect", "reviewer")
+        ]
         # The port is taken now: a second simulator says so in one sentence.
         busy = thoughtline(home, {}, "simulate", "--port", str(port))
         assert busy.returncode == 2
@@ -161,12 +185,28 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert " chars" not in result.stdout
     tail = result.stdout[result.stdout.index("One run in full") :].splitlines()
+    # The tool loop's call, with the time the demo server's clock read.
+    clock = re.fullmatch(
+        r'Tool call: demo\.now \{"timezone":"Asia/Tokyo"\} \(done\): '
+        r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00 \(Asia/Tokyo, \w+day\))",
+        tail[7],
+    )
+    assert clock is not None, tail[7]
     assert tail == [
         "One run in full: anthropic claude-sonnet-4-6, chain_of_thought=surface.",
         "Reasoning (shown, the provider's summary):",
         CANARY_REASONING,
         "Answer:",
-        DEFAULT_TRANSCRIPT.answer,
+        "(simulated claude-sonnet-4-6, as engineer) On 'In two sentences: why keep a model's "
+        "reasoning separate from its answer?': Here is a short, direct answer from the "
+        "simulated model.",
+        "",
+        "One tool loop: anthropic claude-sonnet-4-6 with the demo MCP server (python -m "
+        "thoughtline.testing.demo_tools), request 'What time is it in Tokyo?'.",
+        tail[7],
+        "Answer:",
+        f"(simulated claude-sonnet-4-6) On 'What time is it in Tokyo?': demo__now returned: "
+        f"{clock.group(1)}.",
         "",
         "Try next: thoughtline simulate serves these simulated providers until Ctrl-C and "
         "prints the lines to paste into another terminal; there:",
@@ -174,3 +214,49 @@ def test_demo_ends_with_one_run_in_full_and_three_commands_to_try(tmp_path: Path
         '  thoughtline run "Plan a cache" -r architect -r reviewer -p deepseek',
         "  thoughtline trace latest",
     ]
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def readme_tool_loop_command() -> str:
+    """The README offline quick start's tool-loop command, as written there."""
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Then try it offline")
+    block = readme[readme.index("```sh\n", start) + 6 : readme.index("```\n", start + 20)]
+    (command,) = [line for line in block.splitlines() if "--mcp-config" in line]
+    return command
+
+
+def test_the_readme_quick_start_tool_loop_calls_the_demo_clock_and_quotes_it(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    command = readme_tool_loop_command()
+    assert command == (
+        '.venv/bin/thoughtline run "What time is it in Tokyo?" '
+        "--mcp-config examples/mcp.json --tool demo"
+    )
+    if not (REPOSITORY / ".venv" / "bin" / "python").exists():
+        pytest.skip("the README's commands run from a checkout set up with .venv")
+    sim.default_transcript = None  # the default model, as `thoughtline simulate` serves it
+    result = subprocess.run(
+        shlex.split(command),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**clean_env(tmp_path / "home"), **environ},
+        cwd=REPOSITORY,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '→ demo.now {"timezone":"Asia/Tokyo"}' in result.stderr
+    assert "✓ demo.now done" in result.stderr
+    assert re.fullmatch(
+        r"\(simulated claude-sonnet-4-6\) On 'What time is it in Tokyo\?': demo__now returned: "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00 \(Asia/Tokyo, \w+day\)\.\n",
+        result.stdout,
+    ), result.stdout
+    tool_step, answer_step = sim.requests  # the model called the tool, then answered
+    assert tool_step.body is not None and "demo__now" in json.dumps(tool_step.body)
+    assert answer_step.body is not None and "(Asia/Tokyo, " in json.dumps(answer_step.body)

@@ -9,7 +9,9 @@ disclosure gate, store and trace are the real ones.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +30,7 @@ from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.opening import open_store
+from thoughtline.tools.settings import McpServerSettings
 
 DEMO_TASKS: tuple[tuple[str, str, str, str], ...] = (
     # (task name, endpoint, model, what it shows)
@@ -41,6 +44,9 @@ DEMO_TASKS: tuple[tuple[str, str, str, str], ...] = (
 )
 DEMO_KEY = "demo-key-not-a-real-credential"
 DEMO_REQUEST = "In two sentences: why keep a model's reasoning separate from its answer?"
+DEMO_TOOL_REQUEST = "What time is it in Tokyo?"
+DEMO_TOOL_SERVER = "demo"
+DEMO_TOOL_MODULE = "thoughtline.testing.demo_tools"
 
 
 def demo_config(openai_base_url: str) -> Config:
@@ -56,6 +62,14 @@ def demo_config(openai_base_url: str) -> Config:
             )
         },
         trace_provider_raw=True,
+        mcp_servers={
+            DEMO_TOOL_SERVER: McpServerSettings(
+                name=DEMO_TOOL_SERVER,
+                command=sys.executable,
+                args=("-m", DEMO_TOOL_MODULE),
+                source="thoughtline demo",
+            )
+        },
     )
 
 
@@ -104,9 +118,56 @@ async def run_demo(
                         "error": None if task.error is None else task.error.code,
                     }
                 )
+        if _mcp_installed():  # the [testing] extra installs it
+            results.append(await _tool_loop(runtime))
     finally:
         store.close()
     return results
+
+
+def _mcp_installed() -> bool:
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except ImportError:  # an import hook that refuses it
+        return False
+
+
+async def _tool_loop(runtime: Runtime) -> dict[str, Any]:
+    """One task whose model calls the demo server's clock, then answers quoting it."""
+    _, endpoint, model, _ = DEMO_TASKS[0]
+    spec = RunSpec(
+        request=DEMO_TOOL_REQUEST,
+        tasks=(
+            TaskSpec(
+                name="tool-loop",
+                role="assistant",
+                provider=endpoint,
+                model=model,
+                tools=(DEMO_TOOL_SERVER,),
+            ),
+        ),
+    )
+    run = await runtime.run(spec, explicit_mode="surface")
+    task = run.tasks[0]
+    return {
+        "mode": "surface",
+        "task": task.name,
+        "run_id": run.id,
+        "status": task.status,
+        "reasoning_status": task.reasoning_status,
+        "answer": task.output,
+        "tool_calls": [
+            {
+                "server": call.server,
+                "name": call.name,
+                "arguments": call.arguments,
+                "status": call.status,
+                "result": call.result,
+            }
+            for call in task.tool_calls or ()
+        ],
+        "error": None if task.error is None else task.error.code,
+    }
 
 
 def _cell(row: dict[str, Any]) -> Text:
@@ -132,6 +193,29 @@ def _one_run_in_full(console: TerminalConsole, rows: list[dict[str, Any]]) -> No
     console.print(Text(row["reasoning"] or "-"), soft_wrap=True)
     console.print("[bold]Answer[/]:")
     console.print(Text(row["answer"] or "-"), soft_wrap=True)
+    loop = next((row for row in rows if row["task"] == "tool-loop"), None)
+    if loop is not None:
+        console.print(
+            f"\n[bold]One tool loop[/]: {endpoint} {model} with the demo MCP server "
+            f"(python -m {DEMO_TOOL_MODULE}), request {DEMO_TOOL_REQUEST!r}."
+        )
+        for call in loop["tool_calls"]:
+            console.print(
+                Text(
+                    f"Tool call: {call['server']}.{call['name']} {call['arguments']} "
+                    f"({call['status']}): {call['result']}"
+                ),
+                soft_wrap=True,
+            )
+        console.print("[bold]Answer[/]:")
+        console.print(Text(loop["answer"] or loop["error"] or "-"), soft_wrap=True)
+    else:
+        console.print(
+            Text(
+                "\nThe tool loop needs the mcp package: pip install 'thoughtline[testing]'.",
+                style="dim",
+            )
+        )
     console.print(
         "\n[bold]Try next[/]: [bold]thoughtline simulate[/] serves these simulated "
         "providers until Ctrl-C and prints the lines to paste into another terminal; there:"

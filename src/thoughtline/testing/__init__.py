@@ -3,6 +3,7 @@
 Needs the ``testing`` extra (``pip install 'thoughtline[testing]'``) for the HTTP server.
 """
 
+from thoughtline.testing.conversation import SimConversation, SimTool, SimToolResult
 from thoughtline.testing.round_trips import ReturnedCarrier
 from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT, Fault, Simulator, SimulatorServer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
@@ -11,9 +12,12 @@ __all__ = [
     "DEFAULT_TRANSCRIPT",
     "Fault",
     "ReturnedCarrier",
+    "SimConversation",
     "SimReasoning",
     "SimRequest",
+    "SimTool",
     "SimToolCall",
+    "SimToolResult",
     "Simulator",
     "SimulatorServer",
     "Transcript",

@@ -26,6 +26,12 @@ with keep-alive pings or in silence, a line sent that never ends.
 Faults that hold a connection open end when the client goes away (or after their
 ``max_s``), so a test that gives up never leaves the server busy.
 
+With nothing scripted, the default model answers
+(:mod:`thoughtline.testing.default_model`): it names the model, role and request in its
+answer, and when the request offers tools it calls the one that fits best, then answers
+quoting the results, on every wire. ``Simulator(default_transcript=DEFAULT_TRANSCRIPT)``
+answers every unscripted request with one fixed transcript instead.
+
 Tool loops: ``sim.script_turns(tool_step, answer)`` answers the next requests in order,
 and each provider enforces its round-trip rule (:mod:`thoughtline.testing.round_trips`):
 a later request whose history drops, reorders, blanks or alters a reasoning carrier the
@@ -47,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from thoughtline.testing import default_model
 from thoughtline.testing._asgi import (
     Receive,
     Scope,
@@ -58,6 +65,7 @@ from thoughtline.testing._asgi import (
     start_stream,
     until_disconnected,
 )
+from thoughtline.testing.default_model import PLAIN_ANSWER, PLAIN_REASONING
 from thoughtline.testing.faults import (
     Fault,
     FaultKind,
@@ -90,15 +98,16 @@ DEFAULT_TRANSCRIPT = Transcript(
     reasoning=(
         SimReasoning(
             kind="summary",
-            text="The user wants a short, direct answer. I will check the request, "
-            "weigh two options and pick the simpler one.",
+            text=PLAIN_REASONING,
             signature="EqQBCkYIBxgCKkDsimulatedSignature==",
         ),
     ),
-    answer="Here is a short, direct answer from the simulated model.",
+    answer=PLAIN_ANSWER,
     input_tokens=40,
     reasoning_tokens=96,
 )
+"""One fixed turn, the same for every request: ``Simulator(default_transcript=...)``
+answers with it where a test wants an answer that does not depend on the request."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,13 +150,16 @@ class Simulator:
     def __init__(
         self,
         *,
-        default_transcript: Transcript = DEFAULT_TRANSCRIPT,
+        default_transcript: Transcript | None = None,
         pace_s: float = 0.0,
         profiles: Mapping[str, Profile] | None = None,
         strict_round_trips: bool = True,
     ) -> None:
-        """``strict_round_trips`` makes each provider refuse a history whose reasoning
-        carriers were dropped, reordered, blanked or altered, as the real one does (see
+        """``default_transcript`` answers every request nothing was scripted for; ``None``
+        lets the default model answer each one from what it asks
+        (:mod:`thoughtline.testing.default_model`). ``strict_round_trips`` makes each
+        provider refuse a history whose reasoning carriers were dropped, reordered,
+        blanked or altered, as the real one does (see
         :mod:`thoughtline.testing.round_trips`); off, every history is answered."""
         from thoughtline.testing.profiles import default_profiles
 
@@ -211,7 +223,9 @@ class Simulator:
         with self._lock:
             return [request for request in self.requests if request.profile == profile]
 
-    def _take(self, profile: str, model: str | None) -> tuple[Transcript, Fault | None]:
+    def _take(self, profile: str, model: str | None) -> tuple[Transcript | None, Fault | None]:
+        """The scripted (or fixed default) transcript for the request, ``None`` for the
+        default model, and the fault to apply, if any."""
         with self._lock:
             transcript = self.default_transcript
             for script in reversed(self._scripts):
@@ -297,7 +311,12 @@ class Simulator:
         if isinstance(verdict, Rejection):
             await plain(send, verdict.status, verdict.body)
             return
-        transcript, fault = self._take(profile.name, model)
+        scripted, fault = self._take(profile.name, model)
+        transcript = (
+            default_model.respond(renderer.conversation(request), model)
+            if scripted is None
+            else scripted
+        )
         if verdict is not None:
             transcript = dataclasses.replace(
                 transcript, input_transformations=verdict.input_transformations

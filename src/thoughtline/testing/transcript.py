@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from thoughtline.events import ReasoningKind
+
+if TYPE_CHECKING:
+    from thoughtline.testing.conversation import SimConversation
 
 FrameRole: TypeAlias = Literal["meta", "reasoning", "text", "tool", "end"]
 SimFinish: TypeAlias = Literal["stop", "length", "tool_calls", "content_filter", "refusal"]
@@ -123,6 +126,11 @@ class WireRenderer(Protocol):
 
     def model_of(self, request: SimRequest) -> str | None:
         """The model the request names (from the body, or the path for Gemini)."""
+        ...
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        """What the request asks: its system prompt, latest user text, the tools it
+        offers and the tool results it sends back (what the default model reads)."""
         ...
 
     def is_stream(self, request: SimRequest) -> bool: ...

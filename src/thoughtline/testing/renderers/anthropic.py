@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.testing.conversation import SimConversation, read_anthropic
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -77,6 +78,9 @@ class AnthropicRenderer:
     """Renders transcripts as ``/v1/messages`` responses (see the module docstring)."""
 
     stream_content_type = "text/event-stream"
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        return read_anthropic(request.body or {})
 
     def model_of(self, request: SimRequest) -> str | None:
         body = request.body or {}

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 from urllib.parse import unquote
 
+from thoughtline.testing.conversation import SimConversation, read_gemini
 from thoughtline.testing.transcript import (
     Frame,
     SimFinish,
@@ -88,6 +89,9 @@ class GeminiRenderer:
         self.retry_delay = retry_delay
 
     # ------------------------------------------------------------------ request
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        return read_gemini(request.body or {})
 
     def model_of(self, request: SimRequest) -> str | None:
         """The model from ``/v1beta/models/{model}:verb`` (percent-encoding undone; the

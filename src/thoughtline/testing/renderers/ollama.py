@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.testing.conversation import SimConversation, read_chat
 from thoughtline.testing.transcript import (
     Frame,
     SimFinish,
@@ -58,6 +59,9 @@ class OllamaRenderer:
 
     def __init__(self, *, reasoning_by_default: bool | None = None) -> None:
         self.reasoning_by_default = reasoning_by_default
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        return read_chat(request.body or {})
 
     def model_of(self, request: SimRequest) -> str | None:
         model = (request.body or {}).get("model")

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from thoughtline.providers.endpoints import ChatDialect
+from thoughtline.testing.conversation import SimConversation, read_chat
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -99,6 +100,9 @@ class OpenAIChatRenderer:
         self.created = created
 
     # ------------------------------------------------------------------ request
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        return read_chat(request.body or {})
 
     def model_of(self, request: SimRequest) -> str | None:
         body = request.body or {}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thoughtline.providers.capabilities import builtin_capabilities
+from thoughtline.testing.conversation import SimConversation, read_openai_responses
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -72,6 +73,9 @@ class OpenAIResponsesRenderer:
         self._endpoint = endpoint
 
     # ------------------------------------------------------------------ request facts
+
+    def conversation(self, request: SimRequest) -> SimConversation:
+        return read_openai_responses(request.body or {})
 
     def model_of(self, request: SimRequest) -> str | None:
         """The ``model`` field of the request body."""
