@@ -19,6 +19,7 @@ from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under, make_runtime
 from tests.tools.test_mcp_tools import TEST_SERVER, _git_repository, http_server
 from thoughtline.event_log import to_wire
+from thoughtline.pricing import format_amount
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
 from thoughtline.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
@@ -556,6 +557,27 @@ async def test_the_notice_accounts_for_every_step(
     ), task.reasoning_notice
     assert task.reasoning_parts is not None
     assert [part.step for part in task.reasoning_parts] == [1]
+
+
+async def test_the_notice_counts_every_steps_reasoning_tokens_and_their_cost(
+    tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
+) -> None:
+    """A task that reasoned over two steps: its notice gives the tokens of both and what
+    they cost, as its usage and cost do (it gave the last step's alone)."""
+    sim.script(Transcript(reasoning=REASONING, answer="The tool said abab.", reasoning_tokens=212))
+    sim.script(calling("repeat", {"text": "ab", "times": 2}), times=1)  # 20 tokens
+    run = await run_one(tmp_path, sim_server, environ, one_task(provider="openai", model="gpt-5.5"))
+    task = run.tasks[0]
+    assert task.status == "done", task.error
+    assert task.usage.reasoning_tokens == 232
+    reasoning = task.cost.parts.reasoning if task.cost.parts is not None else None
+    assert reasoning
+    assert task.reasoning_notice is not None
+    assert (
+        f"The model reasoned for 232 tokens ({format_amount(reasoning)}); the summary is shorter."
+        in task.reasoning_notice
+    ), task.reasoning_notice
+    assert task.reasoning_notice.endswith("Reasoning shown for all 2 steps.")
 
 
 async def test_each_call_is_stored_as_it_starts_and_ends_in_its_own_rows(

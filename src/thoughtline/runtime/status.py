@@ -40,6 +40,7 @@ def derive_reasoning_status(
     stopped_by: str | None = None,
     cost: Cost | None = None,
     step: int | None = None,
+    reasoning_tokens: int | None = None,
 ) -> ReasoningVerdict:
     """The status for one provider call, from the mode and what the provider returned.
 
@@ -48,8 +49,10 @@ def derive_reasoning_status(
     cancelled". ``cost`` is what the call cost: the notice says what its reasoning
     tokens cost where that is known (``hidden`` withholds the text, not the bill).
     ``step`` is the call's number in a task of several: a broken call's notice names it
-    (the task's other steps may have reasoned whole)."""
-    tokens = response.usage.reasoning_tokens
+    (the task's other steps may have reasoned whole). ``reasoning_tokens`` (with ``cost``
+    the task's) speaks of a task of several steps as a whole: the tokens the provider
+    counted over all its calls, in place of this call's."""
+    tokens = response.usage.reasoning_tokens if reasoning_tokens is None else reasoning_tokens
     spent = reasoning_cost_clause(cost)
     token_clause = f" The model reasoned for {tokens} tokens{spent}." if tokens else ""
     if not gate.requests_reasoning:

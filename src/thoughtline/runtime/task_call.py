@@ -503,6 +503,12 @@ class TaskCall:
                 ),
                 last,
             )
+        # A task that was not cut speaks of all its calls' reasoning tokens and their
+        # cost, as its table and footer do; a cut one of the step it was cut in.
+        whole = len(steps) > 1 and not cut
+        counted = [
+            tokens for step in steps if (tokens := step.response.usage.reasoning_tokens) is not None
+        ]
         verdict = derive_reasoning_status(
             gate=self.gate,
             response=judged.response,
@@ -510,8 +516,9 @@ class TaskCall:
             capability=judged.capability,
             cancelled=cut,
             stopped_by=sink.stopped_by(),
-            cost=self.step_cost(judged),
+            cost=task.cost if whole else self.step_cost(judged),
             step=judged.number if len(steps) > 1 else None,
+            reasoning_tokens=sum(counted) if whole and counted else None,
         )
         task.output = last.captured.output
         task.reasoning = steps.task_text()
