@@ -434,11 +434,11 @@ async def test_a_model_id_that_is_not_one_refuses_the_session_and_nothing_is_sen
     assert sim.unrouted == []
 
 
-def test_a_default_model_id_that_is_not_one_is_one_sentence(
-    home: Path, sim: Simulator, environ: dict[str, str]
-) -> None:
+def refused_at_start(home: Path, environ: dict[str, str], *args: str) -> str:
+    """``thoughtline acp ARGS`` refusing to start: exit 2, nothing on stdout (the
+    protocol's); its stderr."""
     result = subprocess.run(
-        [sys.executable, "-m", "thoughtline.cli", "acp", "--model", "../../../evil"],
+        [sys.executable, "-m", "thoughtline.cli", "acp", *args],
         env=cli_env(home, environ),
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -446,9 +446,16 @@ def test_a_default_model_id_that_is_not_one_is_one_sentence(
         timeout=60,
         check=False,
     )
-    assert result.returncode == 2
-    assert result.stderr == f"thoughtline: {model_id_problem('../../../evil')}\n"
+    assert result.returncode == 2, result.stderr
     assert result.stdout == ""  # stdout is the protocol's
+    return result.stderr
+
+
+def test_a_default_model_id_that_is_not_one_is_one_sentence(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    said = refused_at_start(home, environ, "--model", "../../../evil")
+    assert said == f"thoughtline: {model_id_problem('../../../evil')}\n"
     assert sim.requests == []
 
 

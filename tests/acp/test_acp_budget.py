@@ -4,16 +4,20 @@ prompt's run carries it, the first and the ones that continue the session."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from acp.exceptions import RequestError
 from acp.helpers import text_block
 
-from tests.acp.test_acp_agent import bounded, home, spawn, start_session, stored_run
-from tests.cli.test_run_cli import cli_env
+from tests.acp.test_acp_agent import (
+    bounded,
+    home,
+    refused_at_start,
+    spawn,
+    start_session,
+    stored_run,
+)
 from thoughtline.testing import Simulator, Transcript
 
 __all__ = ["home"]  # the fixture, shared
@@ -92,15 +96,5 @@ async def test_a_session_budget_wins_over_the_default_and_bad_ones_are_refused(
 def test_a_bad_default_budget_is_one_sentence_naming_the_flag(
     home: Path, environ: dict[str, str]
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "thoughtline.cli", "acp", "--max-cost", "-1"],
-        env=cli_env(home, environ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert "--max-cost" in result.stderr and "from 0 to 1,000,000" in result.stderr
-    assert result.stdout == ""  # stdout is the protocol's
+    said = refused_at_start(home, environ, "--max-cost", "-1")
+    assert "--max-cost" in said and "from 0 to 1,000,000" in said

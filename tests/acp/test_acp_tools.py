@@ -34,8 +34,13 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from tests.acp.test_acp_agent import RecordingClient, bounded, spawn, stored_run
-from tests.cli.test_run_cli import cli_env
+from tests.acp.test_acp_agent import (
+    RecordingClient,
+    bounded,
+    refused_at_start,
+    spawn,
+    stored_run,
+)
 from tests.conftest import CANARY_KEY
 from tests.support import all_bytes_under
 from tests.tools.test_mcp_tools import (
@@ -512,14 +517,5 @@ async def test_an_unanswered_permission_request_ends_as_a_rejection_after_the_ti
 def test_a_permission_timeout_that_is_not_positive_is_refused(
     home: Path, environ: dict[str, str]
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "thoughtline.cli", "acp", "--permission-timeout", "0"],
-        capture_output=True,
-        text=True,
-        env=cli_env(home, environ),
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "--permission-timeout" in done.stderr and "0" in done.stderr
+    said = refused_at_start(home, environ, "--permission-timeout", "0")
+    assert "Invalid value for '--permission-timeout': 0.0 is not in the range x>0." in said
