@@ -298,8 +298,11 @@ def test_unreachable_server_fails_the_run_with_advice(home: Path, environ: dict[
     env = {**environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     result = thoughtline(home, env, "run", "x", "--json")
     assert result.returncode == 1
-    assert json.loads(result.stdout)["status"] == "failed"
+    snapshot = json.loads(result.stdout)
+    assert snapshot["status"] == "failed"
     assert "PROVIDER_UNREACHABLE: Cannot reach anthropic at http://127.0.0.1:9" in result.stderr
+    # Nothing reached the provider: nothing was billed, and the cost says so.
+    assert (snapshot["cost"]["amount"], snapshot["cost"]["unknown_reason"]) == (0, None)
 
 
 PROXY_VARIABLES = [

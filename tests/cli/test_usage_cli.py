@@ -83,19 +83,28 @@ def test_usage_sums_the_tokens_of_real_runs_by_each_key(
 def test_a_task_whose_usage_was_not_reported_is_counted_apart(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
+    # The provider refused the call: nothing was billed, so it costs $0, not "unknown".
     sim.inject(Fault.http_error(401, "invalid x-api-key"), profile="anthropic")
-    failed = thoughtline(home, environ, "run", "x", "--json")
-    assert failed.returncode == 1
+    refused = json.loads(thoughtline(home, environ, "run", "x", "--json").stdout)
+    assert refused["status"] == "failed"
+    assert refused["cost"]["amount"] == 0 and refused["cost"]["unknown_reason"] is None
     report = json.loads(thoughtline(home, environ, "usage", "--json").stdout)
-    assert report["total"]["tasks"] == 1
     assert report["total"]["unreported"] == 1
-    assert report["total"]["tokens"]["input_tokens"] == 0
-    assert report["total"]["cost"]["unpriced_tasks"] == 1  # usage not reported: unknown
+    assert report["total"]["cost"]["unpriced_tasks"] == 0
+    # A stream cut mid-answer was billed for what it generated but never said its output
+    # tokens: its cost is unknown.
+    sim.inject(Fault.cut_mid_answer(), profile="anthropic")
+    cut = thoughtline(home, environ, "run", "x", "--json")
+    assert json.loads(cut.stdout)["cost"]["amount"] is None
+    report = json.loads(thoughtline(home, environ, "usage", "--json").stdout)
+    assert report["total"]["tasks"] == 2
+    assert report["total"]["unreported"] == 1
+    assert report["total"]["cost"]["unpriced_tasks"] == 1
     shown = thoughtline(home, environ, "usage").stdout
-    assert re.search(r"│ +1\* │ .* │ +1 unpriced │", shown)
+    assert re.search(r"│ +2\* │ .* │ +1 unpriced │", shown), shown
     assert "* 1 task(s) reported no usage" in shown and "unpriced: 1 task(s) cost unknown" in shown
     assert max(len(line) for line in shown.splitlines()) <= 80
-    # A priced task beside it: the amount, and how many tasks it leaves out.
+    # A priced task beside them: the amount, and how many tasks it leaves out.
     assert thoughtline(home, environ, "run", "y", "--json").returncode == 0
     report = json.loads(thoughtline(home, environ, "usage", "--json").stdout)
     amount = report["total"]["cost"]["amount"]

@@ -50,6 +50,21 @@ class Step:
         """The gate's cleaned copy of the call's response: the only one read."""
         return self.captured.response
 
+    @property
+    def billed(self) -> bool:
+        """Whether the provider may have charged for the call: not when it never reached
+        the provider, or the provider refused it with an HTTP error status, and nothing
+        was generated nor counted (such a call costs $0, not "unknown")."""
+        response = self.response
+        error = response.error
+        refused = error is not None and (
+            error.code == "PROVIDER_UNREACHABLE" or (error.status or 0) >= 400
+        )
+        usage = response.usage
+        generated = bool(response.text or response.reasoning_parts or response.tool_calls)
+        counted = usage.input_tokens is not None or usage.output_tokens is not None
+        return not refused or generated or counted
+
     def usage(self) -> TaskUsage:
         """The call's tokens as a task reports them (a count no call can have: ``None``)."""
         usage = self.response.usage

@@ -214,7 +214,12 @@ class TaskCall:
             steps.append(step)
             task.steps = len(steps) if task.tool_calls is not None else None
             # Priced once, as the call ends: a run stopped later keeps what was spent.
-            cost = self.sink.pricer.price(task.provider, task.model, step.usage())
+            # A call the provider refused, or never got, costs nothing (not "unknown").
+            cost = (
+                self.sink.pricer.price(task.provider, task.model, step.usage())
+                if step.billed
+                else Cost()
+            )
             task.step_costs.append(cost)
             self.settle(held, cost)
             if step.cancelled:
