@@ -33,7 +33,7 @@ from thoughtline.config import (
     parse_duration,
 )
 from thoughtline.errors import ConfigError
-from thoughtline.pricing import CURRENCY, PRICE_KEYS, ConfiguredPrice
+from thoughtline.pricing import CURRENCY, DATA_PROVIDERS, PRICE_KEYS, ConfiguredPrice
 from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
 from thoughtline.providers.redaction import shown_url
@@ -704,6 +704,7 @@ class ConfigValidator:
                 "dialect",
                 "timeouts",
                 "max_concurrency",
+                "prices",
             ),
         )
         wire_api = self.optional_choice(table, f"{key}.wire_api", WIRE_APIS)
@@ -732,4 +733,5 @@ class ConfigValidator:
                 if "max_concurrency" in table
                 else None
             ),
+            prices=self.optional_choice(table, f"{key}.prices", tuple(DATA_PROVIDERS)),
         )

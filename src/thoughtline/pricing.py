@@ -23,9 +23,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from thoughtline.records import Cost, CostParts, TaskUsage
+
+if TYPE_CHECKING:
+    from thoughtline.config import Config
 
 PRICE_KEYS: Final = ("input", "output", "cached_input", "cache_write", "reasoning")
 """The keys of a ``[prices."provider/model"]`` entry beside ``currency`` (USD per
@@ -41,7 +44,8 @@ DATA_PROVIDERS: Final[Mapping[str, str]] = {
     "deepseek": "deepseek",
 }
 """thoughtline's built-in endpoints → genai-prices provider ids. A model served by any
-other endpoint (a local server, a user-defined one) is priced only from config."""
+other endpoint (a local server, a user-defined one) is priced from config: a
+``[prices]`` entry, or ``[providers.NAME] prices`` naming one of these."""
 LOCAL_ENDPOINTS: Final = ("ollama", "vllm", "llamacpp")
 _MILLION = Decimal(1_000_000)
 _PLACES = Decimal("1e-10")
@@ -135,6 +139,22 @@ class Pricer:
 
     configured: Mapping[str, ConfiguredPrice] = field(default_factory=dict)
     config_path: str | None = None
+    priced_as: Mapping[str, str] = field(default_factory=dict)
+    """Endpoint → the built-in endpoint whose price data prices its models
+    (``[providers.NAME] prices``)."""
+
+    @classmethod
+    def from_config(cls, config: Config) -> Pricer:
+        """The config's ``[prices]`` entries and ``[providers.NAME] prices`` choices."""
+        return cls(
+            config.prices,
+            config_path=str(config.path) if config.path else None,
+            priced_as={
+                name: settings.prices
+                for name, settings in config.providers.items()
+                if settings.prices is not None
+            },
+        )
 
     def prices(self, provider: str, model: str, *, at: datetime | None = None) -> Prices | Unpriced:
         """The prices ``model`` on endpoint ``provider`` is charged (at time ``at``,
@@ -144,7 +164,7 @@ class Pricer:
             if entry is not None:
                 where = f"config {self.config_path}" if self.config_path else "config"
                 return _from_config(entry, f'{where} [prices."{key}"]')
-        data_provider = DATA_PROVIDERS.get(provider)
+        data_provider = DATA_PROVIDERS.get(self.priced_as.get(provider, provider))
         if data_provider is None:
             set_zero = f'set [prices."{provider}/{model}"] input = 0 and output = 0'
             if provider in LOCAL_ENDPOINTS:
@@ -152,9 +172,11 @@ class Pricer:
                     f"{provider} is a local server with no configured price; {set_zero} "
                     "in config if its calls cost nothing"
                 )
+            vendors = ", ".join(f'"{name}"' for name in DATA_PROVIDERS)
             return Unpriced(
                 f"endpoint {provider!r} has no price data; {set_zero} (or its real "
-                "prices) in config"
+                f"prices) in config, or [providers.{provider}] prices = one of {vendors} "
+                "to price its models as that provider's"
             )
         return _data_prices(provider, data_provider, model, at or datetime.now(UTC))
 

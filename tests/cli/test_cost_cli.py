@@ -99,3 +99,41 @@ def test_a_config_price_wins_and_thoughtline_prices_says_where_it_came_from(
     assert "vllm/some-model  unknown: vllm is a local server with no configured price" in (
         missing.stdout
     )
+
+
+def test_a_custom_endpoint_is_priced_as_the_provider_its_prices_key_names(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    """A gateway in front of Claude: ``[providers.gateway] prices = "anthropic"`` prices
+    its models from Anthropic's data; without it they are unknown, and the reason says
+    how to price them."""
+    sim.script(USAGE)
+    config = home.parent / "thoughtline.toml"
+    gateway = (
+        "[providers.gateway]\n"
+        'wire_api = "anthropic-messages"\n'
+        f'base_url = "{environ["ANTHROPIC_BASE_URL"]}"\n'
+        'api_key_env = "ANTHROPIC_API_KEY"\n'
+    )
+    args = ("run", "Explain.", "-p", "gateway", "-m", "claude-sonnet-4-6", "--json")
+    config.write_text(gateway)
+    unpriced = json.loads(thoughtline(home, environ, *args).stdout)["cost"]
+    assert unpriced["amount"] is None
+    assert (
+        '[providers.gateway] prices = one of "anthropic", "openai", "openrouter", "gemini", '
+        '"deepseek" to price its models as that provider\'s'
+    ) in unpriced["unknown_reason"]
+
+    config.write_text(gateway + 'prices = "anthropic"\n')
+    priced = json.loads(thoughtline(home, environ, *args).stdout)["cost"]
+    anthropic = json.loads(
+        thoughtline(home, environ, "run", "Explain.", "-m", "claude-sonnet-4-6", "--json").stdout
+    )["cost"]
+    assert priced["amount"] is not None and priced["amount"] > 0
+    assert (priced["amount"], priced["source"]) == (anthropic["amount"], anthropic["source"])
+
+    config.write_text(gateway + 'prices = "anthropc"\n')
+    refused = thoughtline(home, environ, *args)
+    assert refused.returncode == 2
+    assert f"{config}: providers.gateway.prices" in refused.stderr
+    assert "anthropic" in refused.stderr

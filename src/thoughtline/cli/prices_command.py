@@ -33,7 +33,7 @@ def prices_report(model: str | None = None) -> dict[str, Any]:
     or of every model thoughtline knows of; each with its source or why it has none."""
     config = load_config()
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
-    pricer = Pricer(config.prices, config_path=str(config.path) if config.path else None)
+    pricer = Pricer.from_config(config)
     if model is not None:
         pairs = [_split(model, registry.names, config)]
     else:

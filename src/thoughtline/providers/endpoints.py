@@ -238,6 +238,9 @@ class EndpointSettings:
     max_concurrency: int | None = None
     """At most this many calls to the endpoint at once, across runs (None: no limit
     beyond ``orchestration.max_concurrency``)."""
+    prices: str | None = None
+    """A built-in endpoint whose price data prices this endpoint's models (``anthropic``
+    for a gateway in front of Claude); ``None``: the endpoint's own, if it has any."""
 
 
 def _user_defined_spec(name: str, settings: EndpointSettings, source: str) -> EndpointSpec:

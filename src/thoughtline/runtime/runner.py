@@ -94,7 +94,7 @@ class Runtime:
         self.redactor = Redactor(self.registry.loaded_secrets())
         self.retention = retention_seconds(config.retention)
         # Prices every model call as it ends: [prices] in config, then the price data.
-        self.pricer = Pricer(config.prices, config_path=str(config.path) if config.path else None)
+        self.pricer = Pricer.from_config(config)
         # Optional telemetry hook (runtime/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
         self._executions: dict[str, RunExecution] = {}
