@@ -218,7 +218,9 @@ def test_config_wins_over_the_data_and_a_star_covers_an_endpoint() -> None:
             "gpt-5",
             USAGE,
             "endpoint 'my-proxy' has no price data; set [prices.\"my-proxy/gpt-5\"] "
-            "input = 0 and output = 0 (or its real prices) in config",
+            "input = 0 and output = 0 (or its real prices) in config, or "
+            '[providers.my-proxy] prices = one of "anthropic", "openai", "openrouter", '
+            '"gemini", "deepseek" to price its models as that provider\'s',
         ),
         (
             "anthropic",
