@@ -126,7 +126,14 @@ def test_reasoning_section_only_when_the_task_has_reasoning(
         reasoning_status="not_requested",
         reasoning_notice="Reasoning was not requested (chain_of_thought = hidden).",
     )
-    run = snapshot(status="completed", tasks=[shown, not_shown])
+    never_called = task(
+        "task_refused",
+        role="security",
+        name="security",
+        status="failed",
+        error={"code": "BUDGET_EXCEEDED", "message": "Refused.", "retryable": False},
+    )
+    run = snapshot(status="completed", tasks=[shown, not_shown, never_called])
     fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [run])
     fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
         status=200,
@@ -158,6 +165,14 @@ def test_reasoning_section_only_when_the_task_has_reasoning(
     expect(timings.locator("[data-key=first_reasoning] .chart-value")).to_have_text("310 ms")
     expect(timings.locator("[data-key=total] .chart-value")).to_have_text("2.9 s")
     expect(second.get_by_test_id("chart-timings").locator("rect")).to_have_count(0)
+    # A task that failed before any call says so, not that its numbers were not reported.
+    refused = page.locator("[data-task-id=task_refused]")
+    expect(
+        refused.get_by_test_id("chart-tokens").locator("[data-key=input] .chart-value")
+    ).to_have_text("no model call was made")
+    expect(
+        refused.get_by_test_id("chart-timings").locator("[data-key=total] .chart-value")
+    ).to_have_text("no model call was made")
 
 
 def test_untrusted_text_is_rendered_as_text(page: Page, fake_daemon: FakeDaemon) -> None:

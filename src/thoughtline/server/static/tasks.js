@@ -10,6 +10,8 @@ import { costElement, h, setGrowingText, statusBadge } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const UNFINISHED_TASK = new Set(["queued", "running"]);
+/** Ended without an answer: with no call timed, no model call was made. */
+const STOPPED_TASK = new Set(["failed", "cancelled", "interrupted"]);
 // What the answer area says when a finished task has no answer text.
 const NO_ANSWER = {
   done: "The model returned an empty answer.",
@@ -347,7 +349,13 @@ export class TaskCard {
   }
 
   renderCharts(task) {
-    const missing = UNFINISHED_TASK.has(task.status) ? "pending" : "not reported";
+    const missing = UNFINISHED_TASK.has(task.status)
+      ? "pending"
+      : task.status === "prepared"
+        ? "no model call (prompts prepared)"
+        : STOPPED_TASK.has(task.status) && task.timings?.total_ms == null
+          ? "no model call was made"
+          : "not reported";
     const key = JSON.stringify([task.timings, task.usage, missing]);
     if (key === this.chartKey) return;
     this.chartKey = key;
