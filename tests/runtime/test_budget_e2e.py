@@ -69,7 +69,8 @@ async def test_a_run_budget_stops_a_tool_loop_before_the_call_that_could_overspe
     assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
     assert task.error.message == (
         "Budget exceeded: spent $0.030 of the run's $0.035 budget after 3 model calls; the "
-        "next call could cost up to $0.010; what arrived is kept (raise max_cost)."
+        "next call could cost up to $0.010; what arrived is kept; raise max_cost, or lower "
+        "max_output_tokens (the worst case counts all 1,000 output tokens it allows)."
     )
     # The notice says it too, after its account of the steps' reasoning.
     assert task.reasoning_notice is not None
@@ -117,7 +118,8 @@ async def test_a_task_budget_of_its_role_stops_its_loop(
     assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
     assert task.error.message == (
         "Budget exceeded: spent $0.020 of the task's $0.025 budget after 2 model calls; the "
-        "next call could cost up to $0.010; what arrived is kept (raise max_cost)."
+        "next call could cost up to $0.010; what arrived is kept; raise max_cost, or lower "
+        "max_output_tokens (the worst case counts all 1,000 output tokens it allows)."
     )
     assert task.to_dict()["max_cost"] == 0.025
 
@@ -139,7 +141,8 @@ async def test_a_first_call_whose_worst_case_is_over_the_budget_is_never_sent(
     assert task.error is not None and task.error.code == "BUDGET_EXCEEDED"
     assert task.error.message == (
         "Budget exceeded: spent $0 of the run's $1.00 budget after 0 model calls; the next "
-        "call could cost up to $1.50; what arrived is kept (raise max_cost)."
+        "call could cost up to $1.50; no call was made; raise max_cost, or lower "
+        "max_output_tokens (the worst case counts all 150,000 output tokens it allows)."
     )
     assert run.snapshot()["cost"]["amount"] == 0
 
@@ -156,7 +159,11 @@ async def test_without_max_output_tokens_the_worst_case_is_the_context_window(
         run = await runtime.run(spec, explicit_mode="hidden")
         # o4-mini's 200,000-token context window at $10 per million: $2.00 > $1.90.
         (task,) = run.tasks
-        assert task.error is not None and "could cost up to $2.00" in task.error.message
+        assert task.error is not None and task.error.message.endswith(
+            "could cost up to $2.00; no call was made; raise max_cost, or set "
+            "max_output_tokens (without it the worst case counts the model's whole "
+            "200,000-token context window as output)."
+        )
         assert sim.requests == []
         # With room for it, the call is made and costs what it generated.
         run = await runtime.run(replace(spec, max_cost=2.5), explicit_mode="hidden")
@@ -233,8 +240,9 @@ async def test_tasks_of_one_run_share_its_budget_while_their_calls_are_in_flight
     assert error is not None and error["code"] == "BUDGET_EXCEEDED"
     assert error["message"] == (
         "Budget exceeded: spent $0 of the run's $0.015 budget after 0 model calls and "
-        "$0.010 held for calls still running; the next call could cost up to $0.010; what "
-        "arrived is kept (raise max_cost)."
+        "$0.010 held for calls still running; the next call could cost up to $0.010; no call "
+        "was made; raise max_cost, or lower max_output_tokens (the worst case counts all "
+        "1,000 output tokens it allows)."
     )
     statuses = sorted(task.status for task in ended.tasks)
     assert statuses == ["cancelled", "failed"]

@@ -117,7 +117,7 @@ class RunBudget:
         return (
             f"spent {format_amount(self.spent)} of the run's {format_amount(self.limit)} "
             f"budget after {_calls(self.calls)}{held}; the next call could cost up to "
-            f"{format_amount(worst)}; what arrived is kept"
+            f"{format_amount(worst)}"
         )
 
     def overspent(self) -> str:
@@ -132,9 +132,26 @@ def task_refusal(spent: float, limit: float, calls: int, worst: float) -> str:
     """Why a task's next call (worst case ``worst``) may not be made under its own budget."""
     return (
         f"spent {format_amount(spent)} of the task's {format_amount(limit)} budget after "
-        f"{_calls(calls)}; the next call could cost up to {format_amount(worst)}; what "
-        "arrived is kept"
+        f"{_calls(calls)}; the next call could cost up to {format_amount(worst)}"
     )
+
+
+def advice(request: ModelRequest, context_window: int | None, *, called: bool) -> str:
+    """What a refused call's task kept, and the two settings that make a call fit: its
+    budget, and the output allowance its worst case counts."""
+    kept = "what arrived is kept" if called else "no call was made"
+    if request.max_output_tokens is not None:
+        bound = (
+            f"lower max_output_tokens (the worst case counts all "
+            f"{request.max_output_tokens:,} output tokens it allows)"
+        )
+    else:
+        window = f"{context_window:,}-token " if context_window else ""
+        bound = (
+            "set max_output_tokens (without it the worst case counts the model's whole "
+            f"{window}context window as output)"
+        )
+    return f"{kept}; raise max_cost, or {bound}"
 
 
 def task_overspent(spent: float, limit: float, calls: int) -> str:

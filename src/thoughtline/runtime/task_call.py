@@ -275,13 +275,14 @@ class TaskCall:
                 "max_output_tokens (in [defaults], the plan or --max-output-tokens)."
             )
         amount = worst.amount
+        advice = budget.advice(request, capability.context_window, called=calls > 0)
         if task.max_cost is not None and self.spent + amount > task.max_cost:
             message = budget.task_refusal(self.spent, task.max_cost, calls, amount)
-            return budget.budget_error(f"Budget exceeded: {message} (raise max_cost).")
+            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
         run_budget = self.sink.budget
         if not run_budget.reserve(amount):
             message = run_budget.refusal(amount, waiting=run_budget.reserved)
-            return budget.budget_error(f"Budget exceeded: {message} (raise max_cost).")
+            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
         self.held = amount
         return None
 
