@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_conversations_cli import Terminal
 from tests.cli.test_run_cli import thoughtline
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, _git_repository
 from thoughtline.testing import SimToolCall, Simulator, Transcript
@@ -43,7 +44,8 @@ def test_run_with_a_tool_prints_each_call_and_the_snapshot_holds_it(
     result = thoughtline(home, environ, "run", "What time is it?", "--tool", "time")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "It is late in UTC."
-    # Piped: a line per call under the task, on stderr.
+    # Piped: the servers it starts are named first, then a line per call, on stderr.
+    assert result.stderr.splitlines()[0] == "starting tool servers: time…"
     assert 'task assistant: → time.get_current_time {"timezone":"UTC"}' in result.stderr
     assert "task assistant: ✓ time.get_current_time done" in result.stderr
 
@@ -141,3 +143,27 @@ def test_a_bad_tool_name_is_one_sentence_and_exit_2_before_anything_is_stored(
     assert "Traceback" not in result.stderr
     assert sim.requests == []
     assert json.loads(thoughtline(home, environ, "runs", "--json").stdout) in ([], {"runs": []})
+
+
+def test_the_live_view_names_the_servers_while_they_start(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    """On a terminal the screen is not blank while a slow server starts."""
+    slow = (
+        "import runpy, sys, time; time.sleep(3); "
+        f"sys.argv = [{TEST_SERVER!r}]; runpy.run_path({TEST_SERVER!r}, run_name='__main__')"
+    )
+    _config(
+        home,
+        f"[mcp_servers.slow]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = ['-c', {json.dumps(slow)}]\n",
+    )
+    sim.script(Transcript(answer="Done after the slow start."))
+    terminal = Terminal(home, environ, "run", "Hello", "--tool", "slow")
+    try:
+        terminal.expect("starting tool servers: slow…", timeout_s=20)
+        assert "Done after the slow start." not in terminal.text  # shown before the run
+        terminal.expect("Done after the slow start.")
+        assert terminal.finish() == 0, terminal.text[-3000:]
+    finally:
+        terminal.close()

@@ -297,7 +297,7 @@ def _turn(
     with catching_interrupts() as interrupts:
         try:
             run = flags.plan(runtime, last, request)
-            with LiveRunView(console) as live:
+            with LiveRunView(console, starting=runtime.servers_to_start(run)) as live:
                 final = drive(runtime, run, live.handle, interrupts, stored=False)
         except ThoughtlineError as exc:
             echo_error(f"thoughtline: {exc.message}")

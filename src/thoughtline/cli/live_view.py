@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import assert_never
 
@@ -98,8 +99,12 @@ class LiveRunView:
     ``transient``: the panels are cleared when the view closes, for the caller to print
     each full answer and the closing table in their place."""
 
-    def __init__(self, console: Console, *, transient: bool = True) -> None:
+    def __init__(
+        self, console: Console, *, transient: bool = True, starting: Sequence[str] = ()
+    ) -> None:
         self.console = console
+        self.starting = tuple(starting)
+        """The tool servers that start before the run's first event, named meanwhile."""
         self.tasks: dict[str, TaskState] = {}
         self.order: list[str] = []
         # handle() runs on the event loop's thread, render() on rich's refresh thread.
@@ -160,6 +165,8 @@ class LiveRunView:
     def render(self) -> RenderableType:
         with self._lock:
             states = [self.tasks[task_id] for task_id in self.order]
+            if not states and self.starting:
+                return Text(visible(f"starting tool servers: {', '.join(self.starting)}…"), "dim")
             # Share the screen: fewer tail rows per task when several run at once.
             per_task = max(2, self.console.height // max(1, len(states)) - 8)
             width = max(20, self.console.width - 4)

@@ -17,7 +17,7 @@ calls ``on_closed`` once, so the command can stop the run and exit quietly.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO, assert_never
 
@@ -68,6 +68,11 @@ class PipedRunView:
         # Decided once: a stream does not stop being a terminal during a run.
         self.out_terminal = is_terminal(out)
         self.err_terminal = is_terminal(err)
+
+    def starting(self, servers: Sequence[str]) -> None:
+        """Say which tool servers start before the run (it starts once they are up)."""
+        if servers:
+            self._progress(f"starting tool servers: {', '.join(servers)}…")
 
     def handle(self, event: RunEvent) -> None:
         match event:

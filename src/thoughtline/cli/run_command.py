@@ -421,13 +421,15 @@ def _execute(
     if as_json:
         final = drive(runtime, run, None, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=False)
+    starting = runtime.servers_to_start(run)
     if quiet or not sys.stdout.isatty():
         stop = stopper(runtime, run.id)
         with open(os.devnull, "w", encoding="utf-8") if quiet else nullcontext(sys.stderr) as err:
             view = PipedRunView(sys.stdout, err, on_closed=stop)
+            view.starting(starting)
             final = drive(runtime, run, view.handle, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
-    with LiveRunView(text_console()) as live:
+    with LiveRunView(text_console(), starting=starting) as live:
         final = drive(runtime, run, live.handle, interrupts, stored=False)
     return _Outcome(final, terminal=True, stdout_closed=False)
 

@@ -229,6 +229,17 @@ class Runtime:
         )
         return replace(spec, loaded=loaded)
 
+    def servers_to_start(self, run: Run, *, tools: RunTools | None = None) -> list[str]:
+        """The MCP servers :meth:`start_tools` starts for ``run``, by name, sorted (none
+        when it only prepares prompts): what a front end names while they start."""
+        if run.worker_backend != "provider":
+            return []
+        needed = {parse_tool_spec(name).server for task in run.tasks for name in task.tools}
+        python = (tools or RunTools()).python
+        if python is not None:
+            needed.discard(python.settings.name)
+        return sorted(needed)
+
     async def start_tools(
         self, run: Run, *, tools: RunTools | None = None, check: bool = True
     ) -> StartedTools | None:
@@ -241,13 +252,11 @@ class Runtime:
         ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a task naming a tool its server (or
         the run's callables) does not offer: before the run is stored, that is bad input,
         not a failed run."""
-        needed = {parse_tool_spec(name).server for task in run.tasks for name in task.tools}
-        if not needed or run.worker_backend != "provider":
+        if run.worker_backend != "provider" or not any(task.tools for task in run.tasks):
             return None
         given = tools or RunTools()
         python = given.python
-        if python is not None:
-            needed.discard(python.settings.name)
+        needed = set(self.servers_to_start(run, tools=given))
         known = {**self.config.mcp_servers, **given.servers}
         missing = sorted(needed - known.keys())
         if missing:  # planned with servers this call was not given
