@@ -144,3 +144,13 @@ def assert_refusal_stdout(stdout: str, stderr: str, args: Sequence[str]) -> None
     error = json.loads(stdout)["error"]
     assert set(error) == {"code", "message"}, args
     assert stderr.rstrip("\n").endswith(error["message"]), args
+
+
+def refusal_lines(stderr: str, *servers: str) -> list[str]:
+    """A refused tool run's stderr lines after the progress line naming the ``servers``
+    it was starting (piped, ``run`` says so first)."""
+    lines = stderr.strip().splitlines()
+    if servers:
+        assert lines[0] == f"starting tool servers: {', '.join(servers)}…", stderr
+        return lines[1:]
+    return lines

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_run_cli import PROXY_VARIABLES, thoughtline
-from tests.support import all_bytes_under
+from tests.support import all_bytes_under, refusal_lines
 from tests.tools.test_mcp_tools import _config, _free_port, serving_http
 from tests.tools.test_tool_unhappy_cli import calling
 from thoughtline.testing import Simulator, Transcript
@@ -62,7 +62,7 @@ def test_an_mcp_url_that_does_not_answer_is_shown_without_its_credentials(
 
     ran = thoughtline(home, environ, "run", "Hi.", "--tool", "remote")
     assert ran.returncode == 2
-    (line,) = ran.stderr.strip().splitlines()
+    (line,) = refusal_lines(ran.stderr, "remote")
     assert line.startswith(f"thoughtline: The MCP server remote ({shown}) did not start")
     assert sim.requests == []
     _nowhere_written(

@@ -19,6 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
+from tests.support import refusal_lines
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -90,7 +91,7 @@ def test_a_tool_its_server_does_not_offer_is_one_sentence_and_exit_2_with_nothin
     _config(home, config)
     result = thoughtline(home, environ, "run", "Hi.", *args)
     assert result.returncode == 2, result.stderr
-    (line,) = result.stderr.strip().splitlines()
+    (line,) = refusal_lines(result.stderr, "probe")
     assert said in line
     assert sim.requests == []
     assert _nothing_stored(home, environ)
@@ -107,7 +108,7 @@ def test_a_server_that_does_not_start_is_exit_2_with_its_stderr_tail_and_nothing
     )
     result = thoughtline(home, environ, "run", "Hi.", "--tool", "broken")
     assert result.returncode == 2, result.stderr
-    (line,) = result.stderr.strip().splitlines()
+    (line,) = refusal_lines(result.stderr, "broken")
     assert line.startswith("thoughtline: The MCP server broken (")
     assert "Its last output: cannot open the index at /nowhere" in line
     assert sim.requests == []
