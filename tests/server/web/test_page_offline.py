@@ -382,3 +382,30 @@ def test_each_task_and_the_run_show_their_cost_or_unknown_with_why(
     expect(missing).to_have_attribute("title", reason)
     expect(page.get_by_test_id("run-cost")).to_have_text("unknown")
     expect(page.get_by_test_id("run-cost")).to_have_attribute("title", f"task reviewer: {reason}")
+
+
+def test_a_running_task_and_run_show_their_cost_as_pending_not_zero(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    """A running task's calls are priced into its snapshot when it ends: meanwhile the
+    page says so, not "$0" (the ended figures: the test above)."""
+    zero = {
+        "amount": 0.0,
+        "currency": "USD",
+        "source": None,
+        "parts": {"input": 0, "cached_input": 0, "cache_write": 0, "output": 0, "reasoning": 0},
+        "unknown_reason": None,
+    }
+    running = snapshot(status="running", tasks=[task("task_busy", status="running", cost=zero)])
+    running["cost"] = zero
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [running])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", running)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    cost = page.locator("[data-task-id=task_busy]").get_by_test_id("task-cost")
+    expect(cost).to_have_text("pending")
+    expect(cost).to_have_attribute("title", "The cost is counted when the task ends.")
+    expect(page.get_by_test_id("run-cost")).to_have_text("pending")

@@ -90,11 +90,15 @@ export function statusBadge(status, testid) {
 
 /**
  * A cost from the snapshot ({amount, currency, source, parts, unknown_reason}) as a short
- * figure ("$0.0064", "unknown"); its title says where the prices came from, what the
- * reasoning part was, or why the amount is unknown.
+ * figure ("$0.0064", "unknown", "pending" while ``running``); its title says where the
+ * prices came from, what the reasoning part was, or why the amount is unknown.
  */
-export function costElement(cost, testid) {
+export function costElement(cost, testid, running = false) {
   if (!cost) return null;
+  if (running) {
+    // A running task's calls are priced into its snapshot when it ends: not $0 meanwhile.
+    return h("span", { testid, title: "The cost is counted when the task ends." }, "pending");
+  }
   if (cost.amount === null || cost.amount === undefined) {
     return h("span", { testid, title: cost.unknown_reason ?? "" }, "unknown");
   }

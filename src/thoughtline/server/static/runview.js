@@ -358,7 +358,7 @@ export class RunView {
       ["tasks", String(run.tasks.length)],
       ["created", timeElement(run.created_at)],
       ["finished", timeElement(run.finished_at)],
-      ["cost", costElement(run.cost, "run-cost")],
+      ["cost", costElement(run.cost, "run-cost", !TERMINAL_RUN.has(run.status))],
     ];
     this.meta.replaceChildren(
       ...rows

@@ -136,7 +136,7 @@ export class TaskCard {
       ["executor", task.executor || null],
       ["chain of thought", task.chain_of_thought],
       ["effort", task.effort],
-      ["cost", costElement(task.cost, "task-cost")],
+      ["cost", costElement(task.cost, "task-cost", UNFINISHED_TASK.has(task.status))],
     ];
     this.meta.replaceChildren(
       ...rows
