@@ -10,8 +10,10 @@ import pydantic
 import pytest
 from openai.types.responses import ResponseInputItemParam
 
+from tests.support import call_context
 from thoughtline.accumulator import ResponseAccumulator
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from ._helpers import ADAPTER, context, decode_body, decode_stream, fixture
@@ -145,6 +147,53 @@ def test_reasoning_without_a_carrier_is_not_sent() -> None:
     )
     assert next_input((Message(role="user", content="?"), summary_only))[1:] == [
         {"role": "assistant", "content": "12 °C"}
+    ]
+
+
+def test_raw_reasoning_goes_back_before_its_call_without_a_carrier() -> None:
+    """A server that returns raw ``reasoning_text`` and no ``encrypted_content`` (gpt-oss
+    behind vLLM, DeepSeek's /responses) takes the item back before the call it led to,
+    as its accepted requests show; OpenAI's API never returns raw content."""
+    gateway = {"local": EndpointSettings(wire_api="openai-responses", base_url="http://x/v1")}
+    origin = {"provider": "local", "model": "openai/gpt-oss-20b"}
+    raw_then_call = Message(
+        role="assistant",
+        parts=[
+            ReasoningPart(
+                kind="raw",
+                text="Need the weather tool.",
+                provider_metadata={"item_id": "rs_7"},
+                **origin,
+            ),
+            ToolCallPart(
+                tool_call_id="call_7",
+                name="get_weather",
+                arguments='{"city":"Bern"}',
+                provider_metadata={"item_id": "fc_7"},
+                **origin,
+            ),
+        ],
+    )
+    request = ModelRequest(
+        model=origin["model"],
+        messages=(Message(role="user", content="Bern?"), raw_then_call),
+        tools=(ToolSpec(name="get_weather"),),
+        reasoning=ReasoningRequest(enabled=True),
+    )
+    built = ADAPTER.build_request(request, call_context("local", origin["model"], settings=gateway))
+    assert built.body["input"][1:] == [
+        {
+            "type": "reasoning",
+            "id": "rs_7",
+            "summary": [],
+            "content": [{"type": "reasoning_text", "text": "Need the weather tool."}],
+        },
+        {
+            "type": "function_call",
+            "call_id": "call_7",
+            "name": "get_weather",
+            "arguments": '{"city":"Bern"}',
+        },
     ]
 
 

@@ -7,9 +7,12 @@ Round-trip rules (``store: false``, so nothing is kept server-side):
   ``encrypted_content`` carrier byte for byte) right before the items that followed it
   (``function_call``, message). The parts of one reasoning item arrive as several
   reasoning parts sharing an ``item_id``; they are joined back into one item.
-- A reasoning item without ``encrypted_content`` cannot be sent: with ``store: false``
-  the API could only look it up by id and fails ("Item with id 'rs_…' not found"). In
-  hidden mode no carrier is asked for, so none goes back.
+- A reasoning item with neither ``encrypted_content`` nor raw ``content`` cannot be
+  sent: with ``store: false`` the API could only look it up by id and fails ("Item with
+  id 'rs_…' not found"). In hidden mode no carrier is asked for, so none goes back. An
+  item with raw ``content`` came from a server that returns its raw reasoning (gpt-oss
+  behind vLLM, DeepSeek's ``/responses``; OpenAI's API returns summaries only) and goes
+  back with it, before the call it led to, as such a server takes it.
 - Only reasoning produced by the same endpoint and model goes back.
 - Tool calls are ``function_call`` items; tool results ``function_call_output`` items.
   Assistant text keeps its ``phase`` (a ``commentary`` preamble stays one).
@@ -134,4 +137,8 @@ def _add_reasoning(
 
 
 def _carried(item: dict[str, Any]) -> bool:
-    return isinstance(item.get("id"), str) and "encrypted_content" in item
+    """Whether a reasoning item can go back: it has an id and carries itself (the
+    encrypted carrier, or the raw reasoning a raw-reasoning server sent)."""
+    return isinstance(item.get("id"), str) and (
+        "encrypted_content" in item or bool(item.get("content"))
+    )
