@@ -89,3 +89,25 @@ async def test_a_dropped_reasoning_item_is_accepted_as_on_the_api(
     second = await steps.second(first, without_reasoning)
     assert second.error is None
     assert sim.carriers.returned == []
+
+
+async def test_a_raw_reasoning_item_without_a_carrier_is_taken_back(
+    sim: Simulator, environ: dict[str, str], sim_server: SimulatorServer
+) -> None:
+    """What a raw-reasoning server (gpt-oss behind vLLM, DeepSeek's /responses) takes:
+    an item with raw ``content`` and no carrier, before its call."""
+    steps = loop(environ)
+    first = await steps.first(sim)
+    assert (await steps.second(first)).error is None
+    body = dict(sim.requests[-1].body or {})
+    body["input"] = [
+        {key: value for key, value in item.items() if key != "encrypted_content"}
+        | (
+            {"content": [{"type": "reasoning_text", "text": "raw"}]}
+            if item.get("type") == "reasoning"
+            else {}
+        )
+        for item in body["input"]
+    ]
+    status, _ = post_raw(sim_server, sim.requests[-1].path, body)
+    assert status == 200
