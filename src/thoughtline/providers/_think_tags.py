@@ -104,13 +104,9 @@ class ThinkTagSplitter:
                     return out
                 continue
             if self._inside:
-                end = text.find(CLOSE_TAG, position)
+                end = self._until(CLOSE_TAG, "reasoning", text, position, out)
                 if end < 0:
-                    keep = _partial_tag_suffix(text, position, CLOSE_TAG)
-                    _emit(out, "reasoning", text[position : length - keep])
-                    self._pending = text[length - keep :]
                     return out
-                _emit(out, "reasoning", text[position:end])
                 position = end + len(CLOSE_TAG)
                 self._inside = False
                 self._strip_space = True
@@ -127,16 +123,27 @@ class ThinkTagSplitter:
             if self._passthrough:
                 _emit(out, "text", text[position:])
                 return out
-            start = text.find(OPEN_TAG, position)
+            start = self._until(OPEN_TAG, "text", text, position, out)
             if start < 0:
-                keep = _partial_tag_suffix(text, position, OPEN_TAG)
-                _emit(out, "text", text[position : length - keep])
-                self._pending = text[length - keep :]
                 return out
-            _emit(out, "text", text[position:start])
             position = start + len(OPEN_TAG)
             self._inside = True
         return out
+
+    def _until(
+        self, tag: str, kind: SegmentKind, text: str, position: int, out: list[Segment]
+    ) -> int:
+        """``text[position:]`` up to ``tag`` emitted as ``kind``; the tag's index, or -1
+        when it is not there (a possible partial tag at the end is then kept for the
+        next delta)."""
+        found = text.find(tag, position)
+        if found < 0:
+            keep = _partial_tag_suffix(text, position, tag)
+            _emit(out, kind, text[position : len(text) - keep])
+            self._pending = text[len(text) - keep :]
+            return -1
+        _emit(out, kind, text[position:found])
+        return found
 
     def _scan_start(self, text: str, position: int, out: list[Segment]) -> int:
         """auto mode, before anything but whitespace: look for a leading ``<think>``."""
