@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -210,6 +211,21 @@ def _all_gone(processes: dict[int, str]) -> None:
     assert not left, left
 
 
+def _killed_mid_call_leaves_nothing(process: subprocess.Popen[Any]) -> None:
+    """SIGKILL ``process`` once its busy tool's child runs: the server and the child
+    its tool started end too."""
+    try:
+        started = _busy_processes(process.pid)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert len(started) >= 2, started  # the server and the child its tool started
+    _all_gone(started)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
 def test_a_busy_server_and_its_child_end_when_thoughtline_run_is_killed_mid_call(
     workdir: Path, sim: Simulator, environ: dict[str, str]
@@ -224,16 +240,7 @@ def test_a_busy_server_and_its_child_end_when_thoughtline_run_is_killed_mid_call
         env=cli_env(workdir / "home", environ),
         cwd=workdir,
     )
-    try:
-        started = _busy_processes(process.pid)
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
-    assert len(started) >= 2, started  # the server and the child its tool started
-    _all_gone(started)
+    _killed_mid_call_leaves_nothing(process)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
@@ -254,12 +261,8 @@ def test_a_busy_server_and_its_child_end_when_the_daemon_is_killed_mid_call(
     try:
         with httpx2.Client(base_url=daemon_url(process), timeout=20) as client:
             start_run(client, request="Hi", tools=["probe"])
-        started = _busy_processes(process.pid)
-        process.send_signal(signal.SIGKILL)
+    except BaseException:
+        process.kill()
         process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
-    assert len(started) >= 2, started
-    _all_gone(started)
+        raise
+    _killed_mid_call_leaves_nothing(process)
