@@ -40,6 +40,8 @@ from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the ACP agent as a child process over stdio
+
 DISPLAYS = {"surface", "surface_and_telemetry"}
 TURN_UPDATES = ("tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk")
 WAIT_S = 30.0  # a hang guard, not a timing assertion

@@ -207,6 +207,7 @@ async def test_a_conversation_made_outside_a_loop_is_refused_inside_one(
         await asyncio.to_thread(chat.close)
 
 
+@pytest.mark.slow
 def test_the_example_script_holds_a_two_turn_conversation(
     tmp_path: Path,
     sim: Simulator,
@@ -250,6 +251,7 @@ chat.close()
 SLOW_ANSWER = Transcript(answer="slow and steady " * 40, chunk_chars=8)
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put(
     tmp_path: Path, sim: Simulator, user_env: dict[str, str]
 ) -> None:

@@ -14,6 +14,8 @@ import pytest
 from tests.cli.test_run_cli import start_thoughtline
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 SLOW = Transcript(
     reasoning=(SimReasoning(kind="summary", text="slow thought " * 40),),
     answer="slow answer " * 60,

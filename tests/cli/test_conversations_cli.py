@@ -29,6 +29,8 @@ from tests.runtime.test_disclosure_e2e import all_bytes_under
 from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "CANARY-CHAT-REASONING-41d7"
 
 

@@ -24,6 +24,8 @@ from tests.runtime.test_disclosure_e2e import all_bytes_under
 from tests.support import assert_refusal_stdout, daemon_url
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "CANARY-HIDDEN-REASONING-9d3e"
 REASONING = "First I weigh the two designs, then I pick the simpler one. "
 ANSWER = "".join(f"[{n:04d}] a token bucket per client. " for n in range(400))

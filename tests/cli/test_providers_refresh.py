@@ -9,10 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CANARY_KEY
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CACHE_FILE, load_capabilities
 from thoughtline.testing import Simulator
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 ADAPTIVE_LOW_HIGH = {
     "thinking": {"types": {"adaptive": {"supported": True}, "enabled": {"supported": False}}},

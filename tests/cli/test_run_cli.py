@@ -34,6 +34,8 @@ from thoughtline.run_events import (
 )
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 AT = "2026-01-01T00:00:00.000Z"
 
 

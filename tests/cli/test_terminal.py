@@ -25,6 +25,8 @@ from thoughtline.config import Config
 from thoughtline.store.opening import open_store
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 # The frames of rich's "dots" spinner.
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 

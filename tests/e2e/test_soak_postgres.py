@@ -45,6 +45,8 @@ from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 from thoughtline.wire.frames import SSEDecoder
 
+pytestmark = pytest.mark.slow  # three daemons on one PostgreSQL, faults injected
+
 CANARY = "SOAK-HIDDEN-CANARY-7c1e"
 HIDDEN = Transcript(
     reasoning=(SimReasoning(kind="raw", text=f"thinking {CANARY} " * 8),),

@@ -27,6 +27,7 @@ NPX = shutil.which("npx")
 THOUGHTLINE = Path(sys.executable).parent / "thoughtline"
 
 pytestmark = [
+    pytest.mark.slow,  # the MCP inspector (node) driving a server process
     pytest.mark.skipif(
         NPX is None, reason="npx (Node.js) is not installed; the MCP Inspector CLI needs it"
     ),

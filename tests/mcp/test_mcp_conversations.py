@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.types import CallToolResult
 
 from tests.conftest import CANARY_KEY
@@ -25,6 +26,8 @@ from tests.runtime.test_disclosure_e2e import (
 )
 from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
+
+pytestmark = pytest.mark.slow  # the MCP server as a child process over stdio
 
 FIRST = "Design a rate limiter."
 SECOND = "Now make it shorter."

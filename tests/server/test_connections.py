@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.conftest import StartDaemon
@@ -27,6 +28,8 @@ from tests.server.support import LiveDaemon, open_stream, read_all, start_run
 from tests.support import daemon_url
 from thoughtline.config import Config
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # timeouts waited out, a daemon under a low ulimit
 
 PARTIAL_HEAD = b"GET /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # the blank line never comes
 HEALTH = b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"

@@ -98,6 +98,7 @@ def test_a_daemon_started_without_flags_answers_only_its_generated_token(
     assert token not in line + stdout + stderr
 
 
+@pytest.mark.slow
 def test_a_reused_token_is_shown_whole_on_a_terminal(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -166,6 +167,7 @@ def test_a_given_token_is_used_and_neither_stored_nor_printed(
 STRONG = "Zq3-vL9_xT2pWm8Rk4Nb7Yc1Hd6Gf0Sj5Ae"  # 35 characters of four kinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "env", "problem"),
     [
@@ -202,6 +204,7 @@ def test_off_loopback_a_weak_token_is_refused_in_one_sentence(
     assert not (tmp_path / "home" / "thoughtline.db").exists()  # refused before anything
 
 
+@pytest.mark.slow
 def test_off_loopback_a_strong_token_serves(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

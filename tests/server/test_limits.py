@@ -71,6 +71,7 @@ after = ["architect", "engineer"]
 """
 
 
+@pytest.mark.slow
 def test_the_cli_applies_the_configured_cap_to_plan_files(
     home: Path, environ: dict[str, str]
 ) -> None:
@@ -93,6 +94,7 @@ def test_the_cli_applies_the_configured_cap_to_plan_files(
     assert allowed.returncode == 0, allowed.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_task_cap_in_the_config_names_the_key(home: Path, environ: dict[str, str]) -> None:
     home.mkdir(parents=True)
     config = home / "config.toml"

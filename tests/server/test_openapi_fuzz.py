@@ -24,6 +24,8 @@ from schemathesis.specs.openapi.checks import (
 from tests.server.support import LiveDaemon, start_run
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # schemathesis against the OpenAPI document
+
 CHECKS = [
     not_a_server_error,
     status_code_conformance,

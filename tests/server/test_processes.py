@@ -14,6 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.conftest import StartDaemon
@@ -25,6 +26,8 @@ from tests.support import daemon_url
 from thoughtline.run_events import TaskAnswerDelta
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # daemons in child processes, signals
 
 SLOW = Transcript(answer="abcdefghij" * 8, chunk_chars=2)
 

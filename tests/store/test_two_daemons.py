@@ -22,6 +22,8 @@ from tests.support import daemon_url
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # two daemon processes on one PostgreSQL
+
 # Long enough to outlast the kill, short enough that the simulator, which keeps
 # streaming to the killed daemon, finishes within seconds.
 LONG = Transcript(answer="abcdefghij" * 40, chunk_chars=2)

@@ -9,6 +9,7 @@ import json
 import urllib.request
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.server.web.support import screenshot
@@ -21,6 +22,8 @@ from tests.server.web.test_live_daemon import (
 )
 from tests.server.web.test_live_daemon import daemon as daemon  # the fixture: its own per module
 from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 FIRST_REQUEST = "How should our API limit request rates?"
 FIRST_ANSWER = "Use a token bucket per client."

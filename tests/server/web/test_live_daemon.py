@@ -28,6 +28,8 @@ from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
 from tests.server.web.support import screenshot
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
+
 ACCESS_TOKEN = "web-access-token-7d2a"
 OPERATOR_TOKEN = "web-operator-token-91c4"
 STREAMED_ANSWER = (

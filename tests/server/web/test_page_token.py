@@ -21,6 +21,8 @@ from thoughtline.server.daemon_token import token_file
 from thoughtline.server.page_headers import CONTENT_SECURITY_POLICY
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
+
 # Every violation the page meets, as the page itself sees them.
 RECORD_VIOLATIONS = """
 window.violations = [];
