@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import thoughtline
+from tests.support import start_process
 from thoughtline import ThoughtlineError
 from thoughtline.run_events import (
     RunCompleted,
@@ -83,7 +84,7 @@ def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     script = tmp_path / "cell.py"
     script.write_text(NOTEBOOK_CELL, encoding="utf-8")
     database = tmp_path / "home" / "thoughtline.db"
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

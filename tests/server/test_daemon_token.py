@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from tests.cli.test_run_cli import cli_env
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.server.daemon_token import TokenFileError, load_or_create_token, token_file
 from thoughtline.testing import Simulator
 
@@ -25,7 +25,7 @@ RUN = {"request": "Who may start me?", "provider": "deepseek"}
 
 
 def _serve(home: Path, environ: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -105,7 +105,7 @@ def test_a_reused_token_is_shown_whole_on_a_terminal(
     home = tmp_path / "home"
     token = load_or_create_token(home)  # made before: this start reuses it
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         stdout=terminal,
         stderr=subprocess.PIPE,

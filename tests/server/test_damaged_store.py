@@ -16,7 +16,7 @@ import httpx2
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import LiveDaemon
 from tests.store.builders import make_run
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.config import Config
 from thoughtline.runtime.retention import purge_if_due
 from thoughtline.runtime.runner import Runtime
@@ -30,7 +30,7 @@ PROBE = {"request": "Still there?", "provider": "deepseek"}
 
 
 def _serve(home: Path, environ: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

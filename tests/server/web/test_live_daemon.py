@@ -26,6 +26,7 @@ from playwright.sync_api import Page, Response, expect
 from tests.conftest import CANARY_KEY, KEY_VARIABLES
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
 from tests.server.web.support import screenshot
+from tests.support import start_process
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 pytestmark = pytest.mark.slow  # chromium driving the daemon's page
@@ -91,7 +92,7 @@ def serving(
         THOUGHTLINE_OPERATOR_TOKEN=OPERATOR_TOKEN,
         PYTHONUNBUFFERED="1",
     )
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         cwd=home.parent,
         env=env,
