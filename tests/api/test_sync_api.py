@@ -74,6 +74,7 @@ asyncio.new_event_loop().run_until_complete(cell())
 """
 
 
+@pytest.mark.slow  # a Python process interrupted with SIGINT
 def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     tmp_path: Path, sim: Simulator, user_env: dict[str, str]
 ) -> None:
@@ -245,6 +246,7 @@ thoughtline.run("x", chain_of_thought="surfce")
 """
 
 
+@pytest.mark.slow  # runs mypy on a script
 def test_a_type_checker_takes_answer_as_str_and_catches_a_misspelt_mode(tmp_path: Path) -> None:
     script = tmp_path / "typed.py"
     script.write_text(TYPED_SCRIPT, encoding="utf-8")

@@ -53,6 +53,7 @@ def _started(process: subprocess.Popen[str]) -> tuple[str, str]:
     return url, process.stdout.readline()
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_daemon_started_without_flags_answers_only_its_generated_token(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_reused_token_is_shown_whole_on_a_terminal(
     assert lines[1].endswith(f"/#token={token} (the token is kept in {token_file(home)})")
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_no_token_serves_every_local_account_and_says_so(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -146,6 +148,7 @@ def test_no_token_serves_every_local_account_and_says_so(
     assert not token_file(home).exists()
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_given_token_is_used_and_neither_stored_nor_printed(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

@@ -12,6 +12,7 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import LiveDaemon
@@ -74,6 +75,7 @@ def _sound_database(path: Path) -> None:
         purge_if_due(store, {})
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_database_damaged_under_the_daemon_is_not_written_to_again(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

@@ -192,6 +192,7 @@ def test_the_daemon_follows_the_configured_request_limit(start_daemon: StartDaem
     assert accepted.status_code == 202, accepted.text
 
 
+@pytest.mark.slow  # the command line as processes
 def test_the_cli_caps_the_request_from_an_argument_and_from_stdin(
     home: Path, environ: dict[str, str]
 ) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
 from tests.support import all_bytes_under
@@ -15,6 +17,7 @@ from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
 from thoughtline.tools.settings import McpServerSettings
 
 
+@pytest.mark.slow  # a tool server process
 def test_a_run_calls_a_configured_server(start_daemon: StartDaemon, sim: Simulator) -> None:
     probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
     daemon = start_daemon(config=Config(path=None, mcp_servers={"probe": probe}))
