@@ -29,7 +29,7 @@ SHOWN_CANDIDATES = 8
 
 def find_run(store: Store, text: str) -> Run | None:
     """The stored run ``text`` names, or ``None`` when none does; ``RUN_ID_AMBIGUOUS``
-    (listing the candidates' short ids, newest first) when several do."""
+    (listing the candidates' short ids, at most 8) when several do."""
     if text == LATEST:
         return store.latest_run()
     run = store.get_run(text) if text else None
