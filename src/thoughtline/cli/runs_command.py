@@ -29,7 +29,7 @@ from thoughtline.cli._render import (
 from thoughtline.cli._terminal_text import echo_error, json_for, visible, visible_text
 from thoughtline.cli._trace_view import print_trace
 from thoughtline.cli.completion import complete_run_ids
-from thoughtline.cli.run_ids import resolve_run
+from thoughtline.cli.run_ids import NO_RUNS_YET, resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
@@ -181,7 +181,7 @@ def conversation_runs(store: Store, text: str) -> list[Run]:
     if runs is not None:
         return runs
     if text == LATEST:
-        resolve_run(store, text)  # no runs yet: said as every RUN_ID says it
+        raise ThoughtlineError("RUN_NOT_FOUND", NO_RUNS_YET)
     raise ThoughtlineError(
         "RUN_NOT_FOUND",
         f"No conversation or run {text!r} in this store. List runs with: thoughtline runs",
