@@ -15,7 +15,7 @@ from tests.support import HOSTILE_MODEL_IDS, call_context
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.discovery import refresh_anthropic
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 from thoughtline.requests import ModelRequest
 from thoughtline.testing import Simulator
 
@@ -36,7 +36,7 @@ ENDPOINTS = (
 def test_each_wire_keeps_any_model_id_inside_its_model_path(endpoint: str, stream: bool) -> None:
     environ = {"OLLAMA_HOST": "http://127.0.0.1:11434"}
     plain = call_context(endpoint, "plain-model", environ=environ)
-    adapter = adapter_for(plain.endpoint.wire_api)
+    adapter = wire_for(plain.endpoint.wire_api)
     expected = urlsplit(
         adapter.build_request(ModelRequest.simple("plain-model", "hi", stream=stream), plain).url
     )

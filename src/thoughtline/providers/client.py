@@ -54,7 +54,7 @@ from thoughtline.providers.capabilities import CapabilityTable, builtin_capabili
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.exchange import Attempt, Exchange
 from thoughtline.providers.redaction import Redactor
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
 from thoughtline.providers.transport import default_http_client
@@ -103,7 +103,7 @@ class ProviderClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.endpoint = endpoint
-        self.adapter = adapter or adapter_for(endpoint.wire_api)
+        self.adapter = adapter or wire_for(endpoint.wire_api)
         self.capabilities = capabilities or builtin_capabilities()
         self.retry = retry or RetryPolicy()
         self.timeouts = (timeouts or Timeouts()).overridden_by(endpoint.timeouts)

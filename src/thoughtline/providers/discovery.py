@@ -78,7 +78,7 @@ async def refresh_anthropic(
     after: str | None = None
     while True:
         params = {"limit": "100", **({"after_id": after} if after else {})}
-        page = await _get_json(http, f"{endpoint.base_url}/v1/models", headers, params)
+        page = await _get_json(http, endpoint, f"{endpoint.base_url}/v1/models", headers, params)
         ids += [
             str(item["id"])
             for item in page.get("data", [])
@@ -91,14 +91,20 @@ async def refresh_anthropic(
     for model_id in ids:
         # The id is the provider's, yet one path segment: encoded, it cannot leave /v1/models/.
         url = f"{endpoint.base_url}/v1/models/{quote(model_id, safe='')}"
-        info = await _get_json(http, url, headers, {})
+        info = await _get_json(http, endpoint, url, headers, {})
         entries[model_id] = capability_from_model_info(info)
     return entries
 
 
 async def _get_json(
-    http: httpx2.AsyncClient, url: str, headers: dict[str, str], params: dict[str, str]
+    http: httpx2.AsyncClient,
+    endpoint: Endpoint,
+    url: str,
+    headers: dict[str, str],
+    params: dict[str, str],
 ) -> dict[str, Any]:
+    """The JSON object at ``url``; an error response is read as ``endpoint``'s wire API
+    reads one (the Models API answers errors as the Messages API does)."""
     try:
         response = await http.get(url, headers=headers, params=params)
     except httpx2.TransportError as exc:
@@ -108,9 +114,9 @@ async def _get_json(
             retryable=True,
         ) from exc
     if response.status_code >= 400:
-        from thoughtline.providers.registry import adapter_for
+        from thoughtline.providers.registry import wire_for
 
-        raise adapter_for("anthropic-messages").parse_error(
+        raise wire_for(endpoint.wire_api).parse_error(
             response.status_code, response.headers, response.content
         )
     data = response.json()

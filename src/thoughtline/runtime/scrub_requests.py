@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from thoughtline.runtime._scrub_wires import REASONING_MARKER
+from thoughtline.providers.scrubbing import REASONING_MARKER
 from thoughtline.runtime.scrub import UNPARSEABLE_MARKER
 
 _TURNS: Final = ("messages", "input", "contents")
