@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.support import HOSTILE_MODEL_IDS, call_context
 from thoughtline.providers.client import ProviderClient
-from thoughtline.providers.discovery import refresh_anthropic
+from thoughtline.providers.discovery import refresh_models
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.registry import wire_for
 from thoughtline.requests import ModelRequest
@@ -90,7 +90,7 @@ async def test_the_model_api_is_asked_about_each_listed_id_under_v1_models(
     sim.anthropic_models = dict.fromkeys(listed, capabilities)
     endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
     async with httpx2.AsyncClient() as http:
-        entries = await refresh_anthropic(endpoint, http)
+        entries = await refresh_models(endpoint, http)
     assert list(entries) == list(listed)
     assert {entry["thinking_control"] for entry in entries.values()} == {"adaptive"}
     assert sim.unrouted == [] and sim.requests == []

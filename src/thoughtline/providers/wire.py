@@ -19,14 +19,15 @@ The rest of thoughtline asks the unit:
 - a ``hidden`` call: :meth:`Wire.hidden_ask` (:mod:`thoughtline.providers.hidden_requests`);
 - the ``provider_raw`` trace layer: :meth:`Wire.new_scrubber` and :attr:`Wire.framing`
   (:mod:`thoughtline.runtime.scrub`);
-- a task's reasoning status: :meth:`Wire.reasoning_never_shown`.
+- a task's reasoning status: :meth:`Wire.reasoning_never_shown`;
+- ``thoughtline providers --refresh``: :attr:`Wire.list_models`, the model API.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamEvent
@@ -44,6 +45,8 @@ from thoughtline.providers.scrubbing import PayloadScrubber
 from thoughtline.requests import ModelRequest
 
 if TYPE_CHECKING:
+    import httpx2
+
     from thoughtline.providers.hidden_requests import HiddenAsk
     from thoughtline.providers.registry import WireApi
 
@@ -57,6 +60,9 @@ Translate: TypeAlias = Callable[[ModelRequest, CallContext], PayloadTranslator]
 DecodeBody: TypeAlias = Callable[[bytes, ModelRequest, CallContext], list[StreamEvent]]
 ParseError: TypeAlias = Callable[[int, Mapping[str, str], bytes, CallContext | None], ProviderError]
 HiddenRule: TypeAlias = Callable[[Endpoint, ModelCapability, bool, bool], "HiddenAsk | None"]
+ListModels: TypeAlias = Callable[
+    [Endpoint, "httpx2.AsyncClient"], Awaitable[dict[str, dict[str, Any]]]
+]
 
 
 def _never(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
@@ -92,6 +98,9 @@ class Wire:
     earlier: Callable[[Endpoint, ModelCapability], EarlierReasoning] = _never
     hidden: HiddenRule = _no_switch
     never_shown: Callable[[Endpoint], str | None] = _shown_when_asked
+    list_models: ListModels | None = None
+    """Every model the key can see, as capability cache entries, where thoughtline reads
+    the wire API's model API (:mod:`thoughtline.providers.discovery`)."""
     capability_endpoint: str = ""
     """The built-in endpoint whose capability data a user-defined endpoint speaking this
     wire API uses (a wire API spoken by one model vendor); ``""``: the generic family."""

@@ -3,7 +3,8 @@
 Split by verb: ``_request`` shapes bodies (thinking per model family), ``_history`` the
 ``messages`` array, ``_stream`` translates SSE payloads, ``_response`` replays whole
 bodies through the same translator, ``_errors`` maps error bodies and in-stream errors
-to stable codes, ``_scrub`` blanks reasoning in raw bodies. :data:`WIRE` is the unit the
+to stable codes, ``_scrub`` blanks reasoning in raw bodies, ``_models`` reads the
+Models API (``thoughtline providers --refresh``). :data:`WIRE` is the unit the
 registry hands out; the transport adds the ``x-api-key`` header.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from thoughtline.errors import ProviderError
 from thoughtline.events import ReasoningKind, StreamEvent
 from thoughtline.providers.anthropic._errors import parse_error
+from thoughtline.providers.anthropic._models import list_models
 from thoughtline.providers.anthropic._request import (
     ANTHROPIC_VERSION,
     BUDGET_FOR_EFFORT,
@@ -80,6 +82,7 @@ WIRE = Wire(
     errors=_errors,
     scrubber=lambda endpoint: AnthropicScrubber(),
     earlier=_earlier_reasoning,
+    list_models=list_models,
     capability_endpoint="anthropic",
 )
 """Anthropic Messages: streaming SSE (ends at ``message_stop``) and whole JSON bodies."""
