@@ -90,15 +90,17 @@ class _Carrier:
 
 
 def text_in(message: dict[str, Any], key: str) -> bool:
+    """Whether ``message[key]`` is a non-empty string."""
     value = message.get(key)
     return isinstance(value, str) and bool(value)
 
 
 class InlineTags:
     """``<think>`` blocks inline in answer text, split exactly as the adapter splits
-    them (``new_splitter`` builds the adapter's splitter, or ``None``): one splitter per stream (a Chat Completions choice, an Ollama response), told
-    when the server's reasoning field arrived, fed every string ``content`` in order and
-    flushed at the stream's end. Each ``content`` is replaced by the answer text its
+    them (``new_splitter`` builds the adapter's splitter, or ``None``): one splitter per
+    stream (a Chat Completions choice, an Ollama response), told when the server's
+    reasoning field arrived, fed every string ``content`` in order and flushed at the
+    stream's end. Each ``content`` is replaced by the answer text its
     delta released; text held back (a possible partial tag) is written where the
     splitter releases it, or, if that happens only at the end, appended to the stream's
     last content."""
