@@ -18,7 +18,8 @@ The rest of thoughtline asks the unit:
   lets through, and only to the endpoint and model that made it;
 - a ``hidden`` call: :meth:`Wire.hidden_ask` (:mod:`thoughtline.providers.hidden_requests`);
 - the ``provider_raw`` trace layer: :meth:`Wire.new_scrubber` and :attr:`Wire.framing`
-  (:mod:`thoughtline.runtime.scrub`);
+  for response bodies (:mod:`thoughtline.runtime.scrub`), :attr:`Wire.echoed` for the
+  reasoning a request echoes back (:mod:`thoughtline.runtime.scrub_requests`);
 - a task's reasoning status: :meth:`Wire.reasoning_never_shown`;
 - ``thoughtline providers --refresh``: :attr:`Wire.list_models`, the model API.
 """
@@ -56,6 +57,22 @@ it: ``always``, ``never``, or only while the ``prefix`` it was made on is unchan
 (same system, tools, model and earlier turns)."""
 Framing: TypeAlias = Literal["sse", "ndjson"]
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EchoedReasoning:
+    """Where a request of a wire API carries earlier reasoning back to the provider, for
+    :mod:`thoughtline.runtime.scrub_requests`."""
+
+    turns: str
+    """The request's key holding its turns (``messages``, ``input``, ``contents``)."""
+    blocks: frozenset[str] = frozenset()
+    """``type`` values of an object that is reasoning as a whole."""
+    flags: frozenset[str] = frozenset()
+    """Keys that, set to ``true``, make an object reasoning as a whole."""
+    fields: frozenset[str] = frozenset()
+    """Keys whose value is reasoning (or its carrier), wherever they sit in the turns."""
+
+
 Translate: TypeAlias = Callable[[ModelRequest, CallContext], PayloadTranslator]
 DecodeBody: TypeAlias = Callable[[bytes, ModelRequest, CallContext], list[StreamEvent]]
 ParseError: TypeAlias = Callable[[int, Mapping[str, str], bytes, CallContext | None], ProviderError]
@@ -92,6 +109,7 @@ class Wire:
     decode: DecodeBody
     errors: ParseError
     scrubber: Callable[[Endpoint], PayloadScrubber]
+    echoed: EchoedReasoning
     framing: Framing = "sse"
     done_sentinel: str | None = None
     """The stream's end-of-stream data line, where the protocol has one (``[DONE]``)."""

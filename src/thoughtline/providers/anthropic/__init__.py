@@ -32,7 +32,7 @@ from thoughtline.providers.anthropic._stream import (
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.wire import EarlierReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = [
@@ -81,6 +81,11 @@ WIRE = Wire(
     decode=_decode,
     errors=_errors,
     scrubber=lambda endpoint: AnthropicScrubber(),
+    echoed=EchoedReasoning(
+        turns="messages",
+        blocks=frozenset({"thinking", "redacted_thinking"}),
+        fields=frozenset({"signature"}),
+    ),
     earlier=_earlier_reasoning,
     list_models=list_models,
     capability_endpoint="anthropic",

@@ -18,7 +18,7 @@ from thoughtline.providers.gemini._request import build_gemini_request
 from thoughtline.providers.gemini._response import decode_gemini_body
 from thoughtline.providers.gemini._scrub import GeminiScrubber
 from thoughtline.providers.gemini._stream import GeminiTranslator
-from thoughtline.providers.wire import EarlierReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "GeminiTranslator"]
@@ -50,6 +50,11 @@ WIRE = Wire(
     decode=_decode,
     errors=_errors,
     scrubber=lambda endpoint: GeminiScrubber(),
+    echoed=EchoedReasoning(
+        turns="contents",
+        flags=frozenset({"thought"}),
+        fields=frozenset({"thoughtSignature", "thought_signature"}),
+    ),
     earlier=_earlier_reasoning,
     capability_endpoint="gemini",
 )

@@ -18,7 +18,7 @@ from thoughtline.providers.ollama._request import build_ollama_request
 from thoughtline.providers.ollama._response import decode_ollama_body
 from thoughtline.providers.ollama._scrub import OllamaScrubber
 from thoughtline.providers.ollama._stream import OllamaTranslator
-from thoughtline.providers.wire import Wire
+from thoughtline.providers.wire import EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "OllamaTranslator"]
@@ -58,6 +58,7 @@ WIRE = Wire(
     decode=_decode,
     errors=_errors,
     scrubber=OllamaScrubber,
+    echoed=EchoedReasoning(turns="messages", fields=frozenset({"thinking"})),
     framing="ndjson",
     # Earlier turns' reasoning never goes back: chat templates (Qwen3, DeepSeek-R1 and
     # the like) keep only the final answer of earlier turns.

@@ -25,7 +25,7 @@ from thoughtline.providers.openai_chat._request import build_chat_request, hidde
 from thoughtline.providers.openai_chat._response import decode_completion
 from thoughtline.providers.openai_chat._scrub import ChatScrubber
 from thoughtline.providers.openai_chat._stream import ChatTranslator
-from thoughtline.providers.wire import EarlierReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "ThinkTagSplitter"]
@@ -95,6 +95,10 @@ WIRE = Wire(
     decode=_decode,
     errors=_errors,
     scrubber=ChatScrubber,
+    echoed=EchoedReasoning(
+        turns="messages",
+        fields=frozenset({"reasoning_content", "reasoning", "reasoning_details"}),
+    ),
     done_sentinel="[DONE]",
     earlier=_earlier_reasoning,
     hidden=hidden_switch,

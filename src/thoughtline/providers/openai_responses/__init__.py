@@ -22,7 +22,7 @@ from thoughtline.providers.openai_responses._request import build_wire_request
 from thoughtline.providers.openai_responses._response import decode_response_body
 from thoughtline.providers.openai_responses._scrub import ResponsesScrubber
 from thoughtline.providers.openai_responses._stream import ResponsesTranslator
-from thoughtline.providers.wire import EarlierReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "ResponsesTranslator"]
@@ -53,5 +53,10 @@ WIRE = Wire(
     decode=_decode,
     errors=_errors,
     scrubber=lambda endpoint: ResponsesScrubber(),
+    echoed=EchoedReasoning(
+        turns="input",
+        blocks=frozenset({"reasoning"}),
+        fields=frozenset({"encrypted_content"}),
+    ),
     earlier=_earlier_reasoning,
 )
