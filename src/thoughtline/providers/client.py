@@ -136,20 +136,6 @@ class ProviderClient:
                 pass
         return call
 
-    def _auth_headers(self) -> dict[str, str]:
-        key = self.endpoint.require_key()
-        if not key:
-            return {}
-        match self.endpoint.auth:
-            case "x-api-key":
-                return {"x-api-key": key}
-            case "bearer":
-                return {"authorization": f"Bearer {key}"}
-            case "x-goog-api-key":
-                return {"x-goog-api-key": key}
-            case "none":
-                return {}
-
 
 class ProviderCall:
     """One call: an async iterator of events; afterwards ``response`` and ``exchange``."""
@@ -232,7 +218,7 @@ class ProviderCall:
         if wire.warnings:
             yield list(wire.warnings)
         try:
-            headers = {**wire.headers, **client._auth_headers()}
+            headers = {**wire.headers, **client.endpoint.auth_headers()}
         except ProviderError as exc:
             yield [error_event(exc)]
             self.exchange = self._exchange(wire, {}, clock, attempts, None, {}, [])

@@ -112,6 +112,22 @@ class Endpoint:
             )
         return self.api_key
 
+    def auth_headers(self) -> dict[str, str]:
+        """The header that carries the key, as ``auth`` says (the wire API's way unless
+        the endpoint names another); none without a key. Only the transport sends it."""
+        key = self.require_key()
+        if not key:
+            return {}
+        match self.auth:
+            case "x-api-key":
+                return {"x-api-key": key}
+            case "bearer":
+                return {"authorization": f"Bearer {key}"}
+            case "x-goog-api-key":
+                return {"x-goog-api-key": key}
+            case "none":
+                return {}
+
 
 BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
     spec.name: spec
