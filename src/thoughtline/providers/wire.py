@@ -82,10 +82,6 @@ ListModels: TypeAlias = Callable[
 ]
 
 
-def _never(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
-    return "never"
-
-
 def _no_switch(
     endpoint: Endpoint, capability: ModelCapability, tools: bool, effort_sent: bool
 ) -> HiddenAsk | None:
@@ -110,10 +106,11 @@ class Wire:
     errors: ParseError
     scrubber: Callable[[Endpoint], PayloadScrubber]
     echoed: EchoedReasoning
+    earlier: Callable[[Endpoint, ModelCapability], EarlierReasoning]
+    """Which earlier turns' reasoning goes back in a follow-up; each wire API decides."""
     framing: Framing = "sse"
     done_sentinel: str | None = None
     """The stream's end-of-stream data line, where the protocol has one (``[DONE]``)."""
-    earlier: Callable[[Endpoint, ModelCapability], EarlierReasoning] = _never
     hidden: HiddenRule = _no_switch
     never_shown: Callable[[Endpoint], str | None] = _shown_when_asked
     list_models: ListModels | None = None

@@ -18,7 +18,7 @@ from thoughtline.providers.ollama._request import build_ollama_request
 from thoughtline.providers.ollama._response import decode_ollama_body
 from thoughtline.providers.ollama._scrub import OllamaScrubber
 from thoughtline.providers.ollama._stream import OllamaTranslator
-from thoughtline.providers.wire import EchoedReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "OllamaTranslator"]
@@ -34,6 +34,12 @@ def _errors(
 
 def _decode(body: bytes, request: ModelRequest, context: CallContext) -> list[StreamEvent]:
     return decode_ollama_body(body, context.endpoint.reasoning_field)
+
+
+def _earlier_reasoning(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
+    """Earlier turns' reasoning never goes back: the chat templates (Qwen3, DeepSeek-R1
+    and the like) keep only the final answer of earlier turns."""
+    return "never"
 
 
 def _hidden_ask(
@@ -60,8 +66,7 @@ WIRE = Wire(
     scrubber=OllamaScrubber,
     echoed=EchoedReasoning(turns="messages", fields=frozenset({"thinking"})),
     framing="ndjson",
-    # Earlier turns' reasoning never goes back: chat templates (Qwen3, DeepSeek-R1 and
-    # the like) keep only the final answer of earlier turns.
+    earlier=_earlier_reasoning,
     hidden=_hidden_ask,
     capability_endpoint="ollama",
 )
