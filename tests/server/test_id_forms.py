@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import httpx2
+import pytest
 
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
 from tests.store.builders import make_run
@@ -101,6 +102,7 @@ def call(client: httpx2.Client, method: str, path: str, run_id: str) -> tuple[in
     return response.status_code, text
 
 
+@pytest.mark.slow  # eight runs through the daemon, every route called five ways
 def test_every_route_and_field_takes_every_form_of_a_run_id(
     daemon: LiveDaemon, sim: Simulator
 ) -> None:
