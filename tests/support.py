@@ -87,7 +87,7 @@ def start_process(
     defaults however the tests were started (foreground, background job, ``nohup``, no
     terminal), and with ``new_session`` in a session and process group of its own (for
     a terminal of its own, or to signal the group). Every test starts its long-lived
-    children here (``tests/core/test_test_processes.py`` keeps it so)."""
+    children here (``tests/core/test_child_processes.py`` keeps it so)."""
     with default_signals_in_children():
         return subprocess.Popen(args, start_new_session=new_session, **options)
 
