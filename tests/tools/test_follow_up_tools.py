@@ -70,6 +70,45 @@ def test_a_follow_up_of_an_mcp_config_run_starts_its_server_again(
     assert "Asia/Tokyo" in json.dumps(follow_up.body)
 
 
+AS_TEXT = {"anthropic": "Anthropic's Messages API", "openrouter": "OpenRouter"}
+"""The wires that refuse tool turns in a request offering no tools: they go as text."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", WIRES)
+def test_a_follow_up_that_offers_no_tools_sends_a_valid_history_on_every_wire(
+    home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path, provider: str
+) -> None:
+    sim.default_transcript = None
+    config = mcp_json(tmp_path / "mcp.json", demo=DEMO)
+    first = cli(
+        home, environ, "run", "-p", provider, ASKED, "--mcp-config", str(config), "--tool", "demo"
+    )
+    assert first.returncode == 0, first.stderr
+    # A run stored before servers were recorded: its follow-up goes on without tools.
+    with sqlite3.connect(home / "thoughtline.db") as conn:
+        conn.execute("UPDATE runs SET tool_servers_json = NULL")
+    before = len(sim.requests)
+
+    second = cli(home, environ, "run", "-c", "Thanks. Which city was that?", "--json")
+    assert second.returncode == 0, second.stderr
+    (task,) = json.loads(second.stdout)["tasks"]
+    assert task["output"] and task["status"] == "done"
+    (request,) = sim.requests[before:]
+    sent = json.dumps(request.body)
+    assert offered(request.body) == "[]"
+    assert "Asia/Tokyo" in sent  # the earlier tool turn went along
+    if provider in AS_TEXT:
+        assert "[called demo__now" in sent and "[demo__now returned: " in sent
+        assert (
+            f"The earlier tool calls and results went as text: {AS_TEXT[provider]} refuses "
+            "them in a request that offers no tools." in task["reasoning_notice"]
+        )
+    else:
+        assert "[called demo__now" not in sent
+        assert "went as text" not in task["reasoning_notice"]
+
+
 @pytest.mark.slow
 def test_a_follow_up_whose_mcp_json_is_gone_is_refused_before_anything_is_stored(
     home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path

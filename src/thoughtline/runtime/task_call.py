@@ -543,6 +543,8 @@ class TaskCall:
                 for warning in step.response.warnings:
                     if warning.code == "PROVIDER_THINKING_DROPPED":
                         task.reasoning_notice += f" Step {step.number}: {warning.message}"
+                    elif warning.code == "TOOL_TURNS_AS_TEXT":  # the wire's own choice
+                        task.reasoning_notice += f" {warning.message}"
         if self.budget_error is not None and task.reasoning_notice is not None:
             # The account of the reasoning says what the budget stopped, and at what spend.
             task.reasoning_notice += f" {self.budget_error.message}"
