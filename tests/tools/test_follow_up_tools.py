@@ -124,7 +124,7 @@ def test_a_follow_up_whose_mcp_json_is_gone_is_refused_before_anything_is_stored
     assert second.returncode == 2, second.stderr
     assert second.stderr.startswith("thoughtline: Run ")
     assert f"used the MCP server 'demo' from {config}, which no longer reads" in second.stderr
-    assert "pass --mcp-config with a file that defines it" in second.stderr
+    assert "restore it, or define 'demo' in the config, to continue it." in second.stderr
     assert len(sim.requests) == requests
     assert stored_runs(home) == 1
 

@@ -132,14 +132,14 @@ def resolve_recorded(
     except ConfigError as exc:
         raise ThoughtlineError(
             "TOOL_SERVER_GONE",
-            f"{lead} from {path}, which no longer reads ({exc.message.rstrip('.')}); pass "
-            "--mcp-config with a file that defines it to continue it.",
+            f"{lead} from {path}, which no longer reads ({exc.message.rstrip('.')}); "
+            f"restore it, or define {name!r} in the config, to continue it.",
         ) from None
     if found is None:
         raise ThoughtlineError(
             "TOOL_SERVER_GONE",
-            f"{lead} from {path}, which no longer defines it; pass --mcp-config with a "
-            "file that defines it to continue it.",
+            f"{lead} from {path}, which no longer defines it; define it there again, "
+            "or in the config, to continue it.",
         )
     for key, value in (*found.env.items(), *found.headers.items()):
         for variable in _REQUIRED_VARIABLE.findall(value):
