@@ -15,7 +15,10 @@ import pytest
 
 import thoughtline
 from tests.cli.test_run_cli import thoughtline as cli
+from tests.conftest import CANARY_KEY
+from tests.support import all_bytes_under
 from thoughtline import Orchestrator, ThoughtlineError
+from thoughtline.providers.redaction import REDACTED
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
 DEMO = {"command": sys.executable, "args": ["-m", "thoughtline.testing.demo_tools"]}
@@ -141,9 +144,16 @@ def test_a_follow_up_whose_server_variable_is_unset_is_refused_and_no_value_is_s
     home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
 ) -> None:
     sim.default_transcript = None
+    # A loaded provider key in its args (a directory's name) is not recorded either.
+    root = tmp_path / f"root-{CANARY_KEY}"
+    root.mkdir()
     config = mcp_json(
         tmp_path / "mcp.json",
-        demo={**DEMO, "env": {"DEMO_TOKEN": "${DEMO_SECRET}", "PLAIN": SECRET}},
+        demo={
+            **DEMO,
+            "args": [*DEMO["args"], "--root", str(root)],  # type: ignore[misc]
+            "env": {"DEMO_TOKEN": "${DEMO_SECRET}", "PLAIN": SECRET},
+        },
     )
     first = cli(
         home,
@@ -162,7 +172,9 @@ def test_a_follow_up_whose_server_variable_is_unset_is_refused_and_no_value_is_s
     (server,) = json.loads(recorded)
     assert server["origin"] == "mcp.json" and server["env"] == ["DEMO_TOKEN", "PLAIN"]
     assert server["file"] == str(config)
-    assert SECRET not in (home / "thoughtline.db").read_bytes().decode("utf-8", "replace")
+    assert server["args"][-1] == str(tmp_path / f"root-{REDACTED}")
+    stored = all_bytes_under(home)
+    assert SECRET.encode() not in stored and CANARY_KEY.encode() not in stored
 
     second = cli(home, environ, "run", "-c", "And now?")
     assert second.returncode == 2, second.stderr
