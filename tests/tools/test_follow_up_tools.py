@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import thoughtline
+from tests.cli.test_run_cli import cli_env
 from tests.cli.test_run_cli import thoughtline as cli
 from tests.conftest import CANARY_KEY
 from tests.support import all_bytes_under
@@ -269,3 +271,27 @@ async def test_a_conversation_whose_callable_is_not_given_again_is_refused(
     again = await conversation.send("And 4 more?", tools=[add])
     assert again.status == "completed", again.snapshot()
     assert "python__add" in offered(sim.requests[requests].body)
+
+
+@pytest.mark.slow
+def test_a_follow_up_in_another_directory_finds_a_relative_mcp_json(
+    home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
+) -> None:
+    sim.default_transcript = None
+    mcp_json(home.parent / "mcp.json", demo=DEMO)  # the CLI runs in home's parent
+    first = cli(home, environ, "run", ASKED, "--mcp-config", "mcp.json", "--tool", "demo")
+    assert first.returncode == 0, first.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    second = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "run", "-c", "And what time is it now?"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=elsewhere,
+        timeout=60,
+        check=False,
+    )
+    assert second.returncode == 0, second.stderr
+    assert "demo__now returned" in second.stdout

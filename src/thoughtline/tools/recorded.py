@@ -19,6 +19,7 @@ sentence with ``TOOL_SERVER_GONE`` before anything is stored:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -89,8 +90,14 @@ def record_server(settings: McpServerSettings, *, scrub: Callable[[str], str]) -
         url=None if settings.url is None else scrub(shown_url(settings.url)),
         env=tuple(sorted(settings.env)),
         headers=tuple(sorted(settings.headers)),
-        file=settings.source if origin in ("config", "mcp.json") else None,
+        file=_defined_in(settings.source, origin),
     )
+
+
+def _defined_in(source: str, origin: ServerOrigin) -> str | None:
+    if origin == "mcp.json":
+        return os.path.abspath(source)  # a follow-up may run in another directory
+    return source if origin == "config" else None
 
 
 def record_python(name: str, tools: Collection[str]) -> RecordedServer:
