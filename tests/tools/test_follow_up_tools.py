@@ -264,7 +264,10 @@ async def test_a_conversation_whose_callable_is_not_given_again_is_refused(
     with pytest.raises(ThoughtlineError) as refused:
         await conversation.send("And 4 more?")
     assert refused.value.code == "TOOL_SERVER_GONE"
-    assert "called the Python callables add; pass them again (tools=[add])" in str(refused.value)
+    assert (
+        "called the Python callables add; pass them again (tools=[add], through the library API)"
+        in str(refused.value)
+    )
     assert len(sim.requests) == requests
     assert len(orchestrator.store.list_runs()) == 1
 

@@ -118,7 +118,7 @@ def resolve_recorded(
         raise ThoughtlineError(
             "TOOL_SERVER_GONE",
             f"Run {run_id} called the Python callables {listed}; pass them again "
-            f"(tools=[{listed}]) to continue it.",
+            f"(tools=[{listed}], through the library API) to continue it.",
         )
     if record.origin == "editor":
         raise ThoughtlineError(
