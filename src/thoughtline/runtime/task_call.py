@@ -30,16 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
-
-import orjson
 
 from thoughtline import threads
 from thoughtline.accumulator import ModelResponse
 from thoughtline.errors import ThoughtlineError
 from thoughtline.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
-from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart
+from thoughtline.parts import unstorable
 from thoughtline.pricing import Prices, Unpriced
 from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Cost, Task, TaskError, now_iso
@@ -134,18 +132,19 @@ class TaskCall:
 
     def thread(self, prepared: Prepared, steps: Steps) -> TaskThread:
         """What this task adds to its conversation: its prompt, its steps' turns and the
-        last answer; with reasoning and carriers only when the mode requested them (a
-        part holding a loaded key's value is left out: a carrier cannot be redacted)."""
+        last answer, all as the gate let them through; with reasoning and carriers only
+        when the mode requested them (a part the gate could not clean stays in memory:
+        a carrier cannot be redacted)."""
         messages = list(prepared.own)
         last = steps.last.response.to_message()
         if last.parts:
-            messages.append(self._redacted_message(last))
+            messages.append(last)
         carriers: tuple[Message, ...] | None = None
         if self.gate.requests_reasoning:
             carriers = tuple(
                 Message(role=message.role, parts=kept)
                 for message in messages
-                if (kept := [part for part in message.parts if not self._holds_secret(part)])
+                if (kept := [part for part in message.parts if not unstorable(part)])
             )
         return TaskThread(
             answer=threads.answer_layer(messages),
@@ -153,13 +152,6 @@ class TaskCall:
             system_digest=threads.digest(prepared.system),
             tools_digest=threads.tools_digest(self.tools),
         )
-
-    def _holds_secret(self, part: Part) -> bool:
-        if not isinstance(part, ReasoningPart) or not self.gate.redactor.has_secrets:
-            return False
-        values = self.gate.redactor.values
-        text = part.text + orjson.dumps(dict(part.provider_metadata)).decode()
-        return values(text) != text
 
     async def go(self) -> None:
         """Run the task to its final status: prepared (inline), or its steps, then
@@ -319,32 +311,10 @@ class TaskCall:
             self.limit_reached = True
             return None
         results = await self.tool_calls.run(step.number, response.tool_calls)
-        # The parts as they came (the gate cleans the views, never ``parts``): carriers
-        # go back byte for byte, and only to the provider and model that made them (each
-        # wire's history checks their origin). They live in this history only. A loaded
-        # key the model wrote in its text or a call's arguments is not sent back.
-        answered = self._redacted_message(response.to_message())
-        return [answered, Message(role="user", parts=results)]
-
-    def _redacted_message(self, message: Message) -> Message:
-        if not self.gate.redactor.has_secrets:
-            return message
-        return Message(
-            role=message.role, parts=tuple(self._redacted(part) for part in message.parts)
-        )
-
-    def _redacted(self, part: Part) -> Part:
-        """``part`` with loaded key values removed from its text or arguments (reasoning
-        goes back as it came: its carriers are bound to its bytes)."""
-        values = self.gate.redactor.values
-        if (
-            isinstance(part, ToolCallPart)
-            and (arguments := values(part.arguments)) != part.arguments
-        ):
-            return replace(part, arguments=arguments)
-        if isinstance(part, TextPart) and (text := values(part.text)) != part.text:
-            return replace(part, text=text)
-        return part
+        # The gate's parts: answer and arguments cleaned, carriers byte for byte (held in
+        # memory for the loop only), going back only to the provider and model that made
+        # them (each wire's history checks their origin).
+        return [response.to_message(), Message(role="user", parts=results)]
 
     async def prepare_only(self, prepared: Prepared) -> None:
         """The inline backend: record the prompts, call nothing."""
@@ -559,7 +529,7 @@ class TaskCall:
         if not self.gate.requests_reasoning:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
-        error = sink.stop_error if cancelled else task_error(response)
+        error = sink.stop_error if cancelled else task_error(response, last.captured.reasoned)
         if error is None and self.budget_error is not None:
             error = self.budget_error
         if error is None and self.limit_reached:
@@ -741,8 +711,9 @@ OVERLAP_SENSITIVE = frozenset(
 """Errors a server that serves one request at a time gives the call it drops."""
 
 
-def task_error(response: ModelResponse) -> TaskError | None:
-    """The task's error for a response that ended without a usable answer, else None."""
+def task_error(response: ModelResponse, reasoned: bool) -> TaskError | None:
+    """The task's error for a response that ended without a usable answer, else None.
+    ``reasoned``: reasoning text arrived (whether or not the mode let it through)."""
     error: StreamError | None = response.error
     if error is not None:
         return TaskError(code=error.code, message=error.message, retryable=error.retryable)
@@ -753,7 +724,7 @@ def task_error(response: ModelResponse) -> TaskError | None:
             retryable=False,
         )
     if not response.text and not response.tool_calls:
-        if any(part.text for part in response.reasoning_parts):
+        if reasoned:
             return TaskError(
                 code="PROVIDER_REASONING_ONLY",
                 message="The model reasoned but gave no answer (often the output token "
