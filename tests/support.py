@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import httpx2
 
@@ -36,6 +41,55 @@ HOSTILE_MODEL_IDS = (
 )
 """Model ids that would move a request off a wire's model path (or out of a log line),
 refused with ``MODEL_ID_INVALID`` on every surface before any request is sent."""
+
+
+CHILD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals a child started by the tests always gets at their default disposition."""
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    """Stands in for an ignored signal while children start (a handler, unlike an
+    ignored disposition, is not inherited across exec)."""
+
+
+@contextmanager
+def default_signals_in_children() -> Iterator[None]:
+    """Every process started within gets SIGINT and SIGTERM at their defaults.
+
+    A child inherits an ignored signal: a shell starts a background job (``cmd &``
+    without job control) with SIGINT ignored, and so would every child the tests start
+    from it, which then shrugs off a test's Ctrl-C. A signal the parent *handles* is
+    reset to its default at exec, so for the time of the start an ignored signal gets a
+    handler here that ignores it too (the parent's behaviour is unchanged), and is
+    ignored again after."""
+    swapped: dict[signal.Signals, Any] = {}
+    for number in CHILD_SIGNALS:
+        if signal.getsignal(number) != signal.SIG_IGN:
+            continue  # default or handled: a child starts with the default
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError(
+                f"{number.name} is ignored in this process and only the main thread can "
+                "reset it for a child: start the child from the main thread"
+            )
+        swapped[number] = signal.signal(number, _ignore)
+    try:
+        yield
+    finally:
+        for number, previous in swapped.items():
+            signal.signal(number, previous)
+
+
+def start_process(
+    args: Sequence[str | Path], *, new_session: bool = False, **options: Any
+) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(args, **options)`` for a child a test may signal (SIGINT,
+    SIGTERM, SIGKILL) or leave running: it starts with SIGINT and SIGTERM at their
+    defaults however the tests were started (foreground, background job, ``nohup``, no
+    terminal), and with ``new_session`` in a session and process group of its own (for
+    a terminal of its own, or to signal the group). Every test starts its long-lived
+    children here (``tests/core/test_child_processes.py`` keeps it so)."""
+    with default_signals_in_children():
+        return subprocess.Popen(args, start_new_session=new_session, **options)
 
 
 def decode_in_pieces(

@@ -33,12 +33,14 @@ from acp.stdio import spawn_agent_process, spawn_stdio_connection
 from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT
-from tests.support import HOSTILE_MODEL_IDS
+from tests.support import HOSTILE_MODEL_IDS, default_signals_in_children
 from thoughtline import __version__
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # the ACP agent as a child process over stdio
 
 DISPLAYS = {"surface", "surface_and_telemetry"}
 TURN_UPDATES = ("tool_call", "tool_call_update", "agent_message_chunk", "agent_thought_chunk")
@@ -91,7 +93,7 @@ async def spawn(
 ) -> AsyncIterator[Agent]:
     client = client or RecordingClient()
     stderr_path = home.parent / "acp-stderr.log"
-    with stderr_path.open("wb") as stderr:
+    with stderr_path.open("wb") as stderr, default_signals_in_children():
         async with spawn_agent_process(
             client,
             sys.executable,
@@ -470,35 +472,40 @@ async def test_raw_json_rpc_malformed_params_and_unknown_methods(
             await bounded(conn.send_request(method, params))
         return caught.value
 
-    async with spawn_stdio_connection(
-        no_client_methods,
-        sys.executable,
-        "-m",
-        "thoughtline.cli",
-        "acp",
-        env=cli_env(home, environ),
-        cwd=home.parent,
-    ) as (conn, process):
-        init = await bounded(conn.send_request("initialize", {"protocolVersion": PROTOCOL_VERSION}))
-        assert init["protocolVersion"] == PROTOCOL_VERSION
-        assert (await error_of(conn, "session/frobnicate", {})).code == -32601
-        assert (await error_of(conn, "session/list", {})).code == -32601
-        unknown = await error_of(
-            conn, "session/load", {"cwd": "/", "sessionId": "sess_x", "mcpServers": []}
-        )
-        assert unknown.code == -32602
-        assert str(unknown) == (
-            "Unknown session 'sess_x': nothing of it is stored here; create one with session/new."
-        )
-        assert unknown.data == {"code": "SESSION_UNKNOWN", "sessionId": "sess_x"}
-        assert (await error_of(conn, "session/load", {"sessionId": "sess_x"})).code == -32602
-        assert (await error_of(conn, "session/new", {"cwd": 5})).code == -32602
-        assert (await error_of(conn, "session/prompt", {"sessionId": "x"})).code == -32602
-        session = await bounded(conn.send_request("session/new", {"cwd": "/", "mcpServers": []}))
-        image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-        unsupported = await error_of(
-            conn, "session/prompt", {"sessionId": session["sessionId"], "prompt": [image]}
-        )
-        assert unsupported.code == -32602
-        assert "text and resource links only" in str(unsupported)
-        assert process.returncode is None
+    with default_signals_in_children():
+        async with spawn_stdio_connection(
+            no_client_methods,
+            sys.executable,
+            "-m",
+            "thoughtline.cli",
+            "acp",
+            env=cli_env(home, environ),
+            cwd=home.parent,
+        ) as (conn, process):
+            init = await bounded(
+                conn.send_request("initialize", {"protocolVersion": PROTOCOL_VERSION})
+            )
+            assert init["protocolVersion"] == PROTOCOL_VERSION
+            assert (await error_of(conn, "session/frobnicate", {})).code == -32601
+            assert (await error_of(conn, "session/list", {})).code == -32601
+            unknown = await error_of(
+                conn, "session/load", {"cwd": "/", "sessionId": "sess_x", "mcpServers": []}
+            )
+            assert unknown.code == -32602
+            assert str(unknown) == (
+                "Unknown session 'sess_x': nothing of it is stored here; create one with session/new."
+            )
+            assert unknown.data == {"code": "SESSION_UNKNOWN", "sessionId": "sess_x"}
+            assert (await error_of(conn, "session/load", {"sessionId": "sess_x"})).code == -32602
+            assert (await error_of(conn, "session/new", {"cwd": 5})).code == -32602
+            assert (await error_of(conn, "session/prompt", {"sessionId": "x"})).code == -32602
+            session = await bounded(
+                conn.send_request("session/new", {"cwd": "/", "mcpServers": []})
+            )
+            image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+            unsupported = await error_of(
+                conn, "session/prompt", {"sessionId": session["sessionId"], "prompt": [image]}
+            )
+            assert unsupported.code == -32602
+            assert "text and resource links only" in str(unsupported)
+            assert process.returncode is None

@@ -21,6 +21,7 @@ import pytest
 import thoughtline
 from tests.cli.test_cancel import _query, _wait_until
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
+from tests.support import start_process
 from thoughtline import Conversation, Orchestrator, ThoughtlineError
 from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta
 from thoughtline.runtime.plan import RunSpec, TaskSpec
@@ -207,6 +208,7 @@ async def test_a_conversation_made_outside_a_loop_is_refused_inside_one(
         await asyncio.to_thread(chat.close)
 
 
+@pytest.mark.slow
 def test_the_example_script_holds_a_two_turn_conversation(
     tmp_path: Path,
     sim: Simulator,
@@ -250,6 +252,7 @@ chat.close()
 SLOW_ANSWER = Transcript(answer="slow and steady " * 40, chunk_chars=8)
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put(
     tmp_path: Path, sim: Simulator, user_env: dict[str, str]
 ) -> None:
@@ -258,7 +261,7 @@ def test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put(
     script = tmp_path / "chat.py"
     script.write_text(CTRL_C_SCRIPT, encoding="utf-8")
     database = tmp_path / "home" / "thoughtline.db"
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

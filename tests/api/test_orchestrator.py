@@ -42,6 +42,7 @@ def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_example_script_prints_both_specialists_with_their_reasoning(
     tmp_path: Path, sim: Simulator, user_env: dict[str, str]
 ) -> None:
@@ -183,6 +184,7 @@ async def test_leaving_the_block_interrupts_what_still_runs(
         assert reopened.status(run.id).status == "interrupted"
 
 
+@pytest.mark.slow
 async def test_status_runs_trace_and_purge_return_what_the_cli_shows(
     sim: Simulator, orchestrator: Orchestrator, user_env: dict[str, str], tmp_path: Path
 ) -> None:

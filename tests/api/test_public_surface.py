@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import thoughtline
 
 
@@ -78,6 +80,7 @@ def test_continuing_a_run_is_one_keyword_wherever_a_run_starts() -> None:
         )
 
 
+@pytest.mark.slow
 def test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio() -> None:
     code = (
         "import sys, thoughtline; "

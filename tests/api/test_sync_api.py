@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import thoughtline
+from tests.support import start_process
 from thoughtline import ThoughtlineError
 from thoughtline.run_events import (
     RunCompleted,
@@ -73,6 +74,7 @@ asyncio.new_event_loop().run_until_complete(cell())
 """
 
 
+@pytest.mark.slow  # a Python process interrupted with SIGINT
 def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     tmp_path: Path, sim: Simulator, user_env: dict[str, str]
 ) -> None:
@@ -83,7 +85,7 @@ def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     script = tmp_path / "cell.py"
     script.write_text(NOTEBOOK_CELL, encoding="utf-8")
     database = tmp_path / "home" / "thoughtline.db"
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -244,6 +246,7 @@ thoughtline.run("x", chain_of_thought="surfce")
 """
 
 
+@pytest.mark.slow  # runs mypy on a script
 def test_a_type_checker_takes_answer_as_str_and_catches_a_misspelt_mode(tmp_path: Path) -> None:
     script = tmp_path / "typed.py"
     script.write_text(TYPED_SCRIPT, encoding="utf-8")

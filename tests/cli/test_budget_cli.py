@@ -16,6 +16,8 @@ from tests.cli.test_run_cli import thoughtline
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 # $0 input, $10 output per million tokens: a call's worst case is its max_output_tokens
 # x $0.00001 and a step that generates 1,000 tokens costs $0.01.
 CONFIG = f"""

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY_KEY = "sk-ant-canary-cli-0123456789abcdef"
 
 

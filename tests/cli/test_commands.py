@@ -15,6 +15,8 @@ from tests.support import refusal_lines
 from thoughtline.cli.init_command import STARTER
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 
 def thoughtline(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "THOUGHTLINE_HOME": str(tmp_path / "home"), **env}

@@ -14,6 +14,8 @@ import pytest
 from tests.cli.test_run_cli import cli_env, thoughtline
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

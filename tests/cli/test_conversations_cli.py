@@ -26,8 +26,11 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, start_thoughtline, thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
+from tests.support import start_process
 from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 CANARY = "CANARY-CHAT-REASONING-41d7"
 
@@ -261,14 +264,14 @@ class Terminal:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
         env = {**cli_env(home, environ), "TERM": "xterm-256color"}
         env.pop("COLUMNS", None)
-        self.process = subprocess.Popen(
+        self.process = start_process(
             [sys.executable, "-c", _ON_TERMINAL, *args],
             stdin=slave,
             stdout=slave,
             stderr=slave,
             env=env,
             cwd=home.parent,
-            start_new_session=True,
+            new_session=True,
         )
         os.close(slave)
         self.raw = bytearray()

@@ -14,6 +14,8 @@ import pytest
 from tests.cli.test_run_cli import thoughtline
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 USAGE = Transcript(answer="Done.", input_tokens=10_000, output_tokens=2_000, reasoning_tokens=640)
 OLLAMA_REASON = (
     "ollama is a local server with no configured price; set "

@@ -21,8 +21,10 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.runtime.test_disclosure_e2e import all_bytes_under
-from tests.support import assert_refusal_stdout, daemon_url
+from tests.support import assert_refusal_stdout, daemon_url, start_process
 from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 CANARY = "CANARY-HIDDEN-REASONING-9d3e"
 REASONING = "First I weigh the two designs, then I pick the simpler one. "
@@ -100,7 +102,7 @@ def _status(home: Path, environ: dict[str, str], run_id: str) -> dict[str, objec
 
 
 def _start_cli_run(home: Path, environ: dict[str, str], mode: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "run", "Design a rate limiter.",
          "--provider", "deepseek", "--chain-of-thought", mode, "--json"],
         env=cli_env(home, environ),
@@ -196,7 +198,7 @@ def test_killed_hidden_run_keeps_the_answer_and_no_reasoning_anywhere(
 
 
 def _serve(home: Path, environ: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -14,6 +14,8 @@ from tests.cli.test_run_cli import thoughtline
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

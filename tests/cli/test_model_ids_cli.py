@@ -14,6 +14,8 @@ from tests.support import HOSTILE_MODEL_IDS
 from thoughtline.requests import model_id_problem
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

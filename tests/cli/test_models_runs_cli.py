@@ -8,6 +8,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_run_cli import home, thoughtline
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, all_bytes_under
@@ -16,6 +18,8 @@ from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CachedCapabilityTable
 from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, Simulator
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 __all__ = ["home"]  # the fixture, shared with test_run_cli
 

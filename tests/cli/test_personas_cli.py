@@ -16,6 +16,8 @@ from tests.support import files_under
 from thoughtline.runtime.roles import BUILTIN_ROLES
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

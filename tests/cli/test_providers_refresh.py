@@ -16,6 +16,8 @@ from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CACHE_FILE, load_capabilities
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 ADAPTIVE_LOW_HIGH = {
     "thinking": {"types": {"adaptive": {"supported": True}, "enabled": {"supported": False}}},
     "effort": {

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.providers.proxy_servers import Socks5Proxy
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.cli._render import text_console
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.providers.redaction import REDACTED
@@ -33,6 +33,8 @@ from thoughtline.run_events import (
     TaskStarted,
 )
 from thoughtline.testing import SimReasoning, Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 AT = "2026-01-01T00:00:00.000Z"
 
@@ -62,27 +64,21 @@ def thoughtline(
 
 def start_thoughtline(home: Path, environ: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """``thoughtline ARGS`` running in the background, stdout and stderr piped, with
-    SIGINT at its default: a child inherits an ignored SIGINT (a test run started in
-    the background by a shell ignores it), but never a handler, so one is set while the
-    child starts and a Ctrl-C sent at once is not lost."""
+    SIGINT and SIGTERM at their defaults (:func:`tests.support.start_process`)."""
     return start_with_env(home, cli_env(home, environ), *args)
 
 
 def start_with_env(home: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """:func:`start_thoughtline` in the environment ``env``."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "thoughtline.cli", *args],
-            env=env,
-            cwd=home.parent,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return start_process(
+        [sys.executable, "-m", "thoughtline.cli", *args],
+        env=env,
+        cwd=home.parent,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.fixture
@@ -550,7 +546,7 @@ def test_a_key_the_model_echoes_never_reaches_the_daemons_sse_stream(
     cli_run = json.loads(
         thoughtline(home, environ, "run", "Echo.", "--chain-of-thought", "surface", "--json").stdout
     )
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

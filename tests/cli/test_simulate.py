@@ -22,6 +22,8 @@ from tests.conftest import KEY_VARIABLES
 from thoughtline.testing import Simulator
 from thoughtline.testing.default_model import PLAIN_REASONING
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY_REASONING = PLAIN_REASONING  # the simulator's own reasoning
 SKY = "(simulated claude-sonnet-4-6) On 'Why is the sky blue?': Here is a short, direct answer from the simulated model."
 

@@ -22,10 +22,13 @@ import pytest
 
 from tests.cli.test_run_cli import AT, MARKUP, MARKUP_REQUEST, cli_env, thoughtline
 from tests.store.builders import make_run
+from tests.support import start_process
 from thoughtline.cli import cli
 from thoughtline.config import Config
 from thoughtline.store.opening import open_store
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
 # The frames of rich's "dots" spinner.
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -58,7 +61,7 @@ def run_with_terminal(
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**cli_env(home, environ), "TERM": "xterm-256color"}
     env.pop("COLUMNS", None)
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE if stdout_piped else slave,
@@ -293,7 +296,7 @@ def test_an_open_silent_stdin_does_not_hold_the_run(
 ) -> None:
     """A test runner or CI job hands its children a pipe nobody writes to or closes."""
     for args, code in ((["run", "Summarize this", "--json"], 0), (["run", "--json"], 2)):
-        process = subprocess.Popen(
+        process = start_process(
             [sys.executable, "-m", "thoughtline.cli", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -477,7 +480,7 @@ def chat_on_pty(home: Path, environ: dict[str, str], *args: str) -> tuple[int, s
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**cli_env(home, environ), "TERM": "dumb", "NO_COLOR": "1"}
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", *args],
         stdin=slave,
         stdout=slave,

@@ -7,6 +7,7 @@ import io
 import json
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -124,6 +125,7 @@ def test_the_visible_forms() -> None:
     assert visible("tab\tand\nline, ünïcödé, עברית, 🙂") == "tab\tand\nline, ünïcödé, עברית, 🙂"
 
 
+@pytest.mark.slow  # 60 examples, each through every view
 @settings(max_examples=60, deadline=None)
 @given(hostile_text)
 def test_every_human_view_shows_control_characters_instead_of_sending_them(text: str) -> None:

@@ -19,6 +19,8 @@ from tests.cli.test_run_cli import thoughtline
 from tests.support import all_bytes_under
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "CANARY-THINK-TAG-7c2d"
 ANSWER = "The final answer, with no reasoning in it."
 THINKING = Transcript(

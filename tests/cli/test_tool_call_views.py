@@ -19,6 +19,8 @@ from tests.cli.test_terminal import MODEL_SEQUENCES, run_with_terminal
 from tests.tools.test_mcp_tools import TEST_SERVER, _config
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "CANARY-STEPS-41d9"
 PROBE = f"""
 [mcp_servers.probe]

@@ -16,6 +16,8 @@ from tests.conftest import CANARY_KEY
 from thoughtline.records import short_run_id
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "CANARY-TRACE-VIEW-41b7"
 REASONING = f"First I weigh buckets; {CANARY} here.\nThen I pick one."
 EVENT_LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d\d\d)  (\S+)")

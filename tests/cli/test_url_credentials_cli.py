@@ -18,6 +18,8 @@ from tests.tools.test_mcp_tools import _config, _free_port, serving_http
 from tests.tools.test_tool_unhappy_cli import calling
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
+
 CANARY = "secretpass"
 # A query parameter that carries a token, beside the userinfo.
 TOKEN = "querytoken-9b2e"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Iterator
 
+import pytest
+
 from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
 from thoughtline.events import (
     Finish,
@@ -95,6 +97,7 @@ def _peak_bytes_while_accumulating(deltas: int) -> tuple[int, str]:
     return peak, response.reasoning_parts[0].text
 
 
+@pytest.mark.slow
 def test_million_deltas_join_linearly() -> None:
     """Ten times the deltas cost ten times the memory, and the peak stays a small
     multiple of the text itself. Keeping each delta as its own string would cost ~25

@@ -77,7 +77,62 @@ def test_check_help_prints_its_own_help_and_changes_nothing(tmp_path: Path, flag
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: bash scripts/check [PYTEST_ARGS...]")
-    assert "THOUGHTLINE_CHECK_NO_APT=1" in done.stdout and "20-30 minutes" in done.stdout
+    assert done.stdout.startswith("usage: bash scripts/check [--quick] [PYTEST_ARGS...]")
+    assert "THOUGHTLINE_CHECK_NO_APT=1" in done.stdout and "--quick" in done.stdout
     assert not log.exists()  # neither apt-get nor python3 was run
     assert not (tmp_path / ".venv").exists()
+
+
+def _fake_venv(tmp_path: Path, log: Path, *, xdist: bool = True) -> None:
+    """A ``.venv`` whose tools record what they were asked; its python has pytest-xdist
+    or not."""
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    bodies = {
+        "python": f'echo "python $*" >> {log}; exit {0 if xdist else 1}',
+        "ruff": f'echo "ruff $*" >> {log}',
+        "mypy": f'echo "mypy $*" >> {log}',
+        "pytest": f'echo "pytest $*" >> {log}',
+    }
+    for name, body in bodies.items():
+        (venv / name).write_text(f"#!{shutil.which('bash')}\n{body}\n", encoding="utf-8")
+        (venv / name).chmod(0o755)
+
+
+def _check(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [env["PATH"] + "/bash", str(tmp_path / "scripts" / "check"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_quick_installs_nothing_and_runs_the_tests_not_marked_slow_on_every_core(
+    tmp_path: Path,
+) -> None:
+    log, env = _sandbox(tmp_path)
+    _fake_venv(tmp_path, log)
+    done = _check(tmp_path, env, "--quick", "-k", "anthropic")
+    assert done.returncode == 0, done.stderr
+    asked = log.read_text(encoding="utf-8").splitlines()
+    assert not any(line.startswith(("apt-get", "python3")) for line in asked)  # no install
+    assert [line.split()[0] for line in asked] == ["python", "ruff", "ruff", "mypy", "pytest"]
+    assert asked[-1] == "pytest -n auto --dist loadgroup -m not slow -k anthropic"
+
+
+def test_quick_without_the_development_extras_says_to_run_the_full_check_once(
+    tmp_path: Path,
+) -> None:
+    log, env = _sandbox(tmp_path)
+    _fake_venv(tmp_path, log, xdist=False)
+    done = _check(tmp_path, env, "--quick")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "scripts/check --quick: .venv lacks the development extras; "
+        "run bash scripts/check once first\n"
+    )
+    assert log.read_text(encoding="utf-8").splitlines() == ["python -c import xdist"]
+    assert done.stdout == ""

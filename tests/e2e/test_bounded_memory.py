@@ -20,6 +20,8 @@ from thoughtline.testing import Fault, Simulator
 
 from .conftest import CANARY_KEY, ENDPOINT_MODELS
 
+pytestmark = pytest.mark.slow  # children reading 300 MB endless lines
+
 HOSTILE_BYTES = 300 * 1024 * 1024
 PEAK_LIMIT_MB = 200
 

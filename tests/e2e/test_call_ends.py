@@ -166,6 +166,7 @@ async def test_total_timeout_covers_the_wait_for_response_headers(
     assert len(sim.requests) == 1
 
 
+@pytest.mark.slow  # waits out the read timeout of each attempt, on every wire
 @pytest.mark.parametrize("endpoint", ["anthropic", "openai", "ollama"])
 async def test_silent_server_ends_after_the_read_timeout_on_each_attempt(
     sim: Simulator, environ: dict[str, str], endpoint: str

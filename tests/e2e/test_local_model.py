@@ -25,7 +25,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 
 # llama_cpp.server also needs its [server] extra (fastapi, uvicorn, sse-starlette, ...).
 REQUIRED_MODULES = (
@@ -85,7 +85,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
     port = free_port()
     log = folder / "server.log"
     with log.open("w") as output:
-        process = subprocess.Popen(
+        process = start_process(
             [
                 sys.executable,
                 "-m",
@@ -399,7 +399,7 @@ def test_the_daemon_runs_a_task_on_the_local_server_and_streams_it(
     llama_server: LocalServer, home: Path
 ) -> None:
     home.parent.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

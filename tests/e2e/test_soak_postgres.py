@@ -41,9 +41,12 @@ from pathlib import Path
 import httpx2
 
 from tests.store.postgres_cluster import Cluster, find_binaries, running_cluster
+from tests.support import start_process
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 from thoughtline.wire.frames import SSEDecoder
+
+pytestmark = pytest.mark.slow  # three daemons on one PostgreSQL, faults injected
 
 CANARY = "SOAK-HIDDEN-CANARY-7c1e"
 HIDDEN = Transcript(
@@ -104,7 +107,7 @@ class Daemons:
         home.mkdir(exist_ok=True)
         incarnation = self.incarnations[number] + 1
         out = home / f"stdout{incarnation}"
-        process = subprocess.Popen(
+        process = start_process(
             [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
             stdout=out.open("wb"),
             stderr=(home / f"stderr{incarnation}").open("wb"),

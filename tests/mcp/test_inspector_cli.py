@@ -27,6 +27,8 @@ NPX = shutil.which("npx")
 THOUGHTLINE = Path(sys.executable).parent / "thoughtline"
 
 pytestmark = [
+    pytest.mark.slow,  # the MCP inspector (node) driving a server process
+    pytest.mark.xdist_group("npx"),  # one worker: two first npx runs would fill one cache
     pytest.mark.skipif(
         NPX is None, reason="npx (Node.js) is not installed; the MCP Inspector CLI needs it"
     ),

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.mcp.test_mcp_server import mcp_server, text_of
 from thoughtline.testing import Simulator, Transcript
 
 
+@pytest.mark.slow  # the MCP server as a child process
 async def test_max_cost_refuses_a_call_that_could_overspend_and_bad_values_are_tool_errors(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

@@ -31,6 +31,8 @@ from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 
+pytestmark = pytest.mark.slow  # the MCP server as a child process over stdio
+
 FIRST = "Design a rate limiter."
 SECOND = "Now make it shorter."
 SHORTER = "A token bucket per client."

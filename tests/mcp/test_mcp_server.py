@@ -31,6 +31,8 @@ from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the MCP server as a child process over stdio
+
 MODES = ("hidden", "surface", "telemetry_only", "surface_and_telemetry")
 DISPLAYS = {"surface", "surface_and_telemetry"}
 EXPECTED_REASONING_STATUS = {

@@ -76,6 +76,7 @@ async def test_a_hidden_call_asks_the_server_not_to_reason_where_it_can(
     assert CANARY.encode() not in all_bytes_under(tmp_path / "home")
 
 
+@pytest.mark.slow
 async def test_a_hidden_tool_loop_switches_off_or_keeps_the_carriers_it_needs(
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:

@@ -7,6 +7,8 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.runtime.test_background import spec
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.testing import SimRequest, Simulator, SimulatorServer, Transcript
@@ -15,6 +17,7 @@ from thoughtline.testing.simulator import FrameRole
 RUNS = 24  # more than any fixed pool sized from one run's max_concurrency (8 tasks)
 
 
+@pytest.mark.slow  # paced streams of about two seconds
 async def test_more_runs_than_a_run_has_tasks_stream_at_the_same_time(
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:

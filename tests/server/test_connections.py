@@ -20,13 +20,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, open_stream, read_all, start_run
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.config import Config
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # timeouts waited out, a daemon under a low ulimit
 
 PARTIAL_HEAD = b"GET /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # the blank line never comes
 HEALTH = b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -243,7 +246,7 @@ def test_at_the_cap_with_every_connection_served_a_newcomer_gets_a_503(
 def _serve_with_file_limit(
     home: Path, environ: dict[str, str], limit: int, token: str
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         ["sh", "-c", f'ulimit -n {limit} && exec "$0" -m thoughtline.cli serve --port 0',
          sys.executable],
         stdout=subprocess.PIPE,

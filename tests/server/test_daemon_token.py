@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from tests.cli.test_run_cli import cli_env
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.server.daemon_token import TokenFileError, load_or_create_token, token_file
 from thoughtline.testing import Simulator
 
@@ -25,7 +25,7 @@ RUN = {"request": "Who may start me?", "provider": "deepseek"}
 
 
 def _serve(home: Path, environ: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -53,6 +53,7 @@ def _started(process: subprocess.Popen[str]) -> tuple[str, str]:
     return url, process.stdout.readline()
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_daemon_started_without_flags_answers_only_its_generated_token(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -98,13 +99,14 @@ def test_a_daemon_started_without_flags_answers_only_its_generated_token(
     assert token not in line + stdout + stderr
 
 
+@pytest.mark.slow
 def test_a_reused_token_is_shown_whole_on_a_terminal(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
     home = tmp_path / "home"
     token = load_or_create_token(home)  # made before: this start reuses it
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         stdout=terminal,
         stderr=subprocess.PIPE,
@@ -126,6 +128,7 @@ def test_a_reused_token_is_shown_whole_on_a_terminal(
     assert lines[1].endswith(f"/#token={token} (the token is kept in {token_file(home)})")
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_no_token_serves_every_local_account_and_says_so(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -145,6 +148,7 @@ def test_no_token_serves_every_local_account_and_says_so(
     assert not token_file(home).exists()
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_given_token_is_used_and_neither_stored_nor_printed(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
@@ -166,6 +170,7 @@ def test_a_given_token_is_used_and_neither_stored_nor_printed(
 STRONG = "Zq3-vL9_xT2pWm8Rk4Nb7Yc1Hd6Gf0Sj5Ae"  # 35 characters of four kinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "env", "problem"),
     [
@@ -202,6 +207,7 @@ def test_off_loopback_a_weak_token_is_refused_in_one_sentence(
     assert not (tmp_path / "home" / "thoughtline.db").exists()  # refused before anything
 
 
+@pytest.mark.slow
 def test_off_loopback_a_strong_token_serves(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

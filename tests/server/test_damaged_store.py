@@ -12,11 +12,12 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import LiveDaemon
 from tests.store.builders import make_run
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.config import Config
 from thoughtline.runtime.retention import purge_if_due
 from thoughtline.runtime.runner import Runtime
@@ -30,7 +31,7 @@ PROBE = {"request": "Still there?", "provider": "deepseek"}
 
 
 def _serve(home: Path, environ: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -74,6 +75,7 @@ def _sound_database(path: Path) -> None:
         purge_if_due(store, {})
 
 
+@pytest.mark.slow  # a daemon in a child process
 def test_a_database_damaged_under_the_daemon_is_not_written_to_again(
     tmp_path: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

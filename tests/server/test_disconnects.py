@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.server.support import wait_for_status
 from tests.server.test_processes import _serve
@@ -39,6 +40,7 @@ def _reset(sock: socket.socket) -> None:
     sock.close()
 
 
+@pytest.mark.slow
 def test_many_subscribers_dropping_mid_stream_leave_a_quiet_log(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:

@@ -174,6 +174,7 @@ def test_on_every_address_allowed_hosts_turn_the_list_on(home: Path) -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_serve_takes_allowed_hosts_from_flags_and_the_environment(
     home: Path, environ: dict[str, str]
 ) -> None:
@@ -189,6 +190,7 @@ def test_serve_takes_allowed_hosts_from_flags_and_the_environment(
         process.communicate(timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["http://thoughtline.lan/", "thoughtline.lan/runs", "a b", ":"])
 def test_serve_refuses_an_allowed_host_that_is_not_a_name(
     home: Path, environ: dict[str, str], value: str

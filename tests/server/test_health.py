@@ -28,6 +28,7 @@ def test_a_serving_daemon_is_ok_without_a_token_and_shows_no_run(
     assert "/v1/health" in document["paths"]
 
 
+@pytest.mark.slow  # waits out a store that hangs
 def test_a_store_that_fails_or_hangs_is_a_503_in_one_sentence(
     start_daemon: StartDaemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:

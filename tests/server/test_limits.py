@@ -71,6 +71,7 @@ after = ["architect", "engineer"]
 """
 
 
+@pytest.mark.slow
 def test_the_cli_applies_the_configured_cap_to_plan_files(
     home: Path, environ: dict[str, str]
 ) -> None:
@@ -93,6 +94,7 @@ def test_the_cli_applies_the_configured_cap_to_plan_files(
     assert allowed.returncode == 0, allowed.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_task_cap_in_the_config_names_the_key(home: Path, environ: dict[str, str]) -> None:
     home.mkdir(parents=True)
     config = home / "config.toml"
@@ -190,6 +192,7 @@ def test_the_daemon_follows_the_configured_request_limit(start_daemon: StartDaem
     assert accepted.status_code == 202, accepted.text
 
 
+@pytest.mark.slow  # the command line as processes
 def test_the_cli_caps_the_request_from_an_argument_and_from_stdin(
     home: Path, environ: dict[str, str]
 ) -> None:

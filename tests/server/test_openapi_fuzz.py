@@ -11,33 +11,35 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.core.result import Ok
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from tests.server.support import LiveDaemon, start_run
 from thoughtline.testing import Simulator, Transcript
 
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
+pytestmark = pytest.mark.slow  # schemathesis against the OpenAPI document
 
 
-@pytest.mark.parametrize(
-    "mode", [schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE]
-)
+@pytest.mark.parametrize("generation", ["positive", "negative"])
 def test_no_server_errors_and_responses_match_the_document(
-    daemon: LiveDaemon, sim: Simulator, mode: schemathesis.GenerationMode
+    daemon: LiveDaemon, sim: Simulator, generation: str
 ) -> None:
+    # Imported here, not at collection: schemathesis and hypothesis take a second to load.
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.core.result import Ok
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_schema_conformance,
+    ]
+    mode = schemathesis.GenerationMode(generation)
     sim.script(Transcript(answer="fuzzed"))
     client = daemon.client()
     start_run(client, request="seed", worker_backend="inline")
@@ -59,6 +61,6 @@ def test_no_server_errors_and_responses_match_the_document(
         )
         def check(case: Any) -> None:
             response = case.call(base_url=daemon.url, timeout=10)
-            case.validate_response(response, checks=CHECKS)
+            case.validate_response(response, checks=checks)
 
         check()

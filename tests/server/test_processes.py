@@ -14,6 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.conftest import StartDaemon
@@ -21,10 +22,12 @@ from tests.server.support import Event, LiveDaemon, read_all, start_run
 from tests.server.test_stored_runs import OtherProcess
 from tests.store.builders import make_run
 from tests.store.children import holding
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.run_events import TaskAnswerDelta
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # daemons in child processes, signals
 
 SLOW = Transcript(answer="abcdefghij" * 8, chunk_chars=2)
 
@@ -34,7 +37,7 @@ def test_a_run_of_another_process_is_listed_and_tailed(
 ) -> None:
     sim.script(SLOW)
     sim.pace_s = 0.03
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "run", "Tail me.", "--provider", "deepseek",
          "--json"],
         stdout=subprocess.PIPE,
@@ -78,7 +81,7 @@ def test_tail_mid_run_of_another_process_with_last_event_id(
 ) -> None:
     sim.script(SLOW)
     sim.pace_s = 0.03
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "run", "Resume me.", "--provider", "deepseek",
          "--json"],
         stdout=subprocess.DEVNULL,
@@ -109,7 +112,7 @@ def test_tail_mid_run_of_another_process_with_last_event_id(
 
 
 def _serve(home: Path, environ: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
 import httpx2
+import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT
 from tests.server.conftest import StartDaemon
@@ -59,6 +60,7 @@ def _full(client: httpx2.Client, run_id: str) -> list[Event]:
     return read_all(client, run_id, headers={"Last-Event-ID": "0"})
 
 
+@pytest.mark.slow  # a paced stream read twice
 def test_resume_mid_run_loses_and_duplicates_nothing(daemon: LiveDaemon, sim: Simulator) -> None:
     sim.script(SLOW)
     sim.pace_s = 0.02
@@ -253,6 +255,7 @@ def _dechunk(raw: bytes) -> bytes:
         at = line_end + 2 + size + 2
 
 
+@pytest.mark.slow  # a stalled subscriber waited out
 def test_a_stalled_subscriber_holds_up_no_other_and_catches_up_consistently(
     start_daemon: StartDaemon, sim: Simulator
 ) -> None:
@@ -298,6 +301,7 @@ def test_a_stalled_subscriber_holds_up_no_other_and_catches_up_consistently(
     assert final["tasks"][0]["output"] == answer
 
 
+@pytest.mark.slow  # a long stream
 def test_a_long_stream_of_frame_breaking_text_reaches_live_subscribers_intact(
     daemon: LiveDaemon, sim: Simulator
 ) -> None:

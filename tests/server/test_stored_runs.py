@@ -226,6 +226,7 @@ class LateOwner(CountingStore):
         return super().get_run(run_id)
 
 
+@pytest.mark.slow  # a dead owner's stream read to its end
 async def test_a_dead_owners_run_ends_after_everything_it_stored(tmp_path: Path) -> None:
     """A run whose owner died has no terminal event: the stream sends every event
     stored after the client's, then an end made up from the stored row, numbered one

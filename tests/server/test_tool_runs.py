@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
 from tests.support import all_bytes_under
@@ -16,6 +18,7 @@ from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
 from thoughtline.tools.settings import McpServerSettings, load_mcp_json
 
 
+@pytest.mark.slow  # a tool server process
 def test_a_run_calls_a_configured_server(start_daemon: StartDaemon, sim: Simulator) -> None:
     probe = McpServerSettings(name="probe", command=sys.executable, args=(TEST_SERVER,))
     daemon = start_daemon(config=Config(path=None, mcp_servers={"probe": probe}))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tests.store.backends import open_at
 from tests.store.builders import ago, make_event, make_run
+from tests.support import start_process
 from thoughtline.records import RunEventRecord, TaskUsage
 
 
@@ -152,7 +153,7 @@ def holding(path: Path, begin: str) -> Iterator[int]:
     """A process of its own holds a transaction on the SQLite file at ``path`` (``BEGIN``:
     a read snapshot; ``BEGIN IMMEDIATE``: the write lock) while the block runs; the
     number of trace events it saw. It lets go (and ends cleanly) when the block ends."""
-    holder = subprocess.Popen(
+    holder = start_process(
         [sys.executable, "-c", _HOLD, str(path), begin],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

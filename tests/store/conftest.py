@@ -1,8 +1,9 @@
 """The ``backend`` fixture runs a behavioural test against each store: SQLite in a temp
 directory, and PostgreSQL in a fresh database of one throwaway cluster per session
 (skipped, saying why, where no PostgreSQL server binaries are installed; scripts/check
-installs them). Tests on PostgreSQL are marked ``slow`` (they need the cluster), and so
-are those of ``thoughtline store migrate`` (each runs commands as processes)."""
+installs them). A test on PostgreSQL is ``slow`` (it needs the cluster): ``backend``'s
+PostgreSQL parameter carries the mark, and a test asking for ``postgres_dsn`` or
+``postgres_cluster`` itself is marked where it is written."""
 
 from __future__ import annotations
 
@@ -19,17 +20,6 @@ from tests.store.postgres_cluster import Cluster, find_binaries, running_cluster
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        on_postgres = callspec is not None and callspec.params.get("backend") == "postgres"
-        fixtures = getattr(item, "fixturenames", ())
-        runs_commands = item.nodeid.startswith("tests/store/test_store_migrate.py")
-        if on_postgres or runs_commands or {"postgres_dsn", "postgres_cluster"} & set(fixtures):
-            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +63,7 @@ def _open_pools(database: str) -> list[ConnectionPool]:
     ]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBackend]:
     if request.param == "sqlite":
         chosen = StoreBackend("sqlite", str(tmp_path / "thoughtline.db"))

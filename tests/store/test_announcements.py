@@ -38,6 +38,7 @@ def delta(run_id: str, task_id: str, seq: int) -> RunEventRecord:
     )
 
 
+@pytest.mark.slow
 async def test_each_append_wakes_the_followers_of_its_run(postgres_dsn: str) -> None:
     from thoughtline.store.postgres import PostgresStore
 
@@ -127,6 +128,7 @@ def test_a_payload_names_the_range_a_commit_wrote_and_old_or_unknown_ones_are_to
     ]
 
 
+@pytest.mark.slow
 async def test_the_announcement_of_a_commit_carries_its_range(postgres_dsn: str) -> None:
     from thoughtline.store.postgres import PostgresStore
 
@@ -281,6 +283,7 @@ async def _daemon_following(
             announcements.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kept_frames", "writer"),
     [(FEED_FRAMES, "stream"), (4, "stream"), (FEED_FRAMES, "direct"), (FEED_FRAMES, "slow"),
@@ -332,6 +335,7 @@ async def test_the_streams_of_a_foreign_run_share_one_read_per_announced_append(
     assert announcements.feed(owner.run.id) is None  # forgotten with its last stream
 
 
+@pytest.mark.slow
 async def test_streams_the_feed_writes_to_leave_the_store_alone_until_it_falls_silent(
     postgres_dsn: str,
 ) -> None:
@@ -362,6 +366,7 @@ async def test_streams_the_feed_writes_to_leave_the_store_alone_until_it_falls_s
     assert seen == [list(range(3, owner.seq + 1))] * 5
 
 
+@pytest.mark.slow
 async def test_one_commit_of_several_followed_runs_is_read_in_one_query(postgres_dsn: str) -> None:
     """A daemon's writer commits the live events of all its runs together: a daemon
     following several of them reads the commit once, for every run and stream."""

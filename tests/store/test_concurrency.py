@@ -8,6 +8,8 @@ import threading
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from tests.store import children
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run
@@ -15,6 +17,8 @@ from tests.store.children import holding
 from thoughtline.runtime.recovery import recover_interrupted
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
+
+pytestmark = pytest.mark.slow  # many processes opening one database
 
 WRITES = 200
 

@@ -16,6 +16,8 @@ from thoughtline.store import _sqlite_connection as sqlite_connection
 from thoughtline.store.base import StoreError
 from thoughtline.store.sqlite import SQLiteStore
 
+pytestmark = pytest.mark.slow  # every command, as a process, on a damaged file
+
 PAGE = 4096
 
 

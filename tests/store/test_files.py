@@ -18,7 +18,10 @@ from tests.cli.test_providers_refresh import BUDGET_ONLY
 from tests.conftest import CANARY_KEY
 from thoughtline.testing import Simulator
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+pytestmark = [
+    pytest.mark.slow,  # file modes read from a process under another umask
+    pytest.mark.skipif(os.name != "posix", reason="POSIX file modes"),
+]
 
 # Opens the store while a run is being written, and reports the modes of every file then
 # (the -wal and -shm files exist only while a connection is open).

@@ -33,6 +33,8 @@ from thoughtline.runtime.runner import Runtime
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server stopped and started under a daemon
+
 ANSWER = "".join(f"{n:04d}" for n in range(600))  # 2400 characters, 600 deltas of 4
 LONG = Transcript(
     reasoning=(SimReasoning(kind="summary", text="r" * 40),), answer=ANSWER, chunk_chars=4

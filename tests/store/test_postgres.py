@@ -45,6 +45,7 @@ def _migrations(dsn: str) -> list[tuple[object, ...]]:
         return conn.execute("SELECT name FROM migrations ORDER BY position").fetchall()
 
 
+@pytest.mark.slow
 def test_processes_starting_at_once_migrate_once(postgres_dsn: str) -> None:
     spawn = multiprocessing.get_context("spawn")
     barrier = spawn.Barrier(6)
@@ -60,6 +61,7 @@ def test_processes_starting_at_once_migrate_once(postgres_dsn: str) -> None:
     assert _migrations(postgres_dsn) == [(migration.name,) for migration in MIGRATIONS]
 
 
+@pytest.mark.slow
 def test_a_database_of_a_newer_version_is_refused_untouched(postgres_dsn: str) -> None:
     PostgresStore(postgres_dsn).close()
     with psycopg.connect(postgres_dsn) as conn:
@@ -87,6 +89,7 @@ def test_a_server_that_is_not_there_is_a_clear_error() -> None:
     assert PASSWORD not in message and "\n" not in message
 
 
+@pytest.mark.slow
 def test_a_server_going_down_and_back_mid_use(
     postgres_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,6 +121,7 @@ def test_a_server_going_down_and_back_mid_use(
             assert stored is not None and stored.id == "run_before"
 
 
+@pytest.mark.slow
 def test_a_silent_owner_on_another_host_is_recovered_after_its_lease(postgres_dsn: str) -> None:
     beat = 0.2
     owner = PostgresStore(postgres_dsn, heartbeat_interval_s=beat)
@@ -141,6 +145,7 @@ def test_a_silent_owner_on_another_host_is_recovered_after_its_lease(postgres_ds
         observer.close()
 
 
+@pytest.mark.slow
 def test_purge_removes_rows_from_every_table_and_says_what_postgres_keeps(
     postgres_dsn: str,
 ) -> None:
@@ -160,6 +165,7 @@ def test_purge_removes_rows_from_every_table_and_says_what_postgres_keeps(
     assert residue is not None and "VACUUM" in residue and "\n" not in residue
 
 
+@pytest.mark.slow
 def test_concurrent_writers_keep_each_runs_event_numbers(postgres_dsn: str) -> None:
     backend = StoreBackend("postgres", postgres_dsn)
     stores = [PostgresStore(postgres_dsn) for _ in range(3)]
@@ -200,6 +206,7 @@ def _cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.slow
 def test_a_cli_run_on_postgres_is_read_back_by_other_processes_and_leaks_nothing(
     postgres_cluster: Cluster,
     postgres_dsn: str,
@@ -261,6 +268,7 @@ def test_a_cli_run_on_postgres_is_read_back_by_other_processes_and_leaks_nothing
     assert not (home / "thoughtline.db").exists()  # nothing went to the SQLite store
 
 
+@pytest.mark.slow
 def test_a_nul_character_from_a_model_is_stored_as_a_replacement(postgres_dsn: str) -> None:
     # PostgreSQL text cannot hold U+0000; a model that emits one must not fail the run.
     with closing(PostgresStore(postgres_dsn)) as store:
@@ -287,6 +295,7 @@ def _delta(run_id: str, seq: int, text: str) -> RunEventRecord:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_appended_run_events_are_announced_to_listeners_elsewhere(postgres_dsn: str) -> None:
     with closing(PostgresStore(postgres_dsn)) as reader, closing(reader.listen()) as listener:
         runs = [make_run(f"run_live_{n}") for n in range(2)]
@@ -322,6 +331,7 @@ def test_appended_run_events_are_announced_to_listeners_elsewhere(postgres_dsn: 
         assert listener.wait(0.5) == []
 
 
+@pytest.mark.slow
 def test_cross_process_delivery_latency(postgres_dsn: str) -> None:
     """From the append call on one connection to the listener's receipt on another."""
     with (
@@ -343,6 +353,7 @@ def test_cross_process_delivery_latency(postgres_dsn: str) -> None:
     assert p99 < 500  # loose: CI shares two cores; the measured numbers are printed
 
 
+@pytest.mark.slow
 def test_purge_on_postgres_says_what_the_server_keeps_and_succeeds(
     postgres_cluster: Cluster, postgres_dsn: str, tmp_path: Path
 ) -> None:

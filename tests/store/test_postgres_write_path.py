@@ -24,6 +24,8 @@ from thoughtline.store import _postgres_connection
 from thoughtline.store.base import RunNotFoundError, StoreError
 from thoughtline.store.postgres import PostgresStore
 
+pytestmark = pytest.mark.slow  # every test needs the session's PostgreSQL cluster
+
 
 @pytest.fixture
 def restartable(postgres_cluster: Cluster) -> Iterator[Cluster]:

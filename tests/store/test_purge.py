@@ -166,6 +166,7 @@ def test_purge_due_once_per_window(backend: StoreBackend) -> None:
     other.close()
 
 
+@pytest.mark.slow
 def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +194,7 @@ def test_a_reader_of_another_process_keeps_purged_bytes_and_purge_says_so(
     store.close()
 
 
+@pytest.mark.slow
 def test_thoughtline_purge_says_when_bytes_are_still_on_disk(tmp_path: Path) -> None:
     home = tmp_path / "home"
     _seed(SQLiteStore(home / "thoughtline.db")).close()
@@ -290,6 +292,7 @@ VACUUMED = re.compile(
 )
 
 
+@pytest.mark.slow
 def test_purge_vacuum_on_postgres_vacuums_the_tables_it_touched_and_says_what_it_freed(
     postgres_dsn: str, tmp_path: Path
 ) -> None:

@@ -21,6 +21,7 @@ from thoughtline.store.owner import ProcessIdentity
 LINUX_PROC = Path("/proc/self/stat").exists()
 
 
+@pytest.mark.slow
 def test_run_of_a_killed_process_is_interrupted(backend: StoreBackend) -> None:
     child = multiprocessing.get_context("spawn").Process(
         target=children.crash_mid_run, args=(backend.location, "run_crashed")
@@ -67,6 +68,7 @@ def test_run_of_a_killed_process_is_interrupted(backend: StoreBackend) -> None:
     again.close()
 
 
+@pytest.mark.slow
 def test_run_of_a_live_process_is_not_touched(backend: StoreBackend) -> None:
     spawn = multiprocessing.get_context("spawn")
     ours, theirs = spawn.Pipe()
@@ -208,6 +210,7 @@ def _crash_mid_stream(backend: StoreBackend, run_id: str, deltas_at: str | None 
     return child.pid
 
 
+@pytest.mark.slow
 def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> None:
     pid = _crash_mid_stream(backend, "run_stream")
 
@@ -272,6 +275,7 @@ def test_what_reached_the_event_log_is_kept_per_mode(backend: StoreBackend) -> N
     assert queued.timings.finished_at == run.finished_at
 
 
+@pytest.mark.slow
 def test_rebuilt_reasoning_ages_with_its_log_and_is_not_resurrected(backend: StoreBackend) -> None:
     _crash_mid_stream(backend, "run_old", deltas_at=ago(40 * DAY))
 

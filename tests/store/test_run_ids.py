@@ -77,6 +77,7 @@ def collated_dsn(postgres_cluster: Cluster) -> Iterator[str]:
             conn.execute("DROP DATABASE collated WITH (FORCE)")
 
 
+@pytest.mark.slow
 def test_postgres_ranges_over_the_byte_order_index_in_any_collation(collated_dsn: str) -> None:
     """EXPLAIN of the very query the store sends: a backward index scan of runs_id_bytes
     bounded by the prefix (no sequential scan, no sort), with the parameters given and

@@ -9,6 +9,8 @@ from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pytest
+
 from thoughtline.store.migrations import MIGRATIONS, apply_migrations
 from thoughtline.store.sqlite import SQLiteStore
 
@@ -141,6 +143,7 @@ def _differences(left: Schema, right: Schema) -> dict[str, set[object]]:
     return {part: items for part, items in found.items() if items}
 
 
+@pytest.mark.slow
 def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
     tmp_path: Path, postgres_dsn: str
 ) -> None:

@@ -28,6 +28,8 @@ from thoughtline.store.postgres import PostgresStore
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator
 
+pytestmark = pytest.mark.slow  # commands as processes, into the PostgreSQL cluster
+
 PASSWORD = "pw-migrate-9d2e"
 
 

@@ -78,6 +78,7 @@ def test_sqlite_takes_the_flush_interval(tmp_path: Path, monkeypatch: pytest.Mon
         store.close()
 
 
+@pytest.mark.slow
 def test_postgres_takes_every_setting(
     tmp_path: Path, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

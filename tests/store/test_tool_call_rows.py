@@ -340,6 +340,7 @@ def test_a_store_of_the_previous_version_moves_its_calls_out_of_after_json(
 
 
 # -- copying into PostgreSQL ---------------------------------------------------------------
+@pytest.mark.slow
 def test_copy_into_postgres_brings_the_tool_calls(tmp_path: Path, postgres_dsn: str) -> None:
     from thoughtline.store.postgres import PostgresStore
 

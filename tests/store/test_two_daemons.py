@@ -18,9 +18,11 @@ from pathlib import Path
 import httpx2
 
 from tests.server.support import Event, open_stream, start_run
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import Simulator, Transcript
+
+pytestmark = pytest.mark.slow  # two daemon processes on one PostgreSQL
 
 # Long enough to outlast the kill, short enough that the simulator, which keeps
 # streaming to the killed daemon, finishes within seconds.
@@ -34,7 +36,7 @@ def serve_on(home: Path, environ: dict[str, str], store_url: str) -> subprocess.
     env.update(THOUGHTLINE_HOME=str(home), THOUGHTLINE_STORE_URL=store_url)
     env.pop("THOUGHTLINE_CONFIG", None)
     home.mkdir(parents=True)
-    return subprocess.Popen(
+    return start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -102,6 +102,7 @@ async def test_spans_reach_an_otlp_http_collector(
     assert CANARY_KEY.encode() not in receiver.raw()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "shows_canary"), [("telemetry_only", True), ("surface", False)])
 def test_thoughtline_run_delivers_spans_before_it_exits(
     tmp_path: Path,

@@ -23,6 +23,7 @@ import httpx2
 import pytest
 
 from tests.store.postgres_cluster import free_port
+from tests.support import start_process
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # it installs Phoenix
@@ -61,7 +62,7 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PHOENIX_GRPC_PORT": str(grpc_port),
     }
     log = (root / "serve.log").open("wb")
-    server = subprocess.Popen(
+    server = start_process(
         [str(env_dir / "bin" / "phoenix"), "serve"], stdout=log, stderr=log, env=env
     )
     base = f"http://127.0.0.1:{port}"

@@ -218,6 +218,7 @@ def test_iso_timestamps_to_nanoseconds() -> None:
     assert iso_to_ns("not a time") is None
 
 
+@pytest.mark.slow
 def test_without_the_otel_extra_the_guard_names_it() -> None:
     # A fresh interpreter where every opentelemetry import fails.
     script = """

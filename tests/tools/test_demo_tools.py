@@ -181,6 +181,7 @@ def test_read_file_returns_at_most_the_cap_and_says_so(root: Path) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_the_server_over_stdio_offers_three_read_only_tools_and_refuses_as_tool_errors(
     root: Path,
 ) -> None:
@@ -216,6 +217,7 @@ async def test_the_server_over_stdio_offers_three_read_only_tools_and_refuses_as
         assert clock.is_error is False and "+09:00 (Asia/Tokyo, " in text(clock)
 
 
+@pytest.mark.slow
 async def test_without_a_root_the_server_offers_no_file_reader() -> None:
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "thoughtline.testing.demo_tools"]
@@ -225,6 +227,7 @@ async def test_without_a_root_the_server_offers_no_file_reader() -> None:
         assert sorted(tool.name for tool in listed.tools) == ["calculate", "now"]
 
 
+@pytest.mark.slow
 def test_a_root_that_is_not_a_directory_is_one_sentence(tmp_path: Path) -> None:
     import subprocess
 

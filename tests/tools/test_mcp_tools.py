@@ -19,7 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.conftest import CANARY_KEY
-from tests.support import refusal_lines
+from tests.support import refusal_lines, start_process
 from thoughtline import Orchestrator
 from thoughtline import run as thoughtline_run
 from thoughtline.config import Config
@@ -223,7 +223,7 @@ def serving_http(token: str) -> Iterator[str]:
     """The test server over Streamable HTTP on 127.0.0.1 (its URL) while the block runs,
     requiring ``token`` (see ``mcp_test_server.py``)."""
     port = _free_port()
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, TEST_SERVER, "http", str(port), token],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

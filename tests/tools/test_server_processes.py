@@ -24,7 +24,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import start_run
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -89,7 +89,7 @@ def test_a_tool_server_cannot_read_the_provider_keys_from_thoughtlines_environme
     (workdir / "thoughtline.toml").write_text(PROBE)
     env = {**cli_env(workdir / "home", environ), "HOME": str(workdir)}
     sim.script_turns(calling("probe__ancestors", {}), FINAL)
-    process = subprocess.Popen(
+    process = start_process(
         [
             *_as_a_user_who_is_not_root(),
             sys.executable,
@@ -138,7 +138,7 @@ def test_a_library_user_process_is_closed_to_its_tool_servers_once_it_starts_one
 ) -> None:
     env = {**cli_env(workdir / "home", environ), "HOME": str(workdir)}
     sim.script_turns(calling("probe__ancestors", {}), FINAL)
-    process = subprocess.Popen(
+    process = start_process(
         [*_as_a_user_who_is_not_root(), sys.executable, "-c", LIBRARY_SCRIPT, TEST_SERVER],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -232,7 +232,7 @@ def test_a_busy_server_and_its_child_end_when_thoughtline_run_is_killed_mid_call
 ) -> None:
     (workdir / "thoughtline.toml").write_text(PROBE)
     sim.script_turns(calling("probe__busy", {"seconds": 300}), FINAL)
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "run", "Hi", "--tool", "probe"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -249,7 +249,7 @@ def test_a_busy_server_and_its_child_end_when_the_daemon_is_killed_mid_call(
 ) -> None:
     (workdir / "thoughtline.toml").write_text(PROBE)
     sim.script_turns(calling("probe__busy", {"seconds": 300}), FINAL)
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

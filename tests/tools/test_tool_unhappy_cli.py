@@ -19,7 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
-from tests.support import refusal_lines
+from tests.support import refusal_lines, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -359,7 +359,7 @@ def test_sigkill_mid_loop_keeps_the_finished_calls_and_leaves_no_server_behind(
     )
     sim.script(calling("probe__sleep", {"seconds": 120}, call_id="call_2"))
     sim.script(calling("probe__repeat", {"text": "ab", "times": 2}), times=1)
-    process = subprocess.Popen(
+    process = start_process(
         [*(sys.executable, "-m", "thoughtline.cli", "run", "Wait."), *TOOLS],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

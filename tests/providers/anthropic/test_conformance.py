@@ -6,12 +6,12 @@ payload must validate *and* resolve to the expected SDK class, not a fallback.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
-import anthropic.types as sdk
 import pydantic
 import pytest
-from anthropic.types import message_create_params
 
 from thoughtline.requests import Effort, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
@@ -21,44 +21,59 @@ from thoughtline.wire import SSEDecoder, loads_object
 from .expected import BODIES, STREAMS
 from .helpers import ADAPTER, context, fixture
 
-STREAM_EVENT = pydantic.TypeAdapter(sdk.RawMessageStreamEvent)
-STREAMING_PARAMS = pydantic.TypeAdapter(message_create_params.MessageCreateParamsStreaming)
-NON_STREAMING_PARAMS = pydantic.TypeAdapter(message_create_params.MessageCreateParamsNonStreaming)
+if TYPE_CHECKING:
+    import anthropic.types as sdk
 
-EVENT_CLASSES: dict[str, type[pydantic.BaseModel]] = {
-    "message_start": sdk.RawMessageStartEvent,
-    "message_delta": sdk.RawMessageDeltaEvent,
-    "message_stop": sdk.RawMessageStopEvent,
-    "content_block_start": sdk.RawContentBlockStartEvent,
-    "content_block_delta": sdk.RawContentBlockDeltaEvent,
-    "content_block_stop": sdk.RawContentBlockStopEvent,
-}
-BLOCK_CLASSES: dict[str, type[pydantic.BaseModel]] = {
-    "thinking": sdk.ThinkingBlock,
-    "redacted_thinking": sdk.RedactedThinkingBlock,
-    "text": sdk.TextBlock,
-    "tool_use": sdk.ToolUseBlock,
-    "server_tool_use": sdk.ServerToolUseBlock,
-    "web_search_tool_result": sdk.WebSearchToolResultBlock,
-}
-DELTA_CLASSES: dict[str, type[pydantic.BaseModel]] = {
-    "thinking_delta": sdk.ThinkingDelta,
-    "signature_delta": sdk.SignatureDelta,
-    "text_delta": sdk.TextDelta,
-    "input_json_delta": sdk.InputJSONDelta,
-    "citations_delta": sdk.CitationsDelta,
-}
-ERROR_CLASSES: dict[str, type[pydantic.BaseModel]] = {
-    "invalid_request_error": sdk.InvalidRequestErrorObject,
-    "authentication_error": sdk.AuthenticationErrorObject,
-    "billing_error": sdk.BillingErrorObject,
-    "permission_error": sdk.PermissionErrorObject,
-    "not_found_error": sdk.NotFoundErrorObject,
-    "rate_limit_error": sdk.RateLimitErrorObject,
-    "timeout_error": sdk.GatewayTimeoutErrorObject,
-    "api_error": sdk.APIErrorObject,
-    "overloaded_error": sdk.OverloadedErrorObject,
-}
+
+@functools.cache
+def sdk_types() -> SimpleNamespace:
+    """The SDK's types and the tables of them, imported when a test first needs them (the
+    anthropic package takes a second to import, which collecting the suite should not pay)."""
+    import anthropic.types as sdk
+    from anthropic.types import message_create_params
+
+    return SimpleNamespace(
+        sdk=sdk,
+        stream_event=pydantic.TypeAdapter(sdk.RawMessageStreamEvent),
+        streaming_params=pydantic.TypeAdapter(message_create_params.MessageCreateParamsStreaming),
+        non_streaming_params=pydantic.TypeAdapter(
+            message_create_params.MessageCreateParamsNonStreaming
+        ),
+        event_classes={
+            "message_start": sdk.RawMessageStartEvent,
+            "message_delta": sdk.RawMessageDeltaEvent,
+            "message_stop": sdk.RawMessageStopEvent,
+            "content_block_start": sdk.RawContentBlockStartEvent,
+            "content_block_delta": sdk.RawContentBlockDeltaEvent,
+            "content_block_stop": sdk.RawContentBlockStopEvent,
+        },
+        block_classes={
+            "thinking": sdk.ThinkingBlock,
+            "redacted_thinking": sdk.RedactedThinkingBlock,
+            "text": sdk.TextBlock,
+            "tool_use": sdk.ToolUseBlock,
+            "server_tool_use": sdk.ServerToolUseBlock,
+            "web_search_tool_result": sdk.WebSearchToolResultBlock,
+        },
+        delta_classes={
+            "thinking_delta": sdk.ThinkingDelta,
+            "signature_delta": sdk.SignatureDelta,
+            "text_delta": sdk.TextDelta,
+            "input_json_delta": sdk.InputJSONDelta,
+            "citations_delta": sdk.CitationsDelta,
+        },
+        error_classes={
+            "invalid_request_error": sdk.InvalidRequestErrorObject,
+            "authentication_error": sdk.AuthenticationErrorObject,
+            "billing_error": sdk.BillingErrorObject,
+            "permission_error": sdk.PermissionErrorObject,
+            "not_found_error": sdk.NotFoundErrorObject,
+            "rate_limit_error": sdk.RateLimitErrorObject,
+            "timeout_error": sdk.GatewayTimeoutErrorObject,
+            "api_error": sdk.APIErrorObject,
+            "overloaded_error": sdk.OverloadedErrorObject,
+        },
+    )
 
 
 def payloads(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
@@ -68,9 +83,10 @@ def payloads(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
 
 
 def assert_message(body: dict[str, Any]) -> sdk.Message:
-    message = sdk.Message.model_validate(body)
+    types = sdk_types()
+    message = types.sdk.Message.model_validate(body)
     assert [type(block) for block in message.content] == [
-        BLOCK_CLASSES[block["type"]] for block in body["content"]
+        types.block_classes[block["type"]] for block in body["content"]
     ]
     return message
 
@@ -84,17 +100,19 @@ def assert_stream_payload(event_name: str, payload: dict[str, Any]) -> None:
     if payload["type"] == "error":
         assert_error(payload)
         return
-    event = STREAM_EVENT.validate_python(payload)
-    assert type(event) is EVENT_CLASSES[payload["type"]]
-    if isinstance(event, sdk.RawContentBlockStartEvent):
-        assert type(event.content_block) is BLOCK_CLASSES[payload["content_block"]["type"]]
-    if isinstance(event, sdk.RawContentBlockDeltaEvent):
-        assert type(event.delta) is DELTA_CLASSES[payload["delta"]["type"]]
+    types = sdk_types()
+    event = types.stream_event.validate_python(payload)
+    assert type(event) is types.event_classes[payload["type"]]
+    if isinstance(event, types.sdk.RawContentBlockStartEvent):
+        assert type(event.content_block) is types.block_classes[payload["content_block"]["type"]]
+    if isinstance(event, types.sdk.RawContentBlockDeltaEvent):
+        assert type(event.delta) is types.delta_classes[payload["delta"]["type"]]
 
 
 def assert_error(payload: dict[str, Any]) -> None:
-    error = sdk.ErrorResponse.model_validate(payload)
-    assert type(error.error) is ERROR_CLASSES[payload["error"]["type"]]
+    types = sdk_types()
+    error = types.sdk.ErrorResponse.model_validate(payload)
+    assert type(error.error) is types.error_classes[payload["error"]["type"]]
 
 
 # ---------------------------------------------------------------- recorded fixtures
@@ -149,7 +167,8 @@ def test_request_bodies_are_sdk_create_params(
         stream=stream,
     )
     body = dict(ADAPTER.build_request(request, context(model)).body)
-    adapter = STREAMING_PARAMS if stream else NON_STREAMING_PARAMS
+    types = sdk_types()
+    adapter = types.streaming_params if stream else types.non_streaming_params
     validated = adapter.validate_python(body)
     assert set(validated) == set(body)  # nothing the SDK does not know was sent
     assert validated.get("stream", False) is stream

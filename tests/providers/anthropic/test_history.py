@@ -8,7 +8,6 @@ from typing import Any
 
 import pydantic
 import pytest
-from anthropic.types import MessageParam, message_create_params
 
 from thoughtline.accumulator import ModelResponse, ResponseAccumulator
 from thoughtline.events import StreamEvent
@@ -19,7 +18,6 @@ from .helpers import ADAPTER, context, decode_body, decode_stream, fixture
 
 MODEL = "claude-sonnet-4-6"
 ORIGIN = {"provider": "anthropic", "model": MODEL}
-MESSAGE = pydantic.TypeAdapter(MessageParam)
 WEATHER = ToolSpec(
     name="get_weather",
     description="Weather for a city",
@@ -170,6 +168,9 @@ def _without_origin(history: tuple[Message, ...]) -> tuple[Message, ...]:
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_two_step_body_is_sdk_create_params(stream: bool) -> None:
+    from anthropic.types import MessageParam, message_create_params
+
+    message_param = pydantic.TypeAdapter(MessageParam)
     request = ModelRequest(
         model=MODEL,
         messages=two_step_history(),
@@ -187,7 +188,7 @@ def test_two_step_body_is_sdk_create_params(stream: bool) -> None:
     assert set(validated) == set(body)
     # Message iterables are validated lazily: walk each message's blocks right away.
     for message in body["messages"]:
-        checked = MESSAGE.validate_python(message)
+        checked = message_param.validate_python(message)
         content = checked["content"]
         blocks = content if isinstance(content, str) else [dict(block) for block in content]
         assert blocks == message["content"]

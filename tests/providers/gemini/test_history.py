@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-from google.genai import types
 
 from thoughtline.accumulator import ResponseAccumulator
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
@@ -136,6 +135,8 @@ def test_a_signature_on_text_goes_back_on_that_text() -> None:
 
 
 def test_contents_are_sdk_contents() -> None:
+    from google.genai import types
+
     for content in next_body(two_step_history())["contents"]:
         validated = types.Content.model_validate(content)
         dumped = validated.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from google.genai import types
 
 from thoughtline.events import StreamWarning
 from thoughtline.providers.base import CallContext
@@ -154,6 +153,8 @@ def test_model_without_reasoning_gets_a_warning() -> None:
 
 
 def test_full_request_with_system_history_limits_and_tools() -> None:
+    from google.genai import types
+
     model_request = ModelRequest(
         model="gemini-3-pro-preview",
         system="You are a travel agent. Réponds en français.",
@@ -229,6 +230,8 @@ def test_full_request_with_system_history_limits_and_tools() -> None:
     [("gemini-2.5-flash", "low"), ("gemini-2.5-pro", "high"), ("gemini-3-pro-preview", "minimal")],
 )
 def test_thinking_configs_validate_against_the_sdk(model: str, effort: str) -> None:
+    from google.genai import types
+
     body = body_for(model, enabled=True, effort=effort)
     config = types.GenerationConfig.model_validate(body["generationConfig"])
     assert config.thinking_config is not None

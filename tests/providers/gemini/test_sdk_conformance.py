@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from google.genai import errors, types
 
 from thoughtline.testing.renderers.gemini import GeminiRenderer
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 
 from .helpers import FIXTURES, fixture_json, request, sim_request, sse_payloads
+
+if TYPE_CHECKING:
+    from google.genai import types
 
 BODIES = sorted(path.name for path in FIXTURES.glob("*_body.json"))
 STREAMS = sorted(path.name for path in FIXTURES.glob("*.sse"))
@@ -25,6 +27,8 @@ ERRORS = sorted(path.name for path in FIXTURES.glob("error_*.json"))
 
 
 def validate(payload: dict[str, Any]) -> types.GenerateContentResponse:
+    from google.genai import types
+
     response = types.GenerateContentResponse.model_validate(payload)
     assert type(response) is types.GenerateContentResponse
     assert_parts_survive(payload, response)
@@ -33,6 +37,8 @@ def validate(payload: dict[str, Any]) -> types.GenerateContentResponse:
 
 def assert_parts_survive(payload: dict[str, Any], response: types.GenerateContentResponse) -> None:
     """Thought flags and signatures come through validation unchanged."""
+    from google.genai import types
+
     for wire_candidate, candidate in zip(
         payload.get("candidates", []), response.candidates or [], strict=True
     ):
@@ -63,6 +69,8 @@ def test_bodies(name: str) -> None:
 
 @pytest.mark.parametrize("name", STREAMS)
 def test_stream_chunks(name: str) -> None:
+    from google.genai import errors
+
     payloads = sse_payloads(name)
     assert payloads
     for payload in payloads:
@@ -87,6 +95,8 @@ def test_thought_usage_is_read_by_the_sdk() -> None:
 
 
 def test_blocked_prompt_feedback() -> None:
+    from google.genai import types
+
     response = validate(fixture_json("blocked_body.json"))
     assert response.prompt_feedback is not None
     assert response.prompt_feedback.block_reason == types.BlockedReason.SAFETY
@@ -94,6 +104,8 @@ def test_blocked_prompt_feedback() -> None:
 
 @pytest.mark.parametrize("name", ERRORS)
 def test_error_bodies(name: str) -> None:
+    from google.genai import errors
+
     payload = fixture_json(name)
     error = errors.APIError(payload["error"]["code"], payload)
     assert error.code == payload["error"]["code"]
@@ -120,6 +132,8 @@ TRANSCRIPTS = [
 @pytest.mark.parametrize("enabled", [True, False])
 @pytest.mark.parametrize("transcript", TRANSCRIPTS)
 def test_renderer_output(transcript: Transcript, enabled: bool, placement: Any) -> None:
+    from google.genai import errors
+
     renderer = GeminiRenderer(signature_placement=placement)
     sim = sim_request(request("gemini-3-pro-preview", enabled=enabled))
     for frame in renderer.stream_frames(transcript, sim):

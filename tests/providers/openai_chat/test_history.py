@@ -9,7 +9,6 @@ from typing import Any
 
 import pydantic
 import pytest
-from openai.types.chat import ChatCompletionMessageParam
 
 from thoughtline.accumulator import ResponseAccumulator
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
@@ -17,7 +16,6 @@ from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSp
 
 from .helpers import ADAPTER, decode_stream, fixture_context, make_context, read_fixture
 
-CHAT_MESSAGE = pydantic.TypeAdapter(ChatCompletionMessageParam)
 CALL = {
     "id": "call_1",
     "type": "function",
@@ -203,6 +201,9 @@ def test_a_recorded_turn_goes_back_with_its_reasoning_unchanged(stem: str) -> No
     ],
 )
 def test_every_message_is_an_sdk_chat_message(endpoint: str, model: str) -> None:
+    from openai.types.chat import ChatCompletionMessageParam
+
+    chat_message = pydantic.TypeAdapter(ChatCompletionMessageParam)
     reasoning = ReasoningPart(
         kind="encrypted",
         text="",
@@ -216,7 +217,7 @@ def test_every_message_is_an_sdk_chat_message(endpoint: str, model: str) -> None
         model=model,
     )
     for message in next_messages(endpoint, model, two_step_history(endpoint, model, (reasoning,))):
-        validated = CHAT_MESSAGE.validate_python(message)
+        validated = chat_message.validate_python(message)
         assert validated["role"] == message["role"]
         assert [dict(call) for call in validated.get("tool_calls", [])] == message.get(
             "tool_calls", []

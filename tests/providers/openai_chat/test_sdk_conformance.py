@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from thoughtline.testing.renderers.openai_chat import OpenAIChatRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.wire.frames import SSEDecoder
 
 from .helpers import FIXTURES
+
+if TYPE_CHECKING:
+    pass
 
 # Mistral's content-chunk lists are Mistral's own shape, not an OpenAI SDK type
 # (``content`` is a string there); those fixtures follow Mistral's published format.
@@ -41,6 +42,9 @@ def test_fixture_lists_are_not_empty() -> None:
 
 @pytest.mark.parametrize("name", SSE_FIXTURES)
 def test_stream_chunks_are_sdk_chunks(name: str) -> None:
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+
     payloads = sse_payloads((FIXTURES / name).read_bytes())
     assert payloads
     for payload in payloads:
@@ -59,6 +63,8 @@ def test_stream_chunks_are_sdk_chunks(name: str) -> None:
 
 @pytest.mark.parametrize("name", BODY_FIXTURES)
 def test_bodies_are_sdk_completions(name: str) -> None:
+    from openai.types.chat import ChatCompletion
+
     completion = ChatCompletion.model_validate(json.loads((FIXTURES / name).read_bytes()))
     assert type(completion) is ChatCompletion
     assert completion.object == "chat.completion"
@@ -66,6 +72,8 @@ def test_bodies_are_sdk_completions(name: str) -> None:
 
 
 def test_openrouter_reasoning_extras_survive_validation() -> None:
+    from openai.types.chat import ChatCompletion
+
     completion = ChatCompletion.model_validate(
         json.loads((FIXTURES / "openrouter_anthropic_summary.json").read_bytes())
     )
@@ -142,6 +150,8 @@ def sim_request(profile: str, extra: dict[str, Any], *, stream: bool) -> SimRequ
 def test_renderer_output_is_sdk_shaped(
     profile: str, renderer: OpenAIChatRenderer, extra: dict[str, Any], transcript: Transcript
 ) -> None:
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
     stream_request = sim_request(profile, extra, stream=True)
     frames = renderer.stream_frames(transcript, stream_request)
     assert frames[-1].data == b"data: [DONE]\n\n"

@@ -6,24 +6,13 @@ every payload must resolve to the SDK class its ``type`` names, never a fallback
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, get_args
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, get_args
 
 import pydantic
 import pytest
-from openai.types.responses import (
-    FunctionToolParam,
-    Response,
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseReasoningItem,
-    ResponseStreamEvent,
-)
-from openai.types.responses.response_create_params import (
-    ResponseCreateParamsNonStreaming,
-    ResponseCreateParamsStreaming,
-)
-from openai.types.shared import ErrorObject
 
 from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
@@ -31,16 +20,51 @@ from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 
 from ._helpers import ADAPTER, FIXTURES, context, fixture, sim_request
 
-STREAM_EVENTS = pydantic.TypeAdapter(ResponseStreamEvent)
-STREAM_CLASSES: dict[str, type[Any]] = {
-    get_args(cls.model_fields["type"].annotation)[0]: cls
-    for cls in get_args(get_args(ResponseStreamEvent)[0])
-}
-ITEM_CLASSES: dict[str, type[Any]] = {
-    "reasoning": ResponseReasoningItem,
-    "message": ResponseOutputMessage,
-    "function_call": ResponseFunctionToolCall,
-}
+if TYPE_CHECKING:
+    from openai.types.responses import Response
+
+
+@functools.cache
+def sdk() -> SimpleNamespace:
+    """The SDK's types and the tables of them, imported when a test first needs them (the
+    openai package takes a while to import, which collecting the suite should not pay)."""
+    from openai.types.responses import (
+        FunctionToolParam,
+        Response,
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseReasoningItem,
+        ResponseStreamEvent,
+    )
+    from openai.types.responses.response_create_params import (
+        ResponseCreateParamsNonStreaming,
+        ResponseCreateParamsStreaming,
+    )
+    from openai.types.shared import ErrorObject
+
+    return SimpleNamespace(
+        Response=Response,
+        ErrorObject=ErrorObject,
+        stream_events=pydantic.TypeAdapter(ResponseStreamEvent),
+        stream_classes={
+            get_args(cls.model_fields["type"].annotation)[0]: cls
+            for cls in get_args(get_args(ResponseStreamEvent)[0])
+        },
+        item_classes={
+            "reasoning": ResponseReasoningItem,
+            "message": ResponseOutputMessage,
+            "function_call": ResponseFunctionToolCall,
+        },
+        streaming_params=pydantic.TypeAdapter(ResponseCreateParamsStreaming),
+        non_streaming_params=pydantic.TypeAdapter(ResponseCreateParamsNonStreaming),
+        function_tool=pydantic.TypeAdapter(FunctionToolParam),
+        param_keys=(
+            ResponseCreateParamsStreaming.__required_keys__
+            | ResponseCreateParamsStreaming.__optional_keys__
+        ),
+    )
+
+
 BODIES = sorted(path.name for path in FIXTURES.glob("*.json") if not path.name.startswith("error_"))
 ERROR_BODIES = sorted(path.name for path in FIXTURES.glob("error_*.json"))
 STREAMS = sorted(path.name for path in FIXTURES.glob("*.sse"))
@@ -58,29 +82,29 @@ def _payloads(raw: bytes) -> list[dict[str, Any]]:
 
 
 def _check_response(document: dict[str, Any]) -> Response:
-    response = Response.model_validate(document)
-    assert type(response) is Response
+    response = sdk().Response.model_validate(document)
+    assert type(response) is sdk().Response
     for item, raw_item in zip(response.output, document["output"], strict=True):
-        assert type(item) is ITEM_CLASSES[raw_item["type"]]
+        assert type(item) is sdk().item_classes[raw_item["type"]]
     return response
 
 
 def _check_event(payload: dict[str, Any]) -> None:
-    event = STREAM_EVENTS.validate_python(payload)
-    assert type(event) is STREAM_CLASSES[payload["type"]]
+    event = sdk().stream_events.validate_python(payload)
+    assert type(event) is sdk().stream_classes[payload["type"]]
     item = getattr(event, "item", None)
     if item is not None:
-        assert type(item) is ITEM_CLASSES[payload["item"]["type"]]
+        assert type(item) is sdk().item_classes[payload["item"]["type"]]
     response = getattr(event, "response", None)
     if response is not None:
-        assert type(response) is Response
+        assert type(response) is sdk().Response
 
 
 def test_the_sdk_union_is_what_we_think() -> None:
-    assert STREAM_CLASSES["response.reasoning_summary_text.delta"].__name__ == (
+    assert sdk().stream_classes["response.reasoning_summary_text.delta"].__name__ == (
         "ResponseReasoningSummaryTextDeltaEvent"
     )
-    assert len(STREAM_CLASSES) > 40
+    assert len(sdk().stream_classes) > 40
 
 
 @pytest.mark.parametrize("name", BODIES)
@@ -92,7 +116,7 @@ def test_body_fixtures_are_sdk_responses(name: str) -> None:
 def test_error_fixtures_are_sdk_error_objects(name: str) -> None:
     document = json.loads(fixture(name))
     assert set(document) == {"error"}
-    assert type(ErrorObject.model_validate(document["error"])) is ErrorObject
+    assert type(sdk().ErrorObject.model_validate(document["error"])) is sdk().ErrorObject
 
 
 @pytest.mark.parametrize("name", STREAMS)
@@ -179,19 +203,11 @@ def test_renderer_error_frames_are_sdk_events(kind: str) -> None:
 @pytest.mark.parametrize("status", [400, 401, 404, 429, 500, 503, 418])
 def test_renderer_error_bodies_are_sdk_error_objects(status: int) -> None:
     document = json.loads(OpenAIResponsesRenderer().error_body(status, "nope"))
-    error = ErrorObject.model_validate(document["error"])
+    error = sdk().ErrorObject.model_validate(document["error"])
     assert error.message == "nope"
 
 
 # ---------------------------------------------------------------- request bodies
-
-STREAMING_PARAMS = pydantic.TypeAdapter(ResponseCreateParamsStreaming)
-NON_STREAMING_PARAMS = pydantic.TypeAdapter(ResponseCreateParamsNonStreaming)
-FUNCTION_TOOL = pydantic.TypeAdapter(FunctionToolParam)
-PARAM_KEYS = (
-    ResponseCreateParamsStreaming.__required_keys__
-    | ResponseCreateParamsStreaming.__optional_keys__
-)
 
 
 @pytest.mark.parametrize("request_name", sorted(REQUESTS))
@@ -208,9 +224,9 @@ def test_request_bodies_are_sdk_create_params(request_name: str, stream: bool) -
         stream=stream,
     )
     body = dict(ADAPTER.build_request(request, context(request.model)).body)
-    assert set(body) <= PARAM_KEYS
-    params = STREAMING_PARAMS if stream else NON_STREAMING_PARAMS
+    assert set(body) <= sdk().param_keys
+    params = sdk().streaming_params if stream else sdk().non_streaming_params
     validated = params.validate_python(body)
     assert validated["stream"] is stream
     for tool in body.get("tools", []):
-        assert FUNCTION_TOOL.validate_python(tool) == tool
+        assert sdk().function_tool.validate_python(tool) == tool

@@ -8,7 +8,6 @@ from typing import Any
 
 import pydantic
 import pytest
-from openai.types.responses import ResponseInputItemParam
 
 from tests.support import call_context
 from thoughtline.accumulator import ResponseAccumulator
@@ -21,7 +20,6 @@ from ._helpers import ADAPTER, context, decode_body, decode_stream, fixture
 MODEL = "gpt-5.5"
 ORIGIN = {"provider": "openai", "model": MODEL}
 CARRIER = "gAAAAABp/carrier+bytes=="
-INPUT_ITEM = pydantic.TypeAdapter(ResponseInputItemParam)
 
 
 def two_step_history(**origin: Any) -> tuple[Message, ...]:
@@ -106,8 +104,11 @@ def test_two_step_history_makes_the_exact_next_input() -> None:
 
 
 def test_every_input_item_is_an_sdk_input_item() -> None:
+    from openai.types.responses import ResponseInputItemParam
+
+    input_item = pydantic.TypeAdapter(ResponseInputItemParam)
     for item in next_input(two_step_history()):
-        validated = INPUT_ITEM.validate_python(item)
+        validated = input_item.validate_python(item)
         # Lists are validated lazily: walking them validates their entries.
         walked = {
             key: value if isinstance(value, str) else [dict(entry) for entry in value]

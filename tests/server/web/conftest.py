@@ -4,11 +4,14 @@ one) per module, a fresh context per test."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.server.web.support import CHROMIUM_ARGS, FAKE_ORIGIN, FakeDaemon, chromium_path
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 
 @pytest.fixture(scope="module")
@@ -16,6 +19,8 @@ def browser() -> Iterator[Browser]:
     executable = chromium_path()
     if executable is None:
         pytest.skip("chromium is not installed (apt-get install chromium); browser tests need it")
+    from playwright.sync_api import sync_playwright  # only where a browser starts
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True, args=CHROMIUM_ARGS

@@ -8,11 +8,12 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from playwright.sync_api import Page, Route
+from typing import TYPE_CHECKING, Any
 
 import thoughtline
+
+if TYPE_CHECKING:  # playwright is imported by the browser tests themselves
+    from playwright.sync_api import Page, Route
 
 STATIC_DIR = Path(thoughtline.__file__).resolve().parent / "server" / "static"
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "artifacts" / "screenshots"
@@ -62,7 +63,7 @@ def error_body(code: str, message: str) -> str:
     return json.dumps({"error": {"code": code, "message": message}})
 
 
-Handler = Callable[[Route, "FakeDaemon"], None]
+Handler = Callable[["Route", "FakeDaemon"], None]
 
 
 @dataclass

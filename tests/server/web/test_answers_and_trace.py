@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, Route, expect
 
 from tests.server.web.support import (
@@ -19,6 +20,8 @@ from tests.server.web.support import (
     sse_frames,
     task,
 )
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 RUN = "run_fake"
 EVENTS = f"/v1/runs/{RUN}/events"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, Route, expect
 
 from tests.server.web.support import (
@@ -20,6 +21,8 @@ from tests.server.web.support import (
     sse_frames,
     task,
 )
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 MARKUP = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
 

@@ -26,6 +26,8 @@ from tests.store.builders import make_run
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
+
 FIRST_REQUEST = "How should our API limit request rates?"
 FIRST_ANSWER = "Use a token bucket per client."
 SECOND_REQUEST = "And what should a client see when it is limited?"

@@ -16,6 +16,8 @@ from tests.server.support import LiveDaemon, start_run, wait_for_status
 from tests.server.web.support import CHROMIUM_ARGS, chromium_path
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
+
 # Both names resolve to the loopback address in this browser only.
 RESOLVER = "--host-resolver-rules=MAP rebound.test 127.0.0.1, MAP attacker.test 127.0.0.1"
 

@@ -26,7 +26,10 @@ from playwright.sync_api import Page, Response, expect
 from tests.conftest import CANARY_KEY, KEY_VARIABLES
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT
 from tests.server.web.support import screenshot
+from tests.support import start_process
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 ACCESS_TOKEN = "web-access-token-7d2a"
 OPERATOR_TOKEN = "web-operator-token-91c4"
@@ -89,7 +92,7 @@ def serving(
         THOUGHTLINE_OPERATOR_TOKEN=OPERATOR_TOKEN,
         PYTHONUNBUFFERED="1",
     )
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         cwd=home.parent,
         env=env,

@@ -29,6 +29,8 @@ from tests.server.web.test_live_daemon import (
 )
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
 
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
+
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 CANARY = "CANARY-PAGE-TRACE-7c1e"
 REASONING = f'First the buckets; {CANARY} here.\nThen <b>the windows</b> <img src=x onerror="window.__pwned=2">.'

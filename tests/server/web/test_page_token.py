@@ -16,10 +16,12 @@ from playwright.sync_api import ConsoleMessage, Page, expect
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.web.test_live_daemon import start_from_form
-from tests.support import daemon_url
+from tests.support import daemon_url, start_process
 from thoughtline.server.daemon_token import token_file
 from thoughtline.server.page_headers import CONTENT_SECURITY_POLICY
 from thoughtline.testing import Simulator
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 # Every violation the page meets, as the page itself sees them.
 RECORD_VIOLATIONS = """
@@ -35,7 +37,7 @@ def served(tmp_path: Path, environ: dict[str, str]) -> Iterator[tuple[str, str]]
     """``thoughtline serve --port 0`` with no token flag: its URL and the page address
     it printed."""
     home = tmp_path / "home"
-    process = subprocess.Popen(
+    process = start_process(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

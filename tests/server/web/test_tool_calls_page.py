@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.server.web.support import (
@@ -15,6 +16,8 @@ from tests.server.web.support import (
     sse_frames,
     task,
 )
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 RUN = "run_fake"
 CALL: dict[str, Any] = {

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.server.web.support import FAKE_ORIGIN, FakeDaemon, fulfill_json, snapshot, task
 from tests.server.web.test_answers_and_trace import RUN, serve_run, trace_event
 from thoughtline.cli._trace_view import event_summary
 from thoughtline.records import TraceEvent
+
+pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
 MARKUP = '<img src=x onerror="window.__pwned=1"> [bold]x[/bold]'
 USAGE = {"input_tokens": 1200, "output_tokens": 3456, "reasoning_tokens": 78}
