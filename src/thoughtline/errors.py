@@ -4,6 +4,7 @@
 
     ThoughtlineError              code, message, retryable
     ├── ConfigError               bad config file, key or value (names file and key)
+    ├── OptionError               about a run option (each surface names it in its words)
     ├── UnknownEndpointError      no endpoint with that name
     └── ProviderError             anything a provider call can end with
         (status, provider_error_type, request_id, retry_after_s)
@@ -139,6 +140,24 @@ class ThoughtlineError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class OptionError(ThoughtlineError):
+    """An error about a run option, raised where the caller's spelling of it is not
+    known (planning). Its message names the option by its field name; each surface
+    re-raises it with its own word (``--model`` on the command line, ``model`` over
+    HTTP): :func:`thoughtline.runtime.options.spoken_as`."""
+
+    def __init__(self, code: ErrorCode, template: str, *, option: str) -> None:
+        super().__init__(code, template.replace("{option}", option))
+        self.template = template
+        self.option = option
+
+    def spoken(self, word: str) -> ThoughtlineError:
+        """The same error, the option named ``word``."""
+        return ThoughtlineError(
+            self.code, self.template.replace("{option}", word), retryable=self.retryable
+        )
 
 
 class ConfigError(ThoughtlineError):

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config
-from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.errors import ConfigError, OptionError, ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id, new_run_id
@@ -249,9 +249,10 @@ def default_model(config: Config, provider: str) -> str:
         return config.default_model
     model = DEFAULT_MODELS.get(provider)
     if model is None:
-        raise ThoughtlineError(
+        raise OptionError(
             "MODEL_MISSING",
-            f"No default model for provider {provider!r}: pass --model (or set model in "
-            "the plan's task, or [defaults] model in thoughtline.toml).",
+            f"No default model for provider {provider!r}: pass {{option}} (or set model "
+            "in the plan's task, or [defaults] model in thoughtline.toml).",
+            option="model",
         )
     return model
