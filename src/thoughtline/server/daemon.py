@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
-from thoughtline.requests import GenerationSettings
 from thoughtline.runtime.background import (
     RETRY_AFTER_S,
     ManagedRun,
