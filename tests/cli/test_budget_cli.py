@@ -131,7 +131,7 @@ def test_a_bad_max_cost_flag_is_named(
 ) -> None:
     result = thoughtline(home, environ, "run", "Explain.", "--max-cost", value)
     assert result.returncode == 2
-    assert "--max-cost" in result.stderr and "US dollars" in result.stderr or (
+    assert ("--max-cost" in result.stderr and "US dollars" in result.stderr) or (
         "--max-cost takes a number, got 'lots'." in result.stderr
     )
     assert sim.requests == []

@@ -188,6 +188,23 @@ class RunList(_Out):
     )
 
 
+class ToolServer(_Out):
+    name: str = Field(
+        description='The server\'s name: a run\'s tools name it ("SERVER" or "SERVER.TOOL").'
+    )
+    tools: list[str] | None = Field(
+        description="The only tools a run may call on it ([mcp_servers.NAME] allow); null: "
+        "every tool it lists."
+    )
+
+
+class ToolServerList(_Out):
+    servers: list[ToolServer] = Field(
+        description="The MCP servers configured on the daemon, by name: the tools a run may "
+        "ask for (how each is reached, its command, URL and credentials, is not shown)."
+    )
+
+
 class TraceEventBody(_Out):
     id: str
     run_id: str
