@@ -154,12 +154,6 @@ def chat_command(
 
     Ctrl-C stops the turn that is running; Ctrl-C or Ctrl-D at the prompt, or /exit,
     ends the chat. A script uses `thoughtline run -c` instead."""
-    if not _on_terminal():
-        raise ThoughtlineError(
-            "CHAT_NEEDS_TERMINAL",
-            "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
-            'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
-        )
     if system is not None and roles:
         raise click.UsageError(
             "--system gives every task its persona; do not combine it with --role."
@@ -180,6 +174,14 @@ def chat_command(
             system=system,
         )
     )
+    # A bad flag is refused (exit 2) whether or not there is a terminal.
+    flags.options.check("chat")
+    if not _on_terminal():
+        raise ThoughtlineError(
+            "CHAT_NEEDS_TERMINAL",
+            "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
+            'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
+        )
     _enable_line_editing()
     _config, store, runtime = open_runtime()
     try:

@@ -207,8 +207,6 @@ def run_command(
         raise click.UsageError(
             "--system gives every task its persona; do not combine it with --role or --plan."
         )
-    if system is not None and not system.strip():
-        raise click.UsageError("--system is empty; give the persona's text.")
     if plan_path is not None and continued is not None:
         raise click.UsageError(
             "--plan starts a new conversation; do not combine it with -c or --continues."

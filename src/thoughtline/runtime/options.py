@@ -210,8 +210,9 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
     ),
     RunOption(
         name="roles",
-        help="Specialist roles, one concurrent task each. Default: [defaults] role, else "
-        "one task with no persona (no system prompt).",
+        help="Specialist roles, one concurrent task each (built in: assistant, engineer, "
+        "reviewer, architect, security; or the config's). Default: [defaults] role, else one "
+        "task with no persona (no system prompt); with continues, the continued run's tasks.",
         schema={"type": "array", "items": _NULLABLE_STRING},
         flag="--role",
         surfaces=_ALL,
@@ -286,8 +287,8 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
     ),
     RunOption(
         name="tools",
-        help='Tools every task may call: "SERVER" or "SERVER.TOOL" of a configured MCP '
-        "server (wins over roles and plan).",
+        help='Tools every task may call: "SERVER" or "SERVER.TOOL" of an MCP server '
+        "configured for thoughtline (a request never defines one); wins over roles and plan.",
         schema={"type": "array", "items": _NULLABLE_STRING, "maxItems": 100},
         flag="--tool",
         surfaces=_ALL,

@@ -176,17 +176,11 @@ async def list_tool_servers(daemon: DaemonDep) -> JSONResponse:
     """The MCP servers configured on the daemon, by name (and their allowed tools): what
     ``tools`` of ``POST /v1/runs`` may name. A request never defines a server."""
     servers = daemon.runtime.config.mcp_servers
-    return JSONResponse(
-        {
-            "servers": [
-                {
-                    "name": name,
-                    "tools": None if servers[name].allow is None else list(servers[name].allow),
-                }
-                for name in sorted(servers)
-            ]
-        }
-    )
+    listed = []
+    for name in sorted(servers):
+        allow = servers[name].allow
+        listed.append({"name": name, "tools": None if allow is None else list(allow)})
+    return JSONResponse({"servers": listed})
 
 
 @router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")

@@ -213,7 +213,7 @@ class Daemon:
             raise at_capacity(RunManagerFull(self.runs.max_active))
         options = RunOptions(
             request=body.request,
-            roles=tuple(body.roles or ()),
+            roles=() if body.roles is None else body.roles,
             system=body.system,
             provider=body.provider,
             model=body.model,

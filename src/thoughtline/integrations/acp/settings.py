@@ -124,7 +124,8 @@ class SessionSettings:
         settings = self
         if "chain_of_thought" in meta:
             settings = replace(
-                settings, chain_of_thought=parse_mode(meta["chain_of_thought"], where)
+                settings,
+                chain_of_thought=parse_mode(meta["chain_of_thought"], f"{where}.chain_of_thought"),
             )
         if "roles" in meta:
             roles = meta["roles"]

@@ -43,41 +43,15 @@ class ThoughtlineMCP:
         self,
         ctx: Context,
         request: Annotated[str, Field(min_length=1, description="What the specialists should do.")],
-        roles: Annotated[
-            list[str] | None,
-            Field(
-                min_length=1,
-                description="One concurrent task per role (built in: assistant, engineer, reviewer, "
-                "architect, security; or roles from the config). Default: [defaults] role, "
-                "else one task with no persona (no system prompt), or with continues, the "
-                "continued run's tasks.",
-            ),
-        ] = None,
-        system: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                description="A persona given inline: the system prompt of every task "
-                "(not with roles).",
-            ),
-        ] = None,
-        provider: Annotated[
-            str | None,
-            Field(description="Endpoint name (anthropic, openai, openrouter, gemini, ...)."),
-        ] = None,
-        model: Annotated[str | None, Field(description="Model id for the endpoint.")] = None,
+        roles: Annotated[Any, option_argument("roles")] = None,
+        system: Annotated[Any, option_argument("system")] = None,
+        provider: Annotated[Any, option_argument("provider")] = None,
+        model: Annotated[Any, option_argument("model")] = None,
         chain_of_thought: ModeArgument = None,
         effort: EffortArgument = None,
         max_output_tokens: Annotated[Any, option_argument("max_output_tokens")] = None,
         temperature: Annotated[Any, option_argument("temperature")] = None,
-        tools: Annotated[
-            list[str] | None,
-            Field(
-                max_length=100,
-                description='Tools every task may call: "SERVER" or "SERVER.TOOL" of an '
-                "MCP server configured for thoughtline (a request never defines one).",
-            ),
-        ] = None,
+        tools: Annotated[Any, option_argument("tools")] = None,
         max_steps: Annotated[Any, option_argument("max_steps")] = None,
         max_cost: Annotated[Any, option_argument("max_cost")] = None,
         wait: Annotated[
@@ -114,7 +88,7 @@ class ThoughtlineMCP:
         try:
             options = RunOptions(
                 request=request,
-                roles=tuple(roles or ()),
+                roles=() if roles is None else roles,
                 system=system,
                 provider=provider,
                 model=model,
