@@ -199,10 +199,7 @@ def test_every_option_has_a_bad_value_in_the_table_or_says_why_not() -> None:
 
 def cases(*surfaces: Surface) -> list[tuple[str, Surface]]:
     return [
-        (name, surface)
-        for name in BAD
-        for surface in surfaces
-        if surface in BY_NAME[name].surfaces
+        (name, surface) for name in BAD for surface in surfaces if surface in BY_NAME[name].surfaces
     ]
 
 
@@ -247,20 +244,28 @@ def test_a_provider_without_a_default_model_is_told_in_the_python_word(
 
 
 @pytest.mark.slow
-def test_a_provider_without_a_default_model_is_told_in_the_flag(
+def test_a_provider_without_a_default_model_or_an_unknown_server_is_told_in_flags(
     tmp_path: Path, environ: dict[str, str]
 ) -> None:
     done = thoughtline_cli(tmp_path / "home", environ, "run", "x", "-p", "vllm", "--json")
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
     assert_model_missing("run", error["code"], error["message"])
+    unknown = thoughtline_cli(tmp_path / "home", environ, "run", "x", "--tool", "nosuch")
+    assert "add [mcp_servers.nosuch] or pass --mcp-config." in unknown.stderr
 
 
 @pytest.mark.slow
-def test_a_bad_value_is_refused_over_http(start_daemon: StartDaemon) -> None:  # noqa: F811
+def test_a_bad_value_and_a_planning_hint_are_in_the_daemons_words(
+    start_daemon: StartDaemon,
+) -> None:  # noqa: F811
     client = start_daemon().client()
     missing = client.post("/v1/runs", json={"request": "x", "provider": "vllm"}).json()["error"]
     assert_model_missing("http", missing["code"], missing["message"])
+    unknown = client.post("/v1/runs", json={"request": "x", "tools": ["nosuch"]}).json()["error"]
+    assert unknown["code"] == "TOOL_SERVER_UNKNOWN"
+    assert "add [mcp_servers.nosuch] to the config." in unknown["message"]
+    assert "--" not in unknown["message"]
     for name, surface in cases("http"):
         value, _text, code = BAD[name]
         answer = client.post("/v1/runs", json={"request": "x", name: value})

@@ -356,7 +356,7 @@ def spoken_as(surface: Surface) -> Iterator[None]:
         option = BY_NAME.get(exc.option)
         if option is None:
             raise
-        raise exc.spoken(option.word(surface)) from None
+        raise exc.spoken(option.word(surface), surface) from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

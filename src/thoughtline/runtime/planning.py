@@ -235,10 +235,13 @@ def task_tools(
                 if server == PYTHON_SERVER
                 else ""
             )
-            raise ThoughtlineError(
+            raise OptionError(
                 "TOOL_SERVER_UNKNOWN",
                 f"The tool {name!r} ({where}) names no configured MCP server "
-                f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config." + hint,
+                f"(configured: {known}); add [mcp_servers.{server}]{{hint}}." + hint,
+                option="tools",
+                # Only `thoughtline run` adds servers from a file; elsewhere the config.
+                hints={"run": " or pass --mcp-config", "": " to the config"},
             )
     return tuple(dict.fromkeys((*named, *added)))
 
