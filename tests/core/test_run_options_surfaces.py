@@ -257,8 +257,8 @@ def test_a_provider_without_a_default_model_or_an_unknown_server_is_told_in_flag
 
 @pytest.mark.slow
 def test_a_bad_value_and_a_planning_hint_are_in_the_daemons_words(
-    start_daemon: StartDaemon,
-) -> None:  # noqa: F811
+    start_daemon: StartDaemon,  # noqa: F811  (the fixture imported above)
+) -> None:
     client = start_daemon().client()
     missing = client.post("/v1/runs", json={"request": "x", "provider": "vllm"}).json()["error"]
     assert_model_missing("http", missing["code"], missing["message"])
@@ -297,9 +297,9 @@ async def test_a_bad_value_is_refused_by_the_mcp_tool(
 async def test_a_bad_value_is_refused_by_the_acp_agent(
     tmp_path: Path, environ: dict[str, str]
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    async with spawn(home, environ) as agent:
+    agent_home = tmp_path / "home"
+    agent_home.mkdir()
+    async with spawn(agent_home, environ) as agent:
         await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
         for name, surface in cases("acp"):
             value, _text, code = BAD[name]
@@ -322,12 +322,12 @@ def test_a_bad_flag_is_refused_by_the_command_line(
     if text is None:
         pytest.skip(f"{BY_NAME[name].word(surface)} takes one value per flag")
     flag = f"{BY_NAME[name].word(surface)}={text}"
-    home = tmp_path / "home"
+    cli_home = tmp_path / "home"
     if surface == "run":
-        done = thoughtline_cli(home, environ, "run", "x", flag, "--json")
+        done = thoughtline_cli(cli_home, environ, "run", "x", flag, "--json")
         assert json.loads(done.stdout)["error"]["code"] == code, done.stdout
     else:  # chat prints no JSON: the same sentence, before it asks for a terminal
-        done = thoughtline_cli(home, environ, "chat", flag)
+        done = thoughtline_cli(cli_home, environ, "chat", flag)
         assert "CHAT_NEEDS_TERMINAL" not in done.stderr and "needs a terminal" not in done.stderr
     assert done.returncode == 2, done.stderr
     assert_words(name, surface, done.stderr)
