@@ -16,7 +16,7 @@ import click
 from thoughtline.cli._context import open_runtime
 from thoughtline.cli._continuing import continuing_from
 from thoughtline.cli._driver import Interrupts, catching_interrupts, drive, stopper
-from thoughtline.cli._options import OptionValue
+from thoughtline.cli._options import OptionValue, option_help
 from thoughtline.cli._render import (
     cut_off_line,
     finish_reasons,
@@ -104,17 +104,17 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--max-output-tokens",
     type=OptionValue("max_output_tokens"),
-    help="Most tokens each task may generate (wins over the plan and [defaults]).",
+    help=option_help("max_output_tokens"),
 )
 @click.option(
     "--temperature",
     type=OptionValue("temperature"),
-    help="Sampling temperature, 0 to 2; not sent to models that refuse one (a warning says so).",
+    help=option_help("temperature"),
 )
 @click.option(
     "--worker-backend",
     type=OptionValue("worker_backend"),
-    help="provider calls the model; inline prepares prompts only.",
+    help=option_help("worker_backend"),
 )
 @click.option(
     "--plan",
@@ -138,14 +138,13 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--max-steps",
     type=OptionValue("max_steps"),
-    help="Most model calls each task may make (tool steps; wins over the plan, roles and config).",
+    help=option_help("max_steps"),
 )
 @click.option(
     "--max-cost",
     type=OptionValue("max_cost"),
     metavar="USD",
-    help="US dollars the run may spend, its tasks together (wins over the plan and config); "
-    "a call that could go past it fails its task BUDGET_EXCEEDED.",
+    help=option_help("max_cost"),
 )
 @click.option(
     "-c",

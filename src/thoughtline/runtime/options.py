@@ -270,8 +270,8 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
     ),
     RunOption(
         name="temperature",
-        help="Sampling temperature, 0 to 2; not sent to models that refuse one (a task "
-        "warning says so).",
+        help="Sampling temperature, 0 to 2; not sent to models that refuse one (a warning "
+        "says so).",
         schema={"type": "number", "minimum": 0, "maximum": MAX_TEMPERATURE},
         flag="--temperature",
         surfaces=_ALL,

@@ -5,7 +5,7 @@ every value a client sends."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from acp import RequestError
@@ -89,21 +89,8 @@ class SessionSettings:
 
     def options(self, request: str, **given: Any) -> RunOptions:
         """A prompt's run options: ``request`` with these settings."""
-        return RunOptions(
-            request=request,
-            roles=self.roles,
-            system=self.system,
-            provider=self.provider,
-            model=self.model,
-            chain_of_thought=self.chain_of_thought,  # type: ignore[arg-type]  # checked
-            effort=self.effort,  # type: ignore[arg-type]  # checked
-            max_output_tokens=self.max_output_tokens,
-            temperature=self.temperature,
-            tools=self.tools,
-            max_steps=self.max_steps,
-            max_cost=self.max_cost,
-            **given,
-        )
+        settings: dict[str, Any] = {key: getattr(self, key) for key in SETTING_KEYS}
+        return RunOptions(request=request, **settings, **given)
 
     def with_meta(self, meta: object) -> SessionSettings:
         """These settings overridden by a ``_meta.thoughtline`` object (strictly checked)."""
@@ -142,8 +129,8 @@ class SessionSettings:
             settings = replace(settings, model=parse_model(meta["model"], f"{where}.model"))
         if "effort" in meta:
             settings = replace(settings, effort=parse_effort(meta["effort"], f"{where}.effort"))
-        for key in ("system", "max_output_tokens", "temperature", "tools", "max_steps", "max_cost"):
-            if key not in meta:
+        for key in SETTING_KEYS:
+            if key not in meta or key in _OWN_CHECKS:
                 continue
             value = meta[key]
             option = BY_NAME[key]
@@ -161,6 +148,14 @@ class SessionSettings:
                 value = float(value)
             settings = replace(settings, **{key: value})
         return settings
+
+
+_OWN_CHECKS = frozenset({"chain_of_thought", "roles", "provider", "model", "effort"})
+"""The keys with-meta checks with the ACP words they had; every other key is checked
+as the run options' definition checks it."""
+assert set(SETTING_KEYS) <= {item.name for item in fields(SessionSettings)}, (
+    "every _meta.thoughtline key needs a SessionSettings field"
+)
 
 
 def _name(value: object, where: str) -> str:
