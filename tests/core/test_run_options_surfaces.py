@@ -192,6 +192,24 @@ def test_each_surface_takes_exactly_the_options_the_definition_offers_it(
     assert offered(surface) == expected(surface)
 
 
+BOUNDS = ("minimum", "maximum", "enum", "maxItems")
+
+
+def assert_same_bounds(surface: Surface, properties: dict[str, Any]) -> None:
+    """Each option's value schema on ``surface`` has the definition's bounds."""
+    for name in expected(surface) & set(properties):
+        branches = properties[name].get("anyOf", [properties[name]])
+        (value,) = [branch for branch in branches if branch.get("type") != "null"]
+        wanted = {key: BY_NAME[name].schema[key] for key in BOUNDS if key in BY_NAME[name].schema}
+        assert {key: value[key] for key in wanted if key in value} == wanted, (surface, name)
+
+
+def test_the_daemons_openapi_fields_have_the_definitions_bounds() -> None:
+    from thoughtline.server.schemas import RunCreate
+
+    assert_same_bounds("http", RunCreate.model_json_schema()["properties"])
+
+
 def test_every_option_has_a_bad_value_in_the_table_or_says_why_not() -> None:
     assert set(BAD) | set(NOT_REFUSED_HERE) == set(BY_NAME)
     assert all(set(GOOD) >= {option.name} for option in OPTIONS)
@@ -282,6 +300,10 @@ async def test_a_bad_value_is_refused_by_the_mcp_tool(
     tmp_path: Path, environ: dict[str, str]
 ) -> None:
     async with mcp_server(tmp_path, environ) as server:
+        listing = await server.session.list_tools()
+        (tool,) = [tool for tool in listing.tools if tool.name == "orchestration_run"]
+        assert set(tool.input_schema["properties"]) - MCP_OTHER == expected("mcp")
+        assert_same_bounds("mcp", tool.input_schema["properties"])
         missing = await server.call("orchestration_run", {"request": "x", "provider": "vllm"})
         code, _, message = text_of(missing).partition(": ")
         assert_model_missing("mcp", code, message)

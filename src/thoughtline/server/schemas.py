@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from thoughtline.config import MAX_COST_CEILING
-from thoughtline.records import TraceLayer
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, TraceLayer
 from thoughtline.requests import EFFORTS, MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH
 from thoughtline.runtime.checks import WORKER_BACKENDS
 from thoughtline.schema.run import RunSnapshot
@@ -84,7 +84,7 @@ class RunCreate(BaseModel):
         "digits and . _ - : @ ~, in parts joined by single slashes (no '.' or '..' part); "
         "anything else is a 400 MODEL_ID_INVALID.",
     )
-    chain_of_thought: Name | None = Field(
+    chain_of_thought: Annotated[Name | None, _choices(CHAIN_OF_THOUGHT_MODES)] = Field(
         default=None,
         description="Disclosure mode: hidden | surface | telemetry_only | "
         "surface_and_telemetry (wins over config). Unknown names are a 400 "
