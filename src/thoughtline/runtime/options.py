@@ -38,23 +38,33 @@ from thoughtline.requests import (
     max_output_tokens_problem,
     temperature_problem,
 )
-from thoughtline.runtime.budget import check_max_cost
 from thoughtline.runtime.checks import (
     WORKER_BACKENDS,
     check_effort,
     check_mode,
-    check_model_id,
     check_worker_backend,
+)
+from thoughtline.runtime.option_checks import (
+    check_budget,
+    check_continues,
+    check_model,
+    check_request,
+    check_steps,
+    check_system,
+    check_text,
+    check_tools,
+    choice_check,
+    names_check,
+    problem_check,
 )
 from thoughtline.runtime.plan import (
     RunSpec,
-    check_max_steps,
     spec_from_roles,
     with_generation,
     with_system,
     with_tools,
 )
-from thoughtline.tools.specs import MAX_STEPS_CEILING, tool_spec_problem
+from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 if TYPE_CHECKING:
     from thoughtline.runtime.runner import Runtime
@@ -100,102 +110,6 @@ class RunOption:
         return self.name
 
 
-def _request(value: object, word: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ThoughtlineError("REQUEST_INVALID", "The request must not be empty.")
-
-
-def _names(what: str, example: str) -> Callable[[object, str], None]:
-    def check(value: object, word: str) -> None:
-        if isinstance(value, str):
-            raise ThoughtlineError(
-                "REQUEST_INVALID",
-                f"{word} must be a list of {what}, e.g. [{value!r}], not one string.",
-            )
-        if not isinstance(value, Sequence) or not all(
-            isinstance(item, str) and item for item in value
-        ):
-            raise ThoughtlineError(
-                "REQUEST_INVALID", f"{word} must be a list of {what} (such as {example})."
-            )
-
-    return check
-
-
-def _text(value: object, word: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ThoughtlineError("REQUEST_INVALID", f"{word} must be a non-empty string.")
-
-
-def _system(value: object, word: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ThoughtlineError("REQUEST_INVALID", f"The system prompt ({word}) is empty.")
-
-
-def _model(value: object, word: str) -> None:
-    if not isinstance(value, str):
-        raise ThoughtlineError("REQUEST_INVALID", f"{word} must be a string.")
-    check_model_id(value)
-
-
-def _choice(check: Callable[[str, str], object], what: str) -> Callable[[object, str], None]:
-    def checked(value: object, word: str) -> None:
-        if not isinstance(value, str):
-            # The checks name the allowed values; a non-string is refused as an unknown one.
-            check(repr(value), word)
-        else:
-            check(value, word)
-
-    return checked
-
-
-def _problem(problem: Callable[[object], str | None]) -> Callable[[object, str], None]:
-    def check(value: object, word: str) -> None:
-        found = problem(value)
-        if found is not None:
-            raise ThoughtlineError("REQUEST_INVALID", f"{word} {found}.")
-
-    return check
-
-
-def _tools(value: object, word: str) -> None:
-    if isinstance(value, str):
-        raise ThoughtlineError(
-            "REQUEST_INVALID",
-            f"{word} must be a list of names, e.g. [{value!r}], not one string.",
-        )
-    if not isinstance(value, Sequence):
-        raise ThoughtlineError(
-            "REQUEST_INVALID", f'{word} must be a list of "SERVER" or "SERVER.TOOL" names.'
-        )
-    for item in value:
-        if isinstance(item, str):
-            problem = tool_spec_problem(item)
-            if problem is not None:
-                raise ThoughtlineError("REQUEST_INVALID", f"Tool {problem} ({word}).")
-        elif not callable(item):
-            raise ThoughtlineError(
-                "REQUEST_INVALID",
-                f'{word} holds {item!r}: each must be a tool name ("SERVER" or '
-                '"SERVER.TOOL") or a Python function.',
-            )
-
-
-def _max_steps(value: object, word: str) -> None:
-    check_max_steps(value, word)
-
-
-def _max_cost(value: object, word: str) -> None:
-    check_max_cost(value, word)
-
-
-def _continues(value: object, word: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ThoughtlineError(
-            "REQUEST_INVALID", f"{word} takes the id of the run to follow up on, such as run.id."
-        )
-
-
 _ALL: Final = frozenset(SURFACES)
 _NULLABLE_STRING: Final = {"type": "string", "minLength": 1}
 
@@ -206,7 +120,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "string", "minLength": 1},
         surfaces=_ALL,
         words={"run": "REQUEST", "chat": "the line", "acp": "prompt"},
-        check=_request,
+        check=check_request,
     ),
     RunOption(
         name="roles",
@@ -216,7 +130,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "array", "items": _NULLABLE_STRING},
         flag="--role",
         surfaces=_ALL,
-        check=_names("role names", '["reviewer"]'),
+        check=names_check("role names", '["reviewer"]'),
     ),
     RunOption(
         name="system",
@@ -224,7 +138,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema=_NULLABLE_STRING,
         flag="--system",
         surfaces=_ALL,
-        check=_system,
+        check=check_system,
     ),
     RunOption(
         name="provider",
@@ -233,7 +147,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema=_NULLABLE_STRING,
         flag="--provider",
         surfaces=_ALL,
-        check=_text,
+        check=check_text,
     ),
     RunOption(
         name="model",
@@ -241,7 +155,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "string"},
         flag="--model",
         surfaces=_ALL,
-        check=_model,
+        check=check_model,
     ),
     RunOption(
         name="chain_of_thought",
@@ -250,7 +164,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "string", "enum": list(CHAIN_OF_THOUGHT_MODES)},
         flag="--chain-of-thought",
         surfaces=_ALL,
-        check=_choice(check_mode, "mode"),
+        check=choice_check(check_mode),
     ),
     RunOption(
         name="effort",
@@ -258,7 +172,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "string", "enum": list(EFFORTS)},
         flag="--effort",
         surfaces=_ALL,
-        check=_choice(check_effort, "effort"),
+        check=choice_check(check_effort),
     ),
     RunOption(
         name="max_output_tokens",
@@ -266,7 +180,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "integer", "minimum": 1, "maximum": MAX_OUTPUT_TOKENS},
         flag="--max-output-tokens",
         surfaces=_ALL,
-        check=_problem(max_output_tokens_problem),
+        check=problem_check(max_output_tokens_problem),
     ),
     RunOption(
         name="temperature",
@@ -275,7 +189,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "number", "minimum": 0, "maximum": MAX_TEMPERATURE},
         flag="--temperature",
         surfaces=_ALL,
-        check=_problem(temperature_problem),
+        check=problem_check(temperature_problem),
     ),
     RunOption(
         name="worker_backend",
@@ -283,7 +197,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "string", "enum": list(WORKER_BACKENDS)},
         flag="--worker-backend",
         surfaces=frozenset({"run", "http", "page", "python"}),
-        check=_choice(check_worker_backend, "worker backend"),
+        check=choice_check(check_worker_backend),
     ),
     RunOption(
         name="tools",
@@ -292,7 +206,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "array", "items": _NULLABLE_STRING, "maxItems": 100},
         flag="--tool",
         surfaces=_ALL,
-        check=_tools,
+        check=check_tools,
     ),
     RunOption(
         name="max_steps",
@@ -301,7 +215,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "integer", "minimum": 1, "maximum": MAX_STEPS_CEILING},
         flag="--max-steps",
         surfaces=_ALL,
-        check=_max_steps,
+        check=check_steps,
     ),
     RunOption(
         name="max_cost",
@@ -310,7 +224,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema={"type": "number", "minimum": 0, "maximum": MAX_COST_CEILING},
         flag="--max-cost",
         surfaces=_ALL,
-        check=_max_cost,
+        check=check_budget,
     ),
     RunOption(
         name="continues",
@@ -320,7 +234,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         flag="--continues",
         # ACP: a session's prompts continue its runs (session/load picks one up).
         surfaces=frozenset({"run", "chat", "http", "page", "mcp", "python"}),
-        check=_continues,
+        check=check_continues,
     ),
     RunOption(
         name="plan",
