@@ -211,22 +211,9 @@ class Daemon:
         if self.runs.full:  # refused before the request is read further
             assert self.runs.max_active is not None
             raise at_capacity(RunManagerFull(self.runs.max_active))
-        options = RunOptions(
-            request=body.request,
-            roles=() if body.roles is None else body.roles,
-            system=body.system,
-            provider=body.provider,
-            model=body.model,
-            chain_of_thought=body.chain_of_thought,  # type: ignore[arg-type]  # checked
-            effort=body.effort,  # type: ignore[arg-type]  # checked by build_spec
-            max_output_tokens=body.max_output_tokens,
-            temperature=body.temperature,
-            worker_backend=body.worker_backend,  # type: ignore[arg-type]  # checked
-            tools=body.tools,
-            max_steps=body.max_steps,
-            max_cost=body.max_cost,
-            continues=body.continues,
-        )
+        # The body's fields are the run options' names (the table test holds them to it).
+        given = {name: value for name, value in body.model_dump().items() if value is not None}
+        options = RunOptions(**given)
         with spoken_as("http"):
             # In a thread when it continues a run: the conversation is read from the
             # store (RUN_NOT_FOUND, CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE
