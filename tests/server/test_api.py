@@ -235,6 +235,7 @@ def test_page_openapi_and_no_cors_by_default(daemon: LiveDaemon) -> None:
         "/v1/runs/{run_id}/cancel",
         "/v1/runs/{run_id}/trace",
         "/v1/runs/{run_id}/events",
+        "/v1/tools",
         "/v1/health",
     }
     created = paths["/v1/runs"]["post"]["responses"]["202"]["content"]["application/json"]
