@@ -34,9 +34,9 @@ from thoughtline.config import (
 )
 from thoughtline.errors import ConfigError
 from thoughtline.pricing import CURRENCY, DATA_PROVIDERS, PRICE_KEYS, ConfiguredPrice
-from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
 from thoughtline.providers.redaction import shown_url
+from thoughtline.providers.registry import WIRE_APIS
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import (

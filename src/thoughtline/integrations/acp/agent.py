@@ -72,6 +72,7 @@ from thoughtline.runtime.options import build_spec, spoken_as
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.run_tools import RunTools, ToolApproval
 from thoughtline.runtime.runner import Runtime
+from thoughtline.store.run_ids import find_conversation
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -161,6 +162,9 @@ class _Session:
     runs: list[str] = field(default_factory=list)
     """The ids of the session's runs, oldest first (its conversation's, when loaded)."""
     turn: _Turn | None = None
+    conversation_id: str = ""
+    """The conversation of its runs: the session id, unless ``session/load`` named it by
+    one of its runs (a short id, say)."""
 
 
 class ThoughtlineAcpAgent:
@@ -242,11 +246,16 @@ class ThoughtlineAcpAgent:
         """A session from the store, in this process or after a restart: its runs
         (``Store.conversation_runs``) are replayed as session updates, in order, before
         the answer; later prompts continue it. Settings carry over from this process's
-        copy of the session, else from its latest run (see ``_loaded_settings``)."""
+        copy of the session, else from its latest run (see ``_loaded_settings``).
+        ``session_id`` may also name one of the conversation's runs, in any form a run id
+        takes (``find_conversation``); the session keeps the id it was loaded by."""
         known = self.sessions.get(session_id)
         if known is not None and known.turn is not None:
             raise _busy(session_id)
-        runs = self.runtime.store.conversation_runs(session_id)
+        try:
+            runs = find_conversation(self.runtime.store, session_id) or []
+        except ThoughtlineError as exc:  # RUN_ID_AMBIGUOUS
+            raise from_thoughtline(exc) from None
         if not runs and known is None:
             raise invalid_params(
                 f"Unknown session {session_id!r}: nothing of it is stored here; "
@@ -263,6 +272,7 @@ class ThoughtlineAcpAgent:
             settings=settings,
             servers=servers,
             runs=[run.id for run in runs],
+            conversation_id=(runs[0].conversation_id or runs[0].id) if runs else "",
         )
         for run in runs:  # the answer must come after the whole history
             for update in TurnRenderer().replay(run.snapshot()):
@@ -412,7 +422,8 @@ class ThoughtlineAcpAgent:
             except ThoughtlineError as exc:
                 if exc.code not in NOT_CONTINUABLE:
                     raise
-        return build_spec(settings.options(request, conversation_id=session.id), "acp").spec
+        conversation = session.conversation_id or session.id
+        return build_spec(settings.options(request, conversation_id=conversation), "acp").spec
 
     async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through

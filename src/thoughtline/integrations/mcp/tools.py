@@ -22,7 +22,7 @@ from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
 from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
-from thoughtline.store.run_ids import resolve_run_id
+from thoughtline.store.run_ids import LATEST, find_run
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ class ThoughtlineMCP:
             str | None,
             Field(
                 min_length=1,
-                description="The id of an ended run to follow up on: this run joins its "
-                "conversation, runs its tasks again (roles, provider, model and effort "
+                description="The ended run to follow up on (its id, short id, a unique "
+                "start of either, or latest): this run joins its conversation, runs its tasks again (roles, provider, model and effort "
                 "given here win) and sends each the earlier requests and answers.",
             ),
         ] = None,
@@ -129,8 +129,8 @@ class ThoughtlineMCP:
         run_id: Annotated[
             str | None,
             Field(
-                description="A run id, its short id or a unique start of either; "
-                "the latest run when omitted."
+                description="A run id, its short id, a unique start of either, or "
+                "latest (the latest run also when omitted)."
             ),
         ] = None,
         limit: Annotated[
@@ -150,7 +150,7 @@ class ThoughtlineMCP:
             return tool_error(exc)
         run = None if found is None else self.live(found)
         if run is None:
-            if run_id is None:
+            if run_id in (None, LATEST):
                 error = ThoughtlineError(
                     "RUN_NOT_FOUND", "No runs yet. Start one with the orchestration_run tool."
                 )
@@ -223,11 +223,7 @@ class ThoughtlineMCP:
     def _read_status(self, run_id: str | None, limit: int) -> tuple[Run | None, list[Run]]:
         """The run asked for (the latest when None) and the ``limit`` most recent runs,
         as stored."""
-        if run_id is None:
-            run = self.store.latest_run()
-        else:
-            found = resolve_run_id(self.store, run_id)
-            run = None if found is None else self.store.get_run(found)
+        run = find_run(self.store, LATEST if run_id is None else run_id)
         return run, self.store.list_runs(limit) if limit else []
 
     def live(self, run: Run) -> Run:
