@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon
+from tests.server.web.support import screenshot
 from thoughtline.config import Config
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.settings import McpServerSettings
@@ -44,6 +45,7 @@ def test_the_form_starts_a_tool_run_with_a_step_limit_and_a_budget(
     form.get_by_test_id("form-max-steps").fill("3")
     form.get_by_test_id("form-max-output-tokens").fill("1000")
     form.get_by_test_id("form-max-cost").fill("0.5")
+    screenshot(page, "run-form-tools", full_page=False)
     form.get_by_test_id("form-submit").click()
     expect(page.get_by_test_id("tool-call")).to_have_count(1)
     expect(page.get_by_test_id("tool-call").locator("summary")).to_contain_text(
