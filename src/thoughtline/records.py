@@ -23,6 +23,7 @@ from typing_extensions import TypedDict
 from thoughtline.events import FinishReason, MetadataValue, ReasoningKind
 from thoughtline.requests import Effort, GenerationSettings
 from thoughtline.threads import StoredTurn, TaskThread
+from thoughtline.tools.recorded import RecordedServer
 
 SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
 
@@ -861,6 +862,9 @@ class Run:
     continues: str | None = None
     max_cost: float | None = None
     """USD the run's tasks may spend together; ``None``: no budget."""
+    tool_servers: list[RecordedServer] = field(default_factory=list)
+    """The tool servers its tasks may call, without secrets: a follow-up starts them
+    again from these (:mod:`thoughtline.tools.recorded`)."""
     tasks: list[Task] = field(default_factory=list)
 
     def snapshot(self) -> RunSnapshot:

@@ -38,7 +38,7 @@ from thoughtline.store.base import (
 
 UNFINISHED = "('planned', 'running')"
 NEW_RUN_COLUMNS = (
-    *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
+    *rows.RUN_COLUMNS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
 )  # fmt: skip
 """A new run's columns before its heartbeat (``new_run_row``'s values, in order)."""
 SET_META = (
