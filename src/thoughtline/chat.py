@@ -29,22 +29,17 @@ run the next request continues.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from thoughtline._blocking import BlockingRunner
-from thoughtline.orchestrator import (
-    Orchestrator,
-    RunHandle,
-    RunOptions,
-    _run_id,
-)
+from thoughtline.orchestrator import Orchestrator, RunHandle, _run_id, run_options
+from thoughtline.runtime.options import SendKeywords
 
 if TYPE_CHECKING:
     from thoughtline.config import Config
-    from thoughtline.records import ChainOfThought, Run, WorkerBackend
-    from thoughtline.requests import Effort
+    from thoughtline.records import Run
 
 __all__ = ["AsyncConversation", "Conversation"]
 
@@ -78,44 +73,13 @@ class AsyncConversation(_Turns):
         super().__init__(continues)
         self.orchestrator = orchestrator
 
-    def send(
-        self,
-        request: str,
-        *,
-        roles: Sequence[str] = (),
-        chain_of_thought: ChainOfThought | None = None,
-        effort: Effort | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        worker_backend: WorkerBackend | None = None,
-        max_output_tokens: int | None = None,
-        temperature: float | None = None,
-        tools: Sequence[str | Callable[..., Any]] | None = None,
-        max_steps: int | None = None,
-        max_cost: float | None = None,
-        system: str | None = None,
-    ) -> RunHandle:
+    def send(self, request: str, **options: Unpack[SendKeywords]) -> RunHandle:
         """Start ``request`` as the conversation's next turn: await the handle for the
         final run, or iterate it for live events. The arguments are those of
         :meth:`Orchestrator.start <thoughtline.Orchestrator.start>`. A send before the
         previous run has ended raises ``CONVERSATION_RUN_ACTIVE``; bad input raises with
         nothing stored and the conversation where it was."""
-        handle = self.orchestrator.start(
-            request,
-            roles=roles,
-            chain_of_thought=chain_of_thought,
-            effort=effort,
-            provider=provider,
-            model=model,
-            worker_backend=worker_backend,
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-            tools=tools,
-            max_steps=max_steps,
-            max_cost=max_cost,
-            continues=self._next,
-            system=system,
-        )
+        handle = self.orchestrator.start(request, **options, continues=self._next)
         self._last = handle.run
         self._next = handle.run_id
         return handle
@@ -147,23 +111,7 @@ class Conversation(_Turns):
             self._runner.close()
             raise
 
-    def send(
-        self,
-        request: str,
-        *,
-        roles: Sequence[str] = (),
-        chain_of_thought: ChainOfThought | None = None,
-        effort: Effort | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        worker_backend: WorkerBackend | None = None,
-        max_output_tokens: int | None = None,
-        temperature: float | None = None,
-        tools: Sequence[str | Callable[..., Any]] | None = None,
-        max_steps: int | None = None,
-        max_cost: float | None = None,
-        system: str | None = None,
-    ) -> Run:
+    def send(self, request: str, **options: Unpack[SendKeywords]) -> Run:
         """Run ``request`` to its end as the conversation's next turn and return the
         final run; the next send continues it, whatever its status. The arguments are
         those of :func:`thoughtline.run`. Bad input raises with nothing stored and the
@@ -171,22 +119,8 @@ class Conversation(_Turns):
         (what arrived is kept in the store)."""
         if self._closed:
             raise RuntimeError("this Conversation is closed")
-        options = RunOptions(
-            roles=roles,
-            chain_of_thought=chain_of_thought,
-            effort=effort,
-            provider=provider,
-            model=model,
-            worker_backend=worker_backend,
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-            tools=tools,
-            max_steps=max_steps,
-            max_cost=max_cost,
-            continues=self._next,
-            system=system,
-        )
-        run = self._runner.run(self._orchestrator._run_to_end(request, options))
+        given = run_options(request, {**options, "continues": self._next})
+        run = self._runner.run(self._orchestrator._run_to_end(given))
         self._last = run
         self._next = run.id
         return run

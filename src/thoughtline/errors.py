@@ -4,6 +4,7 @@
 
     ThoughtlineError              code, message, retryable
     ├── ConfigError               bad config file, key or value (names file and key)
+    ├── OptionError               about a run option (each surface names it in its words)
     ├── UnknownEndpointError      no endpoint with that name
     └── ProviderError             anything a provider call can end with
         (status, provider_error_type, request_id, retry_after_s)
@@ -14,7 +15,7 @@ and ACP servers report them unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal, TypeAlias
 
 ErrorCode: TypeAlias = Literal[
@@ -140,6 +141,35 @@ class ThoughtlineError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class OptionError(ThoughtlineError):
+    """An error about a run option, raised where the caller's spelling of it is not
+    known (planning). Its message names the option by its field name; each surface
+    re-raises it with its own word (``--model`` on the command line, ``model`` over
+    HTTP) and its own ``hints`` (by surface; ``""``: every other surface's):
+    :func:`thoughtline.runtime.options.spoken_as`."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        template: str,
+        *,
+        option: str,
+        hints: Mapping[str, str] | None = None,
+    ) -> None:
+        self.template = template
+        self.option = option
+        self.hints = dict(hints or {})
+        super().__init__(code, self._render(option, ""))
+
+    def spoken(self, word: str, surface: str) -> ThoughtlineError:
+        """The same error, the option named ``word``, with ``surface``'s hint."""
+        return ThoughtlineError(code=self.code, message=self._render(word, surface))
+
+    def _render(self, word: str, surface: str) -> str:
+        hint = self.hints.get(surface, self.hints.get("", ""))
+        return self.template.replace("{option}", word).replace("{hint}", hint)
 
 
 class ConfigError(ThoughtlineError):

@@ -30,34 +30,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from thoughtline._blocking import BlockingRunner
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import (
-    TRACE_LAYERS,
-    ChainOfThought,
-    Run,
-    TraceEvent,
-    TraceLayer,
-    WorkerBackend,
-)
-from thoughtline.requests import Effort, GenerationSettings
+from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import retention as _retention
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import (
-    RunSpec,
-    spec_from_roles,
-    with_generation,
-    with_system,
-    with_tools,
-)
+from thoughtline.runtime.options import RunKeywords, RunOptions, build_spec, spoken_as
+from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.recovery import recover_on_open
 from thoughtline.runtime.retention import PurgeReport
 from thoughtline.runtime.run_tools import RunTools
@@ -66,31 +52,11 @@ from thoughtline.store.run_ids import LATEST, find_run, resolve_run_id
 
 if TYPE_CHECKING:
     from thoughtline.chat import AsyncConversation
-    from thoughtline.runtime.toolbox import StartedTools, ToolServer
+    from thoughtline.runtime.toolbox import StartedTools
     from thoughtline.store.base import Store
     from thoughtline.telemetry import OtelTelemetry
 
-__all__ = ["Orchestrator", "PurgeReport", "RunHandle", "run"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunOptions:
-    """What a caller may choose for one run, beside its request: the keyword arguments
-    of :meth:`Orchestrator.start` (and of :func:`run` and ``Conversation.send``)."""
-
-    roles: Sequence[str] = ()
-    chain_of_thought: ChainOfThought | None = None
-    effort: Effort | None = None
-    provider: str | None = None
-    model: str | None = None
-    worker_backend: WorkerBackend | None = None
-    max_output_tokens: int | None = None
-    temperature: float | None = None
-    tools: Sequence[str | Callable[..., Any]] | None = None
-    max_steps: int | None = None
-    max_cost: float | None = None
-    continues: str | None = None
-    system: str | None = None
+__all__ = ["Orchestrator", "PurgeReport", "RunHandle", "RunOptions", "run"]
 
 
 class RunHandle:
@@ -264,24 +230,7 @@ class Orchestrator:
         return self.runtime.store
 
     # -- running -------------------------------------------------------------------
-    def start(
-        self,
-        request: str | RunSpec,
-        *,
-        roles: Sequence[str] = (),
-        chain_of_thought: ChainOfThought | None = None,
-        effort: Effort | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        worker_backend: WorkerBackend | None = None,
-        max_output_tokens: int | None = None,
-        temperature: float | None = None,
-        tools: Sequence[str | Callable[..., Any]] | None = None,
-        max_steps: int | None = None,
-        max_cost: float | None = None,
-        continues: str | None = None,
-        system: str | None = None,
-    ) -> RunHandle:
+    def start(self, request: str | RunSpec, **options: Unpack[RunKeywords]) -> RunHandle:
         """Plan and store a run, then start executing it on the running event loop.
 
         ``request`` is the request text (one concurrent task per role in ``roles``;
@@ -314,25 +263,10 @@ class Orchestrator:
             "thoughtline.run()",
             running=True,
         )
-        options = RunOptions(
-            roles=roles,
-            chain_of_thought=chain_of_thought,
-            effort=effort,
-            provider=provider,
-            model=model,
-            worker_backend=worker_backend,
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-            tools=tools,
-            max_steps=max_steps,
-            max_cost=max_cost,
-            continues=continues,
-            system=system,
-        )
-        return self._start(request, options)
+        return self._start(run_options(request, options))
 
-    def _start(self, request: str | RunSpec, options: RunOptions) -> RunHandle:
-        run, run_tools = self._prepare(request, options)
+    def _start(self, options: RunOptions) -> RunHandle:
+        run, run_tools = self._prepare(options)
         return RunHandle(self._runs, run, tools=run_tools)
 
     def conversation(self, continues: str | None = None) -> AsyncConversation:
@@ -344,7 +278,6 @@ class Orchestrator:
 
     async def _run_to_end(
         self,
-        request: str | RunSpec,
         options: RunOptions,
         *,
         on_stored: Callable[[Run], None] | None = None,
@@ -352,19 +285,18 @@ class Orchestrator:
         """Run a request to its end (the synchronous entry points' path): its tool
         servers start before it is stored, so one that does not start, or a tool it does
         not offer, raises with nothing stored. ``on_stored`` sees the run once stored."""
-        handle = await self._launch(request, options, on_stored=on_stored)
+        handle = await self._launch(options, on_stored=on_stored)
         return await handle
 
     async def _launch(
         self,
-        request: str | RunSpec,
         options: RunOptions,
         *,
         keep_events: bool = False,
         on_stored: Callable[[Run], None] | None = None,
     ) -> RunHandle:
         """Start a run as :meth:`_run_to_end` does and return its handle."""
-        prepared, run_tools = self._prepare(request, options, store=False)
+        prepared, run_tools = self._prepare(options, store=False)
         runtime = self.runtime
         started = await runtime.start_tools(prepared, tools=run_tools)
         try:
@@ -379,75 +311,14 @@ class Orchestrator:
             self._runs, prepared, keep_events=keep_events, tools=run_tools, started=started
         )
 
-    def _prepare(
-        self, request: str | RunSpec, options: RunOptions, *, store: bool = True
-    ) -> tuple[Run, RunTools | None]:
-        tools = options.tools
-        if isinstance(tools, str):
-            raise ThoughtlineError(
-                "REQUEST_INVALID",
-                f"tools must be a list of names, e.g. tools=[{tools!r}], not one string.",
-            )
-        names, python_tools = _split_tools(tools)
-        roles, continues = options.roles, options.continues
-        if isinstance(request, RunSpec):
-            if continues is not None or any(
-                (roles, options.effort, options.provider, options.model)
-            ):
-                raise ThoughtlineError(
-                    "REQUEST_INVALID",
-                    "A RunSpec declares its tasks (and the run it continues, as "
-                    "RunSpec.continues); do not combine it with roles, effort, provider, "
-                    "model or continues.",
-                )
-            spec = with_generation(
-                request,
-                max_output_tokens=options.max_output_tokens,
-                temperature=options.temperature,
-            )
-        else:
-            if not request.strip():
-                raise ThoughtlineError("REQUEST_INVALID", "The request must not be empty.")
-            if isinstance(roles, str):
-                raise ThoughtlineError(
-                    "REQUEST_INVALID",
-                    f"roles must be a list of role names, e.g. roles=[{roles!r}], not one string.",
-                )
-            if continues is None:
-                spec = spec_from_roles(
-                    request,
-                    list(roles),
-                    provider=options.provider,
-                    model=options.model,
-                    effort=options.effort,
-                    max_output_tokens=options.max_output_tokens,
-                    temperature=options.temperature,
-                )
-            else:
-                spec = self.runtime.continuation_spec(
-                    _run_id(continues),
-                    request,
-                    roles=list(roles),
-                    provider=options.provider,
-                    model=options.model,
-                    effort=options.effort,
-                    generation=GenerationSettings(
-                        max_output_tokens=options.max_output_tokens,
-                        temperature=options.temperature,
-                    ),
-                )
-        spec = with_tools(spec, tools=names, max_steps=options.max_steps, max_cost=options.max_cost)
-        spec = with_system(spec, options.system)
-        run_tools = None if python_tools is None else RunTools(python=python_tools)
-        mode, backend = options.chain_of_thought, options.worker_backend
-        if not store:
-            run = self.runtime.plan(
-                spec, explicit_mode=mode, worker_backend=backend, tools=run_tools
-            )
-            return run, run_tools
-        run = self.runtime.prepare(
-            spec, explicit_mode=mode, worker_backend=backend, tools=run_tools
-        )
+    def _prepare(self, options: RunOptions, *, store: bool = True) -> tuple[Run, RunTools | None]:
+        with spoken_as("python"):
+            built = build_spec(options, "python", runtime=self.runtime)
+            python = built.python_tools
+            run_tools = None if python is None else RunTools(python=python)
+            mode, backend = options.chain_of_thought, options.worker_backend
+            plan = self.runtime.plan if not store else self.runtime.prepare
+            run = plan(built.spec, explicit_mode=mode, worker_backend=backend, tools=run_tools)
         return run, run_tools
 
     # -- reading -------------------------------------------------------------------
@@ -520,21 +391,9 @@ class Orchestrator:
 def run(
     request: str | RunSpec,
     *,
-    roles: Sequence[str] = (),
-    chain_of_thought: ChainOfThought | None = None,
-    effort: Effort | None = None,
-    provider: str | None = None,
-    model: str | None = None,
-    worker_backend: WorkerBackend | None = None,
-    max_output_tokens: int | None = None,
-    temperature: float | None = None,
-    tools: Sequence[str | Callable[..., Any]] | None = None,
-    max_steps: int | None = None,
-    max_cost: float | None = None,
-    continues: str | None = None,
-    system: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    **options: Unpack[RunKeywords],
 ) -> Run:
     """Run a request to its end and return the final :class:`~thoughtline.Run`: the
     synchronous way, for scripts. Arguments are those of :meth:`Orchestrator.start` and
@@ -547,25 +406,11 @@ def run(
     raises with nothing stored. ``continues`` (a run id) follows up on that ended run
     (see :meth:`Orchestrator.start`); :class:`~thoughtline.Conversation` keeps track of
     the id from one request to the next."""
-    options = RunOptions(
-        roles=roles,
-        chain_of_thought=chain_of_thought,
-        effort=effort,
-        provider=provider,
-        model=model,
-        worker_backend=worker_backend,
-        max_output_tokens=max_output_tokens,
-        temperature=temperature,
-        tools=tools,
-        max_steps=max_steps,
-        max_cost=max_cost,
-        continues=continues,
-        system=system,
-    )
+    given = run_options(request, options)
 
     async def main() -> Run:
         async with Orchestrator.open(config, environ=environ) as orchestrator:
-            return await orchestrator._run_to_end(request, options)
+            return await orchestrator._run_to_end(given)
 
     runner = BlockingRunner()
     try:
@@ -587,33 +432,15 @@ def _run_id(continues: object) -> str:
     )
 
 
-def _split_tools(
-    tools: Sequence[str | Callable[..., Any]] | None,
-) -> tuple[list[str] | None, ToolServer | None]:
-    """The tool names, with ``python.NAME`` for each callable, and the callables as the
-    run's Python tool server (``None`` when there are none). pydantic is imported only
-    when a callable is given."""
-    if tools is None:
-        return None, None
-    names: list[str] = []
-    callables: list[Callable[..., Any]] = []
-    for item in tools:
-        if isinstance(item, str):
-            names.append(item)
-        elif callable(item):
-            callables.append(item)
-        else:
-            raise ThoughtlineError(
-                "REQUEST_INVALID",
-                f'tools holds {item!r}: each must be a tool name ("SERVER" or '
-                '"SERVER.TOOL") or a Python function.',
-            )
-    if not callables:
-        return names, None
-    from thoughtline.tools.python_tools import PythonTools
-
-    python_tools = PythonTools(callables)
-    return [*names, *python_tools.specs], python_tools
+def run_options(request: str | RunSpec, options: RunKeywords) -> RunOptions:
+    """A Python caller's request and keyword arguments as :class:`RunOptions` (a
+    :class:`~thoughtline.RunSpec` is the run's plan)."""
+    continues = options.get("continues")
+    if continues is not None:
+        options = {**options, "continues": _run_id(continues)}
+    if isinstance(request, RunSpec):
+        return RunOptions(plan=request, **options)
+    return RunOptions(request=request, **options)
 
 
 def _require_running_loop(message: str, *, running: bool) -> None:

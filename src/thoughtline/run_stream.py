@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from thoughtline._blocking import BlockingRunner
-from thoughtline.orchestrator import Orchestrator, RunHandle, RunOptions
+from thoughtline.orchestrator import Orchestrator, RunHandle, run_options
 from thoughtline.run_events import RunEvent
 
 if TYPE_CHECKING:
     from thoughtline.config import Config
-    from thoughtline.records import ChainOfThought, Run, WorkerBackend
-    from thoughtline.requests import Effort
+    from thoughtline.records import Run
+    from thoughtline.runtime.options import RunKeywords
     from thoughtline.runtime.plan import RunSpec
 
 __all__ = ["RunStream", "stream"]
@@ -129,21 +129,9 @@ class RunStream:
 def stream(
     request: str | RunSpec,
     *,
-    roles: Sequence[str] = (),
-    chain_of_thought: ChainOfThought | None = None,
-    effort: Effort | None = None,
-    provider: str | None = None,
-    model: str | None = None,
-    worker_backend: WorkerBackend | None = None,
-    max_output_tokens: int | None = None,
-    temperature: float | None = None,
-    tools: Sequence[str | Callable[..., Any]] | None = None,
-    max_steps: int | None = None,
-    max_cost: float | None = None,
-    continues: str | None = None,
-    system: str | None = None,
     config: Config | str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    **options: Unpack[RunKeywords],
 ) -> RunStream:
     """Start a run and return its live events as a :class:`RunStream`; the arguments are
     those of :func:`thoughtline.run`. The run is stored (and its tool servers started)
@@ -157,27 +145,13 @@ def stream(
                     print(event.text, end="", flush=True)
         print(events.run.status)
     """
-    options = RunOptions(
-        roles=roles,
-        chain_of_thought=chain_of_thought,
-        effort=effort,
-        provider=provider,
-        model=model,
-        worker_backend=worker_backend,
-        max_output_tokens=max_output_tokens,
-        temperature=temperature,
-        tools=tools,
-        max_steps=max_steps,
-        max_cost=max_cost,
-        continues=continues,
-        system=system,
-    )
+    given = run_options(request, options)
     runner = BlockingRunner()
 
     async def launch() -> tuple[Orchestrator, RunHandle]:
         orchestrator = Orchestrator.open(config, environ=environ)
         try:
-            return orchestrator, await orchestrator._launch(request, options, keep_events=True)
+            return orchestrator, await orchestrator._launch(given, keep_events=True)
         except BaseException:
             await orchestrator.aclose()
             raise

@@ -6,6 +6,8 @@ import inspect
 import re
 import subprocess
 import sys
+import typing
+from collections.abc import Callable
 
 import pytest
 
@@ -64,20 +66,34 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     assert "Orchestrator" in dir(thoughtline)
 
 
+def keywords(function: Callable[..., object]) -> list[str]:
+    """The keyword arguments ``function`` takes: its named ones, then those of the
+    ``**options: Unpack[TypedDict]`` it forwards."""
+    from thoughtline.runtime import options
+
+    names: list[str] = []
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            typed = re.fullmatch(r"Unpack\[(\w+)\]", str(parameter.annotation))
+            assert typed is not None, parameter.annotation
+            names.extend(typing.get_type_hints(getattr(options, typed[1])))
+        elif name not in ("self", "request"):
+            names.append(name)
+    return names
+
+
 def test_continuing_a_run_is_one_keyword_wherever_a_run_starts() -> None:
     """``continues`` on both ways to start a run; the conversations take the same
     run arguments as them (less ``continues``, which they pass along themselves)."""
     from thoughtline.chat import AsyncConversation, Conversation
     from thoughtline.orchestrator import Orchestrator
 
-    start = inspect.signature(Orchestrator.start).parameters
-    assert "continues" in inspect.signature(thoughtline.run).parameters
-    assert start["continues"].default is None
-    run_arguments = [name for name in start if name not in ("self", "continues")]
+    start = keywords(Orchestrator.start)
+    assert "continues" in keywords(thoughtline.run)
+    assert "continues" in start
+    run_arguments = [name for name in start if name != "continues"]
     for send in (Conversation.send, AsyncConversation.send):
-        assert [name for name in inspect.signature(send).parameters if name != "self"] == (
-            run_arguments
-        )
+        assert keywords(send) == run_arguments
 
 
 @pytest.mark.slow

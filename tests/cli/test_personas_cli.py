@@ -164,7 +164,7 @@ def test_an_unknown_default_role_names_the_file_and_key(
             ("--system", "Be brief.", "--role", "reviewer"),
             "--system gives every task its persona; do not combine it with --role or --plan.",
         ),
-        (("--system", "  "), "--system is empty; give the persona's text."),
+        (("--system", "  "), "The system prompt (--system) is empty."),
     ],
 )
 def test_system_with_a_role_or_empty_is_a_usage_error(

@@ -576,7 +576,7 @@ async def test_system_gives_the_persona_and_no_role_gives_none(
             {"request": "Summarize this", "system": "You are terse.", "roles": ["reviewer"]},
         )
     assert both.is_error
-    assert "system (--system) and roles (reviewer) both give the persona" in text_of(both)
+    assert "system and roles (reviewer) both give the persona" in text_of(both)
     first, second = sim.requests  # the refused call sent nothing
     assert first.body is not None and second.body is not None
     assert "system" not in first.body

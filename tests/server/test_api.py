@@ -132,8 +132,8 @@ def test_cancel(daemon: LiveDaemon, sim: Simulator) -> None:
         ),
         ({"request": 5}, 422, "REQUEST_INVALID"),
         ({"request": "x", "roles": "engineer"}, 422, "REQUEST_INVALID"),
-        ({"request": "x", "effort": "enormous"}, 422, "REQUEST_INVALID"),
-        ({"request": "x", "worker_backend": "cloud"}, 422, "REQUEST_INVALID"),
+        ({"request": "x", "effort": "enormous"}, 400, "EFFORT_UNKNOWN"),
+        ({"request": "x", "worker_backend": "cloud"}, 400, "WORKER_BACKEND_UNKNOWN"),
         ({}, 422, "REQUEST_INVALID"),
     ],
 )
@@ -235,6 +235,7 @@ def test_page_openapi_and_no_cors_by_default(daemon: LiveDaemon) -> None:
         "/v1/runs/{run_id}/cancel",
         "/v1/runs/{run_id}/trace",
         "/v1/runs/{run_id}/events",
+        "/v1/tools",
         "/v1/health",
     }
     created = paths["/v1/runs"]["post"]["responses"]["202"]["content"]["application/json"]
@@ -295,7 +296,7 @@ def test_system_gives_the_persona_and_no_role_gives_none(
     )
     error = error_of(refused, 400)
     assert error["code"] == "REQUEST_INVALID"
-    assert "system (--system) and roles (reviewer) both give the persona" in error["message"]
+    assert "system and roles (reviewer) both give the persona" in error["message"]
     first, second = sim.requests
     assert first.body is not None and second.body is not None
     assert "system" not in first.body

@@ -46,7 +46,7 @@ def test_no_server_errors_and_responses_match_the_document(
     schema = schemathesis.openapi.from_url(f"{daemon.url}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations() if isinstance(result, Ok)]
     fuzzed = [op for op in operations if not op.path.endswith("/events")]
-    assert len(fuzzed) == 6  # the five run routes and health
+    assert len(fuzzed) == 7  # the five run routes, the tool servers and health
     if mode == schemathesis.GenerationMode.NEGATIVE:
         # Health takes no input, so there is nothing of it to make invalid.
         fuzzed = [op for op in fuzzed if op.path != "/v1/health"]

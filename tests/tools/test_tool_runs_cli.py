@@ -125,7 +125,11 @@ def test_an_mcp_json_adds_a_server_and_max_steps_limits_the_loop(
             TIME_SERVER + '\n[roles.engineer]\nprompt = "p"\ntools = ["nosuch.tool"]\n',
             "roles.engineer.tools",
         ),
-        (("--max-steps", "0"), TIME_SERVER, "0 is not in the range 1<=x<=1000"),
+        (
+            ("--max-steps", "0"),
+            TIME_SERVER,
+            "max_steps must be an integer from 1 to 1000, got 0 (--max-steps).",
+        ),
     ],
 )
 def test_a_bad_tool_name_is_one_sentence_and_exit_2_before_anything_is_stored(

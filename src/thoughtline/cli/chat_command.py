@@ -2,7 +2,7 @@
 last one.
 
 Nothing of the conversation is held here but the id of the turn the next line continues:
-each line is planned from the store (:func:`~thoughtline.cli._continuing.continued_spec`),
+each line is planned from the store (:func:`~thoughtline.runtime.options.build_spec`),
 so ``chat -c`` resumes a chat and ``run -c`` goes on with it from a script. A turn is shown
 with ``run``'s live view; Ctrl-C during it cancels that turn's run only (what arrived is
 kept, and the next line continues from the turn before it). Ctrl-C or Ctrl-D at the
@@ -16,27 +16,26 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import click
 from rich.console import Console
 from rich.text import Text
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.cli._continuing import continued_spec, continuing_from
+from thoughtline.cli._continuing import continuing_from
 from thoughtline.cli._driver import catching_interrupts, drive
-from thoughtline.cli._max_cost import MAX_COST
+from thoughtline.cli._options import OptionValue
 from thoughtline.cli._render import finish_reasons, print_outputs, text_console
 from thoughtline.cli._terminal_text import echo_error, visible
 from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, short_run_id
-from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
+from thoughtline.records import Run, short_run_id
+from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
+from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import Runtime
-from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 PROMPT = "\u203a "  # a single right-pointing angle quotation mark
 MORE = "\u2026 "  # the prompt of a multi-line message's further lines
@@ -61,48 +60,16 @@ kept in the store, and the next line goes on from the turn before it."""
 class _Flags:
     """What every turn is planned with (the flags win over the turn before's tasks)."""
 
-    roles: tuple[str, ...]
-    provider: str | None
-    model: str | None
-    effort: str | None
-    chain_of_thought: str | None
-    max_output_tokens: int | None
-    temperature: float | None
-    tools: tuple[str, ...]
-    max_steps: int | None
-    max_cost: float | None
-    system: str | None = None
+    options: RunOptions
 
     def spec(self, runtime: Runtime, last: str | None, request: str) -> RunSpec:
-        if last is None:
-            spec = spec_from_roles(
-                request,
-                list(self.roles),
-                provider=self.provider,
-                model=self.model,
-                effort=self.effort,
-                max_output_tokens=self.max_output_tokens,
-                temperature=self.temperature,
-            )
-        else:
-            spec = continued_spec(
-                runtime,
-                last,
-                request,
-                roles=self.roles,
-                provider=self.provider,
-                model=self.model,
-                effort=self.effort,
-                max_output_tokens=self.max_output_tokens,
-                temperature=self.temperature,
-            )
-        spec = with_tools(
-            spec, tools=self.tools or None, max_steps=self.max_steps, max_cost=self.max_cost
-        )
-        return with_system(spec, self.system)
+        given = replace(self.options, request=request, continues=last)
+        return build_spec(given, "chat", runtime=runtime).spec
 
     def plan(self, runtime: Runtime, last: str | None, request: str) -> Run:
-        return runtime.plan(self.spec(runtime, last, request), explicit_mode=self.chain_of_thought)
+        with spoken_as("chat"):
+            spec = self.spec(runtime, last, request)
+            return runtime.plan(spec, explicit_mode=self.options.chain_of_thought)
 
 
 @click.command("chat")
@@ -137,14 +104,18 @@ class _Flags:
 @click.option(
     "--chain-of-thought",
     "chain_of_thought",
-    type=click.Choice(CHAIN_OF_THOUGHT_MODES),
+    type=OptionValue("chain_of_thought", "chat"),
     help="Disclosure mode for every turn (wins over the resumed run's and config).",
 )
-@click.option("-e", "--effort", type=click.Choice(EFFORTS), help="Reasoning effort.")
+@click.option("-e", "--effort", type=OptionValue("effort", "chat"), help="Reasoning effort.")
 @click.option(
-    "--max-output-tokens", type=click.IntRange(min=1), help="Most tokens each task may generate."
+    "--max-output-tokens",
+    type=OptionValue("max_output_tokens", "chat"),
+    help="Most tokens each task may generate.",
 )
-@click.option("--temperature", type=click.FloatRange(0, 2), help="Sampling temperature, 0 to 2.")
+@click.option(
+    "--temperature", type=OptionValue("temperature", "chat"), help="Sampling temperature, 0 to 2."
+)
 @click.option(
     "--tool",
     "tools",
@@ -154,12 +125,12 @@ class _Flags:
 )
 @click.option(
     "--max-steps",
-    type=click.IntRange(min=1, max=MAX_STEPS_CEILING),
+    type=OptionValue("max_steps", "chat"),
     help="Most model calls each task may make per turn.",
 )
 @click.option(
     "--max-cost",
-    type=MAX_COST,
+    type=OptionValue("max_cost", "chat"),
     metavar="USD",
     help="US dollars each turn's run may spend (wins over config).",
 )
@@ -183,30 +154,34 @@ def chat_command(
 
     Ctrl-C stops the turn that is running; Ctrl-C or Ctrl-D at the prompt, or /exit,
     ends the chat. A script uses `thoughtline run -c` instead."""
-    if not _on_terminal():
-        raise ThoughtlineError(
-            "CHAT_NEEDS_TERMINAL",
-            "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
-            'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
-        )
     if system is not None and roles:
         raise click.UsageError(
             "--system gives every task its persona; do not combine it with --role."
         )
     resumed = continuing_from(continue_latest, continues)
     flags = _Flags(
-        roles=roles,
-        provider=provider,
-        model=model,
-        effort=effort,
-        chain_of_thought=chain_of_thought,
-        max_output_tokens=max_output_tokens,
-        temperature=temperature,
-        tools=tools,
-        max_steps=max_steps,
-        max_cost=max_cost,
-        system=system,
+        RunOptions(
+            roles=roles,
+            provider=provider,
+            model=model,
+            effort=effort,  # type: ignore[arg-type]  # checked (OptionValue)
+            chain_of_thought=chain_of_thought,  # type: ignore[arg-type]  # checked
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+            tools=tools or None,
+            max_steps=max_steps,
+            max_cost=max_cost,
+            system=system,
+        )
     )
+    # A bad flag is refused (exit 2) whether or not there is a terminal.
+    flags.options.check("chat")
+    if not _on_terminal():
+        raise ThoughtlineError(
+            "CHAT_NEEDS_TERMINAL",
+            "thoughtline chat needs a terminal on stdin and stdout; from a script, continue "
+            'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
+        )
     _enable_line_editing()
     _config, store, runtime = open_runtime()
     try:

@@ -14,9 +14,9 @@ from typing import TextIO
 import click
 
 from thoughtline.cli._context import open_runtime
-from thoughtline.cli._continuing import continued_spec, continuing_from
+from thoughtline.cli._continuing import continuing_from
 from thoughtline.cli._driver import Interrupts, catching_interrupts, drive, stopper
-from thoughtline.cli._max_cost import MAX_COST
+from thoughtline.cli._options import OptionValue, option_help
 from thoughtline.cli._render import (
     cut_off_line,
     finish_reasons,
@@ -33,23 +33,16 @@ from thoughtline.cli.completion import (
 )
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
+from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
-from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import (
-    RunSpec,
-    load_plan,
-    spec_from_roles,
-    with_generation,
-    with_system,
-    with_tools,
-)
+from thoughtline.records import Run, RunSnapshot
+from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
+from thoughtline.runtime.plan import RunSpec, load_plan
 from thoughtline.runtime.request_size import check_request_size, request_too_large
 from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.listing import merged_servers
 from thoughtline.tools.settings import load_mcp_json
-from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 EXAMPLES = """\b
 Examples:
@@ -99,29 +92,29 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 @click.option(
     "--chain-of-thought",
     "chain_of_thought",
-    type=click.Choice(CHAIN_OF_THOUGHT_MODES),
+    type=OptionValue("chain_of_thought"),
     help="Disclosure mode for this run (wins over plan and config). Default: [orchestration] chain_of_thought, else hidden.",
 )
 @click.option(
     "-e",
     "--effort",
-    type=click.Choice(EFFORTS),
+    type=OptionValue("effort"),
     help="Reasoning effort. Default: [defaults] effort, else provider-default.",
 )
 @click.option(
     "--max-output-tokens",
-    type=click.IntRange(min=1),
-    help="Most tokens each task may generate (wins over the plan and [defaults]).",
+    type=OptionValue("max_output_tokens"),
+    help=option_help("max_output_tokens"),
 )
 @click.option(
     "--temperature",
-    type=click.FloatRange(0, 2),
-    help="Sampling temperature, 0 to 2; not sent to models that refuse one (a warning says so).",
+    type=OptionValue("temperature"),
+    help=option_help("temperature"),
 )
 @click.option(
     "--worker-backend",
-    type=click.Choice(("provider", "inline")),
-    help="provider calls the model; inline prepares prompts only.",
+    type=OptionValue("worker_backend"),
+    help=option_help("worker_backend"),
 )
 @click.option(
     "--plan",
@@ -144,15 +137,14 @@ EXIT_STDOUT_CLOSED = 141  # as if killed by SIGPIPE, what shells report for `| h
 )
 @click.option(
     "--max-steps",
-    type=click.IntRange(min=1, max=MAX_STEPS_CEILING),
-    help="Most model calls each task may make (tool steps; wins over the plan, roles and config).",
+    type=OptionValue("max_steps"),
+    help=option_help("max_steps"),
 )
 @click.option(
     "--max-cost",
-    type=MAX_COST,
+    type=OptionValue("max_cost"),
     metavar="USD",
-    help="US dollars the run may spend, its tasks together (wins over the plan and config); "
-    "a call that could go past it fails its task BUDGET_EXCEEDED.",
+    help=option_help("max_cost"),
 )
 @click.option(
     "-c",
@@ -214,8 +206,6 @@ def run_command(
         raise click.UsageError(
             "--system gives every task its persona; do not combine it with --role or --plan."
         )
-    if system is not None and not system.strip():
-        raise click.UsageError("--system is empty; give the persona's text.")
     if plan_path is not None and continued is not None:
         raise click.UsageError(
             "--plan starts a new conversation; do not combine it with -c or --continues."
@@ -226,54 +216,47 @@ def run_command(
         limit=config.max_request_bytes,
         quiet=quiet,
     )
-    spec: RunSpec | None = None  # a continuation's is made once the store is open
+    plan: RunSpec | None = None
     if plan_path is not None:
         if roles or provider or model or effort:
             raise click.UsageError(
                 "--plan declares its tasks; do not combine it with --role, --provider, --model or --effort."
             )
-        spec = with_generation(
-            load_plan(plan_path, request=request),
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-        )
+        plan = load_plan(plan_path, request=request)
     elif not request:
         raise click.UsageError("Give a REQUEST (or a --plan file, or the request on stdin).")
-    elif continued is None:
-        spec = spec_from_roles(
-            request,
-            list(roles),
-            provider=provider,
-            model=model,
-            effort=effort,
-            max_output_tokens=max_output_tokens,
-            temperature=temperature,
-        )
+    options = RunOptions(
+        request=None if plan is not None else request,
+        plan=plan,
+        roles=roles,
+        system=system,
+        provider=provider,
+        model=model,
+        chain_of_thought=chain_of_thought,  # type: ignore[arg-type]  # checked (OptionValue)
+        effort=effort,  # type: ignore[arg-type]  # checked (OptionValue)
+        max_output_tokens=max_output_tokens,
+        temperature=temperature,
+        worker_backend=worker_backend,  # type: ignore[arg-type]  # checked (OptionValue)
+        tools=tools or None,
+        max_steps=max_steps,
+        max_cost=max_cost,
+    )
     with catching_interrupts() as interrupts:
         _config, store, runtime = open_runtime(config)
         try:
-            if spec is None:
-                assert continued is not None
-                assert request is not None
-                # The run it continues is read here: refused (exit 2) before anything
-                # is stored when it does not exist, has not ended or keeps no history.
-                spec = continued_spec(
-                    runtime,
-                    continued,
-                    request,
-                    roles=roles,
-                    provider=provider,
-                    model=model,
-                    effort=effort,
-                    max_output_tokens=max_output_tokens,
-                    temperature=temperature,
-                )
-            spec = with_tools(spec, tools=tools or None, max_steps=max_steps, max_cost=max_cost)
-            spec = with_system(spec, system)
+            # The run it continues is read here: refused (exit 2) before anything is
+            # stored when it does not exist, has not ended or keeps no history.
+            if continued is not None:
+                options = replace(options, continues=resolve_run(store, continued).id)
+            with spoken_as("run"):
+                spec = build_spec(options, "run", runtime=runtime).spec
             if interrupts.count:  # Ctrl-C before anything was stored
                 raise click.Abort
             # Stored once its tool servers started and its tool names were checked.
-            run = runtime.plan(spec, explicit_mode=chain_of_thought, worker_backend=worker_backend)
+            with spoken_as("run"):
+                run = runtime.plan(
+                    spec, explicit_mode=chain_of_thought, worker_backend=worker_backend
+                )
             outcome = _execute(runtime, run, interrupts, as_json=as_json, quiet=quiet)
         finally:
             store.close()

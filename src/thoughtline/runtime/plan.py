@@ -152,19 +152,22 @@ def spec_from_roles(
     return RunSpec(request=request, tasks=tuple(tasks))
 
 
-def with_system(spec: RunSpec, system: str | None) -> RunSpec:
-    """``spec`` with a persona given inline (``--system``) for every task. A task whose
-    role was asked for (``--role``, a plan's task) would lose that role's prompt, so the
-    two together are refused; the config's ``[defaults] role`` gives way."""
+def with_system(
+    spec: RunSpec, system: str | None, *, words: tuple[str, str] = ("system", "roles")
+) -> RunSpec:
+    """``spec`` with a persona given inline for every task. A task whose role was asked
+    for (roles, a plan's task) would lose that role's prompt, so the two together are
+    refused, naming them as ``words`` (the caller's spelling of system and roles); the
+    config's ``[defaults] role`` gives way."""
     if system is None:
         return spec
     if not system.strip():
-        raise ThoughtlineError("REQUEST_INVALID", "The system prompt (--system) is empty.")
+        raise ThoughtlineError("REQUEST_INVALID", f"The system prompt ({words[0]}) is empty.")
     chosen = [task.role for task in spec.tasks if task.persona_source in ("explicit", "plan")]
     if chosen:
         raise ThoughtlineError(
             "REQUEST_INVALID",
-            f"system (--system) and roles ({', '.join(chosen)}) both give the persona; "
+            f"{words[0]} and {words[1]} ({', '.join(chosen)}) both give the persona; "
             "give one of them.",
         )
     tasks = tuple(replace(task, persona_source="system", system=system) for task in spec.tasks)

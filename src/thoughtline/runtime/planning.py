@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config
-from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.errors import ConfigError, OptionError, ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, new_id, new_run_id
@@ -264,10 +264,13 @@ def task_tools(
                 if server == PYTHON_SERVER
                 else ""
             )
-            raise ThoughtlineError(
+            raise OptionError(
                 "TOOL_SERVER_UNKNOWN",
                 f"The tool {name!r} ({where}) names no configured MCP server "
-                f"(configured: {known}); add [mcp_servers.{server}] or pass --mcp-config." + hint,
+                f"(configured: {known}); add [mcp_servers.{server}]{{hint}}." + hint,
+                option="tools",
+                # Only `thoughtline run` adds servers from a file; elsewhere the config.
+                hints={"run": " or pass --mcp-config", "": " to the config"},
             )
     return tuple(dict.fromkeys((*named, *added)))
 
@@ -278,9 +281,10 @@ def default_model(config: Config, provider: str) -> str:
         return config.default_model
     model = DEFAULT_MODELS.get(provider)
     if model is None:
-        raise ThoughtlineError(
+        raise OptionError(
             "MODEL_MISSING",
-            f"No default model for provider {provider!r}: pass --model (or set model in "
-            "the plan's task, or [defaults] model in thoughtline.toml).",
+            f"No default model for provider {provider!r}: pass {{option}} (or set model "
+            "in the plan's task, or [defaults] model in thoughtline.toml).",
+            option="model",
         )
     return model

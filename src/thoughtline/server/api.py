@@ -20,6 +20,7 @@ from thoughtline.server.schemas import (
     RunCreate,
     RunCreated,
     RunList,
+    ToolServerList,
     TraceEventBody,
 )
 from thoughtline.server.sse import (
@@ -182,6 +183,18 @@ async def list_runs(
     if conversation is not None:
         return JSONResponse({"runs": await daemon.conversation(conversation, limit)})
     return JSONResponse({"runs": await daemon.list_runs(20 if limit is None else limit)})
+
+
+@router.get("/tools", response_model=ToolServerList, responses=_errors(), summary="Tool servers")
+async def list_tool_servers(daemon: DaemonDep) -> JSONResponse:
+    """The MCP servers configured on the daemon, by name (and their allowed tools): what
+    ``tools`` of ``POST /v1/runs`` may name. A request never defines a server."""
+    servers = daemon.runtime.config.mcp_servers
+    listed = []
+    for name in sorted(servers):
+        allow = servers[name].allow
+        listed.append({"name": name, "tools": None if allow is None else list(allow)})
+    return JSONResponse({"servers": listed})
 
 
 @router.get(

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
-from thoughtline.requests import GenerationSettings
 from thoughtline.runtime.background import (
     RETRY_AFTER_S,
     ManagedRun,
@@ -25,7 +24,7 @@ from thoughtline.runtime.background import (
     RunManagerClosed,
     RunManagerFull,
 )
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
+from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
 from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
@@ -212,57 +211,34 @@ class Daemon:
         if self.runs.full:  # refused before the request is read further
             assert self.runs.max_active is not None
             raise at_capacity(RunManagerFull(self.runs.max_active))
-        spec = with_system(
-            with_tools(
-                await self._spec_of(body),
-                tools=body.tools,
-                max_steps=body.max_steps,
-                max_cost=body.max_cost,
-            ),
-            body.system,
-        )
-        try:
-            handle = await self.runs.start(
-                spec,
-                explicit_mode=body.chain_of_thought,
-                worker_backend=body.worker_backend,
-                observer=self.hub.observe,
-                on_start=self._started,
-                on_finish=self._finished,
-            )
-        except RunManagerClosed:
-            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
-        except RunManagerFull as full:  # the last place went while this one was planned
-            raise at_capacity(full) from None
+        # The body's fields are the run options' names (the table test holds them to it).
+        given = {name: value for name, value in body.model_dump().items() if value is not None}
+        options = RunOptions(**given)
+        with spoken_as("http"):
+            # In a thread when it continues a run: the conversation is read from the
+            # store (RUN_NOT_FOUND, CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE
+            # before anything is stored).
+            if options.continues is None:
+                built = build_spec(options, "http")
+            else:
+                built = await asyncio.to_thread(build_spec, options, "http", runtime=self.runtime)
+            try:
+                handle = await self.runs.start(
+                    built.spec,
+                    explicit_mode=options.chain_of_thought,
+                    worker_backend=options.worker_backend,
+                    observer=self.hub.observe,
+                    on_start=self._started,
+                    on_finish=self._finished,
+                )
+            except RunManagerClosed:
+                raise ApiError(
+                    503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down."
+                ) from None
+            except RunManagerFull as full:  # the last place went while this one was planned
+                raise at_capacity(full) from None
         handle.task.add_done_callback(self._ended)
         return handle.run
-
-    async def _spec_of(self, body: RunCreate) -> RunSpec:
-        if body.continues is None:
-            return spec_from_roles(
-                body.request,
-                list(body.roles or []),
-                provider=body.provider,
-                model=body.model,
-                effort=body.effort,
-                max_output_tokens=body.max_output_tokens,
-                temperature=body.temperature,
-            )
-        # In a thread: it reads the conversation from the store (RUN_NOT_FOUND,
-        # CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE before anything is stored).
-        generation = GenerationSettings(
-            max_output_tokens=body.max_output_tokens, temperature=body.temperature
-        )
-        return await asyncio.to_thread(
-            self.runtime.continuation_spec,
-            body.continues,
-            body.request,
-            roles=tuple(body.roles or ()),
-            provider=body.provider,
-            model=body.model,
-            effort=body.effort,
-            generation=generation,
-        )
 
     def _ended(self, task: asyncio.Task[Run]) -> None:
         # A run that stopped on a store error (RunManager logs it) tells about damage too.

@@ -8,13 +8,15 @@ them, so a drift between the two fails a test). The snapshot itself is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from thoughtline.config import MAX_COST_CEILING
-from thoughtline.records import TraceLayer, WorkerBackend
-from thoughtline.requests import MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH, Effort
+from thoughtline.records import CHAIN_OF_THOUGHT_MODES, TraceLayer
+from thoughtline.requests import EFFORTS, MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH
+from thoughtline.runtime.checks import WORKER_BACKENDS
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
@@ -43,6 +45,13 @@ Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_text)
 """A role, endpoint, mode, tool or run name."""
 ModelId = Annotated[str, AfterValidator(_unicode)]
 """A model id: checked by planning, as on every surface (``MODEL_ID_INVALID``)."""
+
+
+def _choices(names: Sequence[str]) -> WithJsonSchema:
+    """A name the document lists the allowed values of, but that is taken as any name:
+    an unknown one is refused with its own code, as on every surface
+    (:mod:`thoughtline.runtime.options`), not as a schema mismatch."""
+    return WithJsonSchema({"anyOf": [{"type": "string", "enum": list(names)}, {"type": "null"}]})
 
 
 class RunCreate(BaseModel):
@@ -75,13 +84,16 @@ class RunCreate(BaseModel):
         "digits and . _ - : @ ~, in parts joined by single slashes (no '.' or '..' part); "
         "anything else is a 400 MODEL_ID_INVALID.",
     )
-    chain_of_thought: Name | None = Field(
+    chain_of_thought: Annotated[Name | None, _choices(CHAIN_OF_THOUGHT_MODES)] = Field(
         default=None,
         description="Disclosure mode: hidden | surface | telemetry_only | "
         "surface_and_telemetry (wins over config). Unknown names are a 400 "
         "CHAIN_OF_THOUGHT_UNKNOWN.",
     )
-    effort: Effort | None = Field(default=None, description="Reasoning effort.")
+    effort: Annotated[Name | None, _choices(EFFORTS)] = Field(
+        default=None,
+        description="Reasoning effort. Unknown names are a 400 EFFORT_UNKNOWN.",
+    )
     max_output_tokens: int | None = Field(
         default=None,
         ge=1,
@@ -97,8 +109,10 @@ class RunCreate(BaseModel):
         description="Sampling temperature, 0 to 2; not sent (a task warning says so) to "
         "models that refuse one, as reasoning models often do.",
     )
-    worker_backend: WorkerBackend | None = Field(
-        default=None, description="provider calls the model; inline prepares prompts only."
+    worker_backend: Annotated[Name | None, _choices(WORKER_BACKENDS)] = Field(
+        default=None,
+        description="provider calls the model; inline prepares prompts only. Unknown "
+        "names are a 400 WORKER_BACKEND_UNKNOWN.",
     )
     tools: list[Name] | None = Field(
         default=None,
@@ -172,6 +186,23 @@ class Health(_Out):
 class RunList(_Out):
     runs: list[RunSnapshot] = Field(
         description="Newest first; with ?conversation=, that conversation's runs oldest first."
+    )
+
+
+class ToolServer(_Out):
+    name: str = Field(
+        description='The server\'s name: a run\'s tools name it ("SERVER" or "SERVER.TOOL").'
+    )
+    tools: list[str] | None = Field(
+        description="The only tools a run may call on it ([mcp_servers.NAME] allow); null: "
+        "every tool it lists."
+    )
+
+
+class ToolServerList(_Out):
+    servers: list[ToolServer] = Field(
+        description="The MCP servers configured on the daemon, by name: the tools a run may "
+        "ask for (how each is reached, its command, URL and credentials, is not shown)."
     )
 
 

@@ -68,7 +68,8 @@ from thoughtline.integrations.acp.settings import (
 from thoughtline.records import Run, new_id
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, spec_from_roles
+from thoughtline.runtime.options import build_spec, spoken_as
+from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.run_tools import RunTools, ToolApproval
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.run_ids import find_conversation
@@ -379,12 +380,13 @@ class ThoughtlineAcpAgent:
         try:
             tools = RunTools(servers=session.servers, approve=partial(self._approve, session, turn))
             try:
-                handle = await self.runs.start(
-                    self._spec(session, request),
-                    explicit_mode=session.settings.chain_of_thought,
-                    observer=turn.observe,
-                    tools=tools,
-                )
+                with spoken_as("acp"):
+                    handle = await self.runs.start(
+                        self._spec(session, request),
+                        explicit_mode=session.settings.chain_of_thought,
+                        observer=turn.observe,
+                        tools=tools,
+                    )
             except ThoughtlineError as exc:
                 raise from_thoughtline(exc) from None
             turn.run_id = handle.run_id
@@ -413,34 +415,15 @@ class ThoughtlineAcpAgent:
         keeps its request), with the session's settings; else the first run of the
         conversation named by the session id."""
         settings = session.settings
-        spec: RunSpec | None = None
         for run_id in reversed(session.runs):
+            options = settings.options(request, continues=run_id, servers=session.servers)
             try:
-                spec = self.runtime.continuation_spec(
-                    run_id,
-                    request,
-                    roles=settings.roles,
-                    provider=settings.provider,
-                    model=settings.model,
-                    effort=settings.effort,
-                    servers=session.servers,
-                )
-                break
+                return build_spec(options, "acp", runtime=self.runtime).spec
             except ThoughtlineError as exc:
                 if exc.code not in NOT_CONTINUABLE:
                     raise
-        if spec is None:
-            first = spec_from_roles(
-                request,
-                list(settings.roles),
-                provider=settings.provider,
-                model=settings.model,
-                effort=settings.effort,
-            )
-            spec = replace(first, conversation_id=session.conversation_id or session.id)
-        if settings.max_cost is not None:
-            spec = replace(spec, max_cost=settings.max_cost)
-        return spec
+        conversation = session.conversation_id or session.id
+        return build_spec(settings.options(request, conversation_id=conversation), "acp").spec
 
     async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through

@@ -5,7 +5,7 @@ every value a client sends."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from acp import RequestError
@@ -20,13 +20,19 @@ from acp.schema import (
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.budget import check_max_cost
 from thoughtline.runtime.checks import check_effort, check_model_id
 from thoughtline.runtime.disclosure import check_mode
+from thoughtline.runtime.options import BY_NAME, OPTIONS, RunOptions
 from thoughtline.runtime.runner import Runtime
 
 META_KEY = "thoughtline"
-SETTING_KEYS = ("chain_of_thought", "roles", "provider", "model", "effort", "max_cost")
+SETTING_KEYS = tuple(
+    option.name
+    for option in OPTIONS
+    if "acp" in option.surfaces and option.name not in ("request", "conversation_id")
+)
+"""The ``_meta.thoughtline`` keys: the run options an editor may set for a session (the
+prompt is the request, the session id the conversation's)."""
 MODE_OPTION = "chain_of_thought"
 EFFORT_OPTION = "effort"
 
@@ -74,6 +80,17 @@ class SessionSettings:
     max_cost: float | None = None
     """USD each prompt's run may spend (``None``: the run continued from keeps its
     budget, a first run takes ``[orchestration] max_cost``)."""
+    system: str | None = None
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    tools: tuple[str, ...] | None = None
+    """Configured tool servers' tools every task may call, beside the editor's servers."""
+    max_steps: int | None = None
+
+    def options(self, request: str, **given: Any) -> RunOptions:
+        """A prompt's run options: ``request`` with these settings."""
+        settings: dict[str, Any] = {key: getattr(self, key) for key in SETTING_KEYS}
+        return RunOptions(request=request, **settings, **given)
 
     def with_meta(self, meta: object) -> SessionSettings:
         """These settings overridden by a ``_meta.thoughtline`` object (strictly checked)."""
@@ -94,7 +111,8 @@ class SessionSettings:
         settings = self
         if "chain_of_thought" in meta:
             settings = replace(
-                settings, chain_of_thought=parse_mode(meta["chain_of_thought"], where)
+                settings,
+                chain_of_thought=parse_mode(meta["chain_of_thought"], f"{where}.chain_of_thought"),
             )
         if "roles" in meta:
             roles = meta["roles"]
@@ -111,13 +129,33 @@ class SessionSettings:
             settings = replace(settings, model=parse_model(meta["model"], f"{where}.model"))
         if "effort" in meta:
             settings = replace(settings, effort=parse_effort(meta["effort"], f"{where}.effort"))
-        if "max_cost" in meta:
+        for key in SETTING_KEYS:
+            if key not in meta or key in _OWN_CHECKS:
+                continue
+            value = meta[key]
+            option = BY_NAME[key]
+            assert option.check is not None
             try:
-                budget = check_max_cost(meta["max_cost"], f"{where}.max_cost")
+                option.check(value, option.word("acp"))
             except ThoughtlineError as exc:
-                raise invalid_params(exc.message, code="SESSION_SETTINGS_INVALID") from None
-            settings = replace(settings, max_cost=budget)
+                # A value of the wrong shape is a bad session setting (the contract's
+                # code for _meta.thoughtline); the message is every surface's sentence.
+                code = "SESSION_SETTINGS_INVALID" if exc.code == "REQUEST_INVALID" else exc.code
+                raise invalid_params(exc.message, code=code) from None
+            if key == "tools":
+                value = tuple(value)
+            elif key in ("max_cost", "temperature"):
+                value = float(value)
+            settings = replace(settings, **{key: value})
         return settings
+
+
+_OWN_CHECKS = frozenset({"chain_of_thought", "roles", "provider", "model", "effort"})
+"""The keys with-meta checks with the ACP words they had; every other key is checked
+as the run options' definition checks it."""
+assert set(SETTING_KEYS) <= {item.name for item in fields(SessionSettings)}, (
+    "every _meta.thoughtline key needs a SessionSettings field"
+)
 
 
 def _name(value: object, where: str) -> str:

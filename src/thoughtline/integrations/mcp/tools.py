@@ -5,28 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from thoughtline.config import MAX_COST_CEILING
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
-from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
+from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument, option_argument
 from thoughtline.pricing import format_amount
 from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
-from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime.background import ManagedRun, RunManager
-from thoughtline.runtime.checks import check_effort
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
+from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
+from thoughtline.runtime.plan import RunSpec
 from thoughtline.runtime.runner import Runtime
 from thoughtline.store.base import Store
 from thoughtline.store.run_ids import LATEST, find_run
-from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 logger = logging.getLogger(__name__)
 
@@ -47,72 +43,17 @@ class ThoughtlineMCP:
         self,
         ctx: Context,
         request: Annotated[str, Field(min_length=1, description="What the specialists should do.")],
-        roles: Annotated[
-            list[str] | None,
-            Field(
-                min_length=1,
-                description="One concurrent task per role (built in: assistant, engineer, reviewer, "
-                "architect, security; or roles from the config). Default: [defaults] role, "
-                "else one task with no persona (no system prompt), or with continues, the "
-                "continued run's tasks.",
-            ),
-        ] = None,
-        system: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                description="A persona given inline: the system prompt of every task "
-                "(not with roles).",
-            ),
-        ] = None,
-        provider: Annotated[
-            str | None,
-            Field(description="Endpoint name (anthropic, openai, openrouter, gemini, ...)."),
-        ] = None,
-        model: Annotated[str | None, Field(description="Model id for the endpoint.")] = None,
+        roles: Annotated[Any, option_argument("roles")] = None,
+        system: Annotated[Any, option_argument("system")] = None,
+        provider: Annotated[Any, option_argument("provider")] = None,
+        model: Annotated[Any, option_argument("model")] = None,
         chain_of_thought: ModeArgument = None,
         effort: EffortArgument = None,
-        max_output_tokens: Annotated[
-            int | None,
-            Field(
-                ge=1,
-                le=MAX_OUTPUT_TOKENS,
-                description="Most tokens each task may generate (default: config).",
-            ),
-        ] = None,
-        temperature: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=2,
-                allow_inf_nan=False,
-                description="Sampling temperature, 0 to 2 (default: config). Not sent to "
-                "models that refuse one (reasoning models); a task warning in the trace "
-                "says so.",
-            ),
-        ] = None,
-        tools: Annotated[
-            list[str] | None,
-            Field(
-                max_length=100,
-                description='Tools every task may call: "SERVER" or "SERVER.TOOL" of an '
-                "MCP server configured for thoughtline (a request never defines one).",
-            ),
-        ] = None,
-        max_steps: Annotated[
-            int | None,
-            Field(ge=1, le=MAX_STEPS_CEILING, description="Most model calls per task."),
-        ] = None,
-        max_cost: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=MAX_COST_CEILING,
-                allow_inf_nan=False,
-                description="USD the run may spend (its tasks together); a call whose "
-                "worst case does not fit fails its task BUDGET_EXCEEDED.",
-            ),
-        ] = None,
+        max_output_tokens: Annotated[Any, option_argument("max_output_tokens")] = None,
+        temperature: Annotated[Any, option_argument("temperature")] = None,
+        tools: Annotated[Any, option_argument("tools")] = None,
+        max_steps: Annotated[Any, option_argument("max_steps")] = None,
+        max_cost: Annotated[Any, option_argument("max_cost")] = None,
         wait: Annotated[
             bool,
             Field(
@@ -145,37 +86,28 @@ class ThoughtlineMCP:
             listening.append(handle.subscribe())
 
         try:
-            if effort is not None:
-                check_effort(effort, "effort")
-            if continues is None:
-                spec = spec_from_roles(
-                    request,
-                    roles or [],
-                    provider=provider,
-                    model=model,
-                    effort=effort,
-                    max_output_tokens=max_output_tokens,
-                    temperature=temperature,
-                )
-            else:
-                spec = self.continuation_spec(
-                    continues,
-                    request,
-                    roles=roles or (),
-                    provider=provider,
-                    model=model,
-                    effort=effort,
-                    generation=GenerationSettings(
-                        max_output_tokens=max_output_tokens, temperature=temperature
-                    ),
-                )
-            spec = with_tools(spec, tools=tools, max_steps=max_steps, max_cost=max_cost)
-            spec = with_system(spec, system)
-            # The run outlives this tool call (wait=false, a timeout): it belongs to the
-            # manager, and this call only listens to it.
-            handle = await self.runs.start(
-                spec, explicit_mode=chain_of_thought, on_start=listen if wait else None
+            options = RunOptions(
+                request=request,
+                roles=() if roles is None else roles,
+                system=system,
+                provider=provider,
+                model=model,
+                chain_of_thought=chain_of_thought,  # type: ignore[arg-type]  # checked
+                effort=effort,  # type: ignore[arg-type]  # checked by build_spec
+                max_output_tokens=max_output_tokens,
+                temperature=temperature,
+                tools=tools,
+                max_steps=max_steps,
+                max_cost=max_cost,
+                continues=continues,
             )
+            with spoken_as("mcp"):
+                spec = self.build_spec(options)
+                # The run outlives this tool call (wait=false, a timeout): it belongs to
+                # the manager, and this call only listens to it.
+                handle = await self.runs.start(
+                    spec, explicit_mode=options.chain_of_thought, on_start=listen if wait else None
+                )
         except ThoughtlineError as exc:
             return tool_error(exc)
         run = handle.run
@@ -237,30 +169,15 @@ class ThoughtlineMCP:
         )
 
     # -- runs -----------------------------------------------------------------------
-    def continuation_spec(
-        self,
-        continues: str,
-        request: str,
-        *,
-        roles: Sequence[str],
-        provider: str | None,
-        model: str | None,
-        effort: str | None,
-        generation: GenerationSettings,
-    ) -> RunSpec:
+    def build_spec(self, options: RunOptions) -> RunSpec:
         """The follow-up's spec, refused before anything is stored. The runtime's hints
         name CLI commands; these name this server's tools instead."""
         try:
-            return self.runtime.continuation_spec(
-                continues,
-                request,
-                roles=roles,
-                provider=provider,
-                model=model,
-                effort=effort,
-                generation=generation,
-            )
+            return build_spec(options, "mcp", runtime=self.runtime).spec
         except ThoughtlineError as exc:
+            continues = options.continues
+            if continues is None:
+                raise
             if exc.code == "RUN_NOT_FOUND":
                 raise ThoughtlineError(
                     exc.code,

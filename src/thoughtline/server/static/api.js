@@ -147,6 +147,8 @@ export const api = {
     listOf(await apiJson(`/v1/runs?conversation=${encodeURIComponent(id)}`), "runs"),
   getRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}`),
   startRun: (body) => apiJson("/v1/runs", { method: "POST", body }),
+  /** The MCP servers configured on the daemon: what a run's tools may name. */
+  toolServers: async () => listOf(await apiJson("/v1/tools"), "servers"),
   cancelRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),
   trace: async (id, layer) =>
     listOf(

@@ -117,6 +117,8 @@ function renderRuns(runs) {
   );
 }
 
+let toolsLoaded = false; // the form's tool servers (loadToolServers)
+
 async function refreshRuns() {
   clearTimeout(refreshTimer);
   try {
@@ -126,6 +128,7 @@ async function refreshRuns() {
     runsError.hidden = true;
     connection.textContent = "";
     connection.dataset.state = "ok";
+    if (!toolsLoaded) loadToolServers();
   } catch (error) {
     runsError.hidden = false;
     runsError.textContent = `Could not load runs: ${error.message}`;
@@ -175,6 +178,12 @@ form.addEventListener("submit", async (event) => {
   if (maxTokens) body.max_output_tokens = /^\d+$/.test(maxTokens) ? Number(maxTokens) : maxTokens;
   const temperature = text("temperature");
   if (temperature) body.temperature = Number.isFinite(Number(temperature)) ? Number(temperature) : temperature;
+  const tools = data.getAll("tools").map(String);
+  if (tools.length > 0) body.tools = tools;
+  const maxSteps = text("max_steps");
+  if (maxSteps) body.max_steps = /^\d+$/.test(maxSteps) ? Number(maxSteps) : maxSteps;
+  const maxCost = text("max_cost");
+  if (maxCost) body.max_cost = Number.isFinite(Number(maxCost)) ? Number(maxCost) : maxCost;
   const submit = /** @type {HTMLButtonElement} */ (form.querySelector("button[type=submit]"));
   submit.disabled = true;
   showFormError(null);
@@ -189,6 +198,33 @@ form.addEventListener("submit", async (event) => {
   }
 });
 
+// The tool servers the daemon has: one box each, its name what `tools` sends. Loaded
+// once the runs list loads (the token is known by then).
+async function loadToolServers() {
+  const fieldset = form.querySelector("[data-testid=form-tools]");
+  if (!fieldset) return;
+  toolsLoaded = true;
+  let servers;
+  try {
+    servers = await api.toolServers();
+  } catch {
+    toolsLoaded = false; // tried again on the next refresh
+    return;
+  }
+  if (servers.length === 0) return;
+  const boxes = servers.map((server) =>
+    h(
+      "label",
+      { class: "tool-choice" },
+      h("input", { type: "checkbox", name: "tools", value: String(server.name), testid: `form-tool-${server.name}` }),
+      " ",
+      String(server.name),
+      Array.isArray(server.tools) ? h("small", {}, ` (${server.tools.join(", ")})`) : "",
+    ),
+  );
+  const legend = fieldset.querySelector("legend");
+  fieldset.replaceChildren(...(legend ? [legend] : []), ...boxes);
+}
 function showFormError(message) {
   formError.hidden = !message;
   formError.textContent = message ?? "";
