@@ -49,24 +49,24 @@ from thoughtline.records import (
 )
 from thoughtline.requests import Effort, GenerationSettings
 from thoughtline.run_events import RunEvent
-from thoughtline.runtime import retention as _retention
-from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import (
+from thoughtline.runtime import (
+    PurgeReport,
+    RunManager,
     RunSpec,
+    Runtime,
+    RunTools,
+    apply_retention,
+    open_recovered,
     spec_from_roles,
     with_generation,
     with_system,
     with_tools,
 )
-from thoughtline.runtime.recovery import recover_on_open
-from thoughtline.runtime.retention import PurgeReport
-from thoughtline.runtime.run_tools import RunTools
-from thoughtline.runtime.runner import Runtime
 from thoughtline.store.run_ids import resolve_run_id
 
 if TYPE_CHECKING:
     from thoughtline.chat import AsyncConversation
-    from thoughtline.runtime.toolbox import StartedTools, ToolServer
+    from thoughtline.runtime import StartedTools, ToolServer
     from thoughtline.store.base import Store
     from thoughtline.telemetry import OtelTelemetry
 
@@ -228,7 +228,6 @@ class Orchestrator:
         configured. ``environ`` replaces ``os.environ`` for every look-up (credentials,
         base URLs, home, ``OTEL_*``)."""
         from thoughtline.providers.discovery import load_capabilities
-        from thoughtline.store.opening import open_store
         from thoughtline.telemetry import open_telemetry
 
         if isinstance(config, Config):
@@ -237,9 +236,8 @@ class Orchestrator:
             path = None if config is None else Path(config)
             loaded = load_config(path, environ=environ)
         home = thoughtline_home(environ)
-        store = open_store(loaded, environ)
+        store = open_recovered(loaded, environ)
         try:
-            recover_on_open(store)
             runtime = Runtime(
                 config=loaded,
                 store=store,
@@ -483,7 +481,7 @@ class Orchestrator:
     def purge(self, *, dry_run: bool = False) -> PurgeReport:
         """Apply ``[trace.retention]`` per layer, also to displayed reasoning
         (``thoughtline purge``); with ``dry_run``, only count."""
-        return _retention.apply(self.store, self.config.retention, dry_run=dry_run)
+        return apply_retention(self.store, self.config.retention, dry_run=dry_run)
 
     # -- closing -------------------------------------------------------------------
     async def aclose(self) -> None:

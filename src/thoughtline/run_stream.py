@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from thoughtline.config import Config
     from thoughtline.records import ChainOfThought, Run, WorkerBackend
     from thoughtline.requests import Effort
-    from thoughtline.runtime.plan import RunSpec
+    from thoughtline.runtime import RunSpec
 
 __all__ = ["RunStream", "stream"]
 

@@ -14,8 +14,7 @@ import click
 
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.requests import GenerationSettings
-from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import RunSpec, Runtime
 
 
 def continuing_from(continue_latest: bool, continues: str | None) -> str | None:

@@ -34,8 +34,7 @@ from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, short_run_id
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import RunSpec, Runtime, spec_from_roles, with_system, with_tools
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 PROMPT = "\u203a "  # a single right-pointing angle quotation mark

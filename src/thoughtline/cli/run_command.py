@@ -37,16 +37,17 @@ from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.plan import (
+from thoughtline.runtime import (
     RunSpec,
+    Runtime,
+    check_request_size,
     load_plan,
+    request_too_large,
     spec_from_roles,
     with_generation,
     with_system,
     with_tools,
 )
-from thoughtline.runtime.request_size import check_request_size, request_too_large
-from thoughtline.runtime.runner import Runtime
 from thoughtline.tools.listing import merged_servers
 from thoughtline.tools.settings import load_mcp_json
 from thoughtline.tools.specs import MAX_STEPS_CEILING

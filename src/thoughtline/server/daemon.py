@@ -18,15 +18,18 @@ from dataclasses import dataclass, field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.requests import GenerationSettings
-from thoughtline.runtime.background import (
+from thoughtline.runtime import (
     RETRY_AFTER_S,
     ManagedRun,
     RunManager,
     RunManagerClosed,
     RunManagerFull,
+    RunSpec,
+    Runtime,
+    spec_from_roles,
+    with_system,
+    with_tools,
 )
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
-from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (

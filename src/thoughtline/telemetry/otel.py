@@ -21,7 +21,7 @@ import time
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, ToolCallRecord
-from thoughtline.runtime.telemetry_hooks import CallReport, StepReport
+from thoughtline.runtime import CallReport, StepReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,
     agent_attributes,

@@ -67,10 +67,14 @@ from thoughtline.integrations.acp.settings import (
 )
 from thoughtline.records import Run, new_id
 from thoughtline.run_events import RunEvent
-from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, spec_from_roles
-from thoughtline.runtime.run_tools import RunTools, ToolApproval
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import (
+    RunManager,
+    RunSpec,
+    Runtime,
+    RunTools,
+    ToolApproval,
+    spec_from_roles,
+)
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)

@@ -20,10 +20,7 @@ from acp.schema import (
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
 from thoughtline.requests import EFFORTS
-from thoughtline.runtime.budget import check_max_cost
-from thoughtline.runtime.checks import check_effort, check_model_id
-from thoughtline.runtime.disclosure import check_mode
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import Runtime, check_effort, check_max_cost, check_mode, check_model_id
 
 META_KEY = "thoughtline"
 SETTING_KEYS = ("chain_of_thought", "roles", "provider", "model", "effort", "max_cost")

@@ -20,10 +20,16 @@ from thoughtline.pricing import format_amount
 from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
 from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.run_events import RunEvent
-from thoughtline.runtime.background import ManagedRun, RunManager
-from thoughtline.runtime.checks import check_effort
-from thoughtline.runtime.plan import RunSpec, spec_from_roles, with_system, with_tools
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import (
+    ManagedRun,
+    RunManager,
+    RunSpec,
+    Runtime,
+    check_effort,
+    spec_from_roles,
+    with_system,
+    with_tools,
+)
 from thoughtline.store.base import Store
 from thoughtline.store.run_ids import resolve_run_id
 from thoughtline.tools.specs import MAX_STEPS_CEILING
