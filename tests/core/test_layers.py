@@ -204,3 +204,9 @@ def test_the_check_reads_imports() -> None:
     # ``from package import module`` counts as that module.
     assert any("thoughtline.records" in imports_of(path) for path in files_under("store"))
     assert "thoughtline.store.opening" in imports_of(SOURCE / "cli" / "_context.py")
+
+
+def test_a_run_execution_knows_its_services_not_the_runtime() -> None:
+    # RunExecution gets RunServices (what a run uses), never the Runtime that made it.
+    engine = files_under("runtime/execution.py", "runtime/run_recording.py")
+    assert offenders(engine, ("thoughtline.runtime.runner",)) == []

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.event_log import to_records
@@ -29,8 +28,6 @@ from thoughtline.records import (
     Task,
     TaskError,
     TaskStatus,
-    ToolCallRecord,
-    TraceLayer,
     WorkerBackend,
     now_iso,
     short_run_id,
@@ -38,57 +35,43 @@ from thoughtline.records import (
 from thoughtline.run_events import (
     RunEvent,
     RunStarted,
-    TaskAnswerDelta,
-    TaskCompleted,
-    TaskReasoningDelta,
-    TaskStarted,
-    TaskToolCallCompleted,
-    TaskToolCallStarted,
     run_finished,
 )
 from thoughtline.runtime.budget import RunBudget
 from thoughtline.runtime.clients import CallOverlap
-from thoughtline.runtime.disclosure import LiveStream
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_recording import RunObserver, RunRecorder, RunServices
 from thoughtline.runtime.run_tools import Approver, RunTools
 from thoughtline.runtime.task_call import TaskCall
 from thoughtline.runtime.telemetry_hooks import CallReport, notify
 from thoughtline.runtime.toolbox import StartedTools, TaskTools, Toolbox, ToolServer
-from thoughtline.runtime.trace import TraceWriter
-from thoughtline.store.base import PreparedWrite, StoreError, StoreProblem
-
-if TYPE_CHECKING:
-    from thoughtline.runtime.runner import Runtime
+from thoughtline.store.base import StoreError, StoreProblem
 
 logger = logging.getLogger(__name__)
 
 
-RunObserver = Callable[[RunEvent], None]
 END_WRITE_TRIES: Final = 2
 """How many more holds a run's end gets after a server outage lost one."""
 StopStatus = Literal["cancelled", "interrupted", "failed"]
 
 
-class RunExecution:
+class RunExecution(RunRecorder):
     """One run executing: its tasks, their ordering and the shared HTTP resources. It is
     each task's :class:`~thoughtline.runtime.task_sink.TaskSink`."""
 
     def __init__(
         self,
-        runtime: Runtime,
+        services: RunServices,
         run: Run,
         observer: RunObserver | None,
         tools: RunTools | None = None,
         *,
         started: StartedTools | None = None,
     ) -> None:
-        self.runtime = runtime
+        super().__init__(services, run, observer)
         self.run_tools = tools or RunTools()
-        self.run = run
-        self.observer = observer
-        self.trace = TraceWriter(run.id, runtime.retention)
         self.finished: dict[str, asyncio.Event] = {task.id: asyncio.Event() for task in run.tasks}
-        self.semaphore = asyncio.Semaphore(runtime.config.max_concurrency)
+        self.semaphore = asyncio.Semaphore(services.max_concurrency)
         self.uses_clients = run.worker_backend == "provider"
         self.workers: list[asyncio.Future[None]] = []
         self.cancelled = False
@@ -97,9 +80,6 @@ class RunExecution:
         """What tasks stopped with ``failed`` fail with (the store lost what it held)."""
         self.end_lost = False
         """A write given up during a server outage may have held how the run ended."""
-        self.seq = 0
-        self.pending_events: list[RunEvent] = []
-        self.store_failure: StoreError | None = None
         self.toolbox: Toolbox | None = None
         self.started_tools = started  # started by the front end before the run was stored
         self._budget = RunBudget(run.max_cost)
@@ -155,62 +135,31 @@ class RunExecution:
 
     @property
     def roles(self) -> RoleCatalog:
-        return self.runtime.roles
+        return self.services.roles
 
     @property
     def redactor(self) -> Redactor:
-        return self.runtime.redactor
+        return self.services.redactor
 
     @property
     def records_provider_raw(self) -> bool:
-        return self.runtime.config.trace_provider_raw
-
-    def add_trace(
-        self,
-        type_: str,
-        *,
-        layer: TraceLayer = "answer",
-        task_id: str | None = None,
-        metadata: dict[str, object] | None = None,
-    ) -> None:
-        """A trace event, written with the next transition (:meth:`persist`)."""
-        self.trace.add(type_, layer=layer, task_id=task_id, metadata=metadata)
+        return self.services.trace_provider_raw
 
     def calling(self, provider: str) -> AbstractAsyncContextManager[CallOverlap]:
         """Around one model call to ``provider`` (the endpoint's ``max_concurrency``)."""
-        return self.runtime.clients.calling(provider)
+        return self.services.clients.calling(provider)
 
     def report_call(self, task: Task, report: CallReport) -> None:
         """Tell the telemetry hook that a task's model calls ended."""
-        notify(self.runtime.telemetry, lambda hook: hook.task_finished(self.run, task, report))
-
-    def next_seq(self) -> int:
-        self.seq += 1
-        return self.seq
-
-    def emit(self, event: RunEvent, *, observed: bool = True) -> None:
-        """Queue a numbered event (from :meth:`next_seq`) for the store's event log and
-        tell the observer (unless ``observed`` is off: the run's end is told once it is
-        written). Reasoning deltas only get here when the gate let them through."""
-        if not self.pending_events:
-            self.runtime.writer.want_live(self)
-        self.pending_events.append(event)
-        if observed and self.observer is not None:
-            self.observer(event)
-
-    def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
-        """A live delta of one task's answer or displayed reasoning."""
-        self.seq = seq = self.seq + 1
-        delta = TaskAnswerDelta if stream == "answer" else TaskReasoningDelta
-        self.emit(delta(run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text))
+        notify(self.services.telemetry, lambda hook: hook.task_finished(self.run, task, report))
 
     @property
     def tool_timeout_s(self) -> float:
-        return self.runtime.config.tool_timeout_s
+        return self.services.tool_timeout_s
 
     @property
     def pricer(self) -> Pricer:
-        return self.runtime.pricer
+        return self.services.pricer
 
     @property
     def budget(self) -> RunBudget:
@@ -228,81 +177,6 @@ class RunExecution:
     def toolbox_connection(self, server: str) -> ToolServer:
         assert self.toolbox is not None
         return self.toolbox.connection(server)
-
-    def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
-        """Tell the call live, and queue its row with that event and the trace before it
-        (the writer batches them with the run's other writes)."""
-        kind = TaskToolCallStarted if call.status == "running" else TaskToolCallCompleted
-        self.emit(
-            kind(
-                run_id=self.run.id,
-                seq=self.next_seq(),
-                at=now_iso(),
-                task_id=task.id,
-                call=call.to_dict(),
-            )
-        )
-        self._queue(tool_calls=[(task, _position(task, call))])
-
-    def emit_task_started(self, task: Task) -> None:
-        self.emit(
-            TaskStarted(
-                run_id=self.run.id,
-                seq=self.next_seq(),
-                at=now_iso(),
-                task_id=task.id,
-                task=task.to_dict(),
-            )
-        )
-
-    def emit_task_completed(self, task: Task) -> None:
-        self.emit(
-            TaskCompleted(
-                run_id=self.run.id,
-                seq=self.next_seq(),
-                at=now_iso(),
-                task_id=task.id,
-                task=task.to_dict(),
-            )
-        )
-
-    def take_live(self) -> PreparedWrite | None:
-        """The live events since the last write, for the writer's periodic flush: other
-        processes (and machines) follow the run through the event log."""
-        events, self.pending_events = self.pending_events, []
-        if not events or self.store_failure is not None:
-            return None
-        return self.runtime.store.prepare(events=to_records(events))
-
-    async def persist(self, *, task: Task | None = None, run: bool = False) -> None:
-        """Queue a transition — the live events so far, the task (or run) row and the
-        trace events it produced — as one write, rows built now (so a row never says
-        more than the event log written with it). The task moves on at once; the writer
-        commits within milliseconds, and :meth:`go` waits for it before the run ends."""
-        self._queue(task=task, run=run)
-
-    def _queue(
-        self,
-        *,
-        task: Task | None = None,
-        run: bool = False,
-        tool_calls: Sequence[tuple[Task, int]] = (),
-    ) -> None:
-        """Hand the writer the live and trace events so far with the rows named."""
-        events, self.pending_events = self.pending_events, []
-        trace = self.trace.take()
-        if self.store_failure is not None:
-            return
-        self.runtime.writer.submit(
-            self.runtime.store.prepare(
-                events=to_records(events),
-                run=self.run if run else None,
-                tasks=[task] if task is not None else [],
-                trace=trace,
-                tool_calls=tool_calls,
-            ),
-            self.store_failed,
-        )
 
     async def go(self) -> Run:
         run = self.run
@@ -323,7 +197,7 @@ class RunExecution:
         self.emit(
             RunStarted(run_id=run.id, seq=self.next_seq(), at=now_iso(), snapshot=run.snapshot())
         )
-        notify(self.runtime.telemetry, lambda hook: hook.run_started(run))
+        notify(self.services.telemetry, lambda hook: hook.run_started(run))
         await self.persist(run=True)
         no_client = await self.acquire_clients()
         try:
@@ -333,7 +207,7 @@ class RunExecution:
                 await self.run_tasks(no_client or problem)
         finally:
             if self.uses_clients and no_client is None:
-                await self.runtime.clients.release()
+                await self.services.clients.release()
         run.status = run_status(run, self.stop_status if self.cancelled else None)
         run.finished_at = finished_at = now_iso()
         finished = run_finished(
@@ -349,7 +223,7 @@ class RunExecution:
         # completed.
         self.emit(finished, observed=False)
         await self.persist(run=True)
-        await self.runtime.writer.flush()
+        await self.services.writer.flush()
         await self.write_end_again(finished)
         if self.store_failure is not None and run.status != "interrupted":
             run.status = "interrupted"
@@ -360,7 +234,7 @@ class RunExecution:
                 at=finished_at,
                 snapshot=run.snapshot(),
             )
-        notify(self.runtime.telemetry, lambda hook: hook.run_finished(run))
+        notify(self.services.telemetry, lambda hook: hook.run_finished(run))
         if self.observer is not None:
             self.observer(finished)
         if self.store_failure is not None:
@@ -379,12 +253,12 @@ class RunExecution:
             if not self.end_lost or self.store_failure is not None:
                 return
             self.end_lost = False
-            ending = self.runtime.store.prepare(
+            ending = self.services.store.prepare(
                 events=to_records([finished]), run=self.run, tasks=list(self.run.tasks)
             )
             # Parts of it may be stored already: keep those rows.
-            self.runtime.writer.submit(replace(ending, replayed=True), self.store_failed)
-            await self.runtime.writer.flush()
+            self.services.writer.submit(replace(ending, replayed=True), self.store_failed)
+            await self.services.writer.flush()
 
     async def run_tasks(self, problem: TaskError | None) -> None:
         """Every task to its final status (each failed with ``problem`` when set: no
@@ -416,7 +290,7 @@ class RunExecution:
             try:
                 # Each task's tool names are checked when it starts: one task naming a
                 # tool its server lacks does not fail the others.
-                started = await self.runtime.start_tools(
+                started = await self.services.start_tools(
                     self.run, tools=self.run_tools, check=False
                 )
             except ThoughtlineError as exc:
@@ -435,13 +309,13 @@ class RunExecution:
         if not self.uses_clients:
             return None
         try:
-            await self.runtime.clients.acquire()
+            await self.services.clients.acquire()
         except ThoughtlineError as exc:
             return TaskError(code=exc.code, message=exc.message, retryable=False)
         return None
 
     def client_for(self, provider: str) -> ProviderClient:
-        return self.runtime.clients.client_for(provider)
+        return self.services.clients.client_for(provider)
 
     async def task_when_ready(self, task: Task) -> None:
         try:
@@ -566,13 +440,3 @@ def run_status(run: Run, stopped: StopStatus | None) -> RunStatus:
     if any(status == "done" for status in statuses):
         return "completed_with_failures"
     return "failed"
-
-
-def _position(task: Task, call: ToolCallRecord) -> int:
-    """Where ``call`` is among the task's calls (looked for from the end: the calls in
-    flight are the latest few)."""
-    calls = task.tool_calls or []
-    for position in range(len(calls) - 1, -1, -1):
-        if calls[position] is call:
-            return position
-    raise ValueError(f"tool call {call.id!r} is not one of task {task.id!r}'s calls")

@@ -36,10 +36,11 @@ from thoughtline.run_events import RunEvent
 from thoughtline.runtime import recovery, retention
 from thoughtline.runtime.clients import SharedClients
 from thoughtline.runtime.conversation import load_continuation
-from thoughtline.runtime.execution import RunExecution, RunObserver
+from thoughtline.runtime.execution import RunExecution
 from thoughtline.runtime.plan import RunSpec, continuation_spec
 from thoughtline.runtime.planning import plan_run
 from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.run_recording import RunObserver, RunServices
 from thoughtline.runtime.run_tools import RunTools
 from thoughtline.runtime.store_writer import StoreWriter
 from thoughtline.runtime.telemetry_hooks import RunTelemetry
@@ -240,6 +241,23 @@ class Runtime:
             needed.discard(python.settings.name)
         return sorted(needed)
 
+    def services(self) -> RunServices:
+        """What one run uses of this runtime (:class:`RunExecution` gets only this)."""
+        return RunServices(
+            store=self.store,
+            writer=self.writer,
+            clients=self.clients,
+            roles=self.roles,
+            redactor=self.redactor,
+            pricer=self.pricer,
+            telemetry=self.telemetry,
+            retention=self.retention,
+            max_concurrency=self.config.max_concurrency,
+            tool_timeout_s=self.config.tool_timeout_s,
+            trace_provider_raw=self.config.trace_provider_raw,
+            start_tools=self.start_tools,
+        )
+
     async def start_tools(
         self, run: Run, *, tools: RunTools | None = None, check: bool = True
     ) -> StartedTools | None:
@@ -358,7 +376,7 @@ class Runtime:
         :meth:`prepare`; ``started``: its servers, from :meth:`start_tools` (otherwise it
         starts them); the run stops them."""
         self.purge_soon()
-        execution = RunExecution(self, run, observer, tools, started=started)
+        execution = RunExecution(self.services(), run, observer, tools, started=started)
         self._executions[run.id] = execution
         running = asyncio.ensure_future(execution.go())
         try:
