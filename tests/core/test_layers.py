@@ -155,8 +155,7 @@ def allowed(surface: str, name: str) -> bool:
     if name == FACE or any(within(name, prefix) for prefix in (*own, *SHARED)):
         return True
     return any(
-        (name == module if module == "thoughtline" else within(name, module))
-        and surface in users
+        (name == module if module == "thoughtline" else within(name, module)) and surface in users
         for module, users, _ in ALSO
     )
 
