@@ -14,18 +14,22 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "thoughtline"
 
-PROVIDER_LAYER = ("providers", "wire", "events.py", "parts.py", "requests.py", "accumulator.py")
+PROVIDER_LAYER = (
+    "thoughtline.providers",
+    "thoughtline.wire",
+    "thoughtline.events",
+    "thoughtline.parts",
+    "thoughtline.requests",
+    "thoughtline.accumulator",
+)
 
-# Each surface: its files, and the modules that are its own.
-SURFACES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "cli": (("cli",), ("thoughtline.cli",)),
-    "server": (("server",), ("thoughtline.server",)),
-    "integrations": (("integrations",), ("thoughtline.integrations",)),
-    "telemetry": (("telemetry",), ("thoughtline.telemetry",)),
-    "api": (
-        ("orchestrator.py", "chat.py", "run_stream.py"),
-        ("thoughtline.orchestrator", "thoughtline.chat", "thoughtline.run_stream"),
-    ),
+# Each surface: its modules (with everything below them).
+SURFACES: dict[str, tuple[str, ...]] = {
+    "cli": ("thoughtline.cli",),
+    "server": ("thoughtline.server",),
+    "integrations": ("thoughtline.integrations",),
+    "telemetry": ("thoughtline.telemetry",),
+    "api": ("thoughtline.orchestrator", "thoughtline.chat", "thoughtline.run_stream"),
 }
 
 FACE = "thoughtline.runtime"
@@ -115,11 +119,12 @@ def is_module(name: str) -> bool:
     return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
-def files_under(*parts: str) -> list[Path]:
+def files_under(*modules: str) -> list[Path]:
+    """The files of ``modules`` (dotted names), a package's with all its modules."""
     paths: list[Path] = []
-    for part in parts:
-        where = SOURCE / part
-        paths += [where] if where.suffix == ".py" else sorted(where.rglob("*.py"))
+    for module in modules:
+        where = SOURCE.parent.joinpath(*module.split("."))
+        paths += sorted(where.rglob("*.py")) if where.is_dir() else [where.with_suffix(".py")]
     return paths
 
 
@@ -143,7 +148,7 @@ def offenders(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
             PROVIDER_LAYER,
             ("thoughtline.store", "thoughtline.runtime", "thoughtline.cli", "thoughtline.server"),
         ),
-        (("store",), ("thoughtline.runtime", "thoughtline.cli", "thoughtline.server")),
+        (("thoughtline.store",), ("thoughtline.runtime", "thoughtline.cli", "thoughtline.server")),
     ],
 )
 def test_imports_point_downwards(layer: tuple[str, ...], forbidden: tuple[str, ...]) -> None:
@@ -151,7 +156,7 @@ def test_imports_point_downwards(layer: tuple[str, ...], forbidden: tuple[str, .
 
 
 def allowed(surface: str, name: str) -> bool:
-    own = SURFACES[surface][1]
+    own = SURFACES[surface]
     if name == FACE or any(within(name, prefix) for prefix in (*own, *SHARED)):
         return True
     return any(
@@ -162,7 +167,7 @@ def allowed(surface: str, name: str) -> bool:
 
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 def test_a_surface_imports_only_the_runtime_face_and_its_allow_list(surface: str) -> None:
-    files = files_under(*SURFACES[surface][0])
+    files = files_under(*SURFACES[surface])
     outside = sorted(
         f"{path.relative_to(SOURCE)}: {name}"
         for path in files
@@ -175,8 +180,8 @@ def test_a_surface_imports_only_the_runtime_face_and_its_allow_list(surface: str
 def test_every_allowance_is_used() -> None:
     used = {
         (surface, name)
-        for surface, (parts, _) in SURFACES.items()
-        for path in files_under(*parts)
+        for surface, modules in SURFACES.items()
+        for path in files_under(*modules)
         for name in imports_of(path)
     }
     stale = sorted(
@@ -201,11 +206,14 @@ def test_the_face_exports_what_it_names() -> None:
 def test_the_check_reads_imports() -> None:
     # The walk sees real imports: the store imports the records, and a submodule named in
     # ``from package import module`` counts as that module.
-    assert any("thoughtline.records" in imports_of(path) for path in files_under("store"))
-    assert "thoughtline.store.opening" in imports_of(SOURCE / "cli" / "_context.py")
+    assert any(
+        "thoughtline.records" in imports_of(path) for path in files_under("thoughtline.store")
+    )
+    (context,) = files_under("thoughtline.cli._context")
+    assert "thoughtline.store.opening" in imports_of(context)
 
 
 def test_a_run_execution_knows_its_services_not_the_runtime() -> None:
     # RunExecution gets RunServices (what a run uses), never the Runtime that made it.
-    engine = files_under("runtime/execution.py", "runtime/run_recording.py")
+    engine = files_under("thoughtline.runtime.execution", "thoughtline.runtime.run_recording")
     assert offenders(engine, ("thoughtline.runtime.runner",)) == []
