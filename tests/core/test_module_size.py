@@ -22,7 +22,6 @@ STILL_OVER = frozenset(
         "thoughtline/store/_sql_store.py",
         "thoughtline/store/migrations.py",
         "thoughtline/store/postgres.py",
-        "thoughtline/runtime/store_writer.py",
         "thoughtline/testing/simulator.py",
     }
 )

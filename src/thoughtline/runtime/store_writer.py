@@ -44,12 +44,18 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Final, Protocol
 
+from thoughtline.runtime.store_outage import (
+    FailureCallback,
+    Failures,
+    Outage,
+    OutageHold,
+    QueuedWrite,
+    rows_of,
+)
 from thoughtline.store.base import (
     OutageBuffered,
     PreparedWrite,
@@ -67,44 +73,6 @@ COMMIT_DELAY_S: Final = 0.01
 LOOP_BATCH: Final = 64
 """At most this many writes per transaction on the event loop (a few milliseconds);
 the rest follow in the next loop iteration, so streams are served in between."""
-RETRY_FIRST_S: Final = 0.2
-RETRY_MAX_S: Final = 2.0
-"""While the server is away, tries again after 0.2 s, doubling up to 2 s."""
-
-FailureCallback = Callable[[StoreError], None]
-
-
-@dataclass(slots=True, eq=False)
-class _Entry:
-    """One queued write and who to tell how it went."""
-
-    seq: int
-    write: PreparedWrite
-    on_failure: FailureCallback | None
-    held: bool
-    """May be held through an outage (a run's creation may not: refused at once)."""
-    done: asyncio.Future[None] | None = None
-    rows: int = 0
-
-
-Failures = list[tuple[_Entry, StoreError]]
-
-
-@dataclass(slots=True)
-class Outage:
-    """The server is unreachable: since when, why, and what is held for it."""
-
-    error: StoreError
-    since: float
-    """``time.monotonic()`` of the first failed write."""
-    window: float
-    """Start of the current hold (a new one begins when the last one gave up)."""
-    rows: int = 0
-    """Rows held in this window (held and queued writes)."""
-    attempts: int = 0
-    lost_rows: int = 0
-    """Rows given up on since the outage began."""
-    retry: asyncio.TimerHandle | None = field(default=None, repr=False)
 
 
 class LiveSource(Protocol):
@@ -117,7 +85,7 @@ class LiveSource(Protocol):
     def store_failed(self, error: StoreError) -> None: ...
 
 
-class StoreWriter:
+class StoreWriter(OutageHold):
     """Writes the prepared writes of every run of one runtime, many per transaction."""
 
     def __init__(self, store: Store) -> None:
@@ -132,8 +100,8 @@ class StoreWriter:
         self.outage: Outage | None = None
         """Set while the server is unreachable (see the module's docstring)."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: list[_Entry] = []
-        self._held: list[_Entry] = []  # written before the queue, once the server is back
+        self._queue: list[QueuedWrite] = []
+        self._held: list[QueuedWrite] = []  # written before the queue, once the server is back
         self._live: dict[LiveSource, None] = {}  # an ordered set
         self._commit: asyncio.Handle | None = None
         self._live_timer: asyncio.TimerHandle | None = None
@@ -157,7 +125,7 @@ class StoreWriter:
         ``hold=False`` it fails at once while the server is away instead of waiting for
         it. ``done`` is resolved (or given the error) when the write is finished."""
         loop = self._bind()
-        entry = _Entry(self._next, write, on_failure, hold, done)
+        entry = QueuedWrite(self._next, write, on_failure, hold, done)
         self._next += 1
         heapq.heappush(self._open, entry.seq)
         outage = self.outage
@@ -166,7 +134,7 @@ class StoreWriter:
                 self._report([(entry, outage.error)])
                 self._finish([entry])
                 return
-            entry.rows = _rows(write)
+            entry.rows = rows_of(write)
             outage.rows += entry.rows
             self._queue.append(entry)
             self._limit_rows()
@@ -273,7 +241,7 @@ class StoreWriter:
             # Another process holds the store's lock: wait for it off the event loop.
         self._in_thread(batch, replay=False)
 
-    def _in_thread(self, batch: list[_Entry], *, replay: bool) -> None:
+    def _in_thread(self, batch: list[QueuedWrite], *, replay: bool) -> None:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="thoughtline store writer")
         assert self._loop is not None
@@ -281,7 +249,7 @@ class StoreWriter:
         done = self._loop.run_in_executor(self._executor, self._write_waiting, batch, replay)
         done.add_done_callback(lambda future: self._thread_done(future, batch))
 
-    def _write_waiting(self, batch: list[_Entry], replay: bool) -> Failures | StoreError:
+    def _write_waiting(self, batch: list[QueuedWrite], replay: bool) -> Failures | StoreError:
         failures = self._try(batch, replay=replay)
         # The server may be back while the pool still waits to reconnect.
         store = self.store
@@ -289,7 +257,7 @@ class StoreWriter:
             return self._try(batch, replay=True) if store.reconnect() else failures
         return failures
 
-    def _try(self, batch: list[_Entry], *, replay: bool) -> Failures | StoreError:
+    def _try(self, batch: list[QueuedWrite], *, replay: bool) -> Failures | StoreError:
         if not batch:  # the server was away and nothing is held: is it back?
             try:
                 self.store.get_meta("health")
@@ -301,7 +269,7 @@ class StoreWriter:
         return failures
 
     def _thread_done(
-        self, future: asyncio.Future[Failures | StoreError], batch: list[_Entry]
+        self, future: asyncio.Future[Failures | StoreError], batch: list[QueuedWrite]
     ) -> None:
         self._in_flight = False
         result = future.result()
@@ -313,7 +281,7 @@ class StoreWriter:
         self._report(result)
         self._finish(batch)
 
-    def _finish(self, entries: list[_Entry]) -> None:
+    def _finish(self, entries: list[QueuedWrite]) -> None:
         for entry in entries:
             self._closed.add(entry.seq)
             if entry.done is not None and not entry.done.done():
@@ -346,7 +314,7 @@ class StoreWriter:
                 self._commit = self._loop.call_later(self.commit_delay_s, self._commit_now)
 
     def _write(
-        self, batch: list[_Entry], *, wait: bool, replay: bool = False
+        self, batch: list[QueuedWrite], *, wait: bool, replay: bool = False
     ) -> Failures | StoreError | None:
         """Write a batch in one transaction; when that fails, each write alone (a
         callback whose write failed gets no later write of the batch). The failures;
@@ -382,133 +350,6 @@ class StoreWriter:
                 if entry.on_failure is not None:
                     failed.append(entry.on_failure)
         return failures
-
-    @staticmethod
-    def _report(failures: Failures, *, resolve: bool = True) -> None:
-        for entry, error in failures:
-            if resolve and entry.done is not None and not entry.done.done():
-                entry.done.set_exception(error)
-            if entry.on_failure is None:
-                if entry.done is None:
-                    logger.error("a write to the store failed: %s", error.message)
-                continue
-            try:
-                entry.on_failure(error)
-            except Exception:
-                logger.exception("reporting a failed store write failed")
-
-    # -- while the server is away ----------------------------------------------------
-    def _hold(self, batch: list[_Entry], error: StoreError) -> None:
-        """``batch`` could not be written because the server is away: hold it, in
-        front of what was queued since, and try again later."""
-        now = time.monotonic()
-        outage = self.outage
-        if outage is None:
-            outage = self.outage = Outage(error, since=now, window=now)
-            logger.warning(
-                "thoughtline: the store cannot be reached (%s); holding its writes for up "
-                "to %g s or %d rows until it is back",
-                error.message,
-                self._hold_s,
-                self._hold_rows,
-            )
-        else:
-            outage.error = error
-            outage.attempts += 1
-        refused = [entry for entry in batch if not entry.held]
-        self._report([(entry, error) for entry in refused])
-        self._finish(refused)
-        self._held = [entry for entry in batch if entry.held]
-        for entry in self._held + self._queue:
-            if not entry.rows:
-                entry.rows = _rows(entry.write)
-        outage.rows = sum(entry.rows for entry in self._held + self._queue)
-        if not self._limit_rows():
-            self._limit_time(now)
-        self._retry_later()
-
-    def _retry_later(self) -> None:
-        outage, loop = self.outage, self._loop
-        if outage is None or loop is None or outage.retry is not None:
-            return
-        delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2**outage.attempts)
-        outage.retry = loop.call_later(delay, self._retry_now)
-
-    def _retry_now(self) -> None:
-        outage = self.outage
-        if outage is None:
-            return
-        outage.retry = None
-        if self._in_flight:
-            self._retry_later()
-            return
-        self._limit_time(time.monotonic())
-        batch, self._held, self._queue = self._held + self._queue, [], []
-        self._in_thread(batch, replay=True)
-
-    def _back(self) -> None:
-        outage = self.outage
-        assert outage is not None
-        if outage.retry is not None:
-            outage.retry.cancel()
-        self.outage = None
-        logger.warning(
-            "thoughtline: the store answers again after %.1f s; what was held is written%s",
-            time.monotonic() - outage.since,
-            f" ({outage.lost_rows} rows were given up on)" if outage.lost_rows else "",
-        )
-
-    def _limit_rows(self) -> bool:
-        """Give up on what is held once it passes the row limit; True when it did."""
-        outage = self.outage
-        assert outage is not None
-        if outage.rows <= self._hold_rows:
-            return False
-        self._give_up(
-            f"holding its writes passed store.outage_buffer_rows ({self._hold_rows:,} rows)"
-        )
-        return True
-
-    def _limit_time(self, now: float) -> None:
-        outage = self.outage
-        assert outage is not None
-        if now - outage.window >= self._hold_s:
-            self._give_up(f"it stayed unreachable past store.outage_limit_s ({self._hold_s:g} s)")
-
-    def _give_up(self, why: str) -> None:
-        """Fail every held and queued write (their runs' tasks fail and say what was
-        lost); a new hold begins for what comes next."""
-        outage = self.outage
-        assert outage is not None
-        given_up, self._held, self._queue = self._held + self._queue, [], []
-        rows = sum(entry.rows for entry in given_up)
-        outage.lost_rows += rows
-        outage.window = time.monotonic()
-        outage.rows = 0
-        error = StoreError(
-            "unavailable",
-            f"{outage.error.message} thoughtline held {rows:,} rows in memory for "
-            f"{time.monotonic() - outage.since:.0f} s and gave them up: {why}. What was "
-            "written before the server went away is kept; the events held since are lost.",
-            held_then_lost=True,
-        )
-        logger.error("thoughtline: %s", error.message)
-        self._report([(entry, error) for entry in given_up])
-        self._finish(given_up)
-
-
-def _rows(write: PreparedWrite) -> int:
-    """How many rows ``write`` holds (what an outage's hold is bounded by)."""
-    return (
-        len(write.created)
-        + sum(len(tasks) for _run, tasks in write.created)
-        + len(write.events)
-        + len(write.runs)
-        + len(write.tasks)
-        + len(write.trace)
-        + len(write.tool_calls)
-        + len(write.threads)
-    )
 
 
 def _server_away(exc: Exception) -> bool:
