@@ -17,7 +17,6 @@ STILL_OVER = frozenset(
         "thoughtline/orchestrator.py",
         "thoughtline/providers/client.py",
         "thoughtline/runtime/task_call.py",
-        "thoughtline/server/events.py",
         "thoughtline/store/_rows.py",
         "thoughtline/store/_sql_store.py",
         "thoughtline/store/migrations.py",
