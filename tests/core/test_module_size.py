@@ -21,7 +21,6 @@ STILL_OVER = frozenset(
         "thoughtline/store/_sql_store.py",
         "thoughtline/store/migrations.py",
         "thoughtline/store/postgres.py",
-        "thoughtline/testing/simulator.py",
     }
 )
 
