@@ -20,7 +20,6 @@ STILL_OVER = frozenset(
         "thoughtline/store/_rows.py",
         "thoughtline/store/_sql_store.py",
         "thoughtline/store/migrations.py",
-        "thoughtline/store/postgres.py",
     }
 )
 
