@@ -18,7 +18,6 @@ STILL_OVER = frozenset(
         "thoughtline/providers/client.py",
         "thoughtline/runtime/task_call.py",
         "thoughtline/store/_rows.py",
-        "thoughtline/store/_sql_store.py",
         "thoughtline/store/migrations.py",
     }
 )
