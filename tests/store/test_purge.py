@@ -381,3 +381,37 @@ def test_purge_vacuum_on_sqlite_says_none_is_needed_and_refuses_a_dry_run(
     both = _purge_cli(env, tmp_path, "--vacuum", "--dry-run")
     assert both.returncode == 2
     assert "--dry-run deletes nothing for --vacuum to reclaim; give one." in both.stderr
+
+
+def test_purge_erases_while_another_connection_is_checkpointing(tmp_path: Path) -> None:
+    """SQLite answers a TRUNCATE checkpoint ``busy`` at once, without waiting, while
+    another connection checkpoints (a daemon's checkpoint thread, say): purge tries
+    again until that one ends instead of reporting a residue."""
+    home = tmp_path / "home"
+    store = _seed(SQLiteStore(home / "thoughtline.db"))
+    path = home / "thoughtline.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        # A log large enough that copying it takes a while.
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("CREATE TABLE ballast (b BLOB)")
+        writer.execute("BEGIN")
+        for _ in range(12_000):
+            writer.execute("INSERT INTO ballast VALUES (randomblob(4000))")
+        writer.execute("COMMIT")
+    started = threading.Event()
+
+    def checkpoint() -> None:
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            started.set()
+            other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    thread = threading.Thread(target=checkpoint)
+    thread.start()
+    started.wait(10)
+    time.sleep(0.02)
+    try:
+        assert purge(store, RETENTION)["reasoning"] == 2
+    finally:
+        thread.join(30)
+    assert store.purge_residue() is None
+    store.close()

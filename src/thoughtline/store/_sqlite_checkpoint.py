@@ -39,6 +39,10 @@ class WalCheckpointer:
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self.running = threading.Lock()
+        """Held while a checkpoint runs. SQLite refuses a second checkpoint at once
+        (``busy``, never waiting) while one runs, so a ``TRUNCATE`` checkpoint of this
+        process takes it first."""
 
     def wrote(self) -> None:
         """Something was committed: checkpoint within about ``interval_s``."""
@@ -74,7 +78,8 @@ class WalCheckpointer:
                     return
                 self._dirty.clear()
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    with self.running:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 except sqlite3.Error as exc:
                     # The WAL only grows until the next one succeeds; writes are unaffected.
                     logger.debug("checkpoint of %s failed: %s", self.path, exc)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +51,7 @@ from thoughtline.store.owner import ProcessIdentity
 __all__ = ["ERASE_WAIT_S", "ProcessIdentity", "SQLiteStore"]
 
 ERASE_WAIT_S = 5.0
+_ERASE_RETRY_S = 0.05
 """How long a deletion waits for other connections to let the checkpoint overwrite what
 it removed, before saying the content is still on disk."""
 
@@ -246,9 +248,20 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         log frames) still hold the old bytes. A ``TRUNCATE`` checkpoint copies the log
         into the main file and empties it — unless a connection of another process
         reads an older snapshot or writes, which it waits :data:`ERASE_WAIT_S` for."""
+        deadline = time.monotonic() + ERASE_WAIT_S
         with self._own_connection(ERASE_WAIT_S) as conn:  # the wait holds no lock here
-            conn.execute(f"PRAGMA busy_timeout = {int(ERASE_WAIT_S * 1000)}")
-            busy, log_frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            while True:
+                left = max(deadline - time.monotonic(), 0.0)
+                conn.execute(f"PRAGMA busy_timeout = {int(left * 1000)}")
+                # SQLite answers busy at once, without waiting, while another checkpoint
+                # runs: this process's own (held off here) or another process's (tried
+                # again until the deadline).
+                with self._checkpointer.running:
+                    row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                busy, log_frames, copied = row
+                if not busy or time.monotonic() >= deadline:
+                    break
+                time.sleep(min(_ERASE_RETRY_S, max(deadline - time.monotonic(), 0.0)))
         if not busy:
             self._residue = None
             return
