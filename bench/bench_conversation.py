@@ -36,7 +36,7 @@ from bench.bench_store import _fresh_schema, postgres
 
 from thoughtline import threads
 from thoughtline.parts import ReasoningPart, TextPart
-from thoughtline.providers.anthropic import AnthropicMessagesAdapter
+from thoughtline.providers.anthropic import WIRE
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -120,7 +120,7 @@ def follow_up(store: Store, last: str) -> tuple[float, float]:
     registry = EndpointRegistry({}, environ={})
     endpoint = registry.resolve("anthropic")
     capability = builtin_capabilities().lookup("anthropic", MODEL)
-    adapter = AnthropicMessagesAdapter()
+    adapter = WIRE
     started = time.perf_counter()
     turns = earlier_turns(load_continuation(store, last), "t")
     loaded = time.perf_counter()

@@ -176,9 +176,9 @@ def decoder_only(endpoint_name: str, model: str, data: bytes) -> Callable[[], Aw
     context = CallContext(endpoint=endpoint, capability=capability)
     request = ModelRequest.simple(model, "bench", reasoning=ReasoningRequest(enabled=True))
     chunks = [frame + b"\n\n" for frame in data.split(b"\n\n") if frame]
-    from thoughtline.providers.registry import adapter_for
+    from thoughtline.providers.registry import wire_for
 
-    adapter = adapter_for(endpoint.wire_api)
+    adapter = wire_for(endpoint.wire_api)
 
     async def run() -> None:
         decoder = adapter.new_decoder(request, context)

@@ -16,9 +16,9 @@ from thoughtline.config import (
     describe_value,
 )
 from thoughtline.pricing import CURRENCY, DATA_PROVIDERS, PRICE_KEYS, ConfiguredPrice
-from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import ChatDialect, EndpointSettings, ReasoningField
 from thoughtline.providers.redaction import shown_url
+from thoughtline.providers.registry import WIRE_APIS
 from thoughtline.providers.timeouts import TIMEOUT_NAMES, TimeoutSettings
 
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")

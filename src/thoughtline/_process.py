@@ -28,8 +28,7 @@ def load_what_runs_use() -> None:
 
     from thoughtline.errors import ThoughtlineError
     from thoughtline.pricing import load_price_data
-    from thoughtline.providers.base import WIRE_APIS
-    from thoughtline.providers.registry import adapter_for
+    from thoughtline.providers.registry import WIRE_APIS, wire_for
     from thoughtline.providers.transport import default_http_client
 
     # Imports aiohttp and builds the shared TLS context. A trust store or proxy in the
@@ -38,5 +37,5 @@ def load_what_runs_use() -> None:
     with contextlib.suppress(ThoughtlineError, OSError):
         default_http_client(httpx2.Timeout(None))  # opens nothing until a request
     for wire_api in WIRE_APIS:
-        adapter_for(wire_api)
+        wire_for(wire_api)
     load_price_data()  # each model call is priced as it ends, on the event loop

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CANARY_KEY
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.discovery import CACHE_FILE, load_capabilities
@@ -102,6 +104,22 @@ def test_refresh_errors_are_one_sentence(tmp_path: Path, environ: dict[str, str]
     )
     assert unreachable.returncode == 2
     assert "Cannot reach http://127.0.0.1:9/v1/models" in unreachable.stderr
+
+
+@pytest.mark.slow
+def test_refresh_refuses_a_wire_api_whose_model_api_it_does_not_read(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "thoughtline.toml").write_text('[providers.anthropic]\nwire_api = "openai-chat"\n')
+    sim.anthropic_models = {"claude-future-9": ADAPTIVE_LOW_HIGH}
+    result = thoughtline(home, environ, "providers", "--refresh")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(
+        "thoughtline: Provider 'anthropic' speaks openai-chat, whose model API thoughtline "
+        "does not read; only Anthropic's is."
+    )
+    assert sim.requests == [] and not (home / CACHE_FILE).exists()
 
 
 def test_a_broken_cache_is_ignored(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.support import call_context
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.http_errors import provider_error
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 
 SECRET = "sk-secret-00aa11bb22cc"
 
@@ -48,12 +48,12 @@ CASES: dict[str, tuple[str, str, str, bytes]] = {
 def test_each_adapter_names_the_variable_on_401(endpoint: str) -> None:
     wire_api, model, variable, body = CASES[endpoint]
     context = call_context(endpoint, model, environ={variable: SECRET})
-    error = adapter_for(wire_api).parse_error(401, {}, body, context)
+    error = wire_for(wire_api).parse_error(401, {}, body, context)
     assert error.code == "PROVIDER_AUTH_ERROR"
     assert f"Endpoint {endpoint!r} rejected the API key from {variable}" in error.message
     assert SECRET not in error.message
     # Without a context (a direct caller) the generic advice stays.
-    generic = adapter_for(wire_api).parse_error(401, {}, body)
+    generic = wire_for(wire_api).parse_error(401, {}, body)
     assert "Check the API key for this provider." in generic.message
 
 
@@ -74,7 +74,7 @@ def test_gemini_invalid_key_reported_as_400_names_the_variable() -> None:
         }
     ).encode()
     context = call_context("gemini", "gemini-3-pro", environ={"GEMINI_API_KEY": SECRET})
-    error = adapter_for("gemini").parse_error(400, {}, body, context)
+    error = wire_for("gemini").parse_error(400, {}, body, context)
     assert error.code == "PROVIDER_AUTH_ERROR"
     assert "GEMINI_API_KEY" in error.message
 
@@ -92,7 +92,7 @@ def test_ollama_behind_a_keyed_proxy_names_its_variable() -> None:
         settings=settings,
         capability_endpoint="ollama",
     )
-    error = adapter_for("ollama").parse_error(403, {}, b'{"error":"forbidden"}', context)
+    error = wire_for("ollama").parse_error(403, {}, b'{"error":"forbidden"}', context)
     assert error.code == "PROVIDER_PERMISSION_DENIED"
     assert "The API key from REMOTE_OLLAMA_KEY is not allowed to do this" in error.message
     assert "endpoint 'remote-ollama'" in error.message

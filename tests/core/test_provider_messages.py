@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from thoughtline.providers._text import sentence, with_advice
-from thoughtline.providers.anthropic import AnthropicMessagesAdapter
-from thoughtline.providers.gemini import GeminiAdapter
-from thoughtline.providers.openai_chat import OpenAIChatAdapter
-from thoughtline.providers.openai_responses import OpenAIResponsesAdapter
+from thoughtline.providers.anthropic import WIRE as ANTHROPIC
+from thoughtline.providers.gemini import WIRE as GEMINI
+from thoughtline.providers.openai_chat import WIRE as CHAT
+from thoughtline.providers.openai_responses import WIRE as RESPONSES
 
 
 @pytest.mark.parametrize(
@@ -31,10 +31,10 @@ def test_with_advice_adds_one_stop_between() -> None:
 
 
 ADAPTERS = [
-    AnthropicMessagesAdapter(),
-    OpenAIResponsesAdapter(),
-    OpenAIChatAdapter(),
-    GeminiAdapter(),
+    ANTHROPIC,
+    RESPONSES,
+    CHAT,
+    GEMINI,
 ]
 
 

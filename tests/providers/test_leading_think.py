@@ -18,8 +18,8 @@ from tests.support import call_context
 from thoughtline.events import ReasoningDelta, StreamEvent, TextDelta
 from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.providers.endpoints import EndpointSettings
-from thoughtline.providers.ollama import OllamaAdapter
-from thoughtline.providers.openai_chat import OpenAIChatAdapter
+from thoughtline.providers.ollama import WIRE as OLLAMA
+from thoughtline.providers.openai_chat import WIRE as CHAT
 from thoughtline.requests import ModelRequest, ReasoningRequest
 
 # endpoint -> (model, the reasoning field its server sends, or None for Ollama's)
@@ -48,7 +48,7 @@ def _request(endpoint: str, *, stream: bool = True) -> ModelRequest:
 
 def _decoder(endpoint: str, context: CallContext | None = None) -> StreamDecoder:
     context = context or _context(endpoint)
-    adapter = OllamaAdapter() if endpoint == "ollama" else OpenAIChatAdapter()
+    adapter = OLLAMA if endpoint == "ollama" else CHAT
     return adapter.new_decoder(_request(endpoint), context)
 
 
@@ -164,14 +164,14 @@ def test_a_whole_body_is_split_alike(endpoint: str) -> None:
         message = {"role": "assistant", "content": content}
         whole: dict[str, Any] = {"model": "qwen3:8b", "message": message, "done": True}
         whole["done_reason"] = "stop"
-        events = OllamaAdapter().decode_body(
+        events = OLLAMA.decode_body(
             json.dumps(whole).encode(), _request(endpoint, stream=False), _context(endpoint)
         )
     else:
         choice = {"index": 0, "message": {"role": "assistant", "content": content}}
         choice["finish_reason"] = "stop"
         body = {"id": "c-1", "object": "chat.completion", "model": "m", "choices": [choice]}
-        events = OpenAIChatAdapter().decode_body(
+        events = CHAT.decode_body(
             json.dumps(body).encode(), _request(endpoint, stream=False), _context(endpoint)
         )
     assert _reasoning(events) == "SECRET"

@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.support import HOSTILE_MODEL_IDS, call_context
 from thoughtline.providers.client import ProviderClient
-from thoughtline.providers.discovery import refresh_anthropic
+from thoughtline.providers.discovery import refresh_models
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 from thoughtline.requests import ModelRequest
 from thoughtline.testing import Simulator
 
@@ -36,7 +36,7 @@ ENDPOINTS = (
 def test_each_wire_keeps_any_model_id_inside_its_model_path(endpoint: str, stream: bool) -> None:
     environ = {"OLLAMA_HOST": "http://127.0.0.1:11434"}
     plain = call_context(endpoint, "plain-model", environ=environ)
-    adapter = adapter_for(plain.endpoint.wire_api)
+    adapter = wire_for(plain.endpoint.wire_api)
     expected = urlsplit(
         adapter.build_request(ModelRequest.simple("plain-model", "hi", stream=stream), plain).url
     )
@@ -90,7 +90,7 @@ async def test_the_model_api_is_asked_about_each_listed_id_under_v1_models(
     sim.anthropic_models = dict.fromkeys(listed, capabilities)
     endpoint = EndpointRegistry(environ=environ).resolve("anthropic")
     async with httpx2.AsyncClient() as http:
-        entries = await refresh_anthropic(endpoint, http)
+        entries = await refresh_models(endpoint, http)
     assert list(entries) == list(listed)
     assert {entry["thinking_control"] for entry in entries.values()} == {"adaptive"}
     assert sim.unrouted == [] and sim.requests == []

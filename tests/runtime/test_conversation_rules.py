@@ -14,7 +14,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.providers.turn_rules import earlier_reasoning
+from thoughtline.providers.registry import wire_for
 from thoughtline.requests import Message
 from thoughtline.runtime.conversation import assemble
 from thoughtline.threads import StoredTurn
@@ -109,7 +109,7 @@ def signatures(messages: list[Message]) -> list[str]:
 
 def test_each_wire_has_its_rule_for_earlier_turns() -> None:
     rules = {
-        (endpoint, model): earlier_reasoning(
+        (endpoint, model): wire_for(REGISTRY.resolve(endpoint).wire_api).earlier_reasoning(
             REGISTRY.resolve(endpoint), CAPABILITIES.lookup(endpoint, model)
         )
         for endpoint, model in [

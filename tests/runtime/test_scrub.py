@@ -21,7 +21,7 @@ from thoughtline.errors import ConfigError
 from thoughtline.providers.base import CallContext, decode_whole
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings, ReasoningField
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.runtime.scrub import REASONING_MARKER, UNPARSEABLE_MARKER, scrub_reasoning
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
@@ -91,7 +91,7 @@ class Case:
     def sim_request(self, stream: bool) -> SimRequest:
         """What the provider receives: the body the adapter builds for a reasoning request."""
         context = self.context()
-        wire = adapter_for(context.endpoint.wire_api).build_request(self.request(stream), context)
+        wire = wire_for(context.endpoint.wire_api).build_request(self.request(stream), context)
         return SimRequest(
             method="POST",
             path=urlsplit(wire.url).path,
@@ -121,7 +121,7 @@ class Case:
 
     def decode(self, data: bytes, *, stream: bool) -> ModelResponse:
         context = self.context()
-        adapter = adapter_for(context.endpoint.wire_api)
+        adapter = wire_for(context.endpoint.wire_api)
         request = self.request(stream)
         if stream:
             return accumulate(decode_whole(adapter.new_decoder(request, context), data))

@@ -53,8 +53,9 @@ def demo_config(openai_base_url: str) -> Config:
         path=None,
         max_concurrency=8,
         providers={
+            # Hosted OpenAI over Chat Completions: a user-defined endpoint speaks that
+            # wire API unless it names another.
             "openai-chat": EndpointSettings(
-                wire_api="openai-chat",
                 base_url=openai_base_url,
                 api_key_env="OPENAI_API_KEY",
                 dialect="openai",

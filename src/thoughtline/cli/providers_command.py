@@ -132,7 +132,7 @@ def _refresh() -> None:
     import httpx2
 
     from thoughtline.config import thoughtline_home
-    from thoughtline.providers.discovery import refresh_anthropic, write_cache
+    from thoughtline.providers.discovery import refresh_models, write_cache
     from thoughtline.providers.transport import default_http_client
 
     config = load_config()
@@ -143,7 +143,7 @@ def _refresh() -> None:
     async def fetch() -> dict[str, dict[str, Any]]:
         # The client provider calls use: the same proxies, trust store and their errors.
         async with default_http_client(httpx2.Timeout(30)) as http:
-            return await refresh_anthropic(endpoint, http)
+            return await refresh_models(endpoint, http)
 
     entries = asyncio.run(fetch())
     path = write_cache(thoughtline_home(), "anthropic", entries)

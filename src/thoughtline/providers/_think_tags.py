@@ -187,21 +187,17 @@ class ThinkTagSplitter:
         return out
 
 
-def content_splitter(
-    wire_api: str, dialect: str | None, reasoning_field: str
-) -> ThinkTagSplitter | None:
-    """The splitter one response's answer text goes through on an endpoint, or ``None``.
-
-    Chat Completions raw-reasoning servers split with ``think_tags`` (every block) or
-    ``auto``; OpenRouter and Ollama's native API with ``auto``, for an upstream or a
-    model that leaves its ``<think>`` in the answer. ``auto`` is every built-in
-    endpoint's default. The adapters and the provider-raw scrubber all build their
-    splitter here, so they split alike."""
-    raw = wire_api == "openai-chat" and dialect == "raw-reasoning"
-    if raw and reasoning_field == "think_tags":
+def content_splitter(reasoning_field: str, *, think_tags: bool) -> ThinkTagSplitter | None:
+    """The splitter one response's answer text goes through, on a wire (and dialect)
+    whose servers may leave ``<think>`` tags in it; ``None`` when the text is taken as
+    it comes. ``think_tags``: the endpoint may also split every block
+    (``reasoning_field = "think_tags"``, the raw-reasoning dialect); otherwise only
+    ``auto``, every built-in endpoint's default, splits. Each wire decides whether its
+    answer text is tagged (``openai_chat``, ``ollama``); its adapter and its provider-raw
+    scrubber both build their splitter here, so they split alike."""
+    if think_tags and reasoning_field == "think_tags":
         return ThinkTagSplitter("think_tags")
-    tagged = raw or wire_api == "ollama" or (wire_api == "openai-chat" and dialect == "openrouter")
-    if tagged and reasoning_field == "auto":
+    if reasoning_field == "auto":
         return ThinkTagSplitter("auto")
     return None
 

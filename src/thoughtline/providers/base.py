@@ -11,7 +11,9 @@ An adapter is sans-IO. It never touches the network: it
    ``parse_error``.
 
 The transport (:mod:`thoughtline.providers.client`) does the I/O, retries, timing and
-redaction for every adapter alike.
+redaction for every adapter alike. Each built-in wire API implements it as one unit,
+:class:`~thoughtline.providers.wire.Wire`, which also answers what else the rest of
+thoughtline asks of a wire API.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamError, StreamEvent, StreamWarning
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.registry import WireApi
 from thoughtline.requests import ModelRequest
 from thoughtline.wire.frames import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -35,17 +38,6 @@ from thoughtline.wire.frames import (
     SSEFrame,
 )
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
-
-WireApi: TypeAlias = Literal[
-    "anthropic-messages", "openai-responses", "openai-chat", "gemini", "ollama"
-]
-WIRE_APIS: tuple[WireApi, ...] = (
-    "anthropic-messages",
-    "openai-responses",
-    "openai-chat",
-    "gemini",
-    "ollama",
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

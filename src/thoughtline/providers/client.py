@@ -54,7 +54,7 @@ from thoughtline.providers.capabilities import CapabilityTable, builtin_capabili
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.exchange import Attempt, Exchange
 from thoughtline.providers.redaction import Redactor
-from thoughtline.providers.registry import adapter_for
+from thoughtline.providers.registry import wire_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
 from thoughtline.providers.transport import default_http_client
@@ -103,7 +103,7 @@ class ProviderClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.endpoint = endpoint
-        self.adapter = adapter or adapter_for(endpoint.wire_api)
+        self.adapter = adapter or wire_for(endpoint.wire_api)
         self.capabilities = capabilities or builtin_capabilities()
         self.retry = retry or RetryPolicy()
         self.timeouts = (timeouts or Timeouts()).overridden_by(endpoint.timeouts)
@@ -135,20 +135,6 @@ class ProviderClient:
             async for _ in call:
                 pass
         return call
-
-    def _auth_headers(self) -> dict[str, str]:
-        key = self.endpoint.require_key()
-        if not key:
-            return {}
-        match self.endpoint.auth:
-            case "x-api-key":
-                return {"x-api-key": key}
-            case "bearer":
-                return {"authorization": f"Bearer {key}"}
-            case "x-goog-api-key":
-                return {"x-goog-api-key": key}
-            case "none":
-                return {}
 
 
 class ProviderCall:
@@ -232,7 +218,7 @@ class ProviderCall:
         if wire.warnings:
             yield list(wire.warnings)
         try:
-            headers = {**wire.headers, **client._auth_headers()}
+            headers = {**wire.headers, **client.endpoint.auth_headers()}
         except ProviderError as exc:
             yield [error_event(exc)]
             self.exchange = self._exchange(wire, {}, clock, attempts, None, {}, [])

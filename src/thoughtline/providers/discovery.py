@@ -1,6 +1,7 @@
 """Capability discovery: refresh the capability table from the provider's model API.
 
-Anthropic's ``GET /v1/models/{id}`` says which thinking types and efforts a model
+The wire's unit reads the model API (``Wire.list_models``; Anthropic's, in
+``providers/anthropic/_models.py``): Anthropic's ``GET /v1/models/{id}`` says which thinking types and efforts a model
 accepts (``supported: false`` exactly when sending it is a 400). ``thoughtline providers
 --refresh`` stores what it reports in ``$THOUGHTLINE_HOME/capabilities.json``; look-ups
 then prefer a cached entry for that exact model over the built-in family table. Reading
@@ -15,22 +16,19 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx2
 
 from thoughtline._private_files import make_private_dir, write_private_text
 from thoughtline._user_files import MIB, read_text_file
-from thoughtline.errors import ConfigError, ProviderError
+from thoughtline.errors import ConfigError
 from thoughtline.providers.capabilities import (
     THINKING_CONTROLS,
     CapabilityTable,
     ModelCapability,
-    ThinkingControl,
     builtin_capabilities,
 )
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.redaction import shown_url
 from thoughtline.requests import EFFORTS, Effort
 
 logger = logging.getLogger(__name__)
@@ -41,84 +39,20 @@ MAX_CACHE_BYTES = 4 * MIB
 _EFFORT_NAMES: tuple[Effort, ...] = ("low", "medium", "high", "xhigh", "max")
 
 
-def capability_from_model_info(info: dict[str, Any]) -> dict[str, Any]:
-    """What one ``GET /v1/models/{id}`` answer says, as a cache entry."""
-    capabilities = info.get("capabilities") or {}
-    types = (capabilities.get("thinking") or {}).get("types") or {}
-    efforts = capabilities.get("effort") or {}
+async def refresh_models(endpoint: Endpoint, http: httpx2.AsyncClient) -> dict[str, dict[str, Any]]:
+    """Every model ``endpoint``'s key can see, as cache entries, from the model API of
+    the wire API it speaks (its unit's ``list_models``); ``CONFIG_INVALID`` for a wire
+    API whose model API thoughtline does not read."""
+    from thoughtline.providers.registry import wire_for
 
-    def supported(table: dict[str, Any], key: str) -> bool:
-        entry = table.get(key)
-        return isinstance(entry, dict) and entry.get("supported") is True
-
-    control: ThinkingControl
-    if supported(types, "adaptive"):
-        control = "adaptive"
-    elif supported(types, "enabled"):
-        control = "budget"
-    else:
-        control = "none"
-    return {
-        "thinking_control": control,
-        "efforts": [name for name in _EFFORT_NAMES if supported(efforts, name)],
-        "display_name": info.get("display_name"),
-    }
-
-
-async def refresh_anthropic(
-    endpoint: Endpoint, http: httpx2.AsyncClient
-) -> dict[str, dict[str, Any]]:
-    """Every model the key can see, with what it accepts (paginated list, then one
-    ``GET /v1/models/{id}`` per model)."""
-    headers = {"anthropic-version": "2023-06-01"}
-    key = endpoint.require_key()
-    if key:
-        headers["x-api-key"] = key
-    ids: list[str] = []
-    after: str | None = None
-    while True:
-        params = {"limit": "100", **({"after_id": after} if after else {})}
-        page = await _get_json(http, f"{endpoint.base_url}/v1/models", headers, params)
-        ids += [
-            str(item["id"])
-            for item in page.get("data", [])
-            if isinstance(item, dict) and "id" in item
-        ]
-        if not page.get("has_more") or not page.get("last_id"):
-            break
-        after = str(page["last_id"])
-    entries = {}
-    for model_id in ids:
-        # The id is the provider's, yet one path segment: encoded, it cannot leave /v1/models/.
-        url = f"{endpoint.base_url}/v1/models/{quote(model_id, safe='')}"
-        info = await _get_json(http, url, headers, {})
-        entries[model_id] = capability_from_model_info(info)
-    return entries
-
-
-async def _get_json(
-    http: httpx2.AsyncClient, url: str, headers: dict[str, str], params: dict[str, str]
-) -> dict[str, Any]:
-    try:
-        response = await http.get(url, headers=headers, params=params)
-    except httpx2.TransportError as exc:
-        raise ProviderError(
-            "PROVIDER_UNREACHABLE",
-            shown_url(f"Cannot reach {url} ({exc}). Check the base URL."),
-            retryable=True,
-        ) from exc
-    if response.status_code >= 400:
-        from thoughtline.providers.registry import adapter_for
-
-        raise adapter_for("anthropic-messages").parse_error(
-            response.status_code, response.headers, response.content
+    list_models = wire_for(endpoint.wire_api).list_models
+    if list_models is None:
+        raise ConfigError(
+            f"Provider {endpoint.name!r} speaks {endpoint.wire_api}, whose model API "
+            "thoughtline does not read; only Anthropic's is. Leave its wire_api as it is "
+            "built in to refresh it."
         )
-    data = response.json()
-    if not isinstance(data, dict):
-        raise ProviderError(
-            "PROVIDER_MALFORMED_RESPONSE", f"{shown_url(url)} did not return a JSON object."
-        )
-    return data
+    return await list_models(endpoint, http)
 
 
 def write_cache(home: Path, endpoint_name: str, entries: dict[str, dict[str, Any]]) -> Path:

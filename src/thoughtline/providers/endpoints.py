@@ -5,13 +5,14 @@ overrides a built-in's settings or defines a new endpoint (OpenAI-compatible unl
 names another ``wire_api``).
 Base URL precedence: config ``base_url`` > the endpoint's environment variable > default.
 
-What follows from the wire API unless the endpoint says otherwise:
+What follows from the wire API unless the endpoint says otherwise, as its unit
+(:class:`~thoughtline.providers.wire.Wire`) says:
 
-- how the key is sent (``AUTH_FOR_WIRE_API``: ``x-api-key`` for ``anthropic-messages``,
-  ``x-goog-api-key`` for ``gemini``, a bearer token for the others);
-- whose capability data its models use (``CAPABILITIES_FOR_WIRE_API``): a user-defined
-  endpoint speaking ``anthropic-messages`` in front of Claude shapes requests for Claude
-  models exactly as the ``anthropic`` endpoint does.
+- how the key is sent (``auth``, as the provider's official SDK sends it);
+- whose capability data its models use (``capability_endpoint``): a user-defined
+  endpoint speaking Anthropic's wire API in front of Claude shapes requests for Claude
+  models exactly as the ``anthropic`` endpoint does;
+- the dialect of an endpoint that names none (Chat Completions).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Literal, TypeAlias
 
 from thoughtline.errors import ConfigError, ProviderError, UnknownEndpointError
 from thoughtline.providers.redaction import shown_url
+from thoughtline.providers.registry import DEFAULT_WIRE_API, known_wire
 from thoughtline.providers.timeouts import Timeouts, TimeoutSettings
 
 AuthStyle: TypeAlias = Literal["x-api-key", "bearer", "x-goog-api-key", "none"]
@@ -44,26 +46,6 @@ ChatDialect: TypeAlias = Literal["openai", "openrouter", "raw-reasoning"]
 - ``raw-reasoning``: DeepSeek/vLLM/llama.cpp/Ollama ``/v1`` — ``reasoning_content`` or
   ``reasoning`` text, optionally ``<think>`` tags inline in ``content``.
 """
-
-AUTH_FOR_WIRE_API: dict[str, AuthStyle] = {
-    "anthropic-messages": "x-api-key",
-    "openai-responses": "bearer",
-    "openai-chat": "bearer",
-    "gemini": "x-goog-api-key",
-    # Ollama itself takes no key; a proxy or hosted Ollama in front of it takes a bearer
-    # token. Without a key nothing is sent either way.
-    "ollama": "bearer",
-}
-"""How each wire API expects the key, as its official SDK sends it."""
-
-CAPABILITIES_FOR_WIRE_API: dict[str, str] = {
-    "anthropic-messages": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
-}
-"""Wire APIs spoken by one model vendor: a user-defined endpoint speaking one of them
-looks its models up under that built-in endpoint's capability data. OpenAI-compatible
-wire APIs front many vendors' models, so those endpoints use the generic family."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +111,22 @@ class Endpoint:
                 retryable=False,
             )
         return self.api_key
+
+    def auth_headers(self) -> dict[str, str]:
+        """The header that carries the key, as ``auth`` says (the wire API's way unless
+        the endpoint names another); none without a key. Only the transport sends it."""
+        key = self.require_key()
+        if not key:
+            return {}
+        match self.auth:
+            case "x-api-key":
+                return {"x-api-key": key}
+            case "bearer":
+                return {"authorization": f"Bearer {key}"}
+            case "x-goog-api-key":
+                return {"x-goog-api-key": key}
+            case "none":
+                return {}
 
 
 BUILTIN_ENDPOINTS: dict[str, EndpointSpec] = {
@@ -233,7 +231,7 @@ class EndpointSettings:
     reasoning_field: ReasoningField | None = None
     dialect: ChatDialect | None = None
     auth: AuthStyle | None = None
-    """How to send the key; by default what the wire API expects (``AUTH_FOR_WIRE_API``)."""
+    """How to send the key; by default what the wire API expects (its unit's ``auth``)."""
     timeouts: TimeoutSettings = field(default_factory=TimeoutSettings)
     max_concurrency: int | None = None
     """At most this many calls to the endpoint at once, across runs (None: no limit
@@ -249,16 +247,17 @@ def _user_defined_spec(name: str, settings: EndpointSettings, source: str) -> En
             f"{source}: [providers.{name}] defines a new endpoint and needs base_url "
             '(e.g. base_url = "http://127.0.0.1:8000/v1").'
         )
-    wire_api = settings.wire_api or "openai-chat"
+    wire_api = settings.wire_api or DEFAULT_WIRE_API
+    wire = known_wire(wire_api)
     return EndpointSpec(
         name=name,
         wire_api=wire_api,
         default_base_url=settings.base_url,
         base_url_env=None,
         api_key_env=settings.api_key_env,
-        auth=AUTH_FOR_WIRE_API.get(wire_api, "bearer"),
+        auth=wire.auth if wire is not None else "bearer",
         key_required=False,
-        dialect=settings.dialect or ("raw-reasoning" if wire_api == "openai-chat" else None),
+        dialect=settings.dialect or (wire.user_defined_dialect if wire is not None else None),
         reasoning_field=settings.reasoning_field or "auto",
         description="user-defined endpoint",
     )
@@ -310,14 +309,15 @@ class EndpointRegistry:
         api_key = self._environ.get(key_env) if key_env else None
         wire_api = settings.wire_api or spec.wire_api
         dialect = settings.dialect or spec.dialect
+        wire = known_wire(wire_api)
         if settings.auth is not None:
             auth = settings.auth
-        elif wire_api == spec.wire_api:
+        elif wire_api == spec.wire_api or wire is None:
             auth = spec.auth
         else:  # a built-in endpoint told to speak another wire API: send the key its way
-            auth = AUTH_FOR_WIRE_API.get(wire_api, spec.auth)
+            auth = wire.auth
         builtin = spec.name in BUILTIN_ENDPOINTS
-        capability_endpoint = "" if builtin else CAPABILITIES_FOR_WIRE_API.get(wire_api, "")
+        capability_endpoint = "" if builtin or wire is None else wire.capability_endpoint
         endpoint = Endpoint(
             name=spec.name,
             wire_api=wire_api,
@@ -332,8 +332,8 @@ class EndpointRegistry:
             capability_endpoint=capability_endpoint,
             timeouts=settings.timeouts,
         )
-        if wire_api == "openai-chat" and endpoint.dialect is None:
-            endpoint = replace(endpoint, dialect="openai")
+        if endpoint.dialect is None and wire is not None and wire.default_dialect is not None:
+            endpoint = replace(endpoint, dialect=wire.default_dialect)
         return endpoint
 
     def loaded_secrets(self) -> list[str]:

@@ -30,7 +30,8 @@ and nothing:
 - on the other wire APIs, which return reasoning text only when asked
   (Anthropic, OpenAI, Gemini: hidden mode asks for none).
 
-The request builders (``openai_chat/_request.py``, ``ollama/_request.py``) add
+Each switch is its wire's (``hidden_ask`` of the ``openai_chat`` and ``ollama`` units);
+the request builders (``openai_chat/_request.py``, ``ollama/_request.py``) add
 :attr:`HiddenAsk.fields` to the body; ``thoughtline models`` shows :attr:`HiddenAsk.note`.
 """
 
@@ -57,34 +58,17 @@ def hidden_ask(
 ) -> HiddenAsk:
     """What a hidden call to ``endpoint`` for a model of ``capability`` sends (module doc).
 
-    ``tools``: the call offers tools; ``effort_sent``: an explicit effort was asked for."""
-    wire = endpoint.wire_api
-    dialect = endpoint.dialect
+    ``tools``: the call offers tools; ``effort_sent``: an explicit effort was asked for.
+    The wire API's unit says what its switch is, where it has one."""
+    from thoughtline.providers.registry import wire_for
+
     if capability.thinking_control == "none":
         return HiddenAsk(note="nothing (the model does not reason)")
-    if wire == "openai-chat" and dialect == "openrouter":
-        if tools:
-            return HiddenAsk(
-                note="nothing with tools (the loop needs the upstream's reasoning_details)"
-            )
-        return HiddenAsk(fields={"reasoning": {"exclude": True}}, note="reasoning.exclude: true")
+    ask = wire_for(endpoint.wire_api).hidden_ask(
+        endpoint, capability, tools=tools, effort_sent=effort_sent
+    )
+    if ask is not None:
+        return ask
     if capability.always_reasons:
         return HiddenAsk(note="nothing (no request turns its reasoning off)")
-    raw = wire == "openai-chat" and dialect == "raw-reasoning"
-    if wire == "ollama" or raw:
-        if effort_sent:
-            return HiddenAsk(note="nothing (an effort was asked for)")
-        if wire == "ollama":
-            return HiddenAsk(fields={"think": False}, note="think: false")
-        if capability.thinking_control == "effort":
-            # DeepSeek: the history sends reasoning_content back on tool-call turns.
-            if tools:
-                return HiddenAsk(note="nothing with tools (the loop needs reasoning_content)")
-            return HiddenAsk(
-                fields={"thinking": {"type": "disabled"}}, note="thinking.type: disabled"
-            )
-        return HiddenAsk(
-            fields={"chat_template_kwargs": {"enable_thinking": False}},
-            note="chat_template_kwargs.enable_thinking: false",
-        )
     return HiddenAsk(note="nothing (no reasoning text comes unasked)")

@@ -10,8 +10,8 @@ sends, by the rules of the provider it calls:
 
 - A carrier goes back only to the endpoint and model that made it; a turn answered by
   another sends its text only.
-- Each wire API's rule for earlier turns' reasoning
-  (:func:`~thoughtline.providers.turn_rules.earlier_reasoning`): always, never, or, for
+- Each wire API's rule for earlier turns' reasoning, which its unit answers
+  (:meth:`~thoughtline.providers.wire.Wire.earlier_reasoning`): always, never, or, for
   Claude models with preserved thinking, only on an unchanged prefix (same persona,
   tools and earlier turns): after any change every later turn's blocks are dropped, by
   thoughtline, before the API would refuse them.
@@ -34,7 +34,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.parts import Part, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.turn_rules import earlier_reasoning
+from thoughtline.providers.registry import wire_for
 from thoughtline.records import TERMINAL_RUN_STATUSES, HistorySnapshot, Run
 from thoughtline.requests import Message
 from thoughtline.store.base import ConversationTask, Store
@@ -224,7 +224,7 @@ def assemble(
         max_output_tokens=max_output_tokens,
         model=model,
     )
-    rule = earlier_reasoning(endpoint, capability)
+    rule = wire_for(endpoint.wire_api).earlier_reasoning(endpoint, capability)
     dropped = _trim(
         turns,
         context_budget(capability, max_output_tokens),

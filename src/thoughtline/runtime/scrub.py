@@ -10,7 +10,8 @@ token counts, ids, finish reasons, errors) stays.
 Exchange` holds it and returns it with every reasoning value replaced:
 
 - strings by :data:`REASONING_MARKER`, arrays and objects by empty ones (what is scrubbed
-  on each wire is listed in :mod:`thoughtline.runtime._scrub_wires`);
+  on each wire is the wire's own: ``providers/<wire>/_scrub.py``, handed out by its
+  unit's ``new_scrubber``; the shared rules are :mod:`thoughtline.providers.scrubbing`);
 - streams frame by frame: SSE frames keep their ``event:``/``id:`` lines, comments, line
   ends, count and order, and their JSON payload is re-serialized compactly; NDJSON
   likewise line by line;
@@ -35,9 +36,9 @@ from typing import Any, Final
 import orjson
 
 from thoughtline.errors import ConfigError
-from thoughtline.providers.base import WIRE_APIS
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.runtime._scrub_wires import REASONING_MARKER, PayloadScrubber, scrubber_for
+from thoughtline.providers.registry import WIRE_APIS, known_wire
+from thoughtline.providers.scrubbing import REASONING_MARKER, PayloadScrubber
 
 __all__ = ["REASONING_MARKER", "UNPARSEABLE_MARKER", "scrub_reasoning"]
 
@@ -64,8 +65,8 @@ def scrub_reasoning(
 ) -> bytes:
     """``body`` with every reasoning value replaced (see the module docstring).
 
-    ``wire_api`` picks the protocol, ``streamed`` whether ``body`` is a stream (SSE, or
-    NDJSON for ``ollama``) or one JSON document, and ``endpoint`` the Chat Completions
+    ``wire_api`` picks the protocol, ``streamed`` whether ``body`` is a stream (framed
+    as the wire API frames it: SSE or NDJSON) or one JSON document, and ``endpoint`` the Chat Completions
     dialect and ``reasoning_field`` (``<think>`` tags are split for raw-reasoning
     endpoints reading ``think_tags`` or ``auto``). ``status``, when given, is the HTTP
     status: error statuses (400 and above) return ``body`` unchanged, as any error page
@@ -73,17 +74,18 @@ def scrub_reasoning(
 
     Raises :class:`~thoughtline.errors.ConfigError` for an unknown ``wire_api``.
     """
-    scrubber = scrubber_for(wire_api, endpoint)
-    if scrubber is None:
+    wire = known_wire(wire_api)
+    if wire is None:
         raise ConfigError(
             f"Cannot scrub reasoning from a {wire_api!r} body: unknown wire_api. "
             f"Allowed values: {', '.join(WIRE_APIS)}."
         )
     if (status is not None and status >= 400) or not body:
         return body
+    scrubber = wire.new_scrubber(endpoint)
     if not streamed:
         return _scrub_whole(body, scrubber)
-    if wire_api == "ollama":
+    if wire.framing == "ndjson":
         return _scrub_ndjson(body, scrubber)
     return _scrub_sse(body, scrubber)
 

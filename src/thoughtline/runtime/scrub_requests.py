@@ -7,35 +7,50 @@ the body written to the trace keeps everything else — the prompt, the answer t
 earlier turns, the tool calls and results, the settings — and has every echoed reasoning
 value replaced by :data:`~thoughtline.runtime.scrub.REASONING_MARKER`.
 
-What counts as echoed reasoning, in the turns (``messages``, ``input``, ``contents``) of
-any wire: Anthropic ``thinking`` / ``redacted_thinking`` blocks, Responses ``reasoning``
-items, Gemini ``thought`` parts and every ``thoughtSignature``, and the reasoning fields
-of Chat Completions and Ollama messages. A body that is not JSON is replaced whole.
+Each wire's unit says where its requests echo reasoning
+(:class:`~thoughtline.providers.wire.EchoedReasoning`: Anthropic ``thinking`` /
+``redacted_thinking`` blocks, Responses ``reasoning`` items, Gemini ``thought`` parts and
+every ``thoughtSignature``, the reasoning fields of Chat Completions and Ollama
+messages). A body is scrubbed by every wire's rule at once, in the turns (``messages``,
+``input``, ``contents``) of any wire, so a field one wire echoes is never let through
+because another wire sent it. A body that is not JSON is replaced whole.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import orjson
 
-from thoughtline.runtime._scrub_wires import REASONING_MARKER
+from thoughtline.providers.registry import WIRE_APIS, wire_for
+from thoughtline.providers.scrubbing import REASONING_MARKER
 from thoughtline.runtime.scrub import UNPARSEABLE_MARKER
 
-_TURNS: Final = ("messages", "input", "contents")
-_REASONING_BLOCKS: Final = frozenset({"thinking", "redacted_thinking", "reasoning"})
-_REASONING_FIELDS: Final = frozenset(
-    {
-        "reasoning_content",
-        "reasoning",
-        "reasoning_details",
-        "thinking",
-        "thoughtSignature",
-        "thought_signature",
-        "encrypted_content",
-        "signature",
-    }
-)
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    turns: tuple[str, ...]
+    blocks: frozenset[str]
+    flags: tuple[str, ...]
+    fields: frozenset[str]
+    kept: tuple[str, ...]
+    """What stays of an object that is reasoning as a whole: its kind, to show where it was."""
+
+
+@cache
+def _rules() -> _Rules:
+    """Every wire's echoed reasoning, as one rule."""
+    echoed = [wire_for(name).echoed for name in WIRE_APIS]
+    flags = tuple(dict.fromkeys(flag for rule in echoed for flag in sorted(rule.flags)))
+    return _Rules(
+        turns=tuple(dict.fromkeys(rule.turns for rule in echoed)),
+        blocks=frozenset().union(*(rule.blocks for rule in echoed)),
+        flags=flags,
+        fields=frozenset().union(*(rule.fields for rule in echoed)),
+        kept=("type", *flags, "id"),
+    )
 
 
 def scrub_request(body: str) -> str:
@@ -46,22 +61,23 @@ def scrub_request(body: str) -> str:
         return UNPARSEABLE_MARKER
     if not isinstance(payload, dict):
         return body
-    for key in _TURNS:
+    rules = _rules()
+    for key in rules.turns:
         if key in payload:
-            payload[key] = _scrub(payload[key])
+            payload[key] = _scrub(payload[key], rules)
     return orjson.dumps(payload).decode()
 
 
-def _scrub(value: Any) -> Any:
+def _scrub(value: Any, rules: _Rules) -> Any:
     if isinstance(value, list):
-        return [_scrub(item) for item in value]
+        return [_scrub(item, rules) for item in value]
     if not isinstance(value, dict):
         return value
-    if value.get("type") in _REASONING_BLOCKS or value.get("thought") is True:
+    if value.get("type") in rules.blocks or any(value.get(flag) is True for flag in rules.flags):
         # The whole block is reasoning: only its kind stays, to show where it was.
-        kept = {key: value[key] for key in ("type", "thought", "id") if key in value}
+        kept = {key: value[key] for key in rules.kept if key in value}
         return {**kept, "scrubbed": REASONING_MARKER}
     return {
-        key: REASONING_MARKER if key in _REASONING_FIELDS else _scrub(item)
+        key: REASONING_MARKER if key in rules.fields else _scrub(item, rules)
         for key, item in value.items()
     }

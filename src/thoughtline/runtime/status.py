@@ -13,6 +13,7 @@ from thoughtline.accumulator import ModelResponse
 from thoughtline.pricing import reasoning_cost_clause
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.registry import wire_for
 from thoughtline.records import Cost, ReasoningStatus
 from thoughtline.runtime.disclosure import DisclosureGate
 
@@ -125,12 +126,9 @@ def derive_reasoning_status(
             before = ", before any of its reasoning text arrived"
         return ReasoningVerdict("interrupted", f"{lead}{before}." + token_clause)
 
-    if endpoint.wire_api == "openai-chat" and endpoint.dialect == "openai":
-        return ReasoningVerdict(
-            "unsupported",
-            "OpenAI Chat Completions never returns reasoning text; use the Responses API "
-            "(the default wire API of the openai endpoint) for summaries." + token_clause,
-        )
+    never_shown = wire_for(endpoint.wire_api).reasoning_never_shown(endpoint)
+    if never_shown is not None:
+        return ReasoningVerdict("unsupported", never_shown + token_clause)
     if capability.thinking_control == "none":
         return ReasoningVerdict(
             "unsupported", f"{capability.label} does not reason, so there is nothing to show."

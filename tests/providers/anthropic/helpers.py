@@ -6,12 +6,12 @@ from pathlib import Path
 
 from tests.support import call_context, decode_in_pieces
 from thoughtline.events import StreamEvent
-from thoughtline.providers.anthropic import AnthropicMessagesAdapter
+from thoughtline.providers.anthropic import WIRE
 from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.requests import ModelRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "anthropic"
-ADAPTER = AnthropicMessagesAdapter()
+ADAPTER = WIRE
 
 
 def fixture(name: str) -> bytes:

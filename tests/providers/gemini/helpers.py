@@ -9,13 +9,13 @@ from typing import Any
 from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, decode_whole
-from thoughtline.providers.gemini import GeminiAdapter
+from thoughtline.providers.gemini import WIRE
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
 BASE_URL = "https://generativelanguage.googleapis.com"
-ADAPTER = GeminiAdapter()
+ADAPTER = WIRE
 
 
 def fixture_bytes(name: str) -> bytes:

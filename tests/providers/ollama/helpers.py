@@ -9,12 +9,12 @@ from typing import Any
 from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext, decode_whole
-from thoughtline.providers.ollama import OllamaAdapter
+from thoughtline.providers.ollama import WIRE
 from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ollama"
-ADAPTER = OllamaAdapter()
+ADAPTER = WIRE
 
 
 def fixture_bytes(name: str) -> bytes:

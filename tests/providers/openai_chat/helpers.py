@@ -8,11 +8,11 @@ from tests.support import call_context
 from thoughtline.events import StreamEvent
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.endpoints import EndpointSettings, ReasoningField
-from thoughtline.providers.openai_chat import OpenAIChatAdapter
+from thoughtline.providers.openai_chat import WIRE
 from thoughtline.requests import ModelRequest, ReasoningRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openai_chat"
-ADAPTER = OpenAIChatAdapter()
+ADAPTER = WIRE
 
 # fixture stem -> (endpoint, model, reasoning_field override)
 FIXTURE_CONTEXTS: dict[str, tuple[str, str, ReasoningField | None]] = {

@@ -6,9 +6,8 @@ import pytest
 
 from thoughtline.accumulator import accumulate
 from thoughtline.events import ReasoningDelta, ReasoningStart, ResponseStarted, StreamError
-from thoughtline.providers.openai_chat import OpenAIChatAdapter
 
-from .helpers import ADAPTER, decode_body, decode_stream, read_fixture
+from .helpers import ADAPTER, decode_body, decode_stream, make_context, read_fixture
 
 
 def test_openai_400_unsupported_value() -> None:
@@ -27,7 +26,8 @@ def test_openai_400_unsupported_value() -> None:
 
 def test_openai_429_with_retry_after() -> None:
     body = b'{"error":{"message":"Rate limit reached for gpt-5.5","type":"requests","param":null,"code":"rate_limit_exceeded"}}'
-    error = OpenAIChatAdapter("OpenAI").parse_error(429, {"Retry-After": "7"}, body)
+    context = make_context("openai", "gpt-5.5", wire_api="openai-chat")
+    error = ADAPTER.parse_error(429, {"Retry-After": "7"}, body, context)
     assert error.code == "PROVIDER_RATE_LIMITED"
     assert error.retryable is True
     assert error.retry_after_s == 7.0

@@ -12,12 +12,12 @@ from thoughtline.events import (
     ToolCallDelta,
 )
 from thoughtline.providers.base import CallContext, StreamDecoder, decode_whole
-from thoughtline.providers.openai_responses import OpenAIResponsesAdapter
+from thoughtline.providers.openai_responses import WIRE
 from thoughtline.requests import ModelRequest
 from thoughtline.testing.transcript import SimRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openai_responses"
-ADAPTER = OpenAIResponsesAdapter()
+ADAPTER = WIRE
 REQUEST = ModelRequest.simple("gpt-5.5", "hi")
 
 

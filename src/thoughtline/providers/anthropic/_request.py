@@ -26,6 +26,7 @@ from typing import Any, Final
 from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.anthropic._history import anthropic_messages
+from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
 from thoughtline.requests import Effort, ModelRequest
 
@@ -46,6 +47,10 @@ BUDGET_FOR_EFFORT: Final[dict[Effort, int]] = {
 """Thinking budget derived from an effort on budget-controlled families."""
 
 _ANTHROPIC_CONTROLS: Final = frozenset({"adaptive", "budget", "none"})
+
+
+MESSAGES_PATH: Final = "/v1/messages"
+ANTHROPIC_VERSION: Final = "2023-06-01"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +148,17 @@ def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: 
     if request.stream:
         body["stream"] = True
     return ShapedBody(body=body, warnings=tuple(warnings))
+
+
+def build_request(request: ModelRequest, context: CallContext) -> WireRequest:
+    """The request for ``request``, shaped by the model's capability data."""
+    shaped = shape_body(request, context.capability, provider=context.endpoint.name)
+    return WireRequest(
+        url=context.endpoint.base_url + MESSAGES_PATH,
+        body=shaped.body,
+        headers={"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"},
+        warnings=shaped.warnings,
+    )
 
 
 def _accepted_effort(

@@ -1,4 +1,8 @@
-"""The ``gemini`` wire API: Google Gemini ``generateContent`` / ``streamGenerateContent``."""
+"""The ``gemini`` wire API: Google Gemini ``generateContent`` / ``streamGenerateContent``
+(REST ``v1beta``, streaming over SSE with ``alt=sse``; a chunk with ``finishReason``
+ends the stream). :data:`WIRE` is the unit the registry hands out; the transport adds
+the ``x-goog-api-key`` header.
+"""
 
 from __future__ import annotations
 
@@ -6,49 +10,51 @@ from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamEvent
-from thoughtline.providers.base import (
-    CallContext,
-    SSEStreamDecoder,
-    StreamDecoder,
-    WireApi,
-    WireRequest,
-)
+from thoughtline.providers.base import CallContext
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.gemini._errors import parse_gemini_error
 from thoughtline.providers.gemini._request import build_gemini_request
 from thoughtline.providers.gemini._response import decode_gemini_body
+from thoughtline.providers.gemini._scrub import GeminiScrubber
 from thoughtline.providers.gemini._stream import GeminiTranslator
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
-__all__ = ["GeminiAdapter", "GeminiTranslator"]
+__all__ = ["WIRE", "GeminiTranslator"]
 
 
-class GeminiAdapter:
-    """Speaks the Gemini REST API (``v1beta``), streaming over SSE (``alt=sse``)."""
+def _errors(
+    status: int, headers: Mapping[str, str], body: bytes, context: CallContext | None
+) -> ProviderError:
+    """A google.rpc status error body → ProviderError (honours ``RetryInfo``)."""
+    endpoint = context.endpoint if context is not None else None
+    return parse_gemini_error(status, headers, body, endpoint=endpoint)
 
-    wire_api: WireApi = "gemini"
 
-    def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest:
-        """URL, camelCase body and warnings; the transport adds ``x-goog-api-key``."""
-        return build_gemini_request(request, context)
+def _decode(body: bytes, request: ModelRequest, context: CallContext) -> list[StreamEvent]:
+    return decode_gemini_body(body)
 
-    def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:
-        """A decoder for one SSE stream; a chunk with ``finishReason`` ends it."""
-        return SSEStreamDecoder(GeminiTranslator())
 
-    def decode_body(
-        self, body: bytes, request: ModelRequest, context: CallContext
-    ) -> list[StreamEvent]:
-        """Events for a whole non-streaming body (same shape as the stream's)."""
-        return decode_gemini_body(body)
+def _earlier_reasoning(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
+    """Thought signatures go back on the parts they came on, in every later turn (the
+    API checks only the current turn's, so a missing one is allowed)."""
+    return "always"
 
-    def parse_error(
-        self,
-        status: int,
-        headers: Mapping[str, str],
-        body: bytes,
-        context: CallContext | None = None,
-    ) -> ProviderError:
-        """A google.rpc status error body → ProviderError (honours ``RetryInfo``)."""
-        return parse_gemini_error(
-            status, headers, body, endpoint=context.endpoint if context is not None else None
-        )
+
+WIRE = Wire(
+    wire_api="gemini",
+    auth="x-goog-api-key",
+    build=build_gemini_request,
+    translator=lambda request, context: GeminiTranslator(),
+    decode=_decode,
+    errors=_errors,
+    scrubber=lambda endpoint: GeminiScrubber(),
+    echoed=EchoedReasoning(
+        turns="contents",
+        flags=frozenset({"thought"}),
+        fields=frozenset({"thoughtSignature", "thought_signature"}),
+    ),
+    earlier=_earlier_reasoning,
+    capability_endpoint="gemini",
+)

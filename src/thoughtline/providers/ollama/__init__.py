@@ -1,4 +1,7 @@
-"""The ``ollama`` wire API: Ollama's native ``POST /api/chat`` (NDJSON streaming)."""
+"""The ``ollama`` wire API: Ollama's native ``POST /api/chat`` (NDJSON streaming; the
+``done: true`` line ends a stream). Thinking arrives raw in ``message.thinking``, or as
+a ``<think>`` block leading the answer. :data:`WIRE` is the unit the registry hands out.
+"""
 
 from __future__ import annotations
 
@@ -6,49 +9,64 @@ from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamEvent
-from thoughtline.providers.base import (
-    CallContext,
-    NDJSONStreamDecoder,
-    StreamDecoder,
-    WireApi,
-    WireRequest,
-)
+from thoughtline.providers.base import CallContext
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.hidden_requests import HiddenAsk
 from thoughtline.providers.ollama._errors import parse_ollama_error
 from thoughtline.providers.ollama._request import build_ollama_request
 from thoughtline.providers.ollama._response import decode_ollama_body
+from thoughtline.providers.ollama._scrub import OllamaScrubber
 from thoughtline.providers.ollama._stream import OllamaTranslator
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
-__all__ = ["OllamaAdapter", "OllamaTranslator"]
+__all__ = ["WIRE", "OllamaTranslator"]
 
 
-class OllamaAdapter:
-    """Speaks Ollama's native chat API; thinking arrives raw in ``message.thinking``."""
+def _errors(
+    status: int, headers: Mapping[str, str], body: bytes, context: CallContext | None
+) -> ProviderError:
+    """``{"error": "..."}`` with its status → ProviderError."""
+    endpoint = context.endpoint if context is not None else None
+    return parse_ollama_error(status, headers, body, endpoint=endpoint)
 
-    wire_api: WireApi = "ollama"
 
-    def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest:
-        """URL, body (``think`` only when reasoning is requested) and warnings."""
-        return build_ollama_request(request, context)
+def _decode(body: bytes, request: ModelRequest, context: CallContext) -> list[StreamEvent]:
+    return decode_ollama_body(body, context.endpoint.reasoning_field)
 
-    def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:
-        """A decoder for one NDJSON stream; the ``done: true`` line ends it."""
-        return NDJSONStreamDecoder(OllamaTranslator(context.endpoint.reasoning_field))
 
-    def decode_body(
-        self, body: bytes, request: ModelRequest, context: CallContext
-    ) -> list[StreamEvent]:
-        """Events for a whole non-streaming body (same shape as the stream's)."""
-        return decode_ollama_body(body, context.endpoint.reasoning_field)
+def _earlier_reasoning(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
+    """Earlier turns' reasoning never goes back: the chat templates (Qwen3, DeepSeek-R1
+    and the like) keep only the final answer of earlier turns."""
+    return "never"
 
-    def parse_error(
-        self,
-        status: int,
-        headers: Mapping[str, str],
-        body: bytes,
-        context: CallContext | None = None,
-    ) -> ProviderError:
-        """``{"error": "..."}`` with its status → ProviderError."""
-        return parse_ollama_error(
-            status, headers, body, endpoint=context.endpoint if context is not None else None
-        )
+
+def _hidden_ask(
+    endpoint: Endpoint, capability: ModelCapability, tools: bool, effort_sent: bool
+) -> HiddenAsk | None:
+    """``think: false``, unless no request turns the model's reasoning off or an effort
+    was asked for (effort is a separate axis: the caller asked the model to reason)."""
+    if capability.always_reasons:
+        return None
+    if effort_sent:
+        return HiddenAsk(note="nothing (an effort was asked for)")
+    return HiddenAsk(fields={"think": False}, note="think: false")
+
+
+WIRE = Wire(
+    wire_api="ollama",
+    # Ollama itself takes no key; a proxy or hosted Ollama in front of it takes a bearer
+    # token. Without a key nothing is sent either way.
+    auth="bearer",
+    build=build_ollama_request,
+    translator=lambda request, context: OllamaTranslator(context.endpoint.reasoning_field),
+    decode=_decode,
+    errors=_errors,
+    scrubber=OllamaScrubber,
+    echoed=EchoedReasoning(turns="messages", fields=frozenset({"thinking"})),
+    framing="ndjson",
+    earlier=_earlier_reasoning,
+    hidden=_hidden_ask,
+    capability_endpoint="ollama",
+)

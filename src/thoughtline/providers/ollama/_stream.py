@@ -46,7 +46,7 @@ class OllamaTranslator(PayloadTranslator):
 
     def __init__(self, reasoning_field: str = "auto") -> None:
         self.finished = False
-        self._splitter = content_splitter("ollama", None, reasoning_field)
+        self._splitter = content_splitter(reasoning_field, think_tags=False)
         self._started = False
         self._next_id = 0
         self._tool_calls = 0

@@ -44,6 +44,7 @@ from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.hidden_requests import HiddenAsk, hidden_ask
 from thoughtline.providers.openai_chat._history import chat_messages, reasoning_echo
 from thoughtline.requests import Effort, ModelRequest
@@ -179,6 +180,35 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
         headers["accept"] = "text/event-stream"
     return WireRequest(
         url=endpoint.base_url + CHAT_PATH, body=body, headers=headers, warnings=tuple(warnings)
+    )
+
+
+def hidden_switch(
+    endpoint: Endpoint, capability: ModelCapability, tools: bool, effort_sent: bool
+) -> HiddenAsk | None:
+    """What a hidden call sends where the dialect has a switch (``hidden_requests``):
+    OpenRouter ``reasoning.exclude`` (not with tools: the loop needs the upstream's
+    ``reasoning_details``); on a raw-reasoning server, unless no request turns the
+    model's reasoning off or an effort was asked for, DeepSeek's ``thinking`` disabled
+    (not with tools: the history sends ``reasoning_content`` back on tool-call turns) or
+    a toggle template's ``enable_thinking: false``."""
+    if endpoint.dialect == "openrouter":
+        if tools:
+            return HiddenAsk(
+                note="nothing with tools (the loop needs the upstream's reasoning_details)"
+            )
+        return HiddenAsk(fields={"reasoning": {"exclude": True}}, note="reasoning.exclude: true")
+    if endpoint.dialect != "raw-reasoning" or capability.always_reasons:
+        return None
+    if effort_sent:
+        return HiddenAsk(note="nothing (an effort was asked for)")
+    if capability.thinking_control == "effort":
+        if tools:
+            return HiddenAsk(note="nothing with tools (the loop needs reasoning_content)")
+        return HiddenAsk(fields={"thinking": {"type": "disabled"}}, note="thinking.type: disabled")
+    return HiddenAsk(
+        fields={"chat_template_kwargs": {"enable_thinking": False}},
+        note="chat_template_kwargs.enable_thinking: false",
     )
 
 

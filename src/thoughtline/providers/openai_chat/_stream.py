@@ -52,7 +52,7 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from thoughtline.providers._think_tags import Segment, content_splitter
+from thoughtline.providers._think_tags import Segment, ThinkTagSplitter, content_splitter
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.endpoints import ChatDialect, ReasoningField
 from thoughtline.providers.openai_chat._content_chunks import content_pieces
@@ -134,6 +134,16 @@ def _text_of(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def answer_splitter(dialect: str | None, reasoning_field: str) -> ThinkTagSplitter | None:
+    """The ``<think>`` splitter of one choice's answer text: raw-reasoning servers split
+    with ``think_tags`` or ``auto``, OpenRouter with ``auto`` (an upstream may leave its
+    ``<think>`` in the answer); hosted OpenAI's text is taken as it comes."""
+    raw = dialect == "raw-reasoning"
+    if not raw and dialect != "openrouter":
+        return None
+    return content_splitter(reasoning_field, think_tags=raw)
+
+
 class ChatTranslator(PayloadTranslator):
     """Translator for ``chat.completion.chunk`` payloads (see the module docstring)."""
 
@@ -149,7 +159,7 @@ class ChatTranslator(PayloadTranslator):
         self._provider = provider
         self._openrouter = dialect == "openrouter"
         self._raw = dialect == "raw-reasoning"
-        self._splitter = content_splitter("openai-chat", dialect, reasoning_field)
+        self._splitter = answer_splitter(dialect, reasoning_field)
         # The model's capability data wins over the wire format: Claude 3.7 Sonnet
         # returns full thinking although OpenRouter labels it anthropic-claude-v1.
         self._raw_text_model = raw_text_model

@@ -4,6 +4,8 @@ compatible servers such as gpt-oss deployments).
 Reasoning comes back as ``reasoning`` output items: summaries (``kind="summary"``),
 raw ``reasoning_text`` on open-weight servers (``kind="raw"``) and the opaque
 ``encrypted_content`` carrier (``kind="encrypted"``), plus a reasoning token count.
+``response.completed``/``incomplete``/``failed`` or ``error`` end a stream (there is no
+``[DONE]`` sentinel on this API). :data:`WIRE` is the unit the registry hands out.
 """
 
 from __future__ import annotations
@@ -12,50 +14,49 @@ from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
 from thoughtline.events import StreamEvent
-from thoughtline.providers.base import (
-    CallContext,
-    SSEStreamDecoder,
-    StreamDecoder,
-    WireApi,
-    WireRequest,
-)
+from thoughtline.providers.base import CallContext
+from thoughtline.providers.capabilities import ModelCapability
+from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.openai_responses._errors import parse_http_error
 from thoughtline.providers.openai_responses._request import build_wire_request
 from thoughtline.providers.openai_responses._response import decode_response_body
+from thoughtline.providers.openai_responses._scrub import ResponsesScrubber
 from thoughtline.providers.openai_responses._stream import ResponsesTranslator
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
 from thoughtline.requests import ModelRequest
 
-__all__ = ["OpenAIResponsesAdapter", "ResponsesTranslator"]
+__all__ = ["WIRE", "ResponsesTranslator"]
 
 
-class OpenAIResponsesAdapter:
-    """Sans-IO adapter for the OpenAI Responses API (see the module docstring)."""
+def _errors(
+    status: int, headers: Mapping[str, str], body: bytes, context: CallContext | None
+) -> ProviderError:
+    endpoint = context.endpoint if context is not None else None
+    return parse_http_error(status, headers, body, endpoint=endpoint)
 
-    wire_api: WireApi = "openai-responses"
 
-    def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest:
-        """The ``/responses`` request: body, protocol headers and shaping warnings."""
-        return build_wire_request(request, context)
+def _decode(body: bytes, request: ModelRequest, context: CallContext) -> list[StreamEvent]:
+    return decode_response_body(body)
 
-    def new_decoder(self, request: ModelRequest, context: CallContext) -> StreamDecoder:
-        """An SSE decoder; ``response.completed``/``incomplete``/``failed`` or ``error``
-        end the stream (there is no ``[DONE]`` sentinel on this API)."""
-        return SSEStreamDecoder(ResponsesTranslator())
 
-    def decode_body(
-        self, body: bytes, request: ModelRequest, context: CallContext
-    ) -> list[StreamEvent]:
-        """A non-streaming body, as the same events the stream would give."""
-        return decode_response_body(body)
+def _earlier_reasoning(endpoint: Endpoint, capability: ModelCapability) -> EarlierReasoning:
+    """Reasoning items go back with their ``encrypted_content`` in every later turn
+    (``store: false`` keeps nothing server-side to point at)."""
+    return "always"
 
-    def parse_error(
-        self,
-        status: int,
-        headers: Mapping[str, str],
-        body: bytes,
-        context: CallContext | None = None,
-    ) -> ProviderError:
-        """An HTTP error response → :class:`ProviderError` with a stable code."""
-        return parse_http_error(
-            status, headers, body, endpoint=context.endpoint if context is not None else None
-        )
+
+WIRE = Wire(
+    wire_api="openai-responses",
+    auth="bearer",
+    build=build_wire_request,
+    translator=lambda request, context: ResponsesTranslator(),
+    decode=_decode,
+    errors=_errors,
+    scrubber=lambda endpoint: ResponsesScrubber(),
+    echoed=EchoedReasoning(
+        turns="input",
+        blocks=frozenset({"reasoning"}),
+        fields=frozenset({"encrypted_content"}),
+    ),
+    earlier=_earlier_reasoning,
+)
