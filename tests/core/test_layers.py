@@ -81,8 +81,8 @@ ALSO: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "thoughtline.providers",
         ("cli", "telemetry", "api"),
-        "`providers`, `models` and `doctor` read the endpoints and capabilities; "
-        "telemetry and URLs are shown redacted",
+        "`providers`, `models`, `config` and `prices` read the endpoints and capabilities; "
+        "front ends load the capability cache; telemetry and URLs are shown redacted",
     ),
     (
         "thoughtline.telemetry",
