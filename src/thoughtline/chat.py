@@ -58,8 +58,8 @@ class _Turns:
 
     @property
     def continues(self) -> str | None:
-        """The id of the run the next request continues; ``None``: it starts a new
-        conversation."""
+        """The id of the run the next request continues (as given, until the first
+        send); ``None``: it starts a new conversation."""
         return self._next
 
     @property
@@ -127,8 +127,9 @@ class Conversation(_Turns):
 
     It opens a config and store as :func:`thoughtline.run` does (``config``,
     ``environ``) and keeps them, with an event loop, until :meth:`close` (``with`` does
-    it). ``continues`` (a run id) picks up an earlier conversation. Made where an event
-    loop already runs (Jupyter), it runs on a loop of its own, in a thread of its own."""
+    it). ``continues`` (a run id in any form: whole, short, a unique start, ``latest``)
+    picks up an earlier conversation. Made where an event loop already runs (Jupyter),
+    it runs on a loop of its own, in a thread of its own."""
 
     def __init__(
         self,

@@ -62,7 +62,7 @@ from thoughtline.runtime import (
     with_system,
     with_tools,
 )
-from thoughtline.store.run_ids import resolve_run_id
+from thoughtline.store.run_ids import LATEST, find_run, resolve_run_id
 
 if TYPE_CHECKING:
     from thoughtline.chat import AsyncConversation
@@ -451,13 +451,9 @@ class Orchestrator:
     # -- reading -------------------------------------------------------------------
     def status(self, run_id: str | None = None) -> Run:
         """A run as the store holds it (the latest when ``run_id`` is omitted), the same
-        record ``thoughtline status`` prints; ``run_id`` may be a short id or a unique
-        start of an id. Raises ``RUN_NOT_FOUND`` (``RUN_ID_AMBIGUOUS``)."""
-        if not run_id:
-            found = self.store.latest_run()
-        else:
-            full = resolve_run_id(self.store, run_id)
-            found = None if full is None else self.store.get_run(full)
+        record ``thoughtline status`` prints; ``run_id`` may be a short id, a unique
+        start of an id or ``latest``. Raises ``RUN_NOT_FOUND`` (``RUN_ID_AMBIGUOUS``)."""
+        found = find_run(self.store, run_id or LATEST)
         if found is None:
             raise _not_found(run_id)
         return found
@@ -467,7 +463,8 @@ class Orchestrator:
         return self.store.list_runs(limit)
 
     def trace(self, run_id: str, layer: TraceLayer | None = None) -> list[TraceEvent]:
-        """A run's trace events in order, all layers or one (``thoughtline trace``)."""
+        """A run's trace events in order, all layers or one (``thoughtline trace``);
+        ``run_id`` as :meth:`status` takes it."""
         if layer is not None and layer not in TRACE_LAYERS:
             raise ThoughtlineError(
                 "TRACE_LAYER_UNKNOWN",
@@ -630,6 +627,6 @@ def _require_running_loop(message: str, *, running: bool) -> None:
 
 
 def _not_found(run_id: str | None) -> ThoughtlineError:
-    if run_id is None:
+    if run_id in (None, LATEST):
         return ThoughtlineError("RUN_NOT_FOUND", "No runs yet in this store.")
     return ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} in this store.")

@@ -17,10 +17,12 @@ import termios
 import time
 from pathlib import Path
 
+import click
 import pytest
 
 from tests.cli.test_run_cli import AT, MARKUP, MARKUP_REQUEST, cli_env, thoughtline
 from tests.store.builders import make_run
+from thoughtline.cli import cli
 from thoughtline.config import Config
 from thoughtline.store.opening import open_store
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
@@ -417,6 +419,92 @@ def test_an_ambiguous_short_id_lists_the_candidates(
         found = thoughtline(home, environ, "status", given, "--json")
         assert found.returncode == 0, (given, found.stderr)
         assert json.loads(found.stdout)["short_id"] == old
+
+
+def run_id_parameters() -> list[tuple[str, click.Parameter]]:
+    """Every parameter of every command that takes a run id (named like one); a new one
+    is checked below without being listed."""
+    context = click.Context(cli)
+    found: list[tuple[str, click.Parameter]] = []
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
+        assert command is not None
+        for param in command.params:
+            if re.search(r"(^|_)(ids?|conversation|continues|session)$", param.name or ""):
+                found.append((name, param))
+    return found
+
+
+@pytest.mark.slow
+def test_every_run_id_argument_refuses_a_shared_start_with_the_candidates(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    store = open_store(Config(path=None), {"THOUGHTLINE_HOME": str(home)})
+    try:
+        for run_id in ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002"):
+            store.create_run(make_run(run_id, status="completed", finished_at=AT))
+    finally:
+        store.close()
+    parameters = run_id_parameters()
+    assert {(name, param.name) for name, param in parameters} == {
+        ("status", "run_id"),
+        ("trace", "run_id"),
+        ("export", "run_id"),
+        ("runs", "conversation"),
+        ("run", "continues"),
+        ("chat", "continues"),
+    }
+    for name, param in parameters:
+        given = ["kq3x"] if isinstance(param, click.Argument) else [param.opts[-1], "kq3x"]
+        args = [name, *given, *(["x"] if name == "run" else [])]
+        if name == "chat":  # a terminal on stdin and stdout, or it says it needs one
+            code, shown = chat_on_pty(home, environ, *args)
+            assert code == 2, shown
+            assert shown.replace("\r\n", "\n") == f"thoughtline: {AMBIGUOUS_CLI}\n", shown
+            continue
+        refused = thoughtline(home, environ, *args)
+        assert (refused.returncode, refused.stdout) == (2, ""), (args, refused.stderr)
+        assert refused.stderr == f"thoughtline: {AMBIGUOUS_CLI}\n", args
+    assert sim.requests == []
+
+
+AMBIGUOUS_CLI = "'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id."
+
+
+def chat_on_pty(home: Path, environ: dict[str, str], *args: str) -> tuple[int, str]:
+    """``thoughtline ARGS`` with stdin, stdout and stderr on a pseudo-terminal, for a
+    command that ends without reading a line: its exit code and what it printed."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**cli_env(home, environ), "TERM": "dumb", "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "thoughtline.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=home.parent,
+    )
+    os.close(slave)
+    output = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60.0)
+            if not ready:
+                break  # a prompt waiting for a line: the kill below ends it
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        if process.poll() is None:
+            process.kill()
+        code = process.wait(timeout=30)
+        os.close(master)
+    return code, output.decode("utf-8", errors="replace")
 
 
 def test_an_empty_reasoning_layer_says_why(

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.types import CallToolResult
 
 from tests.conftest import CANARY_KEY
@@ -23,7 +24,9 @@ from tests.runtime.test_disclosure_e2e import (
     all_bytes_under,
     make_runtime,
 )
+from tests.store.builders import make_run
 from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 
 FIRST = "Design a rate limiter."
@@ -220,3 +223,41 @@ async def test_what_cannot_be_continued_is_a_tool_error_and_nothing_is_stored(
     # Only the runs that were started exist; the running one alone reached the simulator.
     assert stored == [running["id"], prepared.id]
     assert len(sim.requests) == 1
+
+
+TWINS = ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002")
+AMBIGUOUS = "RUN_ID_AMBIGUOUS: 'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id."
+
+
+@pytest.mark.slow
+async def test_run_ids_take_latest_and_a_shared_start_is_refused_with_the_candidates(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    store = SQLiteStore(home / "thoughtline.db")
+    try:
+        for twin in TWINS:
+            store.create_run(
+                make_run(twin, status="completed", created_at="2026-01-01T00:00:00.000Z")
+            )
+    finally:
+        store.close()
+    sim.script_turns(Transcript(answer="One."), Transcript(answer="Two."))
+    async with mcp_server(tmp_path, environ) as server:
+        for tool, arguments in (
+            ("orchestration_status", {"run_id": "kq3x"}),
+            ("orchestration_run", {"request": "x", "continues": "kq3x"}),
+        ):
+            refused = await server.call(tool, arguments)
+            assert refused.is_error and text_of(refused) == AMBIGUOUS, tool
+        first = snapshot_of(await server.call("orchestration_run", {"request": FIRST}))
+        latest = snapshot_of(await server.call("orchestration_status", {"run_id": "latest"}))
+        assert latest["run"]["id"] == first["id"]
+        second = snapshot_of(
+            await server.call("orchestration_run", {"request": SECOND, "continues": "latest"})
+        )
+        stored = await stored_run_ids(server)
+    assert (second["continues"], second["conversation_id"]) == (first["id"], first["id"])
+    assert second["tasks"][0]["output"] == "Two."
+    assert stored == [second["id"], first["id"], *reversed(TWINS)]

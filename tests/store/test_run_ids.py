@@ -15,9 +15,11 @@ import pytest
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_run
 from tests.store.postgres_cluster import Cluster
+from thoughtline.errors import ThoughtlineError
 from thoughtline.store._sql_dialect import POSTGRES, SQLITE
 from thoughtline.store._sql_store import run_ids_with_prefix_sql
 from thoughtline.store.postgres import PostgresStore
+from thoughtline.store.run_ids import find_conversation, find_run, resolve_run_id
 from thoughtline.store.sqlite import SQLiteStore
 
 IDS = ["run_a1", "run_a2", "run_b1", "run_%x", "run__y", "run_a%", "run_a_"]
@@ -107,3 +109,51 @@ def test_postgres_ranges_over_the_byte_order_index_in_any_collation(collated_dsn
         assert "Index Only Scan Backward using runs_id_bytes on runs" in text, text
         assert "Index Cond: ((id >= " in text, text
         assert "Seq Scan" not in text and "Sort" not in text, text
+
+
+def test_one_resolver_names_runs_and_conversations_in_every_form(backend: StoreBackend) -> None:
+    """``latest``, a short id, a start of one; a conversation by its id (an ACP session's)
+    or by any of its runs; a run from before conversations were kept is one of its own."""
+    store = backend.open()
+    older = "run_20261201232642abcdef0123456789"  # made before short ids and conversations
+    root = "run_kq3x9m2a20261201232642000001"
+    turn = "run_kq3x7h4b20261201232643000002"
+    session = "run_m4ab1c2d20261201232644000003"
+    runs = [
+        make_run(older, status="completed", created_at="2026-12-01T00:00:00.000Z"),
+        make_run(root, conversation_id=root, created_at="2026-12-01T00:00:01.000Z"),
+        make_run(turn, conversation_id=root, continues=root, created_at="2026-12-01T00:00:02.000Z"),
+        make_run(session, conversation_id="sess_1", created_at="2026-12-01T00:00:03.000Z"),
+    ]
+    try:
+        store.write_prepared([store.prepare(create=run) for run in runs])
+        for given, expected in (
+            ("latest", session),
+            ("m4ab1c2d", session),
+            ("kq3x7", turn),
+            ("run_kq3x9", root),
+            (older[4:12], older),
+            ("nothing", None),
+            ("", None),
+        ):
+            found = find_run(store, given)
+            assert (found and found.id) == expected, given
+            assert resolve_run_id(store, given) == expected, given
+        assert [run.id for run in find_conversation(store, "kq3x7") or []] == [root, turn]
+        assert [run.id for run in find_conversation(store, root) or []] == [root, turn]
+        assert [run.id for run in find_conversation(store, "sess_1") or []] == [session]
+        assert [run.id for run in find_conversation(store, "latest") or []] == [session]
+        assert [run.id for run in find_conversation(store, older) or []] == [older]
+        assert find_conversation(store, "sess_2") is None
+        for ambiguous in (
+            lambda: find_run(store, "kq3x"),
+            lambda: find_conversation(store, "kq3x"),
+        ):
+            with pytest.raises(ThoughtlineError) as raised:
+                ambiguous()
+            assert raised.value.code == "RUN_ID_AMBIGUOUS"
+            assert raised.value.message == (
+                "'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id."
+            )
+    finally:
+        store.close()

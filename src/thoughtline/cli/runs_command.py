@@ -29,12 +29,13 @@ from thoughtline.cli._render import (
 from thoughtline.cli._terminal_text import echo_error, json_for, visible, visible_text
 from thoughtline.cli._trace_view import print_trace
 from thoughtline.cli.completion import complete_run_ids
-from thoughtline.cli.run_ids import resolve_run
+from thoughtline.cli.run_ids import NO_RUNS_YET, resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
 from thoughtline.runtime import empty_layer_reason
 from thoughtline.store.base import RunFilter, Store
+from thoughtline.store.run_ids import LATEST, find_conversation
 
 RUN_ID_HELP = (
     "RUN_ID is the short id runs and status show, a unique start of it, a whole run id "
@@ -174,22 +175,17 @@ def since_timestamp(text: str, *, now: datetime | None = None) -> str:
 
 
 def conversation_runs(store: Store, text: str) -> list[Run]:
-    """The runs of the conversation ``text`` names, oldest first: a conversation id (a
-    first run's, or an ACP session's), else any RUN_ID form naming one of its runs."""
-    runs = store.conversation_runs(text)
-    if runs:
+    """The runs of the conversation ``text`` names, oldest first (see
+    :func:`~thoughtline.store.run_ids.find_conversation`)."""
+    runs = find_conversation(store, text)
+    if runs is not None:
         return runs
-    try:
-        run = resolve_run(store, text)
-    except ThoughtlineError as exc:
-        if exc.code != "RUN_NOT_FOUND" or text == "latest":
-            raise
-        raise ThoughtlineError(
-            "RUN_NOT_FOUND",
-            f"No conversation or run {text!r} in this store. List runs with: thoughtline runs",
-        ) from None
-    # A run stored before conversations were recorded is a conversation of its own.
-    return store.conversation_runs(run.conversation_id or run.id) or [run]
+    if text == LATEST:
+        raise ThoughtlineError("RUN_NOT_FOUND", NO_RUNS_YET)
+    raise ThoughtlineError(
+        "RUN_NOT_FOUND",
+        f"No conversation or run {text!r} in this store. List runs with: thoughtline runs",
+    )
 
 
 CONTINUES_MARK = "↳ "

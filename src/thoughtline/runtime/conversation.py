@@ -38,7 +38,7 @@ from thoughtline.providers.registry import wire_for
 from thoughtline.records import TERMINAL_RUN_STATUSES, HistorySnapshot, Run
 from thoughtline.requests import Message
 from thoughtline.store.base import ConversationTask, Store
-from thoughtline.store.run_ids import resolve_run_id
+from thoughtline.store.run_ids import find_run
 from thoughtline.threads import StoredTurn
 
 BYTES_PER_TOKEN = 3
@@ -67,9 +67,9 @@ class Continuation:
 def ended_run(store: Store, run_id: str) -> Run:
     """The run ``run_id``, to be continued; one sentence and a code for a run that does
     not exist (``RUN_NOT_FOUND``) or has not ended (``CONVERSATION_RUN_ACTIVE``).
-    ``run_id`` may be a short id or a unique start of an id (``RUN_ID_AMBIGUOUS``)."""
-    found = resolve_run_id(store, run_id)
-    previous = None if found is None else store.get_run(found)
+    ``run_id`` may be any form :func:`~thoughtline.store.run_ids.find_run` takes: a
+    short id, a unique start of an id (``RUN_ID_AMBIGUOUS``) or ``latest``."""
+    previous = find_run(store, run_id)
     if previous is None:
         raise ThoughtlineError("RUN_NOT_FOUND", f"No run {run_id!r} to continue in this store.")
     if previous.status not in TERMINAL_RUN_STATUSES:

@@ -107,8 +107,9 @@ class RunSpec:
     max_cost: float | None = None
     """USD the run may spend; ``None``: ``[orchestration] max_cost``."""
     continues: str | None = None
-    """The run this one continues (a full id): its conversation's earlier turns are sent
-    with each task's request (:mod:`thoughtline.runtime.conversation`)."""
+    """The run this one continues (any form of a run id; the run stores the whole id): its
+    conversation's earlier turns are sent with each task's request
+    (:mod:`thoughtline.runtime.conversation`)."""
     conversation_id: str | None = None
     """The id a new conversation is given (an ACP session's); ``None``: the run's own.
     A run that continues another joins that run's conversation."""

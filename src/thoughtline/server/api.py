@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from thoughtline.records import TraceLayer, short_run_id
@@ -37,7 +37,8 @@ def _errors(
     """The error responses of a route; ``described`` replaces the common descriptions
     where a route's statuses mean something else."""
     descriptions = {
-        400: "Bad input (unknown mode, role or provider; missing key; malformed JSON).",
+        400: "Bad input (unknown mode, role or provider; missing key; malformed JSON; the "
+        "start of a run id that several runs share, RUN_ID_AMBIGUOUS).",
         401: "Missing or wrong bearer token.",
         403: "The operator token is required for this trace layer (OPERATOR_TOKEN_REQUIRED), "
         "or a state-changing request came from another origin (CROSS_SITE_REQUEST).",
@@ -79,6 +80,14 @@ async def get_daemon(request: Request) -> Daemon:
 
 
 DaemonDep = Annotated[Daemon, Depends(get_daemon)]
+
+RUN_ID_FORMS = (
+    "its full id, short id, a unique start of either (run_ may be left out), or latest; "
+    "several runs matching is a 400 RUN_ID_AMBIGUOUS naming them"
+)
+"""How every id a route takes may be given (thoughtline.store.run_ids resolves them)."""
+AMBIGUOUS = "The start of a run id that several runs share (RUN_ID_AMBIGUOUS)."
+RunIdPath = Annotated[str, Path(description=f"The run: {RUN_ID_FORMS}.")]
 
 
 def _links(run_id: str) -> dict[str, str]:
@@ -137,8 +146,12 @@ async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
     "/runs",
     response_model=RunList,
     responses=_errors(
+        400,
         404,
-        described={404: "conversation names no conversation and no run (CONVERSATION_NOT_FOUND)."},
+        described={
+            400: AMBIGUOUS,
+            404: "conversation names no conversation and no run (CONVERSATION_NOT_FOUND).",
+        },
     ),
     summary="Recent runs, or one conversation's runs",
 )
@@ -158,8 +171,8 @@ async def list_runs(
         Query(
             min_length=1,
             max_length=200,
-            description="A conversation id, or the full id of any run of it: that "
-            "conversation's runs only, oldest first.",
+            description="A conversation id, or any run of it given as a run id is: "
+            f"{RUN_ID_FORMS}. That conversation's runs only, oldest first.",
         ),
     ] = None,
 ) -> JSONResponse:
@@ -170,10 +183,14 @@ async def list_runs(
     return JSONResponse({"runs": await daemon.list_runs(20 if limit is None else limit)})
 
 
-@router.get("/runs/{run_id}", response_model=RunSnapshot, responses=_errors(404), summary="A run")
-async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
-    """The run's snapshot; for runs executing in this daemon, with partial outputs.
-    ``run_id``: its id, short id, or a unique start of either."""
+@router.get(
+    "/runs/{run_id}",
+    response_model=RunSnapshot,
+    responses=_errors(400, 404, described={400: AMBIGUOUS}),
+    summary="A run",
+)
+async def get_run(run_id: RunIdPath, daemon: DaemonDep) -> JSONResponse:
+    """The run's snapshot; for runs executing in this daemon, with partial outputs."""
     return JSONResponse(await daemon.snapshot(await daemon.full_id(run_id)))
 
 
@@ -181,10 +198,10 @@ async def get_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
     "/runs/{run_id}/cancel",
     status_code=202,
     response_model=CancelAccepted,
-    responses=_errors(403, 404, 409, 415),
+    responses=_errors(400, 403, 404, 409, 415, described={400: AMBIGUOUS}),
     summary="Cancel a run",
 )
-async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
+async def cancel_run(run_id: RunIdPath, daemon: DaemonDep) -> JSONResponse:
     """Stop a run executing in this daemon; it ends ``cancelled`` with what arrived kept
     (the events stream ends with ``run.cancelled``)."""
     daemon.refuse_writes_if_damaged()  # before the store is read for a short id
@@ -196,11 +213,11 @@ async def cancel_run(run_id: str, daemon: DaemonDep) -> JSONResponse:
 @router.get(
     "/runs/{run_id}/trace",
     response_model=list[TraceEventBody],
-    responses=_errors(403, 404),
+    responses=_errors(400, 403, 404, described={400: AMBIGUOUS}),
     summary="A run's trace",
 )
 async def get_trace(
-    run_id: str,
+    run_id: RunIdPath,
     request: Request,
     daemon: DaemonDep,
     credentials: Credentials,
@@ -228,12 +245,19 @@ async def get_trace(
             "then the terminal event. Reconnect with Last-Event-ID to resume.",
             "content": {MEDIA_TYPE: {"schema": {"type": "string"}}},
         },
-        **_errors(400, 404),
+        **_errors(
+            400,
+            404,
+            described={
+                400: "A bad Last-Event-ID (REQUEST_INVALID), or the start of a run id "
+                "that several runs share (RUN_ID_AMBIGUOUS)."
+            },
+        ),
     },
     summary="Live events of a run (SSE)",
 )
 async def run_events(
-    run_id: str,
+    run_id: RunIdPath,
     daemon: DaemonDep,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     last_event_id: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,

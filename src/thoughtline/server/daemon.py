@@ -41,7 +41,7 @@ from thoughtline.server.events import (
 from thoughtline.server.schemas import RunCreate
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.base import Store, StoreError
-from thoughtline.store.run_ids import resolve_run_id
+from thoughtline.store.run_ids import find_conversation, resolve_run_id
 
 logger = logging.getLogger(__name__)
 
@@ -286,9 +286,9 @@ class Daemon:
     # event log or trace can be large, and the event loop serves every live stream.
 
     async def full_id(self, run_id: str) -> str:
-        """The id of the run ``run_id`` names: a full id, a short id, or a unique start
-        of either (``RUN_ID_AMBIGUOUS`` when several runs match); unchanged when no
-        run matches, for the caller's own 404."""
+        """The id of the run ``run_id`` names: a full id, a short id, a unique start
+        of either (``RUN_ID_AMBIGUOUS`` when several runs match) or ``latest``;
+        unchanged when no run matches, for the caller's own 404."""
         # A run executing here or lately finished, or a whole id: no store read here.
         if (
             self.hub.get(run_id) is not None
@@ -322,19 +322,10 @@ class Daemon:
         return await self._snapshots(await asyncio.to_thread(self.store.list_runs, limit))
 
     async def conversation(self, key: str, limit: int | None = None) -> list[RunSnapshot]:
-        """The runs of the conversation ``key`` names (its id, or the id of any of its
-        runs), oldest first; with ``limit``, its latest ``limit`` runs."""
-
-        def read() -> list[Run] | None:
-            runs = self.store.conversation_runs(key)
-            if runs:
-                return runs
-            run = self.store.get_run(key)
-            if run is None:
-                return None
-            return self.store.conversation_runs(run.conversation_id or run.id) or [run]
-
-        stored = await asyncio.to_thread(read)
+        """The runs of the conversation ``key`` names (its id, or any form of the id of
+        one of its runs: :func:`~thoughtline.store.run_ids.find_conversation`), oldest
+        first; with ``limit``, its latest ``limit`` runs."""
+        stored = await asyncio.to_thread(find_conversation, self.store, key)
         if stored is None:
             shown = key if len(key) <= 80 else f"{key[:80]}..."
             raise ApiError(

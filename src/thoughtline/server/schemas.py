@@ -125,8 +125,9 @@ class RunCreate(BaseModel):
     )
     continues: Name | None = Field(
         default=None,
-        description="The full id of an ended run to continue (a prefix is not accepted "
-        "here): the run joins its conversation, each task is sent the earlier turns, and "
+        description="The ended run to continue: its full id, short id, a unique start of "
+        "either, or latest (several runs matching: a 400 RUN_ID_AMBIGUOUS naming them). "
+        "The run joins its conversation, each task is sent the earlier turns, and "
         "the tasks are that run's again (or one per role in roles) with the fields given "
         "winning; its mode goes on when it was chosen explicitly. No such run is a 404 "
         "RUN_NOT_FOUND, one not ended a 409 CONVERSATION_RUN_ACTIVE, one that keeps "

@@ -6,9 +6,11 @@ a turn only where its snapshot carries it, and a phone-width screen that holds i
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.server.web.support import screenshot
@@ -20,6 +22,8 @@ from tests.server.web.test_live_daemon import (
     with_token,
 )
 from tests.server.web.test_live_daemon import daemon as daemon  # the fixture: its own per module
+from tests.store.builders import make_run
+from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 FIRST_REQUEST = "How should our API limit request rates?"
@@ -170,3 +174,82 @@ def test_a_hidden_turn_shows_its_notice_and_its_reasoning_reaches_no_page(
     assert any(FIRST_ANSWER.encode() in body for body in bodies)
     for body in bodies:
         assert canary.encode() not in body
+
+
+def post_json(daemon: Daemon, path: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        f"{daemon.url}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {ACCESS_TOKEN}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def ended(daemon: Daemon, run_id: str) -> dict[str, Any]:
+    for _ in range(200):
+        snapshot: dict[str, Any] = get_json(daemon, f"/v1/runs/{run_id}")
+        if snapshot["status"] == "completed":
+            return snapshot
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not complete: {snapshot}")
+
+
+@pytest.mark.slow
+def test_an_address_with_a_short_id_a_prefix_or_latest_shows_the_whole_thread(
+    page: Page,
+    daemon: Daemon,
+    sim: Simulator,
+) -> None:
+    store = SQLiteStore(daemon.home / "thoughtline.db")
+    try:  # two older runs whose short ids start alike
+        for twin in ("run_kq3x9m2a20261201232642000001", "run_kq3x7h4b20261201232643000002"):
+            store.create_run(
+                make_run(twin, status="completed", created_at="2026-01-01T00:00:00.000Z")
+            )
+    finally:
+        store.close()
+    sim.script_turns(
+        Transcript(answer=FIRST_ANSWER), Transcript(answer=SECOND_ANSWER), profile="deepseek"
+    )
+    first = post_json(daemon, "/v1/runs", {"request": FIRST_REQUEST, "provider": "deepseek"})
+    ended(daemon, first["id"])
+    second = post_json(
+        daemon, "/v1/runs", {"request": SECOND_REQUEST, "continues": first["short_id"]}
+    )
+    ended(daemon, second["id"])
+    with_token(page, ACCESS_TOKEN)
+    view = page.get_by_test_id("run-view")
+    turn = page.get_by_test_id("thread-turn")
+    box = page.get_by_test_id("follow-up")
+    for given, tab in (
+        (second["short_id"], ""),
+        (second["short_id"][:5], "/trace"),
+        ("latest", ""),
+    ):
+        page.goto(f"{daemon.url}/#/runs/{given}{tab}")
+        # The address becomes the whole id; the view is the run's, with its thread.
+        expect(page).to_have_url(f"{daemon.url}/#/runs/{second['id']}{tab}")
+        expect(view).to_have_attribute("data-run-id", second["id"])
+        if tab:
+            expect(page.get_by_test_id("trace-panel")).to_be_visible()
+            page.get_by_test_id("tab-tasks").click()
+            expect(page).to_have_url(f"{daemon.url}/#/runs/{second['id']}")
+        expect(turn).to_have_count(1)
+        expect(turn).to_have_attribute("data-run-id", first["id"])
+        expect(turn.get_by_test_id("turn-answer")).to_have_text(FIRST_ANSWER)
+        expect(page.get_by_test_id("thread-current")).to_contain_text("Turn 2 of 2")
+        expect(page.get_by_test_id("task-answer")).to_have_text(SECOND_ANSWER)
+        expect(box).to_be_visible()
+        expect(box).to_have_attribute("data-continues", second["id"])
+        selected = page.locator("[data-testid=run-item][aria-current=page]")
+        expect(selected).to_have_attribute("data-run-id", second["id"])
+
+    # A start two runs share names no run: the view says so, with the candidates.
+    page.goto(f"{daemon.url}/#/runs/kq3x")
+    expect(page.get_by_test_id("run-request")).to_have_text("Run unavailable")
+    expect(page.get_by_test_id("run-error")).to_have_text(
+        "'kq3x' matches 2 runs: kq3x9m2a, kq3x7h4b. Give more of the id. (RUN_ID_AMBIGUOUS)"
+    )
+    expect(page).to_have_url(f"{daemon.url}/#/runs/kq3x")

@@ -75,6 +75,7 @@ from thoughtline.runtime import (
     ToolApproval,
     spec_from_roles,
 )
+from thoughtline.store.run_ids import find_conversation
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -164,6 +165,9 @@ class _Session:
     runs: list[str] = field(default_factory=list)
     """The ids of the session's runs, oldest first (its conversation's, when loaded)."""
     turn: _Turn | None = None
+    conversation_id: str = ""
+    """The conversation of its runs: the session id, unless ``session/load`` named it by
+    one of its runs (a short id, say)."""
 
 
 class ThoughtlineAcpAgent:
@@ -245,11 +249,16 @@ class ThoughtlineAcpAgent:
         """A session from the store, in this process or after a restart: its runs
         (``Store.conversation_runs``) are replayed as session updates, in order, before
         the answer; later prompts continue it. Settings carry over from this process's
-        copy of the session, else from its latest run (see ``_loaded_settings``)."""
+        copy of the session, else from its latest run (see ``_loaded_settings``).
+        ``session_id`` may also name one of the conversation's runs, in any form a run id
+        takes (``find_conversation``); the session keeps the id it was loaded by."""
         known = self.sessions.get(session_id)
         if known is not None and known.turn is not None:
             raise _busy(session_id)
-        runs = self.runtime.store.conversation_runs(session_id)
+        try:
+            runs = find_conversation(self.runtime.store, session_id) or []
+        except ThoughtlineError as exc:  # RUN_ID_AMBIGUOUS
+            raise from_thoughtline(exc) from None
         if not runs and known is None:
             raise invalid_params(
                 f"Unknown session {session_id!r}: nothing of it is stored here; "
@@ -266,6 +275,7 @@ class ThoughtlineAcpAgent:
             settings=settings,
             servers=servers,
             runs=[run.id for run in runs],
+            conversation_id=(runs[0].conversation_id or runs[0].id) if runs else "",
         )
         for run in runs:  # the answer must come after the whole history
             for update in TurnRenderer().replay(run.snapshot()):
@@ -431,7 +441,7 @@ class ThoughtlineAcpAgent:
                 model=settings.model,
                 effort=settings.effort,
             )
-            spec = replace(first, conversation_id=session.id)
+            spec = replace(first, conversation_id=session.conversation_id or session.id)
         if settings.max_cost is not None:
             spec = replace(spec, max_cost=settings.max_cost)
         return spec

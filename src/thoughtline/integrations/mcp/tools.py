@@ -31,7 +31,7 @@ from thoughtline.runtime import (
     with_tools,
 )
 from thoughtline.store.base import Store
-from thoughtline.store.run_ids import resolve_run_id
+from thoughtline.store.run_ids import LATEST, find_run
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
 logger = logging.getLogger(__name__)
@@ -138,8 +138,8 @@ class ThoughtlineMCP:
             str | None,
             Field(
                 min_length=1,
-                description="The id of an ended run to follow up on: this run joins its "
-                "conversation, runs its tasks again (roles, provider, model and effort "
+                description="The ended run to follow up on (its id, short id, a unique "
+                "start of either, or latest): this run joins its conversation, runs its tasks again (roles, provider, model and effort "
                 "given here win) and sends each the earlier requests and answers.",
             ),
         ] = None,
@@ -203,8 +203,8 @@ class ThoughtlineMCP:
         run_id: Annotated[
             str | None,
             Field(
-                description="A run id, its short id or a unique start of either; "
-                "the latest run when omitted."
+                description="A run id, its short id, a unique start of either, or "
+                "latest (the latest run also when omitted)."
             ),
         ] = None,
         limit: Annotated[
@@ -224,7 +224,7 @@ class ThoughtlineMCP:
             return tool_error(exc)
         run = None if found is None else self.live(found)
         if run is None:
-            if run_id is None:
+            if run_id in (None, LATEST):
                 error = ThoughtlineError(
                     "RUN_NOT_FOUND", "No runs yet. Start one with the orchestration_run tool."
                 )
@@ -312,11 +312,7 @@ class ThoughtlineMCP:
     def _read_status(self, run_id: str | None, limit: int) -> tuple[Run | None, list[Run]]:
         """The run asked for (the latest when None) and the ``limit`` most recent runs,
         as stored."""
-        if run_id is None:
-            run = self.store.latest_run()
-        else:
-            found = resolve_run_id(self.store, run_id)
-            run = None if found is None else self.store.get_run(found)
+        run = find_run(self.store, LATEST if run_id is None else run_id)
         return run, self.store.list_runs(limit) if limit else []
 
     def live(self, run: Run) -> Run:

@@ -1,5 +1,5 @@
 // Wires the page: the runs list (refreshed), the new-run form, the token dialog and a
-// hash router (#/runs/<id> and #/runs/<id>/trace).
+// hash router (#/runs/<id> and #/runs/<id>/trace; <id> in any form a run id takes).
 
 import { adoptTokenFromAddress, api, getToken, setToken, setTokenPrompt } from "./api.js";
 import { h, statusBadge, timeElement } from "./dom.js";
@@ -214,6 +214,14 @@ function route() {
       onFinished: () => refreshRuns(),
       onFollowUp: (id) => {
         location.hash = `#/runs/${encodeURIComponent(id)}`;
+      },
+      // Named by a short id, the start of one or `latest`: the address becomes the
+      // run's whole id, so the list's selection and a reload mean this one run.
+      onWholeId: (id) => {
+        const tab = location.hash.endsWith("/trace") ? "/trace" : "";
+        history.replaceState(history.state, "", `#/runs/${encodeURIComponent(id)}${tab}`);
+        listSignature = "";
+        refreshRuns();
       },
     });
     main.replaceChildren(view.element);

@@ -42,8 +42,9 @@ const STREAM_LABELS = {
 
 export class RunView {
   /**
-   * @param {string} runId
-   * @param {{onFinished: () => void, onFollowUp: (runId: string) => void}} hooks
+   * @param {string} runId the run's id, or any form the daemon resolves (a short id, the
+   *   start of an id, `latest`): the view takes the whole id from the first snapshot
+   * @param {{onFinished: () => void, onFollowUp: (runId: string) => void, onWholeId?: (runId: string) => void}} hooks
    */
   constructor(runId, hooks) {
     this.runId = runId;
@@ -110,7 +111,7 @@ export class RunView {
       this.tracePanel,
     );
     this.selectTab("tasks");
-    this.stream = followRun(runId, {
+    this.stream = followRun(() => this.runId, {
       onEvent: (event) => this.handle(event),
       onState: (state, error) => this.streamStateChanged(state, error),
       isFinished: () => this.run !== null && TERMINAL_RUN.has(this.run.status),
@@ -120,9 +121,20 @@ export class RunView {
   tabButton(tab, label) {
     return h(
       "a",
-      { href: `#/runs/${encodeURIComponent(this.runId)}${tab === "trace" ? "/trace" : ""}`, role: "tab", class: "tab", testid: `tab-${tab}` },
+      { href: tabAddress(this.runId, tab), role: "tab", class: "tab", testid: `tab-${tab}` },
       label,
     );
+  }
+
+  /** The run was named by another form of its id: from now on its stream, trace, thread,
+   * cancel button and tabs use the whole id (`latest` stays this run when others start). */
+  adopt(runId) {
+    this.runId = runId;
+    this.element.dataset.runId = runId;
+    this.thread.runId = runId;
+    this.trace.runId = runId;
+    for (const [tab, button] of Object.entries(this.tabButtons)) button.setAttribute("href", tabAddress(runId, tab));
+    this.hooks.onWholeId?.(runId);
   }
 
   selectTab(tab) {
@@ -233,6 +245,7 @@ export class RunView {
 
   applySnapshot(snapshot) {
     if (!snapshot || typeof snapshot !== "object") return;
+    if (this.run === null && typeof snapshot.id === "string" && snapshot.id !== this.runId) this.adopt(snapshot.id);
     this.run = { ...snapshot, tasks: Array.isArray(snapshot.tasks) ? snapshot.tasks.map((task) => ({ ...task })) : [] };
     this.renderHead();
     this.trace.runChanged();
@@ -394,4 +407,8 @@ export class RunView {
       this.cancelButton.disabled = false;
     }
   }
+}
+
+function tabAddress(runId, tab) {
+  return `#/runs/${encodeURIComponent(runId)}${tab === "trace" ? "/trace" : ""}`;
 }

@@ -94,7 +94,8 @@ const sleep = (ms, signal) =>
 /**
  * Follow a run's event stream until a terminal event, reconnecting with the last seen
  * id after network errors or a stream that ends early.
- * @param {string} runId
+ * @param {() => string} runId the run's id as it is now (a view named by a short id
+ *   reconnects by the whole id its first snapshot gave)
  * @param {{
  *   onEvent: (event: {type: string, data: string, id: string | null}) => boolean | void,
  *   onState: (state: "connecting" | "live" | "reconnecting" | "ended" | "error", error?: ApiError) => void,
@@ -116,7 +117,7 @@ export function followRun(runId, handlers) {
       try {
         const headers = { Accept: "text/event-stream" };
         if (lastEventId !== null) headers["Last-Event-ID"] = lastEventId;
-        const response = await apiFetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {
+        const response = await apiFetch(`/v1/runs/${encodeURIComponent(runId())}/events`, {
           headers,
           signal,
         });
