@@ -71,6 +71,7 @@ ErrorCode: TypeAlias = Literal[
     "TOOL_ARGUMENTS_INVALID",
     "TOOL_CALL_FAILED",
     "TOOL_NAME_TAKEN",
+    "TOOL_SERVER_GONE",
     "MAX_STEPS_REACHED",
     # budgets
     "BUDGET_EXCEEDED",

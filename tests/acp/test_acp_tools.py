@@ -295,6 +295,55 @@ async def test_a_provider_key_in_the_agents_environment_never_reaches_the_editor
     assert CANARY_KEY not in json.dumps(sim.requests[1].body)
 
 
+async def test_an_editors_server_is_recorded_without_its_values_and_a_load_must_give_it_again(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    secret = "editor-only-value-8b1f2c"
+    server = stdio("time", "-m", "mcp_server_time", env={"TIME_TOKEN": secret})
+    sim.script_turns(calling("time__get_current_time", {"timezone": "UTC"}), FINAL)
+    async with spawn(home, environ, client=AnsweringClient()) as agent:
+        await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        session = await bounded(agent.conn.new_session(cwd="/", mcp_servers=[server]))
+        first = await bounded(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Time?")])
+        )
+        assert first.stop_reason == "end_turn"
+    store = SQLiteStore(home / "thoughtline.db")
+    try:
+        (run,) = store.list_runs()
+        (recorded,) = run.tool_servers
+    finally:
+        store.close()
+    assert (recorded.origin, recorded.command, recorded.env) == (
+        "editor",
+        sys.executable,
+        ("TIME_TOKEN",),
+    )
+    assert secret.encode() not in all_bytes_under(home)
+
+    # Loaded without its server, the conversation cannot go on with its tools.
+    requests = len(sim.requests)
+    async with spawn(home, environ, client=AnsweringClient()) as agent:
+        await bounded(agent.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        await bounded(agent.conn.load_session(cwd="/", session_id=session.session_id))
+        with pytest.raises(RequestError) as refused:
+            await bounded(
+                agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Again?")])
+            )
+        assert refused.value.data == {"code": "TOOL_SERVER_GONE"}
+        assert "used the MCP server 'time', which its editor defined" in str(refused.value)
+        # Given again, it starts again.
+        sim.script_turns(FINAL)
+        await bounded(
+            agent.conn.load_session(cwd="/", session_id=session.session_id, mcp_servers=[server])
+        )
+        again = await bounded(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("Again?")])
+        )
+        assert again.stop_reason == "end_turn"
+    assert "time__get_current_time" in json.dumps(sim.requests[requests].body)
+
+
 async def test_a_streamable_http_server_from_session_new_gets_the_editors_headers(
     home: Path, sim: Simulator, environ: dict[str, str], http_server: tuple[str, str]
 ) -> None:

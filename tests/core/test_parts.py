@@ -23,7 +23,7 @@ from thoughtline.events import (
 from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 
 INTERLEAVED: list[StreamEvent] = [
@@ -139,8 +139,11 @@ async def test_a_tool_loop_through_the_client_sends_the_signature_back_unchanged
                 parts=[ToolResultPart(tool_call_id="toolu_7", name="now", content="12:00")],
             ),
         )
+        # A tool loop offers its tools on every step (Anthropic refuses tool blocks
+        # in a request that defines none).
+        now = ToolSpec(name="now", description="The time.", parameters={"type": "object"})
         await client.complete(
-            ModelRequest(model=model, messages=history, reasoning=first.reasoning)
+            ModelRequest(model=model, messages=history, reasoning=first.reasoning, tools=(now,))
         )
     second = httpx2.Response(200, content=bodies[1]).json()
     assert second["messages"][1:] == [

@@ -9,12 +9,14 @@ that cannot be continued is a tool error with its code, and nothing is stored.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.types import CallToolResult
 
+from tests.cli.test_run_cli import thoughtline as cli
 from tests.conftest import CANARY_KEY
 from tests.mcp.test_mcp_server import SLOW_TRANSCRIPT, Server, mcp_server, text_of
 from tests.runtime.test_disclosure_e2e import (
@@ -261,3 +263,44 @@ async def test_run_ids_take_latest_and_a_shared_start_is_refused_with_the_candid
     assert (second["continues"], second["conversation_id"]) == (first["id"], first["id"])
     assert second["tasks"][0]["output"] == "Two."
     assert stored == [second["id"], first["id"], *reversed(TWINS)]
+
+
+@pytest.mark.slow
+async def test_a_follow_up_starts_its_runs_mcp_json_server_again_or_is_a_tool_error(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    sim.default_transcript = None  # the default model calls the fitting demo tool
+    home = tmp_path / "home"
+    mcp_json = tmp_path / "mcp.json"
+    demo = {"command": sys.executable, "args": ["-m", "thoughtline.testing.demo_tools"]}
+    mcp_json.write_text(json.dumps({"mcpServers": {"demo": demo}}))
+    first = cli(
+        home,
+        environ,
+        "run",
+        "What time is it now in Tokyo?",
+        "--mcp-config",
+        str(mcp_json),
+        "--tool",
+        "demo",
+        "--json",
+    )
+    assert first.returncode == 0, first.stderr
+    run_id = json.loads(first.stdout)["id"]
+    async with mcp_server(tmp_path, environ) as server:
+        again = snapshot_of(
+            await server.call(
+                "orchestration_run",
+                {"request": "And what time is it now in Paris?", "continues": run_id},
+            )
+        )
+        assert again["status"] == "completed", again
+        assert "Europe/Paris" in again["tasks"][0]["output"]
+        mcp_json.unlink()
+        gone = await server.call(
+            "orchestration_run", {"request": "And now?", "continues": again["id"]}
+        )
+        stored = await stored_run_ids(server)
+    assert gone.is_error
+    assert text_of(gone).startswith("TOOL_SERVER_GONE: Run "), text_of(gone)
+    assert stored == [again["id"], run_id]

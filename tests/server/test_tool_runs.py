@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, read_all, start_run, wait_for_status
@@ -12,7 +13,7 @@ from tests.support import all_bytes_under
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
-from thoughtline.tools.settings import McpServerSettings
+from thoughtline.tools.settings import McpServerSettings, load_mcp_json
 
 
 def test_a_run_calls_a_configured_server(start_daemon: StartDaemon, sim: Simulator) -> None:
@@ -106,3 +107,36 @@ def test_a_tool_the_server_lacks_or_a_server_that_does_not_start_is_refused_unst
     assert "no index here" in down.json()["error"]["message"]
     assert client.get("/v1/runs").json()["runs"] == []
     assert sim.requests == []
+
+
+def test_a_follow_up_starts_its_runs_mcp_json_server_again_or_is_refused_410(
+    start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
+) -> None:
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(
+        json.dumps({"mcpServers": {"probe": {"command": sys.executable, "args": [TEST_SERVER]}}})
+    )
+    first = start_daemon(config=Config(path=None, mcp_servers=load_mcp_json(mcp_json)))
+    call = SimToolCall(call_id="c1", name="probe__repeat", arguments='{"text": "z", "times": 3}')
+    sim.script_turns(Transcript(tool_calls=(call,)), Transcript(answer="Done."))
+    run_id = start_run(first.client(), tools=["probe.repeat"], max_steps=3)
+    wait_for_status(first.client(), run_id, {"completed"})
+
+    # A daemon whose config has no such server: the run's record starts it again.
+    client = start_daemon(config=Config(path=None)).client()
+    again = SimToolCall(call_id="c2", name="probe__repeat", arguments='{"text": "y", "times": 2}')
+    sim.script_turns(Transcript(tool_calls=(again,)), Transcript(answer="Again."))
+    response = client.post("/v1/runs", json={"request": "Again.", "continues": run_id})
+    assert response.status_code == 202, response.text
+    follow_up = wait_for_status(client, response.json()["id"], {"completed"})
+    assert [c["result"] for c in follow_up["tasks"][0]["tool_calls"]] == ["yy"]
+
+    mcp_json.unlink()
+    gone = client.post("/v1/runs", json={"request": "Once more.", "continues": run_id})
+    assert gone.status_code == 410, gone.text
+    error = gone.json()["error"]
+    assert error["code"] == "TOOL_SERVER_GONE"
+    assert (
+        f"used the MCP server 'probe' from {mcp_json}, which no longer reads" in (error["message"])
+    )
+    assert len(client.get("/v1/runs").json()["runs"]) == 2

@@ -29,6 +29,7 @@ ALL_NAMES = [
     "m011_task_usage_index",
     "m012_budgets",
     "m013_personas",
+    "m014_run_tool_servers",
 ]
 
 
@@ -160,6 +161,25 @@ def test_personas_are_stored_and_tasks_from_before_them_read_unrecorded(
         "role": run.tasks[1].role,
         "source": "unrecorded",
     }
+
+
+def test_runs_from_before_tool_servers_were_recorded_have_none(tmp_path: Path) -> None:
+    path = tmp_path / "thoughtline.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(
+        conn,
+        location=str(path),
+        migrations=MIGRATIONS[: ALL_NAMES.index("m014_run_tool_servers")],
+    )
+    conn.execute(
+        "INSERT INTO runs (id, status, request, chain_of_thought, chain_of_thought_source, "
+        "worker_backend, created_at) VALUES ('run_before', 'completed', 'old request', "
+        "'hidden', 'default', 'provider', '2025-01-01T00:00:00.000Z')"
+    )
+    conn.close()
+    with SQLiteStore(path) as store:  # applies m014 to a run written before it
+        before = store.get_run("run_before")
+    assert before is not None and before.tool_servers == []
 
 
 def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:

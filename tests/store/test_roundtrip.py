@@ -18,6 +18,7 @@ from thoughtline.records import (
 )
 from thoughtline.requests import GenerationSettings
 from thoughtline.store.base import RunNotFoundError, Store, StoreError
+from thoughtline.tools.recorded import RecordedServer
 
 
 def _run_in_every_state() -> Run:
@@ -139,6 +140,26 @@ def test_updates_are_read_back(backend: StoreBackend) -> None:
     assert loaded.request == "review the patch"
     assert loaded.tasks[1] == task
     assert loaded.tasks[0] == make_task("run_u", 0)
+
+
+def test_a_runs_tool_servers_are_read_back(backend: StoreBackend) -> None:
+    servers = [
+        RecordedServer(
+            name="demo", origin="mcp.json", command="python3", args=("-m", "demo"),
+            env=("API_TOKEN",), file="/home/me/mcp.json",
+        ),
+        RecordedServer(name="web", origin="editor", url="https://***@x.example/mcp",
+                       headers=("Authorization",)),
+        RecordedServer(name="python", origin="python", tools=("add", "greet")),
+    ]  # fmt: skip
+    with closing(backend.open()) as store:
+        store.create_run(make_run("run_tools", tool_servers=servers))
+        store.create_run(make_run("run_none"))
+        loaded, none = store.get_run("run_tools"), store.get_run("run_none")
+        listed = {run.id: run.tool_servers for run in store.list_runs()}
+    assert loaded is not None and loaded.tool_servers == servers
+    assert none is not None and none.tool_servers == []
+    assert listed == {"run_tools": servers, "run_none": []}
 
 
 def test_unknown_ids(backend: StoreBackend) -> None:

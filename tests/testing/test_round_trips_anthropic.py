@@ -278,3 +278,37 @@ def test_a_forced_tool_is_refused_with_thinking_on(
             "type": "invalid_request_error",
             "message": "Thinking may not be enabled when tool_choice forces tool use.",
         }
+
+
+@pytest.mark.parametrize("tools", [None, []], ids=["no tools", "empty tools"])
+def test_tool_blocks_in_a_request_that_defines_no_tools_are_refused(
+    sim: Simulator, sim_server: SimulatorServer, tools: list[object] | None
+) -> None:
+    body: dict[str, object] = {
+        "model": UNBOUND,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "w", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sun"}],
+            },
+            {"role": "assistant", "content": "Sunny."},
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+    }
+    if tools is not None:
+        body["tools"] = tools
+    answered, answer = post_raw(sim_server, "/anthropic/v1/messages", body)
+    assert answered == 400
+    assert answer["error"] == {
+        "type": "invalid_request_error",
+        "message": "Requests which include `tool_use` or `tool_result` blocks must define tools.",
+    }
+    body["tools"] = [{"name": "w", "input_schema": {"type": "object"}}]
+    answered, _ = post_raw(sim_server, "/anthropic/v1/messages", body)
+    assert answered == 200

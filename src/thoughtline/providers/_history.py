@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from thoughtline.parts import ToolCallPart
+from thoughtline.events import StreamWarning
+from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.requests import Message
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -43,3 +44,50 @@ def wire_items(
             found = forms[key] = build(message)
         out += found
     return out
+
+
+def tool_turns_as_text(messages: Sequence[Message]) -> list[Message] | None:
+    """``messages`` with each tool call and result written as text, for a wire API that
+    refuses tool blocks in a request offering no tools (``None``: there are none). A
+    message that held a call loses its reasoning: a carrier is bound to the blocks it
+    came with, and those are no longer sent."""
+    if not any(
+        isinstance(part, ToolCallPart | ToolResultPart)
+        for message in messages
+        for part in message.parts
+    ):
+        return None
+    out: list[Message] = []
+    for message in messages:
+        if not any(isinstance(part, ToolCallPart | ToolResultPart) for part in message.parts):
+            out.append(message)
+            continue
+        parts: list[Part] = [
+            TextPart(text=text)
+            for part in message.parts
+            if not isinstance(part, ReasoningPart) and (text := _as_text(part))
+        ]
+        out.append(Message(role=message.role, parts=parts))
+    return out
+
+
+def _as_text(part: Part) -> str:
+    match part:
+        case TextPart():
+            return part.text
+        case ToolCallPart():
+            return f"[called {part.name} {part.arguments or '{}'}]"
+        case ToolResultPart():
+            verb = "failed" if part.is_error else "returned"
+            return f"[{part.name} {verb}: {part.content}]"
+        case _:
+            return ""
+
+
+def tool_turns_sent_as_text(api: str) -> StreamWarning:
+    """What a task's notice says when :func:`tool_turns_as_text` was applied for ``api``."""
+    return StreamWarning(
+        code="TOOL_TURNS_AS_TEXT",
+        message=f"The earlier tool calls and results went as text: {api} refuses them in "
+        "a request that offers no tools.",
+    )

@@ -36,6 +36,7 @@ from thoughtline.records.snapshot import (
 )
 from thoughtline.requests import Effort, GenerationSettings
 from thoughtline.threads import StoredTurn, TaskThread
+from thoughtline.tools.recorded import RecordedServer
 
 
 @dataclass(slots=True, kw_only=True)
@@ -329,6 +330,9 @@ class Run:
     continues: str | None = None
     max_cost: float | None = None
     """USD the run's tasks may spend together; ``None``: no budget."""
+    tool_servers: list[RecordedServer] = field(default_factory=list)
+    """The tool servers its tasks may call, without secrets: a follow-up starts them
+    again from these (:mod:`thoughtline.tools.recorded`)."""
     tasks: list[Task] = field(default_factory=list)
 
     def snapshot(self) -> RunSnapshot:

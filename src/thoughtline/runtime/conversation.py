@@ -26,8 +26,8 @@ Everything dropped is counted in the task's ``history`` and said in one sentence
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from thoughtline import threads
 from thoughtline.errors import ThoughtlineError
@@ -40,6 +40,7 @@ from thoughtline.requests import Message
 from thoughtline.store.base import ConversationTask, Store
 from thoughtline.store.run_ids import find_run
 from thoughtline.threads import StoredTurn
+from thoughtline.tools.settings import McpServerSettings
 
 BYTES_PER_TOKEN = 3
 """How earlier turns are counted against the context window without a tokenizer: three
@@ -58,6 +59,9 @@ class Continuation:
     previous: Run
     chain: tuple[tuple[ConversationTask, ...], ...]
     """The tasks of each run the follow-up continues, root first, ``previous`` last."""
+    servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
+    """The MCP servers ``previous`` used that are neither configured nor given by the
+    front end, started again from its records (:mod:`thoughtline.tools.recorded`)."""
 
     @property
     def conversation_id(self) -> str:

@@ -24,6 +24,7 @@ from thoughtline.runtime.plan import RunSpec, TaskSpec
 from thoughtline.runtime.request_size import check_request_size
 from thoughtline.runtime.roles import RoleCatalog
 from thoughtline.tools.listing import merged_servers
+from thoughtline.tools.recorded import RecordedServer, record_python, record_server
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import PYTHON_SERVER, parse_tool_spec
 
@@ -176,7 +177,35 @@ def plan_run(
                 earlier=() if continuation is None else earlier_turns(continuation, task_spec.name),
             )
         )
+    run.tool_servers = recorded_tool_servers(run, config, added, python_tools, redactor)
     return run
+
+
+def recorded_tool_servers(
+    run: Run,
+    config: Config,
+    added: Mapping[str, McpServerSettings],
+    python_tools: ToolServer | None,
+    redactor: Redactor,
+) -> list[RecordedServer]:
+    """The records of the servers ``run``'s tasks may call, without secrets
+    (:mod:`thoughtline.tools.recorded`), for a follow-up to start them again."""
+    named = [parse_tool_spec(name) for task in run.tasks for name in task.tools]
+    records: list[RecordedServer] = []
+    for server in sorted({spec.server for spec in named}):
+        if python_tools is not None and server == python_tools.settings.name:
+            given = [tool.name for tool in python_tools.tools]
+            called = {spec.tool for spec in named if spec.server == server}
+            records.append(
+                record_python(
+                    server, given if None in called else [t for t in given if t in called]
+                )
+            )
+            continue
+        settings = added.get(server) or config.mcp_servers.get(server)
+        if settings is not None:
+            records.append(record_server(settings, scrub=redactor.values))
+    return records
 
 
 def persona_of(

@@ -30,12 +30,12 @@ from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.transport import default_http_client
-from thoughtline.records import Run, TraceLayer
+from thoughtline.records import Run, TraceLayer, short_run_id
 from thoughtline.requests import GenerationSettings
 from thoughtline.run_events import RunEvent
 from thoughtline.runtime import recovery, retention
 from thoughtline.runtime.clients import SharedClients
-from thoughtline.runtime.conversation import load_continuation
+from thoughtline.runtime.conversation import Continuation, load_continuation
 from thoughtline.runtime.execution import RunExecution
 from thoughtline.runtime.plan import RunSpec, continuation_spec
 from thoughtline.runtime.planning import plan_run
@@ -47,6 +47,7 @@ from thoughtline.runtime.telemetry_hooks import RunTelemetry
 from thoughtline.runtime.toolbox import StartedTools, Toolbox
 from thoughtline.runtime.trace import retention_seconds
 from thoughtline.store.base import Store
+from thoughtline.tools.recorded import recorded_servers, resolve_recorded
 from thoughtline.tools.specs import parse_tool_spec
 
 logger = logging.getLogger(__name__)
@@ -184,9 +185,17 @@ class Runtime:
             continuation = None
         elif continuation is None or continuation.previous.id != spec.continues:
             continuation = load_continuation(self.store, spec.continues)
+        config = self.config
+        if continuation is not None:
+            self._check_python_given(spec, continuation, tools)
+            if continuation.servers:
+                # Started again from the run's records, as if configured (never offered
+                # whole to every task, as a front end's own servers are).
+                servers = {**continuation.servers, **config.mcp_servers}
+                config = replace(config, mcp_servers=servers)
         return plan_run(
             spec,
-            config=self.config,
+            config=config,
             registry=self.registry,
             roles=self.roles,
             redactor=self.redactor,
@@ -218,6 +227,7 @@ class Runtime:
         # planning takes what was read (spec.loaded) rather than reading it again.
         loaded = load_continuation(self.store, continues)
         known = {*self.config.mcp_servers, *servers}
+        recorded = {record.name for record in loaded.previous.tool_servers}
         spec = continuation_spec(
             loaded.previous,
             request,
@@ -226,9 +236,32 @@ class Runtime:
             model=model,
             effort=effort,
             generation=generation,
-            keep_tools=lambda name: parse_tool_spec(name).server in known,
+            keep_tools=lambda name: parse_tool_spec(name).server in known | recorded,
         )
-        return replace(spec, loaded=loaded)
+        # Servers the run used that are neither configured nor given: started again
+        # from its records, or refused (TOOL_SERVER_GONE) before anything is stored.
+        again = recorded_servers(
+            loaded.previous.tool_servers,
+            {parse_tool_spec(name).server for task in spec.tasks for name in task.tools or ()},
+            known=known,
+            run_id=short_run_id(loaded.previous.id),
+            environ=self.environ,
+        )
+        return replace(spec, loaded=replace(loaded, servers=again))
+
+    def _check_python_given(
+        self, spec: RunSpec, continuation: Continuation, tools: RunTools | None
+    ) -> None:
+        """``TOOL_SERVER_GONE`` for a follow-up whose tasks still name the Python
+        callables the run it continues called, when none were passed again."""
+        if tools is not None and tools.python is not None:
+            return
+        named = {parse_tool_spec(name).server for task in spec.tasks for name in task.tools or ()}
+        for record in continuation.previous.tool_servers:
+            if record.origin == "python" and record.name in named:
+                resolve_recorded(
+                    record, run_id=short_run_id(continuation.previous.id), environ=self.environ
+                )
 
     def servers_to_start(self, run: Run, *, tools: RunTools | None = None) -> list[str]:
         """The MCP servers :meth:`start_tools` starts for ``run``, by name, sorted (none
@@ -276,6 +309,10 @@ class Runtime:
         python = given.python
         needed = set(self.servers_to_start(run, tools=given))
         known = {**self.config.mcp_servers, **given.servers}
+        # A follow-up's servers that were started again from its records (as planned).
+        known |= recorded_servers(
+            run.tool_servers, needed, known=known, run_id=short_run_id(run.id), environ=self.environ
+        )
         missing = sorted(needed - known.keys())
         if missing:  # planned with servers this call was not given
             raise ThoughtlineError(

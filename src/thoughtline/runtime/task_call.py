@@ -543,6 +543,8 @@ class TaskCall:
                 for warning in step.response.warnings:
                     if warning.code == "PROVIDER_THINKING_DROPPED":
                         task.reasoning_notice += f" Step {step.number}: {warning.message}"
+                    elif warning.code == "TOOL_TURNS_AS_TEXT":  # the wire's own choice
+                        task.reasoning_notice += f" {warning.message}"
         if self.budget_error is not None and task.reasoning_notice is not None:
             # The account of the reasoning says what the budget stopped, and at what spend.
             task.reasoning_notice += f" {self.budget_error.message}"
@@ -559,7 +561,11 @@ class TaskCall:
         if not self.gate.requests_reasoning:
             # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
             task.timings.first_reasoning_ms = None
-        error = sink.stop_error if cancelled else task_error(response)
+        error = (
+            sink.stop_error
+            if cancelled
+            else task_error(response, runs_tools=self.tool_calls is not None)
+        )
         if error is None and self.budget_error is not None:
             error = self.budget_error
         if error is None and self.limit_reached:
@@ -741,8 +747,11 @@ OVERLAP_SENSITIVE = frozenset(
 """Errors a server that serves one request at a time gives the call it drops."""
 
 
-def task_error(response: ModelResponse) -> TaskError | None:
-    """The task's error for a response that ended without a usable answer, else None."""
+def task_error(response: ModelResponse, *, runs_tools: bool) -> TaskError | None:
+    """The task's error for a response that ended without a usable answer, else None.
+    Tool calls are an answer only for a task that ``runs_tools``: a model that calls a
+    tool its turn does not offer (as models do after earlier tool turns) answered
+    nothing."""
     error: StreamError | None = response.error
     if error is not None:
         return TaskError(code=error.code, message=error.message, retryable=error.retryable)
@@ -752,7 +761,17 @@ def task_error(response: ModelResponse) -> TaskError | None:
             message="The provider's content filter stopped the answer.",
             retryable=False,
         )
-    if not response.text and not response.tool_calls:
+    if response.text.strip():
+        return None
+    if response.tool_calls and not runs_tools:
+        names = ", ".join(sorted({call.name for call in response.tool_calls}))
+        return TaskError(
+            code="PROVIDER_EMPTY_CONTENT",
+            message=f"The model called {names}, which this turn does not offer, and gave "
+            "no answer; give the task its tools again or ask again.",
+            retryable=True,
+        )
+    if not response.tool_calls:
         if any(part.text for part in response.reasoning_parts):
             return TaskError(
                 code="PROVIDER_REASONING_ONLY",

@@ -118,7 +118,8 @@ def _links(run_id: str) -> dict[str, str]:
             404: "continues names no run (RUN_NOT_FOUND).",
             409: "The run continues names has not ended yet (CONVERSATION_RUN_ACTIVE).",
             410: "The run continues names keeps nothing to continue from: no task answered, "
-            "or the answer retention removed its history (CONVERSATION_HISTORY_GONE).",
+            "or the answer retention removed its history (CONVERSATION_HISTORY_GONE); or a "
+            "tool server it used cannot be started again (TOOL_SERVER_GONE).",
         },
     ),
     summary="Start a run",

@@ -46,6 +46,7 @@ _CALLER_SIDE = {
     "RUN_NOT_FOUND": 404,  # ``continues`` names no run
     "CONVERSATION_RUN_ACTIVE": 409,
     "CONVERSATION_HISTORY_GONE": 410,
+    "TOOL_SERVER_GONE": 410,  # a server the continued run used cannot start again
 }
 
 

@@ -84,8 +84,8 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
     # list_runs is newest first; oldest first keeps the order of runs created together.
     for run in reversed(source.list_runs(limit=sys.maxsize)):
         conn.execute(
-            f"INSERT INTO runs ({', '.join(rows.RUN_FIELDS)}) "
-            f"VALUES ({', '.join(['%s'] * len(rows.RUN_FIELDS))})",
+            f"INSERT INTO runs ({', '.join(rows.RUN_COLUMNS)}) "
+            f"VALUES ({', '.join(['%s'] * len(rows.RUN_COLUMNS))})",
             run_params(run),
         )
         trace = source.trace(run.id)

@@ -67,8 +67,8 @@ def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
 
 
 def run_params(run: Run) -> tuple[object, ...]:
-    """A run's :data:`rows.RUN_FIELDS` values, storable in PostgreSQL."""
-    return tuple(storable(getattr(run, name)) for name in rows.RUN_FIELDS)
+    """A run's :data:`rows.RUN_COLUMNS` values, storable in PostgreSQL."""
+    return tuple(storable(value) for value in rows.run_values(run))
 
 
 def applied_migrations(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:

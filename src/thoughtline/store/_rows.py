@@ -29,6 +29,7 @@ from thoughtline.records import (
 )
 from thoughtline.requests import GenerationSettings
 from thoughtline.store.base import PreparedWrite
+from thoughtline.tools.recorded import RecordedServer
 
 
 class Row(Protocol):
@@ -42,6 +43,8 @@ RUN_FIELDS = (
     "worker_backend", "created_at", "finished_at", "conversation_id", "continues",
     "max_cost",
 )  # fmt: skip
+RUN_COLUMNS = (*RUN_FIELDS, "tool_servers_json")
+"""A run's columns: its fields by name, then the records of its tool servers as JSON."""
 TASK_FIELDS = (
     "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
     "chain_of_thought_source", "effort", "status", "executor", "output", "reasoning",
@@ -453,8 +456,21 @@ def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[Too
     return {task_id: [record for _, record in calls] for task_id, calls in by_task.items()}
 
 
+def run_values(run: Run) -> tuple[object, ...]:
+    """A run's :data:`RUN_COLUMNS` values."""
+    servers = dump([server.to_dict() for server in run.tool_servers]) if run.tool_servers else None
+    return (*(getattr(run, name) for name in RUN_FIELDS), servers)
+
+
 def run_from_row(row: Row, tasks: list[Task]) -> Run:
-    return Run(**{name: row[name] for name in RUN_FIELDS}, tasks=tasks)
+    servers = row["tool_servers_json"]
+    return Run(
+        **{name: row[name] for name in RUN_FIELDS},
+        tool_servers=[]
+        if servers is None
+        else [RecordedServer.from_dict(server) for server in load(servers)],
+        tasks=tasks,
+    )
 
 
 def runs_with_tasks(

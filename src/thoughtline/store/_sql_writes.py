@@ -136,7 +136,7 @@ def check_updates(checks: Sequence[UpdateCheck]) -> None:
 
 
 NEW_RUN_COLUMNS = (
-    *rows.RUN_FIELDS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
+    *rows.RUN_COLUMNS, "owner_host", "owner_pid", "owner_start_time", "owner_boot_id"
 )  # fmt: skip
 """A new run's columns before its heartbeat (``new_run_row``'s values, in order)."""
 

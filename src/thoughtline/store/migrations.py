@@ -441,6 +441,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE tasks ADD COLUMN system_prompt TEXT",
         ),
     ),
+    Migration(
+        "m014_run_tool_servers",
+        (
+            # The tool servers a run's tasks may call, as JSON (tools/recorded.py: how
+            # each is reached, its env and header names, never their values), so a
+            # follow-up starts them again; NULL: stored before they were recorded.
+            "ALTER TABLE runs ADD COLUMN tool_servers_json TEXT",
+        ),
+    ),
 )
 
 

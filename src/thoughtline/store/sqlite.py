@@ -177,7 +177,7 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
         """A new run's row: its fields, this process as its owner, its heartbeat now."""
         owner = ProcessIdentity.current()
         return (
-            *(getattr(run, name) for name in rows.RUN_FIELDS),
+            *rows.run_values(run),
             *(owner.host, owner.pid, owner.start_time, owner.boot_id, now_iso()),
         )
 

@@ -276,7 +276,7 @@ class PythonTools:
             self.by_name[made.name] = made
         # Handing over a callable is the permission to run it, destructive or not.
         self.settings = McpServerSettings(
-            name=PYTHON_SERVER, allow_destructive=True, source="the library API"
+            name=PYTHON_SERVER, allow_destructive=True, source="the library API", origin="python"
         )
         self.tools: tuple[ToolInfo, ...] = tuple(made.info() for made in self.by_name.values())
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 from thoughtline._user_files import read_text_file
 from thoughtline.errors import ConfigError
@@ -41,6 +41,10 @@ SERVER_KEYS: Final = (
 )
 _VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
+ServerOrigin: TypeAlias = Literal["config", "mcp.json", "editor", "python"]
+"""Where a server was defined: ``[mcp_servers.NAME]``, an ``mcp.json`` file, an ACP
+editor's ``session/new``, or the library API's Python callables."""
+
 Fail = Callable[[str, str], ConfigError]
 """Builds the error for a key (``mcp_servers.NAME.KEY``) and what is wrong with it."""
 
@@ -60,6 +64,7 @@ class McpServerSettings:
     """Only these tools of the server; ``None``: every tool it lists."""
     allow_destructive: bool = False
     source: str = "default"
+    origin: ServerOrigin = "config"
     literal: bool = False
     """``env`` and ``headers`` values are used as given, with no ``${VAR}`` filled in
     (an ACP editor's servers: it sends the values themselves)."""
@@ -193,7 +198,7 @@ def load_mcp_json(path: Path) -> dict[str, McpServerSettings]:
         if kind not in (None, "stdio", "http", "streamable-http", "streamableHttp"):
             raise fail(f"mcpServers.{name}.type", f"unknown transport {kind!r}: use stdio or http")
         known = {key: entry[key] for key in SERVER_KEYS if key in entry}
-        found[name] = parse_server(name, known, str(path), fail)
+        found[name] = replace(parse_server(name, known, str(path), fail), origin="mcp.json")
     return found
 
 

@@ -64,6 +64,7 @@ def session_servers(
                 env={variable.name: variable.value for variable in server.env},
                 cwd=cwd if os.path.isdir(cwd) else None,
                 source=source,
+                origin="editor",
                 literal=True,
             )
             try:
@@ -78,6 +79,7 @@ def session_servers(
                 url=server.url,
                 headers={header.name: header.value for header in server.headers},
                 source=source,
+                origin="editor",
                 literal=True,
             )
             try:

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
+from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
 from thoughtline.providers.anthropic._history import anthropic_messages
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
@@ -129,7 +130,14 @@ def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: 
     body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
     if request.system:
         body["system"] = request.system
-    body["messages"] = anthropic_messages(request.messages, provider=provider, model=request.model)
+    messages = request.messages
+    if not request.tools:
+        # "Requests which include `tool_use` or `tool_result` blocks must define tools."
+        as_text = tool_turns_as_text(messages)
+        if as_text is not None:
+            messages = as_text
+            warnings.append(tool_turns_sent_as_text("Anthropic's Messages API"))
+    body["messages"] = anthropic_messages(messages, provider=provider, model=request.model)
     if request.tools:
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools

@@ -42,6 +42,7 @@ from typing import Any
 
 from thoughtline.events import StreamWarning
 from thoughtline.providers._generation import temperature_not_sent
+from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
@@ -130,9 +131,14 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     if request.system:
         messages.append({"role": "system", "content": request.system})
     echo = reasoning_echo(dialect, capability.thinking_control)
-    messages.extend(
-        chat_messages(request.messages, provider=endpoint.name, model=request.model, echo=echo)
-    )
+    history = request.messages
+    if dialect == "openrouter" and not request.tools:
+        # OpenRouter validates every request that holds tool calls against its tools.
+        as_text = tool_turns_as_text(history)
+        if as_text is not None:
+            history = as_text
+            warnings.append(tool_turns_sent_as_text("OpenRouter"))
+    messages.extend(chat_messages(history, provider=endpoint.name, model=request.model, echo=echo))
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
     if request.stream:
         # Without this, streamed chat completions report no usage at all.

@@ -26,7 +26,9 @@ Checked on every request whose ``messages`` hold assistant turns, in this order:
 Blocks of earlier turns of older models are not compared beyond their signature: the
 API strips them from the context. A request that turns thinking on and forces a tool
 (``tool_choice`` ``any`` or ``tool``) gets 400 "Thinking may not be enabled when
-tool_choice forces tool use.".
+tool_choice forces tool use."; one whose messages hold a ``tool_use`` or ``tool_result``
+block and that defines no ``tools`` gets 400 "Requests which include `tool_use` or
+`tool_result` blocks must define tools.".
 """
 
 from __future__ import annotations
@@ -127,6 +129,15 @@ def _forces_a_tool(body: Mapping[str, Any]) -> bool:
     return isinstance(choice, dict) and choice.get("type") in ("any", "tool")
 
 
+def _holds_tool_blocks(messages: Sequence[object]) -> bool:
+    return any(
+        isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result")
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+
+
 def _thinks(body: Mapping[str, Any]) -> bool:
     thinking = body.get("thinking")
     return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
@@ -181,6 +192,10 @@ class AnthropicRoundTrips:
         messages = body.get("messages")
         if not isinstance(messages, list):
             return None
+        if not body.get("tools") and _holds_tool_blocks(messages):
+            return _error(
+                "Requests which include `tool_use` or `tool_result` blocks must define tools."
+            )
         assistant = [
             (i, m["content"])
             for i, m in enumerate(messages)
