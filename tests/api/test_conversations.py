@@ -22,8 +22,8 @@ import thoughtline
 from tests.cli.test_cancel import _query, _wait_until
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
 from thoughtline import Conversation, Orchestrator, ThoughtlineError
-from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.records.run_events import RunCompleted, RunStarted, TaskAnswerDelta
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator, Transcript
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conversation.py"
@@ -255,7 +255,7 @@ def test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put(
 ) -> None:
     sim.script_turns(Transcript(answer="One."), SLOW_ANSWER, Transcript(answer="Three."))
     sim.pace_s = 0.05
-    script = tmp_path / "chat.py"
+    script = tmp_path / "api/chat.py"
     script.write_text(CTRL_C_SCRIPT, encoding="utf-8")
     database = tmp_path / "home" / "thoughtline.db"
     process = subprocess.Popen(

@@ -17,7 +17,7 @@ import pytest
 
 import thoughtline
 from thoughtline import ThoughtlineError
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCompleted,
     RunStarted,
     TaskAnswerDelta,

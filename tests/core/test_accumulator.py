@@ -5,8 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from collections.abc import Iterator
 
-from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

@@ -14,14 +14,7 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "thoughtline"
 
-PROVIDER_LAYER = (
-    "thoughtline.providers",
-    "thoughtline.wire",
-    "thoughtline.events",
-    "thoughtline.parts",
-    "thoughtline.requests",
-    "thoughtline.accumulator",
-)
+PROVIDER_LAYER = ("thoughtline.providers", "thoughtline.wire", "thoughtline.model")
 
 # Each surface: its modules (with everything below them).
 SURFACES: dict[str, tuple[str, ...]] = {
@@ -29,15 +22,15 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "server": ("thoughtline.server",),
     "integrations": ("thoughtline.integrations",),
     "telemetry": ("thoughtline.telemetry",),
-    "api": ("thoughtline.orchestrator", "thoughtline.chat", "thoughtline.run_stream"),
+    "api": ("thoughtline.api",),
 }
 
 FACE = "thoughtline.runtime"
 
-# What every surface may import: the runtime's face and the shared vocabulary.
+# What every surface may import besides the face: the records (with the run events and
+# their log), config (with prices) and errors.
 SHARED = (
     "thoughtline.records",
-    "thoughtline.run_events",
     "thoughtline.config",
     "thoughtline.errors",
 )
@@ -47,7 +40,7 @@ SHARED = (
 ALSO: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("thoughtline", ("cli", "server", "integrations", "telemetry"), "__version__ only"),
     (
-        "thoughtline.requests",
+        "thoughtline.model.requests",
         ("cli", "server", "integrations", "api"),
         "effort, generation settings and their limits: the words run options are given in",
     ),
@@ -56,8 +49,6 @@ ALSO: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ("server", "integrations"),
         "the published JSON Schema of a run snapshot (OpenAPI, the MCP tool's output)",
     ),
-    ("thoughtline.event_log", ("server",), "folds stored run events for the SSE stream"),
-    ("thoughtline.pricing", ("cli", "integrations"), "`prices` and amounts as shown"),
     (
         "thoughtline.store.base",
         ("cli", "server", "integrations", "api"),
@@ -215,5 +206,7 @@ def test_the_check_reads_imports() -> None:
 
 def test_a_run_execution_knows_its_services_not_the_runtime() -> None:
     # RunExecution gets RunServices (what a run uses), never the Runtime that made it.
-    engine = files_under("thoughtline.runtime.execution", "thoughtline.runtime.run_recording")
-    assert offenders(engine, ("thoughtline.runtime.runner",)) == []
+    engine = files_under(
+        "thoughtline.runtime.engine.execution", "thoughtline.runtime.engine.run_recording"
+    )
+    assert offenders(engine, ("thoughtline.runtime.engine.runner",)) == []

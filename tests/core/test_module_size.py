@@ -14,8 +14,8 @@ LIMIT = 500
 STILL_OVER = frozenset(
     {
         "thoughtline/integrations/acp/agent.py",
-        "thoughtline/orchestrator.py",
-        "thoughtline/runtime/task_call.py",
+        "thoughtline/api/orchestrator.py",
+        "thoughtline/runtime/engine/task_call.py",
         "thoughtline/store/_rows.py",
         "thoughtline/store/migrations.py",
     }

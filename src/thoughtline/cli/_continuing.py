@@ -2,7 +2,7 @@
 
 ``run -c``, ``run --continues RUN_ID`` and each line of ``chat`` after the first go
 through here: the run is named as every RUN_ID argument is (:mod:`~thoughtline.cli.
-run_ids`), and :meth:`~thoughtline.runtime.runner.Runtime.continuation_spec` gives its
+run_ids`), and :meth:`~thoughtline.runtime.engine.runner.Runtime.continuation_spec` gives its
 tasks again with the flags the user gave winning.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import click
 
 from thoughtline.cli.run_ids import resolve_run
-from thoughtline.requests import GenerationSettings
+from thoughtline.model.requests import GenerationSettings
 from thoughtline.runtime import RunSpec, Runtime
 
 

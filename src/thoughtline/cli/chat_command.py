@@ -32,8 +32,8 @@ from thoughtline.cli.completion import complete_run_ids
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, short_run_id
-from thoughtline.requests import EFFORTS
 from thoughtline.runtime import RunSpec, Runtime, spec_from_roles, with_system, with_tools
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 

@@ -35,8 +35,8 @@ from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, Run, RunSnapshot
-from thoughtline.requests import EFFORTS
 from thoughtline.runtime import (
     RunSpec,
     Runtime,

@@ -10,7 +10,9 @@ schema from them (each attribute's docstring becomes its description).
 The records are split by concept: :mod:`~thoughtline.records.snapshot` (the contract),
 :mod:`~thoughtline.records.domain` (runs, tasks, trace events),
 :mod:`~thoughtline.records.cost` (cost arithmetic) and :mod:`~thoughtline.records.ids`
-(ids and clocks); every name is importable from here.
+(ids and clocks); every name is importable from here. Beside them,
+:mod:`~thoughtline.records.run_events` holds the live run events and
+:mod:`~thoughtline.records.event_log` their rows in the store's log.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Cost arithmetic: what a call, a task or a run cost, and sums of costs kept up as they
-come (priced by :mod:`thoughtline.pricing` when each call ends)."""
+come (priced by :mod:`thoughtline.config.pricing` when each call ends)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ NOT_PRICED = "stored before thoughtline priced model calls"
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cost:
     """What a call, a task or a run cost (see :class:`CostSnapshot`); priced once, by
-    :mod:`thoughtline.pricing`, when each call ends, and stored with its task."""
+    :mod:`thoughtline.config.pricing`, when each call ends, and stored with its task."""
 
     amount: float | None = 0.0
     source: str | None = None

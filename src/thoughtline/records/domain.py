@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import cast
 
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
-from thoughtline.events import FinishReason, ReasoningKind
+from thoughtline.model.events import FinishReason, ReasoningKind
+from thoughtline.model.requests import Effort, GenerationSettings
+from thoughtline.model.threads import StoredTurn, TaskThread
 from thoughtline.records.cost import NOT_PRICED, Cost, RunningCost, _step_label, total_cost
 from thoughtline.records.ids import now_iso, short_run_id
 from thoughtline.records.snapshot import (
@@ -34,8 +36,6 @@ from thoughtline.records.snapshot import (
     UsageSnapshot,
     WorkerBackend,
 )
-from thoughtline.requests import Effort, GenerationSettings
-from thoughtline.threads import StoredTurn, TaskThread
 from thoughtline.tools.recorded import RecordedServer
 
 
@@ -427,7 +427,7 @@ class TraceEvent:
 class RunEventRecord:
     """A record of a run's event log: one live event, numbered per run from 1 (the SSE
     event id), or a batch of consecutive deltas of one task and stream numbered up to
-    ``seq`` (:class:`DeltaBatchData`; see :func:`thoughtline.event_log.to_records`).
+    ``seq`` (:class:`DeltaBatchData`; see :func:`thoughtline.records.event_log.to_records`).
 
     ``reasoning.delta`` events exist only for tasks whose mode displays reasoning: the
     disclosure gate filters before events are numbered, stored or sent."""

@@ -9,8 +9,8 @@ from typing import Literal, NotRequired, TypeAlias
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from typing_extensions import TypedDict
 
-from thoughtline.events import FinishReason, MetadataValue, ReasoningKind
-from thoughtline.requests import Effort
+from thoughtline.model.events import FinishReason, MetadataValue, ReasoningKind
+from thoughtline.model.requests import Effort
 
 SNAPSHOT_SCHEMA: Literal["thoughtline.run/v1"] = "thoughtline.run/v1"
 

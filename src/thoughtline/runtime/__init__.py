@@ -12,18 +12,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from thoughtline.runtime.background import (
+    from thoughtline.runtime.engine.background import (
         RETRY_AFTER_S,
         ManagedRun,
         RunManager,
         RunManagerClosed,
         RunManagerFull,
     )
-    from thoughtline.runtime.budget import check_max_cost
-    from thoughtline.runtime.checks import check_effort, check_model_id
-    from thoughtline.runtime.disclosure import check_mode
-    from thoughtline.runtime.opening import open_recovered
-    from thoughtline.runtime.plan import (
+    from thoughtline.runtime.engine.opening import open_recovered
+    from thoughtline.runtime.engine.runner import RunObserver, Runtime
+    from thoughtline.runtime.engine.telemetry_hooks import CallReport, RequestedToolCall, StepReport
+    from thoughtline.runtime.planning.plan import (
         RunSpec,
         TaskSpec,
         load_plan,
@@ -32,50 +31,51 @@ if TYPE_CHECKING:
         with_system,
         with_tools,
     )
-    from thoughtline.runtime.request_size import check_request_size, request_too_large
-    from thoughtline.runtime.retention import PurgeReport
-    from thoughtline.runtime.retention import apply as apply_retention
-    from thoughtline.runtime.roles import RoleCatalog
-    from thoughtline.runtime.run_tools import RunTools, ToolApproval
-    from thoughtline.runtime.runner import RunObserver, Runtime
-    from thoughtline.runtime.telemetry_hooks import CallReport, RequestedToolCall, StepReport
-    from thoughtline.runtime.toolbox import StartedTools, ToolServer
-    from thoughtline.runtime.trace import empty_layer_reason
+    from thoughtline.runtime.planning.roles import RoleCatalog
+    from thoughtline.runtime.planning.run_tools import RunTools, ToolApproval
+    from thoughtline.runtime.planning.toolbox import StartedTools, ToolServer
+    from thoughtline.runtime.policy.budget import check_max_cost
+    from thoughtline.runtime.policy.checks import check_effort, check_model_id
+    from thoughtline.runtime.policy.disclosure import check_mode
+    from thoughtline.runtime.policy.request_size import check_request_size, request_too_large
+    from thoughtline.runtime.policy.retention import PurgeReport
+    from thoughtline.runtime.policy.retention import apply as apply_retention
+    from thoughtline.runtime.policy.trace import empty_layer_reason
 
 # Each exported name: the module it lives in, and its name there.
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "CallReport": ("thoughtline.runtime.telemetry_hooks", "CallReport"),
-    "ManagedRun": ("thoughtline.runtime.background", "ManagedRun"),
-    "PurgeReport": ("thoughtline.runtime.retention", "PurgeReport"),
-    "RETRY_AFTER_S": ("thoughtline.runtime.background", "RETRY_AFTER_S"),
-    "RequestedToolCall": ("thoughtline.runtime.telemetry_hooks", "RequestedToolCall"),
-    "RoleCatalog": ("thoughtline.runtime.roles", "RoleCatalog"),
-    "RunManager": ("thoughtline.runtime.background", "RunManager"),
-    "RunManagerClosed": ("thoughtline.runtime.background", "RunManagerClosed"),
-    "RunManagerFull": ("thoughtline.runtime.background", "RunManagerFull"),
-    "RunObserver": ("thoughtline.runtime.runner", "RunObserver"),
-    "RunSpec": ("thoughtline.runtime.plan", "RunSpec"),
-    "RunTools": ("thoughtline.runtime.run_tools", "RunTools"),
-    "Runtime": ("thoughtline.runtime.runner", "Runtime"),
-    "StartedTools": ("thoughtline.runtime.toolbox", "StartedTools"),
-    "StepReport": ("thoughtline.runtime.telemetry_hooks", "StepReport"),
-    "TaskSpec": ("thoughtline.runtime.plan", "TaskSpec"),
-    "ToolApproval": ("thoughtline.runtime.run_tools", "ToolApproval"),
-    "ToolServer": ("thoughtline.runtime.toolbox", "ToolServer"),
-    "apply_retention": ("thoughtline.runtime.retention", "apply"),
-    "check_effort": ("thoughtline.runtime.checks", "check_effort"),
-    "check_max_cost": ("thoughtline.runtime.budget", "check_max_cost"),
-    "check_mode": ("thoughtline.runtime.disclosure", "check_mode"),
-    "check_model_id": ("thoughtline.runtime.checks", "check_model_id"),
-    "check_request_size": ("thoughtline.runtime.request_size", "check_request_size"),
-    "empty_layer_reason": ("thoughtline.runtime.trace", "empty_layer_reason"),
-    "load_plan": ("thoughtline.runtime.plan", "load_plan"),
-    "open_recovered": ("thoughtline.runtime.opening", "open_recovered"),
-    "request_too_large": ("thoughtline.runtime.request_size", "request_too_large"),
-    "spec_from_roles": ("thoughtline.runtime.plan", "spec_from_roles"),
-    "with_generation": ("thoughtline.runtime.plan", "with_generation"),
-    "with_system": ("thoughtline.runtime.plan", "with_system"),
-    "with_tools": ("thoughtline.runtime.plan", "with_tools"),
+    "CallReport": ("thoughtline.runtime.engine.telemetry_hooks", "CallReport"),
+    "ManagedRun": ("thoughtline.runtime.engine.background", "ManagedRun"),
+    "PurgeReport": ("thoughtline.runtime.policy.retention", "PurgeReport"),
+    "RETRY_AFTER_S": ("thoughtline.runtime.engine.background", "RETRY_AFTER_S"),
+    "RequestedToolCall": ("thoughtline.runtime.engine.telemetry_hooks", "RequestedToolCall"),
+    "RoleCatalog": ("thoughtline.runtime.planning.roles", "RoleCatalog"),
+    "RunManager": ("thoughtline.runtime.engine.background", "RunManager"),
+    "RunManagerClosed": ("thoughtline.runtime.engine.background", "RunManagerClosed"),
+    "RunManagerFull": ("thoughtline.runtime.engine.background", "RunManagerFull"),
+    "RunObserver": ("thoughtline.runtime.engine.runner", "RunObserver"),
+    "RunSpec": ("thoughtline.runtime.planning.plan", "RunSpec"),
+    "RunTools": ("thoughtline.runtime.planning.run_tools", "RunTools"),
+    "Runtime": ("thoughtline.runtime.engine.runner", "Runtime"),
+    "StartedTools": ("thoughtline.runtime.planning.toolbox", "StartedTools"),
+    "StepReport": ("thoughtline.runtime.engine.telemetry_hooks", "StepReport"),
+    "TaskSpec": ("thoughtline.runtime.planning.plan", "TaskSpec"),
+    "ToolApproval": ("thoughtline.runtime.planning.run_tools", "ToolApproval"),
+    "ToolServer": ("thoughtline.runtime.planning.toolbox", "ToolServer"),
+    "apply_retention": ("thoughtline.runtime.policy.retention", "apply"),
+    "check_effort": ("thoughtline.runtime.policy.checks", "check_effort"),
+    "check_max_cost": ("thoughtline.runtime.policy.budget", "check_max_cost"),
+    "check_mode": ("thoughtline.runtime.policy.disclosure", "check_mode"),
+    "check_model_id": ("thoughtline.runtime.policy.checks", "check_model_id"),
+    "check_request_size": ("thoughtline.runtime.policy.request_size", "check_request_size"),
+    "empty_layer_reason": ("thoughtline.runtime.policy.trace", "empty_layer_reason"),
+    "load_plan": ("thoughtline.runtime.planning.plan", "load_plan"),
+    "open_recovered": ("thoughtline.runtime.engine.opening", "open_recovered"),
+    "request_too_large": ("thoughtline.runtime.policy.request_size", "request_too_large"),
+    "spec_from_roles": ("thoughtline.runtime.planning.plan", "spec_from_roles"),
+    "with_generation": ("thoughtline.runtime.planning.plan", "with_generation"),
+    "with_system": ("thoughtline.runtime.planning.plan", "with_system"),
+    "with_tools": ("thoughtline.runtime.planning.plan", "with_tools"),
 }
 
 __all__ = [

@@ -37,10 +37,7 @@ from typing import Any
 from starlette.types import Send
 
 from thoughtline.records import RunSnapshot
-from thoughtline.run_events import (
-    RunEvent,
-    is_terminal,
-)
+from thoughtline.records.run_events import RunEvent, is_terminal
 from thoughtline.server.folding import (
     SnapshotFolder,
     closing_frames,

@@ -11,7 +11,7 @@ from typing import assert_never
 import orjson
 
 from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot, ToolCallSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,

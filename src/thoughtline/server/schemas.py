@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from thoughtline.config import MAX_COST_CEILING
+from thoughtline.model.requests import MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH, Effort
 from thoughtline.records import TraceLayer, WorkerBackend
-from thoughtline.requests import MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH, Effort
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 

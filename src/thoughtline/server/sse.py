@@ -24,7 +24,7 @@ Runs executing in this daemon are served from the in-process hub; every other ru
 elsewhere share one read per append the store announces (announcements.py).
 
 A subscriber to a live run that has read everything lets the run's channel write the
-next frames for it (``Subscriber.write_directly`` in events.py), straight to the server's
+next frames for it (``Subscriber.write_directly`` in model/events.py), straight to the server's
 ``send``: publishing an event writes it to every such subscriber at once, instead of one
 task waking per subscriber per event. It takes its stream back for keep-alives, at the
 end of the run, and when a write cannot finish at once (a slow client).
@@ -48,9 +48,9 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
-from thoughtline.run_events import is_terminal, run_finished
+from thoughtline.records.event_log import from_records
+from thoughtline.records.run_events import is_terminal, run_finished
 from thoughtline.server.announcements import FeedFrame, frames_after
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (

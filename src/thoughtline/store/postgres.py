@@ -304,7 +304,7 @@ class PostgresStore(SqlStore[Connection]):
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
         # The runtime writes from a thread (writes_wait_on_network): waiting is fine, but
         # not long: a server that is down is then known soon, and the writer holds what
-        # it could not write until the server is back (runtime/store_writer.py).
+        # it could not write until the server is back (runtime/engine/store_writer.py).
         pool = self._pool
         if pool is None:
             raise closed_error(self.location)

@@ -61,7 +61,7 @@ FLUSH_TIMEOUT_MS = 30_000
 
 
 class OtelTelemetry:
-    """A :class:`~thoughtline.runtime.telemetry_hooks.RunTelemetry` that records spans.
+    """A :class:`~thoughtline.runtime.engine.telemetry_hooks.RunTelemetry` that records spans.
 
     ``capture_content`` opts in to ``gen_ai.output.messages``; it still applies only to
     tasks whose mode records reasoning. ``redactor`` should be the runtime's (the keys the

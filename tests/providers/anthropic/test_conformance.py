@@ -13,7 +13,7 @@ import pydantic
 import pytest
 from anthropic.types import message_create_params
 
-from thoughtline.requests import Effort, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.wire import SSEDecoder, loads_object

@@ -11,9 +11,9 @@ import pydantic
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from thoughtline.accumulator import ResponseAccumulator
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.accumulator import ResponseAccumulator
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, decode_stream, fixture_context, make_context, read_fixture
 

@@ -25,7 +25,7 @@ from openai.types.responses.response_create_params import (
 )
 from openai.types.shared import ErrorObject
 
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 

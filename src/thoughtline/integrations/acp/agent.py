@@ -66,7 +66,7 @@ from thoughtline.integrations.acp.settings import (
     validate_settings,
 )
 from thoughtline.records import Run, new_id
-from thoughtline.run_events import RunEvent
+from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime import (
     RunManager,
     RunSpec,

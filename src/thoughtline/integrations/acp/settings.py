@@ -18,8 +18,8 @@ from acp.schema import (
 )
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import EFFORTS
 from thoughtline.runtime import Runtime, check_effort, check_max_cost, check_mode, check_model_id
 
 META_KEY = "thoughtline"

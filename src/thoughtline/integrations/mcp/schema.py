@@ -7,8 +7,8 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import EFFORTS
 from thoughtline.schema.run import (
     RunSnapshot,
     RunSummary,

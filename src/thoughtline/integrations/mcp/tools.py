@@ -13,13 +13,13 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from thoughtline.config import MAX_COST_CEILING
+from thoughtline.config.pricing import format_amount
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument
-from thoughtline.pricing import format_amount
+from thoughtline.model.requests import MAX_OUTPUT_TOKENS, GenerationSettings
 from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
-from thoughtline.requests import MAX_OUTPUT_TOKENS, GenerationSettings
-from thoughtline.run_events import RunEvent
+from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime import (
     ManagedRun,
     RunManager,
