@@ -255,7 +255,7 @@ def test_ctrl_c_during_a_send_cancels_that_run_and_the_conversation_stays_put(
 ) -> None:
     sim.script_turns(Transcript(answer="One."), SLOW_ANSWER, Transcript(answer="Three."))
     sim.pace_s = 0.05
-    script = tmp_path / "api/chat.py"
+    script = tmp_path / "chat.py"
     script.write_text(CTRL_C_SCRIPT, encoding="utf-8")
     database = tmp_path / "home" / "thoughtline.db"
     process = subprocess.Popen(

@@ -3,11 +3,13 @@ produced a carrier, from the accumulator to the client."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx2
 import pytest
 
 from tests.support import anthropic_stream
-from thoughtline.model.accumulator import ResponseAccumulator, accumulate
+from thoughtline.model.accumulator import ModelResponse, ResponseAccumulator, accumulate
 from thoughtline.model.events import (
     ReasoningDelta,
     ReasoningEnd,
@@ -80,6 +82,53 @@ def test_response_parts_keep_arrival_order_and_the_views_share_them() -> None:
     assert response.reasoning_parts[0] is response.parts[0]
     assert response.tool_calls[0] is response.parts[2]
     assert response.text == "Checking."
+
+
+def test_a_response_cannot_be_built_with_views_that_disagree_with_its_parts() -> None:
+    response = accumulate(INTERLEAVED)
+    # The views are not fields: neither a constructor nor replace() can set them.
+    for view in ("text", "reasoning_parts", "tool_calls", "commentary", "text_metadata"):
+        with pytest.raises(TypeError):
+            ModelResponse(parts=response.parts, **{view: ()})  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            replace(response, **{view: ()})
+    # New parts are new views: a cleaner that replaces the parts changes every view.
+    cleaned = replace(
+        response,
+        parts=(
+            replace(response.parts[0], text=""),
+            TextPart(text="Checked."),
+            replace(response.tool_calls[0], arguments="{}"),
+        ),
+    )
+    assert cleaned.text == "Checked."
+    assert cleaned.reasoning_parts == (cleaned.parts[0],)
+    assert cleaned.reasoning_text == ""
+    assert cleaned.tool_calls == (cleaned.parts[2],)
+    assert cleaned.tool_calls[0].arguments == "{}"
+    assert cleaned != response
+    # A preamble is the answer only while no final answer came.
+    preamble = TextPart(text="Looking.", provider_metadata={"phase": "commentary"})
+    alone = ModelResponse(parts=(preamble,))
+    assert (alone.text, alone.commentary) == ("Looking.", "Looking.")
+    both = ModelResponse(parts=(preamble, TextPart(text="Done.")))
+    assert (both.text, both.commentary) == ("Done.", "Looking.")
+    assert both.text_metadata == ({"phase": "commentary"},)
+    with pytest.raises(ValueError, match="no tool result"):
+        ModelResponse(parts=(ToolResultPart(tool_call_id="c", name="n", content="r"),))
+
+
+def test_responses_with_the_same_views_are_equal_whatever_the_order_between_kinds() -> None:
+    # A Chat Completions body and its stream give reasoning, content and calls in
+    # different orders, yet say the same thing.
+    thought = ReasoningPart(kind="raw", text="Hmm.")
+    text = TextPart(text="Hi.")
+    call = ToolCallPart(tool_call_id="c1", name="f", arguments="{}")
+    assert ModelResponse(parts=(thought, text, call)) == ModelResponse(parts=(call, text, thought))
+    assert ModelResponse(parts=(text,)) != ModelResponse(parts=(TextPart(text="Ho."),))
+    assert ModelResponse.of("Hi.", reasoning=(thought,), tool_calls=(call,)) == ModelResponse(
+        parts=(thought, text, call)
+    )
 
 
 def test_to_message_is_the_assistant_turn_with_every_part_in_order() -> None:

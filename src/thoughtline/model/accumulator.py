@@ -30,7 +30,7 @@ from thoughtline.model.events import (
     Usage,
     merge_usage,
 )
-from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart
+from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message
 
 __all__ = [
@@ -45,32 +45,92 @@ __all__ = [
 ToolCall: TypeAlias = ToolCallPart
 """One tool call the model made (the tool-call part of a response)."""
 
+_COMMENTARY = "commentary"
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ModelResponse:
-    """Everything one call returned, in order."""
+    """Everything one call returned: its parts in arrival order, and what came with them.
 
-    text: str
-    reasoning_parts: tuple[ReasoningPart, ...]
-    tool_calls: tuple[ToolCall, ...]
-    usage: Usage
-    finish: Finish | None
-    warnings: tuple[StreamWarning, ...]
-    error: StreamError | None
+    ``parts`` is the only content: ``text``, ``commentary``, ``text_metadata``,
+    ``reasoning_parts`` and ``tool_calls`` are views derived from it when the response is
+    built (it is frozen), so no view can disagree with the parts. A cleaner (the
+    disclosure gate) returns a response with new parts, never new views.
+
+    Two responses are equal when every view, and everything else, is: the order *between*
+    kinds is left out, since where a wire API gives none (a Chat Completions body holds
+    reasoning, content and tool calls in separate fields) a body and its stream arrive in
+    different orders yet say the same thing.
+    """
+
+    parts: tuple[Part, ...] = ()
+    """Every text, reasoning and tool-call part in arrival order."""
+    usage: Usage = field(default_factory=Usage)
+    finish: Finish | None = None
+    warnings: tuple[StreamWarning, ...] = ()
+    error: StreamError | None = None
     response_id: str | None = None
     model: str | None = None
-    text_metadata: tuple[ProviderMetadata, ...] = ()
-    commentary: str = ""
-    """Text the provider marked as a preamble, not the answer (OpenAI Responses
-    ``phase: "commentary"``). Kept apart from ``text`` whenever a final answer arrived;
-    when none did, the preamble is all there is and stays in ``text`` too."""
-    parts: tuple[Part, ...] = field(default=(), compare=False)
-    """Every text, reasoning and tool-call part in arrival order. ``text``,
-    ``reasoning_parts`` and ``tool_calls`` are views of the same parts.
+    _views: _Views = field(init=False, repr=False)
 
-    Left out of equality: where a wire API gives no order between kinds (a Chat
-    Completions body holds reasoning, content and tool calls in separate fields), a
-    body and its stream arrive in different orders yet say the same thing."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_views", _Views.of(self.parts))
+
+    @classmethod
+    def of(
+        cls,
+        text: str = "",
+        *,
+        reasoning: Iterable[ReasoningPart] = (),
+        tool_calls: Iterable[ToolCallPart] = (),
+        usage: Usage | None = None,
+        finish: Finish | None = None,
+        warnings: tuple[StreamWarning, ...] = (),
+        error: StreamError | None = None,
+        response_id: str | None = None,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """A response made of ``reasoning``, then ``text`` (one part, when not empty),
+        then ``tool_calls``: the order every wire API gives them in."""
+        parts: list[Part] = list(reasoning)
+        if text:
+            parts.append(TextPart(text=text))
+        parts.extend(tool_calls)
+        return cls(
+            parts=tuple(parts),
+            usage=usage or Usage(),
+            finish=finish,
+            warnings=warnings,
+            error=error,
+            response_id=response_id,
+            model=model,
+        )
+
+    @property
+    def text(self) -> str:
+        """The answer: every text part but the preamble, joined; when no such part has
+        text, the preamble (it is all there is)."""
+        return self._views.text
+
+    @property
+    def commentary(self) -> str:
+        """Text the provider marked as a preamble, not the answer (OpenAI Responses
+        ``phase: "commentary"``). Kept apart from ``text`` whenever a final answer
+        arrived; when none did, the preamble is all there is and is ``text`` too."""
+        return self._views.commentary
+
+    @property
+    def text_metadata(self) -> tuple[ProviderMetadata, ...]:
+        """The provider data of every text part that has some, in order."""
+        return self._views.text_metadata
+
+    @property
+    def reasoning_parts(self) -> tuple[ReasoningPart, ...]:
+        return self._views.reasoning
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return self._views.tool_calls
 
     @property
     def reasoning_text(self) -> str:
@@ -82,9 +142,69 @@ class ModelResponse:
         in arrival order, carriers byte for byte."""
         return Message(role="assistant", parts=self.parts)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelResponse):
+            return NotImplemented
+        return (
+            self._views == other._views
+            and self.usage == other.usage
+            and self.finish == other.finish
+            and self.warnings == other.warnings
+            and self.error == other.error
+            and self.response_id == other.response_id
+            and self.model == other.model
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class _Views:
+    """What a response's parts say, kind by kind (equal for the same parts in another
+    order between kinds)."""
+
+    text: str
+    commentary: str
+    text_metadata: tuple[ProviderMetadata, ...]
+    reasoning: tuple[ReasoningPart, ...]
+    tool_calls: tuple[ToolCallPart, ...]
+
+    @classmethod
+    def of(cls, parts: tuple[Part, ...]) -> _Views:
+        texts: list[str] = []
+        commentary: list[str] = []
+        metadata: list[ProviderMetadata] = []
+        reasoning: list[ReasoningPart] = []
+        tools: list[ToolCallPart] = []
+        for part in parts:
+            match part:
+                case TextPart():
+                    if part.provider_metadata.get("phase") == _COMMENTARY:
+                        commentary.append(part.text)
+                    else:
+                        texts.append(part.text)
+                    if part.provider_metadata:
+                        metadata.append(part.provider_metadata)
+                case ReasoningPart():
+                    reasoning.append(part)
+                case ToolCallPart():
+                    tools.append(part)
+                case ToolResultPart():
+                    raise ValueError("a model response holds no tool result")
+                case _:
+                    assert_never(part)
+        answer = "".join(texts)
+        preamble = "".join(commentary)
+        return cls(
+            text=answer or preamble,
+            commentary=preamble,
+            text_metadata=tuple(metadata),
+            reasoning=tuple(reasoning),
+            tool_calls=tuple(tools),
+        )
+
 
 _BLOCK_DELTAS = 512
-_COMMENTARY = "commentary"
 
 
 class _OpenPart:
@@ -199,61 +319,43 @@ class ResponseAccumulator:
 
     def result(self) -> ModelResponse:
         parts: list[Part] = []
-        reasoning: list[ReasoningPart] = []
-        tools: list[ToolCallPart] = []
-        texts: list[str] = []
-        commentary: list[str] = []
-        text_metadata: list[ProviderMetadata] = []
         provider, model = self._provider, self._requested_model
         for part_id, part in sorted(self._parts.items(), key=lambda item: item[1].order):
             complete = part_id in self._closed
             joined = part.text()
             if part.kind == "text":
-                if part.metadata.get("phase") == _COMMENTARY:
-                    commentary.append(joined)
-                else:
-                    texts.append(joined)
-                if part.metadata:
-                    text_metadata.append(dict(part.metadata))
                 parts.append(TextPart(text=joined, provider_metadata=dict(part.metadata)))
             elif part.kind == "tool":
-                call = ToolCallPart(
-                    tool_call_id=part.tool_call_id,
-                    name=part.name,
-                    arguments=joined,
-                    provider_metadata=dict(part.metadata),
-                    complete=complete,
-                    provider=provider,
-                    model=model,
+                parts.append(
+                    ToolCallPart(
+                        tool_call_id=part.tool_call_id,
+                        name=part.name,
+                        arguments=joined,
+                        provider_metadata=dict(part.metadata),
+                        complete=complete,
+                        provider=provider,
+                        model=model,
+                    )
                 )
-                tools.append(call)
-                parts.append(call)
             else:
-                thought = ReasoningPart(
-                    kind=part.kind,  # type: ignore[arg-type]
-                    text=joined,
-                    provider_metadata=dict(part.metadata),
-                    complete=complete,
-                    provider=provider,
-                    model=model,
+                parts.append(
+                    ReasoningPart(
+                        kind=part.kind,  # type: ignore[arg-type]
+                        text=joined,
+                        provider_metadata=dict(part.metadata),
+                        complete=complete,
+                        provider=provider,
+                        model=model,
+                    )
                 )
-                reasoning.append(thought)
-                parts.append(thought)
-        answer = "".join(texts)
-        preamble = "".join(commentary)
         return ModelResponse(
-            text=answer if answer else preamble,
-            reasoning_parts=tuple(reasoning),
-            tool_calls=tuple(tools),
+            parts=tuple(parts),
             usage=self._usage or Usage(),
             finish=self._finish,
             warnings=tuple(self._warnings),
             error=self._error,
             response_id=self._response_id,
             model=self._model,
-            text_metadata=tuple(text_metadata),
-            commentary=preamble,
-            parts=tuple(parts),
         )
 
 

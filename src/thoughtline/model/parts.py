@@ -44,6 +44,15 @@ class ReasoningPart:
 
     ``provider`` (the endpoint name) and ``model`` say who produced it: its carrier
     (signature, encrypted content) goes back only to them.
+
+    ``withheld`` is set by the disclosure gate alone, on a part whose text it did not let
+    through as it came (the mode hides reasoning, so ``text`` is empty; or a loaded
+    credential value is in the part, so ``text`` is redacted): the text as it arrived.
+    Within one task it is the carrier the provider wants back on its next call
+    (Anthropic's ``signature`` signs the thinking text; DeepSeek's thinking mode wants
+    ``reasoning_content`` back), so each wire's history sends :attr:`as_arrived`. It
+    lives in memory only: never stored, shown, traced or compared, and such a part never
+    enters a stored thread (:func:`unstorable`).
     """
 
     kind: ReasoningKind
@@ -52,7 +61,14 @@ class ReasoningPart:
     complete: bool = True
     provider: str | None = field(default=None, compare=False)
     model: str | None = field(default=None, compare=False)
+    withheld: str | None = field(default=None, compare=False, repr=False)
     type: Literal["reasoning"] = "reasoning"
+
+    @property
+    def as_arrived(self) -> str:
+        """The text as it arrived, withheld or not: what a wire's history sends back to
+        the provider and model that made the part; nothing else reads it."""
+        return self.text if self.withheld is None else self.withheld
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,3 +116,9 @@ def plain_text(parts: tuple[Part, ...]) -> str | None:
         if isinstance(only, TextPart) and not only.provider_metadata:
             return only.text
     return None
+
+
+def unstorable(part: Part) -> bool:
+    """Whether ``part`` must stay in memory: a reasoning part the disclosure gate could
+    not clean without breaking its carrier (``withheld``), which no stored thread keeps."""
+    return isinstance(part, ReasoningPart) and part.withheld is not None

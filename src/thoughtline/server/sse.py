@@ -24,7 +24,7 @@ Runs executing in this daemon are served from the in-process hub; every other ru
 elsewhere share one read per append the store announces (announcements.py).
 
 A subscriber to a live run that has read everything lets the run's channel write the
-next frames for it (``Subscriber.write_directly`` in model/events.py), straight to the server's
+next frames for it (``Subscriber.write_directly`` in events.py), straight to the server's
 ``send``: publishing an event writes it to every such subscriber at once, instead of one
 task waking per subscriber per event. It takes its stream back for keep-alives, at the
 end of the run, and when a write cannot finish at once (a slow client).

@@ -95,4 +95,5 @@ def _thinking(part: ReasoningPart) -> dict[str, Any] | None:
     signature = metadata.get("signature")
     if not isinstance(signature, str):
         return None
-    return {"type": "thinking", "thinking": part.text, "signature": signature}
+    # The signature signs the text as it arrived (the gate may have withheld it).
+    return {"type": "thinking", "thinking": part.as_arrived, "signature": signature}

@@ -80,8 +80,8 @@ def _reasoning(
 ) -> None:
     signature = part.provider_metadata.get("thought_signature")
     if not isinstance(signature, str):
-        if part.text:
-            last["thought"] = {"text": part.text, "thought": True}
+        if part.as_arrived:
+            last["thought"] = {"text": part.as_arrived, "thought": True}
             parts.append(last["thought"])
         return
     attached = part.provider_metadata.get("attached_to")

@@ -54,8 +54,8 @@ def _assistant(message: Message, *, provider: str, model: str) -> dict[str, Any]
             case TextPart():
                 texts.append(part.text)
             case ReasoningPart():
-                if from_origin(part, provider=provider, model=model) and part.text:
-                    thinking.append(part.text)
+                if from_origin(part, provider=provider, model=model) and part.as_arrived:
+                    thinking.append(part.as_arrived)
             case ToolCallPart():
                 function: dict[str, Any] = {"name": part.name}
                 index = part.provider_metadata.get("index")

@@ -110,7 +110,7 @@ def _assistant(message: Message, *, provider: str, model: str, echo: Echo) -> di
         if details:
             out["reasoning_details"] = details
     elif (echo == "content_with_tools" and calls) or (echo == "content" and reasoning):
-        out["reasoning_content"] = "".join(part.text for part in reasoning)
+        out["reasoning_content"] = "".join(part.as_arrived for part in reasoning)
     if calls:
         out["tool_calls"] = calls
     return out
@@ -138,7 +138,7 @@ def _detail(part: ReasoningPart) -> dict[str, Any] | None:
     if key == "data":
         detail["data"] = metadata.get("data")
     else:
-        detail[key] = part.text
+        detail[key] = part.as_arrived
     if "signature" in metadata:
         detail["signature"] = metadata["signature"]
     for name in ("format", "id", "index"):

@@ -127,9 +127,11 @@ def _add_reasoning(
         current = {"type": "reasoning", "id": item_id, "summary": []}
         items.append(current)
     if part.kind == "summary":
-        current["summary"].append({"type": "summary_text", "text": part.text})
+        current["summary"].append({"type": "summary_text", "text": part.as_arrived})
     elif part.kind == "raw":
-        current.setdefault("content", []).append({"type": "reasoning_text", "text": part.text})
+        current.setdefault("content", []).append(
+            {"type": "reasoning_text", "text": part.as_arrived}
+        )
     encrypted = metadata.get("encrypted_content")
     if isinstance(encrypted, str):
         current["encrypted_content"] = encrypted

@@ -7,16 +7,17 @@ the mode decided once per task). Live deltas reach the run's observers only as t
 lets them through, and the task, the trace layers and telemetry receive only the gate's
 cleaned copy of each response. The loop ends when a step's answer needs no further call,
 or after ``max_steps`` calls; the task is then completed once, from all of its steps
-(:mod:`~thoughtline.runtime.engine.steps`).
+(:mod:`~thoughtline.runtime.engine.steps`, :mod:`~thoughtline.runtime.engine.task_outcome`).
 
 A task that may call tools offers them on every call. When a step's response calls
 tools, they run (:mod:`~thoughtline.runtime.engine.tool_calls`) and the next step's history is
-the previous one plus the step's response as it came (its reasoning carriers byte for
-byte, held in memory for the loop only, sent back only to the provider and model that
-made them) and a user turn with the results: append-only, so every earlier message is
-sent with the same bytes. A step that still calls tools when ``max_steps`` calls were
-made fails the task (``MAX_STEPS_REACHED``), keeping what arrived. The inline backend
-prepares the prompts, records them and calls nothing.
+the previous one plus the step's response as the gate handed it on (answer and arguments
+cleaned, reasoning carriers byte for byte, held in memory for the loop only, sent back
+only to the provider and model that made them) and a user turn with the results:
+append-only, so every earlier message is sent with the same bytes. A step that still
+calls tools when ``max_steps`` calls were made fails the task (``MAX_STEPS_REACHED``),
+keeping what arrived. The inline backend prepares the prompts, records them and calls
+nothing.
 
 Under a budget (the task's ``max_cost``, its run's) each call is made only if its worst
 case fits what is left, and every call's real cost is counted as it ends
@@ -30,30 +31,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Final
-
-import orjson
+from dataclasses import dataclass
+from typing import Final
 
 from thoughtline.config.pricing import Prices, Unpriced
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
-from thoughtline.model.accumulator import ModelResponse
-from thoughtline.model.events import ReasoningDelta, StreamError, StreamEvent, TextDelta
-from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart
+from thoughtline.model.parts import unstorable
 from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.model.threads import TaskThread
-from thoughtline.providers.exchange import Exchange
 from thoughtline.records import Cost, Task, TaskError, now_iso
+from thoughtline.runtime.engine import task_outcome
 from thoughtline.runtime.engine.clients import CallOverlap
+from thoughtline.runtime.engine.live_call import LiveCall
+from thoughtline.runtime.engine.raw_exchange import provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
 from thoughtline.runtime.engine.task_sink import TaskSink
-from thoughtline.runtime.engine.telemetry_hooks import CallReport, first_chunk_ms
 from thoughtline.runtime.engine.tool_calls import ToolCalls
 from thoughtline.runtime.planning import conversation
 from thoughtline.runtime.policy import budget
-from thoughtline.runtime.policy.disclosure import DisclosureGate, GateStream, LiveStream
-from thoughtline.runtime.policy.status import derive_reasoning_status, inline_verdict
+from thoughtline.runtime.policy.disclosure import DisclosureGate
+from thoughtline.runtime.policy.status import inline_verdict
 
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
@@ -135,18 +133,19 @@ class TaskCall:
 
     def thread(self, prepared: Prepared, steps: Steps) -> TaskThread:
         """What this task adds to its conversation: its prompt, its steps' turns and the
-        last answer; with reasoning and carriers only when the mode requested them (a
-        part holding a loaded key's value is left out: a carrier cannot be redacted)."""
+        last answer, all as the gate let them through; with reasoning and carriers only
+        when the mode requested them (a part the gate could not clean stays in memory:
+        a carrier cannot be redacted)."""
         messages = list(prepared.own)
         last = steps.last.response.to_message()
         if last.parts:
-            messages.append(self._redacted_message(last))
+            messages.append(last)
         carriers: tuple[Message, ...] | None = None
         if self.gate.requests_reasoning:
             carriers = tuple(
                 Message(role=message.role, parts=kept)
                 for message in messages
-                if (kept := [part for part in message.parts if not self._holds_secret(part)])
+                if (kept := [part for part in message.parts if not unstorable(part)])
             )
         return TaskThread(
             answer=threads.answer_layer(messages),
@@ -154,13 +153,6 @@ class TaskCall:
             system_digest=threads.digest(prepared.system),
             tools_digest=threads.tools_digest(self.tools),
         )
-
-    def _holds_secret(self, part: Part) -> bool:
-        if not isinstance(part, ReasoningPart) or not self.gate.redactor.has_secrets:
-            return False
-        values = self.gate.redactor.values
-        text = part.text + orjson.dumps(dict(part.provider_metadata)).decode()
-        return values(text) != text
 
     async def go(self) -> None:
         """Run the task to its final status: prepared (inline), or its steps, then
@@ -320,32 +312,10 @@ class TaskCall:
             self.limit_reached = True
             return None
         results = await self.tool_calls.run(step.number, response.tool_calls)
-        # The parts as they came (the gate cleans the views, never ``parts``): carriers
-        # go back byte for byte, and only to the provider and model that made them (each
-        # wire's history checks their origin). They live in this history only. A loaded
-        # key the model wrote in its text or a call's arguments is not sent back.
-        answered = self._redacted_message(response.to_message())
-        return [answered, Message(role="user", parts=results)]
-
-    def _redacted_message(self, message: Message) -> Message:
-        if not self.gate.redactor.has_secrets:
-            return message
-        return Message(
-            role=message.role, parts=tuple(self._redacted(part) for part in message.parts)
-        )
-
-    def _redacted(self, part: Part) -> Part:
-        """``part`` with loaded key values removed from its text or arguments (reasoning
-        goes back as it came: its carriers are bound to its bytes)."""
-        values = self.gate.redactor.values
-        if (
-            isinstance(part, ToolCallPart)
-            and (arguments := values(part.arguments)) != part.arguments
-        ):
-            return replace(part, arguments=arguments)
-        if isinstance(part, TextPart) and (text := values(part.text)) != part.text:
-            return replace(part, text=text)
-        return part
+        # The gate's parts: answer and arguments cleaned, carriers byte for byte (held in
+        # memory for the loop only), going back only to the provider and model that made
+        # them (each wire's history checks their origin).
+        return [response.to_message(), Message(role="user", parts=results)]
 
     async def prepare_only(self, prepared: Prepared) -> None:
         """The inline backend: record the prompts, call nothing."""
@@ -437,7 +407,9 @@ class TaskCall:
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
-                metadata=self.raw_exchange(
+                metadata=provider_raw(
+                    self.gate,
+                    client.endpoint,
                     exchange,
                     captured.response,
                     captured.echoed_credential,
@@ -484,305 +456,6 @@ class TaskCall:
         await self.sink.persist(task=task)
 
     async def complete(self, steps: Steps) -> None:
-        """Record the task's outcome from its steps, once: the last step's answer,
-        finish and error; usage, reasoning and timings over all of them."""
-        task = self.task
-        sink = self.sink
-        last = steps.last
-        response = last.response
-        # Stopped between model calls (while the last step's tool calls ran): every call
-        # ended whole, so the reasoning is judged as for a task that ended, and the
-        # notice says where the task stopped.
-        cancelled = last.cancelled or self.stopped
-        between = self.stopped and not last.cancelled and bool(response.tool_calls)
-        cut = cancelled and not between  # a model call was stopped: its reasoning is cut
-        # Over several steps the status speaks of the task: reasoning that arrived in an
-        # earlier step was shown or recorded even when the last step returned none (the
-        # notice then accounts for each step). A stopped task speaks of its last step,
-        # and names it.
-        judged = last
-        if not cut:
-            judged = next(
-                (
-                    step
-                    for step in reversed(list(steps))
-                    if any(part.text for part in step.response.reasoning_parts)
-                ),
-                last,
-            )
-        # A task that was not cut speaks of all its calls' reasoning tokens and their
-        # cost, as its table and footer do; a cut one of the step it was cut in.
-        whole = len(steps) > 1 and not cut
-        counted = [
-            tokens for step in steps if (tokens := step.response.usage.reasoning_tokens) is not None
-        ]
-        verdict = derive_reasoning_status(
-            gate=self.gate,
-            response=judged.response,
-            endpoint=sink.client_for(task.provider).endpoint,
-            capability=judged.capability,
-            cancelled=cut,
-            stopped_by=sink.stopped_by(),
-            cost=task.cost if whole else self.step_cost(judged),
-            step=judged.number if len(steps) > 1 else None,
-            reasoning_tokens=sum(counted) if whole and counted else None,
-        )
-        task.output = last.captured.output
-        task.reasoning = steps.task_text()
-        task.reasoning_parts = steps.for_task()
-        task.reasoning_status, task.reasoning_notice = verdict.status, verdict.notice
-        if len(steps) > 1 and task.reasoning_notice is not None:
-            task.reasoning_notice += steps.reasoning_account(
-                self.gate.displays, task.step_costs, stopped=last.number if cut else None
-            )
-        if between and task.reasoning_notice is not None:
-            lead = sink.stopped_by() or "The task was cancelled"
-            task.reasoning_notice += f" {lead} while the tool calls of step {last.number} ran."
-        if task.reasoning_notice is not None:
-            # Reasoning sent back that the provider left unread is part of the account.
-            for step in steps:
-                for warning in step.response.warnings:
-                    if warning.code == "PROVIDER_THINKING_DROPPED":
-                        task.reasoning_notice += f" Step {step.number}: {warning.message}"
-                    elif warning.code == "TOOL_TURNS_AS_TEXT":  # the wire's own choice
-                        task.reasoning_notice += f" {warning.message}"
-        if self.budget_error is not None and task.reasoning_notice is not None:
-            # The account of the reasoning says what the budget stopped, and at what spend.
-            task.reasoning_notice += f" {self.budget_error.message}"
-        note = None if task.history is None else task.history["note"]
-        if note and task.reasoning_notice is not None:
-            task.reasoning_notice += f" {note}"
-        if self.prepared is not None:
-            task.thread = self.thread(self.prepared, steps)
-        task.usage = steps.usage()
-        task.finish_reason = None if response.finish is None else response.finish.reason
-        task.timings.first_reasoning_ms = steps.first_reasoning_ms()
-        task.timings.first_answer_ms = steps.first_answer_ms()
-        task.timings.total_ms = steps.total_ms()
-        if not self.gate.requests_reasoning:
-            # Hidden: reasoning a provider sent anyway was dropped, and so is when it came.
-            task.timings.first_reasoning_ms = None
-        error = (
-            sink.stop_error
-            if cancelled
-            else task_error(response, runs_tools=self.tool_calls is not None)
-        )
-        if error is None and self.budget_error is not None:
-            error = self.budget_error
-        if error is None and self.limit_reached:
-            error = TaskError(
-                code="MAX_STEPS_REACHED",
-                message=f"The model still called tools after {len(steps)} model calls, the "
-                "task's max_steps; what arrived is kept (raise max_steps in the role, the "
-                "plan, [orchestration] or --max-steps).",
-                retryable=False,
-            )
-        if error is not None and last.overlapped and error.code in OVERLAP_SENSITIVE:
-            error.message += (
-                f" Another task called {task.provider} at the same time: a local server that "
-                "serves one request at a time drops the stream it was serving when the next "
-                f"arrives (set [providers.{task.provider}] max_concurrency = 1)."
-            )
-        for step in steps:
-            answered = step.response
-            if answered.model and any(
-                w.code == "PROVIDER_MODEL_FALLBACK" for w in answered.warnings
-            ):
-                task.model = answered.model  # the model that answered, not the one asked for
-        status = sink.stop_status if cancelled else ("failed" if error else "done")
-        task.status = status
-        task.error = error
-        task.timings.finished_at = now_iso()
-        sink.add_trace(
-            "worker.failed" if error else (f"task.{status}" if cancelled else "worker.completed"),
-            task_id=task.id,
-            metadata={
-                "status": status,
-                "reasoning_status": task.reasoning_status,
-                "reasoning_notice": task.reasoning_notice,
-                "usage": task.usage.to_dict(),
-                "timings": task.timings.to_dict(),
-                "finish": None
-                if response.finish is None
-                else {"reason": response.finish.reason, "raw": response.finish.raw_reason},
-                "warnings": [
-                    {"code": w.code, "message": w.message}
-                    for step in steps
-                    for w in step.response.warnings
-                ],
-                "error": None if error is None else error.to_dict(),
-                "output_chars": len(response.text),
-            },
-        )
-        # Telemetry hook: reasoning goes to it ONLY as the gate handed it to the trace
-        # (for_trace, None unless the mode records reasoning) — never from
-        # response.reasoning_parts.
-        exchange = last.exchange
-        sink.report_call(
-            task,
-            CallReport(
-                recorded_reasoning=steps.for_trace(),
-                response_model=response.model,
-                response_id=response.response_id,
-                finish_reason=None if response.finish is None else response.finish.reason,
-                cached_input_tokens=response.usage.cached_input_tokens,
-                streamed=exchange is not None and exchange.streamed,
-                time_to_first_chunk_ms=first_chunk_ms(exchange),
-                steps=steps.reports(),
-            ),
-        )
-        sink.emit_task_completed(task)
-        await sink.persist(task=task)
-
-    def raw_exchange(
-        self,
-        exchange: Exchange,
-        response: ModelResponse,
-        echoed_credential: bool,
-        *,
-        echoes: bool = False,
-    ) -> dict[str, Any]:
-        """The exchange for the provider_raw layer, reasoning scrubbed unless recorded:
-        the response's, and the request's when it ``echoes`` earlier steps (it carries
-        their reasoning back to the provider).
-
-        When the model echoed a loaded key, its pieces cut across the stream's strings are
-        removed too (the transport redacted whole values only, as the chunks arrived)."""
-        raw = exchange.to_dict()
-        if echoes and not self.gate.records:
-            from thoughtline.runtime.policy.scrub_requests import scrub_request
-
-            raw["request_body"] = scrub_request(exchange.request_body)
-        body = exchange.response_body
-        if body is not None and echoed_credential:
-            body = self.gate.redactor.split_pieces(body)
-            raw["response_body"] = body.decode("utf-8", errors="replace")
-        if not self.gate.requests_reasoning:  # hidden: no reasoning-derived timing either
-            raw["timings"]["first_reasoning_ms"] = None
-        if (
-            not self.gate.records
-            and body is not None
-            and (exchange.status is None or exchange.status < 400)
-        ):
-            from thoughtline.runtime.policy.scrub import scrub_reasoning
-
-            client = self.sink.client_for(self.task.provider)
-            scrubbed = scrub_reasoning(
-                body,
-                wire_api=exchange.wire_api,
-                streamed=exchange.streamed,
-                endpoint=client.endpoint,
-            )
-            raw["response_body"] = scrubbed.decode("utf-8", errors="replace")
-            raw["reasoning_scrubbed"] = True
-        else:
-            raw["reasoning_scrubbed"] = False
-        raw["token_diagnostics"] = {
-            "input_tokens": response.usage.input_tokens,
-            "output_tokens": response.usage.output_tokens,
-            "reasoning_tokens": response.usage.reasoning_tokens,
-            "cached_input_tokens": response.usage.cached_input_tokens,
-            "total_tokens": response.usage.total_tokens,
-        }
-        return raw
-
-
-class LiveCall:
-    """The live side of one model call: the gate's stream for the call, and when its
-    first reasoning and answer text arrived (kept for a call cancelled before it built
-    its exchange)."""
-
-    __slots__ = ("first_answer_at", "first_reasoning_at", "sink", "started", "stream", "task_id")
-
-    def __init__(self, sink: TaskSink, task_id: str, stream: GateStream) -> None:
-        self.sink = sink
-        self.task_id = task_id
-        self.stream = stream
-        self.started = 0.0
-        self.first_reasoning_at: float | None = None
-        self.first_answer_at: float | None = None
-
-    def saw(self, event: object) -> None:
-        """Note when the first reasoning and the first answer text arrived."""
-        kind = type(event)
-        if kind is TextDelta:
-            if self.first_answer_at is None:
-                self.first_answer_at = time.perf_counter()
-        elif kind is ReasoningDelta and self.first_reasoning_at is None:
-            self.first_reasoning_at = time.perf_counter()
-
-    def elapsed_ms(self, at: float | None) -> float | None:
-        return None if at is None else round((at - self.started) * 1000.0, 3)
-
-    def show(self, batch: list[StreamEvent]) -> None:
-        """Hand what the gate releases of one network chunk to the live surfaces: one
-        delta per stream per chunk, as text that arrived together is shown together (a
-        fast or buffered stream brings hundreds of deltas at once, and each live event
-        costs every surface, the event log and every subscriber)."""
-        sink, task_id = self.sink, self.task_id
-        stream: LiveStream = "answer"
-        pieces: list[str] = []
-        for event in batch:
-            if self.first_answer_at is None:
-                self.saw(event)
-            live = self.stream.live(event)
-            if live is None:
-                continue
-            if pieces and live[0] != stream:
-                sink.emit_text(task_id, stream, "".join(pieces))
-                pieces.clear()
-            stream = live[0]
-            pieces.append(live[1])
-        if pieces:
-            sink.emit_text(task_id, stream, "".join(pieces))
-
-    def finish(self) -> None:
-        """Show the tails the gate held back as a possible credential."""
-        for stream, text in self.stream.finish():
-            self.sink.emit_text(self.task_id, stream, text)
-
-
-OVERLAP_SENSITIVE = frozenset(
-    {"PROVIDER_STREAM_INTERRUPTED", "PROVIDER_UNREACHABLE", "PROVIDER_SERVER_ERROR"}
-)
-"""Errors a server that serves one request at a time gives the call it drops."""
-
-
-def task_error(response: ModelResponse, *, runs_tools: bool) -> TaskError | None:
-    """The task's error for a response that ended without a usable answer, else None.
-    Tool calls are an answer only for a task that ``runs_tools``: a model that calls a
-    tool its turn does not offer (as models do after earlier tool turns) answered
-    nothing."""
-    error: StreamError | None = response.error
-    if error is not None:
-        return TaskError(code=error.code, message=error.message, retryable=error.retryable)
-    if response.finish is not None and response.finish.reason == "content_filter":
-        return TaskError(
-            code="PROVIDER_CONTENT_FILTERED",
-            message="The provider's content filter stopped the answer.",
-            retryable=False,
-        )
-    if response.text.strip():
-        return None
-    if response.tool_calls and not runs_tools:
-        names = ", ".join(sorted({call.name for call in response.tool_calls}))
-        return TaskError(
-            code="PROVIDER_EMPTY_CONTENT",
-            message=f"The model called {names}, which this turn does not offer, and gave "
-            "no answer; give the task its tools again or ask again.",
-            retryable=True,
-        )
-    if not response.tool_calls:
-        if any(part.text for part in response.reasoning_parts):
-            return TaskError(
-                code="PROVIDER_REASONING_ONLY",
-                message="The model reasoned but gave no answer (often the output token "
-                "limit was spent on reasoning). Raise max tokens or lower the effort.",
-                retryable=True,
-            )
-        return TaskError(
-            code="PROVIDER_EMPTY_CONTENT",
-            message="The provider returned an empty answer.",
-            retryable=True,
-        )
-    return None
+        """Record the task's outcome from its steps, once
+        (:func:`~thoughtline.runtime.engine.task_outcome.complete`)."""
+        await task_outcome.complete(self, steps)

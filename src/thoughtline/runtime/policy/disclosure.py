@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
-from thoughtline.model.accumulator import ModelResponse, ReasoningPart
+import orjson
+
+from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta, TextStart
+from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.redaction import Redactor, StreamRedactor
 from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView, TracedReasoningPart
 from thoughtline.runtime.policy.checks import UnknownModeError as UnknownModeError
@@ -80,20 +83,25 @@ LiveText: TypeAlias = tuple[LiveStream, str]
 class Captured:
     """What the gate let through at the end of a task.
 
-    ``response`` is the call's response with loaded credential values removed from the
-    answer, the reasoning text (when the mode requests reasoning), tool-call arguments,
-    warnings and the error message: the only copy anything else reads. ``for_task`` is
-    attached to the task (display surfaces) — ``None`` unless the mode displays reasoning.
-    ``for_trace`` goes to the ``reasoning`` trace layer and telemetry (with opaque provider
-    data) — ``None`` unless the mode records reasoning. ``echoed_credential`` says the
-    model wrote a loaded credential value (in the answer, tool-call arguments, or reasoning
-    the mode requested): its raw body may hold the value cut across strings.
+    ``response`` is the call's response with new parts: loaded credential values removed
+    from the answer, tool-call arguments and the reasoning text (when the mode requests
+    reasoning; hidden keeps no reasoning text, only its carriers), and from warnings and
+    the error message. It is the only copy anything else reads: the task, the history of
+    the task's next call, its stored thread, the trace, telemetry and events. ``for_task``
+    is attached to the task (display surfaces) — ``None`` unless the mode displays
+    reasoning. ``for_trace`` goes to the ``reasoning`` trace layer and telemetry (with
+    opaque provider data) — ``None`` unless the mode records reasoning.
+    ``echoed_credential`` says the model wrote a loaded credential value (in the answer,
+    tool-call arguments, or reasoning the mode requested): its raw body may hold the value
+    cut across strings.
     """
 
     response: ModelResponse
     for_task: list[ReasoningPartView] | None
     for_trace: list[TracedReasoningPart] | None
     echoed_credential: bool = False
+    reasoned: bool = False
+    """Reasoning text arrived, whether or not the mode let it through."""
 
     @property
     def output(self) -> str | None:
@@ -225,6 +233,7 @@ class DisclosureGate:
             for_task=for_task,
             for_trace=for_trace,
             echoed_credential=self._echoed(response),
+            reasoned=any(part.text for part in response.reasoning_parts),
         )
 
     def _echoed(self, response: ModelResponse) -> bool:
@@ -238,29 +247,54 @@ class DisclosureGate:
         )
 
     def _clean(self, response: ModelResponse) -> ModelResponse:
+        """The response with new parts: loaded credential values removed from the answer
+        and tool-call arguments, reasoning as the mode allows (:meth:`_reasoning`)."""
         redactor = self.redactor
-        values = redactor.values
-        reasoning = response.reasoning_parts
-        if self.requests_reasoning and redactor.has_secrets:
-            reasoning = tuple(
-                replace(part, text=values(part.text)) if part.text else part for part in reasoning
-            )
         error = response.error
         if error is not None:
             error = replace(error, message=redactor.text(error.message))
         return replace(
             response,
-            text=values(response.text),
-            reasoning_parts=reasoning,
-            tool_calls=tuple(
-                replace(call, arguments=values(call.arguments)) for call in response.tool_calls
-            ),
+            parts=tuple(self._part(part) for part in response.parts),
             warnings=tuple(
                 replace(warning, message=redactor.text(warning.message))
                 for warning in response.warnings
             ),
             error=error,
         )
+
+    def _part(self, part: Part) -> Part:
+        values = self.redactor.values
+        match part:
+            case TextPart():
+                text = values(part.text)
+                return part if text == part.text else replace(part, text=text)
+            case ToolCallPart():
+                arguments = values(part.arguments)
+                return part if arguments == part.arguments else replace(part, arguments=arguments)
+            case ReasoningPart():
+                return self._reasoning(part)
+            case ToolResultPart():
+                return part
+            case _:
+                assert_never(part)
+
+    def _reasoning(self, part: ReasoningPart) -> ReasoningPart:
+        """A reasoning part as the mode allows: hidden, no text; otherwise the text with
+        loaded credential values removed. A part's carriers (signature, encrypted content,
+        ids) stay as they came, and a text the gate took out or changed is kept aside,
+        in memory only, for the task's next call to send back (``withheld``): a part
+        whose carriers hold a credential value (they cannot be redacted) likewise."""
+        if not self.requests_reasoning:
+            return replace(part, text="", withheld=part.text) if part.text else part
+        redactor = self.redactor
+        if not redactor.has_secrets:
+            return part
+        carriers = orjson.dumps(dict(part.provider_metadata)).decode()
+        text = redactor.values(part.text)
+        if text == part.text and redactor.values(carriers) == carriers:
+            return part
+        return replace(part, text=text, withheld=part.text)
 
 
 def _trace_part(part: ReasoningPart) -> TracedReasoningPart:
