@@ -6,10 +6,10 @@ of prompt and answer a turn, with a thinking block and its signature kept, as a
 does before the next turn calls its model is timed, end to end:
 
 - ``load``: the chain of runs and their threads from the store
-  (:func:`~thoughtline.runtime.conversation.load_continuation`), the task's earlier turns
-  decoded (:func:`~thoughtline.runtime.conversation.earlier_turns`);
+  (:func:`~thoughtline.runtime.planning.conversation.load_continuation`), the task's earlier turns
+  decoded (:func:`~thoughtline.runtime.planning.conversation.earlier_turns`);
 - ``build``: the history assembled by the provider's rules
-  (:func:`~thoughtline.runtime.conversation.assemble`) and the request body built by the
+  (:func:`~thoughtline.runtime.planning.conversation.assemble`) and the request body built by the
   Anthropic adapter, as bytes.
 
 Each size is measured in both stores; the best of ``--rounds`` rounds is kept (the
@@ -34,19 +34,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_store import _fresh_schema, postgres
 
-from thoughtline import threads
-from thoughtline.parts import ReasoningPart, TextPart
+from thoughtline.model import threads
+from thoughtline.model.parts import ReasoningPart, TextPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest
+from thoughtline.model.threads import TaskThread
 from thoughtline.providers.anthropic import WIRE
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.records import Run, Task, new_id, now_iso
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest
-from thoughtline.runtime.conversation import assemble, earlier_turns, load_continuation
+from thoughtline.runtime.planning.conversation import assemble, earlier_turns, load_continuation
 from thoughtline.store.base import Store
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.store.sqlite import SQLiteStore
-from thoughtline.threads import TaskThread
 from thoughtline.wire.jsonio import dumps_bytes
 
 MODEL = "claude-opus-5-5"

@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx2
 from tests.support import daemon_url
 
-from thoughtline.event_log import from_records, to_records
 from thoughtline.records import Run, Task, new_id, now_iso
-from thoughtline.run_events import RunStarted, TaskReasoningDelta, TaskStarted
+from thoughtline.records.event_log import from_records, to_records
+from thoughtline.records.run_events import RunStarted, TaskReasoningDelta, TaskStarted
 from thoughtline.server.events import fold
 from thoughtline.store.sqlite import SQLiteStore
 

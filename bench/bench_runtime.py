@@ -45,13 +45,13 @@ from pathlib import Path
 from typing import Any
 
 from thoughtline.config import Config
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.client import ProviderCall, ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import ModelRequest, ReasoningRequest
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
-from thoughtline.runtime.task_call import TaskCall
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.engine.task_call import TaskCall
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.base import PreparedWrite
 from thoughtline.store.sqlite import SQLiteStore
 

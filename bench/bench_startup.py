@@ -32,7 +32,7 @@ TOP_LEVEL = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S+)")
 PREPARE_ONLY = ("run", "--worker-backend", "inline", "--json", "Design a cache")
 STATUS_AS_BEFORE = (
     "import sys; sys.argv = ['thoughtline', 'status']; import httpx2, "
-    "thoughtline.runtime.runner; from thoughtline.cli import main; main()"
+    "thoughtline.runtime.engine.runner; from thoughtline.cli import main; main()"
 )
 NO_BYTECODE = "thoughtline status, no bytecode cache (PYTHONDONTWRITEBYTECODE=1)"
 COMMANDS = [
@@ -41,7 +41,10 @@ COMMANDS = [
     ("thoughtline status", ["-m", "thoughtline.cli", "status"]),
     ("thoughtline runs", ["-m", "thoughtline.cli", "runs"]),
     ("status, runtime + httpx2 imported first (as before)", ["-c", STATUS_AS_BEFORE]),
-    ("import thoughtline.runtime.runner (for scale)", ["-c", "import thoughtline.runtime.runner"]),
+    (
+        "import thoughtline.runtime.engine.runner (for scale)",
+        ["-c", "import thoughtline.runtime.engine.runner"],
+    ),
     (NO_BYTECODE, ["-m", "thoughtline.cli", "status"]),
 ]
 

@@ -5,7 +5,7 @@ own, writing for a fixed time; all contenders are measured in one invocation, so
 ratios compare like with like on a busy machine. Two workloads:
 
 - **runtime** (the path users get): each process writes through the runtime's
-  :class:`~thoughtline.runtime.store_writer.StoreWriter` on an asyncio loop, with
+  :class:`~thoughtline.runtime.engine.store_writer.StoreWriter` on an asyncio loop, with
   :data:`RUNS_IN_FLIGHT` runs in flight like a daemon. A run queues, as the runtime
   does, and goes on at once: created → started → task started (trace event) →
   :data:`DELTA_GROUPS` groups of :data:`GROUP_SIZE` answer deltas (what a live flush
@@ -103,7 +103,7 @@ class Window:
 
 async def runtime_runs(store: Store, window: Window) -> None:
     """:data:`RUNS_IN_FLIGHT` runs at a time through one StoreWriter until the window ends."""
-    from thoughtline.runtime.store_writer import StoreWriter
+    from thoughtline.runtime.engine.store_writer import StoreWriter
 
     writer = StoreWriter(store)
     prefix = f"bench_{os.getpid()}"

@@ -44,12 +44,12 @@ from typing import Any
 import httpx2
 
 import stream_server
-from thoughtline.accumulator import ResponseAccumulator
+from thoughtline.model.accumulator import ResponseAccumulator
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript

@@ -53,13 +53,13 @@ from typing import Any
 
 import httpx2
 
+from thoughtline.api.orchestrator import Orchestrator
 from thoughtline.config import Config
-from thoughtline.orchestrator import Orchestrator
-from thoughtline.parts import ToolResultPart
+from thoughtline.model.parts import ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer

@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx2
 
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
 from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
-from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.records.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimRequest, Transcript
 

@@ -154,9 +154,6 @@ Stream events (the closed union a provider call yields)
 
 from typing import TYPE_CHECKING
 
-# Light modules (dataclasses and Literals only) are imported eagerly; everything that
-# pulls in the HTTP client, asyncio or the runtime is imported on first use.
-from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall
 from thoughtline.errors import (
     ConfigError,
     ErrorCode,
@@ -164,7 +161,11 @@ from thoughtline.errors import (
     ThoughtlineError,
     UnknownEndpointError,
 )
-from thoughtline.events import (
+
+# Light modules (dataclasses and Literals only) are imported eagerly; everything that
+# pulls in the HTTP client, asyncio or the runtime is imported on first use.
+from thoughtline.model.accumulator import ModelResponse, ReasoningPart, ToolCall
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,
@@ -182,7 +183,8 @@ from thoughtline.events import (
     ToolCallStart,
     Usage,
 )
-from thoughtline.parts import Part, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.parts import Part, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.records import (
     ChainOfThought,
     ReasoningPartView,
@@ -200,8 +202,7 @@ from thoughtline.records import (
     TraceLayer,
     WorkerBackend,
 )
-from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,
@@ -217,30 +218,30 @@ from thoughtline.run_events import (
 )
 
 if TYPE_CHECKING:
-    from thoughtline.chat import AsyncConversation, Conversation
+    from thoughtline.api.chat import AsyncConversation, Conversation
+    from thoughtline.api.orchestrator import Orchestrator, PurgeReport, RunHandle, run
+    from thoughtline.api.run_stream import RunStream, stream
     from thoughtline.config import Config, load_config
-    from thoughtline.orchestrator import Orchestrator, PurgeReport, RunHandle, run
     from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
     from thoughtline.providers.client import ProviderCall, ProviderClient, RetryPolicy, Timeouts
     from thoughtline.providers.endpoints import Endpoint, EndpointRegistry, EndpointSettings
     from thoughtline.providers.exchange import Exchange
-    from thoughtline.run_stream import RunStream, stream
-    from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
+    from thoughtline.runtime.planning.plan import RunSpec, TaskSpec, load_plan
     from thoughtline.tools.python_tools import tool
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
-    "AsyncConversation": "thoughtline.chat",
-    "Conversation": "thoughtline.chat",
+    "AsyncConversation": "thoughtline.api.chat",
+    "Conversation": "thoughtline.api.chat",
     "Config": "thoughtline.config",
     "load_config": "thoughtline.config",
-    "Orchestrator": "thoughtline.orchestrator",
-    "PurgeReport": "thoughtline.orchestrator",
-    "RunHandle": "thoughtline.orchestrator",
-    "run": "thoughtline.orchestrator",
-    "RunStream": "thoughtline.run_stream",
-    "stream": "thoughtline.run_stream",
+    "Orchestrator": "thoughtline.api.orchestrator",
+    "PurgeReport": "thoughtline.api.orchestrator",
+    "RunHandle": "thoughtline.api.orchestrator",
+    "run": "thoughtline.api.orchestrator",
+    "RunStream": "thoughtline.api.run_stream",
+    "stream": "thoughtline.api.run_stream",
     "ModelCapability": "thoughtline.providers.capabilities",
     "builtin_capabilities": "thoughtline.providers.capabilities",
     "ProviderCall": "thoughtline.providers.client",
@@ -251,9 +252,9 @@ _LAZY: dict[str, str] = {
     "EndpointRegistry": "thoughtline.providers.endpoints",
     "EndpointSettings": "thoughtline.providers.endpoints",
     "Exchange": "thoughtline.providers.exchange",
-    "RunSpec": "thoughtline.runtime.plan",
-    "TaskSpec": "thoughtline.runtime.plan",
-    "load_plan": "thoughtline.runtime.plan",
+    "RunSpec": "thoughtline.runtime.planning.plan",
+    "TaskSpec": "thoughtline.runtime.planning.plan",
+    "load_plan": "thoughtline.runtime.planning.plan",
     "tool": "thoughtline.tools.python_tools",
 }
 

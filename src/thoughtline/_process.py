@@ -26,8 +26,8 @@ def load_what_runs_use() -> None:
     stall the runs and streams already going."""
     import httpx2
 
+    from thoughtline.config.pricing import load_price_data
     from thoughtline.errors import ThoughtlineError
-    from thoughtline.pricing import load_price_data
     from thoughtline.providers.registry import WIRE_APIS, wire_for
     from thoughtline.providers.transport import default_http_client
 

@@ -148,7 +148,7 @@ class OptionError(ThoughtlineError):
     known (planning). Its message names the option by its field name; each surface
     re-raises it with its own word (``--model`` on the command line, ``model`` over
     HTTP) and its own ``hints`` (by surface; ``""``: every other surface's):
-    :func:`thoughtline.runtime.options.spoken_as`."""
+    :func:`thoughtline.runtime.planning.options.spoken_as`."""
 
     def __init__(
         self,

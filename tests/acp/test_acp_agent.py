@@ -35,8 +35,8 @@ from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT
 from tests.support import HOSTILE_MODEL_IDS, default_signals_in_children
 from thoughtline import __version__
+from thoughtline.model.requests import model_id_problem
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 

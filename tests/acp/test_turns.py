@@ -16,7 +16,13 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, ToolCallProgress, T
 from tests.runtime.test_disclosure_e2e import make_runtime
 from thoughtline.integrations.acp import SessionSettings, ThoughtlineAcpAgent, TurnRenderer
 from thoughtline.records import Run, Task, TaskError, TaskTimings, ToolCallRecord
-from thoughtline.run_events import RunEvent, RunStarted, TaskAnswerDelta, TaskCompleted, TaskStarted
+from thoughtline.records.run_events import (
+    RunEvent,
+    RunStarted,
+    TaskAnswerDelta,
+    TaskCompleted,
+    TaskStarted,
+)
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
 
 AT = "2026-01-01T00:00:00.000Z"

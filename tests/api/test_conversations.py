@@ -23,8 +23,8 @@ from tests.cli.test_cancel import _query, _wait_until
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
 from tests.support import start_process
 from thoughtline import Conversation, Orchestrator, ThoughtlineError
-from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.records.run_events import RunCompleted, RunStarted, TaskAnswerDelta
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator, Transcript
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conversation.py"

@@ -12,8 +12,8 @@ import pytest
 import thoughtline
 from tests.support import HOSTILE_MODEL_IDS
 from thoughtline import Orchestrator, ThoughtlineError
-from thoughtline.requests import model_id_problem
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.model.requests import model_id_problem
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import Simulator
 
 

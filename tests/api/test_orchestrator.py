@@ -16,9 +16,9 @@ import pytest
 import thoughtline
 from tests.support import untimed_deltas
 from thoughtline import Orchestrator, ThoughtlineError
-from thoughtline.event_log import from_records
-from thoughtline.run_events import RunCompleted, RunStarted, TaskAnswerDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.records.event_log import from_records
+from thoughtline.records.run_events import RunCompleted, RunStarted, TaskAnswerDelta
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import DEFAULT_TRANSCRIPT, Fault, Simulator
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two_specialists.py"

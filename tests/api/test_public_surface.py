@@ -41,7 +41,7 @@ def test_star_import_gives_exactly_the_public_names() -> None:
 
 
 def test_internals_are_not_exported_but_stay_importable() -> None:
-    from thoughtline.accumulator import ResponseAccumulator, accumulate
+    from thoughtline.model.accumulator import ResponseAccumulator, accumulate
     from thoughtline.providers.redaction import Redactor
 
     for name, value in (
@@ -55,8 +55,8 @@ def test_internals_are_not_exported_but_stay_importable() -> None:
 
 
 def test_lazy_names_are_the_objects_of_their_modules() -> None:
-    from thoughtline.chat import AsyncConversation, Conversation
-    from thoughtline.orchestrator import Orchestrator
+    from thoughtline.api.chat import AsyncConversation, Conversation
+    from thoughtline.api.orchestrator import Orchestrator
     from thoughtline.providers.client import ProviderClient
 
     assert thoughtline.Orchestrator is Orchestrator
@@ -69,7 +69,7 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
 def keywords(function: Callable[..., object]) -> list[str]:
     """The keyword arguments ``function`` takes: its named ones, then those of the
     ``**options: Unpack[TypedDict]`` it forwards."""
-    from thoughtline.runtime import options
+    from thoughtline.runtime.planning import options
 
     names: list[str] = []
     for name, parameter in inspect.signature(function).parameters.items():
@@ -85,8 +85,8 @@ def keywords(function: Callable[..., object]) -> list[str]:
 def test_continuing_a_run_is_one_keyword_wherever_a_run_starts() -> None:
     """``continues`` on both ways to start a run; the conversations take the same
     run arguments as them (less ``continues``, which they pass along themselves)."""
-    from thoughtline.chat import AsyncConversation, Conversation
-    from thoughtline.orchestrator import Orchestrator
+    from thoughtline.api.chat import AsyncConversation, Conversation
+    from thoughtline.api.orchestrator import Orchestrator
 
     start = keywords(Orchestrator.start)
     assert "continues" in keywords(thoughtline.run)
@@ -100,8 +100,8 @@ def test_continuing_a_run_is_one_keyword_wherever_a_run_starts() -> None:
 def test_importing_thoughtline_loads_neither_the_http_client_nor_asyncio() -> None:
     code = (
         "import sys, thoughtline; "
-        "print(sorted(m for m in ('httpx2', 'asyncio', 'thoughtline.runtime.runner', "
-        "'thoughtline.chat') "
+        "print(sorted(m for m in ('httpx2', 'asyncio', 'thoughtline.runtime.engine.runner', "
+        "'thoughtline.api.chat') "
         "if m in sys.modules))"
     )
     done = subprocess.run(

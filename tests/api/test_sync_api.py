@@ -18,7 +18,7 @@ import pytest
 import thoughtline
 from tests.support import start_process
 from thoughtline import ThoughtlineError
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCompleted,
     RunStarted,
     TaskAnswerDelta,

@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.test_run_cli import thoughtline
 from tests.support import HOSTILE_MODEL_IDS
-from thoughtline.requests import model_id_problem
+from thoughtline.model.requests import model_id_problem
 from thoughtline.testing import Simulator
 
 pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command

@@ -13,7 +13,7 @@ import pytest
 from tests.cli.test_run_cli import thoughtline
 from tests.conftest import CANARY_KEY
 from tests.support import files_under
-from thoughtline.runtime.roles import BUILTIN_ROLES
+from thoughtline.runtime.planning.roles import BUILTIN_ROLES
 from thoughtline.testing import Simulator
 
 pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command

@@ -24,7 +24,7 @@ from tests.support import daemon_url, start_process
 from thoughtline.cli._render import text_console
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunEvent,
     RunStarted,
     TaskAnswerDelta,

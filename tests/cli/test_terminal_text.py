@@ -20,7 +20,7 @@ from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.cli.runs_command import print_status, print_trace, runs_table
 from thoughtline.records import Run, TaskError
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunEvent,
     RunFailed,
     RunStarted,

@@ -7,7 +7,7 @@ from typing import Any
 
 from thoughtline.cli.live_view import TAIL_CHARS, TextStream, fit_rows
 from thoughtline.cli.piped_view import PipedRunView
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCompleted,
     RunEvent,
     RunStarted,

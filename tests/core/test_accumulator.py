@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

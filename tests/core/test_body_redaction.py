@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import anthropic_stream
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers import _body_redaction, redaction
 from thoughtline.providers._body_redaction import (
     BODY_BLOCK_BYTES,
@@ -22,7 +23,6 @@ from thoughtline.providers._body_redaction import (
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import REDACTED, Redactor
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimReasoning, Transcript
 
 CANARY_KEY = "sk-ant-canary-0123456789abcdefXYZ"

@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Callable
 import httpx2
 import pytest
 
-from thoughtline.events import ReasoningDelta, StreamError, StreamWarning, TextDelta
+from thoughtline.model.events import ReasoningDelta, StreamError, StreamWarning, TextDelta
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.client import ProviderClient, RetryPolicy
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
 

@@ -143,7 +143,7 @@ def test_ndjson_line_past_the_cap_is_refused_and_dropped() -> None:
 
 
 def test_stream_decoder_turns_an_endless_frame_into_one_malformed_error() -> None:
-    from thoughtline.events import StreamError
+    from thoughtline.model.events import StreamError
     from thoughtline.providers.anthropic._stream import AnthropicStreamTranslator
     from thoughtline.providers.base import NDJSONStreamDecoder, SSEStreamDecoder
     from thoughtline.providers.ollama._stream import OllamaTranslator

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import httpx2
 
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.client import ProviderClient, RetryPolicy
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import ModelRequest
 
 REQUEST = ModelRequest.simple("gemma-3-270m", "Fasse dieses lange Dokument zusammen …")
 HEAD = (

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from tests.support import anthropic_stream
-from thoughtline.accumulator import ModelResponse, ResponseAccumulator, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ModelResponse, ResponseAccumulator, accumulate
+from thoughtline.model.events import (
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -22,10 +22,10 @@ from thoughtline.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 
 INTERLEAVED: list[StreamEvent] = [

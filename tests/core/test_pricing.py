@@ -13,8 +13,8 @@ import pytest
 
 from tests.store.builders import make_task
 from thoughtline.config import load_config
+from thoughtline.config.pricing import ConfiguredPrice, Pricer, data_version, format_amount
 from thoughtline.errors import ConfigError
-from thoughtline.pricing import ConfiguredPrice, Pricer, data_version, format_amount
 from thoughtline.records import (
     Cost,
     CostParts,

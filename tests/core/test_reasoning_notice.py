@@ -8,12 +8,12 @@ import pytest
 from tests.providers.anthropic import helpers as anthropic
 from tests.providers.openai_chat import helpers as chat
 from tests.providers.openai_responses import _helpers as responses
-from thoughtline.accumulator import accumulate
-from thoughtline.events import StreamEvent
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import StreamEvent
 from thoughtline.providers.base import CallContext
 from thoughtline.records import ChainOfThought
-from thoughtline.runtime.disclosure import DisclosureGate
-from thoughtline.runtime.status import ReasoningVerdict, derive_reasoning_status
+from thoughtline.runtime.policy.disclosure import DisclosureGate
+from thoughtline.runtime.policy.status import ReasoningVerdict, derive_reasoning_status
 
 
 def _verdict(

@@ -12,9 +12,15 @@ from hypothesis import strategies as st
 
 import thoughtline
 from tests.support import untimed_deltas
-from thoughtline.event_log import UnknownRunEvent, from_records, from_wire, to_records, to_wire
 from thoughtline.records import RunEventRecord, RunStatus, ToolCallSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.event_log import (
+    UnknownRunEvent,
+    from_records,
+    from_wire,
+    to_records,
+    to_wire,
+)
+from thoughtline.records.run_events import (
     MEMBERS,
     RunCancelled,
     RunCompleted,
@@ -165,7 +171,7 @@ def test_the_log_reader_skips_types_of_a_newer_version_between_known_ones(
         unknown(5, "thought.delta", {"texts": ["x", "y"]}),
         *to_records(known[2:]),
     ]
-    with caplog.at_level("DEBUG", logger="thoughtline.event_log"):
+    with caplog.at_level("DEBUG", logger="thoughtline.records.event_log"):
         read = from_records(records)
     assert untimed_deltas(read) == untimed_deltas(known)
     assert from_records(records, joined=True)[-1] == known[-1]

@@ -1,5 +1,5 @@
 """Every run option on every surface, driven by the one definition
-(:data:`thoughtline.runtime.options.OPTIONS`).
+(:data:`thoughtline.runtime.planning.options.OPTIONS`).
 
 - Each surface takes exactly the options the definition offers it: ``thoughtline run``
   and ``chat`` (their flags), ``POST /v1/runs`` (its fields), the page's form (its
@@ -36,8 +36,8 @@ from tests.mcp.test_mcp_server import mcp_server, text_of
 from tests.server.conftest import StartDaemon, home, start_daemon  # noqa: F401  (fixtures)
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime import options as definition
-from thoughtline.runtime.options import BY_NAME, OPTIONS, SURFACES, Surface
+from thoughtline.runtime.planning import options as definition
+from thoughtline.runtime.planning.options import BY_NAME, OPTIONS, SURFACES, Surface
 
 STATIC = Path(thoughtline.__file__).resolve().parent / "server" / "static"
 
@@ -172,9 +172,9 @@ def offered(surface: Surface) -> set[str]:
             taken.add(name)
         return taken
     if surface == "python":
-        from thoughtline.chat import AsyncConversation, Conversation
-        from thoughtline.orchestrator import Orchestrator
-        from thoughtline.run_stream import stream
+        from thoughtline.api.chat import AsyncConversation, Conversation
+        from thoughtline.api.orchestrator import Orchestrator
+        from thoughtline.api.run_stream import stream
 
         names = keywords(thoughtline.run)
         assert keywords(stream) == names

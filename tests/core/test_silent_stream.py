@@ -10,9 +10,9 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.client import ProviderClient, RetryPolicy
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
-from thoughtline.requests import ModelRequest
 
 OVERFLOW = {
     "error": {

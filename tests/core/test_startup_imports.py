@@ -79,7 +79,7 @@ FIRST_PRICE = """
 import gc
 from datetime import UTC, datetime
 from thoughtline._process import freeze_startup_heap, load_what_runs_use
-from thoughtline.pricing import Pricer
+from thoughtline.config.pricing import Pricer
 from thoughtline.records import TaskUsage
 load_what_runs_use()
 freeze_startup_heap()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from thoughtline import records
+from thoughtline.records import ids as records
 from thoughtline.records import iso, now_iso, parse_epoch
 
 

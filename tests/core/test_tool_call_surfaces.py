@@ -9,7 +9,7 @@ from thoughtline.cli.piped_view import PipedRunView
 from thoughtline.integrations.acp.render import TurnRenderer
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.records import Run, Task, ToolCallSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunEvent,
     RunStarted,
     TaskStarted,

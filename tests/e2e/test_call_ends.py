@@ -27,8 +27,8 @@ from thoughtline import (
 from thoughtline.config import load_config
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.timeouts import TimeoutSettings
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator
 

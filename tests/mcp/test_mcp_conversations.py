@@ -27,7 +27,7 @@ from tests.runtime.test_disclosure_e2e import (
     make_runtime,
 )
 from tests.store.builders import make_run
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 

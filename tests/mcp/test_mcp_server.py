@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import ANSWER, CANARY, TRANSCRIPT, all_bytes_under
 from tests.support import HOSTILE_MODEL_IDS
-from thoughtline.requests import model_id_problem
+from thoughtline.model.requests import model_id_problem
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator, Transcript
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.records import TaskSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCompleted,
     RunEvent,
     TaskAnswerDelta,

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
 from thoughtline.integrations.mcp.schema import RUN_SNAPSHOT_SCHEMA, STATUS_SCHEMA
 from thoughtline.records import SNAPSHOT_SCHEMA, Run
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.schema.run import RunSnapshot, inline_references
 from thoughtline.server.app import create_app
 from thoughtline.server.daemon import Daemon
@@ -169,7 +169,7 @@ async def test_the_schema_rejects_what_no_run_produces(
 
 def test_the_core_package_does_not_import_pydantic() -> None:
     code = (
-        "import sys, thoughtline, thoughtline.records, thoughtline.runtime.runner, "
+        "import sys, thoughtline, thoughtline.records, thoughtline.runtime.engine.runner, "
         "thoughtline.cli; print('pydantic' in sys.modules)"
     )
     result = subprocess.run(

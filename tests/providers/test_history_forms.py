@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import orjson
 
-from thoughtline.parts import ReasoningPart, ToolCallPart, ToolResultPart
+from thoughtline.model.parts import ReasoningPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message
 from thoughtline.providers.anthropic._history import anthropic_messages
 from thoughtline.providers.gemini._history import gemini_contents
 from thoughtline.providers.ollama._history import ollama_messages
 from thoughtline.providers.openai_chat._history import chat_messages
 from thoughtline.providers.openai_responses._history import responses_input
-from thoughtline.requests import Message
 
 
 def history(provider: str, model: str) -> list[Message]:

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from tests.support import call_context
-from thoughtline.events import ReasoningDelta, StreamEvent, TextDelta
+from thoughtline.model.events import ReasoningDelta, StreamEvent, TextDelta
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext, StreamDecoder
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.ollama import WIRE as OLLAMA
 from thoughtline.providers.openai_chat import WIRE as CHAT
-from thoughtline.requests import ModelRequest, ReasoningRequest
 
 # endpoint -> (model, the reasoning field its server sends, or None for Ollama's)
 CHAT_ENDPOINTS = {

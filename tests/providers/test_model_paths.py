@@ -12,11 +12,11 @@ import pytest
 
 from tests.conftest import CANARY_KEY
 from tests.support import HOSTILE_MODEL_IDS, call_context
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.discovery import refresh_models
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.registry import wire_for
-from thoughtline.requests import ModelRequest
 from thoughtline.testing import Simulator
 
 ENDPOINTS = (

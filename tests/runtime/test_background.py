@@ -10,10 +10,10 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
 from thoughtline.errors import ThoughtlineError
-from thoughtline.run_events import RunCompleted, RunStarted, TaskReasoningDelta
-from thoughtline.runtime.background import ManagedRun, RunManager, RunManagerClosed
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.records.run_events import RunCompleted, RunStarted, TaskReasoningDelta
+from thoughtline.runtime.engine.background import ManagedRun, RunManager, RunManagerClosed
+from thoughtline.runtime.engine.runner import RunEvent
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 SLOW = Transcript(

@@ -19,11 +19,11 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
 from tests.runtime.test_tool_loop import calling, one_task, tooled_runtime
-from thoughtline.pricing import ConfiguredPrice
+from thoughtline.config.pricing import ConfiguredPrice
+from thoughtline.model.requests import GenerationSettings
 from thoughtline.records import Run
-from thoughtline.requests import GenerationSettings
-from thoughtline.run_events import RunEvent, TaskCompleted
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.records.run_events import RunEvent, TaskCompleted
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import Fault, Simulator, SimulatorServer, Transcript
 
 PRICES = {"openai/o4-mini": ConfiguredPrice(input=Decimal(0), output=Decimal(10))}

@@ -9,17 +9,17 @@ import pytest
 
 from thoughtline.config import load_config
 from thoughtline.errors import ConfigError, ThoughtlineError
+from thoughtline.model.requests import MODEL_ID_RULE, model_id_problem
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import MODEL_ID_RULE, model_id_problem
-from thoughtline.runtime.checks import (
+from thoughtline.runtime.planning.plan import load_plan
+from thoughtline.runtime.planning.specs import DEFAULT_MODELS
+from thoughtline.runtime.policy.checks import (
     check_effort,
     check_mode,
     check_model_id,
     check_worker_backend,
 )
-from thoughtline.runtime.plan import load_plan
-from thoughtline.runtime.planning import DEFAULT_MODELS
 
 
 def test_each_check_returns_the_value_or_raises_its_code() -> None:

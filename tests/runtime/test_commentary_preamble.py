@@ -12,9 +12,9 @@ from tests.runtime.test_model_fallback import serving
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
-from thoughtline.run_events import RunEvent, TaskAnswerDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.run_events import RunEvent, TaskAnswerDelta
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "openai_responses" / "phase_commentary.sse"

@@ -1,4 +1,4 @@
-"""How a follow-up's earlier turns are assembled, rule by rule (runtime/conversation.py):
+"""How a follow-up's earlier turns are assembled, rule by rule (runtime/planning/conversation.py):
 what goes back per wire API, what a changed persona, model, retention or hidden turn
 drops, the context window, and the threads' storage form."""
 
@@ -9,15 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from thoughtline import threads
 from thoughtline.errors import ThoughtlineError
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model import threads
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message
+from thoughtline.model.threads import StoredTurn
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.registry import wire_for
-from thoughtline.requests import Message
-from thoughtline.runtime.conversation import assemble
-from thoughtline.threads import StoredTurn
+from thoughtline.runtime.planning.conversation import assemble
 
 REGISTRY = EndpointRegistry({}, environ={})
 CAPABILITIES = builtin_capabilities()

@@ -18,11 +18,11 @@ import pytest
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under
 from tests.runtime.test_tool_loop import requests_of, tooled_runtime
 from thoughtline.errors import ThoughtlineError
-from thoughtline.event_log import to_wire
 from thoughtline.records import Run
-from thoughtline.run_events import RunEvent
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.event_log import to_wire
+from thoughtline.records.run_events import RunEvent
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
     SimReasoning,
@@ -399,7 +399,7 @@ async def test_deepseek_gets_an_empty_reasoning_content_for_a_hidden_tool_turn(
 async def test_retention_reaches_the_threads_and_says_so_on_the_next_turn(
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:
-    from thoughtline.runtime import retention
+    from thoughtline.runtime.policy import retention
 
     sim.script(answered(1, "Answer.", "r"), profile="anthropic")
     home = tmp_path / "home"

@@ -15,9 +15,9 @@ import pytest
 from tests.runtime.test_disclosure_e2e import CANARY, make_runtime
 from tests.runtime.test_tool_loop import FINAL, calling, one_task, tooled_runtime
 from tests.telemetry.support import by_name, traced_runtime
-from thoughtline.pricing import ConfiguredPrice
+from thoughtline.config.pricing import ConfiguredPrice
 from thoughtline.records import NOT_PRICED
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 # 10,000 input tokens, 2,000 output tokens of which 640 reasoning, on every wire.

@@ -17,14 +17,14 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.support import all_bytes_under
 from thoughtline.config import Config
-from thoughtline.event_log import to_wire
 from thoughtline.providers._body_redaction import PIECE_MIN_BYTES
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.run_events import TaskAnswerDelta, TaskCompleted, TaskReasoningDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import RunEvent, Runtime
+from thoughtline.records.event_log import to_wire
+from thoughtline.records.run_events import TaskAnswerDelta, TaskCompleted, TaskReasoningDelta
+from thoughtline.runtime.engine.runner import RunEvent, Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
     Fault,

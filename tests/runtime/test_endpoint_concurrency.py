@@ -13,8 +13,8 @@ from pathlib import Path
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 
 WORDS = [f"word{n} " for n in range(12)]

@@ -15,12 +15,12 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES
 from tests.runtime.test_tool_loop import requests_of, tooled_runtime
-from thoughtline import threads
-from thoughtline.accumulator import ModelResponse
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, unstorable
+from thoughtline.model import threads
+from thoughtline.model.accumulator import ModelResponse
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, unstorable
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.runtime.disclosure import Captured, DisclosureGate
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
+from thoughtline.runtime.policy.disclosure import Captured, DisclosureGate
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, SimulatorServer, Transcript
 
 pytestmark = pytest.mark.slow  # the tool step starts a tool server process

@@ -15,7 +15,7 @@ import thoughtline
 from thoughtline import ThoughtlineError
 from thoughtline.config import load_config
 from thoughtline.errors import ConfigError
-from thoughtline.runtime.plan import load_plan, with_generation
+from thoughtline.runtime.planning.plan import load_plan, with_generation
 from thoughtline.testing import Simulator, Transcript
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import all_bytes_under, make_runtime
 from tests.runtime.test_tool_loop import FINAL, calling, requests_of, tooled_runtime
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 CANARY = "CANARY-HIDDEN-SWITCH-41d0"

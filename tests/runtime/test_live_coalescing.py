@@ -10,9 +10,9 @@ import httpx2
 
 from tests.support import anthropic_stream
 from thoughtline.config import Config
-from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.run_events import RunEvent, TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing.transcript import SimReasoning, Transcript
 

@@ -13,10 +13,10 @@ import pytest
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, make_runtime
 from tests.support import untimed_deltas
 from thoughtline.errors import ProviderError, ThoughtlineError
-from thoughtline.event_log import from_records, to_records
-from thoughtline.run_events import TaskAnswerDelta, TaskReasoningDelta
-from thoughtline.runtime.plan import RunSpec, TaskSpec, load_plan
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.records.event_log import from_records, to_records
+from thoughtline.records.run_events import TaskAnswerDelta, TaskReasoningDelta
+from thoughtline.runtime.engine.runner import RunEvent
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec, load_plan
 from thoughtline.testing import Fault, SimReasoning, Simulator, SimulatorServer, Transcript
 
 ANTHROPIC = ("anthropic", "claude-sonnet-4-6")
@@ -407,7 +407,7 @@ async def test_user_roles_from_specialists_files_and_config(
     monkeypatch.chdir(project)
     config = load_config()
     runtime, store = make_runtime(tmp_path, sim_server, environ)
-    from thoughtline.runtime.roles import RoleCatalog
+    from thoughtline.runtime.planning.roles import RoleCatalog
 
     runtime.roles = RoleCatalog([project / "specialists"], config.roles)
     run = await runtime.run(

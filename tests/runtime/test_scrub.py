@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thoughtline.accumulator import ModelResponse, accumulate
 from thoughtline.errors import ConfigError
+from thoughtline.model.accumulator import ModelResponse, accumulate
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext, decode_whole
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings, ReasoningField
 from thoughtline.providers.registry import wire_for
-from thoughtline.requests import ModelRequest, ReasoningRequest
-from thoughtline.runtime.scrub import REASONING_MARKER, UNPARSEABLE_MARKER, scrub_reasoning
+from thoughtline.runtime.policy.scrub import REASONING_MARKER, UNPARSEABLE_MARKER, scrub_reasoning
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.renderers.gemini import GeminiRenderer
 from thoughtline.testing.renderers.ollama import OllamaRenderer

@@ -10,9 +10,9 @@ import httpx2
 import pytest
 
 from tests.runtime.test_disclosure_e2e import TRANSCRIPT, make_runtime
-from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.background import RunManager
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import Simulator, SimulatorServer
 
 SPEC = RunSpec(

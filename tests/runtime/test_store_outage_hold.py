@@ -16,7 +16,7 @@ import pytest
 
 from tests.store.builders import make_run
 from thoughtline.records import RunEventRecord, now_iso
-from thoughtline.runtime.store_writer import StoreWriter
+from thoughtline.runtime.engine.store_writer import StoreWriter
 from thoughtline.store.base import OutageBuffered, PreparedWrite, StoreError
 from thoughtline.store.sqlite import SQLiteStore
 

@@ -15,9 +15,9 @@ import pytest
 
 from tests.runtime.test_background import SLOW, spec
 from tests.runtime.test_disclosure_e2e import make_runtime
-from thoughtline.run_events import RunCompleted, TaskAnswerDelta, TaskCompleted
-from thoughtline.runtime import retention
-from thoughtline.runtime.runner import RunEvent
+from thoughtline.records.run_events import RunCompleted, TaskAnswerDelta, TaskCompleted
+from thoughtline.runtime.engine.runner import RunEvent
+from thoughtline.runtime.policy import retention
 from thoughtline.store.base import PreparedWrite
 from thoughtline.testing import Simulator, SimulatorServer
 

@@ -14,8 +14,9 @@ import httpx2
 import pytest
 
 from tests.conftest import CANARY_KEY
-from thoughtline.events import TextDelta
-from thoughtline.pricing import Pricer
+from thoughtline.config.pricing import Pricer
+from thoughtline.model.events import TextDelta
+from thoughtline.model.requests import Message
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import REDACTED, Redactor
@@ -27,14 +28,13 @@ from thoughtline.records import (
     TraceLayer,
     WorkerBackend,
 )
-from thoughtline.requests import Message
-from thoughtline.runtime.budget import RunBudget
-from thoughtline.runtime.clients import CallOverlap
-from thoughtline.runtime.disclosure import DisclosureGate, LiveStream
-from thoughtline.runtime.roles import BUILTIN_ROLES, RoleCatalog
-from thoughtline.runtime.steps import Step
-from thoughtline.runtime.task_call import TaskCall
-from thoughtline.runtime.telemetry_hooks import CallReport
+from thoughtline.runtime.engine.clients import CallOverlap
+from thoughtline.runtime.engine.steps import Step
+from thoughtline.runtime.engine.task_call import TaskCall
+from thoughtline.runtime.engine.telemetry_hooks import CallReport
+from thoughtline.runtime.planning.roles import BUILTIN_ROLES, RoleCatalog
+from thoughtline.runtime.policy.budget import RunBudget
+from thoughtline.runtime.policy.disclosure import DisclosureGate, LiveStream
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 MODEL = "claude-sonnet-4-6"
@@ -50,7 +50,7 @@ TRANSCRIPT = Transcript(
 
 @dataclass
 class RecordingSink:
-    """A :class:`~thoughtline.runtime.task_sink.TaskSink` that keeps what it was told."""
+    """A :class:`~thoughtline.runtime.engine.task_sink.TaskSink` that keeps what it was told."""
 
     client: ProviderClient
     worker_backend: WorkerBackend = "provider"

@@ -1,4 +1,4 @@
-"""What a trusted front end adds to a run (:class:`~thoughtline.runtime.run_tools.RunTools`),
+"""What a trusted front end adds to a run (:class:`~thoughtline.runtime.planning.run_tools.RunTools`),
 through the real runtime, store and simulator and real MCP servers over stdio: servers
 that are not in the config, and an approver asked before each destructive call instead of
 ``allow_destructive``."""
@@ -20,8 +20,8 @@ from tests.tools.test_mcp_tools import _git_repository
 from thoughtline.errors import ConfigError
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
-from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.run_tools import RunTools, ToolApproval
+from thoughtline.runtime.planning.plan import RunSpec
+from thoughtline.runtime.planning.run_tools import RunTools, ToolApproval
 from thoughtline.testing import SimToolCall, Simulator, SimulatorServer, Transcript
 from thoughtline.tools.settings import McpServerSettings
 
@@ -95,7 +95,7 @@ async def test_an_approver_decides_each_destructive_call_instead_of_allow_destru
         return answer == "yes"
 
     # The whole server, allow_destructive unset: with an approver its reset is offered.
-    with caplog.at_level(logging.WARNING, logger="thoughtline.runtime.tool_calls"):
+    with caplog.at_level(logging.WARNING, logger="thoughtline.runtime.engine.tool_calls"):
         run = await run_with(
             tmp_path,
             sim_server,
@@ -209,7 +209,7 @@ async def test_a_background_run_checks_its_tools_against_the_added_servers_befor
     """The path an ACP prompt takes: the run's servers, the front end's among them, start
     and its tool names are checked before the run is stored; the run then uses them."""
     from thoughtline.errors import ThoughtlineError
-    from thoughtline.runtime.background import RunManager
+    from thoughtline.runtime.engine.background import RunManager
 
     asked: list[ToolApproval] = []
 

@@ -18,13 +18,13 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import MODES, RECORDS, all_bytes_under, make_runtime
 from tests.tools.test_mcp_tools import TEST_SERVER, _git_repository, http_server
-from thoughtline.event_log import to_wire
-from thoughtline.pricing import format_amount
+from thoughtline.config.pricing import format_amount
 from thoughtline.providers.redaction import REDACTED
 from thoughtline.records import Run
-from thoughtline.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.event_log import to_wire
+from thoughtline.records.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import (
     Fault,

@@ -14,9 +14,9 @@ from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run
-from thoughtline.runtime.plan import RunSpec, load_plan, spec_from_roles, with_tools
-from thoughtline.runtime.planning import plan_run
-from thoughtline.runtime.roles import RoleCatalog
+from thoughtline.runtime.planning.plan import RunSpec, load_plan, spec_from_roles, with_tools
+from thoughtline.runtime.planning.roles import RoleCatalog
+from thoughtline.runtime.planning.specs import plan_run
 from thoughtline.tools.settings import McpServerSettings
 
 SERVERS = {

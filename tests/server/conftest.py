@@ -12,7 +12,7 @@ import pytest
 from tests.server.support import LiveDaemon
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.server.app import DaemonServer
 from thoughtline.server.daemon import Daemon, ServerSettings
 from thoughtline.store.sqlite import SQLiteStore

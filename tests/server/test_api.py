@@ -263,7 +263,7 @@ def test_cors_when_configured(start_daemon: StartDaemon) -> None:
 
 
 def test_retention_is_applied_at_start(daemon: LiveDaemon) -> None:
-    from thoughtline.runtime.retention import purge_due
+    from thoughtline.runtime.policy.retention import purge_due
     from thoughtline.store.sqlite import SQLiteStore
 
     with SQLiteStore(daemon.home / "thoughtline.db") as store:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.server.support import read_all
 from thoughtline.config import Config
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.server.app import DaemonServer
 from thoughtline.server.daemon import Daemon, ServerSettings
 from thoughtline.store.sqlite import SQLiteStore

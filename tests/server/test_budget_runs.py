@@ -13,8 +13,8 @@ from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, start_run, wait_for_status
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
-from thoughtline.pricing import ConfiguredPrice
-from thoughtline.requests import GenerationSettings
+from thoughtline.config.pricing import ConfiguredPrice
+from thoughtline.model.requests import GenerationSettings
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.settings import McpServerSettings
 

@@ -19,8 +19,8 @@ from tests.server.support import LiveDaemon
 from tests.store.builders import make_run
 from tests.support import daemon_url, start_process
 from thoughtline.config import Config
-from thoughtline.runtime.retention import purge_if_due
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.policy.retention import purge_if_due
 from thoughtline.server.app import DaemonServer
 from thoughtline.server.daemon import Daemon, ServerSettings
 from thoughtline.store.sqlite import SQLiteStore

@@ -17,7 +17,7 @@ from tests.server.test_processes import _serve
 from tests.support import daemon_url
 from thoughtline.config import Config
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.server.app import DaemonServer, bind_socket
 from thoughtline.server.daemon import Daemon, ServerSettings
 from thoughtline.store.sqlite import SQLiteStore

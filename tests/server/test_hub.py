@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCompleted,
     RunEvent,
     TaskAnswerDelta,

@@ -24,7 +24,7 @@ from tests.server.support import LiveDaemon, start_run, wait_for_status
 from tests.server.test_api import error_of
 from thoughtline.config import Config, load_config
 from thoughtline.errors import ConfigError
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.testing import Fault, Simulator
 
 

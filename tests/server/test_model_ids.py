@@ -7,7 +7,7 @@ from __future__ import annotations
 from tests.server.support import LiveDaemon, wait_for_status
 from tests.server.test_api import error_of
 from tests.support import HOSTILE_MODEL_IDS
-from thoughtline.requests import model_id_problem
+from thoughtline.model.requests import model_id_problem
 from thoughtline.testing import Simulator
 
 

@@ -23,7 +23,7 @@ from tests.server.test_stored_runs import OtherProcess
 from tests.store.builders import make_run
 from tests.store.children import holding
 from tests.support import daemon_url, start_process
-from thoughtline.run_events import TaskAnswerDelta
+from thoughtline.records.run_events import TaskAnswerDelta
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Simulator, Transcript
 

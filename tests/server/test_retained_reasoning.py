@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from thoughtline.config import Config
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.server.daemon import Daemon, ServerSettings
 from thoughtline.server.events import DEFAULT_RETAIN_S
 from thoughtline.store.sqlite import SQLiteStore

@@ -22,9 +22,9 @@ from tests.server.support import (
     wait_for_status,
 )
 from tests.store.builders import make_run
-from thoughtline.event_log import to_records
 from thoughtline.records import RunEventRecord
-from thoughtline.run_events import RunCompleted, RunEvent, RunStarted, TaskAnswerDelta
+from thoughtline.records.event_log import to_records
+from thoughtline.records.run_events import RunCompleted, RunEvent, RunStarted, TaskAnswerDelta
 from thoughtline.server.events import RetainedRuns
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import Fault, Simulator, Transcript

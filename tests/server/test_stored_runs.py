@@ -14,9 +14,9 @@ from types import SimpleNamespace
 import pytest
 
 from tests.store.builders import make_run
-from thoughtline.event_log import from_records, to_records
 from thoughtline.records import Run, RunSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.event_log import from_records, to_records
+from thoughtline.records.run_events import (
     RunCompleted,
     RunEvent,
     RunStarted,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from thoughtline.runtime.recovery import HEARTBEAT_STALE_S, LEASE_MISSED_BEATS
+from thoughtline.runtime.policy.recovery import HEARTBEAT_STALE_S, LEASE_MISSED_BEATS
 from thoughtline.store.base import Store
 from thoughtline.store.sqlite import SQLiteStore
 

@@ -14,9 +14,9 @@ import pytest
 
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_run
-from thoughtline.event_log import to_records
 from thoughtline.records import Run, RunEventRecord
-from thoughtline.run_events import (
+from thoughtline.records.event_log import to_records
+from thoughtline.records.run_events import (
     RunCompleted,
     RunEvent,
     RunStarted,

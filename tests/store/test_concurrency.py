@@ -14,7 +14,7 @@ from tests.store import children
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run
 from tests.store.children import holding
-from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.runtime.policy.recovery import recover_interrupted
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run
 from thoughtline.records import Run, RunEventRecord
-from thoughtline.runtime.store_writer import LOOP_BATCH, StoreWriter
+from thoughtline.runtime.engine.store_writer import LOOP_BATCH, StoreWriter
 from thoughtline.store.base import PreparedWrite, Store, StoreError
 from thoughtline.store.sqlite import SQLiteStore
 

@@ -10,8 +10,8 @@ import pytest
 
 from tests.store.builders import make_event, make_run
 from thoughtline.errors import ConfigError
-from thoughtline.runtime.recovery import recover_interrupted
-from thoughtline.runtime.retention import purge_due
+from thoughtline.runtime.policy.recovery import recover_interrupted
+from thoughtline.runtime.policy.retention import purge_due
 from thoughtline.store.migrations import MIGRATIONS, apply_migrations
 from thoughtline.store.sqlite import SQLiteStore
 

@@ -28,8 +28,8 @@ from tests.support import daemon_url
 from thoughtline.config import Config, StoreSettings
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.providers.retry import RetryPolicy
-from thoughtline.run_events import RunEvent, TaskAnswerDelta, TaskCompleted
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.run_events import RunEvent, TaskAnswerDelta, TaskCompleted
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.store.postgres import PostgresStore
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 

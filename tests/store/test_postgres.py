@@ -28,8 +28,8 @@ from tests.store.builders import DAY, ago, make_event, make_run
 from tests.store.postgres_cluster import Cluster, free_port, running_cluster
 from thoughtline.errors import ConfigError
 from thoughtline.records import RunEventRecord
-from thoughtline.runtime.recovery import recover_interrupted
-from thoughtline.runtime.retention import purge
+from thoughtline.runtime.policy.recovery import recover_interrupted
+from thoughtline.runtime.policy.retention import purge
 from thoughtline.store import _postgres_connection
 from thoughtline.store._postgres_listen import RunEventsAppended
 from thoughtline.store._postgres_schema import MIGRATIONS

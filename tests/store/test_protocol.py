@@ -16,7 +16,7 @@ from tests.store import children
 from tests.store.backends import StoreBackend
 from tests.store.builders import ago, make_event, make_run, make_task
 from thoughtline.records import RunEventRecord, TraceEvent
-from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.runtime.policy.recovery import recover_interrupted
 from thoughtline.store.base import RunNotFoundError, UnfinishedRun
 from thoughtline.store.owner import ProcessIdentity
 

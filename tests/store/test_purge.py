@@ -19,7 +19,7 @@ from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_event, make_run
 from tests.store.children import holding
 from thoughtline.records import TraceEvent, TraceLayer
-from thoughtline.runtime.retention import purge, purge_due
+from thoughtline.runtime.policy.retention import purge, purge_due
 from thoughtline.store import sqlite as store_sqlite
 from thoughtline.store.base import Store
 from thoughtline.store.postgres import PostgresStore

@@ -14,8 +14,8 @@ from tests.store import children
 from tests.store.backends import StoreBackend
 from tests.store.builders import DAY, ago, make_run
 from thoughtline.records import TaskUsage
-from thoughtline.runtime.recovery import recover_interrupted
-from thoughtline.runtime.retention import purge_displayed_reasoning
+from thoughtline.runtime.policy.recovery import recover_interrupted
+from thoughtline.runtime.policy.retention import purge_displayed_reasoning
 from thoughtline.store.owner import ProcessIdentity
 
 LINUX_PROC = Path("/proc/self/stat").exists()

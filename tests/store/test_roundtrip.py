@@ -9,6 +9,7 @@ import pytest
 
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_event, make_run, make_task
+from thoughtline.model.requests import GenerationSettings
 from thoughtline.records import (
     ReasoningPartView,
     Run,
@@ -16,7 +17,6 @@ from thoughtline.records import (
     TaskTimings,
     TaskUsage,
 )
-from thoughtline.requests import GenerationSettings
 from thoughtline.store.base import RunNotFoundError, Store, StoreError
 from thoughtline.tools.recorded import RecordedServer
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 def test_recovery_keeps_the_calls_that_finished_and_cancels_the_one_in_flight() -> None:
     from dataclasses import replace
 
-    from thoughtline.event_log import to_wire
     from thoughtline.records import Task
-    from thoughtline.run_events import TaskToolCallCompleted, TaskToolCallStarted
-    from thoughtline.runtime.recovery import Stop, interrupted_task
+    from thoughtline.records.event_log import to_wire
+    from thoughtline.records.run_events import TaskToolCallCompleted, TaskToolCallStarted
+    from thoughtline.runtime.policy.recovery import Stop, interrupted_task
 
     at = "2026-01-01T00:00:00.000Z"
     task = Task(
@@ -56,7 +56,7 @@ def test_recovery_keeps_the_calls_that_finished_and_cancels_the_one_in_flight() 
 
 def test_recovery_keeps_calls_that_share_an_id_apart() -> None:
     from thoughtline.records import Task, ToolCallRecord
-    from thoughtline.runtime.recovery import Stop, interrupted_task
+    from thoughtline.runtime.policy.recovery import Stop, interrupted_task
 
     at = "2026-01-01T00:00:00.000Z"
 
@@ -83,10 +83,10 @@ def test_recovery_keeps_calls_that_share_an_id_apart() -> None:
 
 
 def test_recovery_keeps_stored_calls_that_share_an_id_apart_when_the_log_tells_of_them() -> None:
-    from thoughtline.event_log import to_wire
     from thoughtline.records import Task, ToolCallRecord
-    from thoughtline.run_events import TaskToolCallCompleted, TaskToolCallStarted
-    from thoughtline.runtime.recovery import Stop, interrupted_task
+    from thoughtline.records.event_log import to_wire
+    from thoughtline.records.run_events import TaskToolCallCompleted, TaskToolCallStarted
+    from thoughtline.runtime.policy.recovery import Stop, interrupted_task
 
     at = "2026-01-01T00:00:00.000Z"
 

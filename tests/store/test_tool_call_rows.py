@@ -15,7 +15,7 @@ import pytest
 from tests.store.backends import StoreBackend
 from tests.store.builders import ago, make_event, make_run, make_task
 from thoughtline.records import Run, Task, ToolCallRecord
-from thoughtline.runtime.recovery import recover_interrupted
+from thoughtline.runtime.policy.recovery import recover_interrupted
 from thoughtline.store.base import RunNotFoundError, Store
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
@@ -364,7 +364,7 @@ def test_a_call_started_and_ended_in_one_batch_is_one_row_in_one_transaction(
     import asyncio
 
     from tests.store.test_group_commit import CountingStore
-    from thoughtline.runtime.store_writer import StoreWriter
+    from thoughtline.runtime.engine.store_writer import StoreWriter
 
     run = _tool_run("run_batch")
     task = run.tasks[0]
@@ -401,7 +401,7 @@ def test_a_call_started_and_ended_in_one_batch_is_one_row_in_one_transaction(
 def test_trace_retention_removes_the_traced_calls_and_keeps_the_tasks_calls(
     backend: StoreBackend,
 ) -> None:
-    from thoughtline.runtime.retention import purge
+    from thoughtline.runtime.policy.retention import purge
 
     run = _tool_run("run_aged")
     task = run.tasks[0]

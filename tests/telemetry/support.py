@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.runtime.test_disclosure_e2e import make_runtime
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.telemetry.otel import OtelTelemetry
 from thoughtline.testing import SimulatorServer

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.telemetry.support import RUN_SPAN, by_name, spans_json, traced_runtime
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 CANARY = "CANARY-CONV-SPAN-31d"

@@ -18,7 +18,7 @@ from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import CANARY, TRANSCRIPT, make_runtime
 from tests.telemetry.support import RUN_SPAN, OtlpReceiver
 from thoughtline.config import Config
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.telemetry import open_telemetry
 from thoughtline.testing import Simulator, SimulatorServer
 

@@ -13,7 +13,7 @@ import pytest
 from thoughtline.config import Config
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, TaskError, TaskUsage
-from thoughtline.runtime.telemetry_hooks import CallReport
+from thoughtline.runtime.engine.telemetry_hooks import CallReport
 from thoughtline.telemetry import open_telemetry, resolve_settings
 from thoughtline.telemetry.attributes import (
     finish_reason,

@@ -25,8 +25,8 @@ from tests.telemetry.support import RUN_SPAN, by_name, spans_json, traced_runtim
 from thoughtline.config import Config
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.telemetry.attributes import iso_to_ns
 from thoughtline.telemetry.otel import OtelTelemetry

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import CANARY_KEY
 from thoughtline.providers.redaction import REDACTED, Redactor
 from thoughtline.records import ChainOfThought, Run, Task, TracedReasoningPart
-from thoughtline.runtime.telemetry_hooks import RequestedToolCall, StepReport
+from thoughtline.runtime.engine.telemetry_hooks import RequestedToolCall, StepReport
 from thoughtline.telemetry.attributes import step_attributes
 
 REDACTOR = Redactor([CANARY_KEY])

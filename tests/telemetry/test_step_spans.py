@@ -22,8 +22,8 @@ from tests.telemetry.support import RUN_SPAN, OtlpReceiver, ReceivedSpan
 from tests.tools.test_mcp_tools import TEST_SERVER, _config
 from thoughtline.config import Config
 from thoughtline.records import Run
-from thoughtline.run_events import RunEvent, TaskToolCallStarted
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.records.run_events import RunEvent, TaskToolCallStarted
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.telemetry import open_telemetry
 from thoughtline.testing import (
     Fault,

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from thoughtline import EndpointRegistry, ModelRequest, ProviderClient, ReasoningRequest
-from thoughtline.accumulator import ModelResponse
-from thoughtline.parts import Part, ReasoningPart, ToolCallPart, ToolResultPart
+from thoughtline.model.accumulator import ModelResponse
+from thoughtline.model.parts import Part, ReasoningPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ToolSpec
 from thoughtline.providers.retry import RetryPolicy
-from thoughtline.requests import Message, ToolSpec
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, SimulatorServer, Transcript
 
 WEATHER = ToolSpec(

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from thoughtline import ReasoningRequest
-from thoughtline.parts import Part, ToolResultPart
-from thoughtline.requests import Message
+from thoughtline.model.parts import Part, ToolResultPart
+from thoughtline.model.requests import Message
 from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 from thoughtline.testing.round_trips.anthropic import BINDING_BETA
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.parts import Part, ToolCallPart
+from thoughtline.model.parts import Part, ToolCallPart
 from thoughtline.testing import Simulator
 
 from .loop import (

@@ -20,9 +20,9 @@ import thoughtline
 from tests.conftest import CANARY_KEY
 from tests.runtime.test_disclosure_e2e import all_bytes_under
 from thoughtline import Orchestrator, ThoughtlineError
-from thoughtline.event_log import to_wire
 from thoughtline.providers.redaction import REDACTED
-from thoughtline.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
+from thoughtline.records.event_log import to_wire
+from thoughtline.records.run_events import RunEvent, TaskToolCallCompleted, TaskToolCallStarted
 from thoughtline.testing import SimReasoning, SimRequest, SimToolCall, Simulator, Transcript
 from thoughtline.tools.python_tools import PythonTool
 

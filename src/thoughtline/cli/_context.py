@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.runtime.opening import open_recovered
+from thoughtline.runtime import open_recovered
 from thoughtline.store import opening
 from thoughtline.store.base import Store
 
 if TYPE_CHECKING:
-    from thoughtline.runtime.runner import Runtime
+    from thoughtline.runtime import Runtime
 
 
 def open_store(config: Config) -> Store:
@@ -29,7 +29,7 @@ def open_runtime(config: Config | None = None) -> tuple[Config, Store, Runtime]:
     # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
     from thoughtline._undumpable import make_undumpable
     from thoughtline.providers.discovery import load_capabilities
-    from thoughtline.runtime.runner import Runtime
+    from thoughtline.runtime import Runtime
     from thoughtline.telemetry import open_telemetry
 
     # Before the keys are loaded and any tool server starts: no process of the user's

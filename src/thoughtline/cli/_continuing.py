@@ -1,6 +1,6 @@
 """Which run a command line continues: ``run -c``, ``run --continues RUN_ID`` and
 ``chat -c`` name it as every RUN_ID argument is (:mod:`~thoughtline.cli.run_ids`);
-:func:`~thoughtline.runtime.options.build_spec` gives its tasks again with the flags the
+:func:`~thoughtline.runtime.planning.options.build_spec` gives its tasks again with the flags the
 user gave winning.
 """
 

@@ -18,7 +18,7 @@ import click
 
 from thoughtline._process import freeze_startup_heap
 from thoughtline.records import Run
-from thoughtline.runtime.runner import RunObserver, Runtime
+from thoughtline.runtime import RunObserver, Runtime
 
 # Tries to reach a run whose execution has not registered yet (a few loop steps at most).
 _CANCEL_TRIES = 200

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.budget import check_max_cost
+from thoughtline.runtime import check_max_cost
 
 
 class MaxCost(click.ParamType[float]):

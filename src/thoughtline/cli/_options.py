@@ -1,5 +1,5 @@
 """Run options on the command line: a flag's value is converted and checked as the
-definition says (:data:`thoughtline.runtime.options.OPTIONS`), so a bad one is refused
+definition says (:data:`thoughtline.runtime.planning.options.OPTIONS`), so a bad one is refused
 with the code every surface gives, naming the flag (``--max-steps``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.options import BY_NAME, Surface
+from thoughtline.runtime import BY_NAME, Surface
 
 
 class OptionValue(click.ParamType[Any]):

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._terminal_text import TerminalConsole, visible, visible_text
-from thoughtline.pricing import format_amount
+from thoughtline.config.pricing import format_amount
 from thoughtline.records import (
     CostSnapshot,
     PersonaSnapshot,

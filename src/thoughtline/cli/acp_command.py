@@ -12,8 +12,8 @@ from thoughtline.cli._context import open_runtime
 from thoughtline.cli._max_cost import MAX_COST
 from thoughtline.integrations.acp import SessionSettings, run_stdio_agent, validate_settings
 from thoughtline.integrations.acp.agent import PERMISSION_TIMEOUT_S
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import EFFORTS
 
 
 @click.command("acp")

@@ -2,7 +2,7 @@
 last one.
 
 Nothing of the conversation is held here but the id of the turn the next line continues:
-each line is planned from the store (:func:`~thoughtline.runtime.options.build_spec`),
+each line is planned from the store (:func:`~thoughtline.runtime.planning.options.build_spec`),
 so ``chat -c`` resumes a chat and ``run -c`` goes on with it from a script. A turn is shown
 with ``run``'s live view; Ctrl-C during it cancels that turn's run only (what arrived is
 kept, and the next line continues from the turn before it). Ctrl-C or Ctrl-D at the
@@ -33,9 +33,7 @@ from thoughtline.cli.live_view import LiveRunView
 from thoughtline.cli.run_ids import resolve_run
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run, short_run_id
-from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
-from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import RunOptions, RunSpec, Runtime, build_spec, spoken_as
 
 PROMPT = "\u203a "  # a single right-pointing angle quotation mark
 MORE = "\u2026 "  # the prompt of a multi-line message's further lines

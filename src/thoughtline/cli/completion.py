@@ -101,7 +101,7 @@ def complete_roles(
     """Role names as a run finds them: built-in, ``[roles]``, ``specialists/*.md``."""
     try:
         from thoughtline.config import load_config
-        from thoughtline.runtime.roles import RoleCatalog
+        from thoughtline.runtime import RoleCatalog
 
         config = load_config()
         folders = [Path.cwd() / "specialists"]

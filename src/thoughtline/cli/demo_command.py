@@ -27,8 +27,7 @@ from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
 from thoughtline.providers.endpoints import EndpointSettings
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.runtime.plan import RunSpec, TaskSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import RunSpec, Runtime, TaskSpec
 from thoughtline.store.opening import open_store
 from thoughtline.tools.settings import McpServerSettings
 

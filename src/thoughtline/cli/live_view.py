@@ -31,7 +31,7 @@ from rich.text import Text
 from thoughtline.cli._render import STATUS_STYLE, tool_call_line
 from thoughtline.cli._terminal_text import visible, visible_text
 from thoughtline.records import TaskSnapshot, ToolCallSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,

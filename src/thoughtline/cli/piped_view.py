@@ -24,7 +24,7 @@ from typing import TextIO, assert_never
 from thoughtline.cli._render import tool_call_line
 from thoughtline.cli._terminal_text import is_terminal, visible
 from thoughtline.records import TaskSnapshot, short_run_id
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,

@@ -15,7 +15,7 @@ import click
 
 from thoughtline.cli._terminal_text import visible
 from thoughtline.config import Config, load_config, thoughtline_home
-from thoughtline.pricing import CURRENCY, Pricer, Prices, Rate, data_version
+from thoughtline.config.pricing import CURRENCY, Pricer, Prices, Rate, data_version
 from thoughtline.providers.discovery import load_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry
 

@@ -8,7 +8,7 @@ import click
 
 from thoughtline.cli._context import open_store
 from thoughtline.config import load_config
-from thoughtline.runtime.retention import apply
+from thoughtline.runtime import apply_retention
 from thoughtline.store.base import Vacuumed
 
 
@@ -27,7 +27,7 @@ def purge_command(dry_run: bool, vacuum: bool) -> None:
     config = load_config()
     store = open_store(config)
     try:
-        report = apply(store, config.retention, dry_run=dry_run, vacuum=vacuum)
+        report = apply_retention(store, config.retention, dry_run=dry_run, vacuum=vacuum)
         unfinished = report.residue is not None and store.deletion_erases
     finally:
         store.close()

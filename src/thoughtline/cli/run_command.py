@@ -37,10 +37,16 @@ from thoughtline.cli.run_ids import resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import Run, RunSnapshot
-from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
-from thoughtline.runtime.plan import RunSpec, load_plan
-from thoughtline.runtime.request_size import check_request_size, request_too_large
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import (
+    RunOptions,
+    RunSpec,
+    Runtime,
+    build_spec,
+    check_request_size,
+    load_plan,
+    request_too_large,
+    spoken_as,
+)
 from thoughtline.tools.listing import merged_servers
 from thoughtline.tools.settings import load_mcp_json
 

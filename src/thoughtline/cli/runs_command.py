@@ -33,7 +33,7 @@ from thoughtline.cli.run_ids import NO_RUNS_YET, resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
-from thoughtline.runtime.trace import empty_layer_reason
+from thoughtline.runtime import empty_layer_reason
 from thoughtline.store.base import RunFilter, Store
 from thoughtline.store.run_ids import LATEST, find_conversation
 

@@ -4,7 +4,7 @@ provider (``Store.usage``: one aggregate query over an index, fast however many 
 A task whose provider reported no usage is counted apart ("unreported"), never as zero
 tokens. Reasoning tokens are part of the output tokens (the column says so), not added
 to them. Cost is the sum of the tasks' stored costs (each call priced once, as it ended:
-thoughtline/pricing.py); tasks whose cost is unknown are counted apart ("unpriced"),
+thoughtline/config/pricing.py); tasks whose cost is unknown are counted apart ("unpriced"),
 never as free.
 """
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     ReasoningDelta,
     ReasoningStart,
     ResponseStarted,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from thoughtline.events import StreamWarning
-from thoughtline.requests import ModelRequest
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import ModelRequest
 
 
 def temperature_not_sent(request: ModelRequest, label: str, why: str) -> StreamWarning:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from thoughtline.events import StreamWarning
-from thoughtline.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     ReasoningDelta,
     ReasoningEnd,
     ReasoningKind,

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers._attempt import AttemptOutcome
 from thoughtline.providers._transport_errors import error_event
 from thoughtline.providers.base import CallContext
-from thoughtline.requests import ModelRequest
 from thoughtline.wire.jsonio import dumps_bytes
 
 if TYPE_CHECKING:

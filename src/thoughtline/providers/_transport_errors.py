@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.proxies import proxy_for
 from thoughtline.providers.redaction import shown_url

@@ -2,9 +2,9 @@
 
 An adapter is sans-IO. It never touches the network: it
 
-1. shapes a :class:`~thoughtline.requests.ModelRequest` into a :class:`WireRequest`
+1. shapes a :class:`~thoughtline.model.requests.ModelRequest` into a :class:`WireRequest`
    (URL, protocol headers, JSON body, warnings) — ``build_request``;
-2. turns response bytes into :mod:`thoughtline.events` — ``new_decoder`` for streams,
+2. turns response bytes into :mod:`thoughtline.model.events` — ``new_decoder`` for streams,
    ``decode_body`` for a whole non-streaming body (which is translated into the same
    events, so both paths feed one accumulator);
 3. maps an HTTP error response to a :class:`~thoughtline.errors.ProviderError` —
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamError, StreamEvent, StreamWarning
+from thoughtline.model.events import StreamError, StreamEvent, StreamWarning
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.registry import WireApi
-from thoughtline.requests import ModelRequest
 from thoughtline.wire.frames import (
     DEFAULT_MAX_FRAME_BYTES,
     FramingError,

@@ -14,8 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, TypeAlias, cast
 
-from thoughtline.events import REASONING_KINDS, ReasoningKind
-from thoughtline.requests import EFFORTS, Effort
+from thoughtline.model.events import REASONING_KINDS, ReasoningKind
+from thoughtline.model.requests import EFFORTS, Effort
 
 ThinkingControl: TypeAlias = Literal["adaptive", "budget", "level", "effort", "toggle", "none"]
 THINKING_CONTROLS: tuple[ThinkingControl, ...] = (

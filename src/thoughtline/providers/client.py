@@ -2,7 +2,7 @@
 decoder, times the call and captures a redacted exchange. The same for every adapter.
 
 Provider failures never raise out of a call: they arrive as the last event, an
-:class:`~thoughtline.events.StreamError` with a stable code, so a consumer handles one channel.
+:class:`~thoughtline.model.events.StreamError` with a stable code, so a consumer handles one channel.
 Retries happen only while nothing of the response has reached the consumer.
 
 Every call ends and stays bounded, whatever the server does: ``read`` bounds silence,
@@ -23,9 +23,10 @@ from typing import Self
 
 import httpx2
 
-from thoughtline.accumulator import ModelResponse, ResponseAccumulator
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamError, StreamEvent
+from thoughtline.model.accumulator import ModelResponse, ResponseAccumulator
+from thoughtline.model.events import StreamError, StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers._attempt import AttemptOutcome, CallClock, route
 from thoughtline.providers._capture import (
     MAX_BODY_BYTES,
@@ -58,7 +59,6 @@ from thoughtline.providers.registry import wire_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
 from thoughtline.providers.transport import default_http_client
-from thoughtline.requests import ModelRequest
 from thoughtline.wire.jsonio import dumps_bytes
 
 __all__ = [

@@ -22,6 +22,7 @@ import httpx2
 from thoughtline._private_files import make_private_dir, write_private_text
 from thoughtline._user_files import MIB, read_text_file
 from thoughtline.errors import ConfigError
+from thoughtline.model.requests import EFFORTS, Effort
 from thoughtline.providers.capabilities import (
     THINKING_CONTROLS,
     CapabilityTable,
@@ -29,7 +30,6 @@ from thoughtline.providers.capabilities import (
     builtin_capabilities,
 )
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.requests import EFFORTS, Effort
 
 logger = logging.getLogger(__name__)
 

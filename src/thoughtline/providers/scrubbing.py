@@ -1,6 +1,6 @@
 """What every wire's provider-raw scrubber shares: the marker, the blanking rules, the
 per-stream state of ``<think>`` tags, and the interface the runtime's scrubber
-(:mod:`thoughtline.runtime.scrub`) drives.
+(:mod:`thoughtline.runtime.policy.scrub`) drives.
 
 A wire's scrubber (``providers/<wire>/_scrub.py``, handed out by its unit's
 ``new_scrubber``) takes one decoded JSON payload — a stream frame's payload or a whole

@@ -18,8 +18,8 @@ The rest of thoughtline asks the unit:
   lets through, and only to the endpoint and model that made it;
 - a ``hidden`` call: :meth:`Wire.hidden_ask` (:mod:`thoughtline.providers.hidden_requests`);
 - the ``provider_raw`` trace layer: :meth:`Wire.new_scrubber` and :attr:`Wire.framing`
-  for response bodies (:mod:`thoughtline.runtime.scrub`), :attr:`Wire.echoed` for the
-  reasoning a request echoes back (:mod:`thoughtline.runtime.scrub_requests`);
+  for response bodies (:mod:`thoughtline.runtime.policy.scrub`), :attr:`Wire.echoed` for the
+  reasoning a request echoes back (:mod:`thoughtline.runtime.policy.scrub_requests`);
 - a task's reasoning status: :meth:`Wire.reasoning_never_shown`;
 - ``thoughtline providers --refresh``: :attr:`Wire.list_models`, the model API.
 """
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import (
     CallContext,
     NDJSONStreamDecoder,
@@ -43,7 +44,6 @@ from thoughtline.providers.base import (
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import AuthStyle, ChatDialect, Endpoint
 from thoughtline.providers.scrubbing import PayloadScrubber
-from thoughtline.requests import ModelRequest
 
 if TYPE_CHECKING:
     import httpx2
@@ -61,7 +61,7 @@ Framing: TypeAlias = Literal["sse", "ndjson"]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EchoedReasoning:
     """Where a request of a wire API carries earlier reasoning back to the provider, for
-    :mod:`thoughtline.runtime.scrub_requests`."""
+    :mod:`thoughtline.runtime.policy.scrub_requests`."""
 
     turns: str
     """The request's key holding its turns (``messages``, ``input``, ``contents``)."""

@@ -29,9 +29,9 @@ from typing import Protocol, runtime_checkable
 
 from starlette.types import Send
 
-from thoughtline.event_log import from_records
 from thoughtline.records import RunEventRecord
-from thoughtline.run_events import is_terminal
+from thoughtline.records.event_log import from_records
+from thoughtline.records.run_events import is_terminal
 from thoughtline.server.events import Blocked, Failed, event_frame, start_write
 from thoughtline.store.base import Store
 

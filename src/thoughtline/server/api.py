@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from thoughtline.records import TraceLayer, short_run_id
-from thoughtline.runtime.background import RETRY_AFTER_S
+from thoughtline.runtime import RETRY_AFTER_S
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.server.auth import Credentials, is_operator, require_access
 from thoughtline.server.daemon import Daemon, run_not_found

@@ -1,5 +1,5 @@
 """The daemon's state: one runtime and store, the runs it executes (through a
-:class:`~thoughtline.runtime.background.RunManager` on its loop), the live event hub,
+:class:`~thoughtline.runtime.engine.background.RunManager` on its loop), the live event hub,
 periodic retention and graceful shutdown.
 
 **A damaged store.** SQLite reports damage only when it reads a damaged page, and may
@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
-from thoughtline.runtime.background import (
+from thoughtline.runtime import (
     RETRY_AFTER_S,
     ManagedRun,
     RunManager,
     RunManagerClosed,
     RunManagerFull,
+    RunOptions,
+    Runtime,
+    build_spec,
+    spoken_as,
 )
-from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
-from thoughtline.runtime.runner import Runtime
 from thoughtline.server.announcements import Announcements
 from thoughtline.server.errors import ApiError
 from thoughtline.server.events import (
@@ -200,7 +202,7 @@ class Daemon:
         self.refuse_writes_if_damaged()
         if (outage := self.runtime.writer.outage) is not None:
             # Refused at once: the run could not be recorded, and the runs in flight
-            # hold their writes until the store is back (runtime/store_writer.py).
+            # hold their writes until the store is back (runtime/engine/store_writer.py).
             raise ApiError(
                 503,
                 "STORE_UNAVAILABLE",

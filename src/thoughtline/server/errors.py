@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.runtime.background import RETRY_AFTER_S
+from thoughtline.runtime import RETRY_AFTER_S
 
 logger = logging.getLogger(__name__)
 

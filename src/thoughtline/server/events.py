@@ -1,5 +1,6 @@
 """The live event hub: runs executing in this daemon fan their events out to SSE
-subscribers, and any run's snapshot can be folded up to a given ``seq``.
+subscribers, and any run's snapshot can be folded up to a given ``seq`` (the frames and
+the folding are :mod:`~thoughtline.server.folding`'s, exported here too).
 
 Everything here runs on the daemon's event loop; nothing awaits while the hub's state
 changes, so "take a snapshot at seq N and subscribe to everything after N" is atomic.
@@ -29,30 +30,40 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
-import orjson
 from starlette.types import Send
 
-from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot, ToolCallSnapshot
-from thoughtline.run_events import (
-    RunCancelled,
-    RunCompleted,
-    RunEvent,
-    RunFailed,
-    RunInterrupted,
-    RunStarted,
-    TaskAnswerDelta,
-    TaskCompleted,
-    TaskReasoningDelta,
-    TaskStarted,
-    TaskToolCallCompleted,
-    TaskToolCallStarted,
-    is_terminal,
-    sse_data,
+from thoughtline.records import RunSnapshot
+from thoughtline.records.run_events import RunEvent, is_terminal
+from thoughtline.server.folding import (
+    SnapshotFolder,
+    closing_frames,
+    event_frame,
+    fold,
+    frame,
 )
+
+__all__ = [
+    "DEFAULT_RETAIN_BYTES",
+    "DEFAULT_RETAIN_S",
+    "DEFAULT_SUBSCRIBER_QUEUE",
+    "Blocked",
+    "EventHub",
+    "Failed",
+    "RetainedRun",
+    "RetainedRuns",
+    "RunChannel",
+    "SnapshotFolder",
+    "Subscriber",
+    "closing_frames",
+    "event_frame",
+    "fold",
+    "frame",
+    "start_write",
+]
 
 DEFAULT_SUBSCRIBER_QUEUE = 1000
 """How many frames a subscriber may have pending before it is sent a resync instead."""
@@ -65,120 +76,6 @@ _FRAME_OVERHEAD = 64
 slot in the list and allocator rounding."""
 _RUN_OVERHEAD = 1024
 """Bytes counted per retained run besides its frames: the entry and its objects."""
-
-
-def frame(seq: int, type_: str, data: Mapping[str, object]) -> bytes:
-    """One SSE frame. orjson never emits a raw line break, so ``data`` is one line."""
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type_.encode(), orjson.dumps(data))
-
-
-def event_frame(event: RunEvent) -> bytes:
-    """The SSE frame of one run event."""
-    return frame(event.seq, event.wire_name, sse_data(event))
-
-
-class _FoldedTask:
-    """One task of a folded snapshot: the last task dict an event carried, plus the text
-    deltas since, kept as chunks so that a delta costs its own length, not the length of
-    everything before it (a long reasoning stream stays linear)."""
-
-    __slots__ = ("calls", "output", "reasoning", "task")
-
-    def __init__(self, task: TaskSnapshot) -> None:
-        self.task = task
-        self.output: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: dict[str, ToolCallSnapshot] = {}
-
-    def view(self) -> TaskSnapshot:
-        task = self.task.copy()
-        if self.calls:
-            # A call as last told replaces the one the task dict had, in its place.
-            calls = {call["id"]: call for call in task.get("tool_calls", [])}
-            calls.update(self.calls)
-            task["tool_calls"] = list(calls.values())
-        if self.output:
-            task["output"] = (task["output"] or "") + "".join(self.output)
-        if self.reasoning:
-            task["reasoning"] = (task["reasoning"] or "") + "".join(self.reasoning)
-        return task
-
-
-class SnapshotFolder:
-    """Folds a run's events onto its snapshot: task events replace the task, answer and
-    reasoning deltas extend the running task's ``output``/``reasoning``, run events
-    replace the whole snapshot.
-
-    Reasoning only ever comes from reasoning deltas (which exist only when the task's
-    mode displays reasoning) or from task dicts the runtime produced, so folding adds no
-    disclosure logic of its own. Dicts from events are never changed (the runtime shares
-    them with the records it writes to the store): :meth:`snapshot` builds new ones.
-    """
-
-    def __init__(self, snapshot: RunSnapshot, seq: int = 0) -> None:
-        self.seq = seq
-        self._run = snapshot
-        self._tasks = {task["id"]: _FoldedTask(task) for task in snapshot["tasks"]}
-
-    def apply(self, event: RunEvent) -> None:
-        self.seq = max(self.seq, event.seq)
-        match event:
-            case TaskAnswerDelta(task_id=task_id, text=text):
-                folded = self._tasks.get(task_id)
-                if folded is not None:
-                    folded.output.append(text)
-            case TaskReasoningDelta(task_id=task_id, text=text):
-                folded = self._tasks.get(task_id)
-                if folded is not None:
-                    folded.reasoning.append(text)
-            case (
-                TaskToolCallStarted(task_id=task_id, call=call)
-                | TaskToolCallCompleted(task_id=task_id, call=call)
-            ):
-                folded = self._tasks.get(task_id)
-                if folded is not None:
-                    folded.calls[call["id"]] = call
-            case TaskStarted(task=task) | TaskCompleted(task=task):
-                # A replaced task keeps its place: dicts keep first-insertion order.
-                self._tasks[task["id"]] = _FoldedTask(task)
-            case (
-                RunStarted(snapshot=snapshot)
-                | RunCompleted(snapshot=snapshot)
-                | RunFailed(snapshot=snapshot)
-                | RunCancelled(snapshot=snapshot)
-                | RunInterrupted(snapshot=snapshot)
-            ):
-                self._run = snapshot
-                self._tasks = {task["id"]: _FoldedTask(task) for task in snapshot["tasks"]}
-            case _:
-                assert_never(event)
-
-    def status(self) -> RunStatus:
-        """The run's status as folded so far."""
-        return self._run["status"]
-
-    def snapshot(self) -> RunSnapshot:
-        """The folded snapshot (new dicts; tasks in their original order)."""
-        run = self._run.copy()
-        run["tasks"] = [folded.view() for folded in self._tasks.values()]
-        return run
-
-
-def fold(snapshot: RunSnapshot, events: list[RunEvent], upto: int) -> RunSnapshot:
-    """``snapshot`` (the run as planned) with every event of ``seq <= upto`` applied."""
-    folder = SnapshotFolder(snapshot)
-    for event in events:
-        if event.seq > upto:
-            break
-        folder.apply(event)
-    return folder.snapshot()
-
-
-def closing_frames(planned: RunSnapshot, events: list[RunEvent]) -> tuple[bytes, bytes]:
-    """For a finished run: the snapshot just before the terminal event, then the event."""
-    terminal = events[-1]
-    upto = terminal.seq - 1
-    return frame(upto, "snapshot", fold(planned, events, upto)), event_frame(terminal)
 
 
 class Blocked:

@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from thoughtline.config import MAX_COST_CEILING
+from thoughtline.model.requests import EFFORTS, MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES, TraceLayer
-from thoughtline.requests import EFFORTS, MAX_OUTPUT_TOKENS, MODEL_ID_MAX_LENGTH
-from thoughtline.runtime.checks import WORKER_BACKENDS
+from thoughtline.runtime import WORKER_BACKENDS
 from thoughtline.schema.run import RunSnapshot
 from thoughtline.tools.specs import MAX_STEPS_CEILING
 
@@ -50,7 +50,7 @@ ModelId = Annotated[str, AfterValidator(_unicode)]
 def _choices(names: Sequence[str]) -> WithJsonSchema:
     """A name the document lists the allowed values of, but that is taken as any name:
     an unknown one is refused with its own code, as on every surface
-    (:mod:`thoughtline.runtime.options`), not as a schema mismatch."""
+    (:mod:`thoughtline.runtime.planning.options`), not as a schema mismatch."""
     return WithJsonSchema({"anyOf": [{"type": "string", "enum": list(names)}, {"type": "null"}]})
 
 

@@ -48,9 +48,9 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
-from thoughtline.run_events import is_terminal, run_finished
+from thoughtline.records.event_log import from_records
+from thoughtline.records.run_events import is_terminal, run_finished
 from thoughtline.server.announcements import FeedFrame, frames_after
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (

@@ -23,8 +23,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from thoughtline.event_log import from_records
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot
+from thoughtline.records.event_log import from_records
 from thoughtline.server.events import SnapshotFolder
 from thoughtline.store.base import Store
 

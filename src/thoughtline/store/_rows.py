@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from thoughtline import threads
+from thoughtline.model import threads
+from thoughtline.model.requests import GenerationSettings
 from thoughtline.records import (
     Cost,
     ReasoningPartView,
@@ -27,7 +28,6 @@ from thoughtline.records import (
     TraceEvent,
     parse_epoch,
 )
-from thoughtline.requests import GenerationSettings
 from thoughtline.store.base import PreparedWrite
 from thoughtline.tools.recorded import RecordedServer
 

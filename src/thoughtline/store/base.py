@@ -2,7 +2,7 @@
 
 Every write is durable when the call returns. The runtime does not call them one by
 one: it turns each transition into a :class:`PreparedWrite` when it happens and hands
-it to its :class:`~thoughtline.runtime.store_writer.StoreWriter`, which writes many in
+it to its :class:`~thoughtline.runtime.engine.store_writer.StoreWriter`, which writes many in
 one transaction (:meth:`Store.write_prepared`). A store decides nothing: which trace rows expire when, when a purge is due,
 which runs are orphaned and what their unfinished tasks keep are decided above it, by
 the runtime's retention and crash recovery, so every store applies the same policy.
@@ -37,7 +37,7 @@ class StoreError(ThoughtlineError):
         self.problem = problem
         self.held_then_lost = held_then_lost
         """The writes were held through a server outage past its limits and given up
-        (:mod:`thoughtline.runtime.store_writer`): the store may be back later, so the
+        (:mod:`thoughtline.runtime.engine.store_writer`): the store may be back later, so the
         run still writes how it ends."""
 
 
@@ -154,7 +154,7 @@ class UsageGroup:
 
 @dataclass(frozen=True, slots=True)
 class StoredThread:
-    """A task's stored thread (:mod:`thoughtline.threads`), as JSON text."""
+    """A task's stored thread (:mod:`thoughtline.model.threads`), as JSON text."""
 
     system_digest: str
     tools_digest: str
@@ -203,7 +203,7 @@ class OutageBuffered(Protocol):
     """A store on a server that may be unreachable for a while (a restart, a failover):
     the runtime's writer holds what it could not write, in order, up to
     ``outage_buffer_rows`` rows and ``outage_limit_s`` seconds, and writes it once the
-    server answers again (see :mod:`thoughtline.runtime.store_writer`)."""
+    server answers again (see :mod:`thoughtline.runtime.engine.store_writer`)."""
 
     outage_buffer_rows: int
     outage_limit_s: float
@@ -222,7 +222,7 @@ class Store(Protocol):
     writes_wait_on_network: bool
     """True when a write waits for a server (PostgreSQL): the runtime then writes from
     a thread, so the event loop serves streams meanwhile. False for a local file, which
-    the runtime writes on its event loop (see :mod:`thoughtline.runtime.store_writer`)."""
+    the runtime writes on its event loop (see :mod:`thoughtline.runtime.engine.store_writer`)."""
 
     # -- runs and tasks ----------------------------------------------------------
     def create_run(self, run: Run) -> None:

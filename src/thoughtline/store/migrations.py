@@ -328,7 +328,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX runs_conversation ON runs (conversation_id, created_at)",
             # What a follow-up task was sent of its conversation (the snapshot's history).
             "ALTER TABLE tasks ADD COLUMN history_json TEXT",
-            # What each task added to its conversation (thoughtline/threads.py), written
+            # What each task added to its conversation (thoughtline/model/threads.py), written
             # once, when the task ends: the answer layer's messages, kept while that
             # layer is (``at_epoch``), and the messages with their reasoning carriers,
             # only for a mode that requested reasoning, cleared with the reasoning
@@ -403,7 +403,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "m010_task_costs",
         (
             # What each task's model calls cost, priced once as each call ends
-            # (thoughtline/pricing.py): the amount in a column of its own, for sums in
+            # (thoughtline/config/pricing.py): the amount in a column of its own, for sums in
             # the store, and each call's cost (parts, price source) as JSON. NULL: a task
             # stored before calls were priced (its cost reads as unknown).
             "ALTER TABLE tasks ADD COLUMN cost_amount {double}",

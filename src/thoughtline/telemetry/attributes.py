@@ -41,7 +41,7 @@ from typing import TypeAlias
 
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Cost, Run, Task, ToolCallRecord, TracedReasoningPart
-from thoughtline.runtime.telemetry_hooks import CallReport, RequestedToolCall, StepReport
+from thoughtline.runtime import CallReport, RequestedToolCall, StepReport
 
 AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
 Attributes: TypeAlias = dict[str, AttributeValue]

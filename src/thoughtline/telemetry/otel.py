@@ -21,7 +21,7 @@ import time
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, ToolCallRecord
-from thoughtline.runtime.telemetry_hooks import CallReport, StepReport
+from thoughtline.runtime import CallReport, StepReport
 from thoughtline.telemetry.attributes import (
     RUN_SPAN_NAME,
     agent_attributes,
@@ -61,7 +61,7 @@ FLUSH_TIMEOUT_MS = 30_000
 
 
 class OtelTelemetry:
-    """A :class:`~thoughtline.runtime.telemetry_hooks.RunTelemetry` that records spans.
+    """A :class:`~thoughtline.runtime.engine.telemetry_hooks.RunTelemetry` that records spans.
 
     ``capture_content`` opts in to ``gen_ai.output.messages``; it still applies only to
     tasks whose mode records reasoning. ``redactor`` should be the runtime's (the keys the

@@ -5,7 +5,8 @@ Needs the ``testing`` extra (``pip install 'thoughtline[testing]'``) for the HTT
 
 from thoughtline.testing.conversation import SimConversation, SimTool, SimToolResult
 from thoughtline.testing.round_trips import ReturnedCarrier
-from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT, Fault, Simulator, SimulatorServer
+from thoughtline.testing.server import SimulatorServer
+from thoughtline.testing.simulator import DEFAULT_TRANSCRIPT, Fault, Simulator
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 
 __all__ = [

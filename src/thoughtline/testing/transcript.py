@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from thoughtline.events import ReasoningKind
+from thoughtline.model.events import ReasoningKind
 
 if TYPE_CHECKING:
     from thoughtline.testing.conversation import SimConversation

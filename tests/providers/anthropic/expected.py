@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import call_context, decode_in_pieces
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.anthropic import WIRE
 from thoughtline.providers.base import CallContext, StreamDecoder
-from thoughtline.requests import ModelRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "anthropic"
 ADAPTER = WIRE

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import pytest
 
-from thoughtline.requests import Effort, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.wire import SSEDecoder, loads_object

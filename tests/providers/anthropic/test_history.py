@@ -9,10 +9,10 @@ from typing import Any
 import pydantic
 import pytest
 
-from thoughtline.accumulator import ModelResponse, ResponseAccumulator
-from thoughtline.events import StreamEvent
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.accumulator import ModelResponse, ResponseAccumulator
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, context, decode_body, decode_stream, fixture
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Finish, StreamError, Usage
-from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
+from thoughtline.model.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import Finish, StreamError, Usage
+from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer, fake_signature
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.wire import loads_object

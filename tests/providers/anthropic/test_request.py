@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
-from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, context
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from thoughtline.accumulator import accumulate
-from thoughtline.events import ReasoningEnd, ReasoningStart, StreamError
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import ReasoningEnd, ReasoningStart, StreamError
 
 from .expected import BODIES, CITATIONS_WARNING, STREAMS
 from .helpers import ADAPTER, context, decode_body, decode_stream, fixture, request

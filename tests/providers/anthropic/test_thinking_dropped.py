@@ -11,8 +11,8 @@ import pytest
 
 from tests.runtime.test_disclosure_e2e import make_runtime
 from tests.testing.loop import Loop
-from thoughtline.requests import Message
-from thoughtline.runtime.plan import RunSpec, TaskSpec
+from thoughtline.model.requests import Message
+from thoughtline.runtime.planning.plan import RunSpec, TaskSpec
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 
 DROPPED = (

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import call_context
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext, decode_whole
 from thoughtline.providers.gemini import WIRE
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.transcript import SimRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.accumulator import accumulate
-from thoughtline.events import StreamError, TextEnd
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import StreamError, TextEnd
 from thoughtline.providers.base import decode_whole
 
 from .helpers import ADAPTER, context, fixture_bytes, request

@@ -3,7 +3,7 @@ tool call ends the turn on a tool call; the provider's finishMessage becomes a w
 
 from __future__ import annotations
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

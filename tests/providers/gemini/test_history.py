@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from thoughtline.accumulator import ResponseAccumulator
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.accumulator import ResponseAccumulator
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, context, fixture_bytes, fixture_json
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Finish, FinishReason, StreamError, StreamEvent, Usage
+from thoughtline.model.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import Finish, FinishReason, StreamError, StreamEvent, Usage
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import decode_whole
-from thoughtline.requests import ModelRequest
 from thoughtline.testing.renderers.gemini import GeminiRenderer
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 

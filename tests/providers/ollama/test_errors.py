@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
 from thoughtline.providers.base import decode_whole
 from thoughtline.providers.ollama._errors import code_for_message
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import call_context
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.endpoints import EndpointSettings, ReasoningField
 from thoughtline.providers.openai_chat import WIRE
-from thoughtline.requests import ModelRequest, ReasoningRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openai_chat"
 ADAPTER = WIRE

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.accumulator import ReasoningPart, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ReasoningPart, accumulate
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

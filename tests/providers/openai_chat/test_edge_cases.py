@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     Finish,
     MetadataValue,
     ReasoningDelta,

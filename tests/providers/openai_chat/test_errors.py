@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.accumulator import accumulate
-from thoughtline.events import ReasoningDelta, ReasoningStart, ResponseStarted, StreamError
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import ReasoningDelta, ReasoningStart, ResponseStarted, StreamError
 
 from .helpers import ADAPTER, decode_body, decode_stream, make_context, read_fixture
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import (
     Finish,
     MetadataValue,
     ReasoningDelta,

@@ -10,9 +10,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from thoughtline.accumulator import ResponseAccumulator
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.accumulator import ResponseAccumulator
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, decode_stream, fixture_context, make_context, read_fixture
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Finish, StreamError, Usage
+from thoughtline.model.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import Finish, StreamError, Usage
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.openai_chat import OpenAIChatRenderer
 from thoughtline.testing.transcript import (
     SimReasoning,

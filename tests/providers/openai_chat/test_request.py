@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import EndpointRegistry, EndpointSettings
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from .helpers import ADAPTER, make_context
 

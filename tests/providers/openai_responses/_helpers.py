@@ -5,15 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import call_context
-from thoughtline.events import (
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-)
+from thoughtline.model.events import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import CallContext, StreamDecoder, decode_whole
 from thoughtline.providers.openai_responses import WIRE
-from thoughtline.requests import ModelRequest
 from thoughtline.testing.transcript import SimRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openai_responses"

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import decode_in_pieces
-from thoughtline.accumulator import accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,

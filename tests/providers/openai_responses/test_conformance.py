@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import pydantic
 import pytest
 
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 from thoughtline.testing.transcript import SimReasoning, SimToolCall, Transcript
 

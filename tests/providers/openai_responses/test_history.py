@@ -10,10 +10,10 @@ import pydantic
 import pytest
 
 from tests.support import call_context
-from thoughtline.accumulator import ResponseAccumulator
-from thoughtline.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.accumulator import ResponseAccumulator
+from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.providers.endpoints import EndpointSettings
-from thoughtline.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from ._helpers import ADAPTER, context, decode_body, decode_stream, fixture
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from thoughtline.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
-from thoughtline.events import Finish, Usage
+from thoughtline.model.accumulator import ModelResponse, ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import Finish, Usage
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.base import decode_whole
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, SimToolCall, Transcript
 

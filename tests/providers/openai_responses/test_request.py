@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from thoughtline.events import StreamWarning
-from thoughtline.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, Message, ModelRequest, ReasoningRequest, ToolSpec
 
 from ._helpers import ADAPTER, context
 

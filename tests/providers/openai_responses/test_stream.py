@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import byte_by_byte, decode_in_pieces
-from thoughtline.accumulator import ReasoningPart, ToolCall, accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import ReasoningPart, ToolCall, accumulate
+from thoughtline.model.events import (
     Finish,
     ProviderMetadata,
     ReasoningDelta,

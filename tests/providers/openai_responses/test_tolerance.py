@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from thoughtline.accumulator import accumulate
-from thoughtline.events import (
+from thoughtline.model.accumulator import accumulate
+from thoughtline.model.events import (
     Finish,
     ProviderMetadata,
     ReasoningDelta,

@@ -6,9 +6,9 @@ import json
 
 import httpx2
 
+from thoughtline.model.requests import ModelRequest, ReasoningRequest
 from thoughtline.providers.client import ProviderClient, RetryPolicy
 from thoughtline.providers.endpoints import EndpointRegistry
-from thoughtline.requests import ModelRequest, ReasoningRequest
 from thoughtline.testing.renderers.openai_responses import OpenAIResponsesRenderer
 from thoughtline.testing.transcript import SimReasoning, SimRequest, Transcript
 

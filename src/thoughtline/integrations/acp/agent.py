@@ -66,12 +66,16 @@ from thoughtline.integrations.acp.settings import (
     validate_settings,
 )
 from thoughtline.records import Run, new_id
-from thoughtline.run_events import RunEvent
-from thoughtline.runtime.background import RunManager
-from thoughtline.runtime.options import build_spec, spoken_as
-from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.run_tools import RunTools, ToolApproval
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.run_events import RunEvent
+from thoughtline.runtime import (
+    RunManager,
+    RunSpec,
+    Runtime,
+    RunTools,
+    ToolApproval,
+    build_spec,
+    spoken_as,
+)
 from thoughtline.store.run_ids import find_conversation
 from thoughtline.tools.settings import McpServerSettings
 

@@ -22,7 +22,7 @@ from acp.schema import (
 )
 
 from thoughtline.records import Run, RunSnapshot, TaskSnapshot, ToolCallSnapshot
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,

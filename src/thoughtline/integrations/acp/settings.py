@@ -18,12 +18,17 @@ from acp.schema import (
 )
 
 from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import EFFORTS
-from thoughtline.runtime.checks import check_effort, check_model_id
-from thoughtline.runtime.disclosure import check_mode
-from thoughtline.runtime.options import BY_NAME, OPTIONS, RunOptions
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import (
+    BY_NAME,
+    OPTIONS,
+    RunOptions,
+    Runtime,
+    check_effort,
+    check_mode,
+    check_model_id,
+)
 
 META_KEY = "thoughtline"
 SETTING_KEYS = tuple(

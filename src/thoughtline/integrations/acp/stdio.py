@@ -16,7 +16,7 @@ from acp.interfaces import Agent
 
 from thoughtline.integrations.acp.agent import PERMISSION_TIMEOUT_S, ThoughtlineAcpAgent
 from thoughtline.integrations.acp.settings import SessionSettings
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import Runtime
 
 STDIO_BUFFER_LIMIT = 50 * 1024 * 1024  # one JSON-RPC frame per line; prompts can be large
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, assert_never
 
-from thoughtline.run_events import (
+from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
     RunEvent,

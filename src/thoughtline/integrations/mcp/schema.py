@@ -7,9 +7,9 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from thoughtline.model.requests import EFFORTS
 from thoughtline.records import CHAIN_OF_THOUGHT_MODES
-from thoughtline.requests import EFFORTS
-from thoughtline.runtime.options import BY_NAME
+from thoughtline.runtime import BY_NAME
 from thoughtline.schema.run import (
     RunSnapshot,
     RunSummary,
@@ -77,7 +77,7 @@ EffortArgument = Annotated[
 
 def option_argument(name: str) -> WithJsonSchema:
     """The input schema of the run option ``name`` (its bounds and help, from
-    :data:`thoughtline.runtime.options.OPTIONS`). The argument is taken as any value and
+    :data:`thoughtline.runtime.planning.options.OPTIONS`). The argument is taken as any value and
     checked by the runtime, so a value out of bounds is a tool error with the code every
     surface gives (``REQUEST_INVALID: max_steps must be ...``), not a validation dump."""
     option = BY_NAME[name]

@@ -14,7 +14,7 @@ from thoughtline import __version__
 from thoughtline.integrations.mcp.schema import RUN_SNAPSHOT_SCHEMA, STATUS_SCHEMA
 from thoughtline.integrations.mcp.tools import ThoughtlineMCP
 from thoughtline.records import SNAPSHOT_SCHEMA
-from thoughtline.runtime.runner import Runtime
+from thoughtline.runtime import Runtime
 from thoughtline.store.base import Store
 
 SERVER_NAME: Final = "thoughtline"

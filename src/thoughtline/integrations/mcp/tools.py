@@ -11,16 +11,21 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from thoughtline.config.pricing import format_amount
 from thoughtline.errors import ThoughtlineError
 from thoughtline.integrations.mcp.progress import ProgressTracker
 from thoughtline.integrations.mcp.schema import EffortArgument, ModeArgument, option_argument
-from thoughtline.pricing import format_amount
 from thoughtline.records import TERMINAL_RUN_STATUSES, Cost, Run, short_run_id
-from thoughtline.run_events import RunEvent
-from thoughtline.runtime.background import ManagedRun, RunManager
-from thoughtline.runtime.options import RunOptions, build_spec, spoken_as
-from thoughtline.runtime.plan import RunSpec
-from thoughtline.runtime.runner import Runtime
+from thoughtline.records.run_events import RunEvent
+from thoughtline.runtime import (
+    ManagedRun,
+    RunManager,
+    RunOptions,
+    RunSpec,
+    Runtime,
+    build_spec,
+    spoken_as,
+)
 from thoughtline.store.base import Store
 from thoughtline.store.run_ids import LATEST, find_run
 

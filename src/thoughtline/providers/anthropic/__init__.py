@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import ReasoningKind, StreamEvent
+from thoughtline.model.events import ReasoningKind, StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.anthropic._errors import parse_error
 from thoughtline.providers.anthropic._models import list_models
 from thoughtline.providers.anthropic._request import (
@@ -33,7 +34,6 @@ from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
-from thoughtline.requests import ModelRequest
 
 __all__ = [
     "ANTHROPIC_VERSION",

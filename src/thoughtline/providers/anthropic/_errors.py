@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
 from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, assert_never
 
-from thoughtline.parts import (
+from thoughtline.model.parts import (
     Part,
     ReasoningPart,
     TextPart,
@@ -31,8 +31,8 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.model.requests import Message
 from thoughtline.providers._history import arguments_object, wire_items
-from thoughtline.requests import Message
 
 
 def anthropic_messages(

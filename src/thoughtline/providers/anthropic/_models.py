@@ -14,12 +14,12 @@ from urllib.parse import quote
 import httpx2
 
 from thoughtline.errors import ProviderError
+from thoughtline.model.requests import Effort
 from thoughtline.providers.anthropic._errors import parse_error
 from thoughtline.providers.anthropic._request import ANTHROPIC_VERSION
 from thoughtline.providers.capabilities import ThinkingControl
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.redaction import shown_url
-from thoughtline.requests import Effort
 
 _EFFORT_NAMES: tuple[Effort, ...] = ("low", "medium", "high", "xhigh", "max")
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, ModelRequest
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
 from thoughtline.providers.anthropic._history import anthropic_messages
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
-from thoughtline.requests import Effort, ModelRequest
 
 DEFAULT_MAX_TOKENS: Final = 8192
 """Answer allowance when the request does not set ``max_output_tokens``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from thoughtline.events import ReasoningKind, StreamEvent
+from thoughtline.model.events import ReasoningKind, StreamEvent
 from thoughtline.providers.anthropic._errors import stream_error
 from thoughtline.providers.anthropic._stream import AnthropicStreamTranslator
 from thoughtline.providers.base import interrupted_error, malformed_error

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     Finish,
     FinishReason,
     ReasoningDelta,

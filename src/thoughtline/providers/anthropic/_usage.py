@@ -1,11 +1,11 @@
-"""Anthropic ``usage`` in the common meaning of :class:`~thoughtline.events.Usage`."""
+"""Anthropic ``usage`` in the common meaning of :class:`~thoughtline.model.events.Usage`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final
 
-from thoughtline.events import Usage
+from thoughtline.model.events import Usage
 
 NO_USAGE: Final = Usage()
 
@@ -17,7 +17,7 @@ def anthropic_usage(
     cache: tuple[int | None, int | None] = (None, None),
 ) -> Usage:
     """Anthropic ``usage`` (``message_start``, ``message_delta`` or a whole body) in the
-    common meaning (see :class:`~thoughtline.events.Usage`).
+    common meaning (see :class:`~thoughtline.model.events.Usage`).
 
     Anthropic's ``input_tokens`` counts only the input after the last cache breakpoint;
     cache reads and writes are separate. Total input is their sum, so it compares with

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
@@ -19,7 +20,6 @@ from thoughtline.providers.gemini._response import decode_gemini_body
 from thoughtline.providers.gemini._scrub import GeminiScrubber
 from thoughtline.providers.gemini._stream import GeminiTranslator
 from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
-from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "GeminiTranslator"]
 

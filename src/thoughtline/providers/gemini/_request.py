@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import quote
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.gemini._history import gemini_contents
-from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 
 THINKING_LEVELS: Final[dict[Effort, str]] = {
     "minimal": "MINIMAL",

@@ -6,7 +6,7 @@ through :class:`GeminiTranslator`; both paths then feed the one accumulator.
 
 from __future__ import annotations
 
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
 from thoughtline.providers.base import decode_single_payload
 from thoughtline.providers.gemini._stream import GeminiTranslator
 

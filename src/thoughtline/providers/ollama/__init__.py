@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
@@ -19,7 +20,6 @@ from thoughtline.providers.ollama._response import decode_ollama_body
 from thoughtline.providers.ollama._scrub import OllamaScrubber
 from thoughtline.providers.ollama._stream import OllamaTranslator
 from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
-from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "OllamaTranslator"]
 

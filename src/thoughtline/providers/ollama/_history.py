@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, assert_never
 
-from thoughtline.parts import (
+from thoughtline.model.parts import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -22,9 +22,9 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.model.requests import Message
 from thoughtline.providers._call_ids import is_synthetic_call_id
 from thoughtline.providers._history import arguments_object, wire_items
-from thoughtline.requests import Message
 
 
 def ollama_messages(

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.hidden_requests import hidden_ask
 from thoughtline.providers.ollama._history import ollama_messages
-from thoughtline.requests import Effort, ModelRequest, ReasoningRequest
 
 THINK_LEVELS: Final[frozenset[Effort]] = frozenset({"low", "medium", "high"})
 """Effort values Ollama's ``think`` accepts as strings."""

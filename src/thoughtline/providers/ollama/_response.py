@@ -7,7 +7,7 @@ line (``done: true``) holding the whole message, so it runs through
 
 from __future__ import annotations
 
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
 from thoughtline.providers.base import decode_single_payload
 from thoughtline.providers.ollama._stream import OllamaTranslator
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers._think_tags import ThinkTagSplitter
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
@@ -26,7 +27,6 @@ from thoughtline.providers.openai_chat._response import decode_completion
 from thoughtline.providers.openai_chat._scrub import ChatScrubber
 from thoughtline.providers.openai_chat._stream import ChatTranslator
 from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
-from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "ThinkTagSplitter"]
 

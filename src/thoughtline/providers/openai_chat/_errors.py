@@ -23,7 +23,7 @@ from thoughtline.errors import (
     advice_for,
     code_for_status,
 )
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
 from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error

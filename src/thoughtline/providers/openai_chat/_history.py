@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final, Literal, TypeAlias, assert_never
 
-from thoughtline.parts import (
+from thoughtline.model.parts import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -36,9 +36,9 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.model.requests import Message
 from thoughtline.providers._history import wire_items
 from thoughtline.providers.endpoints import ChatDialect
-from thoughtline.requests import Message
 
 Echo: TypeAlias = Literal["none", "details", "content_with_tools", "content"]
 """How a dialect sends reasoning back (see the module docstring)."""

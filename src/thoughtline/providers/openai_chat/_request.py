@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import Effort, ModelRequest
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
 from thoughtline.providers.base import CallContext, WireRequest
@@ -48,7 +49,6 @@ from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.hidden_requests import HiddenAsk, hidden_ask
 from thoughtline.providers.openai_chat._history import chat_messages, reasoning_echo
-from thoughtline.requests import Effort, ModelRequest
 
 CHAT_PATH = "/chat/completions"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import StreamError, StreamEvent
+from thoughtline.model.events import StreamError, StreamEvent
 from thoughtline.providers.base import malformed_error
 from thoughtline.providers.openai_chat._errors import stream_error_event
 from thoughtline.providers.openai_chat._stream import ChatTranslator

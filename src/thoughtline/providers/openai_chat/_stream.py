@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     Finish,
     FinishReason,
     MetadataValue,

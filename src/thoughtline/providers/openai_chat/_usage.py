@@ -1,4 +1,4 @@
-"""Chat Completions ``usage`` objects → :class:`~thoughtline.events.Usage`.
+"""Chat Completions ``usage`` objects → :class:`~thoughtline.model.events.Usage`.
 
 ``prompt_tokens`` already includes cached prompt tokens (OpenAI's convention), so it is
 the total input as is; ``prompt_tokens_details.cached_tokens`` (or DeepSeek's
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import Usage
+from thoughtline.model.events import Usage
 
 
 def int_or_none(value: Any) -> int | None:

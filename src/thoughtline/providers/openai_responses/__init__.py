@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from thoughtline.errors import ProviderError
-from thoughtline.events import StreamEvent
+from thoughtline.model.events import StreamEvent
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
@@ -23,7 +24,6 @@ from thoughtline.providers.openai_responses._response import decode_response_bod
 from thoughtline.providers.openai_responses._scrub import ResponsesScrubber
 from thoughtline.providers.openai_responses._stream import ResponsesTranslator
 from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
-from thoughtline.requests import ModelRequest
 
 __all__ = ["WIRE", "ResponsesTranslator"]
 

@@ -6,7 +6,7 @@ Two places carry errors:
   :class:`~thoughtline.errors.ProviderError` via the shared ``provider_error``;
 - inside an HTTP-200 stream: an ``error`` event (``{"type": "error", "code", "message"}``,
   sometimes nested as ``{"type": "error", "error": {...}}``) or ``response.failed``
-  (``response.error.code``) → an :class:`~thoughtline.events.StreamError` event.
+  (``response.error.code``) → an :class:`~thoughtline.model.events.StreamError` event.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.errors import RETRYABLE_CODES, ErrorCode, ProviderError, advice_for
-from thoughtline.events import StreamError
+from thoughtline.model.events import StreamError
 from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.http_errors import provider_error

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thoughtline.events import Finish, StreamError
+from thoughtline.model.events import Finish, StreamError
 from thoughtline.providers.openai_responses._errors import failed_response
 from thoughtline.providers.openai_responses._items import ResponseItems
 from thoughtline.providers.openai_responses._parts import Events, as_str

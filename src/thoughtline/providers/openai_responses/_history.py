@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, assert_never
 
-from thoughtline.parts import (
+from thoughtline.model.parts import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -33,8 +33,8 @@ from thoughtline.parts import (
     from_origin,
     plain_text,
 )
+from thoughtline.model.requests import Message
 from thoughtline.providers._history import wire_items
-from thoughtline.requests import Message
 
 
 def responses_input(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from thoughtline.events import (
+from thoughtline.model.events import (
     ProviderMetadata,
     ReasoningEnd,
     ReasoningKind,

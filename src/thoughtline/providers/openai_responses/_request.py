@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from thoughtline.events import StreamWarning
+from thoughtline.model.events import StreamWarning
+from thoughtline.model.requests import ModelRequest
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.openai_responses._history import responses_input
-from thoughtline.requests import ModelRequest
 
 RESPONSES_PATH = "/responses"
 PROTOCOL_HEADERS: dict[str, str] = {"content-type": "application/json"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thoughtline.events import Finish, StreamEvent
+from thoughtline.model.events import Finish, StreamEvent
 from thoughtline.providers.base import malformed_error
 from thoughtline.providers.openai_responses._errors import failed_response
 from thoughtline.providers.openai_responses._stream import ResponsesTranslator

@@ -25,7 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from thoughtline.events import ReasoningDelta, StreamEvent, StreamWarning, TextDelta, ToolCallDelta
+from thoughtline.model.events import (
+    ReasoningDelta,
+    StreamEvent,
+    StreamWarning,
+    TextDelta,
+    ToolCallDelta,
+)
 from thoughtline.providers.base import PayloadTranslator
 from thoughtline.providers.openai_responses._errors import error_event
 from thoughtline.providers.openai_responses._finish import ResponseEnding

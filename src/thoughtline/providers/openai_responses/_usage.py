@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from thoughtline.events import Finish, FinishReason, Usage
+from thoughtline.model.events import Finish, FinishReason, Usage
 
 _INCOMPLETE_REASONS: Final[dict[str, FinishReason]] = {
     "max_output_tokens": "length",

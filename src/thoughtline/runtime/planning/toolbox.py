@@ -1,0 +1,284 @@
+"""The MCP servers one run's tasks may call: started once for the run, stopped with it.
+
+A run that names tools starts each server it needs when it begins executing, and stops
+them all when it ends, fails or is cancelled: a server never outlives its run. The
+servers' environment holds none of the credential values the runtime loaded
+(:mod:`thoughtline.tools.environment`).
+
+The model sees each tool under a name every wire API accepts (``^[a-zA-Z0-9_-]{1,64}$``):
+``SERVER.TOOL`` becomes ``SERVER__TOOL`` with other characters replaced, cut to 64, and
+made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
+:class:`TaskTools` maps a name back to the server and tool.
+
+Servers are entered and left in one task (the ``mcp`` client holds task-bound cancel
+scopes), one after the other: :class:`StartedTools` holds them open in a task of its own,
+so a front end can start them, check a run's tool names against what they list before
+the run is stored, and hand them to the run, which stops them when it ends. Python
+callables given through the library API (:mod:`thoughtline.tools.python_tools`) are one
+more server, ``python``, with nothing to start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Collection, Iterable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, Protocol
+
+from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import ToolSpec
+from thoughtline.tools.listing import ServerListing
+from thoughtline.tools.mcp_client import (
+    DEFAULT_START_TIMEOUT_S,
+    McpConnection,
+    ToolInfo,
+    ToolOutcome,
+)
+from thoughtline.tools.settings import McpServerSettings
+from thoughtline.tools.specs import parse_tool_spec
+
+logger = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_NAME_LIMIT: Final = 64
+
+
+class ToolServer(Protocol):
+    """A started server, as the loop calls it: an MCP connection, or the run's Python
+    callables."""
+
+    @property
+    def settings(self) -> McpServerSettings: ...
+
+    @property
+    def tools(self) -> tuple[ToolInfo, ...]: ...
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
+    ) -> ToolOutcome: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferedTool:
+    """A tool as one task may call it: the name the model sees, the tool, whether its
+    server lets it run (a destructive tool runs only with ``allow_destructive``), and
+    whether each call ``asks`` the run's approver first (a destructive tool, when the run
+    has one: :mod:`~thoughtline.runtime.planning.run_tools`)."""
+
+    wire_name: str
+    tool: ToolInfo
+    runs: bool
+    asks: bool = False
+
+
+class TaskTools:
+    """The tools one task may call, by the names the model sees."""
+
+    __slots__ = ("_by_name", "specs")
+
+    def __init__(self, offered: Iterable[OfferedTool]) -> None:
+        self._by_name = {tool.wire_name: tool for tool in offered}
+        self.specs: tuple[ToolSpec, ...] = tuple(
+            ToolSpec(
+                name=tool.wire_name,
+                description=tool.tool.description,
+                parameters=tool.tool.input_schema or {"type": "object", "properties": {}},
+            )
+            for tool in self._by_name.values()
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self._by_name)
+
+    def get(self, wire_name: str) -> OfferedTool | None:
+        """The tool the model called by ``wire_name``, or ``None`` when the task has none
+        of that name."""
+        return self._by_name.get(wire_name)
+
+
+class Toolbox:
+    """``async with Toolbox(servers, ...) as toolbox:`` starts the named servers; then
+    :meth:`offer` per task, and :meth:`connection` to call a tool."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerSettings],
+        *,
+        environ: Mapping[str, str],
+        secrets: Collection[str],
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        python: ToolServer | None = None,
+    ) -> None:
+        self._servers = servers
+        self._python = python
+        self._environ = environ
+        self._secrets = secrets
+        self._start_timeout_s = start_timeout_s
+        self._stack = AsyncExitStack()
+        self._connections: dict[str, ToolServer] = {}
+        self._wire_names: dict[tuple[str, str], str] = {}
+
+    async def __aenter__(self) -> Toolbox:
+        try:
+            for name, settings in self._servers.items():
+                connection = McpConnection(
+                    settings,
+                    environ=self._environ,
+                    secrets=self._secrets,
+                    start_timeout_s=self._start_timeout_s,
+                )
+                self._connections[name] = await self._stack.enter_async_context(connection)
+        except BaseException:
+            await self._stack.aclose()  # the servers already started stop with the run
+            raise
+        if self._python is not None:
+            self._connections[self._python.settings.name] = self._python
+        self._name_tools()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._stack.aclose()
+
+    def connection(self, server: str) -> ToolServer:
+        """The started server ``server``."""
+        return self._connections[server]
+
+    def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
+        """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
+
+        A whole server offers the tools its ``allow`` lets through, its destructive ones
+        only with ``allow_destructive``; a tool named on its own is offered unless
+        ``allow`` leaves it out, and a destructive one is refused when called. A tool the
+        server does not list is ``TOOL_NOT_FOUND``; one ``allow`` leaves out,
+        ``TOOL_NOT_ALLOWED``. When the run ``asks`` an approver, ``allow_destructive`` is
+        not read: destructive tools are offered, and each call to one asks first."""
+        offered: dict[str, OfferedTool] = {}
+        for spec in specs:
+            named = parse_tool_spec(spec)
+            connection = self._connections[named.server]
+            listing = ServerListing(settings=connection.settings, tools=connection.tools)
+            settings = connection.settings
+            if named.tool is None:
+                chosen = [
+                    tool
+                    for tool in connection.tools
+                    if listing.allows(tool)
+                    or (asks and (settings.allow is None or tool.name in settings.allow))
+                ]
+            else:
+                found = [tool for tool in connection.tools if tool.name == named.tool]
+                if not found:
+                    listed = ", ".join(tool.name for tool in connection.tools) or "none"
+                    raise ThoughtlineError(
+                        "TOOL_NOT_FOUND",
+                        f"The {_kind(connection)} {named.server} has no tool {named.tool!r} "
+                        f"(it lists: {listed}).",
+                    )
+                if settings.allow is not None and named.tool not in settings.allow:
+                    raise ThoughtlineError(
+                        "TOOL_NOT_ALLOWED",
+                        f"The tool {spec!r} is not in [mcp_servers.{named.server}] allow "
+                        f"({settings.source}).",
+                    )
+                chosen = found
+            for tool in chosen:
+                wire_name = self._wire_names[(tool.server, tool.name)]
+                offered[wire_name] = OfferedTool(
+                    wire_name=wire_name,
+                    tool=tool,
+                    runs=asks or settings.allow_destructive or not tool.destructive,
+                    asks=asks and tool.destructive,
+                )
+        return TaskTools(offered.values())
+
+    def _name_tools(self) -> None:
+        taken: set[str] = set()
+        for connection in self._connections.values():
+            for tool in connection.tools:
+                name = wire_name(tool.server, tool.name, taken)
+                taken.add(name)
+                self._wire_names[(tool.server, tool.name)] = name
+
+
+def _kind(server: ToolServer) -> str:
+    return "MCP server" if isinstance(server, McpConnection) else "tool server"
+
+
+def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
+    """``SERVER__TOOL`` as every wire API accepts a tool name, unique among ``taken``."""
+    base = _UNSAFE.sub("_", f"{server}__{tool}")[:_NAME_LIMIT]
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        suffix = f"_{number}"
+        name = base[: _NAME_LIMIT - len(suffix)] + suffix
+    return name
+
+
+class StartedTools:
+    """A run's started servers (:meth:`start`), held open by a task of their own until
+    :meth:`aclose`: they can be started before the run exists and handed to it. (What a
+    front end adds to a run, servers, callables and an approver, is
+    :class:`~thoughtline.runtime.planning.run_tools.RunTools`.)"""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self.toolbox = toolbox
+        self._stop = asyncio.Event()
+        self._holder: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, toolbox: Toolbox) -> StartedTools:
+        """Start ``toolbox``'s servers; raises what starting one raised (every server
+        already started is stopped first)."""
+        tools = cls(toolbox)
+        ready = asyncio.get_running_loop().create_future()
+        holder = tools._holder = asyncio.ensure_future(tools._hold(ready))
+        try:
+            await asyncio.shield(ready)
+        except BaseException:
+            holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
+            raise
+        return tools
+
+    def check(self, tasks: Iterable[tuple[str, Iterable[str]]], *, asks: bool = False) -> None:
+        """Raise ``TOOL_NOT_FOUND`` or ``TOOL_NOT_ALLOWED`` for the first tool of
+        ``(task name, tool names)`` the started servers (and the run's Python callables)
+        do not offer; ``asks``: the run has an approver (:meth:`Toolbox.offer`)."""
+        for task, specs in tasks:
+            try:
+                self.toolbox.offer(specs, asks=asks)
+            except ThoughtlineError as exc:
+                raise ThoughtlineError(exc.code, f"Task {task}: {exc.message}") from None
+
+    async def aclose(self) -> None:
+        """Stop the servers (a cancelled caller does not stop the stopping)."""
+        holder = self._holder
+        if holder is None:
+            return
+        self._stop.set()
+        await asyncio.shield(asyncio.gather(holder, return_exceptions=True))
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with self.toolbox:
+                ready.set_result(None)
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.cancel()
+            raise
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:  # the servers were in use: their calls answer as errors on their own
+                logger.warning("stopping the run's tool servers failed: %s", exc)
