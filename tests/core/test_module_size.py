@@ -15,7 +15,6 @@ STILL_OVER = frozenset(
     {
         "thoughtline/integrations/acp/agent.py",
         "thoughtline/store/_rows.py",
-        "thoughtline/store/migrations.py",
     }
 )
 

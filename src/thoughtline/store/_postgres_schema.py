@@ -22,7 +22,8 @@ import psycopg
 from thoughtline.records import Run, Task, now_iso
 from thoughtline.store import _rows as rows
 from thoughtline.store._sql_dialect import POSTGRES
-from thoughtline.store.migrations import MIGRATIONS, Migration, newer_database_error
+from thoughtline.store.migrations import newer_database_error
+from thoughtline.store.schema import MIGRATIONS, Migration
 
 __all__ = [
     "MIGRATIONS",
