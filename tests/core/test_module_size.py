@@ -14,7 +14,6 @@ LIMIT = 500
 STILL_OVER = frozenset(
     {
         "thoughtline/integrations/acp/agent.py",
-        "thoughtline/store/_rows.py",
     }
 )
 

@@ -10,7 +10,8 @@ from contextlib import closing
 from tests.store.backends import StoreBackend
 from tests.store.builders import make_run
 from thoughtline.records import RunEventRecord, TaskError
-from thoughtline.store._rows import dump, storable_text
+from thoughtline.store._rows import dump
+from thoughtline.store._storable import storable_text
 
 TEXTS = ["thé ", "请审查 🧪", "[/INST]<script>", "half a pair \udcff"]
 
