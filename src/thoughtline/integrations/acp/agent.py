@@ -65,8 +65,8 @@ from thoughtline.integrations.acp.settings import (
     parse_mode,
     validate_settings,
 )
+from thoughtline.integrations.acp.turn import Turn
 from thoughtline.records import Run, new_id
-from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime import (
     RunManager,
     RunSpec,
@@ -101,59 +101,6 @@ NOT_CONTINUABLE = frozenset(
 """Why a session's run cannot be continued; the prompt then continues an earlier one."""
 
 
-class _Turn:
-    """One prompt's run: renders its events and sends them, in order, on the connection."""
-
-    def __init__(self, client: Client | None, session_id: str) -> None:
-        self.client = client
-        self.session_id = session_id
-        self.run_id: str | None = None  # known once the run is prepared
-        self.cancel_requested = False
-        self.handler = asyncio.current_task()
-        self.renderer = TurnRenderer()
-        self._queue: asyncio.Queue[SessionUpdate | None] = asyncio.Queue()
-        self._sender = asyncio.ensure_future(self._send_all())
-
-    def observe(self, event: RunEvent) -> None:
-        """The runtime's observer (synchronous, on the event loop): queue, never block."""
-        for update in self.renderer.render(event):
-            self._queue.put_nowait(update)
-
-    def send(self, update: SessionUpdate) -> None:
-        """Queue one update of the agent's own, in order with the run's."""
-        self._queue.put_nowait(update)
-
-    async def sent(self) -> None:
-        """Wait until every update queued so far was sent (a permission request must
-        come after the tool call it is about)."""
-        await self._queue.join()
-
-    async def _send_all(self) -> None:
-        connected = self.client is not None
-        while True:
-            update = await self._queue.get()
-            try:
-                if update is None:
-                    return
-                if not connected or self.client is None:
-                    continue
-                try:
-                    await self.client.session_update(session_id=self.session_id, update=update)
-                except OSError as exc:  # the client went away; the run still ends and is stored
-                    logger.warning("session %s: cannot send updates (%s)", self.session_id, exc)
-                    connected = False
-            finally:
-                self._queue.task_done()
-
-    async def finish(self) -> None:
-        """Send everything queued; the prompt's result must come after its updates."""
-        self._queue.put_nowait(None)
-        await self._sender
-
-    def abort(self) -> None:
-        self._sender.cancel()
-
-
 @dataclass(slots=True)
 class _Session:
     id: str
@@ -165,7 +112,7 @@ class _Session:
     """Destructive tools (``SERVER.TOOL``) the user allowed for the rest of the session."""
     runs: list[str] = field(default_factory=list)
     """The ids of the session's runs, oldest first (its conversation's, when loaded)."""
-    turn: _Turn | None = None
+    turn: Turn | None = None
     conversation_id: str = ""
     """The conversation of its runs: the session id, unless ``session/load`` named it by
     one of its runs (a short id, say)."""
@@ -379,7 +326,7 @@ class ThoughtlineAcpAgent:
             raise _busy(session_id)
         request = _request_text(prompt)
         # The session is busy from here on: preparing the run awaits.
-        turn = _Turn(self.client, session.id)
+        turn = Turn(self.client, session.id)
         session.turn = turn
         try:
             tools = RunTools(servers=session.servers, approve=partial(self._approve, session, turn))
@@ -429,7 +376,7 @@ class ThoughtlineAcpAgent:
         conversation = session.conversation_id or session.id
         return build_spec(settings.options(request, conversation_id=conversation), "acp").spec
 
-    async def _approve(self, session: _Session, turn: _Turn, request: ToolApproval) -> bool:
+    async def _approve(self, session: _Session, turn: Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through
         ``session/request_permission`` (unless they allowed the tool for the session);
         a rejection, a cancelled request or no answer within ``permission_timeout_s``
