@@ -29,7 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support import start_process
+from tests.support import daemon_url, start_process
 
 pytestmark = [
     pytest.mark.slow,  # a model in the worker, and one thoughtline process per call
@@ -98,7 +98,19 @@ def llama_server() -> Iterator[LlamaServer]:
             if time.monotonic() > deadline:
                 pytest.fail(f"llama.cpp's server never answered {url}/health")
             time.sleep(0.05)
-        print(f"llama.cpp server ready in {time.monotonic() - started:.2f}s", file=sys.stderr)
+        loaded = time.monotonic() - started
+        # One short answer, for the numbers (seen with -s) and to warm the model.
+        timings = httpx2.post(
+            f"{url}/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": PROMPT}], "max_tokens": 32},
+            timeout=120,
+        ).json()["timings"]
+        print(
+            f"llama.cpp server: loaded in {loaded:.2f}s, "
+            f"{timings['predicted_per_second']:.0f} tokens/s generated, "
+            f"{timings['prompt_per_second']:.0f} tokens/s read",
+            file=sys.stderr,
+        )
         yield LlamaServer(url)
     finally:
         del server  # its destructor stops the HTTP loop and frees the model
@@ -318,3 +330,83 @@ def test_a_prompt_longer_than_the_context_fails_with_the_servers_words(
     assert error["code"] == "PROVIDER_REQUEST_TOO_LARGE", error
     assert error["retryable"] is False, error
     assert f"({N_CTX} tokens)" in error["message"], error  # the server names its context
+
+
+def test_two_roles_at_once_both_finish_as_the_server_queues_them(
+    llama_server: LlamaServer, home: Path
+) -> None:
+    """llama.cpp's server has one slot here and queues the second request (where
+    llama-cpp-python's server cuts the stream it is serving): no ``max_concurrency``
+    needed."""
+    snapshot, result = run_json(
+        home,
+        llama_server,
+        PROMPT,
+        "--role",
+        "engineer",
+        "--role",
+        "reviewer",
+        "-p",
+        "llamacpp",
+        "-m",
+        "local",
+        "--max-output-tokens",
+        "16",
+    )
+    assert snapshot["status"] == "completed", (snapshot, result.stderr)
+    assert [task["status"] for task in snapshot["tasks"]] == ["done", "done"]
+    assert [task["usage"]["output_tokens"] for task in snapshot["tasks"]] == [16, 16]
+
+
+def test_the_daemon_runs_a_task_on_the_server_and_streams_it(
+    llama_server: LlamaServer, home: Path
+) -> None:
+    process = start_process(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(home, llama_server),
+        cwd=home.parent,
+    )
+    try:
+        with httpx2.Client(base_url=daemon_url(process), timeout=120) as client:
+            created = client.post(
+                "/v1/runs",
+                json={
+                    "request": PROMPT,
+                    "provider": "llamacpp",
+                    "model": "local",
+                    "chain_of_thought": "surface_and_telemetry",
+                    "max_output_tokens": 16,
+                },
+            )
+            assert created.status_code == 202, created.text
+            run_id = created.json()["id"]
+            events: list[tuple[str, Any]] = []
+            with client.stream(
+                "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
+            ) as response:
+                assert response.status_code == 200
+                name = ""
+                for line in response.iter_lines():
+                    if line.startswith("event:"):
+                        name = line[len("event:") :].strip()
+                    elif line.startswith("data:"):
+                        events.append((name, json.loads(line[len("data:") :])))
+                        if name.startswith("run.") and name != "run.started":
+                            break
+            snapshot = client.get(f"/v1/runs/{run_id}").json()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    names = [name for name, _ in events]
+    assert names[0] == "run.started"
+    assert names[-1] == "run.completed", events[-1]
+    assert "reasoning.delta" not in names
+    (task,) = snapshot["tasks"]
+    streamed = "".join(data["text"] for name, data in events if name == "answer.delta")
+    assert streamed.strip()
+    assert streamed == task["output"]
+    assert task["status"] == "done"
+    assert_honest_without_reasoning(task, "surface_and_telemetry")
