@@ -410,3 +410,49 @@ def test_the_daemon_runs_a_task_on_the_server_and_streams_it(
     assert streamed == task["output"]
     assert task["status"] == "done"
     assert_honest_without_reasoning(task, "surface_and_telemetry")
+
+
+def test_a_follow_up_carries_the_conversation_to_the_server(
+    llama_server: LlamaServer, home: Path
+) -> None:
+    args = ("-p", "llamacpp", "-m", "local", "--max-output-tokens", "16")
+    first, _ = run_json(home, llama_server, PROMPT, *args)
+    assert first["status"] == "completed", first
+    second, result = run_json(home, llama_server, "Now in French.", "-c", *args)
+    assert second["status"] == "completed", (second, result.stderr)
+    assert second["continues"] == first["id"]
+    # The server read the first question and its 16-token answer again, templated.
+    before = first["tasks"][0]["usage"]
+    after = second["tasks"][0]["usage"]
+    assert after["input_tokens"] > before["input_tokens"] + before["output_tokens"], (
+        before,
+        after,
+    )
+
+
+def test_the_total_timeout_ends_a_long_answer_and_the_server_serves_on(
+    llama_server: LlamaServer, home: Path
+) -> None:
+    config = home.parent / "thoughtline.toml"
+    # 900 tokens take seconds at one thread's pace (about 160 tokens/s here).
+    config.write_text("[providers.llamacpp.timeouts]\ntotal = 1.5\n")
+    args = ("-p", "llamacpp", "-m", "local", "--chain-of-thought", "surface")
+    snapshot, result = run_json(
+        home,
+        llama_server,
+        "Count to a thousand.",
+        *args,
+        "--max-output-tokens",
+        "900",
+        config=config,
+    )
+    (task,) = snapshot["tasks"]
+    assert task["status"] == "failed", (task, result.stderr)
+    assert task["error"]["code"] == "PROVIDER_TIMEOUT", task["error"]
+    # What streamed in before the cut is kept, and no reasoning is made up.
+    assert task["output"], task
+    assert "What arrived before that is kept" in task["error"]["message"], task["error"]
+    assert task["reasoning"] is None, task
+    assert task["reasoning_status"] == "interrupted", task
+    after, result = run_json(home, llama_server, PROMPT, *args, "--max-output-tokens", "8")
+    assert after["status"] == "completed", (after, result.stderr)
