@@ -188,6 +188,7 @@ def test_the_llamacpp_endpoint_answers_in_every_mode_with_the_servers_usage(
     assert_honest_without_reasoning(task, mode)
     usage = task["usage"]
     assert usage["output_tokens"] == 16, usage  # the cap, as the server counted it
+    assert task["finish_reason"] == "length", task
     assert usage["input_tokens"] and usage["input_tokens"] > 5, usage
     assert usage["reasoning_tokens"] is None, usage
 
@@ -456,3 +457,59 @@ def test_the_total_timeout_ends_a_long_answer_and_the_server_serves_on(
     assert task["reasoning_status"] == "interrupted", task
     after, result = run_json(home, llama_server, PROMPT, *args, "--max-output-tokens", "8")
     assert after["status"] == "completed", (after, result.stderr)
+
+
+def test_a_tool_offered_to_a_model_that_does_not_call_it_ends_honestly(
+    llama_server: LlamaServer, home: Path
+) -> None:
+    config = home.parent / "thoughtline.toml"
+    config.write_text(
+        f"[mcp_servers.demo]\ncommand = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "thoughtline.testing.demo_tools"]\n[trace]\nprovider_raw = true\n'
+    )
+    snapshot, result = run_json(
+        home,
+        llama_server,
+        "What time is it in Tokyo?",
+        "-p",
+        "llamacpp",
+        "-m",
+        "local",
+        "--tool",
+        "demo",
+        "--chain-of-thought",
+        "surface",
+        "--max-output-tokens",
+        "24",
+        config=config,
+    )
+    assert snapshot["status"] == "completed", (snapshot, result.stderr)
+    (task,) = snapshot["tasks"]
+    # SmolLM2's chat template leaves tools out and the model writes prose: one step, the
+    # answer cut at its cap, no tool call made up, no reasoning.
+    assert task["status"] == "done", task
+    assert task["output"].strip(), task
+    assert task["tool_calls"] == [], task
+    assert task["steps"] == 1, task
+    assert task["finish_reason"] == "length", task
+    assert_honest_without_reasoning(task, "surface")
+    # The tools did go to the server.
+    trace_args = ("trace", snapshot["id"], "--layer", "provider_raw", "--json")
+    trace = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", *trace_args],
+        capture_output=True,
+        text=True,
+        env=cli_env(home, llama_server, config),
+        cwd=home.parent,
+        timeout=60,
+        check=True,
+    )
+    (sent,) = (
+        json.loads(event["metadata"]["request_body"])
+        for event in json.loads(trace.stdout)
+        if event["type"] == "provider.exchange"
+    )
+    assert [tool["function"]["name"] for tool in sent["tools"]] == [
+        "demo__now",
+        "demo__calculate",
+    ]
