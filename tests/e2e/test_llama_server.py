@@ -186,6 +186,8 @@ def test_the_llamacpp_endpoint_answers_in_every_mode_with_the_servers_usage(
     assert task["status"] == "done", task
     assert task["output"].strip(), task
     assert_honest_without_reasoning(task, mode)
+    assert task["timings"]["first_answer_ms"] is not None, task["timings"]
+    assert task["timings"]["first_reasoning_ms"] is None, task["timings"]
     usage = task["usage"]
     assert usage["output_tokens"] == 16, usage  # the cap, as the server counted it
     assert task["finish_reason"] == "length", task
@@ -435,8 +437,9 @@ def test_the_total_timeout_ends_a_long_answer_and_the_server_serves_on(
     llama_server: LlamaServer, home: Path
 ) -> None:
     config = home.parent / "thoughtline.toml"
-    # 900 tokens take seconds at one thread's pace (about 160 tokens/s here).
-    config.write_text("[providers.llamacpp.timeouts]\ntotal = 1.5\n")
+    # 900 tokens take seconds at one thread's pace (about 160 tokens/s here), and the first
+    # arrives in about 0.15 s.
+    config.write_text("[providers.llamacpp.timeouts]\ntotal = 2\n")
     args = ("-p", "llamacpp", "-m", "local", "--chain-of-thought", "surface")
     snapshot, result = run_json(
         home,
