@@ -70,7 +70,10 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[LlamaServer]:
-    import xllamacpp
+    try:
+        import xllamacpp
+    except ImportError:
+        pytest.fail("xllamacpp is not installed: .venv/bin/python -m pip install -e '.[dev]'")
 
     params = xllamacpp.CommonParams()
     params.model.path = str(smollm2_gguf())
