@@ -5,9 +5,10 @@ run`` as a child process.
 
 What the simulators cannot show: a real server's chat template, stream framing, usage,
 context errors and cancellation, on every wire it speaks (``/v1/chat/completions``,
-``/v1/messages``, ``/v1/responses``). The server runs in the test worker (one per xdist
-worker, one thread, a small context) and ignores end-of-sequence, so every answer runs to
-its token cap: the counts are exact and a long answer is long enough to interrupt.
+``/v1/messages``, ``/v1/responses``). The server runs inside the test worker (these tests
+share one xdist worker; one thread, a small context; idle, it costs no CPU) and ignores
+end-of-sequence, so every answer runs to its token cap: the counts are exact and a long
+answer is long enough to interrupt.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.support import daemon_url, start_process
 
 pytestmark = [
     pytest.mark.slow,  # a model in the worker, and one thoughtline process per call
+    pytest.mark.xdist_group("llama_server"),  # one worker: one model (about 190 MB) loaded
     pytest.mark.timeout(300),
 ]
 
