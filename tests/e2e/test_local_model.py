@@ -2,10 +2,13 @@
 server with Gemma 3 270M (Q4_K_M GGUF from the package index), driven as a user drives it
 (``thoughtline run`` and ``thoughtline serve`` as child processes).
 
-What the simulator cannot show: the numbers, errors and one-request-at-a-time behaviour of
-a real local server. Needs the ``local-model`` extra, which builds llama.cpp from source
-(~30 min on two cores), so it is in neither ``dev`` nor CI; without it every test here is
-skipped with the command that installs it.
+What neither the simulator nor llama.cpp's own server (``test_llama_server.py``, which
+runs in every check) can show: llama-cpp-python's server's own ways, which thoughtline
+handles apart: no usage in a stream, an overflowing prompt accepted as a stream and closed
+without a byte (thoughtline then asks once unstreamed for the server's words), and a second
+request cutting the stream being served (``max_concurrency``). Needs the ``local-model``
+extra, which builds llama.cpp from source (~30 min on two cores), so it is in neither
+``dev`` nor CI; without it every test here is skipped with the command that installs it.
 """
 
 from __future__ import annotations
