@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
+import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -208,3 +210,64 @@ def refusal_lines(stderr: str, *servers: str) -> list[str]:
         assert lines[0] == f"starting tool servers: {', '.join(servers)}…", stderr
         return lines[1:]
     return lines
+
+
+def wait_for_running_event(database: Path, event_type: str, timeout_s: float = 30.0) -> str:
+    """The id of the running run once an event of ``event_type`` (``answer.delta``,
+    ``reasoning.delta``) reached its event log: bounded polling, never a fixed sleep,
+    which was too short on a loaded machine."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if database.exists():
+            try:
+                with sqlite3.connect(database, timeout=5) as connection:
+                    row = connection.execute(
+                        "select runs.id from runs join run_events on run_id = runs.id "
+                        "where status = 'running' and type = ? limit 1",
+                        (event_type,),
+                    ).fetchone()
+            except sqlite3.Error:
+                row = None
+            if row:
+                return str(row[0])
+        time.sleep(0.05)
+    raise AssertionError(f"no {event_type} of a running run reached the event log")
+
+
+def daemon_run_events(
+    env: Mapping[str, str], cwd: Path, body: Mapping[str, Any]
+) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    """Start ``thoughtline serve`` (no token), POST ``body`` to /v1/runs, read the run's
+    SSE stream from its first event until it ends, and stop the daemon: the events as
+    (name, data) and the run's snapshot."""
+    process = start_process(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+    )
+    events: list[tuple[str, Any]] = []
+    try:
+        with httpx2.Client(base_url=daemon_url(process), timeout=120) as client:
+            created = client.post("/v1/runs", json=dict(body))
+            assert created.status_code == 202, created.text
+            run_id = created.json()["id"]
+            with client.stream(
+                "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
+            ) as response:
+                assert response.status_code == 200
+                name = ""
+                for line in response.iter_lines():
+                    if line.startswith("event:"):
+                        name = line[len("event:") :].strip()
+                    elif line.startswith("data:"):
+                        events.append((name, json.loads(line[len("data:") :])))
+                        if name.startswith("run.") and name != "run.started":
+                            break
+            snapshot: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    return events, snapshot

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import CANARY_KEY
 from tests.providers.proxy_servers import Socks5Proxy
 from tests.runtime.test_disclosure_e2e import CANARY, ECHO, TRANSCRIPT, all_bytes_under
-from tests.support import daemon_url, start_process
+from tests.support import daemon_url, start_process, wait_for_running_event
 from thoughtline.cli._render import text_console
 from thoughtline.cli.live_view import LiveRunView
 from thoughtline.providers.redaction import REDACTED
@@ -388,26 +388,6 @@ def test_purge_applies_retention_per_layer(
     assert CANARY.encode() not in all_bytes_under(home)
 
 
-def _wait_for_reasoning(database: Path, timeout_s: float = 30.0) -> str:
-    """The id of the running run, once some of its reasoning reached the event log (a
-    fixed sleep was too short on a loaded machine)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if database.exists():
-            try:
-                with sqlite3.connect(database, timeout=5) as connection:
-                    row = connection.execute(
-                        "select runs.id from runs join run_events on run_id = runs.id "
-                        "where status = 'running' and type = 'reasoning.delta' limit 1"
-                    ).fetchone()
-            except sqlite3.Error:
-                row = None
-            if row:
-                return str(row[0])
-        time.sleep(0.05)
-    raise AssertionError("no reasoning of a running run reached the event log")
-
-
 @pytest.mark.parametrize("how", ["kill", "interrupt"])
 def test_killed_or_interrupted_cli_leaves_an_honest_record(
     home: Path, sim: Simulator, environ: dict[str, str], how: str
@@ -422,7 +402,7 @@ def test_killed_or_interrupted_cli_leaves_an_honest_record(
     )
     process = start_thoughtline(home, environ, "run", "slow", "--chain-of-thought", "surface")
     try:
-        run_id = _wait_for_reasoning(home / "thoughtline.db")
+        run_id = wait_for_running_event(home / "thoughtline.db", "reasoning.delta")
         process.send_signal(signal.SIGKILL if how == "kill" else signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:

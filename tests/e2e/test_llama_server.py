@@ -18,7 +18,6 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support import daemon_url, start_process
+from tests.support import daemon_run_events, start_process, wait_for_running_event
 
 pytestmark = [
     pytest.mark.slow,  # a model in the worker, and one thoughtline process per call
@@ -235,25 +234,6 @@ def test_a_custom_endpoint_on_the_servers_other_wires_answers_honestly(
     assert task["usage"]["input_tokens"], task["usage"]
 
 
-def wait_for_answer(database: Path, timeout_s: float = 120.0) -> str:
-    """The id of the running run once some of its answer reached the event log."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if database.exists():
-            try:
-                with sqlite3.connect(database, timeout=5) as connection:
-                    row = connection.execute(
-                        "select runs.id from runs join run_events on run_id = runs.id "
-                        "where status = 'running' and type = 'answer.delta' limit 1"
-                    ).fetchone()
-            except sqlite3.Error:
-                row = None
-            if row:
-                return str(row[0])
-        time.sleep(0.05)
-    raise AssertionError("no answer of a running run reached the event log")
-
-
 def test_ctrl_c_mid_stream_leaves_a_cancelled_run_and_the_server_serves_on(
     llama_server: LlamaServer, home: Path
 ) -> None:
@@ -280,7 +260,7 @@ def test_ctrl_c_mid_stream_leaves_a_cancelled_run_and_the_server_serves_on(
         cwd=home.parent,
     )
     try:
-        run_id = wait_for_answer(home / "thoughtline.db")
+        run_id = wait_for_running_event(home / "thoughtline.db", "answer.delta", 120.0)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
@@ -369,45 +349,17 @@ def test_two_roles_at_once_both_finish_as_the_server_queues_them(
 def test_the_daemon_runs_a_task_on_the_server_and_streams_it(
     llama_server: LlamaServer, home: Path
 ) -> None:
-    process = start_process(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(home, llama_server),
-        cwd=home.parent,
+    events, snapshot = daemon_run_events(
+        cli_env(home, llama_server),
+        home.parent,
+        {
+            "request": PROMPT,
+            "provider": "llamacpp",
+            "model": "local",
+            "chain_of_thought": "surface_and_telemetry",
+            "max_output_tokens": 16,
+        },
     )
-    try:
-        with httpx2.Client(base_url=daemon_url(process), timeout=120) as client:
-            created = client.post(
-                "/v1/runs",
-                json={
-                    "request": PROMPT,
-                    "provider": "llamacpp",
-                    "model": "local",
-                    "chain_of_thought": "surface_and_telemetry",
-                    "max_output_tokens": 16,
-                },
-            )
-            assert created.status_code == 202, created.text
-            run_id = created.json()["id"]
-            events: list[tuple[str, Any]] = []
-            with client.stream(
-                "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
-            ) as response:
-                assert response.status_code == 200
-                name = ""
-                for line in response.iter_lines():
-                    if line.startswith("event:"):
-                        name = line[len("event:") :].strip()
-                    elif line.startswith("data:"):
-                        events.append((name, json.loads(line[len("data:") :])))
-                        if name.startswith("run.") and name != "run.started":
-                            break
-            snapshot = client.get(f"/v1/runs/{run_id}").json()
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
     names = [name for name, _ in events]
     assert names[0] == "run.started"
     assert names[-1] == "run.completed", events[-1]

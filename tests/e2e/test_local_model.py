@@ -28,7 +28,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support import daemon_url, start_process
+from tests.support import daemon_run_events, start_process
 
 # llama_cpp.server also needs its [server] extra (fastapi, uvicorn, sse-starlette, ...).
 REQUIRED_MODULES = (
@@ -402,45 +402,17 @@ def test_the_daemon_runs_a_task_on_the_local_server_and_streams_it(
     llama_server: LocalServer, home: Path
 ) -> None:
     home.parent.mkdir(parents=True, exist_ok=True)
-    process = start_process(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(home, llama_server),
-        cwd=home.parent,
+    events, snapshot = daemon_run_events(
+        cli_env(home, llama_server),
+        home.parent,
+        {
+            "request": PROMPT,
+            "provider": "llamacpp",
+            "model": "local",
+            "chain_of_thought": "surface",
+            "max_output_tokens": 32,
+        },
     )
-    try:
-        with httpx2.Client(base_url=daemon_url(process), timeout=120) as client:
-            created = client.post(
-                "/v1/runs",
-                json={
-                    "request": PROMPT,
-                    "provider": "llamacpp",
-                    "model": "local",
-                    "chain_of_thought": "surface",
-                    "max_output_tokens": 32,
-                },
-            )
-            assert created.status_code == 202, created.text
-            run_id = created.json()["id"]
-            events: list[tuple[str, Any]] = []
-            with client.stream(
-                "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
-            ) as response:
-                assert response.status_code == 200
-                name = ""
-                for line in response.iter_lines():
-                    if line.startswith("event:"):
-                        name = line[len("event:") :].strip()
-                    elif line.startswith("data:"):
-                        events.append((name, json.loads(line[len("data:") :])))
-                        if name.startswith("run.") and name != "run.started":
-                            break
-            snapshot = client.get(f"/v1/runs/{run_id}").json()
-    finally:
-        process.terminate()
-        process.communicate(timeout=30)
     names = [name for name, _ in events]
     assert names[0] == "run.started"
     assert names[-1] == "run.completed", events[-1]
