@@ -113,6 +113,15 @@ ErrorCode: TypeAlias = Literal[
     "CONFIG_OPTION_UNKNOWN",
     "PROMPT_EMPTY",
     "PROMPT_CONTENT_UNSUPPORTED",
+    # The gateway (server-side OpenAI- and Anthropic-compatible endpoints)
+    "GATEWAY_DISABLED",
+    "GATEWAY_CLIENT_EXISTS",
+    "GATEWAY_CLIENT_UNKNOWN",
+    "GATEWAY_MODEL_UNKNOWN",
+    "GATEWAY_MODEL_NOT_ALLOWED",
+    "GATEWAY_BUDGET_EXCEEDED",
+    "GATEWAY_CLIENT_BUSY",
+    "GATEWAY_CARRIERS_GONE",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(
