@@ -293,6 +293,10 @@ class RunSnapshot(TypedDict):
     tasks: list[TaskSnapshot]
     max_cost: NotRequired[float]
     """USD its tasks may spend together, when it has a budget."""
+    source: NotRequired[Literal["gateway"]]
+    """``gateway`` for a run that answered a gateway client's call."""
+    client: NotRequired[str]
+    """The gateway client (``[gateway.clients.NAME]``) whose call the run answered."""
 
 
 class RunSummary(TypedDict):

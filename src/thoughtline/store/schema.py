@@ -442,4 +442,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN tool_servers_json TEXT",
         ),
     ),
+    Migration(
+        "m015_gateway_clients",
+        (
+            # The gateway client whose call a run answered ([gateway.clients.NAME]);
+            # NULL: a run asked for on another surface (runs --client filters on it).
+            "ALTER TABLE runs ADD COLUMN client TEXT",
+        ),
+    ),
 )

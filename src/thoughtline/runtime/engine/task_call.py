@@ -92,6 +92,14 @@ class TaskCall:
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
         task = self.task
+        if (turns := task.client_turns) is not None:
+            # A gateway client's own conversation: sent as it is, its system prompt
+            # (none: the role's, which is no prompt for a task with no persona).
+            history = list(turns.messages)
+            system = turns.system if turns.system is not None else ""
+            return Prepared(
+                system=system, prompt=task_request(history), history=history, own=list(history)
+            )
         system = task.system if task.system is not None else self.sink.roles.get(task.role).prompt
         prompt = self.sink.handoff(task)
         asked = Message(role="user", content=prompt)
@@ -165,6 +173,10 @@ class TaskCall:
             await self.prepare_only(prepared)
             return
         task.executor = f"provider:{task.provider}:{task.model}"
+        if task.client_turns is not None:
+            # Offered, never run here: the task ends on the model's tool calls, which go
+            # back to the client (next_turn finds no tool calls to run).
+            self.tools = task.client_turns.tools
         if task.tools:
             try:
                 offered = self.sink.tools_for(task)
@@ -459,3 +471,12 @@ class TaskCall:
         """Record the task's outcome from its steps, once
         (:func:`~thoughtline.runtime.engine.task_outcome.complete`)."""
         await task_outcome.complete(self, steps)
+
+
+def task_request(history: list[Message]) -> str:
+    """A client conversation's latest user text: its prompt, as traces and the size
+    check see it (empty when no user turn holds text)."""
+    for message in reversed(history):
+        if message.role == "user" and message.content:
+            return message.content
+    return ""

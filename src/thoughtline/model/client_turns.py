@@ -1,0 +1,24 @@
+"""A caller's own conversation, for a run that answers one turn of it: the gateway's
+clients send their whole history and their tools on every call.
+
+The history is the task's input, sent as it is (by the wire's own history rules); the
+tools are offered to the model but never run by thoughtline: the task ends on the
+model's tool calls, which go back to the caller, who runs them and sends the results in
+its next call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thoughtline.model.requests import Message, ToolSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientTurns:
+    """The caller's system prompt, its turns (the last one the user's: a message or tool
+    results) and the tools it runs itself."""
+
+    system: str | None
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
