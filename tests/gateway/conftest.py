@@ -29,9 +29,8 @@ class Gateway:
     def openai(self, client: str = "app", **options: Any) -> Any:
         import openai
 
-        return openai.OpenAI(
-            base_url=self.openai_url, api_key=self.tokens[client], max_retries=0, **options
-        )
+        options.setdefault("api_key", self.tokens[client])
+        return openai.OpenAI(base_url=self.openai_url, max_retries=0, **options)
 
 
 StartGateway = Callable[..., Gateway]
@@ -42,12 +41,13 @@ def start_gateway(start_daemon: StartDaemon) -> StartGateway:  # noqa: F811
     def start(
         clients: dict[str, dict[str, Any]] | None = None,
         models: dict[str, str] | None = None,
+        tokens: dict[str, str] | None = None,
         **config: Any,
     ) -> Gateway:
-        tokens: dict[str, str] = {}
+        tokens = dict(tokens or {})
         made: dict[str, GatewayClient] = {}
         for name, settings in (clients or {"app": {}}).items():
-            token = tokens[name] = new_token()
+            token = tokens.setdefault(name, new_token())
             made[name] = GatewayClient(name=name, token_sha256=token_digest(token), **settings)
         gateway = GatewaySettings(enabled=True, clients=made, models=models or {})
         config.setdefault("trace_provider_raw", True)

@@ -127,3 +127,113 @@ def test_a_hidden_deepseek_tool_loop_gets_its_carriers_back_and_no_reasoning_lea
         assert run["tasks"][0]["provider"] == "deepseek"
     gateway.daemon.close()
     assert canary.encode() not in all_bytes_under(gateway.daemon.home)
+
+
+@pytest.mark.slow  # a daemon, three runs
+def test_a_surface_claude_loop_shows_reasoning_and_gets_its_signatures_back(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("surface"))
+    canary = "CANARY-GATEWAY-CLAUDE-2c9e"
+    script_loop(sim, canary, kind="summary")
+    messages, received = tool_loop(gateway.openai(), "anthropic/claude-sonnet-4-6", stream=True)
+    assert messages[-1] == {"role": "assistant", "content": "Oslo 18C, Rome 18C."}
+    # The client saw the reasoning as Chat Completions carries it...
+    assert any('"reasoning_content":"' in item and canary in item for item in received)
+    # ...but sent back only text and tool calls: the gateway put each turn's thinking
+    # block, signature and all, back before its tool_use (Anthropic's rule).
+    for request in sim.requests[1:]:
+        turns = [m for m in request.body["messages"] if m["role"] == "assistant"]
+        assert all(turn["content"][0]["type"] == "thinking" for turn in turns)
+        assert all(turn["content"][0]["signature"] == f"sig-{canary}" for turn in turns)
+
+
+@pytest.mark.slow  # two daemons
+def test_a_restart_between_two_steps_ends_the_loop_with_carriers_gone_not_a_raw_400(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("surface"))
+    canary = "CANARY-GATEWAY-RESTART-51d0"
+    script_loop(sim, canary, kind="summary")
+    first = gateway.openai().chat.completions.create(
+        model="anthropic/claude-sonnet-4-6",
+        messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        tools=[WEATHER],  # type: ignore[list-item]
+    )
+    (call,) = first.choices[0].message.tool_calls or []
+    gateway.daemon.close()
+    # The same config and store, a new process's memory: the carriers are gone.
+    again = start_gateway(clients=mode_client("surface"), tokens=gateway.tokens)
+    with pytest.raises(openai.ConflictError) as refused:
+        again.openai().chat.completions.create(
+            model="anthropic/claude-sonnet-4-6",
+            messages=[
+                {"role": "user", "content": "Weather in Oslo?"},
+                {"role": "assistant", "content": None, "tool_calls": [call.model_dump()]},  # type: ignore[list-item]
+                {"role": "tool", "tool_call_id": call.id, "content": "Oslo: 18C"},
+            ],
+            tools=[WEATHER],  # type: ignore[list-item]
+        )
+    error = refused.value.body
+    assert isinstance(error, dict)
+    assert error["code"] == "GATEWAY_CARRIERS_GONE"
+    assert "start the tool loop again" in error["message"]
+    assert refused.value.response.headers["thoughtline-chain-of-thought"] == "surface"
+
+
+@pytest.mark.slow  # a daemon
+def test_a_hidden_client_asking_for_reasoning_gets_its_mode_and_the_run_records_both(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("hidden"))
+    canary = "CANARY-GATEWAY-POLICY-0b77"
+    sim.script(Transcript(reasoning=(SimReasoning(kind="raw", text=canary),), answer="Paris."))
+    raw = gateway.openai().chat.completions.with_raw_response.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=[{"role": "user", "content": "Capital of France?"}],
+        reasoning_effort="high",
+        extra_body={"thinking": {"type": "enabled"}},
+    )
+    assert raw.headers["thoughtline-chain-of-thought"] == "hidden"
+    completion = raw.parse()
+    assert completion.choices[0].message.content == "Paris."
+    assert canary not in raw.http_response.text
+    assert "reasoning_content" not in raw.http_response.text
+    run = gateway.daemon.client().get(f"/v1/runs/{raw.headers['thoughtline-run-id']}").json()
+    assert run["chain_of_thought"] == "hidden"
+    assert run["client_asked"] == "enabled=true, effort=high"
+    assert canary not in json.dumps(run)
+
+
+@pytest.mark.slow  # a daemon
+def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_shape(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(
+        clients={"app": {"models": ["cheap"], "max_cost": 0.00003}},
+        models={"cheap": "deepseek/deepseek-v4-pro"},
+    )
+    with pytest.raises(openai.AuthenticationError) as unauthorized:
+        gateway.openai(api_key="tlgw_not-a-client").models.list()
+    assert unauthorized.value.status_code == 401
+    assert unauthorized.value.code == "UNAUTHORIZED"
+    assert [model.id for model in gateway.openai().models.list()] == ["cheap"]
+    with pytest.raises(openai.PermissionDeniedError) as denied:
+        gateway.openai().chat.completions.create(
+            model="anthropic/claude-sonnet-4-6", messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert denied.value.code == "GATEWAY_MODEL_NOT_ALLOWED"
+    assert sim.requests == []
+    sim.script(Transcript(answer="Hello."))
+    first = gateway.openai().chat.completions.create(
+        model="cheap", messages=[{"role": "user", "content": "Hi"}], max_tokens=5
+    )
+    assert first.choices[0].message.content == "Hello."
+    with pytest.raises(openai.RateLimitError) as spent:
+        gateway.openai().chat.completions.create(
+            model="cheap", messages=[{"role": "user", "content": "Hi"}], max_tokens=5
+        )
+    assert spent.value.code == "GATEWAY_BUDGET_EXCEEDED"
+    assert "is $0.00003 a day (UTC" in spent.value.message
+    assert 0 < int(spent.value.response.headers["retry-after"]) <= 86_400
+    assert len(sim.requests) == 1

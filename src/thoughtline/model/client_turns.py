@@ -22,3 +22,6 @@ class ClientTurns:
     system: str | None
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
+    asked: str | None = None
+    """What the caller's request asked of reasoning, as it said it
+    (``reasoning_effort=high``), recorded with the run beside the mode it got."""

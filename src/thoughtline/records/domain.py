@@ -342,6 +342,9 @@ class Run:
     client: str | None = None
     """The gateway client the run answered (``[gateway.clients.NAME]``); ``None``: the
     run was asked for on another surface."""
+    client_asked: str | None = None
+    """What the client's request asked of reasoning, as it said it; the run's
+    ``chain_of_thought`` is what its client's policy gave it."""
     tool_servers: list[RecordedServer] = field(default_factory=list)
     """The tool servers its tasks may call, without secrets: a follow-up starts them
     again from these (:mod:`thoughtline.tools.recorded`)."""
@@ -370,6 +373,7 @@ class Run:
         if self.client is not None:
             snapshot["source"] = "gateway"
             snapshot["client"] = self.client
+            snapshot["client_asked"] = self.client_asked
         return snapshot
 
     @property

@@ -297,6 +297,10 @@ class RunSnapshot(TypedDict):
     """``gateway`` for a run that answered a gateway client's call."""
     client: NotRequired[str]
     """The gateway client (``[gateway.clients.NAME]``) whose call the run answered."""
+    client_asked: NotRequired[str | None]
+    """What that call asked of reasoning, as the client said it (``reasoning_effort=high``,
+    ``thinking=enabled``); null when it asked nothing. ``chain_of_thought`` is the mode
+    the client's policy applied."""
 
 
 class RunSummary(TypedDict):

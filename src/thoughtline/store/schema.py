@@ -446,8 +446,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         "m015_gateway_clients",
         (
             # The gateway client whose call a run answered ([gateway.clients.NAME]);
-            # NULL: a run asked for on another surface (runs --client filters on it).
+            # NULL: a run asked for on another surface.
             "ALTER TABLE runs ADD COLUMN client TEXT",
+            # What that call asked of reasoning, as the client said it; NULL: nothing.
+            "ALTER TABLE runs ADD COLUMN client_asked TEXT",
         ),
     ),
 )

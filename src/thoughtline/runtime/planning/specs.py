@@ -119,6 +119,7 @@ def plan_run(
         worker_backend=backend,
         max_cost=config.max_cost if spec.max_cost is None else spec.max_cost,
         client=spec.client,
+        client_asked=None if spec.client_turns is None else spec.client_turns.asked,
     )
     if continuation is not None:
         run.continues = continuation.previous.id

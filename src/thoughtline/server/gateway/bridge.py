@@ -21,7 +21,7 @@ from typing import cast
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.errors import ErrorCode, ThoughtlineError
-from thoughtline.gateway.call import GatewayCall
+from thoughtline.gateway.call import GatewayCall, ReasoningAsk
 from thoughtline.model.client_turns import ClientTurns
 from thoughtline.model.requests import Message
 from thoughtline.records import Task
@@ -78,6 +78,19 @@ def gateway_options(
         client=client.name,
         client_turns=turns,
     )
+
+
+def described(ask: ReasoningAsk) -> str | None:
+    """What a call asked of reasoning, in one line (``effort=high, enabled=true``), for
+    the run's ``client_asked``; ``None`` when it said nothing of it."""
+    said = [
+        f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+        for name in ("enabled", "effort", "budget_tokens", "summary", "display")
+        if (value := getattr(ask, name)) is not None
+    ]
+    if ask.include_encrypted:
+        said.append("include_encrypted=true")
+    return ", ".join(said) or None
 
 
 def task_request(messages: tuple[Message, ...]) -> str:
@@ -142,6 +155,9 @@ class Call:
                     "or they expired); start the tool loop again from the user's message.",
                     headers=self.headers,
                 )
+            if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
+                # The run's budget is what was left of the client's day.
+                raise self.bridge.ledger.day_spent(self.client, message, self.headers)
             raise GatewayFailure(
                 _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502),
                 code,
@@ -168,7 +184,12 @@ class Bridge:
             raise from_api_error(exc.status, exc.code, exc.message, exc.headers) from None
         left = self.ledger.left_today(client)
         restored = self.carriers.restore(call.messages, route.endpoint, route.model)
-        turns = ClientTurns(system=call.system, messages=restored.messages, tools=call.tools)
+        turns = ClientTurns(
+            system=call.system,
+            messages=restored.messages,
+            tools=call.tools,
+            asked=described(call.reasoning),
+        )
         options = gateway_options(client, call, route, turns, left_today=left)
         self.ledger.enter(client)
         forward = _Forward()

@@ -50,6 +50,11 @@ def find_client(clients: Mapping[str, GatewayClient], token: str | None) -> Gate
     return found
 
 
+def usd(amount: float | None) -> str:
+    """``$0.00003``, ``$2.5``: dollars as a person writes them."""
+    return "$" + f"{amount or 0:,.6f}".rstrip("0").rstrip(".")
+
+
 @dataclass(slots=True)
 class _Day:
     day: int
@@ -79,16 +84,23 @@ class ClientLedger:
             return None
         left = client.max_cost - self._today(client.name).spent
         if left <= 0:
-            retry = _DAY_S - int(time.time()) % _DAY_S
-            raise GatewayFailure(
-                429,
-                "GATEWAY_BUDGET_EXCEEDED",
-                f"Client {client.name} spent its budget of ${client.max_cost:g} for today "
-                f"(UTC); it is renewed at midnight UTC, in {retry} s "
-                f"([gateway.clients.{client.name}] max_cost).",
-                headers={"Retry-After": str(retry)},
-            )
+            raise self.day_spent(client, f"Client {client.name} spent its budget for today.")
         return left
+
+    def day_spent(
+        self, client: GatewayClient, why: str, headers: Mapping[str, str] | None = None
+    ) -> GatewayFailure:
+        """429 ``GATEWAY_BUDGET_EXCEEDED``: what is left of ``client``'s day cannot pay
+        for the call; ``Retry-After`` says the seconds to midnight UTC."""
+        retry = _DAY_S - int(time.time()) % _DAY_S
+        return GatewayFailure(
+            429,
+            "GATEWAY_BUDGET_EXCEEDED",
+            f"{why} The budget of client {client.name} is {usd(client.max_cost)} a day (UTC, "
+            f"[gateway.clients.{client.name}] max_cost); it is renewed at midnight UTC, in "
+            f"{retry} s.",
+            headers={**(headers or {}), "Retry-After": str(retry)},
+        )
 
     def spend(self, client: GatewayClient, amount: float | None) -> None:
         if amount:
