@@ -2,7 +2,8 @@
 table added to or taken out of the user's config, every other byte of the file kept.
 
 A table is appended at the end of the file (TOML lets a table be defined anywhere once);
-a removed one is cut from its header to the next table's header. The result is parsed
+a removed one is cut from its header to the next table's header, with the blank lines
+before it. The result is parsed
 and validated before it replaces the file (a temporary file renamed over it), so a file
 the edit would break is left as it was, with the reason.
 """
@@ -63,7 +64,14 @@ def remove_client(path: Path, name: str) -> Config:
         header = _HEADER.match(line)
         if header is not None:
             parts = _key_parts(header.group(1))
-            inside = parts[:3] == ["gateway", "clients", name]
+            entering = parts[:3] == ["gateway", "clients", name]
+            if entering and not inside:
+                # The blank lines that set the table apart go with it.
+                while kept and not kept[-1].strip():
+                    kept.pop()
+                if kept and not kept[-1].endswith("\n"):
+                    kept[-1] += "\n"
+            inside = entering
         if not inside:
             kept.append(line)
     edited = "".join(kept)

@@ -1,0 +1,71 @@
+"""Who may use the daemon's gateway: a daemon whose config leaves it off answers
+GATEWAY_DISABLED, a client holds at most its max_active calls, and the daemon's own
+guards (Host allow-list) apply to the gateway's paths as to every other."""
+
+from __future__ import annotations
+
+import httpx2
+import openai
+import pytest
+
+from tests.gateway.conftest import StartGateway
+from tests.server.conftest import StartDaemon
+from thoughtline.testing import Simulator, Transcript
+
+
+def test_a_daemon_with_the_gateway_off_answers_gateway_disabled_in_openais_shape(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    daemon = start_daemon()
+    client = openai.OpenAI(base_url=f"{daemon.url}/openai/v1", api_key="tlgw_x", max_retries=0)
+    with pytest.raises(openai.NotFoundError) as off:
+        client.chat.completions.create(
+            model="deepseek/deepseek-v4-pro", messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert off.value.code == "GATEWAY_DISABLED"
+    assert "[gateway] enabled = true" in off.value.message
+    assert sim.requests == []
+
+
+@pytest.mark.slow  # a daemon, a streamed call held open
+def test_a_client_at_its_max_active_is_refused_429_until_a_call_ends(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients={"app": {"max_active": 1}})
+    sim.pace_s = 0.02
+    sim.script(Transcript(answer="A slow answer " * 20, chunk_chars=4), times=2)
+    client = gateway.openai()
+    stream = client.chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=[{"role": "user", "content": "Hi"}],
+        stream=True,
+    )
+    first = next(iter(stream))
+    assert first.choices[0].delta.role == "assistant"
+    with pytest.raises(openai.RateLimitError) as busy:
+        client.chat.completions.create(
+            model="deepseek/deepseek-v4-pro", messages=[{"role": "user", "content": "Hi"}]
+        )
+    assert busy.value.code == "GATEWAY_CLIENT_BUSY"
+    assert busy.value.response.headers["retry-after"] == "1"
+    assert "A slow answer" in "".join(
+        chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices
+    )
+    sim.pace_s = 0.0
+    again = client.chat.completions.create(
+        model="deepseek/deepseek-v4-pro", messages=[{"role": "user", "content": "Hi"}]
+    )
+    assert again.choices[0].message.content
+
+
+def test_the_daemons_host_check_guards_the_gateways_paths(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway()
+    response = httpx2.post(
+        f"{gateway.openai_url}/chat/completions",
+        headers={"Host": "evil.example", "Authorization": f"Bearer {gateway.tokens['app']}"},
+        json={"model": "deepseek/deepseek-v4-pro", "messages": [{"role": "user", "content": "Hi"}]},
+    )
+    assert response.status_code == 421
+    assert sim.requests == []
