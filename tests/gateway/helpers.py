@@ -67,15 +67,22 @@ def tool_call(part_id: str, call_id: str, name: str, *pieces: str) -> list[Strea
 USAGE = Usage(input_tokens=40, output_tokens=900, reasoning_tokens=780, cached_input_tokens=8)
 
 
-def a_reply(*, signature: str = "EqQBsig==", finish: str = "tool_calls") -> list[StreamEvent]:
-    """Reasoning (the canary in it, a signature at its end), text, two tool calls."""
+def the_answer(*, finish: str = "tool_calls") -> list[StreamEvent]:
+    """Text, two tool calls, usage and the finish: a reply after its reasoning."""
     return [
-        *reasoning("r0", f"Let me think. {CANARY} Done.", end={"signature": signature}),
         *text("t0", "Checking ", "the weather."),
         *tool_call("c0", "call_1", "get_weather", '{"city":', '"Paris"}'),
         *tool_call("c1", "call_2", "get_time", "{}"),
         USAGE,
         Finish(reason=finish, raw_reason=finish),  # type: ignore[arg-type]
+    ]
+
+
+def a_reply(*, signature: str = "EqQBsig==", finish: str = "tool_calls") -> list[StreamEvent]:
+    """Reasoning (the canary in it, a signature at its end), text, two tool calls."""
+    return [
+        *reasoning("r0", f"Let me think. {CANARY} Done.", end={"signature": signature}),
+        *the_answer(finish=finish),
     ]
 
 
