@@ -38,9 +38,12 @@ def reasoning(
     end: ProviderMetadata | None = None,
     start: ProviderMetadata | None = None,
     pieces: int = 2,
+    deltas: Sequence[str] | None = None,
 ) -> list[StreamEvent]:
-    step = max(1, len(text) // pieces)
-    deltas = [text[i : i + step] for i in range(0, len(text), step)]
+    """A reasoning part's events: ``text`` in ``pieces`` deltas, or the ``deltas`` given."""
+    if deltas is None:
+        step = max(1, len(text) // pieces)
+        deltas = [text[i : i + step] for i in range(0, len(text), step)]
     return [
         ReasoningStart(part_id=part_id, kind=kind, provider_metadata=start or {}),
         *(ReasoningDelta(part_id=part_id, text=piece) for piece in deltas),
@@ -81,7 +84,13 @@ def the_answer(*, finish: str = "tool_calls") -> list[StreamEvent]:
 def a_reply(*, signature: str = "EqQBsig==", finish: str = "tool_calls") -> list[StreamEvent]:
     """Reasoning (the canary in it, a signature at its end), text, two tool calls."""
     return [
-        *reasoning("r0", f"Let me think. {CANARY} Done.", end={"signature": signature}),
+        # The canary is one delta of its own: a leak carries it whole.
+        *reasoning(
+            "r0",
+            "",
+            deltas=("Let me think. ", CANARY, " Done."),
+            end={"signature": signature},
+        ),
         *the_answer(finish=finish),
     ]
 
