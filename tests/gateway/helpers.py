@@ -38,9 +38,12 @@ def reasoning(
     end: ProviderMetadata | None = None,
     start: ProviderMetadata | None = None,
     pieces: int = 2,
+    deltas: Sequence[str] | None = None,
 ) -> list[StreamEvent]:
-    step = max(1, len(text) // pieces)
-    deltas = [text[i : i + step] for i in range(0, len(text), step)]
+    """A reasoning part's events: ``text`` in ``pieces`` deltas, or the ``deltas`` given."""
+    if deltas is None:
+        step = max(1, len(text) // pieces)
+        deltas = [text[i : i + step] for i in range(0, len(text), step)]
     return [
         ReasoningStart(part_id=part_id, kind=kind, provider_metadata=start or {}),
         *(ReasoningDelta(part_id=part_id, text=piece) for piece in deltas),
@@ -67,15 +70,28 @@ def tool_call(part_id: str, call_id: str, name: str, *pieces: str) -> list[Strea
 USAGE = Usage(input_tokens=40, output_tokens=900, reasoning_tokens=780, cached_input_tokens=8)
 
 
-def a_reply(*, signature: str = "EqQBsig==", finish: str = "tool_calls") -> list[StreamEvent]:
-    """Reasoning (the canary in it, a signature at its end), text, two tool calls."""
+def the_answer(*, finish: str = "tool_calls") -> list[StreamEvent]:
+    """Text, two tool calls, usage and the finish: a reply after its reasoning."""
     return [
-        *reasoning("r0", f"Let me think. {CANARY} Done.", end={"signature": signature}),
         *text("t0", "Checking ", "the weather."),
         *tool_call("c0", "call_1", "get_weather", '{"city":', '"Paris"}'),
         *tool_call("c1", "call_2", "get_time", "{}"),
         USAGE,
         Finish(reason=finish, raw_reason=finish),  # type: ignore[arg-type]
+    ]
+
+
+def a_reply(*, signature: str = "EqQBsig==", finish: str = "tool_calls") -> list[StreamEvent]:
+    """Reasoning (the canary in it, a signature at its end), text, two tool calls."""
+    return [
+        # The canary is one delta of its own: a leak carries it whole.
+        *reasoning(
+            "r0",
+            "",
+            deltas=("Let me think. ", CANARY, " Done."),
+            end={"signature": signature},
+        ),
+        *the_answer(finish=finish),
     ]
 
 
