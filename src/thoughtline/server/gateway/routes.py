@@ -1,6 +1,8 @@
-"""The gateway's HTTP paths on the daemon: ``/openai/v1`` (``GET /models``,
-``POST /chat/completions``) and ``/anthropic``; each answers in its client API's shapes,
-errors included (thoughtline's code inside).
+"""The gateway's HTTP paths on the daemon, each answering in its client API's shapes,
+errors included (thoughtline's code inside):
+
+- ``/openai/v1``: ``GET /models``, ``POST /chat/completions``, ``POST /responses``;
+- ``/anthropic``: ``POST /v1/messages``.
 
 The daemon's own guards apply as to every path (``Host`` allow-list, cross-site
 refusals, the body cap, ``max_active_runs``); the daemon's bearer token does not: a
@@ -12,14 +14,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
-from thoughtline.gateway.dialects import chat_completions
+from thoughtline.gateway.call import GatewayCall
+from thoughtline.gateway.dialects import chat_completions, messages, responses
 from thoughtline.gateway.dialects._common import DialectError, Rendering
+from thoughtline.model.events import StreamEvent
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -29,16 +35,35 @@ from thoughtline.server.gateway.routing import listed, route
 
 router = APIRouter(include_in_schema=False)
 
-ErrorRender = Callable[..., tuple[int, dict[str, Any]]]
+
+class _Stream(Protocol):
+    def feed(self, event: StreamEvent) -> bytes: ...
+    def close(self) -> bytes: ...
 
 
-def _openai_error(failure: GatewayFailure) -> Response:
-    status, body = chat_completions.error_response(
-        failure.code,
-        failure.message,
-        status=failure.status,
-    )
-    return JSONResponse(body, status_code=status, headers=failure.headers)
+@dataclass(frozen=True, slots=True)
+class Api:
+    """One client API: its dialect's reader, renders and error shape."""
+
+    dialect: ModuleType
+    stream: Callable[[GatewayCall, Rendering], _Stream]
+
+    def error(self, failure: GatewayFailure) -> Response:
+        status, body = self.dialect.error_response(
+            failure.code, failure.message, status=failure.status
+        )
+        return JSONResponse(body, status_code=status, headers=failure.headers)
+
+    def refused(self, exc: DialectError) -> Response:
+        status, body = self.dialect.error_response(
+            exc.code, exc.message, status=exc.status, param=exc.param
+        )
+        return JSONResponse(body, status_code=status)
+
+
+CHAT = Api(chat_completions, chat_completions.ChatCompletionsStream)
+RESPONSES = Api(responses, responses.ResponsesStream)
+MESSAGES = Api(messages, messages.MessagesStream)
 
 
 def _bridge(request: Request) -> Bridge:
@@ -67,9 +92,9 @@ async def openai_models(request: Request) -> Response:
         bridge = _bridge(request)
         client = _client(request, bridge.settings)
     except GatewayFailure as failure:
-        return _openai_error(failure)
+        return CHAT.error(failure)
     data = [
-        {"id": name, "object": "model", "created": 0, "owned_by": name.split("/", 1)[0]}
+        {"id": name, "object": "model", "created": 0, "owned_by": "thoughtline"}
         for name in listed(bridge.settings, client)
     ]
     return JSONResponse({"object": "list", "data": data})
@@ -77,51 +102,61 @@ async def openai_models(request: Request) -> Response:
 
 @router.post("/openai/v1/chat/completions")
 async def openai_chat_completions(request: Request) -> Response:
+    return await _answer(request, CHAT)
+
+
+@router.post("/openai/v1/responses")
+async def openai_responses(request: Request) -> Response:
+    return await _answer(request, RESPONSES)
+
+
+@router.post("/anthropic/v1/messages")
+async def anthropic_messages(request: Request) -> Response:
+    return await _answer(request, MESSAGES)
+
+
+async def _answer(request: Request, api: Api) -> Response:
+    """One client call: who it is, what it asks, the run it is, the answer in its API."""
     try:
         bridge = _bridge(request)
         client = _client(request, bridge.settings)
         raw = await request.body()
         limit = body_limit(bridge.daemon.runtime.config.max_request_bytes)
         try:
-            call = chat_completions.parse(raw, max_bytes=limit)
+            call: GatewayCall = api.dialect.parse(raw, max_bytes=limit)
         except DialectError as exc:
-            status, body = chat_completions.error_response(
-                exc.code, exc.message, status=exc.status, param=exc.param
-            )
-            return JSONResponse(body, status_code=status)
+            return api.refused(exc)
         started = await bridge.start(client, call, route(bridge.settings, client, call.model))
     except GatewayFailure as failure:
-        return _openai_error(failure)
+        return api.error(failure)
     rendering = Rendering(shows_reasoning=started.shows_reasoning)
     if not call.stream:
         try:
             task = await started.until_end()
         except GatewayFailure as failure:
-            return _openai_error(failure)
+            return api.error(failure)
         assert task.reply is not None
-        body = chat_completions.render(call, rendering, task.reply)
+        body: dict[str, Any] = api.dialect.render(call, rendering, task.reply)
         return JSONResponse(body, headers=started.headers)
-    stream = chat_completions.ChatCompletionsStream(call, rendering)
+    stream = api.stream(call, rendering)
     return StreamingResponse(
-        _streamed(started, stream.feed, stream.close),
+        _streamed(started, stream),
         media_type="text/event-stream",
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
 
 
-async def _streamed(
-    started: Call, feed: Callable[[Any], bytes], close: Callable[[], bytes]
-) -> AsyncIterator[bytes]:
+async def _streamed(started: Call, stream: _Stream) -> AsyncIterator[bytes]:
     """The run's gated deltas as they come, then its tool calls, usage and finish (or
     its failure) from the task's end, through the dialect's stream."""
     try:
         async for event in live_events(started):
-            if chunk := feed(event):
+            if chunk := stream.feed(event):
                 yield chunk
         for event in closing_events(started):
-            if chunk := feed(event):
+            if chunk := stream.feed(event):
                 yield chunk
-        yield close()
+        yield stream.close()
     except asyncio.CancelledError:
         # The client went away: the run is cancelled like any run a caller stops.
         started.bridge.daemon.runs.cancel(started.handle.run_id)
