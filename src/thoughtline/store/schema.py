@@ -450,6 +450,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN client TEXT",
             # What that call asked of reasoning, as the client said it; NULL: nothing.
             "ALTER TABLE runs ADD COLUMN client_asked TEXT",
+            # runs --client lists a client's runs newest first.
+            "CREATE INDEX runs_client ON runs (client, created_at)",
         ),
     ),
 )
