@@ -17,7 +17,7 @@ from tests.support import call_context
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk
 from thoughtline.gateway.dialects import chat_completions, messages, responses
 from thoughtline.gateway.dialects._common import DialectError, Rendering
-from thoughtline.model.events import Finish, StreamEvent
+from thoughtline.model.events import Finish, StreamEvent, ToolCallDelta, ToolCallEnd, ToolCallStart
 from thoughtline.model.parts import ReasoningPart, ToolResultPart
 from thoughtline.model.requests import Message, ModelRequest
 from thoughtline.providers.registry import WIRE_APIS, wire_for
@@ -330,3 +330,88 @@ def test_a_stamped_carrier_goes_back_to_the_wire_that_made_it() -> None:
         "thinking": f"t {CANARY}",
         "signature": f"sig-{CANARY}",
     }
+
+
+BLOB = '{"blob":"' + "x" * 1_000_000 + '"}'
+HUGE_BODIES: dict[str, dict[str, Any]] = {
+    "chat_completions": {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": BLOB}}
+                ],
+            }
+        ],
+    },
+    "messages": {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "c", "name": "f", "input": {"blob": "x" * 1_000_000}}
+                ],
+            }
+        ],
+    },
+    "responses": {
+        "model": "m",
+        "input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": BLOB}],
+    },
+}
+
+
+@pytest.mark.slow  # the SDKs take seconds to read 12,000 events
+@pytest.mark.parametrize("dialect", NAMES)
+def test_huge_arguments_are_read_and_streamed_whole_in_ten_thousand_deltas(dialect: str) -> None:
+    module, stream_class = DIALECTS[dialect]
+    call = module.parse(dumps_bytes(HUGE_BODIES[dialect]), max_bytes=4 << 20)
+    (read,) = call.messages[0].parts
+    assert read.arguments == BLOB
+    # Streamed: 12,000 deltas of a 240 kB argument (the SDKs' own reading is the cost).
+    streamed = BLOB[:240_000] + '"}'
+    pieces = [streamed[i : i + 20] for i in range(0, len(streamed), 20)]
+    assert len(pieces) > 10_000
+    events = [
+        ToolCallStart(part_id="c", tool_call_id="c", name="f"),
+        *(ToolCallDelta(part_id="c", arguments_delta=p) for p in pieces),
+        ToolCallEnd(part_id="c"),
+        Finish(reason="tool_calls"),
+    ]
+    data = render_stream(stream_class(a_call(dialect), Rendering(shows_reasoning=True)), events)
+    # Bytes grow with the deltas, not with what came before them (the .done events and
+    # the final response repeat the arguments a bounded number of times).
+    assert len(data) < 4 * len(streamed) + 400 * len(pieces)
+    http = transport(data, stream=True)
+    if dialect == "messages":
+        client = anthropic.Anthropic(
+            api_key="k", base_url="http://127.0.0.1:9", http_client=http, max_retries=0
+        )
+        with client.messages.stream(
+            model="fast", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+        ) as reading:
+            (block,) = reading.get_final_message().content
+        assert block.input == {"blob": "x" * (240_000 - 9)}  # type: ignore[union-attr]
+    elif dialect == "responses":
+        client_ = openai.OpenAI(
+            api_key="k", base_url="http://127.0.0.1:9/v1", http_client=http, max_retries=0
+        )
+        with client_.responses.stream(model="fast", input="hi") as reading_:
+            (item,) = reading_.get_final_response().output
+        assert item.arguments == streamed  # type: ignore[union-attr]
+    else:
+        client_ = openai.OpenAI(
+            api_key="k", base_url="http://127.0.0.1:9/v1", http_client=http, max_retries=0
+        )
+        chunks = client_.chat.completions.create(model="fast", messages=[], stream=True)
+        got = "".join(
+            call.function.arguments or ""
+            for chunk in chunks
+            if chunk.choices
+            for call in chunk.choices[0].delta.tool_calls or ()
+        )  # type: ignore[union-attr]
+        assert got == streamed

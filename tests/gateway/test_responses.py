@@ -277,7 +277,9 @@ def reply_with_an_openai_carrier() -> list[Any]:
     """Two summaries of one reasoning item, its encrypted carrier, text, calls."""
     carrier = {"item_id": "rs_up", "encrypted_content": "gAAAA-carrier"}
     return [
-        *reasoning("s0", "", deltas=("Plan ", CANARY, "."), start={"item_id": "rs_up", "summary_index": 0}),
+        *reasoning(
+            "s0", "", deltas=("Plan ", CANARY, "."), start={"item_id": "rs_up", "summary_index": 0}
+        ),
         *reasoning("s1", "Check.", start={"item_id": "rs_up", "summary_index": 1}),
         *reasoning("e", "", kind="encrypted", start=carrier, end=carrier),
         *the_answer(),
