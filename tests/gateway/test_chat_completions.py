@@ -462,3 +462,14 @@ def test_each_delta_costs_one_frame_whatever_came_before() -> None:
     sizes = {len(stream.feed(event)) for event in text("t0", *["ab"] * 20_000)[1:-1]}
     assert len(sizes) == 1
     assert sizes.pop() < 300
+
+
+def test_a_client_that_turned_thinking_off_gets_no_reasoning_content() -> None:
+    # DeepSeek's switch, sent by the client: it gets what DeepSeek would give, nothing.
+    call = chat.parse_object(
+        {"model": "m", "messages": USER, "stream": True, "thinking": {"type": "disabled"}}
+    )
+    data = render_stream(
+        chat.ChatCompletionsStream(call, Rendering(shows_reasoning=True)), a_reply()
+    )
+    assert b"reasoning_content" not in data and CANARY.encode() not in data

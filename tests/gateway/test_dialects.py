@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from types import ModuleType
 from typing import Any
 
 import anthropic
@@ -14,10 +13,10 @@ import openai
 import pytest
 
 from tests.support import call_context
-from thoughtline.gateway.call import GatewayCall, ReasoningAsk
-from thoughtline.gateway.dialects import chat_completions, messages, responses
+from thoughtline.gateway.call import DIALECTS, GatewayCall, ReasoningAsk
+from thoughtline.gateway.dialects import client_api, messages
 from thoughtline.gateway.dialects._common import DialectError, Rendering
-from thoughtline.model.events import Finish, StreamEvent
+from thoughtline.model.events import Finish, StreamEvent, ToolCallDelta, ToolCallEnd, ToolCallStart
 from thoughtline.model.parts import ReasoningPart, ToolResultPart
 from thoughtline.model.requests import Message, ModelRequest
 from thoughtline.providers.registry import WIRE_APIS, wire_for
@@ -25,12 +24,7 @@ from thoughtline.wire.jsonio import dumps_bytes
 
 from .helpers import CANARY, reasoning, render_stream, response_of, text, the_answer, transport
 
-DIALECTS: dict[str, tuple[ModuleType, Any]] = {
-    "chat_completions": (chat_completions, chat_completions.ChatCompletionsStream),
-    "messages": (messages, messages.MessagesStream),
-    "responses": (responses, responses.ResponsesStream),
-}
-NAMES = sorted(DIALECTS)
+NAMES = list(DIALECTS)
 
 
 def a_call(dialect: str, *, stream: bool = True) -> GatewayCall:
@@ -57,9 +51,9 @@ def a_call(dialect: str, *, stream: bool = True) -> GatewayCall:
 def test_bad_bytes_are_refused_alike(
     dialect: str, raw: bytes, limit: int, code: str, status: int
 ) -> None:
-    module, _ = DIALECTS[dialect]
+    api = client_api(dialect)  # type: ignore[arg-type]
     with pytest.raises(DialectError) as caught:
-        module.parse(raw, max_bytes=limit)
+        api.parse(raw, max_bytes=limit)
     assert (caught.value.code, caught.value.status) == (code, status)
     assert caught.value.message.endswith(".")
 
@@ -88,10 +82,8 @@ def openai_call(client: openai.OpenAI, dialect: str) -> Callable[[], object]:
 def test_an_error_reaches_the_sdk_as_its_exception_with_the_code_inside(
     dialect: str, status: int
 ) -> None:
-    module, _ = DIALECTS[dialect]
-    code, body = module.error_response(
-        "GATEWAY_CARRIERS_GONE", "Start the loop again.", status=status
-    )
+    api = client_api(dialect)  # type: ignore[arg-type]
+    code, body = api.failure("GATEWAY_CARRIERS_GONE", "Start the loop again.", status=status)
     assert code == status
     http = transport(dumps_bytes(body), status=status)
     exception: type[Exception]
@@ -134,7 +126,7 @@ def every_kind_of_reasoning() -> list[StreamEvent]:
 
 @pytest.mark.parametrize("dialect", NAMES)
 def test_no_hidden_render_carries_the_canary_anywhere(dialect: str) -> None:
-    module, stream_class = DIALECTS[dialect]
+    api = client_api(dialect)  # type: ignore[arg-type]
     hidden = Rendering(shows_reasoning=False)
     call = GatewayCall(
         dialect=dialect,  # type: ignore[arg-type]
@@ -150,15 +142,15 @@ def test_no_hidden_render_carries_the_canary_anywhere(dialect: str) -> None:
             enabled=True, effort="high", summary="detailed", include_encrypted=True
         ),
     )
-    streamed = render_stream(stream_class(call, hidden), every_kind_of_reasoning())
-    body = dumps_bytes(module.render(call, hidden, response_of(every_kind_of_reasoning())))
+    streamed = render_stream(api.stream(call, hidden), every_kind_of_reasoning())
+    body = dumps_bytes(api.render(call, hidden, response_of(every_kind_of_reasoning())))
     for rendered in (streamed, body):
         assert CANARY.encode() not in rendered
         assert b'reasoning_tokens":780' not in rendered and b"thinking_tokens" not in rendered
         assert b"the weather." in rendered
     # Shown, the same reply carries the summary: the canary test above can fail.
     shown = render_stream(
-        stream_class(call, Rendering(shows_reasoning=True)), every_kind_of_reasoning()
+        api.stream(call, Rendering(shows_reasoning=True)), every_kind_of_reasoning()
     )
     assert CANARY.encode() in shown
 
@@ -168,9 +160,9 @@ NASTY = '</script><b>x</b>\n\ndata: [DONE]\n\nevent: error\r\n\u2028"\\\x00'
 
 @pytest.mark.parametrize("dialect", NAMES)
 def test_hostile_text_reaches_the_sdk_whole(dialect: str) -> None:
-    _, stream_class = DIALECTS[dialect]
+    api = client_api(dialect)  # type: ignore[arg-type]
     data = render_stream(
-        stream_class(a_call(dialect), Rendering(shows_reasoning=True)),
+        api.stream(a_call(dialect), Rendering(shows_reasoning=True)),
         [*text("t", NASTY[:9], NASTY[9:]), Finish(reason="stop")],
     )
     http = transport(data, stream=True)
@@ -282,8 +274,8 @@ WIRE_MODELS = {
 def test_any_wire_serves_a_parsed_tool_loop_and_no_unchecked_carrier_goes_upstream(
     dialect: str, wire: str
 ) -> None:
-    module, _ = DIALECTS[dialect]
-    call = module.parse_object(LOOP_BODIES[dialect])
+    api = client_api(dialect)  # type: ignore[arg-type]
+    call = api.parse_object(LOOP_BODIES[dialect])
     assert call.client_carriers()  # the client sent its reasoning back
     endpoint, model = WIRE_MODELS[wire]
     request = ModelRequest(
@@ -330,3 +322,88 @@ def test_a_stamped_carrier_goes_back_to_the_wire_that_made_it() -> None:
         "thinking": f"t {CANARY}",
         "signature": f"sig-{CANARY}",
     }
+
+
+BLOB = '{"blob":"' + "x" * 1_000_000 + '"}'
+HUGE_BODIES: dict[str, dict[str, Any]] = {
+    "chat_completions": {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": BLOB}}
+                ],
+            }
+        ],
+    },
+    "messages": {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "c", "name": "f", "input": {"blob": "x" * 1_000_000}}
+                ],
+            }
+        ],
+    },
+    "responses": {
+        "model": "m",
+        "input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": BLOB}],
+    },
+}
+
+
+@pytest.mark.slow  # the SDKs take seconds to read 12,000 events
+@pytest.mark.parametrize("dialect", NAMES)
+def test_huge_arguments_are_read_and_streamed_whole_in_ten_thousand_deltas(dialect: str) -> None:
+    api = client_api(dialect)  # type: ignore[arg-type]
+    call = api.parse(dumps_bytes(HUGE_BODIES[dialect]), max_bytes=4 << 20)
+    (read,) = call.messages[0].parts
+    assert read.arguments == BLOB
+    # Streamed: 12,000 deltas of a 240 kB argument (the SDKs' own reading is the cost).
+    streamed = BLOB[:240_000] + '"}'
+    pieces = [streamed[i : i + 20] for i in range(0, len(streamed), 20)]
+    assert len(pieces) > 10_000
+    events = [
+        ToolCallStart(part_id="c", tool_call_id="c", name="f"),
+        *(ToolCallDelta(part_id="c", arguments_delta=p) for p in pieces),
+        ToolCallEnd(part_id="c"),
+        Finish(reason="tool_calls"),
+    ]
+    data = render_stream(api.stream(a_call(dialect), Rendering(shows_reasoning=True)), events)
+    # Bytes grow with the deltas, not with what came before them (the .done events and
+    # the final response repeat the arguments a bounded number of times).
+    assert len(data) < 4 * len(streamed) + 400 * len(pieces)
+    http = transport(data, stream=True)
+    if dialect == "messages":
+        client = anthropic.Anthropic(
+            api_key="k", base_url="http://127.0.0.1:9", http_client=http, max_retries=0
+        )
+        with client.messages.stream(
+            model="fast", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+        ) as reading:
+            (block,) = reading.get_final_message().content
+        assert block.input == {"blob": "x" * (240_000 - 9)}  # type: ignore[union-attr]
+    elif dialect == "responses":
+        client_ = openai.OpenAI(
+            api_key="k", base_url="http://127.0.0.1:9/v1", http_client=http, max_retries=0
+        )
+        with client_.responses.stream(model="fast", input="hi") as reading_:
+            (item,) = reading_.get_final_response().output
+        assert item.arguments == streamed  # type: ignore[union-attr]
+    else:
+        client_ = openai.OpenAI(
+            api_key="k", base_url="http://127.0.0.1:9/v1", http_client=http, max_retries=0
+        )
+        chunks = client_.chat.completions.create(model="fast", messages=[], stream=True)
+        got = "".join(
+            call.function.arguments or ""
+            for chunk in chunks
+            if chunk.choices
+            for call in chunk.choices[0].delta.tool_calls or ()
+        )  # type: ignore[union-attr]
+        assert got == streamed

@@ -5,13 +5,14 @@ error shape."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import anthropic
 import pytest
 
 from tests.support import call_context
-from thoughtline.gateway.call import GatewayCall, ToolChoice
+from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
 from thoughtline.gateway.dialects import messages
 from thoughtline.gateway.dialects._common import DialectError, Rendering
 from thoughtline.model.events import Finish, StreamError, Usage
@@ -423,3 +424,32 @@ def test_each_delta_costs_one_frame_whatever_came_before() -> None:
     sizes = {len(stream.feed(event)) for event in text("t0", *["ab"] * 20_000)[1:-1]}
     assert len(sizes) == 1
     assert sizes.pop() < 200
+
+
+def test_a_client_asking_for_omitted_thinking_gets_signatures_without_text() -> None:
+    call = replace(a_call(), reasoning=ReasoningAsk(enabled=True, display="omitted"))
+    data = render_stream(messages.MessagesStream(call, Rendering(shows_reasoning=True)), a_reply())
+    assert CANARY.encode() not in data
+    with sdk(data, stream=True).messages.stream(
+        model="claude", max_tokens=5, messages=USER
+    ) as reading:  # type: ignore[arg-type]
+        final = reading.get_final_message()
+    assert (final.content[0].type, final.content[0].thinking, final.content[0].signature) == (
+        "thinking",
+        "",
+        "EqQBsig==",
+    )
+    body = messages.render(
+        replace(call, stream=False), Rendering(shows_reasoning=True), response_of(a_reply())
+    )
+    assert body["content"][0] == {"type": "thinking", "thinking": "", "signature": "EqQBsig=="}
+
+
+def test_a_client_that_turned_thinking_off_gets_none_whatever_its_mode_shows() -> None:
+    call = replace(a_call(), reasoning=ReasoningAsk(enabled=False))
+    data = render_stream(messages.MessagesStream(call, Rendering(shows_reasoning=True)), a_reply())
+    assert b"thinking" not in data and b"signature" not in data
+    body = messages.render(
+        replace(call, stream=False), Rendering(shows_reasoning=True), response_of(a_reply())
+    )
+    assert [block["type"] for block in body["content"]] == ["text", "tool_use", "tool_use"]

@@ -6,12 +6,13 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, TypeAlias
 
 import orjson
 
 from thoughtline.errors import ErrorCode, ThoughtlineError
+from thoughtline.gateway.call import GatewayCall
 from thoughtline.model.requests import MAX_OUTPUT_TOKENS
 
 Path: TypeAlias = tuple[str | int, ...]
@@ -219,6 +220,15 @@ class Rendering:
     shows_reasoning: bool
     reply_id: str = field(default_factory=_reply_id)
     created: int = field(default_factory=_now)
+
+
+def as_asked(rendering: Rendering, call: GatewayCall) -> Rendering:
+    """What a reply shows: the client's mode, less reasoning a client turned off itself
+    (Messages' or DeepSeek's ``thinking: disabled``). A request never gets more than its
+    mode; it may ask for less, as the API it speaks would give."""
+    if rendering.shows_reasoning and call.reasoning.enabled is False:
+        return replace(rendering, shows_reasoning=False)
+    return rendering
 
 
 def sse(event: str | None, payload: bytes) -> bytes:

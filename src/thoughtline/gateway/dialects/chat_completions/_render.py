@@ -9,6 +9,7 @@ from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import GatewayCall
 from thoughtline.gateway.dialects._common import (
     Rendering,
+    as_asked,
     dumps,
 )
 from thoughtline.gateway.dialects._openai import (
@@ -85,7 +86,7 @@ class ChatCompletionsStream:
 
     def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
         self._call = call
-        self._rendering = rendering
+        self._rendering = as_asked(rendering, call)
         self._head: dict[str, Any] = {
             "id": f"chatcmpl-{rendering.reply_id}",
             "object": "chat.completion.chunk",
@@ -169,6 +170,7 @@ class ChatCompletionsStream:
 
 def render(call: GatewayCall, rendering: Rendering, response: ModelResponse) -> dict[str, Any]:
     """The ``chat.completion`` body for a reply that was not streamed."""
+    rendering = as_asked(rendering, call)
     content: list[str] = []
     refusal: list[str] = []
     reasoning: list[str] = []

@@ -9,7 +9,7 @@ import orjson
 
 from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import GatewayCall
-from thoughtline.gateway.dialects._common import Rendering, dumps, sse
+from thoughtline.gateway.dialects._common import Rendering, as_asked, dumps, sse
 from thoughtline.gateway.dialects._sequence import Sequencer
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import (
@@ -105,6 +105,7 @@ class MessagesStream:
         "_error",
         "_finish",
         "_index",
+        "_omitted",
         "_open",
         "_rendering",
         "_sequencer",
@@ -117,8 +118,10 @@ class MessagesStream:
 
     def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
         self._call = call
-        self._rendering = rendering
+        self._rendering = as_asked(rendering, call)
         self._sequencer = Sequencer()
+        # display "omitted": thinking blocks with their signatures and no text.
+        self._omitted = call.reasoning.display == "omitted"
         self._index = -1
         self._open: str | None = None  # the part whose block is open
         self._blocks: dict[str, str] = {}  # part → its block type
@@ -201,7 +204,7 @@ class MessagesStream:
             case _ if getattr(event, "part_id", None) != self._open:
                 return b""  # a skipped part, or one whose start never came
             case ReasoningDelta():
-                if self._blocks[event.part_id] != "thinking" or not event.text:
+                if self._blocks[event.part_id] != "thinking" or not event.text or self._omitted:
                     return b""
                 return self._delta({"type": "thinking_delta", "thinking": event.text})
             case TextDelta():
@@ -266,6 +269,7 @@ def _input(arguments: str) -> dict[str, Any]:
 
 def render(call: GatewayCall, rendering: Rendering, response: ModelResponse) -> dict[str, Any]:
     """The ``message`` body for a reply that was not streamed."""
+    rendering = as_asked(rendering, call)
     content: list[dict[str, Any]] = []
     called = False
     for part in response.parts:
@@ -277,7 +281,7 @@ def render(call: GatewayCall, rendering: Rendering, response: ModelResponse) -> 
                 signature = part.provider_metadata.get("signature")
                 block = {
                     "type": "thinking",
-                    "thinking": part.text,
+                    "thinking": "" if call.reasoning.display == "omitted" else part.text,
                     "signature": signature if isinstance(signature, str) else "",
                 }
             if block is not None:

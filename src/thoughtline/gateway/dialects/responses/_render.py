@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 
 from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import GatewayCall
-from thoughtline.gateway.dialects._common import Rendering, dumps, sse
+from thoughtline.gateway.dialects._common import Rendering, as_asked, dumps, sse
 from thoughtline.gateway.dialects._openai import error_type
 from thoughtline.gateway.dialects._sequence import Sequencer
 from thoughtline.model.accumulator import ModelResponse
@@ -96,7 +96,7 @@ class ResponsesStream:
 
     def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
         self._call = call
-        self._rendering = rendering
+        self._rendering = as_asked(rendering, call)
         self._sequencer = Sequencer()
         self._number = 0
         self._output: list[dict[str, Any]] = []  # items done, in order
@@ -450,6 +450,7 @@ def _events(response: ModelResponse) -> list[StreamEvent]:
 def render(call: GatewayCall, rendering: Rendering, response: ModelResponse) -> dict[str, Any]:
     """The ``response`` body for a reply that was not streamed: the same object the
     stream's terminal event carries, built by the same steps."""
+    rendering = as_asked(rendering, call)
     stream = ResponsesStream(call, rendering)
     for event in _events(response):
         stream.feed(event)
