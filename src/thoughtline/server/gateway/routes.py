@@ -13,19 +13,15 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
-from thoughtline.gateway.call import GatewayCall
-from thoughtline.gateway.dialects import chat_completions, messages, responses
-from thoughtline.gateway.dialects._common import DialectError, Rendering
-from thoughtline.model.events import StreamEvent
+from thoughtline.gateway.call import Dialect, GatewayCall
+from thoughtline.gateway.dialects import DialectError, Rendering, ReplyStream, client_api
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -36,34 +32,25 @@ from thoughtline.server.gateway.routing import listed, route
 router = APIRouter(include_in_schema=False)
 
 
-class _Stream(Protocol):
-    def feed(self, event: StreamEvent) -> bytes: ...
-    def close(self) -> bytes: ...
-
-
-@dataclass(frozen=True, slots=True)
 class Api:
-    """One client API: its dialect's reader, renders and error shape."""
+    """One client API: its dialect (:func:`~thoughtline.gateway.dialects.client_api`)
+    and how a gateway refusal is answered in it."""
 
-    dialect: ModuleType
-    stream: Callable[[GatewayCall, Rendering], _Stream]
+    def __init__(self, name: Dialect) -> None:
+        self.dialect = client_api(name)
 
     def error(self, failure: GatewayFailure) -> Response:
-        status, body = self.dialect.error_response(
-            failure.code, failure.message, status=failure.status
-        )
+        status, body = self.dialect.failure(failure.code, failure.message, status=failure.status)
         return JSONResponse(body, status_code=status, headers=failure.headers)
 
     def refused(self, exc: DialectError) -> Response:
-        status, body = self.dialect.error_response(
-            exc.code, exc.message, status=exc.status, param=exc.param
-        )
+        status, body = self.dialect.error(exc)
         return JSONResponse(body, status_code=status)
 
 
-CHAT = Api(chat_completions, chat_completions.ChatCompletionsStream)
-RESPONSES = Api(responses, responses.ResponsesStream)
-MESSAGES = Api(messages, messages.MessagesStream)
+CHAT = Api("chat_completions")
+RESPONSES = Api("responses")
+MESSAGES = Api("messages")
 
 
 def _bridge(request: Request) -> Bridge:
@@ -138,15 +125,15 @@ async def _answer(request: Request, api: Api) -> Response:
         assert task.reply is not None
         body: dict[str, Any] = api.dialect.render(call, rendering, task.reply)
         return JSONResponse(body, headers=started.headers)
-    stream = api.stream(call, rendering)
+    stream = api.dialect.stream(call, rendering)
     return StreamingResponse(
         _streamed(started, stream),
-        media_type="text/event-stream",
+        media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
 
 
-async def _streamed(started: Call, stream: _Stream) -> AsyncIterator[bytes]:
+async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
     """The run's gated deltas as they come, then its tool calls, usage and finish (or
     its failure) from the task's end, through the dialect's stream."""
     try:
