@@ -237,3 +237,30 @@ def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_
     assert "is $0.00003 a day (UTC" in spent.value.message
     assert 0 < int(spent.value.response.headers["retry-after"]) <= 86_400
     assert len(sim.requests) == 1
+
+
+@pytest.mark.slow  # a daemon
+def test_one_clients_kept_carriers_never_reach_another_clients_call(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients={"alice": {}, "mallory": {}})
+    canary = "CANARY-GATEWAY-ALICE-88c2"
+    script_loop(sim, canary)
+    asked = [{"role": "user", "content": "Weather in Oslo, Rome?"}]
+    first = gateway.openai("alice").chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=asked,
+        tools=[WEATHER],  # type: ignore[list-item]
+    )
+    (call,) = first.choices[0].message.tool_calls or []
+    # Another client replays alice's turn, tool call id and all.
+    gateway.openai("mallory").chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=[
+            *asked,
+            {"role": "assistant", "content": None, "tool_calls": [call.model_dump()]},
+            {"role": "tool", "tool_call_id": call.id, "content": "Oslo: 18C"},
+        ],  # type: ignore[list-item]
+        tools=[WEATHER],  # type: ignore[list-item]
+    )
+    assert canary not in json.dumps(sim.requests[1].body)

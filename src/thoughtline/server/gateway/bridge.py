@@ -7,10 +7,11 @@ carriers the gateway kept of the turns the client returns (:mod:`.carriers`), an
 the run through the daemon (``source: gateway``, ``client: NAME``: the daemon's
 ``max_active_runs``, store checks and shutdown apply as to any run). Its live deltas
 reach :class:`Call.events` as the gate released them; when the run ends,
-:meth:`Call.finish` counts its cost against the client's day, keeps the answer's
-carriers, and turns a failed task into the refusal the client gets (a provider's
-refusal of a turn whose carriers the gateway no longer held is ``GATEWAY_CARRIERS_GONE``,
-never the provider's raw 400).
+:meth:`Call.settle` counts its cost against the client's day and keeps the answer's
+carriers (whether or not the client is still there), and :meth:`Call.outcome` turns a
+failed task into the refusal the client gets (a provider's refusal of a turn whose
+carriers the gateway no longer held is ``GATEWAY_CARRIERS_GONE``, never the provider's
+raw 400).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class Call:
     handle: ManagedRun
     missing_carriers: int
     events: asyncio.Queue[RunEvent] = field(default_factory=asyncio.Queue)
-    finished: bool = False
+    settled: bool = False
 
     @property
     def mode(self) -> str:
@@ -127,44 +128,69 @@ class Call:
 
     async def until_end(self) -> Task:
         """Wait for the run's end (its events stay queued for a stream), then
-        :meth:`finish`."""
-        await asyncio.shield(self.handle.task)
-        return self.finish()
+        :meth:`outcome`. A client that goes away meanwhile cancels the run."""
+        try:
+            await asyncio.wait({self.handle.task})
+        except asyncio.CancelledError:
+            self.bridge.daemon.runs.cancel(self.handle.run_id)
+            raise
+        return self.outcome()
 
-    def finish(self) -> Task:
-        """Count the cost, keep the carriers; the task, or the refusal of a failed one."""
+    def settle(self) -> None:
+        """When the run ended, whether or not the client is still there: the call leaves
+        its client's count, its cost is counted, its answer's carriers kept. Once."""
+        if self.settled:
+            return
+        self.settled = True
         task = self.handle.run.tasks[0]
-        if not self.finished:
-            self.finished = True
-            self.bridge.ledger.leave(self.client)
-            self.bridge.ledger.spend(self.client, task.cost.amount)
-            if task.reply is not None:
-                self.bridge.carriers.keep(
-                    self.route.endpoint, self.route.model, task.reply.to_message()
-                )
-        if task.error is not None and task.status != "done":
-            code, message = cast("ErrorCode", task.error.code), task.error.message
-            if self.missing_carriers and code == "PROVIDER_BAD_REQUEST":
-                raise GatewayFailure(
-                    409,
-                    "GATEWAY_CARRIERS_GONE",
-                    f"{self.route.endpoint} refused the conversation: "
-                    f"{self.missing_carriers} assistant turn(s) with tool calls came back "
-                    "without the reasoning carriers the provider needs, and the gateway no "
-                    "longer holds them (it keeps them in memory only: the daemon restarted "
-                    "or they expired); start the tool loop again from the user's message.",
-                    headers=self.headers,
-                )
-            if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
-                # The run's budget is what was left of the client's day.
-                raise self.bridge.ledger.day_spent(self.client, message, self.headers)
+        self.bridge.ledger.leave(self.client)
+        self.bridge.ledger.spend(self.client, task.cost.amount)
+        turns = task.client_turns
+        if task.reply is not None and turns is not None:
+            self.bridge.carriers.keep(
+                self.client.name,
+                turns.messages,
+                task.reply.to_message(),
+                endpoint=self.route.endpoint,
+                model=self.route.model,
+            )
+
+    def outcome(self) -> Task:
+        """The ended task, or the refusal the client gets for a task that failed."""
+        self.settle()
+        run = self.handle.run
+        task = run.tasks[0]
+        if task.status == "done" and task.reply is not None:
+            return task
+        if task.error is None:
+            # Stopped from outside: the daemon shut down, or the run was cancelled.
             raise GatewayFailure(
-                _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502),
-                code,
-                message,
+                503,
+                "RUN_INTERRUPTED",
+                f"The call's run {run.id} ended {run.status} before it answered; send it again.",
+                headers={**self.headers, "Retry-After": "1"},
+            )
+        code, message = cast("ErrorCode", task.error.code), task.error.message
+        if self.missing_carriers and code == "PROVIDER_BAD_REQUEST":
+            raise GatewayFailure(
+                409,
+                "GATEWAY_CARRIERS_GONE",
+                f"{self.route.endpoint} refused the conversation: {self.missing_carriers} "
+                "assistant turn(s) with tool calls came back without the reasoning "
+                "carriers the provider needs, and the gateway no longer holds them (it "
+                "keeps them in memory only: the daemon restarted or they expired); start "
+                "the tool loop again from the user's message.",
                 headers=self.headers,
             )
-        return task
+        if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
+            # The run's budget is what was left of the client's day.
+            raise self.bridge.ledger.day_spent(self.client, message, self.headers)
+        raise GatewayFailure(
+            _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502),
+            code,
+            message,
+            headers=self.headers,
+        )
 
 
 class Bridge:
@@ -183,7 +209,9 @@ class Bridge:
         except ApiError as exc:
             raise from_api_error(exc.status, exc.code, exc.message, exc.headers) from None
         left = self.ledger.left_today(client)
-        restored = self.carriers.restore(call.messages, route.endpoint, route.model)
+        restored = self.carriers.restore(
+            client.name, call.messages, endpoint=route.endpoint, model=route.model
+        )
         turns = ClientTurns(
             system=call.system,
             messages=restored.messages,
@@ -209,6 +237,7 @@ class Bridge:
             raise
         started = Call(self, client, route, handle, restored.missing)
         forward.to(started.events)
+        handle.task.add_done_callback(lambda _: started.settle())
         return started
 
 

@@ -85,7 +85,7 @@ async def live_events(call: Call) -> AsyncIterator[StreamEvent]:
 def closing_events(call: Call) -> Iterator[StreamEvent]:
     """The task's tool calls, usage and finish; a failure as the stream's error."""
     try:
-        task = call.finish()
+        task = call.outcome()
     except GatewayFailure as failure:
         yield StreamError(
             code=failure.code, message=failure.message, retryable=False, status=failure.status
