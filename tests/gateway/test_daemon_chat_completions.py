@@ -108,6 +108,8 @@ def test_a_hidden_deepseek_tool_loop_gets_its_carriers_back_and_no_reasoning_lea
     # DeepSeek wants reasoning_content back on its tool-call turns: the gateway kept it.
     assert canary in json.dumps(sim.requests[1].body)
     assert canary in json.dumps(sim.requests[2].body)
+    if stream:  # stream_options.include_usage: a last chunk with the usage
+        assert any('"choices":[]' in item and '"prompt_tokens":' in item for item in received)
     # Hidden: nothing of the reasoning reached the client, not even its token count.
     assert not any(canary in item for item in received)
     assert not any('"reasoning_content":"' in item for item in received)
@@ -264,3 +266,20 @@ def test_one_clients_kept_carriers_never_reach_another_clients_call(
         tools=[WEATHER],  # type: ignore[list-item]
     )
     assert canary not in json.dumps(sim.requests[1].body)
+
+
+@pytest.mark.slow  # a daemon, three runs
+def test_a_hidden_claude_tool_loop_completes_and_shows_nothing_of_reasoning(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("hidden"))
+    canary = "CANARY-GATEWAY-CLAUDE-HIDDEN-3d5a"
+    script_loop(sim, canary, kind="summary")
+    messages, received = tool_loop(
+        gateway.openai(), "anthropic/claude-sonnet-4-6", stream=True, reasoning_effort="high"
+    )
+    assert messages[-1] == {"role": "assistant", "content": "Oslo 18C, Rome 18C."}
+    assert len(sim.requests) == 3
+    assert not any(canary in item or "reasoning_content" in item for item in received)
+    gateway.daemon.close()
+    assert canary.encode() not in all_bytes_under(gateway.daemon.home)
