@@ -3,6 +3,7 @@ real command line, and the token it prints working against ``thoughtline serve``
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,21 @@ def test_the_printed_token_reaches_thoughtline_serve_and_another_does_not(
         process.terminate()
         _, stderr = process.communicate(timeout=30)
     assert token not in stderr
+
+
+def test_config_shows_the_gateway_and_its_clients_but_no_token_hash(
+    home: Path, environ: dict[str, str]
+) -> None:
+    config = home / "config.toml"
+    config.write_text(BEFORE, encoding="utf-8")
+    token = thoughtline(home, environ, "gateway", "add-client", "editor").stdout.strip()
+    shown = thoughtline(home, environ, "config", "--json")
+    assert shown.returncode == 0, shown.stderr
+    settings = {item["key"]: item for item in json.loads(shown.stdout)["settings"]}
+    assert settings["gateway.enabled"] == {
+        "key": "gateway.enabled",
+        "value": True,
+        "source": str(config),
+    }
+    assert settings["gateway.clients.editor.chain_of_thought"]["value"] == "hidden"
+    assert token_digest(token) not in shown.stdout and token not in shown.stdout
