@@ -283,3 +283,52 @@ def test_a_hidden_claude_tool_loop_completes_and_shows_nothing_of_reasoning(
     assert not any(canary in item or "reasoning_content" in item for item in received)
     gateway.daemon.close()
     assert canary.encode() not in all_bytes_under(gateway.daemon.home)
+
+
+FORCED = {"type": "function", "function": {"name": "weather"}}
+
+
+@pytest.mark.slow  # a daemon
+@pytest.mark.parametrize(
+    ("model", "field", "sent"),
+    [
+        ("anthropic/claude-sonnet-4-6", "tool_choice", {"type": "tool", "name": "weather"}),
+        ("deepseek/deepseek-v4-pro", "tool_choice", FORCED),
+        ("openai/gpt-5", "tool_choice", {"type": "function", "name": "weather"}),
+        (
+            "gemini/gemini-2.5-flash",
+            "toolConfig",
+            {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["weather"]}},
+        ),
+    ],
+)
+def test_a_clients_tool_choice_reaches_each_wire_as_its_api_spells_it(
+    start_gateway: StartGateway, sim: Simulator, model: str, field: str, sent: object
+) -> None:
+    gateway = start_gateway()
+    call = SimToolCall(call_id="call_1", name="weather", arguments='{"city": "Oslo"}')
+    sim.script(Transcript(tool_calls=(call,), finish="tool_calls"))
+    completion = gateway.openai().chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        tools=[WEATHER],  # type: ignore[list-item]
+        tool_choice=FORCED,  # type: ignore[arg-type]
+    )
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert sim.requests[0].body[field] == sent
+
+
+@pytest.mark.slow  # a daemon
+def test_tool_choice_none_and_required_reach_the_wire(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway()
+    sim.script(Transcript(answer="No tools."), times=2)
+    for choice, sent in (("none", {"type": "none"}), ("auto", {"type": "auto"})):
+        gateway.openai().chat.completions.create(
+            model="anthropic/claude-sonnet-4-6",
+            messages=[{"role": "user", "content": "Hi"}],
+            tools=[WEATHER],  # type: ignore[list-item]
+            tool_choice=choice,  # type: ignore[arg-type]
+        )
+        assert sim.requests[-1].body["tool_choice"] == sent

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thoughtline.model.requests import Message, ToolSpec
+from thoughtline.model.requests import Message, ToolChoice, ToolSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +22,8 @@ class ClientTurns:
     system: str | None
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    """Which of its tools the model may or must call (``None``: the API's default)."""
     asked: str | None = None
     """What the caller's request asked of reasoning, as it said it
     (``reasoning_effort=high``), recorded with the run beside the mode it got."""

@@ -358,6 +358,7 @@ class TaskCall:
             max_output_tokens=generation.max_output_tokens,
             temperature=generation.temperature,
             tools=self.tools,
+            tool_choice=None if task.client_turns is None else task.client_turns.tool_choice,
         )
 
     async def step(

@@ -24,7 +24,7 @@ from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.errors import ErrorCode, ThoughtlineError
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk
 from thoughtline.model.client_turns import ClientTurns
-from thoughtline.model.requests import Message
+from thoughtline.model.requests import Message, ToolChoice
 from thoughtline.records import Task
 from thoughtline.records.run_events import RunEvent, is_terminal
 from thoughtline.runtime import ManagedRun, RunOptions, build_spec
@@ -212,10 +212,12 @@ class Bridge:
         restored = self.carriers.restore(
             client.name, call.messages, endpoint=route.endpoint, model=route.model
         )
+        choice = call.tool_choice
         turns = ClientTurns(
             system=call.system,
             messages=restored.messages,
             tools=call.tools,
+            tool_choice=None if choice is None else ToolChoice(mode=choice.mode, name=choice.name),
             asked=described(call.reasoning),
         )
         options = gateway_options(client, call, route, turns, left_today=left)
