@@ -215,6 +215,12 @@ def refusal(body: object) -> DialectError:
             "at least 1024",
         ),
         (
+            {"model": "m", "max_tokens": 5, "messages": USER, "thinking": {"type": "enabled"}},
+            "REQUEST_INVALID",
+            "thinking.budget_tokens",
+            "thinking.budget_tokens: is required",
+        ),
+        (
             {"model": "m", "max_tokens": 5, "messages": USER, "temperature": 1.5},
             "REQUEST_INVALID",
             "temperature",

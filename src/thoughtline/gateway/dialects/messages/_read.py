@@ -132,7 +132,7 @@ def _reasoning(body: Mapping[str, Any]) -> ReasoningAsk:
         )
         enabled = kind != "disabled"
         if kind == "enabled":
-            budget = f.tokens(shape, "budget_tokens", required=True)
+            budget = f.tokens(shape, "budget_tokens", ("thinking",), required=True)
             assert budget is not None
             if budget < _MIN_BUDGET:
                 f.fail(
