@@ -44,6 +44,7 @@ def a_call(dialect: str, *, stream: bool = True) -> GatewayCall:
         (b'{"model": "\xc3\x28"}', 1000, "JSON_INVALID", 400),
         (b'{"model": "\\udc00"}', 1000, "JSON_INVALID", 400),
         (b'{"model": tru', 1000, "JSON_INVALID", 400),
+        (b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}", 20_000, "JSON_INVALID", 400),
         (b'"a string"', 1000, "REQUEST_INVALID", 400),
         (b"{}" + b" " * 2000, 1000, "REQUEST_TOO_LARGE", 413),
     ],
