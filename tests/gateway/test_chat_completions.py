@@ -181,6 +181,21 @@ USER = [{"role": "user", "content": "hi"}]
             "answers no tool call",
         ),
         (
+            {
+                "model": "m",
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "x",
+                        "reasoning_details": [{"type": "reasoning.foo"}],
+                    }
+                ],
+            },
+            "REQUEST_INVALID",
+            "messages[0].reasoning_details[0].type",
+            "'reasoning.foo' is not one of",
+        ),
+        (
             {"model": "m", "messages": USER, "n": 2},
             "GATEWAY_REQUEST_UNSUPPORTED",
             "n",
@@ -473,3 +488,41 @@ def test_a_client_that_turned_thinking_off_gets_no_reasoning_content() -> None:
         chat.ChatCompletionsStream(call, Rendering(shows_reasoning=True)), a_reply()
     )
     assert b"reasoning_content" not in data and CANARY.encode() not in data
+
+
+def test_an_openrouter_history_reads_back_with_its_reasoning_details() -> None:
+    model = "anthropic/claude-sonnet-4.6"
+    made = {"provider": "openrouter", "model": model}
+    details = (
+        ReasoningPart(
+            kind="summary",
+            text="Need the weather.",
+            provider_metadata={
+                "type": "reasoning.text",
+                "format": "anthropic-claude-v1",
+                "index": 0,
+                "signature": "sig==",
+            },
+            **made,
+        ),
+        ReasoningPart(
+            kind="encrypted",
+            text="",
+            provider_metadata={
+                "type": "reasoning.encrypted",
+                "format": "openai-responses-v1",
+                "id": "rs_1",
+                "index": 1,
+                "data": "gAAAA==",
+            },
+            **made,
+        ),
+    )
+    messages = history("openrouter", model)
+    assistant = Message(role="assistant", parts=(*details, *messages[1].parts[1:]))
+    messages = (messages[0], assistant, messages[2])
+    body = sent("openrouter", model, messages, tools=(WEATHER,))
+    assert body["messages"][2]["reasoning_details"]  # the wire sent them
+    call = chat.parse_object(body)
+    assert call.messages == messages
+    assert [part.kind for part in call.client_carriers()] == ["summary", "encrypted"]
