@@ -459,3 +459,16 @@ def test_a_client_that_turned_thinking_off_gets_none_whatever_its_mode_shows() -
         replace(call, stream=False), Rendering(shows_reasoning=True), response_of(a_reply())
     )
     assert [block["type"] for block in body["content"]] == ["text", "tool_use", "tool_use"]
+
+
+def test_raw_reasoning_from_a_deepseek_model_is_a_thinking_block_with_no_signature() -> None:
+    events = [
+        *reasoning("w", "", kind="raw", deltas=("Think ", "hard.")),
+        *text("t", "Hi."),
+        Finish(reason="stop"),
+    ]
+    data, final = streamed(True, events)
+    assert b"signature_delta" not in data
+    first = final.content[0]
+    assert (first.type, first.thinking) == ("thinking", "Think hard.")
+    assert final.content[0].signature == ""

@@ -434,3 +434,19 @@ def test_items_a_broken_stream_left_open_are_done_with_what_arrived() -> None:
     assert done[1].arguments == '{"cut":'
     assert seen[-1].type == "response.failed"
     assert [item.type for item in seen[-1].response.output] == ["message", "function_call"]
+
+
+def test_raw_reasoning_from_a_deepseek_model_is_the_reasoning_items_content() -> None:
+    events = [*reasoning("w", "", kind="raw", deltas=("Think ", "hard.")), *the_answer()]
+    _, seen, final = streamed(True, events=events)
+    (item, *_) = final.output
+    assert item.type == "reasoning"
+    assert item.summary == []
+    assert [(part.type, part.text) for part in item.content] == [("reasoning_text", "Think hard.")]
+    deltas = [event.delta for event in seen if event.type == "response.reasoning_text.delta"]
+    assert deltas == ["Think ", "hard."]
+    body = responses.render(
+        a_call(stream=False), Rendering(shows_reasoning=True), response_of(events)
+    )
+    read = client_for(dumps_bytes(body)).responses.create(model="fast", input="hi")
+    assert read.output[0].content[0].text == "Think hard."  # type: ignore[union-attr,index]
