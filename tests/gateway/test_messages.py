@@ -472,3 +472,30 @@ def test_raw_reasoning_from_a_deepseek_model_is_a_thinking_block_with_no_signatu
     first = final.content[0]
     assert (first.type, first.thinking) == ("thinking", "Think hard.")
     assert final.content[0].signature == ""
+
+
+def test_a_count_tokens_body_is_read_without_max_tokens_and_answered_as_the_api_does() -> None:
+    body = {
+        "model": "claude",
+        "system": "Be brief.",
+        "messages": USER,
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+    }
+    call = messages.parse_count_tokens(dumps_bytes(body), max_bytes=1 << 20)
+    assert (call.system, call.max_output_tokens, call.reasoning.budget_tokens) == (
+        "Be brief.",
+        None,
+        2048,
+    )
+    assert call.messages == (Message(role="user", content="hi"),)
+    with pytest.raises(DialectError) as caught:
+        messages.parse_count_tokens(dumps_bytes({**body, "max_tokens": 5}), max_bytes=1 << 20)
+    assert (caught.value.param, caught.value.message) == (
+        "max_tokens",
+        "max_tokens: Extra inputs are not permitted",
+    )
+    count = sdk(dumps_bytes(messages.count_tokens_body(57))).messages.count_tokens(
+        model="claude", messages=USER
+    )  # type: ignore[arg-type]
+    assert count.input_tokens == 57
