@@ -282,7 +282,7 @@ def test_a_refusal_reaches_the_anthropic_sdk_as_its_own_error_with_the_code_insi
         "type": "error",
         "error": {
             "type": "invalid_request_error",
-            "message": "bar: Extra inputs are not permitted",
+            "message": "bar: Extra inputs are not permitted. Leave it out: it is not a field of the Messages API.",
             "code": "REQUEST_INVALID",
         },
     }
@@ -493,7 +493,8 @@ def test_a_count_tokens_body_is_read_without_max_tokens_and_answered_as_the_api_
         messages.parse_count_tokens(dumps_bytes({**body, "max_tokens": 5}), max_bytes=1 << 20)
     assert (caught.value.param, caught.value.message) == (
         "max_tokens",
-        "max_tokens: Extra inputs are not permitted",
+        "max_tokens: Extra inputs are not permitted. Leave it out: it is not a field of the "
+        "Messages API count_tokens body.",
     )
     count = sdk(dumps_bytes(messages.count_tokens_body(57))).messages.count_tokens(
         model="claude", messages=USER

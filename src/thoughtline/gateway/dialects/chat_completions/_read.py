@@ -100,7 +100,10 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
             f.unsupported((key,), _UNSERVED[key] + ".")
         if key not in _READ and key not in _IGNORED:
             raise DialectError(
-                "REQUEST_INVALID", f"Unrecognized request argument supplied: {key}", param=key
+                "REQUEST_INVALID",
+                f"Unrecognized request argument supplied: {key}. Leave it out: it is not a "
+                "field of the Chat Completions API.",
+                param=key,
             )
     model = f.model(body)
     _one_choice(body)

@@ -82,7 +82,10 @@ def parse_object(body: Mapping[str, Any], *, counting: bool = False) -> GatewayC
             f.unsupported((key,), _UNSERVED[key] + ".")
         if key not in known:
             raise DialectError(
-                "REQUEST_INVALID", f"{key}: Extra inputs are not permitted", param=key
+                "REQUEST_INVALID",
+                f"{key}: Extra inputs are not permitted. Leave it out: it is not a field "
+                f"of the Messages API{' count_tokens body' if counting else ''}.",
+                param=key,
             )
     model = f.model(body)
     max_tokens = f.tokens(body, "max_tokens", required=not counting)
