@@ -13,7 +13,7 @@ from tests.support import call_context
 from thoughtline.gateway.call import GatewayCall, ToolChoice
 from thoughtline.gateway.dialects import chat_completions as chat
 from thoughtline.gateway.dialects._common import DialectError, Rendering
-from thoughtline.model.events import Finish, StreamError
+from thoughtline.model.events import Finish, StreamError, TextDelta, TextEnd, TextStart
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message, ModelRequest, ToolSpec
 from thoughtline.providers.registry import wire_for
@@ -526,3 +526,31 @@ def test_an_openrouter_history_reads_back_with_its_reasoning_details() -> None:
     call = chat.parse_object(body)
     assert call.messages == messages
     assert [part.kind for part in call.client_carriers()] == ["summary", "encrypted"]
+
+
+def test_a_refusal_is_the_refusal_field_streamed_and_not() -> None:
+    events = [
+        TextStart(part_id="t", provider_metadata={"refusal": True}),
+        TextDelta(part_id="t", text="I can't help with that."),
+        TextEnd(part_id="t"),
+        Finish(reason="refusal"),
+    ]
+    data = render_stream(
+        chat.ChatCompletionsStream(a_call(), Rendering(shows_reasoning=False)), events
+    )
+    chunks = list(
+        client_for(data, stream=True).chat.completions.create(
+            model="fast", messages=[], stream=True
+        )
+    )
+    deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
+    assert "".join(delta.refusal or "" for delta in deltas) == "I can't help with that."
+    assert "".join(delta.content or "" for delta in deltas) == ""
+    body = chat.render(a_call(stream=False), Rendering(shows_reasoning=False), response_of(events))
+    message = (
+        client_for(dumps_bytes(body), stream=False)
+        .chat.completions.create(model="fast", messages=[])
+        .choices[0]
+        .message
+    )
+    assert (message.content, message.refusal) == (None, "I can't help with that.")
