@@ -13,7 +13,7 @@ from tests.support import call_context
 from thoughtline.gateway.call import GatewayCall, ToolChoice
 from thoughtline.gateway.dialects import chat_completions as chat
 from thoughtline.gateway.dialects._common import DialectError, Rendering
-from thoughtline.model.events import Finish, StreamError
+from thoughtline.model.events import Finish, StreamError, TextDelta, TextEnd, TextStart
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message, ModelRequest, ToolSpec
 from thoughtline.providers.registry import wire_for
@@ -179,6 +179,21 @@ USER = [{"role": "user", "content": "hi"}]
             "REQUEST_INVALID",
             "messages[1].tool_call_id",
             "answers no tool call",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": "x",
+                        "reasoning_details": [{"type": "reasoning.foo"}],
+                    }
+                ],
+            },
+            "REQUEST_INVALID",
+            "messages[0].reasoning_details[0].type",
+            "'reasoning.foo' is not one of",
         ),
         (
             {"model": "m", "messages": USER, "n": 2},
@@ -473,3 +488,69 @@ def test_a_client_that_turned_thinking_off_gets_no_reasoning_content() -> None:
         chat.ChatCompletionsStream(call, Rendering(shows_reasoning=True)), a_reply()
     )
     assert b"reasoning_content" not in data and CANARY.encode() not in data
+
+
+def test_an_openrouter_history_reads_back_with_its_reasoning_details() -> None:
+    model = "anthropic/claude-sonnet-4.6"
+    made = {"provider": "openrouter", "model": model}
+    details = (
+        ReasoningPart(
+            kind="summary",
+            text="Need the weather.",
+            provider_metadata={
+                "type": "reasoning.text",
+                "format": "anthropic-claude-v1",
+                "index": 0,
+                "signature": "sig==",
+            },
+            **made,
+        ),
+        ReasoningPart(
+            kind="encrypted",
+            text="",
+            provider_metadata={
+                "type": "reasoning.encrypted",
+                "format": "openai-responses-v1",
+                "id": "rs_1",
+                "index": 1,
+                "data": "gAAAA==",
+            },
+            **made,
+        ),
+    )
+    messages = history("openrouter", model)
+    assistant = Message(role="assistant", parts=(*details, *messages[1].parts[1:]))
+    messages = (messages[0], assistant, messages[2])
+    body = sent("openrouter", model, messages, tools=(WEATHER,))
+    assert body["messages"][2]["reasoning_details"]  # the wire sent them
+    call = chat.parse_object(body)
+    assert call.messages == messages
+    assert [part.kind for part in call.client_carriers()] == ["summary", "encrypted"]
+
+
+def test_a_refusal_is_the_refusal_field_streamed_and_not() -> None:
+    events = [
+        TextStart(part_id="t", provider_metadata={"refusal": True}),
+        TextDelta(part_id="t", text="I can't help with that."),
+        TextEnd(part_id="t"),
+        Finish(reason="refusal"),
+    ]
+    data = render_stream(
+        chat.ChatCompletionsStream(a_call(), Rendering(shows_reasoning=False)), events
+    )
+    chunks = list(
+        client_for(data, stream=True).chat.completions.create(
+            model="fast", messages=[], stream=True
+        )
+    )
+    deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
+    assert "".join(delta.refusal or "" for delta in deltas) == "I can't help with that."
+    assert "".join(delta.content or "" for delta in deltas) == ""
+    body = chat.render(a_call(stream=False), Rendering(shows_reasoning=False), response_of(events))
+    message = (
+        client_for(dumps_bytes(body), stream=False)
+        .chat.completions.create(model="fast", messages=[])
+        .choices[0]
+        .message
+    )
+    assert (message.content, message.refusal) == (None, "I can't help with that.")

@@ -44,6 +44,7 @@ def a_call(dialect: str, *, stream: bool = True) -> GatewayCall:
         (b'{"model": "\xc3\x28"}', 1000, "JSON_INVALID", 400),
         (b'{"model": "\\udc00"}', 1000, "JSON_INVALID", 400),
         (b'{"model": tru', 1000, "JSON_INVALID", 400),
+        (b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}", 20_000, "JSON_INVALID", 400),
         (b'"a string"', 1000, "REQUEST_INVALID", 400),
         (b"{}" + b" " * 2000, 1000, "REQUEST_TOO_LARGE", 413),
     ],
@@ -407,3 +408,25 @@ def test_huge_arguments_are_read_and_streamed_whole_in_ten_thousand_deltas(diale
             for call in chunk.choices[0].delta.tool_calls or ()
         )  # type: ignore[union-attr]
         assert got == streamed
+
+
+@pytest.mark.parametrize(
+    ("dialect", "status", "kind"),
+    [
+        ("chat_completions", 401, "invalid_request_error"),
+        ("chat_completions", 429, "requests"),
+        ("responses", 503, "service_unavailable_error"),
+        ("responses", 502, "server_error"),
+        ("messages", 401, "authentication_error"),
+        ("messages", 404, "not_found_error"),
+        ("messages", 409, "invalid_request_error"),
+        ("messages", 529, "overloaded_error"),
+        ("messages", 503, "api_error"),
+    ],
+)
+def test_an_errors_type_is_the_one_the_real_api_gives_that_status(
+    dialect: str, status: int, kind: str
+) -> None:
+    _, body = client_api(dialect).failure("UNAUTHORIZED", "No.", status=status)  # type: ignore[arg-type]
+    assert body["error"]["type"] == kind
+    assert body["error"]["code"] == "UNAUTHORIZED"

@@ -215,6 +215,12 @@ def refusal(body: object) -> DialectError:
             "at least 1024",
         ),
         (
+            {"model": "m", "max_tokens": 5, "messages": USER, "thinking": {"type": "enabled"}},
+            "REQUEST_INVALID",
+            "thinking.budget_tokens",
+            "thinking.budget_tokens: is required",
+        ),
+        (
             {"model": "m", "max_tokens": 5, "messages": USER, "temperature": 1.5},
             "REQUEST_INVALID",
             "temperature",
@@ -276,7 +282,7 @@ def test_a_refusal_reaches_the_anthropic_sdk_as_its_own_error_with_the_code_insi
         "type": "error",
         "error": {
             "type": "invalid_request_error",
-            "message": "bar: Extra inputs are not permitted",
+            "message": "bar: Extra inputs are not permitted. Leave it out: it is not a field of the Messages API.",
             "code": "REQUEST_INVALID",
         },
     }
@@ -453,3 +459,44 @@ def test_a_client_that_turned_thinking_off_gets_none_whatever_its_mode_shows() -
         replace(call, stream=False), Rendering(shows_reasoning=True), response_of(a_reply())
     )
     assert [block["type"] for block in body["content"]] == ["text", "tool_use", "tool_use"]
+
+
+def test_raw_reasoning_from_a_deepseek_model_is_a_thinking_block_with_no_signature() -> None:
+    events = [
+        *reasoning("w", "", kind="raw", deltas=("Think ", "hard.")),
+        *text("t", "Hi."),
+        Finish(reason="stop"),
+    ]
+    data, final = streamed(True, events)
+    assert b"signature_delta" not in data
+    first = final.content[0]
+    assert (first.type, first.thinking) == ("thinking", "Think hard.")
+    assert final.content[0].signature == ""
+
+
+def test_a_count_tokens_body_is_read_without_max_tokens_and_answered_as_the_api_does() -> None:
+    body = {
+        "model": "claude",
+        "system": "Be brief.",
+        "messages": USER,
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+    }
+    call = messages.parse_count_tokens(dumps_bytes(body), max_bytes=1 << 20)
+    assert (call.system, call.max_output_tokens, call.reasoning.budget_tokens) == (
+        "Be brief.",
+        None,
+        2048,
+    )
+    assert call.messages == (Message(role="user", content="hi"),)
+    with pytest.raises(DialectError) as caught:
+        messages.parse_count_tokens(dumps_bytes({**body, "max_tokens": 5}), max_bytes=1 << 20)
+    assert (caught.value.param, caught.value.message) == (
+        "max_tokens",
+        "max_tokens: Extra inputs are not permitted. Leave it out: it is not a field of the "
+        "Messages API count_tokens body.",
+    )
+    count = sdk(dumps_bytes(messages.count_tokens_body(57))).messages.count_tokens(
+        model="claude", messages=USER
+    )  # type: ignore[arg-type]
+    assert count.input_tokens == 57

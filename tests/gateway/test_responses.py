@@ -411,3 +411,42 @@ def test_each_delta_costs_one_frame_whatever_came_before() -> None:
     # the sequence number grows by one digit at 10, 100, 1000 and 10000
     assert max(sizes) - min(sizes) <= 4
     assert max(sizes) < 300
+
+
+def test_items_a_broken_stream_left_open_are_done_with_what_arrived() -> None:
+    events = [
+        *text("t", "Half an ", "answer")[:-1],  # no TextEnd
+        *tool_call("c", "call_1", "f", '{"cut":')[:-1],  # no ToolCallEnd
+        StreamError(
+            code="PROVIDER_STREAM_INTERRUPTED", message="The stream broke.", retryable=True
+        ),
+    ]
+    stream = responses.ResponsesStream(a_call(), Rendering(shows_reasoning=True))
+    data = render_stream(stream, events)
+    with client_for(data, stream=True).responses.stream(model="fast", input="hi") as reading:
+        seen = list(reading)
+    done = [event.item for event in seen if event.type == "response.output_item.done"]
+    assert [(item.type, item.status) for item in done] == [
+        ("message", "incomplete"),
+        ("function_call", "incomplete"),
+    ]
+    assert done[0].content[0].text == "Half an answer"
+    assert done[1].arguments == '{"cut":'
+    assert seen[-1].type == "response.failed"
+    assert [item.type for item in seen[-1].response.output] == ["message", "function_call"]
+
+
+def test_raw_reasoning_from_a_deepseek_model_is_the_reasoning_items_content() -> None:
+    events = [*reasoning("w", "", kind="raw", deltas=("Think ", "hard.")), *the_answer()]
+    _, seen, final = streamed(True, events=events)
+    (item, *_) = final.output
+    assert item.type == "reasoning"
+    assert item.summary == []
+    assert [(part.type, part.text) for part in item.content] == [("reasoning_text", "Think hard.")]
+    deltas = [event.delta for event in seen if event.type == "response.reasoning_text.delta"]
+    assert deltas == ["Think ", "hard."]
+    body = responses.render(
+        a_call(stream=False), Rendering(shows_reasoning=True), response_of(events)
+    )
+    read = client_for(dumps_bytes(body)).responses.create(model="fast", input="hi")
+    assert read.output[0].content[0].text == "Think hard."  # type: ignore[union-attr,index]

@@ -149,16 +149,19 @@ class Fields:
             self.wrong(path, "an object", value)
         return value
 
-    def tokens(self, body: Mapping[str, Any], key: str, *, required: bool = False) -> int | None:
+    def tokens(
+        self, body: Mapping[str, Any], key: str, path: Path = (), *, required: bool = False
+    ) -> int | None:
         value = body.get(key)
+        where = (*path, key)
         if value is None:
             if required:
-                self.missing((key,))
+                self.missing(where)
             return None
         if not isinstance(value, int) or isinstance(value, bool):
-            self.wrong((key,), "an integer", value)
+            self.wrong(where, "an integer", value)
         if not 1 <= value <= MAX_OUTPUT_TOKENS:
-            self.fail((key,), f"must be from 1 to {MAX_OUTPUT_TOKENS:,}, got {value}.")
+            self.fail(where, f"must be from 1 to {MAX_OUTPUT_TOKENS:,}, got {value}.")
         return value
 
     def number(self, body: Mapping[str, Any], key: str, *, low: float, high: float) -> float | None:

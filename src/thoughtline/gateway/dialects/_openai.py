@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.gateway.dialects._common import Fields, Path
+from thoughtline.wire.api_errors import openai_error
 
 EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The efforts OpenAI's APIs take (``max`` for the models that accept it)."""
@@ -55,13 +56,5 @@ def tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> 
 
 
 def error_type(status: int) -> str:
-    """The ``type`` OpenAI gives an error of this status."""
-    if status == 429:
-        return "rate_limit_error"
-    if status >= 500:
-        return "server_error"
-    if status == 401:
-        return "authentication_error"
-    if status == 403:
-        return "permission_error"
-    return "invalid_request_error"
+    """The ``type`` OpenAI gives an error of this status (:mod:`thoughtline.wire.api_errors`)."""
+    return openai_error(status)[0]

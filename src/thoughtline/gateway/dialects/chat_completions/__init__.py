@@ -5,8 +5,9 @@ instructions in order; ``user`` text (a string or ``text`` parts) is a user mess
 ``tool`` messages are tool results, named after the earlier call they answer, and join
 one user message with the user text that directly follows them; an ``assistant``
 message is its reasoning (``reasoning_content``, or ``reasoning`` as vLLM and Ollama
-spell it: raw reasoning a DeepSeek-style client sends back), its text and its
-``tool_calls``, in that order. ``tools`` are function tools; ``tool_choice``,
+spell it: raw reasoning a DeepSeek-style client sends back; or OpenRouter's
+``reasoning_details``, read as the Chat Completions wire's decoder reads them), its text
+and its ``tool_calls``, in that order. ``tools`` are function tools; ``tool_choice``,
 ``parallel_tool_calls``, ``stream``, ``stream_options.include_usage``,
 ``max_completion_tokens`` (or the older ``max_tokens``), ``temperature``, ``top_p``,
 ``stop``, ``reasoning_effort`` and DeepSeek's ``thinking`` switch are read. Fields that

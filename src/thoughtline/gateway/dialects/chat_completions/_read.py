@@ -19,10 +19,24 @@ from thoughtline.gateway.dialects._openai import (
     tool_name,
     tool_parameters,
 )
+from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
 
 _FIELDS: Final = Fields(openai_path)
+
+_DETAIL_TEXT: Final[dict[str, str]] = {
+    "reasoning.text": "text",
+    "reasoning.summary": "summary",
+    "reasoning.encrypted": "data",
+}
+"""OpenRouter's ``reasoning_details`` types and the key holding each one's text."""
+
+SUMMARY_FORMATS: Final = frozenset(
+    {"anthropic-claude-v1", "google-gemini-v1", "openai-responses-v1"}
+)
+"""OpenRouter ``format`` values whose upstream returns only summaries (the Chat
+Completions wire's decoder reads them so too)."""
 
 _READ: Final = frozenset(
     {
@@ -86,7 +100,10 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
             f.unsupported((key,), _UNSERVED[key] + ".")
         if key not in _READ and key not in _IGNORED:
             raise DialectError(
-                "REQUEST_INVALID", f"Unrecognized request argument supplied: {key}", param=key
+                "REQUEST_INVALID",
+                f"Unrecognized request argument supplied: {key}. Leave it out: it is not a "
+                "field of the Chat Completions API.",
+                param=key,
             )
     model = f.model(body)
     _one_choice(body)
@@ -236,11 +253,18 @@ def _tool_result(message: Mapping[str, Any], path: Path, names: dict[str, str]) 
 def _assistant(message: Mapping[str, Any], path: Path, names: dict[str, str]) -> Message:
     f = _FIELDS
     parts: list[Part] = []
-    for key in ("reasoning_content", "reasoning"):
-        thought = f.string(message, key, path)
-        if thought:
-            parts.append(ReasoningPart(kind="raw", text=thought))
-            break
+    details = f.array(message, "reasoning_details", path)
+    if details:
+        # OpenRouter's structured form; its plain ``reasoning`` repeats the same text.
+        parts.extend(
+            _detail(entry, (*path, "reasoning_details", at)) for at, entry in enumerate(details)
+        )
+    else:
+        for key in ("reasoning_content", "reasoning"):
+            thought = f.string(message, key, path)
+            if thought:
+                parts.append(ReasoningPart(kind="raw", text=thought))
+                break
     text = _text(message.get("content"), (*path, "content"))
     if text:
         parts.append(TextPart(text=text))
@@ -259,6 +283,35 @@ def _assistant(message: Mapping[str, Any], path: Path, names: dict[str, str]) ->
     if not parts:
         parts.append(TextPart(text=""))
     return Message(role="assistant", parts=tuple(parts))
+
+
+def _detail(value: object, path: Path) -> ReasoningPart:
+    """One OpenRouter ``reasoning_details`` entry as the Chat Completions wire's decoder
+    reads it: its ``type``, ``format``, ``id``, ``index`` and carrier (``signature``,
+    encrypted ``data``) kept; text in a summary format is a summary, other text raw, an
+    entry with a carrier and no text ``encrypted``."""
+    f = _FIELDS
+    detail = f.mapping(value, path)
+    kind = f.choice(detail.get("type"), (*path, "type"), tuple(_DETAIL_TEXT))
+    metadata: dict[str, MetadataValue] = {
+        key: detail[key]
+        for key in ("type", "format", "id", "index")
+        if key in detail and (detail[key] is None or isinstance(detail[key], str | int))
+    }
+    text_key = _DETAIL_TEXT[kind]
+    carrier = f.string(detail, text_key, path) or ""
+    if kind == "reasoning.encrypted":
+        metadata["data"] = carrier
+        return ReasoningPart(kind="encrypted", text="", provider_metadata=metadata)
+    signature = f.string(detail, "signature", path)
+    if signature is not None:
+        metadata["signature"] = signature
+    if not carrier and signature:
+        return ReasoningPart(kind="encrypted", text="", provider_metadata=metadata)
+    summary = kind == "reasoning.summary" or detail.get("format") in SUMMARY_FORMATS
+    return ReasoningPart(
+        kind="summary" if summary else "raw", text=carrier, provider_metadata=metadata
+    )
 
 
 def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:

@@ -21,9 +21,27 @@ reasoning is a ``thinking`` block (``thinking_delta``, its signature as a
 ``signature_delta`` when the provider gave one) or a ``redacted_thinking`` block; hidden,
 there is no block, signature or thinking token count at all. Not streamed, one
 ``message``.
+
+``count_tokens`` (``POST …/v1/messages/count_tokens``): ``parse_count_tokens`` reads the
+same body less what only generation takes (no ``max_tokens``, ``stream``, sampling or
+stop sequences, refused there as the API refuses them), and ``count_tokens_body`` writes
+``{"input_tokens": N}``.
 """
 
-from thoughtline.gateway.dialects.messages._read import parse, parse_object
+from thoughtline.gateway.dialects.messages._read import (
+    count_tokens_body,
+    parse,
+    parse_count_tokens,
+    parse_object,
+)
 from thoughtline.gateway.dialects.messages._render import MessagesStream, error_response, render
 
-__all__ = ["MessagesStream", "error_response", "parse", "parse_object", "render"]
+__all__ = [
+    "MessagesStream",
+    "count_tokens_body",
+    "error_response",
+    "parse",
+    "parse_count_tokens",
+    "parse_object",
+    "render",
+]

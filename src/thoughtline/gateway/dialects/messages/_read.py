@@ -38,6 +38,10 @@ _READ: Final = frozenset(
     }
 )
 _IGNORED: Final = frozenset({"metadata", "service_tier", "inference_geo", "speed"})
+_COUNTED: Final = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"}
+)
+"""What a count_tokens body takes."""
 _UNSERVED: Final[dict[str, str]] = {
     "container": "code execution containers are not served; leave container out",
     "mcp_servers": "the MCP connector is not served; offer the tools as client tools",
@@ -56,18 +60,35 @@ def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
     return parse_object(read_json(raw, max_bytes=max_bytes))
 
 
-def parse_object(body: Mapping[str, Any]) -> GatewayCall:
-    """:func:`parse` for a body already read as JSON."""
+def parse_count_tokens(raw: bytes, *, max_bytes: int) -> GatewayCall:
+    """The call whose input ``POST /v1/messages/count_tokens`` asks to count: the same
+    body less what only generation takes (``max_tokens``, ``stream``, sampling, stop
+    sequences, ``metadata``), which the API refuses there."""
+    return parse_object(read_json(raw, max_bytes=max_bytes), counting=True)
+
+
+def count_tokens_body(input_tokens: int) -> dict[str, Any]:
+    """The count's answer, as the API gives it."""
+    return {"input_tokens": input_tokens}
+
+
+def parse_object(body: Mapping[str, Any], *, counting: bool = False) -> GatewayCall:
+    """:func:`parse` (or, ``counting``, :func:`parse_count_tokens`) for a body already
+    read as JSON."""
     f = _FIELDS
+    known = _COUNTED if counting else _READ | _IGNORED
     for key in body:
         if key in _UNSERVED:
             f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in _READ and key not in _IGNORED:
+        if key not in known:
             raise DialectError(
-                "REQUEST_INVALID", f"{key}: Extra inputs are not permitted", param=key
+                "REQUEST_INVALID",
+                f"{key}: Extra inputs are not permitted. Leave it out: it is not a field "
+                f"of the Messages API{' count_tokens body' if counting else ''}.",
+                param=key,
             )
     model = f.model(body)
-    max_tokens = f.tokens(body, "max_tokens", required=True)
+    max_tokens = f.tokens(body, "max_tokens", required=not counting)
     messages = f.array(body, "messages", required=True)
     assert messages is not None
     if not messages:
@@ -132,7 +153,7 @@ def _reasoning(body: Mapping[str, Any]) -> ReasoningAsk:
         )
         enabled = kind != "disabled"
         if kind == "enabled":
-            budget = f.tokens(shape, "budget_tokens", required=True)
+            budget = f.tokens(shape, "budget_tokens", ("thinking",), required=True)
             assert budget is not None
             if budget < _MIN_BUDGET:
                 f.fail(

@@ -30,6 +30,7 @@ from thoughtline.model.events import (
     merge_usage,
 )
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart
+from thoughtline.wire.api_errors import anthropic_error_type
 
 _STOP: Final[dict[str, str]] = {
     "stop": "end_turn",
@@ -39,18 +40,6 @@ _STOP: Final[dict[str, str]] = {
     "refusal": "refusal",
     "error": "end_turn",
     "other": "end_turn",
-}
-_ERROR_TYPES: Final[dict[int, str]] = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    503: "overloaded_error",
-    504: "timeout_error",
-    529: "overloaded_error",
 }
 _REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd)
 
@@ -317,5 +306,5 @@ def error_response(
     """The status and body of a refusal or failure, in Anthropic's error shape, with
     thoughtline's code beside the type (``param`` is already in Anthropic's message)."""
     del param
-    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    kind = anthropic_error_type(status)
     return status, {"type": "error", "error": {"type": kind, "message": message, "code": code}}

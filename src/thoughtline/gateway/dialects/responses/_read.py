@@ -83,7 +83,12 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         if key in _UNSERVED and body[key] is not None:
             f.unsupported((key,), _UNSERVED[key] + ".")
         if key not in _READ and key not in _IGNORED and key not in _UNSERVED:
-            raise DialectError("REQUEST_INVALID", f"Unknown parameter: '{key}'.", param=key)
+            raise DialectError(
+                "REQUEST_INVALID",
+                f"Unknown parameter: '{key}'. Leave it out: it is not a field of the "
+                "Responses API.",
+                param=key,
+            )
     model = f.model(body)
     if f.boolean(body, "background"):
         f.unsupported(

@@ -204,17 +204,37 @@ class ResponsesStream:
             "response.output_item.added", {"output_index": index, "item": dict(body)}
         )
 
-    def _close_item(self) -> bytes:
+    def _close_item(self, *, ended: bool = False) -> bytes:
+        """``output_item.done`` for the open item. One its part's end never reached (the
+        stream broke) is done with what arrived, ``incomplete``."""
         item = self._item
         if item is None:
             return b""
         self._item = None
-        if item.kind != "reasoning":
+        if not ended:
+            self._cut_short(item)
+        elif item.kind != "reasoning":
             item.body["status"] = "completed"
         self._output.append(item.body)
         return self._event(
             "response.output_item.done", {"output_index": item.index, "item": item.body}
         )
+
+    @staticmethod
+    def _cut_short(item: _Item) -> None:
+        text = "".join(item.pieces)
+        if item.kind == "message":
+            item.body["status"] = "incomplete"
+            if not item.body["content"]:
+                kind = "refusal" if item.raw else "output_text"
+                part = {"type": kind, kind if item.raw else "text": text}
+                item.body["content"] = [part if item.raw else {**part, "annotations": []}]
+        elif item.kind == "function_call":
+            item.body["status"] = "incomplete"
+            item.body["arguments"] = text
+        elif item.pieces and item.at >= 0:
+            where = item.body["content"] if item.raw else item.body["summary"]
+            where[item.at]["text"] = text
 
     def _reasoning_item(self, metadata: ProviderMetadata) -> bytes:
         """The reasoning item a part belongs to: the open one when the provider's item
@@ -315,7 +335,7 @@ class ResponsesStream:
                 out += self._event(
                     "response.content_part.done", self._at(content_index=0, part=part)
                 )
-                return out + self._close_item()
+                return out + self._close_item(ended=True)
             case ToolCallDelta():
                 if not event.arguments_delta:
                     return b""
@@ -328,7 +348,7 @@ class ResponsesStream:
                 out = self._event(
                     "response.function_call_arguments.done", self._at(arguments=arguments)
                 )
-                return out + self._close_item()
+                return out + self._close_item(ended=True)
             case _:
                 return b""
 
