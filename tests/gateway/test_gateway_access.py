@@ -4,13 +4,15 @@ guards (Host allow-list) apply to the gateway's paths as to every other."""
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import openai
 import pytest
 
 from tests.gateway.conftest import StartGateway
 from tests.server.conftest import StartDaemon
-from thoughtline.testing import Simulator, Transcript
+from thoughtline.testing import Fault, Simulator, Transcript
 
 
 def test_a_daemon_with_the_gateway_off_answers_gateway_disabled_in_openais_shape(
@@ -69,3 +71,26 @@ def test_the_daemons_host_check_guards_the_gateways_paths(
     )
     assert response.status_code == 421
     assert sim.requests == []
+
+
+@pytest.mark.slow  # a daemon
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_provider_failure_reaches_the_client_in_its_apis_shape_with_the_code(
+    start_gateway: StartGateway, sim: Simulator, stream: bool
+) -> None:
+    gateway = start_gateway()
+    sim.inject(Fault.http_error(400, "The model refused the request shape."), times=2)
+    client = gateway.openai()
+    asked = {
+        "model": "deepseek/deepseek-v4-pro",
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
+    if stream:
+        with pytest.raises(openai.APIError) as failed:
+            list(client.chat.completions.create(**asked, stream=True))
+        assert "PROVIDER_BAD_REQUEST" in json.dumps(failed.value.body)
+    else:
+        with pytest.raises(openai.InternalServerError) as failed:
+            client.chat.completions.create(**asked)
+        assert failed.value.status_code == 502
+        assert failed.value.code == "PROVIDER_BAD_REQUEST"

@@ -13,6 +13,7 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,7 @@ from thoughtline.server.gateway.failure import GatewayFailure
 from thoughtline.server.gateway.live import closing_events, live_events
 from thoughtline.server.gateway.routing import listed, route
 
+logger = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 
 
@@ -103,6 +105,22 @@ async def anthropic_messages(request: Request) -> Response:
 
 
 async def _answer(request: Request, api: Api) -> Response:
+    """One client call in its API's shapes; anything unforeseen is a 500 in that API's
+    error shape too (logged, with no internals in the message)."""
+    try:
+        return await _answer_call(request, api)
+    except Exception:
+        logger.exception("the gateway failed on a call")
+        return api.error(
+            GatewayFailure(
+                500,
+                "INTERNAL_ERROR",
+                "The gateway failed on this call; the daemon's log says why.",
+            )
+        )
+
+
+async def _answer_call(request: Request, api: Api) -> Response:
     """One client call: who it is, what it asks, the run it is, the answer in its API."""
     try:
         bridge = _bridge(request)
