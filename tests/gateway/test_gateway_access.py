@@ -12,6 +12,7 @@ import pytest
 
 from tests.gateway.conftest import StartGateway
 from tests.server.conftest import StartDaemon
+from tests.server.support import wait_for_status
 from thoughtline.testing import Fault, Simulator, Transcript
 
 
@@ -94,3 +95,34 @@ def test_a_provider_failure_reaches_the_client_in_its_apis_shape_with_the_code(
             client.chat.completions.create(**asked)
         assert failed.value.status_code == 502
         assert failed.value.code == "PROVIDER_BAD_REQUEST"
+
+
+@pytest.mark.slow  # a daemon, a stream left halfway
+def test_a_client_that_leaves_a_stream_cancels_its_run_and_frees_its_place(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients={"app": {"max_active": 1}})
+    sim.pace_s = 0.05
+    sim.script(Transcript(answer="word " * 400, chunk_chars=5))
+    body = {
+        "model": "deepseek/deepseek-v4-pro",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "stream": True,
+    }
+    headers = {"Authorization": f"Bearer {gateway.tokens['app']}"}
+    with (
+        httpx2.Client(timeout=30) as http,
+        http.stream(
+            "POST", f"{gateway.openai_url}/chat/completions", json=body, headers=headers
+        ) as response,
+    ):
+        run_id = response.headers["thoughtline-run-id"]
+        next(response.iter_bytes())
+    run = wait_for_status(gateway.daemon.client(), run_id, {"cancelled"})
+    assert run["client"] == "app"
+    sim.pace_s = 0.0
+    sim.script(Transcript(answer="Again."))
+    again = gateway.openai().chat.completions.create(
+        model="deepseek/deepseek-v4-pro", messages=[{"role": "user", "content": "Hi"}]
+    )
+    assert again.choices[0].message.content == "Again."

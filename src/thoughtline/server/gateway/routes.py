@@ -12,13 +12,12 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.gateway.call import Dialect, GatewayCall
@@ -29,6 +28,7 @@ from thoughtline.server.gateway.clients import find_client, given_token
 from thoughtline.server.gateway.failure import GatewayFailure
 from thoughtline.server.gateway.live import closing_events, live_events
 from thoughtline.server.gateway.routing import listed, route
+from thoughtline.server.sse import EventStreamResponse
 
 logger = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
@@ -144,7 +144,9 @@ async def _answer_call(request: Request, api: Api) -> Response:
         body: dict[str, Any] = api.dialect.render(call, rendering, task.reply)
         return JSONResponse(body, headers=started.headers)
     stream = api.dialect.stream(call, rendering)
-    return StreamingResponse(
+    # Frames go straight to the server's send, past the middlewares' wrappers (as the
+    # daemon's own event streams do).
+    return EventStreamResponse(
         _streamed(started, stream),
         media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
@@ -153,7 +155,9 @@ async def _answer_call(request: Request, api: Api) -> Response:
 
 async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
     """The run's gated deltas as they come, then its tool calls, usage and finish (or
-    its failure) from the task's end, through the dialect's stream."""
+    its failure) from the task's end, through the dialect's stream. A client that goes
+    away before the end cancels the run, as any caller that stops one."""
+    ended = False
     try:
         async for event in live_events(started):
             if chunk := stream.feed(event):
@@ -161,8 +165,8 @@ async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
         for event in closing_events(started):
             if chunk := stream.feed(event):
                 yield chunk
+        ended = True
         yield stream.close()
-    except asyncio.CancelledError:
-        # The client went away: the run is cancelled like any run a caller stops.
-        started.bridge.daemon.runs.cancel(started.handle.run_id)
-        raise
+    finally:
+        if not ended:
+            started.bridge.daemon.runs.cancel(started.handle.run_id)
