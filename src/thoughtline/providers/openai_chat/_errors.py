@@ -66,6 +66,21 @@ _CONTEXT_OVERFLOW: Final[tuple[str, ...]] = (
 )
 
 
+# What OpenAI-compatible servers say of a model they do not serve, under a status that
+# does not say so: OpenRouter's 400 "x is not a valid model ID", DeepSeek's 400 "Model
+# Not Exist", vLLM's "The model `x` does not exist.".
+_MODEL_UNKNOWN: Final[tuple[str, ...]] = (
+    "is not a valid model id",
+    "model not exist",
+    "does not exist",
+)
+
+
+def _model_unknown(message: str | None) -> bool:
+    lowered = (message or "").lower()
+    return "model" in lowered and any(marker in lowered for marker in _MODEL_UNKNOWN)
+
+
 def context_overflow(*values: str | None) -> bool:
     """Whether an error's text says the request does not fit the model's context."""
     return any(marker in value.lower() for value in values if value for marker in _CONTEXT_OVERFLOW)
@@ -153,6 +168,8 @@ def parse_error_body(
         code = "PROVIDER_REQUEST_TOO_LARGE"
     elif string_code == "insufficient_quota" or error_type == "insufficient_quota":
         code = "PROVIDER_PAYMENT_REQUIRED"
+    elif status in (400, 404) and _model_unknown(message):
+        code = "PROVIDER_NOT_FOUND"
     elif status in (400, 404, 422):
         # The status says what kind of failure; the body may refine a bad request.
         code = _code_from_keywords(string_code, error_type)
