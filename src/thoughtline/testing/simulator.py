@@ -72,6 +72,7 @@ from thoughtline.testing.faults import (
     apply_to_frames,
     frames_before_hold,
 )
+from thoughtline.testing.replay import SimScript
 from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
 from thoughtline.testing.served_models import ModelCatalogue
 from thoughtline.testing.transcript import (
@@ -157,6 +158,7 @@ class Simulator:
         profiles: Mapping[str, Profile] | None = None,
         strict_round_trips: bool = True,
         any_model: bool = False,
+        replay: SimScript | None = None,
     ) -> None:
         """``default_transcript`` answers every request nothing was scripted for; ``None``
         lets the default model answer each one from what it asks
@@ -167,7 +169,8 @@ class Simulator:
         Each provider serves the model ids thoughtline's data knows for it and refuses
         any other with its own not-found answer (:mod:`thoughtline.testing.served_models`);
         :meth:`add_models` adds ids, and ``any_model=True`` serves every id (tests that
-        name made-up models)."""
+        name made-up models). ``replay`` answers every unscripted request with a
+        scripted conversation's next turn instead (:mod:`thoughtline.testing.replay`)."""
         from thoughtline.testing.profiles import default_profiles
 
         self.default_transcript = default_transcript
@@ -183,6 +186,7 @@ class Simulator:
         self.anthropic_models: dict[str, dict[str, Any]] = {}
         self.strict_round_trips = strict_round_trips
         self.any_model = any_model
+        self.replay = replay
         # Model ids served beyond the data's: profile name (None: every profile) → ids.
         self._added_models: dict[str | None, set[str]] = {}
         # The carriers handed out and those that came back, for the round-trip rules.
@@ -233,7 +237,8 @@ class Simulator:
             added = self._added_models.get(None, set()) | self._added_models.get(
                 profile.name, set()
             )
-        return model in added or profile.models.knows(model)
+        replayed = self.replay.models if self.replay is not None else frozenset()
+        return model in added or model in replayed or profile.models.knows(model)
 
     def inject(self, fault: Fault, *, profile: str | None = None, times: int = 1) -> None:
         """Apply ``fault`` to the next ``times`` matching requests."""
@@ -346,11 +351,16 @@ class Simulator:
             await plain(send, verdict.status, verdict.body)
             return
         scripted, fault = self._take(profile.name, model)
-        transcript = (
-            default_model.respond(renderer.conversation(request), model)
-            if scripted is None
-            else scripted
-        )
+        if scripted is not None:
+            transcript = scripted
+        elif self.replay is not None:
+            turn = self.replay.respond(renderer.conversation(request), model)
+            if isinstance(turn, str):  # the script has no turn left for this request
+                await plain(send, 400, renderer.error_body(400, turn))
+                return
+            transcript = turn
+        else:
+            transcript = default_model.respond(renderer.conversation(request), model)
         if verdict is not None:
             transcript = dataclasses.replace(
                 transcript, input_transformations=verdict.input_transformations
