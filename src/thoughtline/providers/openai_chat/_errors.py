@@ -26,7 +26,11 @@ from thoughtline.errors import (
 from thoughtline.model.events import StreamError
 from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.http_errors import provider_error
+from thoughtline.providers.http_errors import (
+    OUTPUT_FORMAT_ADVICE,
+    output_format_mismatch,
+    provider_error,
+)
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
 _MESSAGE_LIMIT: Final = 500
@@ -210,8 +214,12 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     metadata = error.get("metadata")
     status = _int_code(raw_code)
     code: ErrorCode
-    if context_overflow(message, error_type, _text(raw_code)):
+    advice = ""
+    if output_format_mismatch(message):
+        code, advice = "PROVIDER_MALFORMED_RESPONSE", OUTPUT_FORMAT_ADVICE
+    elif context_overflow(message, error_type, _text(raw_code)):
         code = "PROVIDER_REQUEST_TOO_LARGE"
+        advice = advice_for(code)
     elif status is not None:
         code = code_for_status(status)
         if status == 403 and _is_moderation(metadata):
@@ -223,8 +231,7 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     return StreamError(
         code=code,
         message=with_advice(
-            f"{provider} reported an error during the response{label}: {detail}",
-            advice_for(code) if code == "PROVIDER_REQUEST_TOO_LARGE" else "",
+            f"{provider} reported an error during the response{label}: {detail}", advice
         ),
         retryable=code in RETRYABLE_CODES,
         status=status,
