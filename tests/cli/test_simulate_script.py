@@ -204,3 +204,31 @@ def test_a_script_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     assert refused.stderr == (
         f"thoughtline: Cannot read the script {missing}: No such file or directory.\n"
     )
+
+
+def test_a_turns_reasoning_kinds_and_token_counts_are_replayed(
+    start: Starter, tmp_path: Path
+) -> None:
+    home = start.home
+    script = tmp_path / "kinds.toml"
+    script.write_text(
+        "[[turn]]\n"
+        "reasoning = [\n"
+        '  { kind = "summary", text = "First I look." },\n'
+        '  { kind = "redacted", signature = "EmwKAhgBEgy3redacted==" },\n'
+        "]\n"
+        'answer = "Done."\n'
+        "input_tokens = 12\n"
+        "reasoning_tokens = 30\n",
+        encoding="utf-8",
+    )
+    env, _ = start(script)
+    run = thoughtline(home, env, "run", "x", "--chain-of-thought", "surface", "--json")
+    assert run.returncode == 0, run.stderr
+    [task] = json.loads(run.stdout)["tasks"]
+    assert task["output"] == "Done."
+    assert task["reasoning"] == "First I look."  # the redacted block carries no text
+    assert task["reasoning_status"] == "shown"
+    assert task["usage"]["input_tokens"] == 12
+    assert task["usage"]["reasoning_tokens"] == 30
+    assert "EmwKAhgBEgy3redacted==" not in run.stdout + run.stderr
