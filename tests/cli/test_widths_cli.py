@@ -150,3 +150,21 @@ def test_piped_output_follows_columns_for_every_command(
     ran = piped(home, environ, "run", "hi", columns="200")
     assert_fits(table_of(ran.stderr, "run ", "cost "), 200, "first", "reasoning")
     assert any(len(line) > 80 for line in table_of(ran.stderr, "run ", "cost "))
+
+
+def test_a_long_role_name_stays_whole_in_the_run_and_status_tables(
+    tmp_path: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    role = "security-reviewer-for-payment-flows"
+    (tmp_path / "thoughtline.toml").write_text(
+        f'[roles.{role}]\nprompt = "You are a careful reviewer."\n', encoding="utf-8"
+    )
+    ran = piped(home, environ, "run", "hi", "-r", role, "-r", "architect")
+    table = table_of(ran.stderr, "run ", "cost ")
+    # The input and output token columns make room; the role is never folded.
+    assert_fits(table, 80, f"{role} done", "architect", "cost")
+    [header] = [line.split() for line in table if line.startswith("task ")]
+    assert "input" not in header and "output" not in header, table
+    status = piped(home, environ, "status").stdout
+    assert_fits(table_of(status, "run ", "cost "), 80, f"{role} done")
