@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli.test_run_cli import home, thoughtline
 from thoughtline.testing import Simulator
+from thoughtline.testing.served_models import VLLM_SERVED_MODEL
 
 pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
@@ -70,20 +71,24 @@ def test_a_typo_in_the_model_id_fails_with_the_providers_not_found(
     assert f"(simulated {meant})" in done["output"]
 
 
-def test_vllm_refuses_a_model_it_was_not_started_with_until_one_is_added(
+def test_vllm_serves_the_model_it_was_started_with_and_refuses_others_until_added(
     home: Path, strict: Simulator, environ: dict[str, str]
 ) -> None:
-    refused = thoughtline(home, environ, "run", "hi", "-p", "vllm", "-m", "Qwen/Qwen3-8B", "--json")
+    # The simulated vLLM was started with Qwen/Qwen3-8B, as by `vllm serve Qwen/Qwen3-8B`.
+    started = thoughtline(home, environ, "run", "hi", "-p", "vllm", "-m", VLLM_SERVED_MODEL)
+    assert started.returncode == 0, started.stderr
+    assert f"(simulated {VLLM_SERVED_MODEL})" in started.stdout
+    refused = thoughtline(home, environ, "run", "hi", "-p", "vllm", "-m", "my/model-7b", "--json")
     [task] = json.loads(refused.stdout)["tasks"]
     assert task["error"]["code"] == "PROVIDER_NOT_FOUND"
     assert (
-        "vllm returned HTTP 404: The model `Qwen/Qwen3-8B` does not exist."
+        "vllm returned HTTP 404: The model `my/model-7b` does not exist."
         in (task["error"]["message"])
     )
-    strict.add_models("Qwen/Qwen3-8B", profile="vllm")
-    served = thoughtline(home, environ, "run", "hi", "-p", "vllm", "-m", "Qwen/Qwen3-8B")
+    strict.add_models("my/model-7b", profile="vllm")
+    served = thoughtline(home, environ, "run", "hi", "-p", "vllm", "-m", "my/model-7b")
     assert served.returncode == 0, served.stderr
-    assert "(simulated Qwen/Qwen3-8B)" in served.stdout
+    assert "(simulated my/model-7b)" in served.stdout
 
 
 def test_llama_cpp_answers_whatever_model_a_request_names(

@@ -11,7 +11,9 @@ what that provider really answers for an unknown model, status and body, so that
 - OpenRouter: 400 "... is not a valid model ID";
 - Gemini: 404 ``NOT_FOUND`` ("models/... is not found for API version v1beta");
 - DeepSeek: 400 "Model Not Exist";
-- vLLM: 404 ``NotFoundError`` ("The model `...` does not exist.");
+- vLLM: 404 ``NotFoundError`` ("The model `...` does not exist."). A vLLM server
+  serves the model it was started with; the simulated one was started with
+  ``Qwen/Qwen3-8B`` (:data:`VLLM_SERVED_MODEL`), as by ``vllm serve Qwen/Qwen3-8B``;
 - Ollama: 404 "model '...' not found".
 
 llama.cpp's server loads one model and answers whatever id a request names, so its
@@ -27,7 +29,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-__all__ = ["ModelCatalogue", "catalogue"]
+__all__ = ["VLLM_SERVED_MODEL", "ModelCatalogue", "catalogue"]
+
+VLLM_SERVED_MODEL = "Qwen/Qwen3-8B"
 
 Refusal = Callable[[str], tuple[int, dict[str, Any]]]
 
@@ -39,11 +43,16 @@ class ModelCatalogue:
 
     endpoint: str
     refusal: Refusal
+    served: frozenset[str] = frozenset()  # ids served beyond the data's (a server's own)
 
     def knows(self, model: str) -> bool:
         if self.endpoint == "ollama":
             model = model.removesuffix(":latest")  # Ollama's default tag
-        return model in _catalogued(self.endpoint) or _priced(self.endpoint, model)
+        return (
+            model in self.served
+            or model in _catalogued(self.endpoint)
+            or _priced(self.endpoint, model)
+        )
 
     def refuse(self, model: str) -> tuple[int, bytes]:
         """The provider's status and body for a request naming ``model``, which it does
@@ -147,4 +156,5 @@ _REFUSALS: dict[str, Refusal] = {
 
 def catalogue(endpoint: str) -> ModelCatalogue:
     """The models the simulated ``endpoint`` serves (a built-in endpoint's name)."""
-    return ModelCatalogue(endpoint=endpoint, refusal=_REFUSALS[endpoint])
+    served = frozenset({VLLM_SERVED_MODEL}) if endpoint == "vllm" else frozenset()
+    return ModelCatalogue(endpoint=endpoint, refusal=_REFUSALS[endpoint], served=served)
