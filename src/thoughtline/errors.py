@@ -115,6 +115,8 @@ ErrorCode: TypeAlias = Literal[
     "CONFIG_OPTION_UNKNOWN",
     "PROMPT_EMPTY",
     "PROMPT_CONTENT_UNSUPPORTED",
+    # the provider simulator (``thoughtline simulate``)
+    "SIMULATOR_SCRIPT_INVALID",
     # The gateway (server-side OpenAI- and Anthropic-compatible endpoints)
     "GATEWAY_DISABLED",
     "GATEWAY_CLIENT_EXISTS",

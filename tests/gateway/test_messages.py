@@ -221,6 +221,23 @@ def refusal(body: object) -> DialectError:
             "thinking.budget_tokens: is required",
         ),
         (
+            {
+                "model": "m",
+                "max_tokens": 5,
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "web_search_tool_result", "tool_use_id": "s", "content": []}
+                        ],
+                    }
+                ],
+            },
+            "GATEWAY_REQUEST_UNSUPPORTED",
+            "messages.0.content.0.type",
+            "web_search_tool_result blocks are not served",
+        ),
+        (
             {"model": "m", "max_tokens": 5, "messages": USER, "temperature": 1.5},
             "REQUEST_INVALID",
             "temperature",

@@ -46,16 +46,16 @@ def read_json(raw: bytes, *, max_bytes: int) -> dict[str, Any]:
             status=413,
         )
     try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DialectError(
-            "JSON_INVALID",
-            f"The body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-            "send JSON encoded as UTF-8.",
-        ) from None
-    try:
-        value = orjson.loads(raw)
+        value = orjson.loads(raw)  # refuses bytes that are not UTF-8, too
     except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")  # only to name the first bad byte, on this error path
+        except UnicodeDecodeError as bad:
+            raise DialectError(
+                "JSON_INVALID",
+                f"The body is not UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start}); "
+                "send JSON encoded as UTF-8.",
+            ) from None
         raise DialectError(
             "JSON_INVALID", f"The body is not valid JSON ({exc}); send one JSON object."
         ) from None

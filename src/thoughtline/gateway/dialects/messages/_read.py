@@ -221,7 +221,7 @@ def _part(value: object, path: Path, names: dict[str, str]) -> Part | None:
         return ToolCallPart(tool_call_id=call_id, name=name, arguments=dumps(arguments).decode())
     if kind == "tool_result":
         return _tool_result(block, path, names)
-    if kind in _UNSERVED_BLOCKS:
+    if kind in _UNSERVED_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
         f.unsupported((*path, "type"), f"{kind} blocks are not served; send text.")
     shown = repr(kind) if isinstance(kind, str) else "a block without a type"
     f.fail((*path, "type"), f"{shown} is not a content block type the gateway reads.")
