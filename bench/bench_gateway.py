@@ -10,8 +10,10 @@ SDK in this process streams ``--calls`` calls each way, alternating:
 - *gateway*: ``base_url`` the daemon's ``/openai/v1``, ``model`` ``deepseek/…``.
 
 Reported: time to the first content chunk (median, p99), the delay each delta gains
-through the gateway (each delta's arrival after the call's start, gateway minus direct,
-over every delta of paired calls: median and p99), and the daemon's CPU time per delta
+through the gateway (when the client had the same text, after the call's start, gateway
+minus direct, over every delta of paired calls: median and p99; and the same less the
+first delta's, what the gateway adds per event once the stream runs), and the daemon's CPU
+time per delta of the upstream stream
 (user + system, read from ``/proc``, over the gateway's calls only: parsing, the run, its
 store writes, the gate and the render).
 
@@ -59,17 +61,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stream(client: openai.OpenAI, model: str) -> tuple[float, list[float]]:
-    """Seconds to the first content chunk, and each content chunk's arrival (seconds
-    after the call started)."""
+def stream(client: openai.OpenAI, model: str) -> tuple[float, list[tuple[int, float]]]:
+    """Seconds to the first content chunk, and each content chunk's arrival: the answer's
+    length so far, and the seconds since the call started."""
     started = time.perf_counter()
-    arrivals: list[float] = []
+    arrivals: list[tuple[int, float]] = []
+    length = 0
     for chunk in client.chat.completions.create(
         model=model, messages=[{"role": "user", "content": "Go."}], stream=True
     ):
         if chunk.choices and chunk.choices[0].delta.content:
-            arrivals.append(time.perf_counter() - started)
-    return arrivals[0], arrivals
+            length += len(chunk.choices[0].delta.content)
+            arrivals.append((length, time.perf_counter() - started))
+    return arrivals[0][1], arrivals
+
+
+def delays(plain: list[tuple[int, float]], through: list[tuple[int, float]]) -> list[float]:
+    """For each delta of the direct call, how much later the gateway's client had the
+    same text (a chunk of the gateway may carry several deltas: a network read's worth)."""
+    found: list[float] = []
+    at = 0
+    for length, arrived in plain:
+        while at < len(through) and through[at][0] < length:
+            at += 1
+        if at < len(through):
+            found.append(through[at][1] - arrived)
+    return found
 
 
 def p99(values: list[float]) -> float:
@@ -123,6 +140,7 @@ def main() -> None:
             stream(gateway, f"deepseek/{MODEL}")
             first: dict[str, list[float]] = {"direct": [], "gateway": []}
             added: list[float] = []
+            beyond: list[float] = []
             cpu = 0.0
             events = 0
             for _ in range(args.calls):
@@ -132,8 +150,10 @@ def main() -> None:
                 head, through = stream(gateway, f"deepseek/{MODEL}")
                 cpu += cpu_seconds(served.pid) - before
                 first["gateway"].append(head)
-                events += len(through)
-                added += [b - a for a, b in zip(plain, through, strict=False)]
+                events += len(plain)
+                gained = delays(plain, through)
+                added += gained
+                beyond += [delay - gained[0] for delay in gained]
         finally:
             served.terminate()
             served.wait(timeout=30)
@@ -147,6 +167,10 @@ def main() -> None:
     print(
         f"delay added per delta: median {statistics.median(added) * 1000:.2f} ms, "
         f"p99 {p99(added) * 1000:.2f} ms"
+    )
+    print(
+        f"delay added per delta beyond the first's: median "
+        f"{statistics.median(beyond) * 1000:.2f} ms, p99 {p99(beyond) * 1000:.2f} ms"
     )
     print(f"daemon CPU per delta: {cpu / events * 1e6:.0f} µs ({events} deltas)")
 
