@@ -17,6 +17,8 @@ from thoughtline.config import load_config
 from thoughtline.config.gateway import token_digest
 from thoughtline.testing import Simulator, Transcript
 
+pytestmark = pytest.mark.slow  # the command line in processes
+
 BEFORE = """\
 # my settings, kept as they are
 [defaults]
@@ -84,7 +86,6 @@ def test_a_config_mistake_in_a_client_names_the_file_and_the_key(
     assert f"{config}: gateway.clients.ed.token_sha256: must be 64 lowercase" in shown.stderr
 
 
-@pytest.mark.slow  # thoughtline serve in a process
 def test_the_printed_token_reaches_thoughtline_serve_and_another_does_not(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
