@@ -332,3 +332,24 @@ def test_tool_choice_none_and_required_reach_the_wire(
             tool_choice=choice,  # type: ignore[arg-type]
         )
         assert sim.requests[-1].body["tool_choice"] == sent
+
+
+@pytest.mark.slow  # two daemons
+def test_a_clients_day_spend_survives_a_restart(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    clients = {"app": {"max_cost": 0.00003}}
+    gateway = start_gateway(clients=clients)
+    sim.script(Transcript(answer="Hello."), times=2)
+    asked = {
+        "model": "deepseek/deepseek-v4-pro",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "max_tokens": 5,
+    }
+    gateway.openai().chat.completions.create(**asked)
+    gateway.daemon.close()
+    again = start_gateway(clients=clients, tokens=gateway.tokens)
+    with pytest.raises(openai.RateLimitError) as spent:
+        again.openai().chat.completions.create(**asked)
+    assert spent.value.code == "GATEWAY_BUDGET_EXCEEDED"
+    assert len(sim.requests) == 1

@@ -31,7 +31,7 @@ from thoughtline.runtime import ManagedRun, RunOptions, build_spec
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.errors import ApiError, status_for
 from thoughtline.server.gateway.carriers import CarrierStore
-from thoughtline.server.gateway.clients import ClientLedger
+from thoughtline.server.gateway.clients import ClientLedger, day_start, today
 from thoughtline.server.gateway.failure import GatewayFailure, from_api_error
 from thoughtline.server.gateway.routing import Route
 
@@ -208,6 +208,13 @@ class Bridge:
             self.daemon.refuse_new_runs()
         except ApiError as exc:
             raise from_api_error(exc.status, exc.code, exc.message, exc.headers) from None
+        if client.max_cost is not None and self.ledger.seeded != (day := today()):
+            # Once a UTC day: what the clients' runs spent today, from the store.
+            groups = await asyncio.to_thread(self.daemon.store.usage, "client", day_start(day))
+            spent: dict[str, float] = {}
+            for group in groups:
+                spent[group.key] = spent.get(group.key, 0.0) + group.cost
+            self.ledger.seed(day, spent)
         left = self.ledger.left_today(client)
         restored = self.carriers.restore(
             client.name, call.messages, endpoint=route.endpoint, model=route.model

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from thoughtline.config.gateway import GatewayClient, token_digest
+from thoughtline.records import iso
 from thoughtline.server.gateway.failure import GatewayFailure
 
 _DAY_S = 86_400
@@ -61,16 +62,39 @@ class _Day:
     spent: float = 0.0
 
 
+def today() -> int:
+    """The current UTC day, as days since the epoch."""
+    return int(time.time() // _DAY_S)
+
+
+def day_start(day: int) -> str:
+    """The first moment of ``day`` in the store's timestamp form."""
+    return iso(day * _DAY_S)
+
+
 @dataclass(slots=True)
 class ClientLedger:
-    """Each client's spend for the current UTC day and its calls in flight, in memory
-    (a restarted daemon starts the day's count again)."""
+    """Each client's spend for the current UTC day and its calls in flight. The day's
+    spend starts from what the store says the client's runs spent since midnight UTC
+    (:meth:`seed`, once a day), so a restarted daemon keeps counting; then each call's
+    cost is added as its run ends."""
 
     _days: dict[str, _Day] = field(default_factory=dict)
     _active: dict[str, int] = field(default_factory=dict)
+    seeded: int | None = None
+    """The day :meth:`seed` last read the store for."""
+
+    def seed(self, day: int, spent: Mapping[str, float]) -> None:
+        """The store's spend of each client on ``day`` (calls in flight since come on
+        top when they end)."""
+        if self.seeded == day:
+            return
+        self.seeded = day
+        for name, amount in spent.items():
+            self._today(name).spent = max(self._today(name).spent, amount)
 
     def _today(self, name: str) -> _Day:
-        day = int(time.time() // _DAY_S)
+        day = today()
         entry = self._days.get(name)
         if entry is None or entry.day != day:
             entry = self._days[name] = _Day(day)
