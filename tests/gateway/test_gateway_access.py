@@ -10,10 +10,11 @@ import httpx2
 import openai
 import pytest
 
+from tests.conftest import CANARY_KEY
 from tests.gateway.conftest import StartGateway
 from tests.server.conftest import StartDaemon
 from tests.server.support import wait_for_status
-from thoughtline.testing import Fault, Simulator, Transcript
+from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 
 def test_a_daemon_with_the_gateway_off_answers_gateway_disabled_in_openais_shape(
@@ -126,3 +127,30 @@ def test_a_client_that_leaves_a_stream_cancels_its_run_and_frees_its_place(
         model="deepseek/deepseek-v4-pro", messages=[{"role": "user", "content": "Hi"}]
     )
     assert again.choices[0].message.content == "Again."
+
+
+@pytest.mark.slow  # a daemon
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_provider_key_the_model_echoes_never_reaches_the_client(
+    start_gateway: StartGateway, sim: Simulator, stream: bool
+) -> None:
+    gateway = start_gateway(clients={"app": {"chain_of_thought": "surface"}})
+    sim.script(
+        Transcript(
+            reasoning=(SimReasoning(kind="raw", text=f"the key is {CANARY_KEY}"),),
+            answer=f"Your key: {CANARY_KEY}.",
+            chunk_chars=3,
+        )
+    )
+    body = {
+        "model": "deepseek/deepseek-v4-pro",
+        "messages": [{"role": "user", "content": "Echo the key."}],
+        "stream": stream,
+    }
+    headers = {"Authorization": f"Bearer {gateway.tokens['app']}"}
+    response = httpx2.post(
+        f"{gateway.openai_url}/chat/completions", json=body, headers=headers, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    assert "Your" in response.text
+    assert CANARY_KEY not in response.text
