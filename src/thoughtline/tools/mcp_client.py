@@ -108,6 +108,12 @@ class McpConnection:
         self._stderr: IO[str] | None = None
         self._client: Any = None
         self.tools: tuple[ToolInfo, ...] = ()
+        self.ended = asyncio.Event()
+        """Set once the connection is known to have ended: a stdio server's output ended
+        (it exited), or a call found the connection gone. A session kept open across runs
+        (:mod:`thoughtline.tools.pool`) is started again after it."""
+        self.end_reason = ""
+        """Why it ended, in a few words, once :attr:`ended` is set."""
 
     async def __aenter__(self) -> McpConnection:
         # Imported here: the mcp client costs half a second to import, and most commands
@@ -195,6 +201,7 @@ class McpConnection:
                     is_error=True,
                     error_code="TOOL_CALL_FAILED",
                 )
+            self._end(f"its connection ended during a call to {name}")
             return self._unavailable_outcome(f"failed during the call ({_reason(exc)})")
         from thoughtline.tools.stdio_transport import CUT_META_KEY
 
@@ -228,6 +235,7 @@ class McpConnection:
                 cwd=settings.cwd,
                 errlog=self._stderr,
                 max_message_bytes=max(_MIN_MESSAGE_BYTES, 16 * self._max_result_chars),
+                on_end=lambda: self._end("it exited"),
             )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
@@ -241,6 +249,11 @@ class McpConnection:
         self._stack.push_async_callback(http.aclose)
         assert settings.url is not None
         return streamable_http_client(settings.url, http_client=http)
+
+    def _end(self, reason: str) -> None:
+        if not self.ended.is_set():
+            self.end_reason = reason
+            self.ended.set()
 
     async def _close(self) -> None:
         try:
