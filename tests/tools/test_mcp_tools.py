@@ -273,6 +273,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "echo",
         "refuse",
         "die",
+        "meet",
     }
     assert server["header_names"] == ["Authorization"]
     assert token not in listed.stdout + listed.stderr
