@@ -225,3 +225,27 @@ def test_no_pooled_server_outlives_serve_after_sigterm(
     served.send_signal(signal.SIGTERM)
     served.wait(timeout=60)
     assert not alive(pid)  # stopped by the daemon before it exited, not left to a lifeline
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1e9", "nan", '"5m"', "true"])
+def test_a_bad_idle_s_names_the_file_and_the_key_and_serve_does_not_start(
+    tmp_path: Path, environ: dict[str, str], value: str
+) -> None:
+    config = tmp_path / "thoughtline.toml"
+    config.write_text(
+        f"[mcp_servers.probe]\ncommand = {json.dumps(sys.executable)}\nidle_s = {value}\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path / "home", environ),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"thoughtline: {config}: mcp_servers.probe.idle_s: must be a number")
+    assert "at most 86400" in line
