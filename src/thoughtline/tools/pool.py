@@ -106,7 +106,7 @@ class ServerPool:
         lease = PooledServer(session, settings)
         session.hold()
         try:
-            await session.connection(lease)
+            lease.tools = (await session.connection(lease)).tools
         except BaseException:
             session.let_go()
             raise
@@ -139,13 +139,12 @@ class PooledServer:
     def __init__(self, session: _Session, settings: McpServerSettings) -> None:
         self._session = session
         self.settings = settings
+        self.tools: tuple[ToolInfo, ...] = ()
+        """What the server listed when the run took it: the run's view for its life (a
+        tool a server started again no longer lists is ``TOOL_NOT_FOUND`` when called)."""
         self._listener: Listener | None = None
         self._held: list[tuple[str, dict[str, object]]] = []
         self._released = False
-
-    @property
-    def tools(self) -> tuple[ToolInfo, ...]:
-        return self._session.tools
 
     def listen(self, listener: Listener) -> None:
         """Send this lease's notices to ``listener``, those already given first."""
@@ -185,7 +184,6 @@ class _Session:
     def __init__(self, pool: ServerPool, settings: McpServerSettings) -> None:
         self.pool = pool
         self.settings = settings
-        self.tools: tuple[ToolInfo, ...] = ()
         self._current: McpConnection | None = None
         self._holder: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -244,7 +242,6 @@ class _Session:
             await asyncio.gather(holder, return_exceptions=True)
             raise
         self._current, self._holder, self._stop = connection, holder, stop
-        self.tools = connection.tools
         return connection
 
     @staticmethod
