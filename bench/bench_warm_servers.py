@@ -3,9 +3,10 @@ its session is open.
 
 **Daemon.** ``thoughtline serve`` in its own process with ``[mcp_servers.demo]`` (the
 demo server, ``python -m thoughtline.testing.demo_tools``). Pairs of runs, interleaved: a
-plain run, then a run offering ``demo``'s tools. Each is timed from the ``POST`` to the
-simulator's first frame for its request (the model call began: the servers were taken,
-their tools offered). The first tool run starts the server (cold, shown apart); every
+plain run and a run offering ``demo``'s tools, each pair in the other order than the
+last, each run started once the one before it finished. Each is timed from the ``POST``
+to the simulator's first frame for its request (the model call began: the servers were
+taken, their tools offered). The first tool run starts the server (cold, shown apart); every
 later one takes the open session. *Added* is the tool run's time minus the plain run's
 of the same pair, p50 and p90 over the pairs.
 
@@ -108,6 +109,14 @@ def added(tooled: list[float], plain: list[float]) -> str:
 
 
 # -- the daemon ----------------------------------------------------------------------------
+def finished(client: httpx2.Client, run_id: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while client.get(f"/v1/runs/{run_id}").json()["status"] in ("planned", "running"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"run {run_id} did not finish")
+        time.sleep(0.005)
+
+
 def bench_daemon(frames: FirstFrames, sim: SimulatorServer, runs: int, round_: int) -> None:
     with tempfile.TemporaryDirectory() as directory:
         where = Path(directory)
@@ -135,14 +144,19 @@ def bench_daemon(frames: FirstFrames, sim: SimulatorServer, runs: int, round_: i
                     started = time.monotonic()
                     response = client.post("/v1/runs", json=body)
                     assert response.status_code == 202, response.text
-                    return frames.wait(marker) - started
+                    took = frames.wait(marker) - started
+                    finished(client, response.json()["id"])  # the next starts on a calm daemon
+                    return took
 
                 timed(f"bench-d{round_}warm", None)  # the first run's one-time costs
                 cold = timed(f"bench-d{round_}cold", ["demo"])
                 plain, tooled = [], []
-                for number in range(runs):
-                    plain.append(timed(f"bench-d{round_}p{number}", None))
-                    tooled.append(timed(f"bench-d{round_}t{number}", ["demo"]))
+                for number in range(runs):  # in turn first, so neither always follows
+                    order = [(plain, None), (tooled, ["demo"])]
+                    for kept, tools in order if number % 2 else reversed(order):
+                        kept.append(
+                            timed(f"bench-d{round_}n{number}{len(kept)}{bool(tools)}", tools)
+                        )
         finally:
             daemon.terminate()
             daemon.wait(timeout=60)
