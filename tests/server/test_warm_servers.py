@@ -249,3 +249,21 @@ def test_a_bad_idle_s_names_the_file_and_the_key_and_serve_does_not_start(
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"thoughtline: {config}: mcp_servers.probe.idle_s: must be a number")
     assert "at most 86400" in line
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_a_pooled_servers_stderr_file_stays_bounded_across_runs(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    client = probe_daemon(start_daemon).client()
+    pid = int(result_of(tool_run(client, sim)))
+    sim.script_turns(calling("shout", {"megabytes": 3}), DONE)
+    shouted = wait_for_status(
+        client, start_run(client, tools=["probe.shout"], max_steps=3), {"completed"}
+    )
+    assert result_of(shouted) == "shouted"
+    stderr = Path(f"/proc/{pid}/fd/2")
+    assert stderr.stat().st_size > 3_000_000  # the server's stderr is that file
+    assert int(result_of(tool_run(client, sim))) == pid  # the next call trims it first
+    assert stderr.stat().st_size < 1_100_000
+    assert "the end of the shout" in stderr.read_text()  # its tail is kept

@@ -112,6 +112,17 @@ def big(megabytes: int) -> str:
 
 
 @server.tool()
+def shout(megabytes: int) -> str:
+    """Write ``megabytes`` MB to stderr (lines of ``x``, then ``the end of the shout``)."""
+    line = "x" * 1023 + "\n"
+    for _ in range(megabytes * 1024):
+        sys.stderr.write(line)
+    sys.stderr.write("the end of the shout\n")
+    sys.stderr.flush()
+    return "shouted"
+
+
+@server.tool()
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())

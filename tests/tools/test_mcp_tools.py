@@ -274,6 +274,7 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "refuse",
         "die",
         "meet",
+        "shout",
     }
     assert server["header_names"] == ["Authorization"]
     assert token not in listed.stdout + listed.stderr

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import tempfile
 from collections.abc import Collection, Mapping
@@ -38,6 +39,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S: Final = 30.0
 DEFAULT_MAX_RESULT_CHARS: Final = 100_000
 _STDERR_TAIL_CHARS: Final = 2_000
+STDERR_KEEP_BYTES: Final = 1024 * 1024
+"""What :meth:`McpConnection.trim_stderr` lets a server's stderr file grow to."""
 _SERVER_MESSAGE_CHARS: Final = 500
 """How much of the message of a JSON-RPC error a server answers with is kept."""
 _CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -249,6 +252,25 @@ class McpConnection:
         self._stack.push_async_callback(http.aclose)
         assert settings.url is not None
         return streamable_http_client(settings.url, http_client=http)
+
+    def trim_stderr(self) -> None:
+        """Cut what the server wrote to stderr to its tail once the file passes
+        :data:`STDERR_KEEP_BYTES`: a session kept open for days (:mod:`thoughtline.tools.pool`)
+        keeps a bounded file. The server shares the file's offset, so it writes on after
+        the tail."""
+        stderr = self._stderr
+        if stderr is None:
+            return
+        try:
+            if os.fstat(stderr.fileno()).st_size <= STDERR_KEEP_BYTES:
+                return
+            tail = self._stderr_tail()
+            stderr.seek(0)
+            stderr.truncate(0)
+            stderr.write(tail + "\n")
+            stderr.flush()
+        except (OSError, ValueError):  # closed meanwhile: nothing to keep
+            return
 
     def _end(self, reason: str) -> None:
         if not self.ended.is_set():

@@ -16,6 +16,8 @@ lease is what the run calls (:class:`PooledServer`, the runtime's ``ToolServer``
   (a :data:`SERVER_RESTARTED` notice, which the run writes to its trace). A call that
   was in flight when the server died ends as before: ``TOOL_SERVER_UNAVAILABLE``, back
   to the model; nothing waits for an answer that cannot come.
+- **Its stderr.** What a server writes to stderr goes to a file (its tail ends up in
+  a failure's message); before each call the file is cut to its tail once over 1 MiB.
 - **Idle.** A session no lease holds for ``[mcp_servers.NAME] idle_s`` seconds (default
   :data:`~thoughtline.tools.settings.DEFAULT_IDLE_S`) is closed; the next lease starts
   it again (no notice: nothing died).
@@ -168,6 +170,7 @@ class PooledServer:
             connection = await self._session.connection(self)
         except ThoughtlineError as exc:
             return ToolOutcome(text=exc.message, is_error=True, error_code=exc.code)
+        connection.trim_stderr()
         return await connection.call(name, arguments, timeout_s=timeout_s)
 
     async def release(self) -> None:
