@@ -154,3 +154,17 @@ def test_a_provider_key_the_model_echoes_never_reaches_the_client(
     assert response.status_code == 200, response.text
     assert "Your" in response.text
     assert CANARY_KEY not in response.text
+
+
+def test_a_model_that_names_no_endpoint_or_alias_is_gateway_model_unknown(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(models={"fast": "deepseek/deepseek-v4-pro"})
+    for asked in ("nowhere/some-model", "fats", "deepseek/"):
+        with pytest.raises(openai.NotFoundError) as unknown:
+            gateway.openai().chat.completions.create(
+                model=asked, messages=[{"role": "user", "content": "Hi"}]
+            )
+        assert unknown.value.code == "GATEWAY_MODEL_UNKNOWN", asked
+        assert "aliases: fast" in unknown.value.message
+    assert sim.requests == []

@@ -131,7 +131,10 @@ async def _answer_call(request: Request, api: Api) -> Response:
             call: GatewayCall = api.dialect.parse(raw, max_bytes=limit)
         except DialectError as exc:
             return api.refused(exc)
-        started = await bridge.start(client, call, route(bridge.settings, client, call.model))
+        endpoints = bridge.daemon.runtime.registry.names
+        started = await bridge.start(
+            client, call, route(bridge.settings, client, call.model, endpoints)
+        )
     except GatewayFailure as failure:
         return api.error(failure)
     rendering = Rendering(shows_reasoning=started.shows_reasoning)

@@ -5,6 +5,7 @@ model, never wire to wire."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
@@ -19,21 +20,25 @@ class Route:
     model: str
 
 
-def route(settings: GatewaySettings, client: GatewayClient, asked: object) -> Route:
-    """The endpoint and model ``asked`` names, if ``client`` may call them."""
+def route(
+    settings: GatewaySettings, client: GatewayClient, asked: object, endpoints: Collection[str]
+) -> Route:
+    """The endpoint and model ``asked`` names (the endpoint one of ``endpoints``), if
+    ``client`` may call them."""
     if not isinstance(asked, str) or not asked:
         raise GatewayFailure(
             400, "REQUEST_INVALID", "The request needs a model: ENDPOINT/MODEL or an alias."
         )
     target = settings.models.get(asked, asked)
     endpoint, slash, model = target.partition("/")
-    if not slash or not endpoint or not model:
+    if not slash or not endpoint or not model or endpoint not in endpoints:
         known = ", ".join(sorted(settings.models)) or "none"
         raise GatewayFailure(
             404,
             "GATEWAY_MODEL_UNKNOWN",
-            f"Model {asked[:200]!r} is neither ENDPOINT/MODEL (e.g. "
-            f"anthropic/claude-sonnet-4-6) nor an alias of [gateway.models] (aliases: {known}).",
+            f"Model {asked[:200]!r} is neither ENDPOINT/MODEL of a known endpoint (e.g. "
+            f"anthropic/claude-sonnet-4-6; endpoints: {', '.join(sorted(endpoints))}) nor an "
+            f"alias of [gateway.models] (aliases: {known}).",
         )
     if not allowed(client, asked, endpoint, model):
         raise GatewayFailure(
