@@ -86,18 +86,24 @@ def test_an_anthropic_client_runs_a_hidden_tool_loop_on_deepseek(
     assert canary.encode() not in all_bytes_under(gateway.daemon.home)
 
 
+@pytest.mark.parametrize("stream", [False, True])
 def test_a_surface_anthropic_client_sees_thinking_blocks(
-    start_gateway: StartGateway, sim: Simulator
+    start_gateway: StartGateway, sim: Simulator, stream: bool
 ) -> None:
     gateway = start_gateway(clients=mode_client("surface"))
     sim.script(
         Transcript(reasoning=(SimReasoning(kind="raw", text="Let me think."),), answer="Paris.")
     )
-    message = anthropic_client(gateway).messages.create(
-        model="deepseek/deepseek-v4-pro",
-        max_tokens=2000,
-        messages=[{"role": "user", "content": "Capital of France?"}],
-    )
+    asked: dict[str, Any] = {
+        "model": "deepseek/deepseek-v4-pro",
+        "max_tokens": 2000,
+        "messages": [{"role": "user", "content": "Capital of France?"}],
+    }
+    if stream:
+        with anthropic_client(gateway).messages.stream(**asked) as events:
+            message = events.get_final_message()
+    else:
+        message = anthropic_client(gateway).messages.create(**asked)
     kinds = [block.type for block in message.content]
     assert kinds == ["thinking", "text"]
     assert message.content[0].thinking == "Let me think."  # type: ignore[union-attr]
