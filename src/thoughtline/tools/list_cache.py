@@ -7,8 +7,8 @@ the list a server gives:
 
 - a stdio server: its command, arguments, working directory and the *names* of its
   ``env`` variables, with the identity (resolved path, size, modification time) of the
-  executable it runs and of each argument that names a file (the script of
-  ``python server.py``);
+  executable it runs and of a script an argument names (``python server.py``,
+  ``node index.js``);
 - an HTTP server: its URL with credentials masked and the *names* of its headers.
 
 No value of an ``env`` variable or a header is read into the key or written anywhere:
@@ -49,7 +49,10 @@ FORMAT: Final = 1
 MAX_LIST_BYTES: Final = 4 * MIB
 """The largest cached list read; a larger file is ignored."""
 _FILE_ARGS: Final = 8
-"""How many of a stdio server's arguments are looked up as files for its key."""
+"""How many of a stdio server's arguments are looked at for a script it runs."""
+_SCRIPTS: Final = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh", ".jar")
+"""An argument ending so names the program the server runs (``python server.py``);
+other files it names are data (a log, a database), whose changes do not change tools."""
 
 
 def definition_key(settings: McpServerSettings, environ: Mapping[str, str]) -> str:
@@ -64,10 +67,10 @@ def definition_key(settings: McpServerSettings, environ: Mapping[str, str]) -> s
             "cwd": str(cwd),
             "env": sorted(settings.env),
             "executable": _identity(_resolved(settings.command, cwd, environ.get("PATH"))),
-            "files": [
+            "scripts": [
                 identity
                 for argument in settings.args[:_FILE_ARGS]
-                if (identity := _identity(cwd / argument)) is not None
+                if argument.endswith(_SCRIPTS) and (identity := _identity(cwd / argument))
             ],
         }
     else:
