@@ -164,7 +164,7 @@ def test_a_call_to_a_server_still_starting_waits_for_it(
         assert logged(log) in ([], ["probe initialize-received"])
     finally:
         gate.touch()
-    out, err = process.communicate(timeout=60)
+    _out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert logged(log)[-2:] == ["probe initialize-answered", "probe call echo"]
     # The call's result reached the model's next step.
