@@ -144,6 +144,8 @@ class RunExecution(RunRecorder):
 
     def calling(self, provider: str) -> AbstractAsyncContextManager[CallOverlap]:
         """Around one model call to ``provider`` (the endpoint's ``max_concurrency``)."""
+        if self.toolbox is not None:  # servers offered from the cache start meanwhile
+            self.toolbox.release()
         return self.services.clients.calling(provider)
 
     def report_call(self, task: Task, report: CallReport) -> None:

@@ -21,7 +21,7 @@ start. Then:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from thoughtline.tools.list_cache import ToolListCache
@@ -34,9 +34,15 @@ class StartingServer:
     """A run's MCP server, offered with its cached list until its live one arrives; a
     call waits for the server to be up."""
 
-    def __init__(self, start: ServerStart, cached: tuple[ToolInfo, ...] | None) -> None:
+    def __init__(
+        self,
+        start: ServerStart,
+        cached: tuple[ToolInfo, ...] | None,
+        release: Callable[[], None],
+    ) -> None:
         self.start = start
         self.cached = cached
+        self._release = release
         self._live: McpConnection | None = None
 
     @property
@@ -58,12 +64,14 @@ class StartingServer:
     async def up(self) -> McpConnection:
         """The started connection (waiting for it), whose live list is offered from now
         on; raises the start's error."""
+        self._release()
         self._live = await self.start.ready()
         return self._live
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
     ) -> ToolOutcome:
+        self._release()
         try:  # the list it is offered with stays as it is until a task confirms it
             connection = await self.start.ready()
         except Exception as exc:  # the start's error, as the call's result
@@ -94,24 +102,36 @@ class ServerStarts:
         self._start_timeout_s = start_timeout_s
         self._lists = lists
         self.servers: dict[str, StartingServer] = {}
+        self._released = asyncio.Event()
+
+    def release(self) -> None:
+        """Let servers offered with cached lists start: the run's first model request is
+        on its way (or one of them is wanted). Until then their start, which imports the
+        MCP client and spawns processes, would hold up that request."""
+        self._released.set()
 
     async def begin(self) -> None:
         """Start every server. Returns once all are up, or at once when every one has
         a cached list; raises what the first server that failed raised (every other is
         stopped first)."""
         lists = self._lists
+        cached = {
+            name: None if lists is None else lists.load(settings)
+            for name, settings in self._settings.items()
+        }
+        warm = all(tools is not None for tools in cached.values())
         for name, settings in self._settings.items():
-            cached = None if lists is None else lists.load(settings)
             start = ServerStart(
                 settings,
                 environ=self._environ,
                 secrets=self._secrets,
                 start_timeout_s=self._start_timeout_s,
+                after=self._released if warm else None,
             )
-            server = self.servers[name] = StartingServer(start, cached)
+            server = self.servers[name] = StartingServer(start, cached[name], self.release)
             if lists is not None:
                 start.when_settled(self._learned(server, lists))
-        if all(server.cached is not None for server in self.servers.values()):
+        if warm:
             return
         try:
             await self._all_up()

@@ -142,6 +142,11 @@ class Toolbox:
     ) -> None:
         await self._starts.aclose()
 
+    def release(self) -> None:
+        """The run's first model request is on its way: servers offered with cached lists
+        start now (:meth:`ServerStarts.release`)."""
+        self._starts.release()
+
     def pending(self, specs: Iterable[str]) -> bool:
         """Whether a server ``specs`` name is still offered with its cached list."""
         return bool(self._starts.pending(parse_tool_spec(spec).server for spec in specs))
