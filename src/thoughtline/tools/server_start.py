@@ -2,8 +2,7 @@
 side and a run can go on while they do.
 
 The ``mcp`` client holds task-bound cancel scopes: a connection is entered and left in
-one task. Its modules are imported in a thread first: half a second that would otherwise
-hold the event loop, and the run's first model call with it. :class:`ServerStart` is that task: it enters the
+one task. :class:`ServerStart` is that task: it enters the
 :class:`~thoughtline.tools.mcp_client.McpConnection` (bounded by the connection's start
 timeout), hands it over through :meth:`ready`, holds it open until :meth:`aclose`, and
 leaves it there. A start that failed raises the same error from every :meth:`ready`.
@@ -82,11 +81,8 @@ class ServerStart:
 
     async def _hold(self) -> None:
         try:
-            # The client's modules take half a second to import: in a thread, so that the
-            # run's first model call goes out meanwhile.
             if self._after is not None:
                 await self._after.wait()
-            await asyncio.to_thread(_load_client, self.settings.transport)
             async with self._connection as connection:
                 self._ready.set_result(connection)
                 await self._stop.wait()
@@ -99,20 +95,6 @@ class ServerStart:
                 self._ready.set_exception(exc)
             else:  # the server was in use: its calls answer as errors on their own
                 logger.warning("stopping the tool server %s failed: %s", self.settings.name, exc)
-
-
-def _load_client(transport: str) -> None:
-    """Import what a connection over ``transport`` uses (a missing or broken ``mcp``
-    is reported by the connection itself, with the extra to install)."""
-    try:
-        import mcp
-
-        if transport == "stdio":
-            import thoughtline.tools.stdio_transport  # noqa: F401
-        else:
-            import mcp.client.streamable_http  # noqa: F401
-    except ImportError:
-        return
 
 
 def _retrieved(future: asyncio.Future[McpConnection]) -> None:
