@@ -118,6 +118,8 @@ def test_thoughtline_tools_starts_the_servers_side_by_side(
     }
     events = logged(log)
     assert sorted(events[:2]) == ["a initialize-received", "b initialize-received"], events
+    # What they listed is cached: the next run offers it while they start.
+    assert len(cache_files(home)) == 2
 
 
 def test_with_a_cached_list_the_first_request_goes_out_before_the_server_is_up(
@@ -200,6 +202,8 @@ def test_a_changed_list_redoes_the_step_with_the_live_list_and_the_trace_says_so
         "changed": [],
     }
     assert changed["task_id"] == task["id"]
+    shown = thoughtline(home, environ, "trace")
+    assert "step 1 redone: the live tool list added probe__shout" in shown.stdout
     # The cache holds the live list: the next run offers it from its first request.
     sim.reset()
     sim.script(FINAL)
