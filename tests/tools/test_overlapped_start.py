@@ -312,3 +312,23 @@ def test_the_cache_holds_no_secret_and_is_private(
     assert secret.encode() not in all_bytes_under(home)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE((home / CACHE_DIR).stat().st_mode) == 0o700
+
+
+def test_a_changed_list_on_the_last_step_allowed_is_not_redone(
+    home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
+) -> None:
+    log = tmp_path / "log"
+    _config(home, section("probe", log, PROBE_TOOLS="echo"))
+    warm(home, environ, sim, "probe")
+    _config(home, section("probe", log, PROBE_TOOLS="echo,shout"))
+    sim.script(FINAL)
+    result = thoughtline(
+        home, environ, "run", "Shout.", "--tool", "probe", "--max-steps", "1", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(sim.requests) == 1  # max_steps bounds the model calls, a redo included
+    (task,) = json.loads(result.stdout)["tasks"]
+    assert (task["status"], task["output"]) == ("done", "Done.")
+    trace = json.loads(thoughtline(home, environ, "trace", "--json").stdout)
+    (changed,) = [event for event in trace if event["type"] == "tools.changed"]
+    assert (changed["metadata"]["step"], changed["metadata"]["redone"]) == (1, False)

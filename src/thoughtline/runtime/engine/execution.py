@@ -187,7 +187,7 @@ class RunExecution(RunRecorder):
             task_id=task.id,
             metadata={
                 "step": step,
-                "redone": True,
+                "redone": step < task.max_steps,
                 "added": sorted(after.keys() - before.keys()),
                 "removed": sorted(before.keys() - after.keys()),
                 "changed": sorted(

@@ -223,7 +223,7 @@ class TaskCall:
             if self.budget_error is not None:
                 break
             try:
-                if await self.tools_changed(step):
+                if await self.tools_changed(step) and len(steps) < self.max_steps:
                     continue  # the step is redone with the live list
             except asyncio.CancelledError:
                 self.stopped = True
@@ -248,8 +248,9 @@ class TaskCall:
     async def tools_changed(self, step: Step) -> bool:
         """Before the task acts on ``step``, made while the servers it offered tools of
         were still starting (with their cached lists): wait for them. True when the
-        tools the task is offered changed (the step is to be redone with them: the
-        trace says so); a server that did not start sets :attr:`failure`."""
+        tools the task is offered changed (the step is redone with them, unless it was
+        the last ``max_steps`` allows: the trace says so); a server that did not start
+        sets :attr:`failure`."""
         offered = self.tool_calls
         task = self.task
         if offered is None or step.response.error is not None:

@@ -24,6 +24,7 @@ import asyncio
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
+from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.mcp_client import McpConnection, ToolInfo, ToolOutcome
 from thoughtline.tools.server_start import ServerStart
@@ -74,12 +75,8 @@ class StartingServer:
         self._release()
         try:  # the list it is offered with stays as it is until a task confirms it
             connection = await self.start.ready()
-        except Exception as exc:  # the start's error, as the call's result
-            return ToolOutcome(
-                text=getattr(exc, "message", str(exc)),
-                is_error=True,
-                error_code=getattr(exc, "code", "TOOL_SERVER_UNAVAILABLE"),
-            )
+        except ThoughtlineError as exc:  # the start's error, as the call's result
+            return ToolOutcome(text=exc.message, is_error=True, error_code=exc.code)
         return await connection.call(name, arguments, timeout_s=timeout_s)
 
 
@@ -179,7 +176,7 @@ class ServerStarts:
         await asyncio.gather(*(server.start.aclose() for server in self.servers.values()))
 
     @staticmethod
-    def _learned(server: StartingServer, lists: ToolListCache) -> Any:
+    def _learned(server: StartingServer, lists: ToolListCache) -> Callable[[ServerStart], None]:
         def learned(start: ServerStart) -> None:
             if start.started:
                 live = start.connection.tools
