@@ -10,6 +10,9 @@ file LOG when ``initialize`` arrives and ``NAME initialize-answered`` when it an
   ``initialize-received``;
 - ``PROBE_GATE`` (a path): that file to exist.
 
+``PROBE_PIDFILE``: a file it writes its process id to when it starts.
+``PROBE_LIST_GATE`` (a path): ``tools/list`` is answered once that file exists (at most
+:data:`WAIT_S`), after ``NAME list-received`` is logged (only then).
 ``PROBE_TOOLS`` (comma-separated, default ``echo``) are the tools it lists: ``echo``
 answers ``echo:TEXT``, any other ``NAME:TEXT``. With ``PROBE_FAIL`` set it writes it to
 stderr and exits 3 when ``initialize`` arrives.
@@ -26,6 +29,8 @@ from pathlib import Path
 WAIT_S = 10.0
 
 log, name = Path(sys.argv[1]), sys.argv[2]
+if os.environ.get("PROBE_PIDFILE"):
+    Path(os.environ["PROBE_PIDFILE"]).write_text(str(os.getpid()))
 tools = [tool for tool in os.environ.get("PROBE_TOOLS", "echo").split(",") if tool]
 
 
@@ -65,6 +70,12 @@ for line in sys.stdin:
         }
         note("initialize-answered")
     elif method == "tools/list":
+        list_gate = os.environ.get("PROBE_LIST_GATE")
+        if list_gate:
+            note("list-received")
+            deadline = time.monotonic() + WAIT_S
+            while not Path(list_gate).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         result = {
             "tools": [
                 {

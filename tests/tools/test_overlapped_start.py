@@ -5,6 +5,7 @@ servers that log when they are asked to start and when they answer
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -18,8 +19,10 @@ import pytest
 from tests.cli.test_run_cli import start_thoughtline, thoughtline
 from tests.support import all_bytes_under
 from tests.tools.test_mcp_tools import _config
+from tests.tools.test_server_processes import _alive
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.list_cache import CACHE_DIR, FORMAT, definition_key
+from thoughtline.tools.server_start import ServerStart
 from thoughtline.tools.settings import McpServerSettings
 
 pytestmark = pytest.mark.slow  # every test starts thoughtline and server processes
@@ -332,3 +335,30 @@ def test_a_changed_list_on_the_last_step_allowed_is_not_redone(
     trace = json.loads(thoughtline(home, environ, "trace", "--json").stdout)
     (changed,) = [event for event in trace if event["type"] == "tools.changed"]
     assert (changed["metadata"]["step"], changed["metadata"]["redone"]) == (1, False)
+
+
+@pytest.mark.parametrize("waits_at", ["initialize", "list"])
+async def test_a_start_stopped_before_the_server_answered_leaves_no_process(
+    tmp_path: Path, waits_at: str
+) -> None:
+    log, gate, pidfile = tmp_path / "log", tmp_path / "gate", tmp_path / "pid"
+    settings = McpServerSettings(
+        name="probe",
+        command=sys.executable,
+        args=(SERVER, str(log), "probe"),
+        env={
+            "PROBE_GATE" if waits_at == "initialize" else "PROBE_LIST_GATE": str(gate),
+            "PROBE_PIDFILE": str(pidfile),
+        },
+    )
+    # A run that ends while its server is starting: it does not answer initialize, or
+    # tools/list, here.
+    start = ServerStart(settings, environ=dict(os.environ), secrets=())
+    deadline = time.monotonic() + WAIT_S
+    while f"probe {waits_at}-received" not in logged(log):
+        assert time.monotonic() < deadline, "the server was never asked to start"
+        await asyncio.sleep(0.02)
+    pid = int(pidfile.read_text())
+    await start.aclose()
+    assert not _alive(pid)
+    assert not start.started

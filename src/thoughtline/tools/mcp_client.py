@@ -12,7 +12,9 @@ connection stays, and the next call goes through.
 Results are cut at ``max_result_chars`` and marked so.
 
 A stdio server lives exactly as long as the ``async with`` block: the client stops it
-(stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled.
+(stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled, and when
+its start is cancelled. The process starts before the client's modules load, which load
+in a thread meanwhile (:mod:`thoughtline.tools.stdio_spawn`).
 """
 
 from __future__ import annotations
@@ -143,6 +145,9 @@ class McpConnection:
             error = self._unavailable(f"did not answer within {self._start_timeout_s:g} s")
         except Exception as exc:  # the SDK's and the transport's errors, in task groups
             error = self._unavailable(f"did not start ({_reason(exc)})")
+        except BaseException:  # cancelled (the run ended first): what started stops
+            await self._close()
+            raise
         if error is not None:  # read its stderr before stopping it closes the file
             await self._close()
             raise error
