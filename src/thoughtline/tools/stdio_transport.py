@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import IO, Final
 
@@ -171,12 +171,15 @@ async def stdio_transport(
     errlog: IO[str],
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     spawned: SpawnedServer | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Start ``command`` with exactly the environment ``env``
     (:func:`~thoughtline.tools.environment.server_environment`), or take over the
     ``spawned`` process (:mod:`~thoughtline.tools.stdio_spawn`), and yield the streams an
     ``mcp.Client`` takes; the server stops when the block ends, even when it is
-    cancelled."""
+    cancelled. ``on_end`` is called once the server's output has ended (it exited, or
+    closed its stdout) while the block still runs: a session kept open learns at once
+    that its server is gone."""
     if spawned is None:
         spawned = await spawn_server(command, args, env=env, cwd=cwd, errlog=errlog)
     spawned.owned = True
@@ -200,6 +203,8 @@ async def stdio_transport(
                             await to_session.send(item)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             session_gone = True
+        if on_end is not None:
+            on_end()
 
     async def write() -> None:
         assert process.stdin is not None

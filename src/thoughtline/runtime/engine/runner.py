@@ -329,6 +329,10 @@ class Runtime:
             secrets=self.registry.loaded_secrets(),
             python=python,
             lists=self.tool_lists,
+            pool=given.pool,
+            # Only servers the process was given: one started again from a run's
+            # records (an mcp.json server of a follow-up) lives as long as the run.
+            pooled=self.config.mcp_servers.keys() | given.servers.keys(),
         )
         started = await StartedTools.start(toolbox)
         if check:

@@ -15,9 +15,12 @@ task-bound cancel scopes), and with a tool list cache the run goes on with their
 lists while they start (:mod:`~thoughtline.runtime.planning.tool_starts`):
 :class:`StartedTools` holds them open in a task of its own, so a front end can start
 them, check a run's tool names against what they list before the run is stored, and hand
-them to the run, which stops them when it ends. Python callables given through the
-library API (:mod:`thoughtline.tools.python_tools`) are one more server, ``python``, with
-nothing to start.
+them to the run, which stops them when it ends. Servers ``pooled`` are taken from a
+:class:`~thoughtline.tools.pool.ServerPool` instead (the daemon's, an ACP session's),
+leased beside those that start: open already when another run used them, and given back,
+still open, when the run ends. Python callables given through the library API
+(:mod:`thoughtline.tools.python_tools`) are one more server, ``python``, with nothing to
+start.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Protocol
@@ -36,6 +40,7 @@ from thoughtline.runtime.planning.tool_starts import ServerStarts, StartingServe
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.listing import ServerListing
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, ToolInfo, ToolOutcome
+from thoughtline.tools.pool import Listener, PooledServer, ServerPool
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -114,10 +119,17 @@ class Toolbox:
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         python: ToolServer | None = None,
         lists: ToolListCache | None = None,
+        pool: ServerPool | None = None,
+        pooled: Collection[str] = (),
     ) -> None:
+        self._servers = servers
+        self._pool = pool
+        leased = set(pooled) if pool is not None else set()
+        self._leased = {name: servers[name] for name in servers if name in leased}
+        self._stack = AsyncExitStack()
         self._python = python
         self._starts = ServerStarts(
-            servers,
+            {name: settings for name, settings in servers.items() if name not in self._leased},
             environ=environ,
             secrets=secrets,
             start_timeout_s=start_timeout_s,
@@ -127,8 +139,19 @@ class Toolbox:
         self._wire_names: dict[tuple[str, str], str] = {}
 
     async def __aenter__(self) -> Toolbox:
-        await self._starts.begin()  # the servers already started stop when one fails
-        self._connections.update(self._starts.servers)
+        leasing = [self._lease(name, settings) for name, settings in self._leased.items()]
+        try:
+            outcomes = await asyncio.gather(self._starts.begin(), *leasing, return_exceptions=True)
+            failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+            if failed:
+                raise failed[0]
+        except BaseException:  # the servers started, or leased, stop or go back with it
+            await self.__aexit__(None, None, None)
+            raise
+        leases = self._connections
+        self._connections = {  # in the run's order, which the model's tool names follow
+            name: leases.get(name) or self._starts.servers[name] for name in self._servers
+        }
         if self._python is not None:
             self._connections[self._python.settings.name] = self._python
         self._name_tools()
@@ -140,7 +163,16 @@ class Toolbox:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self._starts.aclose()
+        try:
+            await self._starts.aclose()
+        finally:
+            await self._stack.aclose()  # the leased servers go back to the pool
+
+    async def _lease(self, name: str, settings: McpServerSettings) -> None:
+        assert self._pool is not None
+        lease = await self._pool.lease(settings)
+        self._stack.push_async_callback(lease.release)
+        self._connections[name] = lease
 
     def release(self) -> None:
         """The run's first model request is on its way: servers offered with cached lists
@@ -161,6 +193,14 @@ class Toolbox:
     def connection(self, server: str) -> ToolServer:
         """The started server ``server``."""
         return self._connections[server]
+
+    def listen(self, listener: Listener) -> None:
+        """Send the notices of the servers taken from the pool (one started again after
+        it ended: :data:`~thoughtline.tools.pool.SERVER_RESTARTED`) to ``listener``,
+        those given while they were taken first."""
+        for connection in self._connections.values():
+            if isinstance(connection, PooledServer):
+                connection.listen(listener)
 
     def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
@@ -221,7 +261,7 @@ class Toolbox:
 
 
 def _kind(server: ToolServer) -> str:
-    return "MCP server" if isinstance(server, StartingServer) else "tool server"
+    return "MCP server" if isinstance(server, StartingServer | PooledServer) else "tool server"
 
 
 def wire_name(server: str, tool: str, taken: Collection[str]) -> str:
