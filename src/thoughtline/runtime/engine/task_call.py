@@ -88,6 +88,8 @@ class TaskCall:
         self.held = 0.0
         """The worst case the running call reserved of the run's budget."""
         self.budget_error: TaskError | None = None
+        self.failure: TaskError | None = None
+        """Why the task failed between its steps (a tool server that did not start)."""
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -233,6 +235,14 @@ class TaskCall:
             if self.budget_error is not None:
                 break
             try:
+                if await self.tools_changed(step) and len(steps) < self.max_steps:
+                    continue  # the step is redone with the live list
+            except asyncio.CancelledError:
+                self.stopped = True
+                break
+            if self.failure is not None:
+                break
+            try:
                 turn = await self.next_turn(step, last=len(steps) >= self.max_steps)
             except asyncio.CancelledError:
                 self.stopped = True
@@ -246,6 +256,29 @@ class TaskCall:
         await self.complete(steps)
         if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
+
+    async def tools_changed(self, step: Step) -> bool:
+        """Before the task acts on ``step``, made while the servers it offered tools of
+        were still starting (with their cached lists): wait for them. True when the
+        tools the task is offered changed (the step is redone with them, unless it was
+        the last ``max_steps`` allows: the trace says so); a server that did not start
+        sets :attr:`failure`."""
+        offered = self.tool_calls
+        task = self.task
+        if offered is None or step.response.error is not None:
+            return False
+        if not self.sink.tools_pending(task):
+            return False
+        try:
+            fresh = await self.sink.confirm_tools(task, step=step.number, offered=self.tools)
+        except ThoughtlineError as exc:
+            self.failure = TaskError(code=exc.code, message=exc.message, retryable=False)
+            return False
+        if fresh is None:
+            return False
+        self.tools = fresh.specs
+        self.tool_calls = ToolCalls(self.sink, task, fresh, timeout_s=self.sink.tool_timeout_s)
+        return True
 
     def priced_for_budget(self) -> TaskError | None:
         """Under a budget, the model's prices (kept for each call's worst case); the
