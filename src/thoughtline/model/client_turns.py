@@ -27,3 +27,12 @@ class ClientTurns:
     asked: str | None = None
     """What the caller's request asked of reasoning, as it said it
     (``reasoning_effort=high``), recorded with the run beside the mode it got."""
+
+    @property
+    def prompt(self) -> str:
+        """The latest user text of the conversation: its prompt, as the task's trace and
+        size check see it (empty when no user turn holds text)."""
+        for message in reversed(self.messages):
+            if message.role == "user" and message.content.strip():
+                return message.content
+        return ""

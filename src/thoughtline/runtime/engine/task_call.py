@@ -31,13 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from typing import Final
 
 from thoughtline.config.pricing import Prices, Unpriced
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
-from thoughtline.model.parts import unstorable
 from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.model.threads import TaskThread
 from thoughtline.records import Cost, Task, TaskError, now_iso
@@ -47,6 +45,7 @@ from thoughtline.runtime.engine.live_call import LiveCall
 from thoughtline.runtime.engine.raw_exchange import provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
 from thoughtline.runtime.engine.task_sink import TaskSink
+from thoughtline.runtime.engine.task_thread import Prepared, task_thread
 from thoughtline.runtime.engine.tool_calls import ToolCalls
 from thoughtline.runtime.planning import conversation
 from thoughtline.runtime.policy import budget
@@ -55,18 +54,6 @@ from thoughtline.runtime.policy.status import inline_verdict
 
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
-
-
-@dataclass(slots=True, kw_only=True)
-class Prepared:
-    """A task ready to call its model: the role's system prompt, the user prompt, and
-    the history each step sends (append-only: a step only adds to what came before)."""
-
-    system: str
-    prompt: str
-    history: list[Message]
-    own: list[Message]
-    """This turn's messages (from its prompt on), stored as the task's thread."""
 
 
 class TaskCall:
@@ -99,9 +86,7 @@ class TaskCall:
             # (none: the role's, which is no prompt for a task with no persona).
             history = list(turns.messages)
             system = turns.system if turns.system is not None else ""
-            return Prepared(
-                system=system, prompt=task_request(history), history=history, own=list(history)
-            )
+            return Prepared(system=system, prompt=turns.prompt, history=history, own=list(history))
         system = task.system if task.system is not None else self.sink.roles.get(task.role).prompt
         prompt = self.sink.handoff(task)
         asked = Message(role="user", content=prompt)
@@ -142,26 +127,9 @@ class TaskCall:
         task.history = assembled.history
 
     def thread(self, prepared: Prepared, steps: Steps) -> TaskThread:
-        """What this task adds to its conversation: its prompt, its steps' turns and the
-        last answer, all as the gate let them through; with reasoning and carriers only
-        when the mode requested them (a part the gate could not clean stays in memory:
-        a carrier cannot be redacted)."""
-        messages = list(prepared.own)
-        last = steps.last.response.to_message()
-        if last.parts:
-            messages.append(last)
-        carriers: tuple[Message, ...] | None = None
-        if self.gate.requests_reasoning:
-            carriers = tuple(
-                Message(role=message.role, parts=kept)
-                for message in messages
-                if (kept := [part for part in message.parts if not unstorable(part)])
-            )
-        return TaskThread(
-            answer=threads.answer_layer(messages),
-            carriers=carriers,
-            system_digest=threads.digest(prepared.system),
-            tools_digest=threads.tools_digest(self.tools),
+        """What this task adds to its conversation (:func:`task_thread`)."""
+        return task_thread(
+            prepared, steps, requests_reasoning=self.gate.requests_reasoning, tools=self.tools
         )
 
     async def go(self) -> None:
@@ -505,12 +473,3 @@ class TaskCall:
         """Record the task's outcome from its steps, once
         (:func:`~thoughtline.runtime.engine.task_outcome.complete`)."""
         await task_outcome.complete(self, steps)
-
-
-def task_request(history: list[Message]) -> str:
-    """A client conversation's latest user text: its prompt, as traces and the size
-    check see it (empty when no user turn holds text)."""
-    for message in reversed(history):
-        if message.role == "user" and message.content:
-            return message.content
-    return ""

@@ -24,7 +24,7 @@ from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.errors import ErrorCode, ThoughtlineError
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk
 from thoughtline.model.client_turns import ClientTurns
-from thoughtline.model.requests import Message, ToolChoice
+from thoughtline.model.requests import ToolChoice
 from thoughtline.records import Task
 from thoughtline.records.run_events import RunEvent, is_terminal
 from thoughtline.runtime import ManagedRun, RunOptions, build_spec
@@ -68,7 +68,8 @@ def gateway_options(
     left of the client's day (``left_today``): a call that could go past it fails
     ``BUDGET_EXCEEDED`` before it is made."""
     return RunOptions(
-        request=task_request(turns.messages),
+        # What the run's request shows: the latest user text of the conversation.
+        request=turns.prompt or "(tool results)",
         provider=route.endpoint,
         model=route.model,
         chain_of_thought=client.chain_of_thought,
@@ -92,14 +93,6 @@ def described(ask: ReasoningAsk) -> str | None:
     if ask.include_encrypted:
         said.append("include_encrypted=true")
     return ", ".join(said) or None
-
-
-def task_request(messages: tuple[Message, ...]) -> str:
-    """What the run's ``request`` shows: the latest user text of the conversation."""
-    for message in reversed(messages):
-        if message.role == "user" and message.content.strip():
-            return message.content
-    return "(tool results)"
 
 
 @dataclass(slots=True)
