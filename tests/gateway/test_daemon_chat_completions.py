@@ -220,6 +220,9 @@ def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_
     assert unauthorized.value.status_code == 401
     assert unauthorized.value.code == "UNAUTHORIZED"
     assert [model.id for model in gateway.openai().models.list()] == ["cheap"]
+    assert gateway.openai().models.retrieve("cheap").id == "cheap"
+    with pytest.raises(openai.PermissionDeniedError):
+        gateway.openai().models.retrieve("anthropic/claude-sonnet-4-6")
     with pytest.raises(openai.PermissionDeniedError) as denied:
         gateway.openai().chat.completions.create(
             model="anthropic/claude-sonnet-4-6", messages=[{"role": "user", "content": "Hi"}]

@@ -1,7 +1,8 @@
 """The gateway's HTTP paths on the daemon, each answering in its client API's shapes,
 errors included (thoughtline's code inside):
 
-- ``/openai/v1``: ``GET /models``, ``POST /chat/completions``, ``POST /responses``;
+- ``/openai/v1``: ``GET /models`` and ``/models/{model}``, ``POST /chat/completions``,
+  ``POST /responses``;
 - ``/anthropic``: ``POST /v1/messages``.
 
 The daemon's own guards apply as to every path (``Host`` allow-list, cross-site
@@ -87,6 +88,19 @@ async def openai_models(request: Request) -> Response:
         for name in listed(bridge.settings, client)
     ]
     return JSONResponse({"object": "list", "data": data})
+
+
+@router.get("/openai/v1/models/{model:path}")
+async def openai_model(request: Request, model: str) -> Response:
+    """One model the client may name (an alias or ``ENDPOINT/MODEL`` it may call), as
+    OpenAI's API describes one; else its refusal."""
+    try:
+        bridge = _bridge(request)
+        client = _client(request, bridge.settings)
+        route(bridge.settings, client, model, bridge.daemon.runtime.registry.names)
+    except GatewayFailure as failure:
+        return CHAT.error(failure)
+    return JSONResponse({"id": model, "object": "model", "created": 0, "owned_by": "thoughtline"})
 
 
 @router.post("/openai/v1/chat/completions")
