@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from thoughtline.records import Cost, CostParts, Run
 from thoughtline.store.base import PreparedWrite
 from thoughtline.store.migrations import MIGRATIONS
 from thoughtline.store.sqlite import SQLiteStore
-from thoughtline.testing import SimReasoning, Simulator, SimToolCall, Transcript
+from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
 
 PREVIOUS = MIGRATIONS[:14]
 """The schema as the version before the step cost table shipped it."""
@@ -64,7 +63,7 @@ def _text_bytes(rows: list[Any]) -> int:
 
 
 @pytest.fixture
-def written(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+def written(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The bytes of task rows and step cost rows each write of a SQLite store carried."""
     sizes: list[int] = []
     original = SQLiteStore.write_merged
@@ -74,7 +73,7 @@ def written(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         return original(self, write, wait=wait)
 
     monkeypatch.setattr(SQLiteStore, "write_merged", counting)
-    yield sizes
+    return sizes
 
 
 async def _run_loop(home: Path, environ: dict[str, str], sim: Simulator, steps: int) -> Run:
