@@ -53,6 +53,47 @@ def request_delta(previous: dict[str, Any], current: dict[str, Any]) -> dict[str
     return delta
 
 
+def appended(
+    previous_text: str, previous: dict[str, Any], text: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The body ``text`` holds and its :func:`request_delta` after ``previous`` (parsed
+    from ``previous_text``), when ``text`` is ``previous_text`` with values appended to
+    one top-level list and nothing else changed, as a loop's next request is: found by
+    comparing the texts and parsing only the appended values, where parsing the whole
+    body at every step made a long loop quadratic. ``None`` otherwise (the caller parses
+    the whole body)."""
+    if len(text) <= len(previous_text) + 1:
+        return None
+    keys = list(previous)
+    for index, key in enumerate(keys):
+        items = previous[key]
+        if not isinstance(items, list) or not items:
+            continue
+        later = {name: previous[name] for name in keys[index + 1 :]}
+        # What follows the list's "]" in both texts: the later fields, then "}".
+        tail = "," + orjson.dumps(later).decode()[1:] if later else "}"
+        end = len(previous_text) - len(tail) - 1  # where the list's "]" was
+        stop = len(text) - len(tail) - 1  # where it is
+        if (
+            end <= 0
+            or previous_text[end] != "]"
+            or text[end] != ","
+            or text[stop] != "]"
+            or not previous_text.endswith(tail)
+            or not text.endswith(tail)
+            or not text.startswith(previous_text[:end])
+        ):
+            continue
+        try:
+            added = orjson.loads(f"[{text[end + 1 : stop]}]")
+        except orjson.JSONDecodeError:
+            return None
+        # A valid array here is values in the list, the rest of the text unchanged.
+        body = {**previous, key: [*items, *added]}
+        return body, {"lists": {key: [len(items), added]}, "set": {}, "unset": []}
+    return None
+
+
 def apply_delta(base: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
     """The body ``delta`` (:func:`request_delta`) describes after ``base``."""
     body = dict(base)

@@ -11,7 +11,7 @@ import orjson
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.providers.endpoints import Endpoint
 from thoughtline.providers.exchange import Exchange
-from thoughtline.records.raw_requests import DELTA_KEY, request_delta
+from thoughtline.records.raw_requests import DELTA_KEY, appended, request_delta
 from thoughtline.runtime.policy.disclosure import DisclosureGate
 
 
@@ -23,6 +23,8 @@ class RawRequests:
 
     event_id: str | None = None
     body: dict[str, Any] | None = None
+    text: str = ""
+    """The body's text (what the next request is compared with)."""
 
     def stored(self, raw: dict[str, Any], *, scrubbed: bool) -> dict[str, Any]:
         """``raw`` (an exchange's metadata, its ``request_body`` as sent) with the body
@@ -32,16 +34,25 @@ class RawRequests:
         from thoughtline.runtime.policy.scrub_requests import scrub_request, scrub_request_delta
 
         sent = raw["request_body"]
-        previous, after = self.body, self.event_id
+        previous, after, previous_text = self.body, self.event_id, self.text
         self.body = self.event_id = None
-        try:
-            body = orjson.loads(sent) if sent.startswith("{") else None
-        except orjson.JSONDecodeError:
-            body = None
+        self.text = ""
+        found = None if previous is None else appended(previous_text, previous, sent)
+        body: Any = None
+        if found is not None:
+            body, changed = found
+        else:
+            try:
+                body = orjson.loads(sent) if sent.startswith("{") else None
+            except orjson.JSONDecodeError:
+                body = None
+            changed = None
         if isinstance(body, dict):
-            self.body = body
+            self.body, self.text = body, sent
             if previous is not None and after is not None:
-                delta = {"after": after, **request_delta(previous, body)}
+                if changed is None:
+                    changed = request_delta(previous, body)
+                delta = {"after": after, **changed}
                 if scrubbed:
                     delta = scrub_request_delta(delta)
                 return {
