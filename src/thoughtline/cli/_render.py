@@ -118,6 +118,8 @@ def print_outputs(
             console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
             console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
+        if task.get("budget_notice"):
+            console.print(visible_text(f"ⓘ {task['budget_notice']}", "cyan"))
 
 
 @dataclass(frozen=True, slots=True)

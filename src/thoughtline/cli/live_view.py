@@ -201,6 +201,8 @@ class LiveRunView:
             body.append(Text(fit_rows(visible(answer[-TAIL_CHARS:]), rows, width)))
         if task.get("reasoning_notice") and status not in ("queued", "running"):
             body.append(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
+        if task.get("budget_notice") and status not in ("queued", "running"):
+            body.append(visible_text(f"ⓘ {task['budget_notice']}", "cyan"))
         error = task["error"]
         if error is not None:
             body.append(visible_text(f"✗ {error['code']}: {error['message']}", "red"))

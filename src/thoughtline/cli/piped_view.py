@@ -137,6 +137,8 @@ class PipedRunView:
         )  # a failed task's "not requested" says nothing the failure does not
         if data.get("reasoning_notice") and not untold:
             line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
+        if data.get("budget_notice"):
+            line += f" — {data.get('budget_notice')}"
         if pending is None:
             self._progress(line)
             return

@@ -248,9 +248,12 @@ class TaskSnapshot(TypedDict):
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
     history: NotRequired[HistorySnapshot]
+    """What the task was sent of its conversation, in a run that continues another."""
     max_cost: NotRequired[float]
     """USD the task may spend, when it has a budget of its own."""
-    """What the task was sent of its conversation, in a run that continues another."""
+    budget_notice: NotRequired[str]
+    """One sentence, when a budget capped the output of its calls to fit what was left
+    ("Output capped at 612 tokens to fit the run's $0.010 budget.")."""
 
 
 class HistorySnapshot(TypedDict):

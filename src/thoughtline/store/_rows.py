@@ -60,7 +60,7 @@ TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
     "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
-    "max_cost", "persona_source", "system_prompt",
+    "max_cost", "persona_source", "system_prompt", "budget_notice",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -160,6 +160,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "max_cost": task.max_cost,
         "persona_source": task.persona_source,
         "system_prompt": task.system,
+        "budget_notice": task.budget_notice,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
         # The amount for the store's own sums; each call's cost (parts, source) as JSON.
@@ -371,6 +372,7 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     # NULL: stored before the persona's source was recorded.
     task.persona_source = row["persona_source"] or "unrecorded"
     task.system = row["system_prompt"]
+    task.budget_notice = row["budget_notice"]
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
     if row["cost_json"] is not None:

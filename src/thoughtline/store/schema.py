@@ -442,4 +442,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN tool_servers_json TEXT",
         ),
     ),
+    Migration(
+        "m015_task_budget_notice",
+        (
+            # What a task's budget did to its calls' output ("Output capped at 612
+            # tokens to fit the run's $0.010 budget."); NULL: it capped none.
+            "ALTER TABLE tasks ADD COLUMN budget_notice TEXT",
+        ),
+    ),
 )

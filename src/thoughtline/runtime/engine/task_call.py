@@ -30,11 +30,12 @@ A task reaches its run only through a :class:`~thoughtline.runtime.engine.task_s
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass
 from typing import Final
 
-from thoughtline.config.pricing import Prices, Unpriced
+from thoughtline.config.pricing import Prices, Unpriced, format_amount
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
 from thoughtline.model.parts import unstorable
@@ -88,6 +89,8 @@ class TaskCall:
         self.held = 0.0
         """The worst case the running call reserved of the run's budget."""
         self.budget_error: TaskError | None = None
+        self.caps: list[tuple[int, int]] = []
+        """(step, tokens) of each call whose output the budget capped."""
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -191,8 +194,9 @@ class TaskCall:
         steps = Steps()
         while True:
             request = self.request(prepared)
-            refused = self.reserve(request, calls=len(steps))
-            if refused is not None:
+            fitted = self.reserve(request, calls=len(steps))
+            if isinstance(fitted, TaskError):
+                refused = fitted
                 if not steps:
                     await self.sink.finish_task(task, status="failed", error=refused)
                     return
@@ -200,7 +204,7 @@ class TaskCall:
                 break
             held, self.held = self.held, 0.0
             try:
-                step = await self.step(prepared, number=len(steps) + 1, request=request)
+                step = await self.step(prepared, number=len(steps) + 1, request=fitted)
             except BaseException:
                 self.sink.budget.release(held)
                 raise
@@ -251,33 +255,57 @@ class TaskCall:
         self.prices = found
         return None
 
-    def reserve(self, request: ModelRequest, *, calls: int) -> TaskError | None:
-        """Before a call: its worst case checked against what the task and the run have
-        left, and held from the run's budget until it ends; the refusal if it does not
-        fit."""
+    def reserve(self, request: ModelRequest, *, calls: int) -> ModelRequest | TaskError:
+        """Before a call: fitted to what the task and the run have left (its output
+        capped when its worst case does not fit, :func:`~thoughtline.runtime.policy.budget.fit`),
+        its worst case held from the run's budget until it ends; the request to send, or
+        the refusal when not even the fewest output tokens fit."""
         if self.prices is None:
-            return None
+            return request
         task = self.task
         client = self.sink.client_for(task.provider)
         capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
-        worst = budget.worst_case(self.prices, request, capability.context_window)
-        if worst is None or worst.amount is None:
-            return budget.budget_error(
-                f"A budget is set but how long an answer {task.model} may give is unknown "
-                "(no max_output_tokens and no context window in its capability data); set "
-                "max_output_tokens (in [defaults], the plan or --max-output-tokens)."
-            )
-        amount = worst.amount
-        advice = budget.advice(request, capability.context_window, called=calls > 0)
-        if task.max_cost is not None and self.spent + amount > task.max_cost:
-            message = budget.task_refusal(self.spent, task.max_cost, calls, amount)
-            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
         run_budget = self.sink.budget
-        if not run_budget.reserve(amount):
-            message = run_budget.refusal(amount, waiting=run_budget.reserved)
+        task_left = math.inf if task.max_cost is None else max(task.max_cost - self.spent, 0.0)
+        left = min(task_left, run_budget.left)
+        bounds = client.output_bounds(request)
+        fitted = budget.fit(self.prices, request, bounds, capability.context_window, left)
+        if isinstance(fitted, budget.Unfit):
+            advice = budget.advice(fitted, request.max_output_tokens, called=calls > 0)
+            if task.max_cost is not None and task_left <= run_budget.left:
+                message = budget.task_refusal(self.spent, task.max_cost, calls, fitted)
+            else:
+                message = run_budget.refusal(fitted, waiting=run_budget.reserved)
             return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
-        self.held = amount
-        return None
+        run_budget.hold(fitted.worst)
+        self.held = fitted.worst
+        if fitted.cap is not None:
+            self.capped(fitted.cap, step=calls + 1, run_wide=task_left > run_budget.left)
+        return fitted.request
+
+    def capped(self, cap: int, *, step: int, run_wide: bool) -> None:
+        """The budget capped this step's output: traced, and the task's one notice of it
+        (:func:`~thoughtline.runtime.policy.budget.cap_notice`) says so."""
+        task = self.task
+        limit = self.sink.budget.limit if run_wide else task.max_cost
+        assert limit is not None
+        whose = "the run's" if run_wide else "the task's"
+        self.caps.append((step, cap))
+        task.budget_notice = budget.cap_notice(
+            self.caps, f"{whose} {format_amount(limit)} budget", steps=bool(task.tools)
+        )
+        self.sink.add_trace(
+            "budget.output_capped",
+            task_id=task.id,
+            metadata={
+                "step": step,
+                "output_cap": cap,
+                "max_output_tokens": task.generation.max_output_tokens,
+                "budget": whose.removeprefix("the ").removesuffix("'s"),
+                "max_cost": limit,
+                "notice": task.budget_notice,
+            },
+        )
 
     def settle(self, held: float, cost: Cost) -> None:
         """A call ended: its real cost counted (its worst case, were it unknown)."""
@@ -370,6 +398,7 @@ class TaskCall:
                 "reasoning_requested": self.gate.requests_reasoning,
                 "effort": task.effort,
                 "max_output_tokens": generation.max_output_tokens,
+                "output_cap": call.request.output_cap,
                 "temperature": generation.temperature,
                 "capability": call.context.capability.describe(),
             },
