@@ -30,7 +30,7 @@ ALL_NAMES = [
     "m012_budgets",
     "m013_personas",
     "m014_run_tool_servers",
-    "m015_task_budget_notice",
+    "m015_budget_notices_and_known_costs",
 ]
 
 

@@ -163,6 +163,12 @@ class CostSnapshot(TypedDict):
     parts: CostPartsSnapshot | None
     """Null when the amount is unknown."""
     unknown_reason: str | None
+    known_amount: NotRequired[float]
+    """When the amount is unknown but some of its calls' costs are known (a run stopped
+    during its second step): what those came to, so "$0.0031 + step 2 unknown"."""
+    unknown_part: NotRequired[str]
+    """When the amount is unknown and sums several calls: which are unknown (``step 2``,
+    ``2 steps``, ``task b step 2``)."""
 
 
 class GenerationSnapshot(TypedDict):

@@ -60,7 +60,7 @@ TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
     "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
-    "max_cost", "persona_source", "system_prompt", "budget_notice",
+    "max_cost", "persona_source", "system_prompt", "budget_notice", "cost_known_amount",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -165,6 +165,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "history_json": None if task.history is None else dump(task.history),
         # The amount for the store's own sums; each call's cost (parts, source) as JSON.
         "cost_amount": task.cost.amount,
+        "cost_known_amount": task.cost.known_amount,
         "cost_json": dump(task.step_cost_dicts()),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),

@@ -443,11 +443,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(
-        "m015_task_budget_notice",
+        "m015_budget_notices_and_known_costs",
         (
             # What a task's budget did to its calls' output ("Output capped at 612
             # tokens to fit the run's $0.010 budget."); NULL: it capped none.
             "ALTER TABLE tasks ADD COLUMN budget_notice TEXT",
+            # Of a task whose cost is unknown (cost_amount NULL), what its calls of known
+            # cost came to (a run stopped in step 2 keeps step 1's); NULL: none known.
+            "ALTER TABLE tasks ADD COLUMN cost_known_amount {double}",
+            # The usage report's sums read it too, from the index alone (as m011).
+            "DROP INDEX tasks_usage",
+            "CREATE INDEX tasks_usage ON tasks (started_at, provider, model, role, "
+            "chain_of_thought, input_tokens, cached_input_tokens, cache_write_tokens, "
+            "output_tokens, reasoning_tokens, cost_amount, cost_known_amount)",
         ),
     ),
 )

@@ -54,6 +54,11 @@ from thoughtline.runtime.policy import budget
 from thoughtline.runtime.policy.disclosure import DisclosureGate
 from thoughtline.runtime.policy.status import inline_verdict
 
+CANCELLED_UNREPORTED: Final = (
+    "cancelled before the provider reported its usage (what it generated may be billed)"
+)
+"""Why a call stopped mid-way costs unknown: the provider counts what it generated."""
+
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
 
@@ -217,6 +222,8 @@ class TaskCall:
                 if step.billed
                 else Cost()
             )
+            if step.cancelled and cost.amount is None and cost.source is not None:
+                cost = Cost.unknown(CANCELLED_UNREPORTED, source=cost.source)
             task.step_costs.append(cost)
             self.settle(held, cost)
             if step.cancelled:
