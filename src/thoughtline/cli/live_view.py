@@ -42,6 +42,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -152,6 +153,8 @@ class LiveRunView:
                     state = self.tasks.get(task_id)
                     if state is not None:
                         state.tool_calls[call["id"]] = call
+                case TaskStepPriced():
+                    pass  # the cost is shown when the task ends
                 case TaskCompleted(task_id=task_id, task=task):
                     state = self.tasks.get(task_id)
                     if state is not None:

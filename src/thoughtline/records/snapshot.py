@@ -347,6 +347,15 @@ class DeltaBatchData(TypedDict):
     texts: list[str]
 
 
-RunEventData: TypeAlias = DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | RunSnapshot
+class StepPricedData(TypedDict):
+    """A priced step's record in the event log: its number and the task's cost so far."""
+
+    step: int
+    cost: CostSnapshot
+
+
+RunEventData: TypeAlias = (
+    DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | StepPricedData | RunSnapshot
+)
 """The ``data`` of a run event log record: a delta, a batch of deltas, a task, a tool
-call, or the run."""
+call, a priced step, or the run."""

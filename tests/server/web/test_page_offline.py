@@ -410,5 +410,5 @@ def test_a_running_task_and_run_show_their_cost_as_pending_not_zero(
     open_run(page)
     cost = page.locator("[data-task-id=task_busy]").get_by_test_id("task-cost")
     expect(cost).to_have_text("pending")
-    expect(cost).to_have_attribute("title", "The cost is counted when the task ends.")
+    expect(cost).to_have_attribute("title", "Each model call is priced as it ends.")
     expect(page.get_by_test_id("run-cost")).to_have_text("pending")

@@ -228,6 +228,9 @@ class TaskCall:
             self.settle(held, cost)
             if step.cancelled:
                 break
+            if self.tool_calls is not None and step.response.tool_calls:
+                # More may follow (its tools, another step): its cost so far, told now.
+                self.sink.emit_step_priced(task, step.number)
             self.budget_error = self.overspent(calls=len(steps))
             if self.budget_error is not None:
                 break
