@@ -243,6 +243,8 @@ def cost_line(cost: CostSnapshot) -> str:
     reasoning = ""
     if parts is not None and parts["reasoning"]:
         reasoning = f", reasoning {format_amount(parts['reasoning'])} of it"
+    if amount == 0 and not cost["source"]:  # no call priced: none made, or none billed
+        return "cost $0 (nothing billed)"
     source = f" ({cost['source']})" if cost["source"] else ""
     return f"cost {format_amount(amount)}{reasoning}{source}"
 

@@ -300,5 +300,7 @@ def cost_text(cost: Cost) -> str:
             return f"unknown: {cost.unknown_reason}"
         part = cost.unknown_part or "the rest"
         return f"{format_amount(cost.known_amount)} + {part} unknown: {cost.unknown_reason}"
+    if cost.amount == 0 and not cost.source:  # no call priced: none made, or none billed
+        return "$0 (nothing billed)"
     source = f" ({cost.source})" if cost.source else ""
     return f"{format_amount(cost.amount)}{source}"

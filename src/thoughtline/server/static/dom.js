@@ -102,7 +102,7 @@ export function costElement(cost, testid, running = false) {
     return h("span", { testid, title: cost.unknown_reason ?? "" }, `${known}unknown`);
   }
   const reasoning = cost.parts?.reasoning ? `; reasoning ${formatAmount(cost.parts.reasoning)} of it` : "";
-  return h("span", { testid, title: `${cost.source ?? "no model call"}${reasoning}` }, formatAmount(cost.amount));
+  return h("span", { testid, title: `${cost.source ?? "nothing billed"}${reasoning}` }, formatAmount(cost.amount));
 }
 
 /**
