@@ -298,3 +298,42 @@ async def test_a_run_that_spent_its_budget_stops_its_other_tasks_before_their_ne
         "Budget exceeded: spent $0.010 of the run's $0.012 budget after 1 model call;"
     )
     assert len(sim.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "field"),
+    [
+        ("openai", "o4-mini", ("max_output_tokens",)),
+        ("anthropic", "claude-sonnet-4-6", ("max_tokens",)),
+        ("gemini", "gemini-2.5-flash", ("generationConfig", "maxOutputTokens")),
+        ("ollama", "qwen3:8b", ("options", "num_predict")),
+        ("deepseek", "deepseek-chat", ("max_tokens",)),
+        ("vllm", "Qwen/Qwen3-8B", ("max_tokens",)),
+    ],
+)
+async def test_the_cap_goes_in_each_wire_s_own_output_field(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    provider: str,
+    model: str,
+    field: tuple[str, ...],
+) -> None:
+    sim.script(ANSWER)
+    prices = {f"{provider}/{model}": ConfiguredPrice(input=Decimal(0), output=Decimal(10))}
+    spec = RunSpec(
+        request="Explain.",
+        tasks=(TaskSpec(name="t", role="engineer", provider=provider, model=model),),
+        max_cost=0.005,  # pays for 500 output tokens
+    )
+    run = await run_hidden(tmp_path / "home", sim_server, environ, spec, prices)
+    (request,) = sim.requests
+    sent: object = request.body
+    for key in field:
+        assert isinstance(sent, dict)
+        sent = sent[key]
+    assert sent == 500
+    assert (
+        run.tasks[0].budget_notice == "Output capped at 500 tokens to fit the run's $0.0050 budget."
+    )
