@@ -29,7 +29,10 @@ KEY_VARIABLES = (
 @pytest.fixture(scope="session")
 def sim_server() -> Iterator[SimulatorServer]:
     # One fixed answer for the library's own tests; the default model has tests of its own.
-    with SimulatorServer(Simulator(default_transcript=DEFAULT_TRANSCRIPT)) as server:
+    # Any model id is served: many tests name made-up models (the served ids have tests
+    # of their own, which turn ``any_model`` off).
+    simulator = Simulator(default_transcript=DEFAULT_TRANSCRIPT, any_model=True)
+    with SimulatorServer(simulator) as server:
         yield server
 
 
@@ -43,6 +46,7 @@ def sim(sim_server: SimulatorServer) -> Iterator[Simulator]:
     simulator.reset()
     simulator.pace_s = 0.0
     simulator.strict_round_trips = True
+    simulator.any_model = True
     simulator.default_transcript = default_transcript
 
 

@@ -105,6 +105,8 @@ ErrorCode: TypeAlias = Literal[
     "REQUEST_TIMEOUT",
     "SERVE_FILE_LIMIT_LOW",
     "SERVE_TOKEN_WEAK",
+    # the gateway's client dialects (Chat Completions, Messages, Responses)
+    "GATEWAY_REQUEST_UNSUPPORTED",
     # ACP agent (the ``code`` in a JSON-RPC error's data)
     "SESSION_UNKNOWN",
     "SESSION_BUSY",
@@ -113,6 +115,8 @@ ErrorCode: TypeAlias = Literal[
     "CONFIG_OPTION_UNKNOWN",
     "PROMPT_EMPTY",
     "PROMPT_CONTENT_UNSUPPORTED",
+    # the provider simulator (``thoughtline simulate``)
+    "SIMULATOR_SCRIPT_INVALID",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(

@@ -174,6 +174,23 @@ def test_simulate_serves_the_runs_of_another_terminal_until_ctrl_c(
         simulate.kill()
 
 
+def test_simulate_refuses_a_model_id_its_provider_does_not_serve(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    simulate = Simulate(home, "--port", str(free_port()))
+    try:
+        env = exports([line for line in simulate.until("# Ctrl-C") if line.startswith("export ")])
+        typo = thoughtline(home, env, "run", "hi", "-m", "claude-sonet-4-6", "--json")
+        assert typo.returncode == 1, typo.stderr
+        [task] = json.loads(typo.stdout)["tasks"]
+        assert task["error"]["code"] == "PROVIDER_NOT_FOUND"
+        assert task["error"]["message"] == (
+            "Anthropic returned HTTP 404: model: claude-sonet-4-6. Check the model name and "
+            "the base URL. Did you mean claude-sonnet-4-6?"
+        )
+    finally:
+        simulate.kill()
+
+
 def test_simulate_env_needs_a_port(tmp_path: Path) -> None:
     result = thoughtline(tmp_path / "home", {}, "simulate", "--env", "--port", "0")
     assert result.returncode == 2

@@ -25,6 +25,8 @@ SURFACES: dict[str, tuple[str, ...]] = {
     "api": ("thoughtline.api",),
 }
 
+SURFACES_AS_MODULES = tuple(module for modules in SURFACES.values() for module in modules)
+
 FACE = "thoughtline.runtime"
 
 # What every surface may import besides the face: the records (with the run events and
@@ -140,6 +142,21 @@ def offenders(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
             ("thoughtline.store", "thoughtline.runtime", "thoughtline.cli", "thoughtline.server"),
         ),
         (("thoughtline.store",), ("thoughtline.runtime", "thoughtline.cli", "thoughtline.server")),
+        # The gateway's client dialects read a body into the provider layer's parts and
+        # write replies from its events: pure translation, so they know no store, run,
+        # config, record or surface (the daemon's gateway routes call them).
+        (
+            ("thoughtline.gateway",),
+            (
+                "thoughtline.store",
+                "thoughtline.runtime",
+                "thoughtline.config",
+                "thoughtline.records",
+                "thoughtline.providers",
+                "thoughtline.testing",
+                *SURFACES_AS_MODULES,
+            ),
+        ),
     ],
 )
 def test_imports_point_downwards(layer: tuple[str, ...], forbidden: tuple[str, ...]) -> None:

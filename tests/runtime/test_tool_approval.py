@@ -182,6 +182,8 @@ async def test_added_servers_are_offered_to_every_task_beside_its_own(
         "probe__echo",
         "probe__refuse",
         "probe__die",
+        "probe__meet",
+        "probe__shout",
     }
     assert task.tool_calls is not None
     (call,) = task.tool_calls

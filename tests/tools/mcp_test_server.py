@@ -65,6 +65,28 @@ async def sleep(seconds: float) -> str:
     return "slept"
 
 
+_meeting: dict[str, Any] = {"waiting": 0}
+
+
+@server.tool()
+async def meet(count: int, within_s: float = 30.0) -> str:
+    """``met`` once ``count`` calls of it are in flight at the same time, or ``alone``
+    when they were not within ``within_s``: calls the client sent one after the other never
+    meet."""
+    import anyio
+
+    if "event" not in _meeting:
+        _meeting["event"] = anyio.Event()
+    event = _meeting["event"]
+    _meeting["waiting"] += 1
+    if _meeting["waiting"] >= count:
+        event.set()
+    with anyio.move_on_after(within_s):
+        await event.wait()
+        return "met"
+    return "alone"
+
+
 @server.tool()
 async def hang() -> str:
     """Never answer."""
@@ -87,6 +109,17 @@ def busy(seconds: float) -> str:
 def big(megabytes: int) -> str:
     """A text of ``megabytes`` MB (``x`` after a first line)."""
     return "the start of a big result\n" + "x" * (megabytes * 1_000_000)
+
+
+@server.tool()
+def shout(megabytes: int) -> str:
+    """Write ``megabytes`` MB to stderr (lines of ``x``, then ``the end of the shout``)."""
+    line = "x" * 1023 + "\n"
+    for _ in range(megabytes * 1024):
+        sys.stderr.write(line)
+    sys.stderr.write("the end of the shout\n")
+    sys.stderr.flush()
+    return "shouted"
 
 
 @server.tool()

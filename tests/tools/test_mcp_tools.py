@@ -273,6 +273,8 @@ headers = {{ Authorization = "Bearer ${{REMOTE_TOKEN}}" }}
         "echo",
         "refuse",
         "die",
+        "meet",
+        "shout",
     }
     assert server["header_names"] == ["Authorization"]
     assert token not in listed.stdout + listed.stderr

@@ -172,7 +172,9 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
     """Tokens (input/output/reasoning) and timings (first reasoning, first answer, total).
     Narrower than :data:`FULL_TABLE_WIDTH` columns (an 80-column terminal), the table
     leaves out its borders and the two first-arrival times, so no cell is cut or
-    wrapped: names and statuses whole, each figure on one line."""
+    wrapped: names and statuses whole, each figure on one line; where long task names
+    still leave no room, the input, output, reasoning token and total columns go, in
+    that order. A task's name (its role) is never cut."""
     compact = width is not None and width < FULL_TABLE_WIDTH
     table = Table(
         title=visible_text(f"run {snapshot['short_id']} · {snapshot['status']}"),
@@ -186,12 +188,7 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
     if not compact:
         columns += ["first\nreasoning", "first\nanswer"]
     columns.append("total")
-    for column in columns:
-        text = column in ("task", "status", "reasoning")
-        # Text folds rather than losing its end to an ellipsis ("not_reque…").
-        table.add_column(
-            column, justify="left" if text else "right", no_wrap=not text, overflow="fold"
-        )
+    rows: list[list[Text | str]] = []
     for task in snapshot["tasks"]:
         usage, timings = task["usage"], task["timings"]
         cells: list[Text | str] = [
@@ -206,7 +203,34 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
         if not compact:
             cells += [_ms(timings["first_reasoning_ms"]), _ms(timings["first_answer_ms"])]
         cells.append(_ms(timings["total_ms"]))
-        table.add_row(*cells)
+        rows.append(cells)
+    shown = list(range(len(columns)))
+    if compact and width is not None:
+        needs = [
+            max(
+                cell_len(line)
+                for text in (column, *(row[index] for row in rows))
+                for line in str(text).splitlines() or [""]
+            )
+            for index, column in enumerate(columns)
+        ]
+        for column in ("input", "output", "reasoning\ntokens", "total"):
+            if sum(needs[index] for index in shown) + len(shown) - 1 <= width:
+                break
+            shown.remove(columns.index(column))
+    for index in shown:
+        column = columns[index]
+        text = column in ("task", "status", "reasoning")
+        # Text folds rather than losing its end to an ellipsis ("not_reque…"); a task's
+        # name is never folded.
+        table.add_column(
+            column,
+            justify="left" if text else "right",
+            no_wrap=not text or column == "task",
+            overflow="fold",
+        )
+    for row in rows:
+        table.add_row(*(row[index] for index in shown))
     table.caption = visible_text(cost_line(snapshot["cost"]))
     table.caption_justify = "left"
     return table

@@ -36,10 +36,12 @@ characters did not).
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import sys
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Any, Final, TextIO
 
 import click
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -109,10 +111,38 @@ def json_for(stream: TextIO | None, data: object) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+PIPED_WIDTH: Final = 80
+"""The width of output that does not go to a terminal, when ``$COLUMNS`` says none."""
+
+
+def output_width(stream: TextIO | None) -> int | None:
+    """The width every command lays out its output for on ``stream``, the one rule for
+    all of them: ``None`` on a terminal (its own width, followed as it is resized, or
+    ``$COLUMNS``), else ``$COLUMNS`` when it is a number, else :data:`PIPED_WIDTH`;
+    never a terminal the output does not go to (stdin or stderr on a terminal do not
+    widen a piped stdout)."""
+    if is_terminal(stream):
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else PIPED_WIDTH
+
+
+def line_width(stream: TextIO | None) -> int:
+    """:func:`output_width` as a number: on a terminal, its columns now."""
+    return output_width(stream) or shutil.get_terminal_size().columns
+
+
 class TerminalConsole(Console):
     """A rich console whose every rendered segment of text is :func:`visible`; rich's own
     control segments (cursor moves, the live view's redraws) pass unchanged, and styles
-    are still rendered as rich renders them."""
+    are still rendered as rich renders them. Its width is :func:`output_width` of the
+    stream it writes to, unless one is given."""
+
+    def __init__(self, **options: Any) -> None:
+        if options.get("width") is None:
+            stream = options.get("file") or (sys.stderr if options.get("stderr") else sys.stdout)
+            options["width"] = output_width(stream)
+        super().__init__(**options)
 
     def render(
         self, renderable: RenderableType, options: ConsoleOptions | None = None

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import click
-from rich.table import Table
 
 from thoughtline.cli._context import database_path
 from thoughtline.cli._render import text_console
+from thoughtline.cli._tables import Column, fitted_table
 from thoughtline.cli.providers_command import endpoint_summary
 from thoughtline.config import STORE_SETTING_KEYS, Config, load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry, timeout_entries
@@ -95,26 +95,34 @@ def config_command(as_json: bool) -> None:
     console = text_console()
     console.print(f"config file: {report['config_file'] or '(none: built-in defaults)'}")
     console.print(f"THOUGHTLINE_HOME: {report['thoughtline_home']}  database: {report['database']}")
-    table = Table(title="Settings", title_justify="left")
-    for column in ("key", "value", "source"):
-        table.add_column(column)
-    for setting in report["settings"]:
-        table.add_row(setting["key"], str(setting["value"]), setting["source"])
-    console.print(table)
-    endpoints = Table(title="Endpoints", title_justify="left")
-    for column in ("name", "wire API", "base URL", "source", "key"):
-        endpoints.add_column(column)
-    for endpoint in report["endpoints"]:
-        key = (
-            endpoint["api_key"]
-            if not endpoint["api_key_env"]
-            else f"{endpoint['api_key_env']}: {endpoint['api_key']}"
+    settings = [
+        (setting["key"], str(setting["value"]), setting["source"]) for setting in report["settings"]
+    ]
+    console.print(
+        fitted_table(
+            console,
+            (Column("key", key=True), Column("value"), Column("source")),
+            settings,
+            title="Settings",
         )
-        endpoints.add_row(
+    )
+    endpoints = [
+        (
             endpoint["name"],
             endpoint["wire_api"],
             endpoint["base_url"],
             endpoint["base_url_source"],
-            key,
+            endpoint["api_key"]
+            if not endpoint["api_key_env"]
+            else f"{endpoint['api_key_env']}: {endpoint['api_key']}",
         )
-    console.print(endpoints)
+        for endpoint in report["endpoints"]
+    ]
+    columns = (
+        Column("name", key=True),
+        Column("wire API"),
+        Column("base URL"),
+        Column("source", optional=True),
+        Column("key"),
+    )
+    console.print(fitted_table(console, columns, endpoints, title="Endpoints"))

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from thoughtline.cli._tables import Cell, Column, fitted_table
 from thoughtline.cli._terminal_text import TerminalConsole
 from thoughtline.config import Config
 from thoughtline.providers.client import RetryPolicy
@@ -243,30 +242,41 @@ def demo_command(as_json: bool) -> None:
         return
     # Markup on for the demo's own sentences; what the runs returned is Text, and the
     # console shows any control character in it rather than obeying it.
-    console = TerminalConsole(width=None if Console().is_terminal else 160)
+    console = TerminalConsole()
     console.print(
         "[bold]thoughtline demo[/] — the providers are [bold]simulated[/] on "
         f"{server.url}; the wire protocols, adapters, disclosure gate, store and trace are real.\n"
         f"Request: {DEMO_REQUEST!r}, one task per endpoint, one run per mode.\n"
     )
-    table = Table(
-        title="What each run shows on the task (task.reasoning) and records in the trace "
-        "(trace.reasoning)",
-        title_justify="left",
-        show_lines=True,
-    )
-    table.add_column("endpoint / model")
-    for mode in CHAIN_OF_THOUGHT_MODES:
-        table.add_column(mode)
-    table.add_column("why (notice in surface mode)")
+    table: list[tuple[Cell, ...]] = []
     for name, endpoint, model, note in DEMO_TASKS:
         cells = {row["mode"]: row for row in rows if row["task"] == name}
-        table.add_row(
-            Text.assemble(f"{endpoint}\n", (f"{model}\n{note}", "dim")),
-            *(_cell(cells[mode]) for mode in CHAIN_OF_THOUGHT_MODES),
-            Text(cells["surface"]["reasoning_notice"] or ""),
+        table.append(
+            (
+                endpoint,
+                model,
+                Text(note, style="dim"),
+                *(_cell(cells[mode]) for mode in CHAIN_OF_THOUGHT_MODES),
+                Text(cells["surface"]["reasoning_notice"] or ""),
+            )
         )
-    console.print(table)
+    columns = (
+        Column("endpoint", key=True),
+        Column("model", key=True),
+        Column("shows", wrap=True),
+        *(Column(mode) for mode in CHAIN_OF_THOUGHT_MODES),
+        Column("why (notice in surface mode)", wrap=True),
+    )
+    console.print(
+        fitted_table(
+            console,
+            columns,
+            table,
+            title="What each run shows on the task (task.reasoning) and records in the trace "
+            "(trace.reasoning)",
+            show_lines=True,
+        )
+    )
     console.print(
         "[dim]hidden requests nothing and keeps nothing, even when a provider reasons anyway; "
         "surface attaches reasoning to the task (every display surface); telemetry_only writes "

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from typing import Any
 
 import click
 
-from thoughtline.cli._terminal_text import echo_error, visible
+from thoughtline.cli._tables import wrapped
+from thoughtline.cli._terminal_text import echo_error, line_width, visible
 from thoughtline.config import load_config, thoughtline_home
 from thoughtline.providers.capabilities import CapabilityTable, ModelCapability
 from thoughtline.providers.discovery import load_capabilities
@@ -134,8 +134,7 @@ def _hidden_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     lines: list[str] = []
     for note, labels in asks.items():
         text = f"hidden: {note}" + (f", for {', '.join(labels)}" if len(asks) > 1 else "")
-        wrapped = textwrap.wrap(visible(text), width=76, subsequent_indent="  ")
-        lines += [f"  {line}" for line in wrapped]
+        lines += wrapped(visible(text), line_width(sys.stdout), indent="  ", then="    ")
     return lines
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from thoughtline.cli._terminal_text import visible
+from thoughtline.cli._tables import wrapped
+from thoughtline.cli._terminal_text import line_width, visible
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.config.pricing import CURRENCY, Pricer, Prices, Rate, data_version
 from thoughtline.providers.discovery import load_capabilities
@@ -107,28 +108,30 @@ def prices_command(model: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo("\n".join(prices_lines(report)))
+    click.echo("\n".join(prices_lines(report, line_width(sys.stdout))))
     if model is not None and report["models"][0]["rates"] is None:
         sys.exit(1)
 
 
-def prices_lines(report: dict[str, Any]) -> list[str]:
-    """The human view: per model, where its prices came from and each price."""
+def prices_lines(report: dict[str, Any], width: int) -> list[str]:
+    """The human view: per model, where its prices came from and each price, in lines
+    of ``width`` columns, broken between words."""
     lines: list[str] = []
     for entry in report["models"]:
         name = visible(f"{entry['provider']}/{entry['model']}")
         if entry["rates"] is None:
-            lines.append(f"{name}  unknown: {visible(entry['unknown_reason'])}")
+            lines += wrapped(f"{name}  unknown: {visible(entry['unknown_reason'])}", width)
             continue
-        lines.append(f"{name}  ({visible(entry['source'])})")
+        lines += wrapped(f"{name}  ({visible(entry['source'])})", width)
         rates = entry["rates"]
-        lines.append(
-            "  " + " · ".join(f"{_LABELS[key]} {_describe(rates[key])}" for key in _LABELS)
-        )
+        described = " · ".join(f"{_LABELS[key]} {_describe(rates[key])}" for key in _LABELS)
+        lines += wrapped(described, width, indent="  ")
     lines.append("")
-    lines.append(
+    lines += wrapped(
         f"US dollars per million tokens. Price data: {report['data']} (offline, pinned); "
-        '[prices."PROVIDER/MODEL"] in the config file wins over it.'
+        '[prices."PROVIDER/MODEL"] in the config file wins over it.',
+        width,
+        then="",
     )
     return lines
 

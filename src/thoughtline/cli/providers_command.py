@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from thoughtline.cli._render import text_console
+from thoughtline.cli._tables import Cell, Column, fitted_table
 from thoughtline.config import load_config
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.providers.endpoints import Endpoint, EndpointRegistry
@@ -79,49 +78,60 @@ def providers_command(as_json: bool, refresh: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    console = text_console(width=max(100, _terminal_width()))
-    endpoints = Table(title="Endpoints", title_justify="left")
-    for column in ("name", "wire API", "base URL", "key"):
-        endpoints.add_column(column)
+    console = text_console()
+    endpoints: list[tuple[Cell, ...]] = []
     for endpoint in report["endpoints"]:
         wire = endpoint["wire_api"] + (f" ({endpoint['dialect']})" if endpoint["dialect"] else "")
         key = endpoint["api_key"]
         if endpoint["api_key_env"]:
             key = f"{endpoint['api_key_env']}: {key}"
-        endpoints.add_row(
-            endpoint["name"],
-            wire,
-            Text.assemble(endpoint["base_url"], " ", (f"({endpoint['base_url_source']})", "dim")),
-            key,
-        )
-    console.print(endpoints)
-    families = Table(title="Model families (what each can disclose)", title_justify="left")
-    for column in (
-        "family",
-        "endpoints",
-        "reasoning control",
-        "efforts",
-        "returns",
-        "reasons by default",
-    ):
-        families.add_column(column)
-    for family in report["families"]:
-        families.add_row(
-            Text.assemble(family["family"], "\n", (family["label"], "dim")),
-            ", ".join(family["endpoints"]),
-            Text.assemble(
-                family["thinking_control"],
-                (
-                    (f"\ndefault display: {family['default_display']}", "dim")
-                    if family["default_display"]
-                    else ""
+        endpoints.append(
+            (
+                endpoint["name"],
+                wire,
+                Text.assemble(
+                    endpoint["base_url"], " ", (f"({endpoint['base_url_source']})", "dim")
                 ),
+                key,
+            )
+        )
+    console.print(
+        fitted_table(
+            console,
+            (Column("name", key=True), Column("wire API"), Column("base URL"), Column("key")),
+            endpoints,
+            title="Endpoints",
+        )
+    )
+    families = [
+        (
+            family["family"],
+            Text(family["label"], style="dim"),
+            ", ".join(family["endpoints"]),
+            family["thinking_control"]
+            + (
+                f" (default display: {family['default_display']})"
+                if family["default_display"]
+                else ""
             ),
             ", ".join(family["efforts"]) or "-",
             ", ".join(family["returns"]) or "nothing (token count at most)",
             "yes" if family["reasoning_by_default"] else "no",
         )
-    console.print(families)
+        for family in report["families"]
+    ]
+    columns = (
+        Column("family", key=True),
+        Column("models", wrap=True),
+        Column("endpoints"),
+        Column("reasoning control", wrap=True),
+        Column("efforts", wrap=True),
+        Column("returns", wrap=True),
+        Column("reasons by default", wrap=True),
+    )
+    console.print(
+        fitted_table(console, columns, families, title="Model families (what each can disclose)")
+    )
     if report["config"]:
         console.print(Text(f"config: {report['config']}", style="dim"))
 
@@ -152,10 +162,3 @@ def _refresh() -> None:
         f"into {path}.",
         err=True,
     )
-
-
-def _terminal_width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 120

@@ -282,9 +282,7 @@ def run_command(
         print_outputs(console, snapshot, finishes=finishes)
         console.print(summary_table(snapshot, console.width))
     else:
-        # Not a terminal: rich would assume 80 columns; a table that wide folds its cells.
-        wide = sys.stderr.isatty() or "COLUMNS" in os.environ
-        errors = text_console(stderr=True, width=None if wide else 120)
+        errors = text_console(stderr=True)
         for task in snapshot["tasks"]:
             line = cut_off_line(finishes.get(task["id"]))
             if line is not None:

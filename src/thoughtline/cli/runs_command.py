@@ -195,11 +195,11 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
     """The human view of ``runs``: one row per run, whole ids, requests on one line; a
     run that continues another has its request marked ``↳``.
 
-    It fits ``width`` columns where it can: the request is cut first, then the model,
-    then the status; then the tokens, time and model columns are left out, in that
-    order. The created, chain_of_thought and tasks columns are shown only where the
-    request keeps :data:`_REQUEST_ROOM` columns beside them. Ids are never cut: people
-    copy them into status and trace."""
+    It fits ``width`` columns where it can: the request is cut first; then the tokens,
+    cost, time and model columns are left out, in that order. The created,
+    chain_of_thought and tasks columns are shown only where the request keeps
+    :data:`_REQUEST_ROOM` columns beside them. Run ids and model ids are never cut:
+    people copy them into status, trace and ``-m``."""
     caption = None
     if any(run.continues for run in runs):
         caption = (
@@ -216,10 +216,6 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
             break
         shown.append(extra)
     widths = {header: natural[header] for header in shown}
-    for header, least in (("model", _MODEL_MIN), ("status", _STATUS_MIN)):
-        short = _REQUEST_MIN - _room(shown, widths, width)
-        if short > 0:
-            widths[header] = max(least, widths[header] - short)
     for header in ("tokens", "cost", "time", "model"):
         if _room(shown, widths, width) < _REQUEST_MIN:
             shown.remove(header)
@@ -234,8 +230,7 @@ def runs_table(runs: list[Run], width: int = 80) -> Table:
             no_wrap=True,
             width=widths[header],
             justify=justify,
-            overflow="ellipsis",
-            min_width=widths[header] if header == "run" else None,
+            min_width=widths[header],
         )
     table.add_column("request", no_wrap=True, width=request_width, overflow="ellipsis")
     indexes = [_HEADERS.index(header) for header in shown]
@@ -261,8 +256,6 @@ _HEADERS = (
 _REQUEST_ROOM = 30
 """Columns the request keeps before the optional columns are shown."""
 _REQUEST_MIN = 10
-_MODEL_MIN = 7
-_STATUS_MIN = 9
 
 
 def _room(shown: list[str], widths: dict[str, int], width: int) -> int:

@@ -14,6 +14,7 @@ import shlex
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from thoughtline.providers.endpoints import BUILTIN_ENDPOINTS
 
 if TYPE_CHECKING:
     from thoughtline.testing import SimulatorServer
+    from thoughtline.testing.replay import SimScript
 
 DEFAULT_PORT = 8799
 SIMULATED_KEY = "simulated-key-not-a-credential"
@@ -69,7 +71,15 @@ def commands_to_try() -> list[str]:
     is_flag=True,
     help="Print only the export lines for a simulator on --port, and start nothing.",
 )
-def simulate_command(port: int, env_only: bool) -> None:
+@click.option(
+    "--script",
+    "script_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Replay the conversation in this TOML file (one [[turn]] per model turn: "
+    "reasoning, tool_calls, answer) instead of the default model.",
+)
+def simulate_command(port: int, env_only: bool, script_path: Path | None) -> None:
     """The simulated providers on 127.0.0.1, in the foreground until Ctrl-C.
 
     First the export lines to paste into another terminal (or eval "$(thoughtline
@@ -79,8 +89,11 @@ def simulate_command(port: int, env_only: bool) -> None:
             raise click.UsageError("--env needs the port the simulator serves; give --port N.")
         click.echo("\n".join(export_lines(f"http://127.0.0.1:{port}")))
         return
-    from thoughtline.testing import SimulatorServer
+    from thoughtline.testing import Simulator, SimulatorServer
+    from thoughtline.testing.replay import load_script
 
+    # A bad script is refused before anything is served.
+    replay = None if script_path is None else load_script(script_path)
     stop = threading.Event()
 
     def _stop(signum: int, frame: FrameType | None) -> None:
@@ -88,10 +101,10 @@ def simulate_command(port: int, env_only: bool) -> None:
 
     # Set before the server starts: a Ctrl-C at any moment from here on is a clean stop.
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = SimulatorServer(port=port)
+    server = SimulatorServer(Simulator(replay=replay), port=port)
     try:
         _start(server, port)
-        _say_how_to_use(server.url)
+        _say_how_to_use(server.url, replay)
         while not stop.wait(0.5):
             pass
     finally:
@@ -100,11 +113,19 @@ def simulate_command(port: int, env_only: bool) -> None:
             signal.signal(sig, handler)
 
 
-def _say_how_to_use(url: str) -> None:
+def _say_how_to_use(url: str, replay: SimScript | None) -> None:
     """The export lines, then what to try, flushed at once; a reader that went away
     (``| head -3``) leaves the simulator serving."""
+    replaying = []
+    if replay is not None:
+        count = len(replay.turns)
+        replaying.append(
+            f"# Replaying {replay.source} ({count} turn{'' if count == 1 else 's'}): each "
+            "conversation gets its turns in order."
+        )
     lines = [
         *export_lines(url),
+        *replaying,
         f"# Simulated providers on {url}: paste the lines above into another terminal, then try:",
         *(f"#   {command}" for command in commands_to_try()),
         "# Ctrl-C stops the simulator.",

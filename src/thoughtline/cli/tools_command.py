@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
+from rich.console import Console, RenderableType
 
 from thoughtline.cli._render import text_console
+from thoughtline.cli._tables import Cell, Column, fitted_table
 from thoughtline.cli._terminal_text import echo_error, json_for, visible_text
 from thoughtline.config import load_config
 from thoughtline.providers.endpoints import EndpointRegistry
@@ -49,7 +50,8 @@ def tools_command(as_json: bool, mcp_config: Path | None) -> None:
             "thoughtline.toml or pass --mcp-config mcp.json."
         )
     else:
-        text_console().print(_table(listings))
+        console = text_console()
+        console.print(_table(console, listings))
         for listing in listings:
             if listing.error is not None:
                 echo_error(f"thoughtline: {listing.error.message}")
@@ -81,26 +83,36 @@ def _as_dict(listing: ServerListing) -> dict[str, object]:
     }
 
 
-def _table(listings: list[ServerListing]) -> Table:
-    table = Table(title="MCP servers and tools", title_justify="left")
-    for column in ("tool", "kind", "allowed", "description"):
-        table.add_column(column)
+def _table(console: Console, listings: list[ServerListing]) -> RenderableType:
+    rows: list[tuple[Cell, ...]] = []
     for listing in listings:
         if listing.error is not None:
-            table.add_row(
-                visible_text(listing.settings.name),
-                visible_text(listing.error.code, style="red"),
-                "-",
-                visible_text(listing.settings.describe()),
+            rows.append(
+                (
+                    visible_text(listing.settings.name),
+                    visible_text(listing.error.code, style="red"),
+                    "-",
+                    visible_text(listing.settings.describe()),
+                )
             )
             continue
         for tool in listing.tools:
             kind = "read-only" if tool.read_only else "destructive" if tool.destructive else "-"
             description = " ".join(tool.description.split())
-            table.add_row(
-                visible_text(tool.spec),
-                kind,
-                "yes" if listing.allows(tool) else "no",
-                visible_text(description if len(description) <= 70 else description[:67] + "..."),
+            rows.append(
+                (
+                    visible_text(tool.spec),
+                    kind,
+                    "yes" if listing.allows(tool) else "no",
+                    visible_text(
+                        description if len(description) <= 70 else description[:67] + "..."
+                    ),
+                )
             )
-    return table
+    columns = (
+        Column("tool", key=True),
+        Column("kind"),
+        Column("allowed"),
+        Column("description", wrap=True),
+    )
+    return fitted_table(console, columns, rows, title="MCP servers and tools")

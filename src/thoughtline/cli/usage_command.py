@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, get_args
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from thoughtline.cli._context import open_store
 from thoughtline.cli._render import text_console
+from thoughtline.cli._tables import Cell, Column, fitted_table
 from thoughtline.cli._terminal_text import json_for, visible
 from thoughtline.cli.runs_command import since_timestamp
 from thoughtline.config import load_config
@@ -174,25 +175,31 @@ def _print_table(report: dict[str, Any]) -> None:
         since = f" since {report['since']}" if report["since"] else ""
         console.print(f"No tasks started{since}: nothing spent yet.")
         return
-    table = Table(title=f"usage by {report['by']}", title_justify="left")
-    table.add_column(report["by"], overflow="fold")
-    for heading in ("tasks", "input", "cached", "output", "reasoning", "cost"):
-        table.add_column(heading, justify="right", no_wrap=True)
-    rows = [(group, False) for group in report["groups"]]
-    for group, is_total in [*rows, ({"key": "total", **report["total"]}, True)]:
+    rows: list[tuple[Cell, ...]] = []
+    groups = [(group, False) for group in report["groups"]]
+    for group, total in [*groups, ({"key": "total", **report["total"]}, True)]:
         tokens = group["tokens"]
-        cost = group["cost"]
-        table.add_row(
-            visible(group["key"]),
-            f"{group['tasks']:,}{'*' if group['unreported'] else ''}",
-            f"{tokens['input_tokens']:,}",
-            f"{tokens['cached_input_tokens']:,}",
-            f"{tokens['output_tokens']:,}",
-            f"{tokens['reasoning_tokens']:,}",
-            _cost_cell(cost),
-            style="bold" if is_total else None,
+        rows.append(
+            (
+                Text("total", style="bold") if total else visible(group["key"]),
+                f"{group['tasks']:,}{'*' if group['unreported'] else ''}",
+                f"{tokens['input_tokens']:,}",
+                f"{tokens['cached_input_tokens']:,}",
+                f"{tokens['output_tokens']:,}",
+                f"{tokens['reasoning_tokens']:,}",
+                _cost_cell(group["cost"]),
+            )
         )
-    console.print(table)
+    columns = (
+        Column(report["by"], key=True),
+        Column("tasks", justify="right", optional=True),
+        Column("input", justify="right"),
+        Column("cached", justify="right", optional=True),
+        Column("output", justify="right"),
+        Column("reasoning", justify="right"),
+        Column("cost", justify="right"),
+    )
+    console.print(fitted_table(console, columns, rows, title=f"usage by {report['by']}"))
     total = report["total"]
     console.print("reasoning tokens are part of the output tokens.")
     if total["unreported"]:

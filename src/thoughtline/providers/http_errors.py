@@ -83,6 +83,25 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     return max(parsed.timestamp() - (time.time() if now is None else now), 0.0)
 
 
+_OUTPUT_FORMAT_MISMATCH = "the model produced output that does not match the expected"
+"""llama.cpp's server, when what the model generated does not parse in its chat
+template's format (``peg-native`` and the like): HTTP 500, e.g. after a prefilled half
+tool call. Not the server failing: the same request fails the same way again."""
+
+OUTPUT_FORMAT_ADVICE = (
+    "llama.cpp's server could not read what the model wrote in its chat template's "
+    "format (a tool call or reasoning its syntax does not accept); retrying the same "
+    "request does not help: run without tools, or serve a model whose chat template "
+    "supports tool calls."
+)
+
+
+def output_format_mismatch(message: str | None) -> bool:
+    """Whether an error's text is llama.cpp's server saying the model's output did not
+    parse in the expected format."""
+    return message is not None and _OUTPUT_FORMAT_MISMATCH in message.lower()
+
+
 def request_id_of(headers: Mapping[str, str]) -> str | None:
     lowered = {key.lower(): value for key, value in headers.items()}
     return lowered.get("request-id") or lowered.get("x-request-id")
@@ -124,6 +143,8 @@ def provider_error(
         retryable = status_is_retryable(status)
     detail = message.strip() if message else f"HTTP {status}"
     advice = (credential_advice(final_code, endpoint) if endpoint else "") or advice_for(final_code)
+    if output_format_mismatch(message):
+        final_code, retryable, advice = "PROVIDER_MALFORMED_RESPONSE", False, OUTPUT_FORMAT_ADVICE
     text = with_advice(f"{provider} returned HTTP {status}: {detail}", advice)
     return ProviderError(
         final_code,

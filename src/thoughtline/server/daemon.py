@@ -25,6 +25,7 @@ from thoughtline.runtime import (
     RunManagerFull,
     RunOptions,
     Runtime,
+    RunTools,
     build_spec,
     spoken_as,
 )
@@ -40,6 +41,7 @@ from thoughtline.server.schemas import RunCreate
 from thoughtline.server.stored_runs import StoredRunFolds
 from thoughtline.store.base import Store, StoreError
 from thoughtline.store.run_ids import find_conversation, resolve_run_id
+from thoughtline.tools.pool import ServerPool
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +100,9 @@ class Daemon:
     """Runs executing in other processes, folded from the store (stored_runs.py)."""
     store_damage: StoreError | None = field(init=False, default=None)
     """The damage the store reported first; once set, nothing is written to it."""
+    tool_servers: ServerPool = field(init=False)
+    """The configured MCP servers' sessions, kept open across runs (tools/pool.py),
+    stopped on shutdown."""
     _purger: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -112,6 +117,9 @@ class Daemon:
         self.runs = RunManager(self.runtime, max_active=self.runtime.config.max_active_runs)
         self.announcements = Announcements(self.store)
         self.folds = StoredRunFolds(self.store, max_age_s=keep_reasoning)
+        self.tool_servers = ServerPool(
+            environ=self.runtime.environ, secrets=self.runtime.registry.loaded_secrets()
+        )
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> None:
@@ -155,6 +163,7 @@ class Daemon:
         if self._purger is not None:
             self._purger.cancel()
         await self.runs.shutdown(self.settings.shutdown_timeout_s)
+        await self.tool_servers.aclose()  # no server outlives the daemon
         await asyncio.to_thread(self.announcements.stop)
         self.store.close()
 
@@ -232,6 +241,9 @@ class Daemon:
                     observer=self.hub.observe,
                     on_start=self._started,
                     on_finish=self._finished,
+                    # A request names configured servers only (never a command): their
+                    # sessions stay open for the next run.
+                    tools=RunTools(pool=self.tool_servers),
                 )
             except RunManagerClosed:
                 raise ApiError(

@@ -46,6 +46,8 @@ class SimConversation:
     """The tool results sent since the latest user text, in order."""
     tool_steps: int = 0
     """How many model turns with tool calls came since the latest user text."""
+    model_turns: int = 0
+    """How many model turns the whole history holds (the turn a script answers next)."""
 
 
 class _Reader:
@@ -55,6 +57,7 @@ class _Reader:
         self.prompt = ""
         self.results: list[SimToolResult] = []
         self.tool_steps = 0
+        self.model_turns = 0
         self.call_names: dict[str, str] = {}
 
     def user_text(self, text: str) -> None:
@@ -63,13 +66,20 @@ class _Reader:
             self.results = []
             self.tool_steps = 0
 
-    def calls(self, calls: Iterable[tuple[str, str]]) -> None:
-        """A model turn's tool calls, as (call id, tool name)."""
+    def calls(self, calls: Iterable[tuple[str, str]], *, new_turn: bool = True) -> None:
+        """A model turn's tool calls, as (call id, tool name); ``new_turn=False`` when
+        the turn was counted already (:meth:`model_turn`)."""
+        if new_turn:
+            self.model_turns += 1
         listed = list(calls)
         if listed:
             self.tool_steps += 1
         for call_id, name in listed:
             self.call_names[call_id] = name
+
+    def model_turn(self) -> None:
+        """A model turn begins (for wires whose turns are not one message each)."""
+        self.model_turns += 1
 
     def result(self, call_id: str, content: object, *, name: str = "", error: bool = False) -> None:
         self.results.append(
@@ -88,6 +98,7 @@ class _Reader:
             tools=tools,
             results=tuple(self.results),
             tool_steps=self.tool_steps,
+            model_turns=self.model_turns,
         )
 
 
@@ -173,20 +184,29 @@ def read_openai_responses(body: Mapping[str, Any]) -> SimConversation:
         reader.user_text(items)
         items = []
     pending: list[tuple[str, str]] = []
+    in_model_turn = False  # a model turn is a run of reasoning, message and call items
     for item in _dicts(items):
         item_type = item.get("type", "message")
+        by_model = item_type in ("reasoning", "function_call") or (
+            item_type == "message" and item.get("role") == "assistant"
+        )
+        if by_model and not in_model_turn:
+            reader.model_turn()
+        in_model_turn = by_model
         if item_type == "function_call":
             pending.append((_str(item.get("call_id")), _str(item.get("name"))))
             continue
+        if by_model:
+            continue
         if pending:
-            reader.calls(pending)
+            reader.calls(pending, new_turn=False)
             pending = []
         if item_type == "function_call_output":
             reader.result(_str(item.get("call_id")), item.get("output"))
         elif item_type == "message" and item.get("role") == "user":
             reader.user_text(_text_of(item.get("content")))
     if pending:
-        reader.calls(pending)
+        reader.calls(pending, new_turn=False)
     tools = _present(
         _tool(tool.get("name"), tool.get("description"), tool.get("parameters"))
         for tool in _dicts(body.get("tools"))

@@ -15,6 +15,7 @@ from thoughtline.testing.round_trips.anthropic import AnthropicRoundTrips
 from thoughtline.testing.round_trips.chat import ChatRoundTrips
 from thoughtline.testing.round_trips.gemini import GeminiRoundTrips
 from thoughtline.testing.round_trips.openai_responses import ResponsesRoundTrips
+from thoughtline.testing.served_models import catalogue
 from thoughtline.testing.simulator import Profile, Route
 
 
@@ -26,18 +27,21 @@ def default_profiles() -> dict[str, Profile]:
     """Every built-in endpoint, plus ``llamacpp-think-tags`` (a llama.cpp server that
     leaves ``<think>`` tags inline, for a user-defined endpoint with
     ``reasoning_field = "think_tags"``). Each route enforces its provider's round-trip
-    rule (:mod:`thoughtline.testing.round_trips`)."""
+    rule (:mod:`thoughtline.testing.round_trips`), and each provider but llama.cpp's
+    serves only the model ids it knows (:mod:`thoughtline.testing.served_models`)."""
     anthropic = AnthropicRenderer()
     lenient = ChatRoundTrips("lenient")
     profiles = [
         Profile(
             name="anthropic",
+            models=catalogue("anthropic"),
             base_path="/anthropic",
             base_url_env="ANTHROPIC_BASE_URL",
             routes=(_route(r"/v1/messages", anthropic, AnthropicRoundTrips(anthropic)),),
         ),
         Profile(
             name="openai",
+            models=catalogue("openai"),
             base_path="/openai/v1",
             base_url_env="OPENAI_BASE_URL",
             routes=(
@@ -50,6 +54,7 @@ def default_profiles() -> dict[str, Profile]:
         ),
         Profile(
             name="openrouter",
+            models=catalogue("openrouter"),
             base_path="/openrouter/api/v1",
             base_url_env="OPENROUTER_BASE_URL",
             routes=(
@@ -62,6 +67,7 @@ def default_profiles() -> dict[str, Profile]:
         ),
         Profile(
             name="gemini",
+            models=catalogue("gemini"),
             base_path="/gemini",
             base_url_env="GEMINI_BASE_URL",
             routes=(
@@ -74,6 +80,7 @@ def default_profiles() -> dict[str, Profile]:
         ),
         Profile(
             name="deepseek",
+            models=catalogue("deepseek"),
             base_path="/deepseek",
             base_url_env="DEEPSEEK_BASE_URL",
             routes=(
@@ -90,6 +97,7 @@ def default_profiles() -> dict[str, Profile]:
         ),
         Profile(
             name="vllm",
+            models=catalogue("vllm"),
             base_path="/vllm/v1",
             base_url_env="VLLM_BASE_URL",
             routes=(
@@ -126,6 +134,7 @@ def default_profiles() -> dict[str, Profile]:
         ),
         Profile(
             name="ollama",
+            models=catalogue("ollama"),
             base_path="/ollama",
             base_url_env="OLLAMA_HOST",
             routes=(_route(r"/api/chat", OllamaRenderer(), lenient),),

@@ -72,7 +72,9 @@ from thoughtline.testing.faults import (
     apply_to_frames,
     frames_before_hold,
 )
+from thoughtline.testing.replay import SimScript
 from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
+from thoughtline.testing.served_models import ModelCatalogue
 from thoughtline.testing.transcript import (
     FrameRole,
     SimReasoning,
@@ -125,6 +127,9 @@ class Profile:
     base_path: str  # appended to the server URL to form the endpoint's base URL
     routes: tuple[Route, ...]
     base_url_env: str | None = None
+    models: ModelCatalogue | None = None
+    """The model ids it serves and how it refuses others; ``None`` serves any id (a
+    llama.cpp server answers whatever a request names)."""
 
 
 @dataclass(slots=True)
@@ -152,13 +157,20 @@ class Simulator:
         pace_s: float = 0.0,
         profiles: Mapping[str, Profile] | None = None,
         strict_round_trips: bool = True,
+        any_model: bool = False,
+        replay: SimScript | None = None,
     ) -> None:
         """``default_transcript`` answers every request nothing was scripted for; ``None``
         lets the default model answer each one from what it asks
         (:mod:`thoughtline.testing.default_model`). ``strict_round_trips`` makes each
         provider refuse a history whose reasoning carriers were dropped, reordered,
         blanked or altered, as the real one does (see
-        :mod:`thoughtline.testing.round_trips`); off, every history is answered."""
+        :mod:`thoughtline.testing.round_trips`); off, every history is answered.
+        Each provider serves the model ids thoughtline's data knows for it and refuses
+        any other with its own not-found answer (:mod:`thoughtline.testing.served_models`);
+        :meth:`add_models` adds ids, and ``any_model=True`` serves every id (tests that
+        name made-up models). ``replay`` answers every unscripted request with a
+        scripted conversation's next turn instead (:mod:`thoughtline.testing.replay`)."""
         from thoughtline.testing.profiles import default_profiles
 
         self.default_transcript = default_transcript
@@ -173,6 +185,10 @@ class Simulator:
         # What the simulated Anthropic model API reports (GET /v1/models/{id}).
         self.anthropic_models: dict[str, dict[str, Any]] = {}
         self.strict_round_trips = strict_round_trips
+        self.any_model = any_model
+        self.replay = replay
+        # Model ids served beyond the data's: profile name (None: every profile) → ids.
+        self._added_models: dict[str | None, set[str]] = {}
         # The carriers handed out and those that came back, for the round-trip rules.
         self.carriers = CarrierBook()
         self._scripts: list[_Script] = []
@@ -189,7 +205,10 @@ class Simulator:
         times: int | None = None,
     ) -> None:
         """Answer matching requests with ``transcript``; later scripts win.
-        ``times=None`` keeps it for every matching request."""
+        ``times=None`` keeps it for every matching request. A ``model`` named here is
+        served (:meth:`add_models`)."""
+        if model is not None:
+            self.add_models(model, profile=profile)
         with self._lock:
             self._scripts.append(_Script(transcript, profile, model, times))
 
@@ -204,6 +223,23 @@ class Simulator:
         for transcript in reversed(transcripts):
             self.script(transcript, profile=profile, model=model, times=1)
 
+    def add_models(self, *models: str, profile: str | None = None) -> None:
+        """Serve ``models`` on ``profile`` (every profile when ``None``) besides the ids
+        thoughtline's data knows for it."""
+        with self._lock:
+            self._added_models.setdefault(profile, set()).update(models)
+
+    def serves(self, profile: Profile, model: str) -> bool:
+        """Whether ``profile`` answers a request naming ``model``."""
+        if self.any_model or profile.models is None:
+            return True
+        with self._lock:
+            added = self._added_models.get(None, set()) | self._added_models.get(
+                profile.name, set()
+            )
+        replayed = self.replay.models if self.replay is not None else frozenset()
+        return model in added or model in replayed or profile.models.knows(model)
+
     def inject(self, fault: Fault, *, profile: str | None = None, times: int = 1) -> None:
         """Apply ``fault`` to the next ``times`` matching requests."""
         with self._lock:
@@ -215,6 +251,7 @@ class Simulator:
             self._faults.clear()
             self.requests.clear()
             self.unrouted.clear()
+            self._added_models.clear()
         self.carriers.clear()
 
     def requests_for(self, profile: str) -> list[SimRequest]:
@@ -304,17 +341,26 @@ class Simulator:
         )
         with self._lock:
             self.requests.append(request)
+        if model is not None and profile.models is not None and not self.serves(profile, model):
+            status, refusal = profile.models.refuse(model)
+            await plain(send, status, refusal)
+            return
         rule = route.rule if self.strict_round_trips else None
         verdict = None if rule is None else rule.check(request, self.carriers)
         if isinstance(verdict, Rejection):
             await plain(send, verdict.status, verdict.body)
             return
         scripted, fault = self._take(profile.name, model)
-        transcript = (
-            default_model.respond(renderer.conversation(request), model)
-            if scripted is None
-            else scripted
-        )
+        if scripted is not None:
+            transcript = scripted
+        elif self.replay is not None:
+            turn = self.replay.respond(renderer.conversation(request), model)
+            if isinstance(turn, str):  # the script has no turn left for this request
+                await plain(send, 400, renderer.error_body(400, turn))
+                return
+            transcript = turn
+        else:
+            transcript = default_model.respond(renderer.conversation(request), model)
         if verdict is not None:
             transcript = dataclasses.replace(
                 transcript, input_transformations=verdict.input_transformations

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import tempfile
 from collections.abc import Collection, Mapping
@@ -38,6 +39,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_START_TIMEOUT_S: Final = 30.0
 DEFAULT_MAX_RESULT_CHARS: Final = 100_000
 _STDERR_TAIL_CHARS: Final = 2_000
+STDERR_KEEP_BYTES: Final = 1024 * 1024
+"""What :meth:`McpConnection.trim_stderr` lets a server's stderr file grow to."""
 _SERVER_MESSAGE_CHARS: Final = 500
 """How much of the message of a JSON-RPC error a server answers with is kept."""
 _CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -108,6 +111,12 @@ class McpConnection:
         self._stderr: IO[str] | None = None
         self._client: Any = None
         self.tools: tuple[ToolInfo, ...] = ()
+        self.ended = asyncio.Event()
+        """Set once the connection is known to have ended: a stdio server's output ended
+        (it exited), or a call found the connection gone. A session kept open across runs
+        (:mod:`thoughtline.tools.pool`) is started again after it."""
+        self.end_reason = ""
+        """Why it ended, in a few words, once :attr:`ended` is set."""
 
     async def __aenter__(self) -> McpConnection:
         # Imported here: the mcp client costs half a second to import, and most commands
@@ -195,6 +204,7 @@ class McpConnection:
                     is_error=True,
                     error_code="TOOL_CALL_FAILED",
                 )
+            self._end(f"its connection ended during a call to {name}")
             return self._unavailable_outcome(f"failed during the call ({_reason(exc)})")
         from thoughtline.tools.stdio_transport import CUT_META_KEY
 
@@ -228,6 +238,7 @@ class McpConnection:
                 cwd=settings.cwd,
                 errlog=self._stderr,
                 max_message_bytes=max(_MIN_MESSAGE_BYTES, 16 * self._max_result_chars),
+                on_end=lambda: self._end("it exited"),
             )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
@@ -241,6 +252,30 @@ class McpConnection:
         self._stack.push_async_callback(http.aclose)
         assert settings.url is not None
         return streamable_http_client(settings.url, http_client=http)
+
+    def trim_stderr(self) -> None:
+        """Cut what the server wrote to stderr to its tail once the file passes
+        :data:`STDERR_KEEP_BYTES`: a session kept open for days (:mod:`thoughtline.tools.pool`)
+        keeps a bounded file. The server shares the file's offset, so it writes on after
+        the tail."""
+        stderr = self._stderr
+        if stderr is None:
+            return
+        try:
+            if os.fstat(stderr.fileno()).st_size <= STDERR_KEEP_BYTES:
+                return
+            tail = self._stderr_tail()
+            stderr.seek(0)
+            stderr.truncate(0)
+            stderr.write(tail + "\n")
+            stderr.flush()
+        except (OSError, ValueError):  # closed meanwhile: nothing to keep
+            return
+
+    def _end(self, reason: str) -> None:
+        if not self.ended.is_set():
+            self.end_reason = reason
+            self.ended.set()
 
     async def _close(self) -> None:
         try:

@@ -38,7 +38,12 @@ SERVER_KEYS: Final = (
     "headers",
     "allow",
     "allow_destructive",
+    "idle_s",
 )
+DEFAULT_IDLE_S: Final = 300.0
+"""How long the session of a server kept open across runs (:mod:`thoughtline.tools.pool`:
+the daemon's, an ACP session's) stays open with no run using it, unless ``idle_s`` says."""
+MAX_IDLE_S: Final = 86_400.0
 _VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 ServerOrigin: TypeAlias = Literal["config", "mcp.json", "editor", "python"]
@@ -63,6 +68,9 @@ class McpServerSettings:
     allow: tuple[str, ...] | None = None
     """Only these tools of the server; ``None``: every tool it lists."""
     allow_destructive: bool = False
+    idle_s: float = DEFAULT_IDLE_S
+    """Seconds a session kept open across runs stays open with no run using it
+    (:mod:`thoughtline.tools.pool`); a server started for one run stops with it."""
     source: str = "default"
     origin: ServerOrigin = "config"
     literal: bool = False
@@ -143,6 +151,17 @@ def parse_server(name: str, table: Mapping[str, Any], source: str, fail: Fail) -
     destructive = table.get("allow_destructive", False)
     if not isinstance(destructive, bool):
         raise fail(f"{prefix}.allow_destructive", "wrong type: must be true or false")
+    idle_s = table.get("idle_s", DEFAULT_IDLE_S)
+    if (
+        isinstance(idle_s, bool)
+        or not isinstance(idle_s, int | float)
+        or not 0 < idle_s <= MAX_IDLE_S
+    ):
+        raise fail(
+            f"{prefix}.idle_s",
+            f"must be a number of seconds over 0 and at most {MAX_IDLE_S:g} (one day), "
+            f"got {idle_s!r}",
+        )
     return McpServerSettings(
         name=name,
         command=command,
@@ -153,6 +172,7 @@ def parse_server(name: str, table: Mapping[str, Any], source: str, fail: Fail) -
         headers=_string_table(table, "headers", prefix, fail),
         allow=allow,
         allow_destructive=destructive,
+        idle_s=float(idle_s),
         source=source,
     )
 

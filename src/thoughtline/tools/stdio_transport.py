@@ -24,7 +24,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import IO, Final
@@ -175,11 +175,14 @@ async def stdio_transport(
     cwd: str | None,
     errlog: IO[str],
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Start ``command`` with exactly the environment ``env``
     (:func:`~thoughtline.tools.environment.server_environment`) and yield the streams an
     ``mcp.Client`` takes; the server stops when the block ends, even when it is
-    cancelled."""
+    cancelled. ``on_end`` is called once the server's output has ended (it exited, or
+    closed its stdout) while the block still runs: a session kept open learns at once
+    that its server is gone."""
     make_undumpable()  # the server, a process of the same user, cannot read our keys
     # The lifeline: the supervisor holds the read end, only this process the write end
     # (not inherited: os.pipe's ends close on exec), which ends with this process.
@@ -221,6 +224,8 @@ async def stdio_transport(
                             await to_session.send(item)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                             session_gone = True
+        if on_end is not None:
+            on_end()
 
     async def write() -> None:
         assert process.stdin is not None

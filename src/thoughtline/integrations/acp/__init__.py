@@ -96,7 +96,10 @@ Tools
     session's ``cwd``. A server whose ``env`` would hand it a loaded provider key, an
     SSE or ACP-transport server, a name that is not ``[A-Za-z0-9][A-Za-z0-9_-]*``, used
     twice, or also a configured server's, is refused (``SESSION_MCP_SERVER_INVALID``).
-    Servers start when a prompt's run needs them and stop with it.
+    Servers start when a prompt's run first needs them and stay open for the
+    session's later prompts; they stop with the session (``session/close``, which
+    ``initialize`` advertises in ``sessionCapabilities``, a ``session/load`` that
+    replaces it, the agent's exit) or after their ``idle_s`` unused.
 
     Before a tool whose annotations call it destructive runs, the agent asks the editor
     with ``session/request_permission`` (options ``allow_once``, ``allow_always``: for

@@ -6,21 +6,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
-from typing import Any, TypeAlias
+from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
-    AudioContentBlock,
     ClientCapabilities,
+    CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
-    EmbeddedResourceContentBlock,
-    ImageContentBlock,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -29,13 +27,13 @@ from acp.schema import (
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
-    ResourceContentBlock,
+    SessionCapabilities,
+    SessionCloseCapabilities,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    TextContentBlock,
     ToolCallProgress,
     ToolCallUpdate,
 )
@@ -51,6 +49,12 @@ from thoughtline.integrations.acp.render import (
     tool_title,
 )
 from thoughtline.integrations.acp.servers import session_servers
+from thoughtline.integrations.acp.session import (
+    AcpSession,
+    PromptBlock,
+    loaded_settings,
+    request_text,
+)
 from thoughtline.integrations.acp.settings import (
     EFFORT_OPTION,
     INVALID_REQUEST,
@@ -66,7 +70,7 @@ from thoughtline.integrations.acp.settings import (
     validate_settings,
 )
 from thoughtline.integrations.acp.turn import Turn
-from thoughtline.records import Run, new_id
+from thoughtline.records import new_id
 from thoughtline.runtime import (
     RunManager,
     RunSpec,
@@ -77,17 +81,10 @@ from thoughtline.runtime import (
     spoken_as,
 )
 from thoughtline.store.run_ids import find_conversation
+from thoughtline.tools.pool import ServerPool
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
-
-PromptBlock: TypeAlias = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
 
 SUPPORTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 SHUTDOWN_GRACE_S = 5.0
@@ -99,23 +96,6 @@ NOT_CONTINUABLE = frozenset(
     {"RUN_NOT_FOUND", "CONVERSATION_RUN_ACTIVE", "CONVERSATION_HISTORY_GONE"}
 )
 """Why a session's run cannot be continued; the prompt then continues an earlier one."""
-
-
-@dataclass(slots=True)
-class _Session:
-    id: str
-    cwd: str
-    settings: SessionSettings
-    servers: dict[str, McpServerSettings] = field(default_factory=dict)
-    """The editor's MCP servers (``session/new`` ``mcpServers``), offered to every task."""
-    always_allowed: set[str] = field(default_factory=set)
-    """Destructive tools (``SERVER.TOOL``) the user allowed for the rest of the session."""
-    runs: list[str] = field(default_factory=list)
-    """The ids of the session's runs, oldest first (its conversation's, when loaded)."""
-    turn: Turn | None = None
-    conversation_id: str = ""
-    """The conversation of its runs: the session id, unless ``session/load`` named it by
-    one of its runs (a short id, say)."""
 
 
 class ThoughtlineAcpAgent:
@@ -134,7 +114,7 @@ class ThoughtlineAcpAgent:
         self.runs = RunManager(runtime)
         self.defaults = defaults or SessionSettings()
         self.client: Client | None = None
-        self.sessions: dict[str, _Session] = {}
+        self.sessions: dict[str, AcpSession] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -162,6 +142,7 @@ class ThoughtlineAcpAgent:
                     image=False, audio=False, embedded_context=False
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities()),
             ),
             auth_methods=[],
             agent_info=Implementation(name="thoughtline", title="thoughtline", version=__version__),
@@ -178,7 +159,13 @@ class ThoughtlineAcpAgent:
         settings = self._checked(self.defaults.with_meta(kwargs.get(META_KEY)))
         servers = self._servers(mcp_servers, cwd, "session/new")
         # The session id is also the conversation id of its runs (see ``_spec``).
-        session = _Session(id=new_id("sess"), cwd=cwd, settings=settings, servers=servers)
+        session = AcpSession(
+            id=new_id("sess"),
+            cwd=cwd,
+            settings=settings,
+            tool_servers=self._pool(),
+            servers=servers,
+        )
         self.sessions[session.id] = session
         return NewSessionResponse(
             session_id=session.id,
@@ -197,7 +184,7 @@ class ThoughtlineAcpAgent:
         """A session from the store, in this process or after a restart: its runs
         (``Store.conversation_runs``) are replayed as session updates, in order, before
         the answer; later prompts continue it. Settings carry over from this process's
-        copy of the session, else from its latest run (see ``_loaded_settings``).
+        copy of the session, else from its latest run (see ``loaded_settings``).
         ``session_id`` may also name one of the conversation's runs, in any form a run id
         takes (``find_conversation``); the session keeps the id it was loaded by."""
         known = self.sessions.get(session_id)
@@ -214,13 +201,14 @@ class ThoughtlineAcpAgent:
                 code="SESSION_UNKNOWN",
                 sessionId=session_id,
             )
-        base = known.settings if known is not None else _loaded_settings(runs[-1])
+        base = known.settings if known is not None else loaded_settings(runs[-1])
         settings = self._checked(base.with_meta(kwargs.get(META_KEY)))
         servers = self._servers(mcp_servers, cwd, "session/load")
-        session = _Session(
+        session = AcpSession(
             id=session_id,
             cwd=cwd,
             settings=settings,
+            tool_servers=self._pool(),
             servers=servers,
             runs=[run.id for run in runs],
             conversation_id=(runs[0].conversation_id or runs[0].id) if runs else "",
@@ -229,6 +217,8 @@ class ThoughtlineAcpAgent:
             for update in TurnRenderer().replay(run.snapshot()):
                 await self._notify(session_id, update)
         self.sessions[session_id] = session
+        if known is not None:  # replaced, perhaps with other servers: its own stop
+            await known.tool_servers.aclose()
         return LoadSessionResponse(
             modes=self._modes(session), config_options=self._config_options(session)
         )
@@ -253,7 +243,11 @@ class ThoughtlineAcpAgent:
             source=source,
         )
 
-    def _session(self, session_id: str) -> _Session:
+    def _pool(self) -> ServerPool:
+        runtime = self.runtime
+        return ServerPool(environ=runtime.environ, secrets=runtime.registry.loaded_secrets())
+
+    def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
             raise invalid_params(
@@ -263,17 +257,17 @@ class ThoughtlineAcpAgent:
             )
         return session
 
-    def _current_mode(self, session: _Session) -> str:
+    def _current_mode(self, session: AcpSession) -> str:
         return session.settings.chain_of_thought or self.runtime.config.chain_of_thought
 
-    def _current_effort(self, session: _Session) -> str:
+    def _current_effort(self, session: AcpSession) -> str:
         return session.settings.effort or self.runtime.config.default_effort
 
-    def _modes(self, session: _Session) -> SessionModeState:
+    def _modes(self, session: AcpSession) -> SessionModeState:
         return mode_state(self._current_mode(session))
 
     def _config_options(
-        self, session: _Session
+        self, session: AcpSession
     ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
         return config_options(self._current_mode(session), self._current_effort(session))
 
@@ -324,12 +318,16 @@ class ThoughtlineAcpAgent:
         session = self._session(session_id)
         if session.turn is not None:
             raise _busy(session_id)
-        request = _request_text(prompt)
+        request = request_text(prompt)
         # The session is busy from here on: preparing the run awaits.
         turn = Turn(self.client, session.id)
         session.turn = turn
         try:
-            tools = RunTools(servers=session.servers, approve=partial(self._approve, session, turn))
+            tools = RunTools(
+                servers=session.servers,
+                approve=partial(self._approve, session, turn),
+                pool=session.tool_servers,
+            )
             try:
                 with spoken_as("acp"):
                     handle = await self.runs.start(
@@ -360,7 +358,7 @@ class ThoughtlineAcpAgent:
             field_meta={META_KEY: {"run_id": final.id, "status": final.status}},
         )
 
-    def _spec(self, session: _Session, request: str) -> RunSpec:
+    def _spec(self, session: AcpSession, request: str) -> RunSpec:
         """A prompt's run: a follow-up of the session's latest run that can be continued
         (one cancelled before any task ran leaves nothing to continue from; a failed one
         keeps its request), with the session's settings; else the first run of the
@@ -376,7 +374,7 @@ class ThoughtlineAcpAgent:
         conversation = session.conversation_id or session.id
         return build_spec(settings.options(request, conversation_id=conversation), "acp").spec
 
-    async def _approve(self, session: _Session, turn: Turn, request: ToolApproval) -> bool:
+    async def _approve(self, session: AcpSession, turn: Turn, request: ToolApproval) -> bool:
         """Whether a destructive tool call may run: the editor's user answers through
         ``session/request_permission`` (unless they allowed the tool for the session);
         a rejection, a cancelled request or no answer within ``permission_timeout_s``
@@ -442,6 +440,22 @@ class ThoughtlineAcpAgent:
         if turn.run_id is not None:
             self.runs.cancel(turn.run_id)
 
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """``session/close``: the session's prompt in flight is cancelled (its run ends
+        ``cancelled``, kept), its MCP servers stop, and it is forgotten here (its runs stay
+        stored: ``session/load`` brings it back)."""
+        session = self._session(session_id)
+        turn = session.turn
+        if turn is not None:
+            turn.cancel_requested = True
+            if turn.run_id is not None:
+                self.runs.cancel(turn.run_id)
+            if turn.handler is not None:
+                await asyncio.wait({turn.handler}, timeout=SHUTDOWN_GRACE_S)
+        self.sessions.pop(session_id, None)
+        await session.tool_servers.aclose()
+        return CloseSessionResponse()
+
     # -- shutdown ----------------------------------------------------------------------
     async def shutdown(self) -> None:
         """The process is ending: running runs end ``interrupted`` (kept, not lost) and
@@ -455,6 +469,7 @@ class ThoughtlineAcpAgent:
         if handlers:
             await asyncio.wait(handlers, timeout=SHUTDOWN_GRACE_S)
         await self.runs.shutdown(SHUTDOWN_GRACE_S)
+        await asyncio.gather(*(session.tool_servers.aclose() for session in self.sessions.values()))
 
 
 def _busy(session_id: str) -> RequestError:
@@ -464,35 +479,3 @@ def _busy(session_id: str) -> RequestError:
         "or send session/cancel.",
         {"code": "SESSION_BUSY", "sessionId": session_id},
     )
-
-
-def _loaded_settings(latest: Run) -> SessionSettings:
-    """The settings of a session this process does not know, from its latest run: its
-    mode when one was chosen for it (a mode the config gave is left to the config, as
-    before), and its tasks' effort when they share one. Roles, endpoints and models are
-    left unset: a follow-up runs the latest run's tasks again."""
-    chosen = latest.chain_of_thought_source in ("explicit", "run")
-    efforts = {task.effort for task in latest.tasks}
-    return SessionSettings(
-        chain_of_thought=latest.chain_of_thought if chosen else None,
-        effort=efforts.pop() if len(efforts) == 1 else None,
-    )
-
-
-def _request_text(blocks: Sequence[PromptBlock]) -> str:
-    """The run's request: text blocks, and resource links as ``name: uri`` lines."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, ResourceContentBlock):
-            parts.append(f"{block.name}: {block.uri}")
-        else:
-            raise invalid_params(
-                f"This agent accepts text and resource links only, not {block.type!r} content.",
-                code="PROMPT_CONTENT_UNSUPPORTED",
-            )
-    text = "\n\n".join(part for part in parts if part.strip())
-    if not text:
-        raise invalid_params("The prompt has no text to run.", code="PROMPT_EMPTY")
-    return text

@@ -34,7 +34,11 @@ async def serve(
     agent = ThoughtlineAcpAgent(runtime, defaults, permission_timeout_s=permission_timeout_s)
     # The agent implements the methods it supports; the router answers -32601 for the
     # rest (session/list, session/resume, ...), which the capabilities do not advertise.
-    connection = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
+    # session/close is stable in ACP's schema but routed only with the SDK's "unstable"
+    # flag, which lets through nothing else this agent implements.
+    connection = AgentSideConnection(
+        cast(Agent, agent), writer, reader, listening=False, use_unstable_protocol=True
+    )
     listening = asyncio.ensure_future(connection.listen())
     stopping = asyncio.ensure_future((stop or asyncio.Event()).wait())
     try:

@@ -26,7 +26,11 @@ from thoughtline.errors import (
 from thoughtline.model.events import StreamError
 from thoughtline.providers._text import with_advice
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.http_errors import provider_error
+from thoughtline.providers.http_errors import (
+    OUTPUT_FORMAT_ADVICE,
+    output_format_mismatch,
+    provider_error,
+)
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
 _MESSAGE_LIMIT: Final = 500
@@ -64,6 +68,21 @@ _CONTEXT_OVERFLOW: Final[tuple[str, ...]] = (
     "context_length_exceeded",
     "maximum context length",
 )
+
+
+# What OpenAI-compatible servers say of a model they do not serve, under a status that
+# does not say so: OpenRouter's 400 "x is not a valid model ID", DeepSeek's 400 "Model
+# Not Exist", vLLM's "The model `x` does not exist.".
+_MODEL_UNKNOWN: Final[tuple[str, ...]] = (
+    "is not a valid model id",
+    "model not exist",
+    "does not exist",
+)
+
+
+def _model_unknown(message: str | None) -> bool:
+    lowered = (message or "").lower()
+    return "model" in lowered and any(marker in lowered for marker in _MODEL_UNKNOWN)
 
 
 def context_overflow(*values: str | None) -> bool:
@@ -153,6 +172,8 @@ def parse_error_body(
         code = "PROVIDER_REQUEST_TOO_LARGE"
     elif string_code == "insufficient_quota" or error_type == "insufficient_quota":
         code = "PROVIDER_PAYMENT_REQUIRED"
+    elif status in (400, 404) and _model_unknown(message):
+        code = "PROVIDER_NOT_FOUND"
     elif status in (400, 404, 422):
         # The status says what kind of failure; the body may refine a bad request.
         code = _code_from_keywords(string_code, error_type)
@@ -193,8 +214,12 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     metadata = error.get("metadata")
     status = _int_code(raw_code)
     code: ErrorCode
-    if context_overflow(message, error_type, _text(raw_code)):
+    advice = ""
+    if output_format_mismatch(message):
+        code, advice = "PROVIDER_MALFORMED_RESPONSE", OUTPUT_FORMAT_ADVICE
+    elif context_overflow(message, error_type, _text(raw_code)):
         code = "PROVIDER_REQUEST_TOO_LARGE"
+        advice = advice_for(code)
     elif status is not None:
         code = code_for_status(status)
         if status == 403 and _is_moderation(metadata):
@@ -206,8 +231,7 @@ def stream_error_event(error: Any, *, provider: str) -> StreamError:
     return StreamError(
         code=code,
         message=with_advice(
-            f"{provider} reported an error during the response{label}: {detail}",
-            advice_for(code) if code == "PROVIDER_REQUEST_TOO_LARGE" else "",
+            f"{provider} reported an error during the response{label}: {detail}", advice
         ),
         retryable=code in RETRYABLE_CODES,
         status=status,

@@ -295,7 +295,13 @@ class RunExecution(RunRecorder):
                 return None
         servers.push_async_callback(started.aclose)
         self.toolbox = started.toolbox
+        self.toolbox.listen(self.server_notice)
         return None
+
+    def server_notice(self, kind: str, metadata: dict[str, object]) -> None:
+        """A pooled tool server's notice (started again after it ended), in the run's
+        trace with its next write."""
+        self.trace.add(kind, metadata=metadata)
 
     async def acquire_clients(self) -> TaskError | None:
         """Take the runtime's connection pool for this run's provider calls; the error

@@ -324,6 +324,10 @@ class Runtime:
             environ=self.environ,
             secrets=self.registry.loaded_secrets(),
             python=python,
+            pool=given.pool,
+            # Only servers the process was given: one started again from a run's
+            # records (an mcp.json server of a follow-up) lives as long as the run.
+            pooled=self.config.mcp_servers.keys() | given.servers.keys(),
         )
         started = await StartedTools.start(toolbox)
         if check:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from thoughtline.records import ToolCallSnapshot
 from thoughtline.tools.mcp_client import ToolInfo
+from thoughtline.tools.pool import ServerPool
 from thoughtline.tools.settings import McpServerSettings
 
 if TYPE_CHECKING:
@@ -53,3 +54,7 @@ class RunTools:
     approve: Approver | None = None
     python: ToolServer | None = None
     """The library API's Python callables (``python.NAME``): only the library has any."""
+    pool: ServerPool | None = None
+    """Where the run takes its configured servers and ``servers`` from, kept open across
+    runs (the daemon's pool, an ACP session's), instead of starting them for the run; a
+    follow-up's server started again from its records is still started for the run."""

@@ -13,7 +13,10 @@ made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
 Servers are entered and left in one task (the ``mcp`` client holds task-bound cancel
 scopes), one after the other: :class:`StartedTools` holds them open in a task of its own,
 so a front end can start them, check a run's tool names against what they list before
-the run is stored, and hand them to the run, which stops them when it ends. Python
+the run is stored, and hand them to the run, which stops them when it ends. Servers
+``pooled`` are taken from a :class:`~thoughtline.tools.pool.ServerPool` instead (the
+daemon's, an ACP session's): open already when another run used them, and given back,
+still open, when the run ends. Python
 callables given through the library API (:mod:`thoughtline.tools.python_tools`) are one
 more server, ``python``, with nothing to start.
 """
@@ -38,6 +41,7 @@ from thoughtline.tools.mcp_client import (
     ToolInfo,
     ToolOutcome,
 )
+from thoughtline.tools.pool import Listener, PooledServer, ServerPool
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -112,8 +116,12 @@ class Toolbox:
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         python: ToolServer | None = None,
+        pool: ServerPool | None = None,
+        pooled: Collection[str] = (),
     ) -> None:
         self._servers = servers
+        self._pool = pool
+        self._pooled = pooled if pool is not None else ()
         self._python = python
         self._environ = environ
         self._secrets = secrets
@@ -125,6 +133,11 @@ class Toolbox:
     async def __aenter__(self) -> Toolbox:
         try:
             for name, settings in self._servers.items():
+                if self._pool is not None and name in self._pooled:
+                    lease = await self._pool.lease(settings)
+                    self._stack.push_async_callback(lease.release)
+                    self._connections[name] = lease
+                    continue
                 connection = McpConnection(
                     settings,
                     environ=self._environ,
@@ -151,6 +164,14 @@ class Toolbox:
     def connection(self, server: str) -> ToolServer:
         """The started server ``server``."""
         return self._connections[server]
+
+    def listen(self, listener: Listener) -> None:
+        """Send the notices of the servers taken from the pool (one started again after
+        it ended: :data:`~thoughtline.tools.pool.SERVER_RESTARTED`) to ``listener``,
+        those given while they were taken first."""
+        for connection in self._connections.values():
+            if isinstance(connection, PooledServer):
+                connection.listen(listener)
 
     def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
@@ -210,7 +231,7 @@ class Toolbox:
 
 
 def _kind(server: ToolServer) -> str:
-    return "MCP server" if isinstance(server, McpConnection) else "tool server"
+    return "MCP server" if isinstance(server, McpConnection | PooledServer) else "tool server"
 
 
 def wire_name(server: str, tool: str, taken: Collection[str]) -> str:

@@ -37,6 +37,7 @@ from thoughtline.testing.transcript import (
     Transcript,
     chunks,
 )
+from thoughtline.wire.api_errors import anthropic_error_type
 from thoughtline.wire.jsonio import dumps
 
 STOP_REASON_FOR_FINISH: Final[dict[SimFinish, str]] = {
@@ -46,19 +47,6 @@ STOP_REASON_FOR_FINISH: Final[dict[SimFinish, str]] = {
     # Anthropic has no separate content-filter finish: classifiers end with a refusal.
     "content_filter": "refusal",
     "refusal": "refusal",
-}
-
-ERROR_TYPE_FOR_STATUS: Final[dict[int, str]] = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    504: "timeout_error",
-    529: "overloaded_error",
 }
 
 STREAM_ERROR_TYPE: Final[dict[StreamErrorKind, str]] = {
@@ -180,9 +168,7 @@ class AnthropicRenderer:
     # ------------------------------------------------------------------ errors
 
     def error_body(self, status: int, message: str) -> bytes:
-        error_type = ERROR_TYPE_FOR_STATUS.get(
-            status, "api_error" if status >= 500 else "invalid_request_error"
-        )
+        error_type = anthropic_error_type(status)
         return dumps(
             {
                 "type": "error",

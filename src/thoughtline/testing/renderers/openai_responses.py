@@ -35,20 +35,11 @@ from thoughtline.testing.transcript import (
     Transcript,
     chunks,
 )
+from thoughtline.wire.api_errors import openai_error
 from thoughtline.wire.jsonio import dumps
 
 CREATED_AT = 1_767_225_600  # fixed, so rendered bytes are deterministic
 ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
-
-_ERROR_SHAPES: dict[int, tuple[str, str | None]] = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("invalid_request_error", "unsupported_country_region_territory"),
-    404: ("invalid_request_error", "model_not_found"),
-    429: ("requests", "rate_limit_exceeded"),
-    500: ("server_error", "server_error"),
-    503: ("service_unavailable_error", "server_is_overloaded"),
-}
 
 
 @dataclass(slots=True)
@@ -150,9 +141,7 @@ class OpenAIResponsesRenderer:
 
     def error_body(self, status: int, message: str) -> bytes:
         """``{"error": {"message", "type", "param", "code"}}`` as OpenAI sends it."""
-        error_type, code = _ERROR_SHAPES.get(
-            status, ("server_error", None) if status >= 500 else ("invalid_request_error", None)
-        )
+        error_type, code = openai_error(status)
         return dumps(
             {"error": {"message": message, "type": error_type, "param": None, "code": code}}
         ).encode()

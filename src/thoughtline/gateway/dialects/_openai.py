@@ -1,0 +1,60 @@
+"""What OpenAI's two APIs (Chat Completions, Responses) share in the gateway: efforts,
+stop sequences, function tools' names and schemas, and the error types by status."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from thoughtline.gateway.dialects._common import Fields, Path
+from thoughtline.wire.api_errors import openai_error
+
+EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The efforts OpenAI's APIs take (``max`` for the models that accept it)."""
+
+TOOL_NAME: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""A function's name as OpenAI takes it (Anthropic's rule is the same)."""
+
+MAX_STOP_SEQUENCES: Final = 4
+
+
+def stop_sequences(fields: Fields, value: object) -> tuple[str, ...]:
+    """``stop``: a string or up to four strings."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        fields.wrong(("stop",), "a string or an array of strings", value)
+    if len(value) > MAX_STOP_SEQUENCES:
+        fields.fail(("stop",), f"takes at most {MAX_STOP_SEQUENCES} sequences, got {len(value)}.")
+    return tuple(value)
+
+
+def tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set[str]) -> str:
+    """A function tool's name, checked (the pattern, and unique among the tools)."""
+    name = fields.need(function, "name", path)
+    if TOOL_NAME.fullmatch(name) is None:
+        shown = repr(name) if len(name) <= 80 else f"{name[:60]!r}…"
+        fields.fail(
+            (*path, "name"),
+            f"{shown} is not a function name: 1 to 64 letters, digits, '_' or '-'.",
+        )
+    if name in seen:
+        fields.fail((*path, "name"), f"{name!r} names two tools; give each tool its own name.")
+    seen.add(name)
+    return name
+
+
+def tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """A function tool's JSON schema (an empty object schema when none is given)."""
+    parameters = function.get("parameters")
+    if parameters is None:
+        return {"type": "object", "properties": {}}
+    return fields.mapping(parameters, (*path, "parameters"))
+
+
+def error_type(status: int) -> str:
+    """The ``type`` OpenAI gives an error of this status (:mod:`thoughtline.wire.api_errors`)."""
+    return openai_error(status)[0]
