@@ -24,13 +24,18 @@ def database_path() -> Path:
     return opening.sqlite_path()
 
 
-def open_runtime(config: Config | None = None) -> tuple[Config, Store, Runtime]:
-    """The config (loaded unless given), its store and a runtime on them."""
+def open_runtime(
+    config: Config | None = None, *, tool_lists: bool = False
+) -> tuple[Config, Store, Runtime]:
+    """The config (loaded unless given), its store and a runtime on them; ``tool_lists``:
+    the runtime keeps its tool servers' lists under the home and starts a run's model
+    calls with them while the servers start (``run`` and ``chat``)."""
     # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
     from thoughtline._undumpable import make_undumpable
     from thoughtline.providers.discovery import load_capabilities
     from thoughtline.runtime import Runtime
     from thoughtline.telemetry import open_telemetry
+    from thoughtline.tools.list_cache import ToolListCache
 
     # Before the keys are loaded and any tool server starts: no process of the user's
     # may read this one's environment or memory.
@@ -52,4 +57,6 @@ def open_runtime(config: Config | None = None) -> tuple[Config, Store, Runtime]:
     if telemetry is not None:
         runtime.telemetry = telemetry
         atexit.register(telemetry.shutdown)
+    if tool_lists:
+        runtime.tool_lists = ToolListCache.under(thoughtline_home(), runtime.environ)
     return config, store, runtime

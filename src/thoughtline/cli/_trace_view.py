@@ -250,6 +250,16 @@ def _tool_completed(metadata: Mapping[str, object]) -> str:
     return " · ".join(parts)
 
 
+def _tools_changed(metadata: Mapping[str, object]) -> str:
+    """``step 1 redone: the live tool list added a, b; removed c``."""
+    parts = [
+        f"{what} {', '.join(str(name) for name in names)}"
+        for what in ("added", "removed", "changed")
+        if isinstance(names := metadata.get(what), list) and names
+    ]
+    return f"step {metadata.get('step')} redone: the live tool list {'; '.join(parts)}"
+
+
 def _plain(metadata: Mapping[str, object]) -> str:
     """``key=value`` for the plain fields (strings cut to a line), nested ones left out."""
     fields = []
@@ -273,4 +283,5 @@ _SUMMARIES: dict[str, Callable[[Mapping[str, object]], str]] = {
     "tool.called": _tool_called,
     "tool.approval": _tool_approval,
     "tool.completed": _tool_completed,
+    "tools.changed": _tools_changed,
 }

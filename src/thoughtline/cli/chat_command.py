@@ -181,7 +181,7 @@ def chat_command(
             'a conversation with: thoughtline run -c "..." (or --continues RUN_ID).',
         )
     _enable_line_editing()
-    _config, store, runtime = open_runtime()
+    _config, store, runtime = open_runtime(tool_lists=True)
     try:
         last = None if resumed is None else resolve_run(store, resumed).id
         # Planned once, not stored: a bad flag, or a run that cannot be continued, is

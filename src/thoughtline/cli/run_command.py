@@ -248,7 +248,7 @@ def run_command(
         max_cost=max_cost,
     )
     with catching_interrupts() as interrupts:
-        _config, store, runtime = open_runtime(config)
+        _config, store, runtime = open_runtime(config, tool_lists=True)
         try:
             # The run it continues is read here: refused (exit 2) before anything is
             # stored when it does not exist, has not ended or keeps no history.

@@ -1,5 +1,5 @@
 """``thoughtline tools``: the configured MCP servers and their tools, each server started
-to ask it."""
+to ask it (side by side), each list kept in the tool list cache for the next run."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from rich.console import Console, RenderableType
 from thoughtline.cli._render import text_console
 from thoughtline.cli._tables import Cell, Column, fitted_table
 from thoughtline.cli._terminal_text import echo_error, json_for, visible_text
-from thoughtline.config import load_config
+from thoughtline.config import load_config, thoughtline_home
 from thoughtline.providers.endpoints import EndpointRegistry
+from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.listing import ServerListing, list_servers, merged_servers
 from thoughtline.tools.settings import load_mcp_json
 
@@ -30,8 +31,8 @@ from thoughtline.tools.settings import load_mcp_json
     "Claude Code, Cursor and VS Code keep it).",
 )
 def tools_command(as_json: bool, mcp_config: Path | None) -> None:
-    """Start each configured MCP server, list its tools, and stop it. Exits 1 when a
-    server could not be asked."""
+    """Start each configured MCP server, list its tools, and stop it; each list is kept
+    for the next run to start with. Exits 1 when a server could not be asked."""
     from thoughtline._undumpable import make_undumpable
 
     make_undumpable()  # it holds the keys while the servers run
@@ -42,6 +43,11 @@ def tools_command(as_json: bool, mcp_config: Path | None) -> None:
     environ = dict(os.environ)
     secrets = EndpointRegistry(config.providers, environ=environ).loaded_secrets()
     listings = asyncio.run(list_servers(servers, environ=environ, secrets=secrets))
+    # What each server listed is what the next run offers while it starts.
+    lists = ToolListCache.under(thoughtline_home(), environ)
+    for listing in listings:
+        if listing.error is None:
+            lists.store(listing.settings, listing.tools)
     if as_json:
         click.echo(json_for(sys.stdout, {"servers": [_as_dict(item) for item in listings]}))
     elif not listings:

@@ -12,7 +12,9 @@ connection stays, and the next call goes through.
 Results are cut at ``max_result_chars`` and marked so.
 
 A stdio server lives exactly as long as the ``async with`` block: the client stops it
-(stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled.
+(stdin closed, then SIGTERM, then SIGKILL) when the block ends or is cancelled, and when
+its start is cancelled. The process starts before the client's modules load, which load
+in a thread meanwhile (:mod:`thoughtline.tools.stdio_spawn`).
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.providers.redaction import shown_url
 from thoughtline.tools.environment import server_environment, server_headers
 from thoughtline.tools.settings import McpServerSettings
+
+if TYPE_CHECKING:
+    from thoughtline.tools.stdio_spawn import SpawnedServer
 
 logger = logging.getLogger(__name__)
 
@@ -119,30 +124,39 @@ class McpConnection:
         """Why it ended, in a few words, once :attr:`ended` is set."""
 
     async def __aenter__(self) -> McpConnection:
-        # Imported here: the mcp client costs half a second to import, and most commands
-        # never start a tool server.
-        try:
-            from mcp import Client
-        except ImportError as exc:  # not installed, or blocked or broken
-            raise ThoughtlineError(
-                "EXTRA_MISSING",
-                f"Tool servers ({self.settings.name}) need the [mcp] extra: "
-                f"pip install 'thoughtline[mcp]' (missing module {exc.name or 'mcp'}).",
-            ) from None
-
         settings = self.settings
-        transport = self._transport()
+        # Checked before anything starts: a ${VAR} not set, a provider key handed over.
+        environment = (
+            server_environment(settings, self._environ, self._secrets)
+            if settings.command is not None
+            else server_headers(settings, self._environ, self._secrets)
+        )
         error: ThoughtlineError | None = None
         try:
             async with asyncio.timeout(self._start_timeout_s):
+                # A stdio server starts first; the client's modules, which take half a
+                # second to import, load in a thread meanwhile (and the event loop goes on).
+                spawned = await self._spawn(environment)
+                client = await asyncio.to_thread(_client_class, settings.transport)
+                transport = self._transport(environment, spawned)
                 self._client = await self._stack.enter_async_context(
-                    Client(transport, raise_exceptions=True)
+                    client(transport, raise_exceptions=True)
                 )
                 listed = await self._client.list_tools()
+        except ImportError as exc:  # not installed, or blocked or broken
+            await self._close()
+            raise ThoughtlineError(
+                "EXTRA_MISSING",
+                f"Tool servers ({settings.name}) need the [mcp] extra: "
+                f"pip install 'thoughtline[mcp]' (missing module {exc.name or 'mcp'}).",
+            ) from None
         except TimeoutError:
             error = self._unavailable(f"did not answer within {self._start_timeout_s:g} s")
         except Exception as exc:  # the SDK's and the transport's errors, in task groups
             error = self._unavailable(f"did not start ({_reason(exc)})")
+        except BaseException:  # cancelled (the run ended first): what started stops
+            await self._close()
+            raise
         if error is not None:  # read its stderr before stopping it closes the file
             await self._close()
             raise error
@@ -222,30 +236,45 @@ class McpConnection:
         text, truncated = cut_result(text, self._max_result_chars)
         return ToolOutcome(text=text, is_error=bool(result.is_error), truncated=truncated)
 
-    def _transport(self) -> Any:
+    async def _spawn(self, env: dict[str, str]) -> SpawnedServer | None:
+        """A stdio server's process, started (stopped by :meth:`_close` unless the
+        transport took it over); ``None`` for an HTTP server."""
         settings = self.settings
-        if settings.command is not None:
+        if settings.command is None:
+            return None
+        from thoughtline.tools.stdio_spawn import discard, spawn_server
+
+        self._stderr = self._stack.enter_context(
+            tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the exit stack)
+        )
+        spawned = await spawn_server(
+            settings.command, settings.args, env=env, cwd=settings.cwd, errlog=self._stderr
+        )
+        self._stack.push_async_callback(discard, spawned)
+        return spawned
+
+    def _transport(self, environment: dict[str, str], spawned: SpawnedServer | None) -> Any:
+        settings = self.settings
+        if spawned is not None:
             from thoughtline.tools.stdio_transport import stdio_transport
 
-            env = server_environment(settings, self._environ, self._secrets)
-            self._stderr = self._stack.enter_context(
-                tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the exit stack)
-            )
+            assert settings.command is not None
+            assert self._stderr is not None
             return stdio_transport(
                 settings.command,
                 settings.args,
-                env=env,
+                env=environment,
                 cwd=settings.cwd,
                 errlog=self._stderr,
                 max_message_bytes=max(_MIN_MESSAGE_BYTES, 16 * self._max_result_chars),
+                spawned=spawned,
                 on_end=lambda: self._end("it exited"),
             )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        headers = server_headers(settings, self._environ, self._secrets)
         http = httpx2.AsyncClient(
-            headers=headers,
+            headers=environment,
             timeout=httpx2.Timeout(self._start_timeout_s),
             trust_env=False,  # only loopback and configured URLs; no netrc, no proxies here
         )
@@ -311,6 +340,19 @@ class McpConnection:
             return " ".join(self._stderr.read().split())
         except (OSError, ValueError):
             return ""
+
+
+def _client_class(transport: str) -> Any:
+    """``mcp.Client``, with what ``transport`` uses loaded (off the event loop:
+    :meth:`McpConnection.__aenter__`)."""
+    from mcp import Client
+
+    if transport == "stdio":
+        import thoughtline.tools.stdio_transport  # noqa: F401
+    else:
+        import mcp.client.streamable_http  # noqa: F401
+
+    return Client
 
 
 def cut_result(text: str, limit: int) -> tuple[str, bool]:

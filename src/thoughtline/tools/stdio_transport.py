@@ -23,10 +23,8 @@ import json
 import logging
 import os
 import re
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from pathlib import Path
 from typing import IO, Final
 
 import anyio
@@ -37,13 +35,10 @@ from mcp.client._transport import TransportStreams
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
-from thoughtline._undumpable import make_undumpable
+from thoughtline.tools.stdio_spawn import SUPERVISOR, SpawnedServer, spawn_server
 
 logger = logging.getLogger(__name__)
 
-SUPERVISOR: Final = str(Path(__file__).with_name("server_supervisor.py"))
-"""The script each server runs under (:mod:`thoughtline.tools.server_supervisor`): it ends
-the server's process group when this process is gone, however it went."""
 CUT_META_KEY: Final = "thoughtline/cut_bytes"
 """In a result's ``_meta``: the size in bytes of the answer the server sent, when this
 transport cut it."""
@@ -175,36 +170,20 @@ async def stdio_transport(
     cwd: str | None,
     errlog: IO[str],
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    spawned: SpawnedServer | None = None,
     on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """Start ``command`` with exactly the environment ``env``
-    (:func:`~thoughtline.tools.environment.server_environment`) and yield the streams an
+    (:func:`~thoughtline.tools.environment.server_environment`), or take over the
+    ``spawned`` process (:mod:`~thoughtline.tools.stdio_spawn`), and yield the streams an
     ``mcp.Client`` takes; the server stops when the block ends, even when it is
     cancelled. ``on_end`` is called once the server's output has ended (it exited, or
     closed its stdout) while the block still runs: a session kept open learns at once
     that its server is gone."""
-    make_undumpable()  # the server, a process of the same user, cannot read our keys
-    # The lifeline: the supervisor holds the read end, only this process the write end
-    # (not inherited: os.pipe's ends close on exec), which ends with this process.
-    lifeline, lifeline_end = os.pipe()
-    try:
-        lc_ctype = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
-        supervisor = [sys.executable, "-I", "-S", SUPERVISOR, str(lifeline), lc_ctype]
-        # An embedding with no interpreter to run (sys.executable empty) starts the
-        # server itself; it then ends with this process only if it reads its stdin.
-        process = await anyio.open_process(
-            [*(supervisor if sys.executable else ()), command, *args],
-            env=dict(env),
-            cwd=cwd,
-            stderr=errlog,
-            start_new_session=True,
-            pass_fds=(lifeline,) if sys.executable else (),
-        )
-    except BaseException:
-        os.close(lifeline_end)
-        raise
-    finally:
-        os.close(lifeline)
+    if spawned is None:
+        spawned = await spawn_server(command, args, env=env, cwd=cwd, errlog=errlog)
+    spawned.owned = True
+    process, lifeline_end = spawned.process, spawned.lifeline_end
     to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     methods: dict[object, str] = {}  # requests sent and not answered yet: id -> method
@@ -300,4 +279,11 @@ async def _exited(process: Process, within_s: float) -> bool:
     return process.returncode is not None
 
 
-__all__ = ["CUT_META_KEY", "LineCutter", "cut_message", "first_text", "stdio_transport"]
+__all__ = [
+    "CUT_META_KEY",
+    "SUPERVISOR",
+    "LineCutter",
+    "cut_message",
+    "first_text",
+    "stdio_transport",
+]

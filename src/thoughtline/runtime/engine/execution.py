@@ -18,6 +18,7 @@ from typing import Final, Literal
 
 from thoughtline.config.pricing import Pricer
 from thoughtline.errors import ThoughtlineError
+from thoughtline.model.requests import ToolSpec
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
@@ -143,6 +144,8 @@ class RunExecution(RunRecorder):
 
     def calling(self, provider: str) -> AbstractAsyncContextManager[CallOverlap]:
         """Around one model call to ``provider`` (the endpoint's ``max_concurrency``)."""
+        if self.toolbox is not None:  # servers offered from the cache start meanwhile
+            self.toolbox.release()
         return self.services.clients.calling(provider)
 
     def report_call(self, task: Task, report: CallReport) -> None:
@@ -165,6 +168,34 @@ class RunExecution(RunRecorder):
         if self.toolbox is None:  # the run's servers are started before its tasks
             raise ThoughtlineError("TOOL_SERVER_UNAVAILABLE", "The run started no tool servers.")
         return self.toolbox.offer(task.tools, asks=self.approver is not None)
+
+    def tools_pending(self, task: Task) -> bool:
+        return self.toolbox is not None and self.toolbox.pending(task.tools)
+
+    async def confirm_tools(
+        self, task: Task, *, step: int, offered: tuple[ToolSpec, ...]
+    ) -> TaskTools | None:
+        assert self.toolbox is not None
+        await self.toolbox.confirm(task.tools)
+        fresh = self.tools_for(task)
+        if fresh.specs == offered:
+            return None
+        before = {spec.name: spec for spec in offered}
+        after = {spec.name: spec for spec in fresh.specs}
+        self.trace.add(
+            "tools.changed",
+            task_id=task.id,
+            metadata={
+                "step": step,
+                "redone": step < task.max_steps,
+                "added": sorted(after.keys() - before.keys()),
+                "removed": sorted(before.keys() - after.keys()),
+                "changed": sorted(
+                    name for name in before.keys() & after.keys() if before[name] != after[name]
+                ),
+            },
+        )
+        return fresh
 
     @property
     def approver(self) -> Approver | None:

@@ -47,6 +47,7 @@ from thoughtline.runtime.planning.toolbox import StartedTools, Toolbox
 from thoughtline.runtime.policy import recovery, retention
 from thoughtline.runtime.policy.trace import retention_seconds
 from thoughtline.store.base import Store
+from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.recorded import recorded_servers, resolve_recorded
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -99,6 +100,9 @@ class Runtime:
         self.pricer = Pricer.from_config(config)
         # Optional telemetry hook (runtime/engine/telemetry_hooks.py), e.g. OTLP export.
         self.telemetry = telemetry
+        # Optional tool list cache: with it a run's servers start while its first model
+        # call goes out with their cached lists (runtime/planning/tool_starts.py).
+        self.tool_lists: ToolListCache | None = None
         self._executions: dict[str, RunExecution] = {}
         self._purge_asked_at = -math.inf  # time.monotonic() of the last purge_soon check
         self._purging: asyncio.Future[dict[TraceLayer, int] | None] | None = None
@@ -324,6 +328,7 @@ class Runtime:
             environ=self.environ,
             secrets=self.registry.loaded_secrets(),
             python=python,
+            lists=self.tool_lists,
             pool=given.pool,
             # Only servers the process was given: one started again from a run's
             # records (an mcp.json server of a follow-up) lives as long as the run.

@@ -30,12 +30,10 @@ A task reaches its run only through a :class:`~thoughtline.runtime.engine.task_s
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from dataclasses import dataclass
 from typing import Final
 
-from thoughtline.config.pricing import Prices, Unpriced, format_amount
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
 from thoughtline.model.parts import unstorable
@@ -47,10 +45,10 @@ from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.live_call import LiveCall
 from thoughtline.runtime.engine.raw_exchange import provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
+from thoughtline.runtime.engine.task_budget import TaskBudget
 from thoughtline.runtime.engine.task_sink import TaskSink
 from thoughtline.runtime.engine.tool_calls import ToolCalls
 from thoughtline.runtime.planning import conversation
-from thoughtline.runtime.policy import budget
 from thoughtline.runtime.policy.disclosure import DisclosureGate
 from thoughtline.runtime.policy.status import inline_verdict
 
@@ -88,14 +86,10 @@ class TaskCall:
         self.stopped = False  # cancelled while its tools were running
         self.limit_reached = False
         self.prepared: Prepared | None = None
-        self.prices: Prices | None = None
-        """The model's prices, when a budget applies to the task (else ``None``)."""
-        self.spent = 0.0
-        self.held = 0.0
-        """The worst case the running call reserved of the run's budget."""
+        self.budget = TaskBudget(sink, task)
         self.budget_error: TaskError | None = None
-        self.caps: list[tuple[int, int]] = []
-        """(step, tokens) of each call whose output the budget capped."""
+        self.failure: TaskError | None = None
+        """Why the task failed between its steps (a tool server that did not start)."""
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -191,7 +185,7 @@ class TaskCall:
             await self.sink.finish_task(task, status="failed", error=error)
             return
         self.prepared = prepared
-        refused = self.priced_for_budget()
+        refused = self.budget.priced()
         await self.started()
         if refused is not None:  # before any call is made
             await self.sink.finish_task(task, status="failed", error=refused)
@@ -199,7 +193,7 @@ class TaskCall:
         steps = Steps()
         while True:
             request = self.request(prepared)
-            fitted = self.reserve(request, calls=len(steps))
+            fitted = self.budget.reserve(request, calls=len(steps))
             if isinstance(fitted, TaskError):
                 refused = fitted
                 if not steps:
@@ -207,7 +201,7 @@ class TaskCall:
                     return
                 self.budget_error = refused
                 break
-            held, self.held = self.held, 0.0
+            held, self.budget.held = self.budget.held, 0.0
             try:
                 step = await self.step(prepared, number=len(steps) + 1, request=fitted)
             except BaseException:
@@ -225,14 +219,22 @@ class TaskCall:
             if step.cancelled and cost.amount is None and cost.source is not None:
                 cost = Cost.unknown(CANCELLED_UNREPORTED, source=cost.source)
             task.step_costs.append(cost)
-            self.settle(held, cost)
+            self.budget.settle(held, cost)
             if step.cancelled:
                 break
             if self.tool_calls is not None and step.response.tool_calls:
                 # More may follow (its tools, another step): its cost so far, told now.
                 self.sink.emit_step_priced(task, step.number)
-            self.budget_error = self.overspent(calls=len(steps))
+            self.budget_error = self.budget.overspent(calls=len(steps))
             if self.budget_error is not None:
+                break
+            try:
+                if await self.tools_changed(step) and len(steps) < self.max_steps:
+                    continue  # the step is redone with the live list
+            except asyncio.CancelledError:
+                self.stopped = True
+                break
+            if self.failure is not None:
                 break
             try:
                 turn = await self.next_turn(step, last=len(steps) >= self.max_steps)
@@ -249,90 +251,28 @@ class TaskCall:
         if steps.last.cancelled or self.stopped:
             raise asyncio.CancelledError
 
-    def priced_for_budget(self) -> TaskError | None:
-        """Under a budget, the model's prices (kept for each call's worst case); the
-        refusal when they are unknown: a budget is never run unpriced."""
+    async def tools_changed(self, step: Step) -> bool:
+        """Before the task acts on ``step``, made while the servers it offered tools of
+        were still starting (with their cached lists): wait for them. True when the
+        tools the task is offered changed (the step is redone with them, unless it was
+        the last ``max_steps`` allows: the trace says so); a server that did not start
+        sets :attr:`failure`."""
+        offered = self.tool_calls
         task = self.task
-        if task.max_cost is None and self.sink.budget.limit is None:
-            return None
-        found = self.sink.pricer.prices(task.provider, task.model)
-        if isinstance(found, Unpriced):
-            return budget.budget_error(
-                f"A budget is set but the price of {task.model} is unknown ({found.reason}); "
-                f'set [prices."{task.provider}/{task.model}"] or remove max_cost. No call '
-                "was made."
-            )
-        self.prices = found
-        return None
-
-    def reserve(self, request: ModelRequest, *, calls: int) -> ModelRequest | TaskError:
-        """Before a call: fitted to what the task and the run have left (its output
-        capped when its worst case does not fit, :func:`~thoughtline.runtime.policy.budget.fit`),
-        its worst case held from the run's budget until it ends; the request to send, or
-        the refusal when not even the fewest output tokens fit."""
-        if self.prices is None:
-            return request
-        task = self.task
-        client = self.sink.client_for(task.provider)
-        capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
-        run_budget = self.sink.budget
-        task_left = math.inf if task.max_cost is None else max(task.max_cost - self.spent, 0.0)
-        left = min(task_left, run_budget.left)
-        bounds = client.output_bounds(request)
-        fitted = budget.fit(self.prices, request, bounds, capability.context_window, left)
-        if isinstance(fitted, budget.Unfit):
-            advice = budget.advice(fitted, request.max_output_tokens, called=calls > 0)
-            if task.max_cost is not None and task_left <= run_budget.left:
-                message = budget.task_refusal(self.spent, task.max_cost, calls, fitted)
-            else:
-                message = run_budget.refusal(fitted, waiting=run_budget.reserved)
-            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
-        run_budget.hold(fitted.worst)
-        self.held = fitted.worst
-        if fitted.cap is not None:
-            self.capped(fitted.cap, step=calls + 1, run_wide=task_left > run_budget.left)
-        return fitted.request
-
-    def capped(self, cap: int, *, step: int, run_wide: bool) -> None:
-        """The budget capped this step's output: traced, and the task's one notice of it
-        (:func:`~thoughtline.runtime.policy.budget.cap_notice`) says so."""
-        task = self.task
-        limit = self.sink.budget.limit if run_wide else task.max_cost
-        assert limit is not None
-        whose = "the run's" if run_wide else "the task's"
-        self.caps.append((step, cap))
-        task.budget_notice = budget.cap_notice(
-            self.caps, f"{whose} {format_amount(limit)} budget", steps=bool(task.tools)
-        )
-        self.sink.add_trace(
-            "budget.output_capped",
-            task_id=task.id,
-            metadata={
-                "step": step,
-                "output_cap": cap,
-                "max_output_tokens": task.generation.max_output_tokens,
-                "budget": whose.removeprefix("the ").removesuffix("'s"),
-                "max_cost": limit,
-                "notice": task.budget_notice,
-            },
-        )
-
-    def settle(self, held: float, cost: Cost) -> None:
-        """A call ended: its real cost counted (its worst case, were it unknown)."""
-        if self.prices is None:
-            return
-        self.spent += held if cost.amount is None else cost.amount
-        self.sink.budget.settle(held, cost)
-
-    def overspent(self, *, calls: int) -> TaskError | None:
-        """After a step: the refusal when the real costs went past a budget."""
-        task = self.task
-        if task.max_cost is not None and self.spent > task.max_cost:
-            message = budget.task_overspent(self.spent, task.max_cost, calls)
-            return budget.budget_error(f"Budget exceeded: {message}.")
-        if self.prices is not None and self.sink.budget.exceeded:
-            return budget.budget_error(f"Budget exceeded: {self.sink.budget.overspent()}.")
-        return None
+        if offered is None or step.response.error is not None:
+            return False
+        if not self.sink.tools_pending(task):
+            return False
+        try:
+            fresh = await self.sink.confirm_tools(task, step=step.number, offered=self.tools)
+        except ThoughtlineError as exc:
+            self.failure = TaskError(code=exc.code, message=exc.message, retryable=False)
+            return False
+        if fresh is None:
+            return False
+        self.tools = fresh.specs
+        self.tool_calls = ToolCalls(self.sink, task, fresh, timeout_s=self.sink.tool_timeout_s)
+        return True
 
     def step_cost(self, step: Step) -> Cost | None:
         """What ``step`` cost, as priced when it ended."""

@@ -104,6 +104,8 @@ async def complete(call: TaskCall, steps: Steps) -> None:
     )
     if error is None and call.budget_error is not None:
         error = call.budget_error
+    if error is None and call.failure is not None:
+        error = call.failure
     if error is None and call.limit_reached:
         error = TaskError(
             code="MAX_STEPS_REACHED",

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Literal, Protocol
 
 from thoughtline.config.pricing import Pricer
+from thoughtline.model.requests import ToolSpec
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
@@ -91,6 +92,17 @@ class TaskSink(Protocol):
     def tools_for(self, task: Task) -> TaskTools:
         """The tools ``task`` may call, under the names its model sees (raises
         ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a tool its server does not offer)."""
+
+    def tools_pending(self, task: Task) -> bool:
+        """Whether a server ``task`` has tools of is still offered with its cached list."""
+
+    async def confirm_tools(
+        self, task: Task, *, step: int, offered: tuple[ToolSpec, ...]
+    ) -> TaskTools | None:
+        """Wait for the servers ``task`` has tools of to be up; the task's tools again when
+        they differ from ``offered`` (what step ``step`` went out with), traced. Raises
+        the start error of a server that did not start, or ``TOOL_NOT_FOUND`` /
+        ``TOOL_NOT_ALLOWED`` for a tool the live list lacks."""
 
     @property
     def approver(self) -> Approver | None:

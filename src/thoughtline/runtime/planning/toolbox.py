@@ -10,15 +10,17 @@ The model sees each tool under a name every wire API accepts (``^[a-zA-Z0-9_-]{1
 made unique. :meth:`Toolbox.offer` gives a task its tools under those names, and
 :class:`TaskTools` maps a name back to the server and tool.
 
-Servers are entered and left in one task (the ``mcp`` client holds task-bound cancel
-scopes), one after the other: :class:`StartedTools` holds them open in a task of its own,
-so a front end can start them, check a run's tool names against what they list before
-the run is stored, and hand them to the run, which stops them when it ends. Servers
-``pooled`` are taken from a :class:`~thoughtline.tools.pool.ServerPool` instead (the
-daemon's, an ACP session's): open already when another run used them, and given back,
-still open, when the run ends. Python
-callables given through the library API (:mod:`thoughtline.tools.python_tools`) are one
-more server, ``python``, with nothing to start.
+The servers start side by side, each in a task of its own (the ``mcp`` client holds
+task-bound cancel scopes), and with a tool list cache the run goes on with their cached
+lists while they start (:mod:`~thoughtline.runtime.planning.tool_starts`):
+:class:`StartedTools` holds them open in a task of its own, so a front end can start
+them, check a run's tool names against what they list before the run is stored, and hand
+them to the run, which stops them when it ends. Servers ``pooled`` are taken from a
+:class:`~thoughtline.tools.pool.ServerPool` instead (the daemon's, an ACP session's),
+leased beside those that start: open already when another run used them, and given back,
+still open, when the run ends. Python callables given through the library API
+(:mod:`thoughtline.tools.python_tools`) are one more server, ``python``, with nothing to
+start.
 """
 
 from __future__ import annotations
@@ -34,13 +36,10 @@ from typing import Any, Final, Protocol
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model.requests import ToolSpec
+from thoughtline.runtime.planning.tool_starts import ServerStarts, StartingServer
+from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.listing import ServerListing
-from thoughtline.tools.mcp_client import (
-    DEFAULT_START_TIMEOUT_S,
-    McpConnection,
-    ToolInfo,
-    ToolOutcome,
-)
+from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, ToolInfo, ToolOutcome
 from thoughtline.tools.pool import Listener, PooledServer, ServerPool
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
@@ -105,8 +104,11 @@ class TaskTools:
 
 
 class Toolbox:
-    """``async with Toolbox(servers, ...) as toolbox:`` starts the named servers; then
-    :meth:`offer` per task, and :meth:`connection` to call a tool."""
+    """``async with Toolbox(servers, ...) as toolbox:`` starts the named servers side by
+    side; then :meth:`offer` per task, and :meth:`connection` to call a tool. With
+    ``lists`` (the tool list cache), it is entered at once when every server has a
+    cached list: :meth:`pending` and :meth:`confirm` then tell a task when the lists it
+    was offered are live."""
 
     def __init__(
         self,
@@ -116,38 +118,40 @@ class Toolbox:
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         python: ToolServer | None = None,
+        lists: ToolListCache | None = None,
         pool: ServerPool | None = None,
         pooled: Collection[str] = (),
     ) -> None:
         self._servers = servers
         self._pool = pool
-        self._pooled = pooled if pool is not None else ()
-        self._python = python
-        self._environ = environ
-        self._secrets = secrets
-        self._start_timeout_s = start_timeout_s
+        leased = set(pooled) if pool is not None else set()
+        self._leased = {name: servers[name] for name in servers if name in leased}
         self._stack = AsyncExitStack()
+        self._python = python
+        self._starts = ServerStarts(
+            {name: settings for name, settings in servers.items() if name not in self._leased},
+            environ=environ,
+            secrets=secrets,
+            start_timeout_s=start_timeout_s,
+            lists=lists,
+        )
         self._connections: dict[str, ToolServer] = {}
         self._wire_names: dict[tuple[str, str], str] = {}
 
     async def __aenter__(self) -> Toolbox:
+        leasing = [self._lease(name, settings) for name, settings in self._leased.items()]
         try:
-            for name, settings in self._servers.items():
-                if self._pool is not None and name in self._pooled:
-                    lease = await self._pool.lease(settings)
-                    self._stack.push_async_callback(lease.release)
-                    self._connections[name] = lease
-                    continue
-                connection = McpConnection(
-                    settings,
-                    environ=self._environ,
-                    secrets=self._secrets,
-                    start_timeout_s=self._start_timeout_s,
-                )
-                self._connections[name] = await self._stack.enter_async_context(connection)
-        except BaseException:
-            await self._stack.aclose()  # the servers already started stop with the run
+            outcomes = await asyncio.gather(self._starts.begin(), *leasing, return_exceptions=True)
+            failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+            if failed:
+                raise failed[0]
+        except BaseException:  # the servers started, or leased, stop or go back with it
+            await self.__aexit__(None, None, None)
             raise
+        leases = self._connections
+        self._connections = {  # in the run's order, which the model's tool names follow
+            name: leases.get(name) or self._starts.servers[name] for name in self._servers
+        }
         if self._python is not None:
             self._connections[self._python.settings.name] = self._python
         self._name_tools()
@@ -159,7 +163,32 @@ class Toolbox:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self._stack.aclose()
+        try:
+            await self._starts.aclose()
+        finally:
+            await self._stack.aclose()  # the leased servers go back to the pool
+
+    async def _lease(self, name: str, settings: McpServerSettings) -> None:
+        assert self._pool is not None
+        lease = await self._pool.lease(settings)
+        self._stack.push_async_callback(lease.release)
+        self._connections[name] = lease
+
+    def release(self) -> None:
+        """The run's first model request is on its way: servers offered with cached lists
+        start now (:meth:`ServerStarts.release`)."""
+        self._starts.release()
+
+    def pending(self, specs: Iterable[str]) -> bool:
+        """Whether a server ``specs`` name is still offered with its cached list."""
+        return bool(self._starts.pending(parse_tool_spec(spec).server for spec in specs))
+
+    async def confirm(self, specs: Iterable[str]) -> None:
+        """Wait for the servers ``specs`` name that are offered with a cached list (the
+        names the model sees are made again when a live list differs). Raises the start
+        error of one that did not start (``TOOL_SERVER_UNAVAILABLE``)."""
+        if await self._starts.confirm(parse_tool_spec(spec).server for spec in specs):
+            self._name_tools()
 
     def connection(self, server: str) -> ToolServer:
         """The started server ``server``."""
@@ -222,6 +251,7 @@ class Toolbox:
         return TaskTools(offered.values())
 
     def _name_tools(self) -> None:
+        self._wire_names.clear()
         taken: set[str] = set()
         for connection in self._connections.values():
             for tool in connection.tools:
@@ -231,7 +261,7 @@ class Toolbox:
 
 
 def _kind(server: ToolServer) -> str:
-    return "MCP server" if isinstance(server, McpConnection | PooledServer) else "tool server"
+    return "MCP server" if isinstance(server, StartingServer | PooledServer) else "tool server"
 
 
 def wire_name(server: str, tool: str, taken: Collection[str]) -> str:

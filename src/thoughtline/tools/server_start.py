@@ -1,0 +1,103 @@
+"""One MCP server starting in a task of its own, so that a run's servers start side by
+side and a run can go on while they do.
+
+The ``mcp`` client holds task-bound cancel scopes: a connection is entered and left in
+one task. :class:`ServerStart` is that task: it enters the
+:class:`~thoughtline.tools.mcp_client.McpConnection` (bounded by the connection's start
+timeout), hands it over through :meth:`ready`, holds it open until :meth:`aclose`, and
+leaves it there. A start that failed raises the same error from every :meth:`ready`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection, Mapping
+
+from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection
+from thoughtline.tools.settings import McpServerSettings
+
+logger = logging.getLogger(__name__)
+
+
+class ServerStart:
+    """``start = ServerStart(settings, ...)``; ``await start.ready()`` for the started
+    connection (or the start's error); ``await start.aclose()`` stops it, started or
+    not. ``after``: the start begins once that event is set (and the start timeout
+    counts from then)."""
+
+    def __init__(
+        self,
+        settings: McpServerSettings,
+        *,
+        environ: Mapping[str, str],
+        secrets: Collection[str],
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        after: asyncio.Event | None = None,
+    ) -> None:
+        self.settings = settings
+        self._after = after
+        self._connection = McpConnection(
+            settings, environ=environ, secrets=secrets, start_timeout_s=start_timeout_s
+        )
+        loop = asyncio.get_running_loop()
+        self._ready: asyncio.Future[McpConnection] = loop.create_future()
+        self._ready.add_done_callback(_retrieved)
+        self._stop = asyncio.Event()
+        self._holder = asyncio.ensure_future(self._hold())
+
+    @property
+    def connection(self) -> McpConnection:
+        """The connection (its :attr:`~McpConnection.tools` are live once :attr:`started`)."""
+        return self._connection
+
+    @property
+    def started(self) -> bool:
+        """The server is up (its list is :attr:`McpConnection.tools`)."""
+        return self._ready.done() and not self._ready.cancelled() and not self._ready.exception()
+
+    @property
+    def settled(self) -> bool:
+        """The start ended, one way or the other."""
+        return self._ready.done()
+
+    def when_settled(self, callback: Callable[[ServerStart], None]) -> None:
+        """Call ``callback`` once the start ended (at once when it has)."""
+        self._ready.add_done_callback(lambda _: callback(self))
+
+    async def ready(self) -> McpConnection:
+        """The started connection; raises what starting it raised
+        (``TOOL_SERVER_UNAVAILABLE`` with the tail of its stderr, ``EXTRA_MISSING``, a
+        ``ConfigError`` for a ``${VAR}`` that is not set). A cancelled caller does not
+        cancel the start."""
+        return await asyncio.shield(self._ready)
+
+    async def aclose(self) -> None:
+        """Stop the server, or its start (a cancelled caller does not stop the stopping)."""
+        self._stop.set()
+        if not self._ready.done():
+            self._holder.cancel()
+        await asyncio.shield(asyncio.gather(self._holder, return_exceptions=True))
+
+    async def _hold(self) -> None:
+        try:
+            if self._after is not None:
+                await self._after.wait()
+            async with self._connection as connection:
+                self._ready.set_result(connection)
+                await self._stop.wait()
+        except asyncio.CancelledError:
+            if not self._ready.done():
+                self._ready.cancel()
+            raise
+        except Exception as exc:
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            else:  # the server was in use: its calls answer as errors on their own
+                logger.warning("stopping the tool server %s failed: %s", self.settings.name, exc)
+
+
+def _retrieved(future: asyncio.Future[McpConnection]) -> None:
+    # A start nobody waited for (the run ended first) must not log "never retrieved".
+    if not future.cancelled():
+        future.exception()
