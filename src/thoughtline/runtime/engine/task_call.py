@@ -19,10 +19,10 @@ calls tools when ``max_steps`` calls were made fails the task (``MAX_STEPS_REACH
 keeping what arrived. The inline backend prepares the prompts, records them and calls
 nothing.
 
-Under a budget (the task's ``max_cost``, its run's) each call is made only if its worst
-case fits what is left, and every call's real cost is counted as it ends
-(:mod:`~thoughtline.runtime.policy.budget`); a call that does not fit fails the task
-(``BUDGET_EXCEEDED``), keeping what arrived.
+Under a budget (the task's ``max_cost``, its run's) each call is fitted to what is left,
+its output capped when its worst case does not fit, and every call's real cost is counted
+as it ends (:mod:`~thoughtline.runtime.engine.task_budget`); a call with no room for the
+fewest output tokens fails the task (``BUDGET_EXCEEDED``), keeping what arrived.
 
 A task reaches its run only through a :class:`~thoughtline.runtime.engine.task_sink.TaskSink`.
 """
