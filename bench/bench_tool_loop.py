@@ -60,6 +60,7 @@ from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, 
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.runtime.engine.runner import Runtime
+from thoughtline.store.base import PreparedWrite
 from thoughtline.store.sqlite import SQLiteStore
 from thoughtline.testing import SimReasoning, SimRequest, SimToolCall, Transcript
 from thoughtline.testing.renderers.anthropic import AnthropicRenderer
@@ -79,6 +80,10 @@ class Clock:
     asked_cpu: list[float] = field(default_factory=list)
     model_s: list[float] = field(default_factory=list)
     tool_s: list[float] = field(default_factory=list)
+    written_bytes: int = 0
+    """thoughtline only: the bytes of every text value of every row the loop's writes
+    handed the store (rows as the store writes them; SQLite's pages and WAL frames
+    around them come on top)."""
 
     def overheads_ms(self) -> list[float]:
         """Per step (all but the last): wall time between two model calls, less the
@@ -173,12 +178,41 @@ def stub_transport(turns: list[bytes]) -> httpx2.MockTransport:
 # -- the paths -------------------------------------------------------------------------
 
 
+def _text_bytes(rows: Any) -> int:
+    total = 0
+    for row in rows:
+        for value in row.values() if isinstance(row, dict) else row:
+            if isinstance(value, str):
+                total += len(value.encode())
+    return total
+
+
+class CountingStore(SQLiteStore):
+    """The SQLite store, counting the bytes of the rows each write carries."""
+
+    def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
+        CLOCK.written_bytes += sum(
+            _text_bytes(rows)
+            for rows in (
+                [run for run, _tasks in write.created],
+                [task for _run, tasks in write.created for task in tasks],
+                write.events, write.runs, write.tasks, write.trace, write.tool_calls,
+                write.threads, getattr(write, "step_costs", ()),  # (not before m015)
+            )
+        )  # fmt: skip
+        return super().write_merged(write, wait=wait)
+
+
+PROVIDER_RAW = False
+"""``--provider-raw``: the loop writes the provider_raw layer too."""
+
+
 async def through_thoughtline(steps: int, folder: Path) -> Clock:
     global CLOCK
     CLOCK = Clock()
-    store = SQLiteStore(folder / f"loop-{steps}-{time.monotonic_ns()}.db")
+    store = CountingStore(folder / f"loop-{steps}-{time.monotonic_ns()}.db")
     runtime = Runtime(
-        config=Config(path=None),
+        config=Config(path=None, trace_provider_raw=PROVIDER_RAW),
         store=store,
         environ={"ANTHROPIC_API_KEY": KEY},
         transport=stub_transport(rendered_turns(steps)),
@@ -307,9 +341,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[10, 100, 300])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--provider-raw", action="store_true", help="write the provider_raw layer too"
+    )
     args = parser.parse_args()
+    global PROVIDER_RAW
+    PROVIDER_RAW = args.provider_raw
     wall: dict[tuple[str, int], list[float]] = {}
     cpu: dict[tuple[str, int], list[float]] = {}
+    written: dict[int, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for run in PATHS.values():  # warm-up: imports, caches, the first threads
             asyncio.run(run(5, Path(folder)))
@@ -319,6 +359,8 @@ def main() -> None:
                     clock = asyncio.run(run(steps, Path(folder)))
                     wall.setdefault((label, steps), []).extend(clock.overheads_ms())
                     cpu.setdefault((label, steps), []).extend(clock.cpu_ms())
+                    if clock.written_bytes:
+                        written.setdefault(steps, []).append(clock.written_bytes / steps)
     print(
         f"loop overhead per step, model and tool time excluded; {args.repeat} rounds, paths "
         f"interleaved; python {platform.python_version()}, {os.cpu_count()} CPUs, load "
@@ -348,6 +390,12 @@ def main() -> None:
             f"{ours_cpu / theirs_cpu:.2f}x; {ours - floor:.3f} ms above direct"
         )
     first, last = args.steps[0], args.steps[-1]
+    raw = " (with provider_raw)" if PROVIDER_RAW else ""
+    for steps in args.steps:
+        print(
+            f"{steps} steps: thoughtline wrote {statistics.median(written[steps]):,.0f} bytes "
+            f"of rows per step{raw}"
+        )
     for label in PATHS:
         growth = statistics.median(wall[(label, last)]) / statistics.median(wall[(label, first)])
         growth_cpu = statistics.median(cpu[(label, last)]) / statistics.median(cpu[(label, first)])

@@ -10,7 +10,11 @@ simulator. Contenders, each a fresh process, interleaved, best of ``--repeat``:
   ``hidden`` mode (for reference: thinking dropped at capture);
 - the SDK script: ``anthropic`` raw ``messages.create(stream=True)`` iteration collecting
   the thinking and text deltas, then printing them as JSON — what a script without
-  thoughtline would do with the same stream.
+  thoughtline would do with the same stream;
+- the SDK's accumulating helper: ``messages.stream()`` and ``get_final_message()``, the
+  thinking and text taken from the message, printed as JSON;
+- the parse floor: the standard library alone (``http.client``, ``json.loads`` of each
+  ``data:`` line, the deltas collected), what reading the stream costs at least.
 
 Also reported: the store's size on disk per displayed thinking delta (the surface run's
 home minus the hidden run's, after a checkpoint, divided by the thinking deltas), and the
@@ -58,6 +62,50 @@ for event in stream:
             thinking.append(event.delta.thinking)
         elif event.delta.type == "text_delta":
             text.append(event.delta.text)
+json.dump({"thinking": "".join(thinking), "text": "".join(text)}, sys.stdout)
+"""
+
+HELPER_SCRIPT = """
+import json, sys
+import anthropic
+
+client = anthropic.Anthropic(api_key=sys.argv[2], base_url=sys.argv[1], max_retries=0)
+with client.messages.stream(
+    model=sys.argv[3], max_tokens=64000,
+    thinking={"type": "adaptive", "display": "summarized"},
+    messages=[{"role": "user", "content": "Think at length."}],
+) as stream:
+    message = stream.get_final_message()
+thinking = "".join(block.thinking for block in message.content if block.type == "thinking")
+text = "".join(block.text for block in message.content if block.type == "text")
+json.dump({"thinking": thinking, "text": text}, sys.stdout)
+"""
+
+FLOOR_SCRIPT = """
+import http.client, json, sys
+from urllib.parse import urlsplit
+
+url = urlsplit(sys.argv[1])
+connection = http.client.HTTPConnection(url.hostname, url.port)
+body = json.dumps({
+    "model": sys.argv[3], "max_tokens": 64000, "stream": True,
+    "messages": [{"role": "user", "content": "Think at length."}],
+})
+connection.request("POST", "/v1/messages", body, {
+    "content-type": "application/json", "x-api-key": sys.argv[2],
+    "anthropic-version": "2023-06-01",
+})
+response = connection.getresponse()
+thinking, text = [], []
+for line in response:
+    if line.startswith(b"data: "):
+        event = json.loads(line[6:])
+        if event["type"] == "content_block_delta":
+            delta = event["delta"]
+            if delta["type"] == "thinking_delta":
+                thinking.append(delta["thinking"])
+            elif delta["type"] == "text_delta":
+                text.append(delta["text"])
 json.dump({"thinking": "".join(thinking), "text": "".join(text)}, sys.stdout)
 """
 
@@ -118,6 +166,8 @@ def main() -> None:
             run += ["--provider", "anthropic", "--model", MODEL, "--json"]
             contenders = {
                 "sdk": [sys.executable, "-c", SDK_SCRIPT, base_url, KEY, MODEL],
+                "helper": [sys.executable, "-c", HELPER_SCRIPT, base_url, KEY, MODEL],
+                "floor": [sys.executable, "-c", FLOOR_SCRIPT, base_url, KEY, MODEL],
                 "surface": [*run, "--chain-of-thought", "surface"],
                 "hidden": [*run, "--chain-of-thought", "hidden"],
             }
@@ -129,7 +179,7 @@ def main() -> None:
                     home = Path(keep or root) / f"{name}-{round_index}"
                     timing = timed(args, {**env, "THOUGHTLINE_HOME": str(home)}, root)
                     result = json.loads(timing.output)
-                    if name == "sdk":
+                    if name in ("sdk", "helper", "floor"):
                         assert len(result["thinking"]) == options.events * 9 // 10 * 4
                     else:
                         (task,) = result["tasks"]
@@ -157,10 +207,15 @@ def main() -> None:
         f"({thinking_deltas:,} thinking deltas, {body_bytes / 1e6:.1f} MB) from a loopback "
         f"server; best of {options.repeat}\n"
     )
-    print("| contender | wall s | CPU s | SDK script vs this (wall) | (CPU) |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| contender | wall s | CPU s | SDK raw script vs this (wall) | (CPU) "
+        "| SDK helper vs this (wall) | (CPU) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     labels = {
         "sdk": "anthropic SDK raw-iteration script",
+        "helper": "anthropic SDK accumulating helper (`messages.stream()`)",
+        "floor": "parse floor: `http.client` + `json.loads` per data line",
         "surface": "`thoughtline run --json`, surface",
         "hidden": "`thoughtline run --json`, hidden",
     }
@@ -168,7 +223,9 @@ def main() -> None:
         timing = best[name]
         print(
             f"| {label} | {timing.wall:.2f} | {timing.cpu:.2f} "
-            f"| {best['sdk'].wall / timing.wall:.2f}x | {best['sdk'].cpu / timing.cpu:.2f}x |"
+            f"| {best['sdk'].wall / timing.wall:.2f}x | {best['sdk'].cpu / timing.cpu:.2f}x "
+            f"| {best['helper'].wall / timing.wall:.2f}x "
+            f"| {best['helper'].cpu / timing.cpu:.2f}x |"
         )
     per_delta = (sizes["surface"] - sizes["hidden"]) / thinking_deltas
     print(

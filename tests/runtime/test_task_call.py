@@ -98,9 +98,10 @@ class RecordingSink:
         layer: TraceLayer = "answer",
         task_id: str | None = None,
         metadata: dict[str, object] | None = None,
-    ) -> None:
+    ) -> str:
         self.told.append(("trace", type_))
         self.trace.append((type_, layer, metadata or {}))
+        return f"evt_{len(self.trace)}"
 
     async def persist(self, *, task: Task) -> None:
         self.told.append(("persist", task.status))

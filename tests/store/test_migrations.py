@@ -30,7 +30,8 @@ ALL_NAMES = [
     "m012_budgets",
     "m013_personas",
     "m014_run_tool_servers",
-    "m015_budget_notices_and_known_costs",
+    "m015_task_step_costs",
+    "m016_budget_notices_and_known_costs",
 ]
 
 

@@ -158,7 +158,7 @@ def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
     # The comparison covers every table and what differs on purpose is really there.
     assert {column[0] for column in sqlite.columns} == {
         "runs", "tasks", "trace_events", "meta", "run_events", "migrations", "task_tool_calls",
-        "task_threads",
+        "task_threads", "task_step_costs",
     }  # fmt: skip
     assert ("tasks", "temperature", "real", True) in sqlite.columns
     assert ("task_tool_calls", "duration_ms", "real", True) in sqlite.columns
@@ -166,6 +166,7 @@ def test_both_stores_have_the_same_tables_columns_keys_and_indexes(
     assert (
         "task_tool_calls_run", "task_tool_calls", ("run_id", "task_id", "position"), False
     ) in sqlite.indexes  # fmt: skip
+    assert ("task_step_costs", "primary", ("task_id", "step")) in sqlite.keys
     assert ("trace_events", "unique", ("id",)) in sqlite.keys
     assert ("run_events", "primary", ("run_id", "seq")) in sqlite.keys
     assert ("runs_created_at", "runs", ("created_at", "row_order"), False) in postgres.indexes

@@ -39,6 +39,7 @@ from thoughtline._blocking import BlockingRunner
 from thoughtline.config import Config, load_config, thoughtline_home
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, TraceEvent, TraceLayer
+from thoughtline.records.raw_requests import with_request_bodies
 from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime import (
     PurgeReport,
@@ -349,7 +350,8 @@ class Orchestrator:
         full = resolve_run_id(self.store, run_id)
         if full is None:
             raise _not_found(run_id)
-        return self.store.trace(full, layer)
+        # Each request of the provider_raw layer whole (stored as what changed since the last).
+        return with_request_bodies(self.store.trace(full, layer))
 
     def purge(self, *, dry_run: bool = False) -> PurgeReport:
         """Apply ``[trace.retention]`` per layer, also to displayed reasoning

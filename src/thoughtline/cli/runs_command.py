@@ -33,6 +33,7 @@ from thoughtline.cli.run_ids import NO_RUNS_YET, resolve_run
 from thoughtline.config import load_config
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TRACE_LAYERS, Run, RunStatus, TraceLayer, short_run_id
+from thoughtline.records.raw_requests import with_request_bodies
 from thoughtline.runtime import empty_layer_reason
 from thoughtline.store.base import RunFilter, Store
 from thoughtline.store.run_ids import LATEST, find_conversation
@@ -351,7 +352,8 @@ def trace_command(run_id: str | None, layer: TraceLayer | None, as_json: bool) -
     store = open_store(config)
     try:
         run = resolve_run(store, run_id)
-        events = store.trace(run.id, layer)
+        # Each request of the provider_raw layer whole (stored as what changed since the last).
+        events = with_request_bodies(store.trace(run.id, layer))
     finally:
         store.close()
     if as_json:

@@ -54,10 +54,20 @@ def parse_epoch(stamp: str | None) -> float | None:
     return parsed.timestamp()
 
 
+_last_id_second: tuple[int, str] = (-1, "")
+
+
 def new_id(prefix: str) -> str:
-    """``task_…``/``evt_…``: a time-ordered, unguessable id (runs: :func:`new_run_id`)."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
-    return f"{prefix}_{stamp}{secrets.token_hex(4)}"
+    """``task_…``/``evt_…``: a time-ordered, unguessable id (runs: :func:`new_run_id`).
+
+    A tool loop makes several per step: the date and time of day are formatted once a
+    second (a datetime built and formatted per id cost 3.5 µs of its 4.7)."""
+    global _last_id_second
+    seconds, micros = divmod(time.time_ns() // 1000, 1_000_000)
+    second = _last_id_second
+    if second[0] != seconds:
+        second = _last_id_second = (seconds, time.strftime("%Y%m%d%H%M%S", time.gmtime(seconds)))
+    return f"{prefix}_{second[1]}{micros:06d}{secrets.token_hex(4)}"
 
 
 SHORT_ID_LENGTH: Final = 8

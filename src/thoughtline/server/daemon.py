@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
+from thoughtline.records.raw_requests import with_request_bodies
 from thoughtline.runtime import (
     RETRY_AFTER_S,
     ManagedRun,
@@ -363,7 +364,9 @@ class Daemon:
         def read() -> list[TraceEvent] | None:
             if not known and self.store.get_run(run_id) is None:
                 return None
-            return self.store.trace(run_id, layer)
+            # The provider_raw layer stores a request as what changed since the last:
+            # rebuilt whole here, in the thread.
+            return with_request_bodies(self.store.trace(run_id, layer))
 
         events = await asyncio.to_thread(read)
         if events is None:

@@ -1,7 +1,7 @@
 """Copying a whole store into an empty PostgreSQL store, in one transaction.
 
 Everything a run is made of comes across as written: the run, its tasks, their tool
-calls and conversation threads, every trace event of every layer (ids, times, expiries and metadata unchanged, in
+calls, the costs of their model calls and conversation threads, every trace event of every layer (ids, times, expiries and metadata unchanged, in
 the order they were written), and the numbered run event log. The source is read through the
 :class:`~thoughtline.store.base.Store` protocol, so any store can be copied. Runs are
 written oldest first, so the newest-first order (ties included) stays the same. Owner
@@ -32,8 +32,10 @@ from thoughtline.store._postgres_schema import (
 )
 from thoughtline.store._sql_dialect import POSTGRES
 from thoughtline.store._sql_store import SET_META
+from thoughtline.store._step_costs import INSERT_STEP_COST as _INSERT_STEP_COST
 from thoughtline.store.base import Store
 
+INSERT_STEP_COST = POSTGRES.sql(_INSERT_STEP_COST)
 COPIED_META_KEYS = ("last_purge_at",)
 """Meta values that describe the data (when retention last ran) and travel with it."""
 
@@ -98,6 +100,14 @@ def copy_store(source: Store, conn: Connection, *, target: str) -> CopyCounts:
                 for position in range(len(task.tool_calls or ()))
             ]
             cursor.executemany(UPSERT_TOOL_CALL, calls)
+            cursor.executemany(
+                INSERT_STEP_COST,
+                [
+                    (task.id, step, task.run_id, rows.dump(cost.to_dict()))
+                    for task in run.tasks
+                    for step, cost in enumerate(task.step_costs if task.priced else (), 1)
+                ],
+            )
             cursor.executemany(INSERT_TRACE, [rows.trace_params(event) for event in trace])
             cursor.executemany(INSERT_RUN_EVENT, [rows.run_event_params(event) for event in events])
             cursor.executemany(

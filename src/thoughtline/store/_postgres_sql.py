@@ -46,7 +46,7 @@ def json_text(rows: object) -> str:
     ``bench/bench_store.py``), and refuses a lone surrogate: such text goes through
     :func:`json.dumps` instead, which keeps it, so that it fails to encode as UTF-8 as a
     row's would, and the write is retried with such characters escaped
-    (:meth:`~thoughtline.store._rows.TransitionWrites.write_prepared`)."""
+    (:meth:`~thoughtline.store._transitions.TransitionWrites.write_prepared`)."""
     try:
         return orjson.dumps(rows).decode()
     except orjson.JSONEncodeError:

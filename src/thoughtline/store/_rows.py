@@ -27,8 +27,7 @@ from thoughtline.records import (
     TraceEvent,
     parse_epoch,
 )
-from thoughtline.store._storable import storable
-from thoughtline.store.base import PreparedWrite
+from thoughtline.store._step_costs import cost_totals, step_costs_by_task
 from thoughtline.tools.recorded import RecordedServer
 
 
@@ -163,10 +162,11 @@ def task_params(task: Task) -> dict[str, Any]:
         "budget_notice": task.budget_notice,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
-        # The amount for the store's own sums; each call's cost (parts, source) as JSON.
+        # The total for the store's own sums, and how many calls were priced (each
+        # call's cost is a row of task_step_costs).
         "cost_amount": task.cost.amount,
         "cost_known_amount": task.cost.known_amount,
-        "cost_json": dump(task.step_cost_dicts()),
+        "cost_json": cost_totals(task),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
         "error_code": None if error is None else error.code,
@@ -198,154 +198,11 @@ def thread_params(task: Task) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-class TransitionWrites:
-    """``create_run``, ``update_run``, ``update_task``, ``write`` and ``prepare`` for a
-    store that writes prepared writes (:meth:`write_prepared`) and says how its rows
-    look (:meth:`new_run_row`, :meth:`task_row`): the same in both stores."""
-
-    @staticmethod
-    def new_run_row(run: Run) -> tuple[object, ...]:
-        """A new run's row parameters (its fields and its owner)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def task_row(task: Task) -> dict[str, object]:
-        """A task's row parameters."""
-        raise NotImplementedError
-
-    @staticmethod
-    def tool_call_row(task: Task, position: int) -> tuple[object, ...]:
-        """The row parameters of ``task``'s tool call at ``position``."""
-        raise NotImplementedError
-
-    def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
-        """Write ``write`` in one transaction (False: ``wait`` was False and the store
-        was busy)."""
-        raise NotImplementedError
-
-    def write_prepared(self, writes: Sequence[PreparedWrite], *, wait: bool = True) -> bool:
-        if not writes:
-            return True
-        write = merged(writes)
-        try:
-            return self.write_merged(write, wait=wait)
-        except UnicodeEncodeError:
-            # Text neither database takes (a lone surrogate, from a path or environment
-            # value that was not UTF-8). The transaction was rolled back: written again
-            # with such characters escaped, rather than losing every row with it.
-            return self.write_merged(storable(write), wait=wait)
-
-    def create_run(self, run: Run) -> None:
-        self.write_prepared([self.prepare(create=run)])
-
-    def update_run(self, run: Run) -> None:
-        self.write(run=run)
-
-    def update_task(self, task: Task) -> None:
-        self.write(tasks=[task])
-
-    def write(
-        self,
-        *,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-        tool_calls: Sequence[tuple[Task, int]] = (),
-    ) -> None:
-        if events or run or tasks or trace or tool_calls:
-            self.write_prepared(
-                [
-                    self.prepare(
-                        events=events, run=run, tasks=tasks, trace=trace, tool_calls=tool_calls
-                    )
-                ]
-            )
-
-    def prepare(
-        self,
-        *,
-        create: Run | None = None,
-        events: Sequence[RunEventRecord] = (),
-        run: Run | None = None,
-        tasks: Sequence[Task] = (),
-        trace: Sequence[TraceEvent] = (),
-        tool_calls: Sequence[tuple[Task, int]] = (),
-    ) -> PreparedWrite:
-        """The rows, built now from the objects as they are now."""
-        run_ids = {event.run_id for event in events} | {task.run_id for task in tasks}
-        run_ids |= {event.run_id for event in trace}
-        run_ids |= {task.run_id for task, _position in tool_calls}
-        if run is not None:
-            run_ids.add(run.id)
-        if create is not None:
-            run_ids.add(create.id)
-            # The calls of tasks created with some already (a run written whole).
-            tool_calls = [
-                *(
-                    (task, position)
-                    for task in create.tasks
-                    for position in range(len(task.tool_calls or ()))
-                ),
-                *tool_calls,
-            ]
-        return PreparedWrite(
-            created=[]
-            if create is None
-            else [(self.new_run_row(create), [self.task_row(task) for task in create.tasks])],
-            events=[run_event_params(event) for event in events],
-            runs=[] if run is None else [(run.status, run.finished_at, run.id)],
-            tasks=[self.task_row(task) for task in tasks],
-            threads=[thread_params(task) for task in tasks if task.thread is not None],
-            trace=[trace_params(event) for event in trace],
-            tool_calls=[self.tool_call_row(task, position) for task, position in tool_calls],
-            run_ids=frozenset(run_ids),
-        )
-
-
-def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
-    """Many prepared writes as one, in order: later rows of the same run or task win
-    (each holds the whole row), appended rows are kept in order."""
-    if len(writes) == 1:
-        return writes[0]
-    created: list[tuple[tuple[object, ...], list[dict[str, object]]]] = []
-    events: list[tuple[object, ...]] = []
-    trace: list[tuple[object, ...]] = []
-    runs: dict[str, tuple[str, str | None, str]] = {}
-    tasks: dict[object, dict[str, object]] = {}
-    calls: dict[tuple[object, object], tuple[object, ...]] = {}
-    task_threads: list[tuple[object, ...]] = []
-    run_ids: set[str] = set()
-    replayed = False
-    for write in writes:
-        replayed = replayed or write.replayed
-        created += write.created
-        task_threads += write.threads
-        for call in write.tool_calls:
-            calls[call[0], call[1]] = call
-        events += write.events
-        trace += write.trace
-        for run in write.runs:
-            runs[run[2]] = run
-        for task in write.tasks:
-            tasks[task["id"]] = task
-        run_ids |= write.run_ids
-    return PreparedWrite(
-        events=events,
-        trace=trace,
-        tasks=list(tasks.values()),
-        run_ids=frozenset(run_ids),
-        runs=list(runs.values()),
-        created=created,
-        tool_calls=list(calls.values()),
-        threads=task_threads,
-        replayed=replayed,
-    )
-
-
-def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> Task:
-    """The task of ``row``; ``tool_calls`` are its calls' rows, read with it (none read:
-    a task that may call tools has made none)."""
+def task_from_row(
+    row: Row, tool_calls: list[ToolCallRecord] | None = None, step_costs: list[Cost] | None = None
+) -> Task:
+    """The task of ``row``; ``tool_calls`` are its calls' rows and ``step_costs`` its
+    calls' costs, read with it (none read: a task that has made no such call)."""
     parts = row["reasoning_parts_json"]
     task = Task(
         **{name: row[name] for name in TASK_FIELDS},
@@ -377,7 +234,7 @@ def task_from_row(row: Row, tool_calls: list[ToolCallRecord] | None = None) -> T
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
     if row["cost_json"] is not None:
-        task.step_costs = [Cost.from_dict(cost) for cost in load(row["cost_json"])]
+        task.step_costs = [] if step_costs is None else step_costs
     elif task.executor.startswith("provider:"):
         task.priced = False  # stored by a thoughtline that did not price calls
     if row["tools_json"] is not None:
@@ -434,14 +291,20 @@ def runs_with_tasks(
     run_rows: Sequence[Row],
     task_rows: Sequence[Row],
     call_rows: Sequence[Sequence[Any]] = (),
+    cost_rows: Sequence[Sequence[Any]] = (),
 ) -> list[Run]:
     """Runs in the order of ``run_rows``, each with its tasks from ``task_rows`` (read
-    in position order) and their tool calls from ``call_rows``
-    (:func:`tool_calls_by_task`)."""
+    in position order), their tool calls from ``call_rows``
+    (:func:`tool_calls_by_task`) and their calls' costs from ``cost_rows``
+    (:func:`~thoughtline.store._step_costs.step_costs_by_task`)."""
     calls = tool_calls_by_task(call_rows)
+    costs = step_costs_by_task(cost_rows, load)
     tasks_by_run: dict[str, list[Task]] = {row["id"]: [] for row in run_rows}
     for task_row in task_rows:
-        tasks_by_run[task_row["run_id"]].append(task_from_row(task_row, calls.get(task_row["id"])))
+        task_id = task_row["id"]
+        tasks_by_run[task_row["run_id"]].append(
+            task_from_row(task_row, calls.get(task_id), costs.get(task_id))
+        )
     return [run_from_row(row, tasks_by_run[row["id"]]) for row in run_rows]
 
 

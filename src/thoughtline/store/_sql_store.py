@@ -31,6 +31,8 @@ from thoughtline.store._sql_writes import (
     WriteStatements,
     check_updates,
 )
+from thoughtline.store._step_costs import NO_STEPS as _NO_STEPS
+from thoughtline.store._step_costs import STEP_COSTS_OF_RUNS
 from thoughtline.store.base import (
     ConversationTask,
     RunFilter,
@@ -86,6 +88,12 @@ def _tool_calls_query(dialect: SqlDialect, count: int) -> str:
     return dialect.sql(rows.TOOL_CALLS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
 
 
+@lru_cache(maxsize=64)
+def _step_costs_query(dialect: SqlDialect, count: int) -> str:
+    """The query of :meth:`SqlStore._step_costs_of` for ``count`` runs."""
+    return dialect.sql(STEP_COSTS_OF_RUNS.format(runs=dialect.in_list("run_id", count)))
+
+
 USAGE_KEYS: dict[str, str] = {
     "day": "substr(started_at, 1, 10)",  # UTC: timestamps are ISO 8601 in UTC
     "model": "provider || '/' || model",
@@ -118,6 +126,18 @@ class SqlStore(SqlUpkeep[ConnectionT]):
             conn, _tool_calls_query(dialect, len(run_ids)), dialect.list_params(run_ids)
         )
 
+    def _step_costs_of(
+        self, conn: ConnectionT, run_ids: Sequence[str], task_rows: Sequence[Any]
+    ) -> list[Any]:
+        """The rows of ``run_ids``' step costs, in task and step order, as tuples; none
+        read when no task of ``task_rows`` made a priced call."""
+        if not any(row["cost_json"] not in (None, _NO_STEPS) for row in task_rows):
+            return []
+        dialect = self.dialect
+        return self._tuples(
+            conn, _step_costs_query(dialect, len(run_ids)), dialect.list_params(run_ids)
+        )
+
     def get_run(self, run_id: str) -> Run | None:
         dialect = self.dialect
         with self._reading() as conn:
@@ -131,7 +151,8 @@ class SqlStore(SqlUpkeep[ConnectionT]):
                 (run_id,),
             ).fetchall()
             calls = self._tool_calls_of(conn, [run_id]) if _any_tools(tasks) else []
-        return rows.runs_with_tasks([row], tasks, calls)[0]
+            costs = self._step_costs_of(conn, [run_id], tasks)
+        return rows.runs_with_tasks([row], tasks, calls, costs)[0]
 
     def latest_run(self) -> Run | None:
         runs = self.list_runs(limit=1)
@@ -223,7 +244,8 @@ class SqlStore(SqlUpkeep[ConnectionT]):
             dialect.list_params(run_ids),
         ).fetchall()
         calls = self._tool_calls_of(conn, run_ids) if _any_tools(task_rows) else []
-        return rows.runs_with_tasks(run_rows, task_rows, calls)
+        costs = self._step_costs_of(conn, run_ids, task_rows)
+        return rows.runs_with_tasks(run_rows, task_rows, calls, costs)
 
     def conversation_tasks(self, conversation_id: str) -> list[ConversationTask]:
         with self._reading() as conn:

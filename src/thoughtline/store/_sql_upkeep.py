@@ -214,5 +214,8 @@ class SqlUpkeep(SqlWrites[ConnectionT]):
             ]
             if calls:
                 self._tool_call_rows(conn, calls)
+            costs = [row for task in tasks for row in self.step_cost_rows.rows(task, rows.dump)]
+            if costs:
+                self._execute_many(conn, statements.insert_step_cost, costs)
             conn.execute(statements.insert_trace, rows.trace_params(event))
         return True

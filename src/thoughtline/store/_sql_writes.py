@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from thoughtline.store import _rows as rows
 from thoughtline.store._sql_dialect import SqlDialect
+from thoughtline.store._step_costs import INSERT_STEP_COST
+from thoughtline.store._transitions import TransitionWrites
 from thoughtline.store.base import (
     PreparedWrite,
     RunNotFoundError,
@@ -52,6 +54,7 @@ class WriteStatements:
     insert_trace: str
     upsert_tool_call: str
     insert_thread: str
+    insert_step_cost: str
 
     @classmethod
     def render(cls, dialect: SqlDialect, *, replay: bool = False) -> WriteStatements:
@@ -70,6 +73,7 @@ class WriteStatements:
             insert_trace=dialect.sql(rows.INSERT_TRACE + keep),
             upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
             insert_thread=dialect.sql(rows.INSERT_THREAD),
+            insert_step_cost=dialect.sql(INSERT_STEP_COST),
         )
 
 
@@ -141,7 +145,7 @@ NEW_RUN_COLUMNS = (
 """A new run's columns before its heartbeat (``new_run_row``'s values, in order)."""
 
 
-class SqlWrites(rows.TransitionWrites, Store, Generic[ConnectionT]):
+class SqlWrites(TransitionWrites, Store, Generic[ConnectionT]):
     """The store's writes on connections of type ``ConnectionT``; a subclass names its
     :attr:`dialect` and opens its connections and transactions."""
 
@@ -272,6 +276,10 @@ class SqlWrites(rows.TransitionWrites, Store, Generic[ConnectionT]):
             self._tool_call_rows(conn, write.tool_calls)
         if write.threads:
             self._execute_many(conn, statements.insert_thread, write.threads)
+        if write.step_costs:
+            # After the tasks' rows (new ones were inserted above): appended, never
+            # rewritten (a row already stored is kept).
+            self._execute_many(conn, statements.insert_step_cost, write.step_costs)
 
     def _touch(self, conn: ConnectionT, run_ids: list[str]) -> UpdateCheck:
         """Refresh the heartbeat of ``run_ids`` (sorted), locking their rows; the check

@@ -50,6 +50,7 @@ def storable(write: PreparedWrite) -> PreparedWrite:
         trace=[_storable_row(event) for event in write.trace],
         tool_calls=[_storable_row(call) for call in write.tool_calls],
         threads=[_storable_row(thread) for thread in write.threads],
+        step_costs=[_storable_row(cost) for cost in write.step_costs],
         run_ids=write.run_ids,
         replayed=write.replayed,
     )

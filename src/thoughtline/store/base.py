@@ -102,6 +102,9 @@ class PreparedWrite:
     """Tool calls' rows, inserted or replaced (a call is written as it starts and ends)."""
     threads: list[tuple[object, ...]] = field(default_factory=list)
     """Threads of tasks that ended (``task_threads`` rows, written once)."""
+    step_costs: list[tuple[object, ...]] = field(default_factory=list)
+    """Costs of the calls tasks made since their last write (``task_step_costs`` rows,
+    inserted where missing)."""
     run_ids: frozenset[str] = frozenset()
     """Every run this write touches (their heartbeats are refreshed)."""
     replayed: bool = False

@@ -443,7 +443,60 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(
-        "m015_budget_notices_and_known_costs",
+        "m015_task_step_costs",
+        (
+            # Each model call's cost, a row appended as the call ends: the task's row
+            # carried them all in cost_json and was written whole at every step (60 KB
+            # a write at step 300). The row keeps the totals: cost_amount, and in
+            # cost_json how many calls were priced ({"steps":N}; NULL still a task
+            # stored unpriced). cost_json is the call's Cost.to_dict().
+            """
+            CREATE TABLE task_step_costs (
+                task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+                step INTEGER NOT NULL,
+                run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+                cost_json TEXT NOT NULL,
+                PRIMARY KEY (task_id, step)
+            ){without_rowid}
+            """,
+            # A run's costs in one range scan, in task and step order.
+            "CREATE INDEX task_step_costs_run ON task_step_costs (run_id, task_id, step)",
+            Only(
+                "sqlite",
+                """
+                INSERT INTO task_step_costs (task_id, step, run_id, cost_json)
+                SELECT tasks.id, CAST(cost.key AS INTEGER) + 1, tasks.run_id, cost.value
+                FROM tasks, json_each(tasks.cost_json) AS cost
+                WHERE tasks.cost_json LIKE '[%' AND json_type(cost.value) = 'object'
+                """,
+            ),
+            Only(
+                "sqlite",
+                "UPDATE tasks SET cost_json = '{{\"steps\":' || json_array_length(cost_json) "
+                "|| '}}' WHERE cost_json LIKE '[%'",
+            ),
+            Only(
+                "postgres",
+                """
+                INSERT INTO task_step_costs (task_id, step, run_id, cost_json)
+                SELECT tasks.id, cost.ord, tasks.run_id, cost.value::text
+                FROM (SELECT * FROM tasks WHERE cost_json LIKE '[%') AS tasks,
+                    LATERAL jsonb_array_elements(
+                        replace(tasks.cost_json, '\\u0000', '\\ufffd')::jsonb
+                    ) WITH ORDINALITY AS cost (value, ord)
+                WHERE jsonb_typeof(cost.value) = 'object'
+                """,
+            ),
+            Only(
+                "postgres",
+                "UPDATE tasks SET cost_json = '{{\"steps\":' || "
+                "jsonb_array_length(replace(cost_json, '\\u0000', '\\ufffd')::jsonb) "
+                "|| '}}' WHERE cost_json LIKE '[%'",
+            ),
+        ),
+    ),
+    Migration(
+        "m016_budget_notices_and_known_costs",
         (
             # What a task's budget did to its calls' output ("Output capped at 612
             # tokens to fit the run's $0.010 budget."); NULL: it capped none.

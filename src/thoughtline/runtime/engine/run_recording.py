@@ -93,9 +93,9 @@ class RunRecorder:
         layer: TraceLayer = "answer",
         task_id: str | None = None,
         metadata: dict[str, object] | None = None,
-    ) -> None:
-        """A trace event, written with the next transition (:meth:`persist`)."""
-        self.trace.add(type_, layer=layer, task_id=task_id, metadata=metadata)
+    ) -> str:
+        """A trace event, written with the next transition (:meth:`persist`); its id."""
+        return self.trace.add(type_, layer=layer, task_id=task_id, metadata=metadata).id
 
     def next_seq(self) -> int:
         self.seq += 1

@@ -43,7 +43,7 @@ from thoughtline.records import Cost, Task, TaskError, now_iso
 from thoughtline.runtime.engine import task_outcome
 from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.live_call import LiveCall
-from thoughtline.runtime.engine.raw_exchange import provider_raw
+from thoughtline.runtime.engine.raw_exchange import RawRequests, provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
 from thoughtline.runtime.engine.task_budget import TaskBudget
 from thoughtline.runtime.engine.task_sink import TaskSink
@@ -90,6 +90,8 @@ class TaskCall:
         self.budget_error: TaskError | None = None
         self.failure: TaskError | None = None
         """Why the task failed between its steps (a tool server that did not start)."""
+        self.raw_requests = RawRequests()
+        """The last request written to the provider_raw layer (the next is a delta)."""
 
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
@@ -382,7 +384,7 @@ class TaskCall:
                 metadata={"reasoning": captured.trace_text, "parts": captured.for_trace},
             )
         if exchange is not None and sink.records_provider_raw:
-            sink.add_trace(
+            event_id = sink.add_trace(
                 "provider.exchange",
                 layer="provider_raw",
                 task_id=task.id,
@@ -393,8 +395,10 @@ class TaskCall:
                     captured.response,
                     captured.echoed_credential,
                     echoes=len(prepared.history) > 1,
+                    requests=self.raw_requests,
                 ),
             )
+            self.raw_requests.written(event_id)
         if exchange is not None:
             timings = exchange.timings
             first_reasoning, first_answer = timings.first_reasoning_ms, timings.first_text_ms

@@ -131,8 +131,8 @@ class TaskSink(Protocol):
         layer: TraceLayer = "answer",
         task_id: str | None = None,
         metadata: dict[str, object] | None = None,
-    ) -> None:
-        """A trace event, written with the task's next transition."""
+    ) -> str:
+        """A trace event, written with the task's next transition; its id."""
 
     async def persist(self, *, task: Task) -> None:
         """Queue the task's row, with the live and trace events before it, as one write."""

@@ -68,6 +68,23 @@ def scrub_request(body: str) -> str:
     return orjson.dumps(payload).decode()
 
 
+def scrub_request_delta(delta: dict[str, Any]) -> dict[str, Any]:
+    """A stored request delta (:func:`~thoughtline.records.raw_requests.request_delta`)
+    with the reasoning its new turns echo replaced: only what the delta holds is walked
+    (the earlier turns were scrubbed when their own request was stored), and the body it
+    rebuilds is the one :func:`scrub_request` would give for the whole request."""
+    rules = _rules()
+    lists = {
+        key: [kept, _scrub(items, rules)] if key in rules.turns else [kept, items]
+        for key, (kept, items) in delta["lists"].items()
+    }
+    changed = {
+        key: _scrub(value, rules) if key in rules.turns else value
+        for key, value in delta["set"].items()
+    }
+    return {**delta, "lists": lists, "set": changed}
+
+
 def _scrub(value: Any, rules: _Rules) -> Any:
     if isinstance(value, list):
         return [_scrub(item, rules) for item in value]
