@@ -2,9 +2,8 @@
 (:data:`MIGRATIONS`); :mod:`thoughtline.store.migrations` applies them to SQLite and
 :mod:`thoughtline.store._postgres_schema` to PostgreSQL.
 
-Statements are rendered for each dialect (:meth:`Migration.statements_for`): the words
-in braces are the dialect's (:data:`~thoughtline.store._sql_dialect.SqlDialect.ddl_words`),
-and a statement wrapped in :class:`Only` runs on one dialect alone.
+How a migration is written and rendered for each dialect (:class:`Migration`,
+:class:`Only`) is :mod:`thoughtline.store._migration`.
 
 Rules for whoever adds a migration:
 
@@ -21,37 +20,9 @@ Rules for whoever adds a migration:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from thoughtline.store._migration import Migration, Only
 
-from thoughtline.store._sql_dialect import DialectName, SqlDialect
-
-
-@dataclass(frozen=True, slots=True)
-class Only:
-    """A statement of one dialect alone."""
-
-    dialect: DialectName
-    statement: str
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    """One named, append-only schema change: statements run in order."""
-
-    name: str
-    statements: tuple[str | Only, ...]
-
-    def statements_for(self, dialect: SqlDialect) -> list[str]:
-        """The statements as ``dialect`` runs them."""
-        return [
-            statement.format_map(dialect.ddl_words)
-            for statement in (
-                item if isinstance(item, str) else item.statement
-                for item in self.statements
-                if isinstance(item, str) or item.dialect == dialect.name
-            )
-        ]
-
+__all__ = ["MIGRATIONS", "Migration", "Only"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
