@@ -31,6 +31,7 @@ ALL_NAMES = [
     "m013_personas",
     "m014_run_tool_servers",
     "m015_task_step_costs",
+    "m016_budget_notices_and_known_costs",
 ]
 
 

@@ -2,9 +2,8 @@
 (:data:`MIGRATIONS`); :mod:`thoughtline.store.migrations` applies them to SQLite and
 :mod:`thoughtline.store._postgres_schema` to PostgreSQL.
 
-Statements are rendered for each dialect (:meth:`Migration.statements_for`): the words
-in braces are the dialect's (:data:`~thoughtline.store._sql_dialect.SqlDialect.ddl_words`),
-and a statement wrapped in :class:`Only` runs on one dialect alone.
+How a migration is written and rendered for each dialect (:class:`Migration`,
+:class:`Only`) is :mod:`thoughtline.store._migration`.
 
 Rules for whoever adds a migration:
 
@@ -21,37 +20,9 @@ Rules for whoever adds a migration:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from thoughtline.store._migration import Migration, Only
 
-from thoughtline.store._sql_dialect import DialectName, SqlDialect
-
-
-@dataclass(frozen=True, slots=True)
-class Only:
-    """A statement of one dialect alone."""
-
-    dialect: DialectName
-    statement: str
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    """One named, append-only schema change: statements run in order."""
-
-    name: str
-    statements: tuple[str | Only, ...]
-
-    def statements_for(self, dialect: SqlDialect) -> list[str]:
-        """The statements as ``dialect`` runs them."""
-        return [
-            statement.format_map(dialect.ddl_words)
-            for statement in (
-                item if isinstance(item, str) else item.statement
-                for item in self.statements
-                if isinstance(item, str) or item.dialect == dialect.name
-            )
-        ]
-
+__all__ = ["MIGRATIONS", "Migration", "Only"]
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -493,6 +464,22 @@ MIGRATIONS: tuple[Migration, ...] = (
                 "jsonb_array_length(replace(cost_json, '\\u0000', '\\ufffd')::jsonb) "
                 "|| '}}' WHERE cost_json LIKE '[%'",
             ),
+        ),
+    ),
+    Migration(
+        "m016_budget_notices_and_known_costs",
+        (
+            # What a task's budget did to its calls' output ("Output capped at 612
+            # tokens to fit the run's $0.010 budget."); NULL: it capped none.
+            "ALTER TABLE tasks ADD COLUMN budget_notice TEXT",
+            # Of a task whose cost is unknown (cost_amount NULL), what its calls of known
+            # cost came to (a run stopped in step 2 keeps step 1's); NULL: none known.
+            "ALTER TABLE tasks ADD COLUMN cost_known_amount {double}",
+            # The usage report's sums read it too, from the index alone (as m011).
+            "DROP INDEX tasks_usage",
+            "CREATE INDEX tasks_usage ON tasks (started_at, provider, model, role, "
+            "chain_of_thought, input_tokens, cached_input_tokens, cache_write_tokens, "
+            "output_tokens, reasoning_tokens, cost_amount, cost_known_amount)",
         ),
     ),
 )
