@@ -92,6 +92,7 @@ Run events (the closed union a RunHandle yields; match them, ending with assert_
     TaskReasoningDelta    reasoning text of one task arrived (only when its mode shows it)
     TaskToolCallStarted    a task's model called a tool (server, tool, arguments)
     TaskToolCallCompleted  the tool call ended (status, result preview)
+    TaskStepPriced        a running task's step was priced (the task's cost so far)
     TaskCompleted         a task ended, in its final state
     RunCompleted          the run ended completed (with failures, or prepare-only)
     RunFailed             the run ended failed
@@ -213,6 +214,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -331,6 +333,7 @@ __all__ = [
     "TaskSpec",
     "TaskStarted",
     "TaskStatus",
+    "TaskStepPriced",
     "TaskTimings",
     "TaskToolCallCompleted",
     "TaskToolCallStarted",

@@ -22,8 +22,8 @@ from thoughtline.testing import Simulator, Transcript
 
 __all__ = ["home"]  # the fixture, shared
 
-# o4-mini is priced ($4.40 per million output tokens) and its worst case, with no
-# max_output_tokens, is its whole context window: far above a cent.
+# o4-mini is priced ($4.40 per million output tokens): a tenth of a cent does not pay
+# for the 256 output tokens a budget caps a call at, at the fewest.
 OPENAI = ("--provider", "openai", "--model", "o4-mini")
 
 
@@ -31,7 +31,7 @@ async def test_a_session_budget_refuses_each_prompt_that_could_overspend(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
     sim.script(Transcript(answer="Done."))
-    async with spawn(home, environ, *OPENAI, "--max-cost", "0.01") as agent:
+    async with spawn(home, environ, *OPENAI, "--max-cost", "0.001") as agent:
         session_id = await start_session(agent)
         first = await bounded(
             agent.conn.prompt(session_id=session_id, prompt=[text_block("Explain.")])
@@ -45,10 +45,10 @@ async def test_a_session_budget_refuses_each_prompt_that_could_overspend(
         meta = response.field_meta["thoughtline"]
         assert meta["status"] == "failed"
         run = stored_run(home, meta["run_id"])
-        assert run["max_cost"] == 0.01
+        assert run["max_cost"] == 0.001
         (task,) = run["tasks"]
         assert task["error"]["code"] == "BUDGET_EXCEEDED"
-        assert "of the run's $0.010 budget after 0 model calls" in task["error"]["message"]
+        assert "of the run's $0.0010 budget after 0 model calls" in task["error"]["message"]
     # The refused run made no call, so it left nothing to continue: the second prompt
     # starts the conversation again, and still has the session's budget.
     second = stored_run(home, again.field_meta["thoughtline"]["run_id"])

@@ -1,6 +1,6 @@
 """``max_cost`` through the Python API: ``thoughtline.run``, ``stream``,
-``Conversation.send`` and ``Orchestrator.start`` take a run budget; a call whose worst
-case does not fit fails its task ``BUDGET_EXCEEDED`` with nothing sent, and a bad value
+``Conversation.send`` and ``Orchestrator.start`` take a run budget; a call with no room
+for 256 output tokens fails its task ``BUDGET_EXCEEDED`` with nothing sent, and a bad value
 raises ``REQUEST_INVALID`` before anything is stored."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import thoughtline
 from thoughtline import ThoughtlineError
 from thoughtline.testing import Simulator, Transcript
 
-# 1,000 output tokens at o4-mini's $4.40 per million alone are $0.0044.
+# 256 output tokens at o4-mini's $4.40 per million alone are $0.0011.
 PROVIDER, MODEL, LONGEST = "openai", "o4-mini", 1_000
 
 
@@ -23,17 +23,17 @@ async def test_every_entry_point_takes_a_run_budget(
     sim.script(Transcript(answer="Done."))
     run = thoughtline.run(
         "Explain.",
-        max_cost=0.004,
+        max_cost=0.001,
         environ=user_env,
         provider=PROVIDER,
         model=MODEL,
         max_output_tokens=LONGEST,
     )
-    assert run.status == "failed" and run.max_cost == 0.004
+    assert run.status == "failed" and run.max_cost == 0.001
     assert run.tasks[0].error is not None and run.tasks[0].error.code == "BUDGET_EXCEEDED"
     with thoughtline.stream(
         "Explain.",
-        max_cost=0.004,
+        max_cost=0.001,
         environ=user_env,
         provider=PROVIDER,
         model=MODEL,
@@ -47,14 +47,14 @@ async def test_every_entry_point_takes_a_run_budget(
         done = chat.send(
             "Explain.", max_cost=0.5, provider=PROVIDER, model=MODEL, max_output_tokens=LONGEST
         )
-        refused = chat.send("Then?", max_cost=0.004)
+        refused = chat.send("Then?", max_cost=0.001)
     assert done.status == "completed" and refused.status == "failed"
     assert refused.tasks[0].error is not None
     assert refused.tasks[0].error.code == "BUDGET_EXCEEDED"
     assert len(sim.requests) == 1  # only the run with room for its call sent it
     async with thoughtline.Orchestrator.open(environ=user_env) as orchestrator:
         handle = orchestrator.start(
-            "Explain.", max_cost=0.004, provider=PROVIDER, model=MODEL, max_output_tokens=LONGEST
+            "Explain.", max_cost=0.001, provider=PROVIDER, model=MODEL, max_output_tokens=LONGEST
         )
         ended = await handle
     assert ended.tasks[0].error is not None and ended.tasks[0].error.code == "BUDGET_EXCEEDED"

@@ -1,8 +1,9 @@
 """Budgets on the command line: real ``thoughtline`` subprocesses against the simulator
-on 127.0.0.1, with a real MCP tool server over stdio. ``--max-cost`` stops a tool loop
-before the call that could overspend (exit 1, ``BUDGET_EXCEEDED``, the steps before it
-kept), a role's budget comes from the config, and a bad budget is one sentence naming
-the file and key, or the flag."""
+on 127.0.0.1, with a real MCP tool server over stdio. ``--max-cost`` fits each call to
+what is left (its output capped, in the wire's own field, and said once), stops a tool
+loop before the call that has no room for 256 output tokens (exit 1,
+``BUDGET_EXCEEDED``, the steps before it kept), a role's budget comes from the config,
+and a bad budget is one sentence naming the file and key, or the flag."""
 
 from __future__ import annotations
 
@@ -56,15 +57,15 @@ def test_max_cost_stops_a_tool_loop_at_the_call_that_could_overspend(
 ) -> None:
     configure(home, CONFIG)
     sim.script(STEP)  # every step calls the tool: only the budget ends the loop
-    args = ("run", "Use the tool.", "--tool", "probe", *LOOP, "--max-cost", "0.035")
+    args = ("run", "Use the tool.", "--tool", "probe", *LOOP, "--max-cost", "0.032")
     result = thoughtline(home, environ, *args, "--json")
     assert result.returncode == 1, result.stderr
     assert len(sim.requests) == 3
     snapshot = json.loads(result.stdout)
-    assert snapshot["max_cost"] == 0.035
+    assert snapshot["max_cost"] == 0.032
     (task,) = snapshot["tasks"]
     assert task["status"] == "failed" and task["error"]["code"] == "BUDGET_EXCEEDED"
-    assert "spent $0.030 of the run's $0.035 budget after 3 model calls" in task["error"]["message"]
+    assert "spent $0.030 of the run's $0.032 budget after 3 model calls" in task["error"]["message"]
     # The steps before it are kept, with what each cost.
     assert task["steps"] == 3
     assert [call["status"] for call in task["tool_calls"]] == ["done", "done", "done"]
@@ -91,16 +92,16 @@ def test_a_role_budget_from_the_config_stops_each_task_of_the_role(
 [roles.looper]
 prompt = "You call the tool until told to stop."
 tools = ["probe"]
-max_cost = 0.025
+max_cost = 0.022
 """,
     )
     sim.script(STEP)
     result = thoughtline(home, environ, "run", "Loop.", "--role", "looper", *LOOP, "--json")
     assert result.returncode == 1, result.stderr
     (task,) = json.loads(result.stdout)["tasks"]
-    assert task["max_cost"] == 0.025
+    assert task["max_cost"] == 0.022
     assert task["error"]["code"] == "BUDGET_EXCEEDED"
-    assert "of the task's $0.025 budget after 2 model calls" in task["error"]["message"]
+    assert "of the task's $0.022 budget after 2 model calls" in task["error"]["message"]
     assert len(sim.requests) == 2
     shown = thoughtline(home, environ, "config", "--json")
     assert shown.returncode == 0, shown.stderr
@@ -158,13 +159,13 @@ def test_a_plan_budget_applies_to_its_run(
     sim.script(Transcript(answer="Done.", output_tokens=1_000))
     plan = tmp_path / "plan.toml"
     plan.write_text(
-        'request = "Explain."\nmax_cost = 0.005\n'
+        'request = "Explain."\nmax_cost = 0.002\n'
         '[[task]]\nrole = "engineer"\nprovider = "openai"\nmodel = "o4-mini"\n'
         "max_output_tokens = 1000\n"
     )
     result = thoughtline(home, environ, "run", "--plan", str(plan), "--json")
     assert result.returncode == 1, result.stderr
     snapshot = json.loads(result.stdout)
-    assert snapshot["max_cost"] == 0.005
+    assert snapshot["max_cost"] == 0.002
     assert snapshot["tasks"][0]["error"]["code"] == "BUDGET_EXCEEDED"
-    assert sim.requests == []  # $0.01 could not fit $0.005: nothing was sent
+    assert sim.requests == []  # $0.002 pays for 200 output tokens, not 256: nothing sent

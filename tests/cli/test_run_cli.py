@@ -299,6 +299,9 @@ def test_unreachable_server_fails_the_run_with_advice(home: Path, environ: dict[
     assert "PROVIDER_UNREACHABLE: Cannot reach anthropic at http://127.0.0.1:9" in result.stderr
     # Nothing reached the provider: nothing was billed, and the cost says so.
     assert (snapshot["cost"]["amount"], snapshot["cost"]["unknown_reason"]) == (0, None)
+    shown = thoughtline(home, env, "status")
+    assert "cost $0 (nothing billed)" in shown.stdout + shown.stderr
+    assert "unknown" not in shown.stdout + shown.stderr
 
 
 PROXY_VARIABLES = [

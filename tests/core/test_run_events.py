@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import thoughtline
 from tests.support import untimed_deltas
-from thoughtline.records import RunEventRecord, RunStatus, ToolCallSnapshot
+from thoughtline.records import Cost, RunEventRecord, RunStatus, ToolCallSnapshot
 from thoughtline.records.event_log import (
     UnknownRunEvent,
     from_records,
@@ -32,6 +32,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
     is_terminal,
@@ -48,6 +49,7 @@ CALL: ToolCallSnapshot = {
 }  # fmt: skip
 SNAPSHOT = {"schema": "thoughtline.run/v1", "id": "run_1", "status": "running", "tasks": [TASK]}
 
+PRICED = Cost(amount=0.0031).to_dict()
 ONE_OF_EACH: list[RunEvent] = [
     RunStarted(run_id="run_1", seq=1, at=AT, snapshot=SNAPSHOT),
     TaskStarted(run_id="run_1", seq=2, at=AT, task_id="task_1", task=TASK),
@@ -61,6 +63,7 @@ ONE_OF_EACH: list[RunEvent] = [
     RunFailed(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "failed"}),
     RunCancelled(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "cancelled"}),
     RunInterrupted(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "interrupted"}),
+    TaskStepPriced(run_id="run_1", seq=4, at=AT, task_id="task_1", step=1, cost=PRICED),
     TaskToolCallStarted(run_id="run_1", seq=5, at=AT, task_id="task_1", call=CALL),
     TaskToolCallCompleted(
         run_id="run_1", seq=6, at=AT, task_id="task_1", call={**CALL, "status": "done"}
@@ -79,6 +82,7 @@ def test_the_members_are_the_union_and_each_has_its_own_wire_name() -> None:
         "reasoning.delta",
         "task.tool_call.started",
         "task.tool_call.completed",
+        "task.step.priced",
         "task.completed",
         "run.completed",
         "run.failed",
@@ -120,6 +124,10 @@ def test_the_wire_data_is_what_the_log_and_the_stream_always_carried() -> None:
     started = ONE_OF_EACH[-2]
     assert to_wire(started).data is CALL and to_wire(started).task_id == "task_1"
     assert sse_data(started) == {"task_id": "task_1", "call": CALL}
+    priced = ONE_OF_EACH[-3]
+    assert to_wire(priced).data == {"step": 1, "cost": PRICED}
+    assert sse_data(priced) == {"task_id": "task_1", "step": 1, "cost": PRICED}
+    assert from_wire(to_wire(priced)) == priced
 
 
 def test_terminal_events_follow_the_run_status() -> None:

@@ -88,6 +88,9 @@ class RecordingSink:
     def emit_task_completed(self, task: Task) -> None:
         self.told.append(("completed", task.status))
 
+    def emit_step_priced(self, task: Task, step: int) -> None:
+        self.told.append(("priced", step))
+
     def add_trace(
         self,
         type_: str,

@@ -45,14 +45,14 @@ def test_max_cost_stops_a_tool_loop_and_the_snapshot_shows_what_it_cost(
         model="o4-mini",
         tools=["probe"],
         max_steps=10,
-        max_cost=0.025,
+        max_cost=0.022,
     )
     run = wait_for_status(client, run_id, {"failed"})
-    assert run["max_cost"] == 0.025
+    assert run["max_cost"] == 0.022
     (task,) = run["tasks"]
     assert task["status"] == "failed"
     assert task["error"]["code"] == "BUDGET_EXCEEDED"
-    assert "spent $0.020 of the run's $0.025 budget after 2 model calls" in task["error"]["message"]
+    assert "spent $0.020 of the run's $0.022 budget after 2 model calls" in task["error"]["message"]
     assert task["steps"] == 2 and len(sim.requests) == 2
     assert task["cost"]["amount"] == pytest.approx(0.02, abs=1e-12)
     assert run["cost"]["amount"] == pytest.approx(0.02, abs=1e-12)

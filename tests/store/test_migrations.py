@@ -31,7 +31,8 @@ ALL_NAMES = [
     "m013_personas",
     "m014_run_tool_servers",
     "m015_task_step_costs",
-    "m016_gateway_clients",
+    "m016_budget_notices_and_known_costs",
+    "m017_gateway_clients",
 ]
 
 
@@ -182,7 +183,7 @@ def test_runs_from_before_tool_servers_were_recorded_have_none(tmp_path: Path) -
     with SQLiteStore(path) as store:  # applies m014 to a run written before it
         before = store.get_run("run_before")
     assert before is not None and before.tool_servers == []
-    # m016: a run stored before gateway clients has none, and no source in its snapshot.
+    # m017: a run stored before gateway clients has none, and no source in its snapshot.
     assert before.client is None
     assert "client" not in before.snapshot() and "source" not in before.snapshot()
 

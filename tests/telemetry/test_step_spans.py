@@ -356,6 +356,44 @@ async def test_a_failed_step_and_a_failed_tool_call_are_errors_on_their_own_span
     assert CANARY_KEY.encode() not in receiver.raw()
 
 
+async def test_a_step_cut_mid_answer_keeps_what_the_steps_before_it_cost(
+    tmp_path: Path,
+    sim: Simulator,
+    sim_server: SimulatorServer,
+    environ: dict[str, str],
+    receiver: OtlpReceiver,
+) -> None:
+    """Step 1 is priced; step 2's stream is cut before its usage arrives (it may have
+    been billed: unknown). The agent and run spans keep step 1's cost as the known part
+    and name step 2 as the unknown one."""
+    sim.script_turns(STEPS[0], Transcript(answer="cut " * 200), profile="anthropic")
+
+    def cut_the_next_call(event: RunEvent) -> None:
+        if isinstance(event, TaskToolCallStarted):
+            sim.inject(Fault.cut_mid_answer(), profile="anthropic")
+
+    run = await run_exported(
+        tmp_path,
+        sim_server,
+        environ,
+        receiver,
+        loop_task("anthropic"),
+        mode="hidden",
+        capture=False,
+        observer=cut_the_next_call,
+    )
+    (task,) = run.tasks
+    first, second = task.step_costs
+    assert first.amount is not None and first.amount > 0 and second.amount is None
+    spans = receiver.spans()
+    (agent,) = named(spans, "invoke_agent engineer")
+    (run_span,) = named(spans, RUN_SPAN)
+    for span, part in ((agent, "step 2"), (run_span, "task t step 2")):
+        assert "thoughtline.cost.amount" not in span.attributes
+        assert span.attributes["thoughtline.cost.known_amount"] == first.amount
+        assert span.attributes["thoughtline.cost.unknown_part"] == part
+
+
 async def test_a_task_offered_tools_that_answers_at_once_is_an_agent_of_one_step(
     tmp_path: Path,
     sim: Simulator,

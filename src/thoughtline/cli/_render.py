@@ -118,6 +118,8 @@ def print_outputs(
             console.print(visible_text(f"✗ {error['code']}: {error['message']}", "red"))
         if task.get("reasoning_notice"):
             console.print(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
+        if task.get("budget_notice"):
+            console.print(visible_text(f"ⓘ {task['budget_notice']}", "cyan"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,22 +237,38 @@ def summary_table(snapshot: RunSnapshot, width: int | None = None) -> Table:
 
 
 def cost_cell(cost: CostSnapshot) -> str:
-    """A task's cost for the table: ``$0.0064``, or ``unknown`` (the line under the
-    table says why)."""
+    """A task's cost for the table: ``$0.0064``, ``unknown``, or what its known calls
+    cost and which are not, on two lines (``$0.0031 +`` / ``step 2 unknown``) so the
+    column stays narrow; the line under the table says why."""
     amount = cost["amount"]
-    return "unknown" if amount is None else format_amount(amount)
+    return (
+        format_amount(amount) if amount is not None else unknown_cost(cost).replace(" + ", " +\n")
+    )
+
+
+def unknown_cost(cost: CostSnapshot) -> str:
+    """An unknown cost as far as it is known: ``$0.0031 + step 2 unknown`` (the calls
+    whose cost is known, then the rest), or ``unknown`` when none is known."""
+    known = cost.get("known_amount")
+    if known is None:
+        return "unknown"
+    return f"{format_amount(known)} + {cost.get('unknown_part') or 'the rest'} unknown"
 
 
 def cost_line(cost: CostSnapshot) -> str:
     """The run's cost under the table: the amount and where the prices came from, or
-    why it is unknown."""
+    why it is unknown (after what is known of it)."""
     amount = cost["amount"]
     if amount is None:
-        return f"cost unknown: {cost['unknown_reason']}"
+        if cost.get("known_amount") is None:
+            return f"cost unknown: {cost['unknown_reason']}"
+        return f"cost {unknown_cost(cost)} ({cost['unknown_reason']})"
     parts = cost["parts"]
     reasoning = ""
     if parts is not None and parts["reasoning"]:
         reasoning = f", reasoning {format_amount(parts['reasoning'])} of it"
+    if amount == 0 and not cost["source"]:  # no call priced: none made, or none billed
+        return "cost $0 (nothing billed)"
     source = f" ({cost['source']})" if cost["source"] else ""
     return f"cost {format_amount(amount)}{reasoning}{source}"
 

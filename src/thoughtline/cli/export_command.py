@@ -143,6 +143,8 @@ def _task_section(task: TaskSnapshot) -> list[str]:
             lines += ["", *_fenced(step.reasoning)]
     if task["reasoning_notice"]:
         lines += ["", f"> {_one_line(task['reasoning_notice'])}"]
+    if task.get("budget_notice"):
+        lines += ["", f"> {_one_line(task.get('budget_notice') or '')}"]
     if task.get("tool_calls"):
         lines += ["", "### Tool calls"]
         for step in steps:

@@ -42,6 +42,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -152,6 +153,8 @@ class LiveRunView:
                     state = self.tasks.get(task_id)
                     if state is not None:
                         state.tool_calls[call["id"]] = call
+                case TaskStepPriced():
+                    pass  # the cost is shown when the task ends
                 case TaskCompleted(task_id=task_id, task=task):
                     state = self.tasks.get(task_id)
                     if state is not None:
@@ -201,6 +204,8 @@ class LiveRunView:
             body.append(Text(fit_rows(visible(answer[-TAIL_CHARS:]), rows, width)))
         if task.get("reasoning_notice") and status not in ("queued", "running"):
             body.append(visible_text(f"ⓘ {task['reasoning_notice']}", "cyan"))
+        if task.get("budget_notice") and status not in ("queued", "running"):
+            body.append(visible_text(f"ⓘ {task['budget_notice']}", "cyan"))
         error = task["error"]
         if error is not None:
             body.append(visible_text(f"✗ {error['code']}: {error['message']}", "red"))

@@ -35,6 +35,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -102,6 +103,8 @@ class PipedRunView:
                 pending = self.tasks.get(task_id)
                 name = pending.name if pending is not None else task_id
                 self._progress(f"task {name}: {tool_call_line(call)}")
+            case TaskStepPriced():
+                pass  # the cost is said with the run's end
             case TaskCompleted(task_id=task_id, task=data):
                 self._completed(task_id, data)
             case (
@@ -137,6 +140,8 @@ class PipedRunView:
         )  # a failed task's "not requested" says nothing the failure does not
         if data.get("reasoning_notice") and not untold:
             line += f" — reasoning {data['reasoning_status']}: {data['reasoning_notice']}"
+        if data.get("budget_notice"):
+            line += f" — {data.get('budget_notice')}"
         if pending is None:
             self._progress(line)
             return

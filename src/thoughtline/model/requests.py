@@ -219,6 +219,21 @@ class ModelRequest:
     tool_choice: ToolChoice | None = None
     """``None``: the API's default (``auto``); only sent with ``tools``."""
     stream: bool = True
+    output_cap: int | None = None
+    """A ceiling on every token the call may generate, reasoning included, set by a
+    budget (:mod:`thoughtline.runtime.policy.budget`): each wire keeps its output field
+    (``max_tokens``, ``max_output_tokens``, ``maxOutputTokens``, ``num_predict``...) at
+    or below it, whatever ``max_output_tokens`` and a thinking budget would add up to."""
+
+    @property
+    def output_limit(self) -> int | None:
+        """``max_output_tokens`` within :attr:`output_cap`: what a wire whose output
+        field counts reasoning too sends (``None``: the provider's default)."""
+        if self.output_cap is None:
+            return self.max_output_tokens
+        if self.max_output_tokens is None:
+            return self.output_cap
+        return min(self.max_output_tokens, self.output_cap)
 
     @classmethod
     def simple(

@@ -49,6 +49,20 @@ class CallContext:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OutputBounds:
+    """How many tokens a request, as a wire API sends it, lets the model generate
+    (reasoning included), for a budget's worst case and output cap."""
+
+    most: int | None
+    """The output field the wire sends without a cap; ``None``: it sends none (the
+    model's own limit applies)."""
+    least: int = 1
+    """The smallest :attr:`ModelRequest.output_cap` that keeps the request valid."""
+    why: str | None = None
+    """Why :attr:`least` is more than 1 (one clause, for a refusal)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WireRequest:
     """A request ready to send. ``headers`` hold protocol headers only, never credentials:
     the transport adds authentication from the endpoint, so adapters cannot leak keys."""

@@ -46,6 +46,7 @@ from thoughtline.providers._transport_errors import (
 )
 from thoughtline.providers.base import (
     CallContext,
+    OutputBounds,
     WireAdapter,
     WireRequest,
     interrupted_error,
@@ -124,6 +125,13 @@ class ProviderClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+    def output_bounds(self, request: ModelRequest) -> OutputBounds:
+        """How many tokens ``request`` lets the model generate as the endpoint's wire API
+        sends it (:meth:`~thoughtline.providers.wire.Wire.output_bounds`)."""
+        capability = self.capabilities.lookup(self.endpoint.capability_key, request.model)
+        context = CallContext(endpoint=self.endpoint, capability=capability)
+        return wire_for(self.endpoint.wire_api).output_bounds(request, context)
 
     def call(self, request: ModelRequest) -> ProviderCall:
         """Start a call. Use as ``async with client.call(request) as call: async for ...``."""

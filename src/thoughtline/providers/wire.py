@@ -36,6 +36,7 @@ from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import (
     CallContext,
     NDJSONStreamDecoder,
+    OutputBounds,
     PayloadTranslator,
     SSEStreamDecoder,
     StreamDecoder,
@@ -92,6 +93,10 @@ def _shown_when_asked(endpoint: Endpoint) -> str | None:
     return None
 
 
+def _output_field(request: ModelRequest, context: CallContext) -> OutputBounds:
+    return OutputBounds(most=request.max_output_tokens)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Wire:
     """One wire API (see the module docstring). Sans-IO: it never touches the network."""
@@ -113,6 +118,9 @@ class Wire:
     """The stream's end-of-stream data line, where the protocol has one (``[DONE]``)."""
     hidden: HiddenRule = _no_switch
     never_shown: Callable[[Endpoint], str | None] = _shown_when_asked
+    output: Callable[[ModelRequest, CallContext], OutputBounds] = _output_field
+    """What the output field allows and the smallest valid cap (default: the field is
+    ``max_output_tokens`` as asked, reasoning included, any cap valid)."""
     list_models: ListModels | None = None
     """Every model the key can see, as capability cache entries, where thoughtline reads
     the wire API's model API (:mod:`thoughtline.providers.discovery`)."""
@@ -164,6 +172,11 @@ class Wire:
         """What a hidden call sends to turn reasoning off, where the wire API has a
         switch; ``None`` where it has none (:mod:`thoughtline.providers.hidden_requests`)."""
         return self.hidden(endpoint, capability, tools, effort_sent)
+
+    def output_bounds(self, request: ModelRequest, context: CallContext) -> OutputBounds:
+        """How many tokens ``request`` lets the model generate as this wire API sends it,
+        and the smallest :attr:`~ModelRequest.output_cap` it can keep valid."""
+        return self.output(request, context)
 
     def new_scrubber(self, endpoint: Endpoint) -> PayloadScrubber:
         """A fresh provider-raw scrubber for one body from ``endpoint``."""

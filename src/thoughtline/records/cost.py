@@ -43,23 +43,48 @@ class Cost:
     source: str | None = None
     parts: CostParts | None = field(default_factory=CostParts)
     unknown_reason: str | None = None
+    known_amount: float | None = None
+    """When ``amount`` is unknown: what the calls whose cost is known came to (``None``:
+    none is known)."""
+    unknown_part: str | None = None
+    """When ``amount`` is unknown: which of its calls are (``step 2``, ``2 steps``,
+    ``task b step 2``); ``None`` for one call's own cost."""
 
     @classmethod
-    def unknown(cls, reason: str, *, source: str | None = None) -> Cost:
-        return cls(amount=None, source=source, parts=None, unknown_reason=reason)
+    def unknown(
+        cls,
+        reason: str,
+        *,
+        source: str | None = None,
+        known_amount: float | None = None,
+        unknown_part: str | None = None,
+    ) -> Cost:
+        return cls(
+            amount=None,
+            source=source,
+            parts=None,
+            unknown_reason=reason,
+            known_amount=known_amount,
+            unknown_part=unknown_part,
+        )
 
     @property
     def known(self) -> bool:
         return self.amount is not None
 
     def to_dict(self) -> CostSnapshot:
-        return {
+        snapshot: CostSnapshot = {
             "amount": self.amount,
             "currency": "USD",
             "source": self.source,
             "parts": None if self.parts is None else self.parts.to_dict(),
             "unknown_reason": self.unknown_reason,
         }
+        if self.known_amount is not None:
+            snapshot["known_amount"] = self.known_amount
+        if self.unknown_part is not None:
+            snapshot["unknown_part"] = self.unknown_part
+        return snapshot
 
     @classmethod
     def from_dict(cls, data: CostSnapshot) -> Cost:
@@ -69,6 +94,8 @@ class Cost:
             source=data["source"],
             parts=None if parts is None else CostParts(**parts),
             unknown_reason=data["unknown_reason"],
+            known_amount=data.get("known_amount"),
+            unknown_part=data.get("unknown_part"),
         )
 
 
@@ -86,7 +113,19 @@ class RunningCost:
     the same order (so the same floats) as summing them all again, which a loop of
     many steps would do at every step."""
 
-    __slots__ = ("_total", "amount", "count", "dicts", "label", "sources", "sums", "unknown")
+    __slots__ = (
+        "_total",
+        "amount",
+        "count",
+        "dicts",
+        "known",
+        "label",
+        "sources",
+        "sums",
+        "unknown",
+        "unknown_count",
+        "unknown_part",
+    )
 
     def __init__(self, label: Callable[[int], str] | None = None) -> None:
         self.label = label
@@ -97,6 +136,10 @@ class RunningCost:
         )
         self.sources: list[str] = []
         self.unknown: str | None = None
+        self.unknown_count = 0
+        self.unknown_part: str | None = None
+        self.known = False
+        """Whether any cost added is known, wholly or in part."""
         self.dicts: list[CostSnapshot] = []
         """The costs' :meth:`Cost.to_dict`, each made once, when first asked for (see
         :meth:`Task.step_cost_dicts`)."""
@@ -109,10 +152,20 @@ class RunningCost:
             if source and source not in self.sources:
                 self.sources.append(source)
         if cost.amount is None or cost.parts is None:
+            self.unknown_count += 1
+            label = None if self.label is None else self.label(index)
             if self.unknown is None:
                 reason = cost.unknown_reason or "unknown"
-                self.unknown = reason if self.label is None else f"{self.label(index)}: {reason}"
+                self.unknown = reason if label is None else f"{label}: {reason}"
+                inner = cost.unknown_part
+                self.unknown_part = " ".join(part for part in (label, inner) if part) or None
+            elif label is not None:
+                self.unknown_part = f"{self.unknown_count} {label.split()[0]}s"
+            if cost.known_amount is not None:  # a part of it is known: kept
+                self.amount += cost.known_amount
+                self.known = True
             return
+        self.known = True
         self.amount += cost.amount
         sums = self.sums
         for name in sums:
@@ -123,7 +176,12 @@ class RunningCost:
             return self._total
         joined = "; ".join(self.sources) or None
         if self.unknown is not None:
-            total = Cost.unknown(self.unknown, source=joined)
+            total = Cost.unknown(
+                self.unknown,
+                source=joined,
+                known_amount=round(self.amount, 10) if self.known else None,
+                unknown_part=self.unknown_part,
+            )
         else:
             total = Cost(
                 amount=round(self.amount, 10),

@@ -190,6 +190,8 @@ class Task:
     max_cost: float | None = None
     """USD the task may spend (its plan's or its role's budget); ``None``: no budget of
     its own (its run's may still apply)."""
+    budget_notice: str | None = None
+    """One sentence on the output caps a budget set on its calls; ``None``: none."""
     steps: int | None = None
     """Model calls made; ``None`` for a task that may call no tools."""
     tool_calls: list[ToolCallRecord] | None = None
@@ -289,6 +291,8 @@ class Task:
             snapshot["history"] = self.history
         if self.max_cost is not None:
             snapshot["max_cost"] = self.max_cost
+        if self.budget_notice is not None:
+            snapshot["budget_notice"] = self.budget_notice
         return snapshot
 
     def _snapshot(self) -> TaskSnapshot:

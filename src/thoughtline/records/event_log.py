@@ -25,6 +25,7 @@ from thoughtline.records import (
     RunEventData,
     RunEventRecord,
     RunSnapshot,
+    StepPricedData,
     TaskSnapshot,
     ToolCallSnapshot,
 )
@@ -39,6 +40,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -87,6 +89,9 @@ def to_wire(event: RunEvent) -> RunEventRecord:
             | TaskToolCallCompleted(task_id=task_id, call=call)
         ):
             data = call
+        case TaskStepPriced(task_id=task_id, step=step, cost=cost):
+            priced: StepPricedData = {"step": step, "cost": cost}
+            data = priced
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)
@@ -338,6 +343,19 @@ def _tool_call_event(
     return decode
 
 
+def _step_priced(record: RunEventRecord) -> RunEvent:
+    # The log holds what to_wire wrote for this type: the step and the task's cost.
+    data = cast(StepPricedData, record.data)
+    return TaskStepPriced(
+        run_id=record.run_id,
+        seq=record.seq,
+        at=record.at,
+        task_id=record.task_id or "",
+        step=data["step"],
+        cost=data["cost"],
+    )
+
+
 def _run_event(
     member: type[RunStarted | RunCompleted | RunFailed | RunCancelled | RunInterrupted],
 ) -> Callable[[RunEventRecord], RunEvent]:
@@ -359,6 +377,7 @@ _DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
     TaskReasoningDelta.wire_name: _reasoning_delta,
     TaskToolCallStarted.wire_name: _tool_call_event(TaskToolCallStarted),
     TaskToolCallCompleted.wire_name: _tool_call_event(TaskToolCallCompleted),
+    TaskStepPriced.wire_name: _step_priced,
     TaskCompleted.wire_name: _task_event(TaskCompleted),
     RunCompleted.wire_name: _run_event(RunCompleted),
     RunFailed.wire_name: _run_event(RunFailed),

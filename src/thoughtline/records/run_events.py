@@ -9,6 +9,7 @@ stream, MCP progress and ACP updates consume them with an exhaustive ``match``::
         case TaskStarted() | TaskCompleted(): ...
         case TaskAnswerDelta() | TaskReasoningDelta(): ...
         case TaskToolCallStarted() | TaskToolCallCompleted(): ...
+        case TaskStepPriced(): ...
         case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted(): ...
         case _:
             assert_never(event)
@@ -30,6 +31,7 @@ from typing import ClassVar, Literal, TypeAlias, assert_never
 
 from thoughtline.model.events import ReasoningKind, fast_init
 from thoughtline.records import (
+    CostSnapshot,
     RunSnapshot,
     RunStatus,
     TaskSnapshot,
@@ -49,6 +51,7 @@ __all__ = [
     "TaskCompleted",
     "TaskReasoningDelta",
     "TaskStarted",
+    "TaskStepPriced",
     "TaskToolCall",
     "TaskToolCallCompleted",
     "TaskToolCallStarted",
@@ -156,6 +159,20 @@ TaskToolCall: TypeAlias = TaskToolCallStarted | TaskToolCallCompleted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStepPriced:
+    """A model call of a running task ended and was priced: ``cost`` is the task's cost
+    so far (every step up to ``step``), so a view shows it while the task goes on."""
+
+    wire_name: ClassVar[Literal["task.step.priced"]] = "task.step.priced"
+    run_id: str
+    seq: int
+    at: str
+    task_id: str
+    step: int
+    cost: CostSnapshot
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
     """The run ended ``completed``, ``completed_with_failures`` or
     ``completed_prepare_only`` (terminal); ``snapshot`` is the final run."""
@@ -211,6 +228,7 @@ RunEvent: TypeAlias = (
     | TaskReasoningDelta
     | TaskToolCallStarted
     | TaskToolCallCompleted
+    | TaskStepPriced
     | TaskCompleted
     | RunCompleted
     | RunFailed
@@ -226,6 +244,7 @@ MEMBERS: tuple[type[RunEvent], ...] = (
     TaskReasoningDelta,
     TaskToolCallStarted,
     TaskToolCallCompleted,
+    TaskStepPriced,
     TaskCompleted,
     RunCompleted,
     RunFailed,
@@ -270,6 +289,8 @@ def sse_data(event: RunEvent) -> Mapping[str, object]:
             | TaskToolCallCompleted(task_id=task_id, call=call)
         ):
             return {"task_id": task_id, "call": call}
+        case TaskStepPriced(task_id=task_id, step=step, cost=cost):
+            return {"task_id": task_id, "step": step, "cost": cost}
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)

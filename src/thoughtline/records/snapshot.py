@@ -163,6 +163,12 @@ class CostSnapshot(TypedDict):
     parts: CostPartsSnapshot | None
     """Null when the amount is unknown."""
     unknown_reason: str | None
+    known_amount: NotRequired[float]
+    """When the amount is unknown but some of its calls' costs are known (a run stopped
+    during its second step): what those came to, so "$0.0031 + step 2 unknown"."""
+    unknown_part: NotRequired[str]
+    """When the amount is unknown and sums several calls: which are unknown (``step 2``,
+    ``2 steps``, ``task b step 2``)."""
 
 
 class GenerationSnapshot(TypedDict):
@@ -248,9 +254,12 @@ class TaskSnapshot(TypedDict):
     tool_calls: NotRequired[list[ToolCallSnapshot]]
     """Every tool call, in order, in a task that may call tools."""
     history: NotRequired[HistorySnapshot]
+    """What the task was sent of its conversation, in a run that continues another."""
     max_cost: NotRequired[float]
     """USD the task may spend, when it has a budget of its own."""
-    """What the task was sent of its conversation, in a run that continues another."""
+    budget_notice: NotRequired[str]
+    """One sentence, when a budget capped the output of its calls to fit what was left
+    ("Output capped at 612 tokens to fit the run's $0.010 budget.")."""
 
 
 class HistorySnapshot(TypedDict):
@@ -346,6 +355,15 @@ class DeltaBatchData(TypedDict):
     texts: list[str]
 
 
-RunEventData: TypeAlias = DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | RunSnapshot
+class StepPricedData(TypedDict):
+    """A priced step's record in the event log: its number and the task's cost so far."""
+
+    step: int
+    cost: CostSnapshot
+
+
+RunEventData: TypeAlias = (
+    DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | StepPricedData | RunSnapshot
+)
 """The ``data`` of a run event log record: a delta, a batch of deltas, a task, a tool
-call, or the run."""
+call, a priced step, or the run."""

@@ -10,7 +10,13 @@ from typing import assert_never
 
 import orjson
 
-from thoughtline.records import RunSnapshot, RunStatus, TaskSnapshot, ToolCallSnapshot
+from thoughtline.records import (
+    CostSnapshot,
+    RunSnapshot,
+    RunStatus,
+    TaskSnapshot,
+    ToolCallSnapshot,
+)
 from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
@@ -22,6 +28,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
     sse_data,
@@ -43,16 +50,20 @@ class _FoldedTask:
     deltas since, kept as chunks so that a delta costs its own length, not the length of
     everything before it (a long reasoning stream stays linear)."""
 
-    __slots__ = ("calls", "output", "reasoning", "task")
+    __slots__ = ("calls", "cost", "output", "reasoning", "task")
 
     def __init__(self, task: TaskSnapshot) -> None:
         self.task = task
         self.output: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[str, ToolCallSnapshot] = {}
+        self.cost: CostSnapshot | None = None
+        """The task's cost so far, as its last priced step told."""
 
     def view(self) -> TaskSnapshot:
         task = self.task.copy()
+        if self.cost is not None:
+            task["cost"] = self.cost
         if self.calls:
             # A call as last told replaces the one the task dict had, in its place.
             calls = {call["id"]: call for call in task.get("tool_calls", [])}
@@ -99,6 +110,10 @@ class SnapshotFolder:
                 folded = self._tasks.get(task_id)
                 if folded is not None:
                     folded.calls[call["id"]] = call
+            case TaskStepPriced(task_id=task_id, cost=cost):
+                folded = self._tasks.get(task_id)
+                if folded is not None:
+                    folded.cost = cost
             case TaskStarted(task=task) | TaskCompleted(task=task):
                 # A replaced task keeps its place: dicts keep first-insertion order.
                 self._tasks[task["id"]] = _FoldedTask(task)

@@ -1,5 +1,7 @@
-"""What one schema migration is (:class:`Migration`: a name and its statements, each
-rendered for a dialect, :class:`Only` one dialect's); the list is
+"""What one schema migration is: a name and its statements, rendered for each dialect
+(:meth:`Migration.statements_for`): the words in braces are the dialect's
+(:data:`~thoughtline.store._sql_dialect.SqlDialect.ddl_words`), and a statement wrapped in
+:class:`Only` runs on one dialect alone. The migrations themselves, in order, are
 :data:`thoughtline.store.schema.MIGRATIONS`."""
 
 from __future__ import annotations

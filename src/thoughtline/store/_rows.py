@@ -59,7 +59,7 @@ TASK_COLUMNS = (
     *TASK_FIELDS, *USAGE_FIELDS, *TIMING_FIELDS, *GENERATION_FIELDS,
     "after_json", "reasoning_parts_json", "error_code", "error_message", "error_retryable",
     "tools_json", "max_steps", "steps", "history_json", "cost_amount", "cost_json",
-    "max_cost", "persona_source", "system_prompt",
+    "max_cost", "persona_source", "system_prompt", "budget_notice", "cost_known_amount",
 )  # fmt: skip
 INSERT_TASK = (
     f"INSERT INTO tasks ({', '.join(TASK_COLUMNS)}) "
@@ -159,11 +159,13 @@ def task_params(task: Task) -> dict[str, Any]:
         "max_cost": task.max_cost,
         "persona_source": task.persona_source,
         "system_prompt": task.system,
+        "budget_notice": task.budget_notice,
         "steps": task.steps,
         "history_json": None if task.history is None else dump(task.history),
         # The total for the store's own sums, and how many calls were priced (each
         # call's cost is a row of task_step_costs).
         "cost_amount": task.cost.amount,
+        "cost_known_amount": task.cost.known_amount,
         "cost_json": cost_totals(task),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
@@ -228,6 +230,7 @@ def task_from_row(
     # NULL: stored before the persona's source was recorded.
     task.persona_source = row["persona_source"] or "unrecorded"
     task.system = row["system_prompt"]
+    task.budget_notice = row["budget_notice"]
     if row["history_json"] is not None:
         task.history = load(row["history_json"])
     if row["cost_json"] is not None:

@@ -188,7 +188,7 @@ class SqlStore(SqlUpkeep[ConnectionT]):
     def usage(self, by: UsageKey, since: str | None = None) -> list[UsageGroup]:
         key = USAGE_KEYS[by]
         # Tasks started (every one that spent a token did), read from the index that
-        # covers the sum (migration m011), not from their rows.
+        # covers the sum (migrations m011, m015), not from their rows.
         where = "tasks.started_at >= ?" if since is not None else "tasks.started_at IS NOT NULL"
         # By client: each task's run (by its primary key), the rest from the index.
         source = "tasks JOIN runs ON runs.id = tasks.run_id" if by == "client" else "tasks"
@@ -196,7 +196,8 @@ class SqlStore(SqlUpkeep[ConnectionT]):
             f"SELECT {key} AS key, tasks.provider, tasks.model, COUNT(*), "
             "SUM(CASE WHEN input_tokens IS NULL AND output_tokens IS NULL THEN 1 ELSE 0 END), "
             + ", ".join(f"COALESCE(SUM({column}), 0)" for column in _USAGE_COLUMNS)
-            + ", COALESCE(SUM(cost_amount), 0), "
+            # A task of unknown cost adds what its calls of known cost came to.
+            + ", COALESCE(SUM(COALESCE(cost_amount, cost_known_amount)), 0), "
             "SUM(CASE WHEN cost_amount IS NULL THEN 1 ELSE 0 END)"
             f" FROM {source} WHERE {where} GROUP BY {key}, tasks.provider, tasks.model "
             f"ORDER BY {key}, tasks.provider, tasks.model"

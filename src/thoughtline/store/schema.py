@@ -2,10 +2,8 @@
 (:data:`MIGRATIONS`); :mod:`thoughtline.store.migrations` applies them to SQLite and
 :mod:`thoughtline.store._postgres_schema` to PostgreSQL.
 
-Statements are rendered for each dialect (:meth:`Migration.statements_for`, in
-:mod:`thoughtline.store._migration`): the words
-in braces are the dialect's (:data:`~thoughtline.store._sql_dialect.SqlDialect.ddl_words`),
-and a statement wrapped in :class:`Only` runs on one dialect alone.
+How a migration is written and rendered for each dialect (:class:`Migration`,
+:class:`Only`) is :mod:`thoughtline.store._migration`.
 
 Rules for whoever adds a migration:
 
@@ -25,7 +23,6 @@ from __future__ import annotations
 from thoughtline.store._migration import Migration, Only
 
 __all__ = ["MIGRATIONS", "Migration", "Only"]
-
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -470,7 +467,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(
-        "m016_gateway_clients",
+        "m016_budget_notices_and_known_costs",
+        (
+            # What a task's budget did to its calls' output ("Output capped at 612
+            # tokens to fit the run's $0.010 budget."); NULL: it capped none.
+            "ALTER TABLE tasks ADD COLUMN budget_notice TEXT",
+            # Of a task whose cost is unknown (cost_amount NULL), what its calls of known
+            # cost came to (a run stopped in step 2 keeps step 1's); NULL: none known.
+            "ALTER TABLE tasks ADD COLUMN cost_known_amount {double}",
+            # The usage report's sums read it too, from the index alone (as m011).
+            "DROP INDEX tasks_usage",
+            "CREATE INDEX tasks_usage ON tasks (started_at, provider, model, role, "
+            "chain_of_thought, input_tokens, cached_input_tokens, cache_write_tokens, "
+            "output_tokens, reasoning_tokens, cost_amount, cost_known_amount)",
+        ),
+    ),
+    Migration(
+        "m017_gateway_clients",
         (
             # The gateway client whose call a run answered ([gateway.clients.NAME]);
             # NULL: a run asked for on another surface.

@@ -29,7 +29,9 @@ trace's spans counts each call once: OpenInference's ``llm.cost.*`` (its convent
 ``llm.cost.completion_details.reasoning`` is part of ``llm.cost.completion``) and
 ``gen_ai.usage.cost``, which Langfuse maps to an observation's total cost. Agent and
 run spans carry ``thoughtline.cost.amount`` only. A cost that is unknown sends no figure
-at all (never 0), and ``thoughtline.cost.unknown_reason`` says why.
+at all (never 0), and ``thoughtline.cost.unknown_reason`` says why; when some of its
+calls' costs are known, ``thoughtline.cost.known_amount`` is what they came to and
+``thoughtline.cost.unknown_part`` which are not (``step 2``).
 """
 
 from __future__ import annotations
@@ -150,6 +152,10 @@ def _add_cost_summary(attributes: Attributes, cost: Cost) -> None:
         attributes["thoughtline.cost.source"] = cost.source
     if cost.unknown_reason:
         attributes["thoughtline.cost.unknown_reason"] = cost.unknown_reason
+    if cost.known_amount is not None:  # the calls whose cost is known, of an unknown sum
+        attributes["thoughtline.cost.known_amount"] = cost.known_amount
+    if cost.unknown_part is not None:
+        attributes["thoughtline.cost.unknown_part"] = cost.unknown_part
 
 
 def run_failed(run: Run) -> bool:

@@ -410,8 +410,25 @@ def test_a_running_task_and_run_show_their_cost_as_pending_not_zero(
     open_run(page)
     cost = page.locator("[data-task-id=task_busy]").get_by_test_id("task-cost")
     expect(cost).to_have_text("pending")
-    expect(cost).to_have_attribute("title", "The cost is counted when the task ends.")
+    expect(cost).to_have_attribute("title", "Each model call is priced as it ends.")
     expect(page.get_by_test_id("run-cost")).to_have_text("pending")
+
+
+def test_a_task_whose_output_a_budget_capped_says_so_once(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    notice = "Output capped at 659 tokens to fit the run's $0.010 budget."
+    done = snapshot(tasks=[task("task_capped", budget_notice=notice)])
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [done])
+    fake_daemon.routes[f"GET {EVENTS}"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", done)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    open_run(page)
+    shown = page.locator("[data-task-id=task_capped]").get_by_test_id("task-budget-notice")
+    expect(shown).to_have_text(notice)
+    expect(page.get_by_text(notice)).to_have_count(1)
 
 
 def test_a_gateway_run_names_its_client_in_the_list(page: Page, fake_daemon: FakeDaemon) -> None:

@@ -33,6 +33,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -155,6 +156,8 @@ class TurnRenderer:
                 return [_tool_call_started(task_id, call)]
             case TaskToolCallCompleted(task_id=task_id, call=call):
                 return [_tool_call_completed(task_id, call)]
+            case TaskStepPriced():
+                return []  # the prompt result carries the cost
             case TaskCompleted(task=task):
                 return self._completed(task)
             case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():

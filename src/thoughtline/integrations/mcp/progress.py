@@ -26,6 +26,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -87,6 +88,8 @@ class ProgressTracker:
             case TaskToolCallCompleted(task_id=task_id, call=call):
                 name = self.tasks[task_id].name if task_id in self.tasks else task_id
                 return self._notice(f"{name}: {call['server']}.{call['name']} {call['status']}")
+            case TaskStepPriced():
+                return None  # the tool's result carries the cost
             case TaskCompleted(task_id=task_id, task=data):
                 message = f"{data['name']} {data['status']}"
                 if data.get("reasoning_status"):

@@ -293,8 +293,14 @@ def summarize(run: Run) -> str:
 
 
 def cost_text(cost: Cost) -> str:
-    """``$0.0198 (genai-prices 0.2.3)``, or ``unknown: WHY``."""
+    """``$0.0198 (genai-prices 0.2.3)``, ``unknown: WHY``, or ``$0.0031 + step 2
+    unknown: WHY`` when some of its calls' costs are known."""
     if cost.amount is None:
-        return f"unknown: {cost.unknown_reason}"
+        if cost.known_amount is None:
+            return f"unknown: {cost.unknown_reason}"
+        part = cost.unknown_part or "the rest"
+        return f"{format_amount(cost.known_amount)} + {part} unknown: {cost.unknown_reason}"
+    if cost.amount == 0 and not cost.source:  # no call priced: none made, or none billed
+        return "$0 (nothing billed)"
     source = f" ({cost.source})" if cost.source else ""
     return f"{format_amount(cost.amount)}{source}"

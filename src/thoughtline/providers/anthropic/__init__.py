@@ -23,6 +23,7 @@ from thoughtline.providers.anthropic._request import (
     DEFAULT_MAX_TOKENS,
     MESSAGES_PATH,
     build_request,
+    output_bounds,
 )
 from thoughtline.providers.anthropic._response import decode_body
 from thoughtline.providers.anthropic._scrub import AnthropicScrubber
@@ -87,6 +88,7 @@ WIRE = Wire(
         fields=frozenset({"signature"}),
     ),
     earlier=_earlier_reasoning,
+    output=output_bounds,
     list_models=list_models,
     capability_endpoint="anthropic",
 )

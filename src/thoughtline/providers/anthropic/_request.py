@@ -28,7 +28,7 @@ from thoughtline.model.requests import Effort, ModelRequest
 from thoughtline.providers._generation import temperature_not_sent
 from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
 from thoughtline.providers.anthropic._history import anthropic_messages
-from thoughtline.providers.base import CallContext, WireRequest
+from thoughtline.providers.base import CallContext, OutputBounds, WireRequest
 from thoughtline.providers.capabilities import ModelCapability, builtin_capabilities
 
 DEFAULT_MAX_TOKENS: Final = 8192
@@ -127,6 +127,12 @@ def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: 
             )
         )
 
+    cap = request.output_cap
+    if cap is not None and max_tokens > cap:
+        max_tokens = cap
+        if thinking is not None and thinking["type"] == "enabled":
+            thinking["budget_tokens"] = _budget_within(thinking["budget_tokens"], cap, warnings)
+
     body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
     if request.system:
         body["system"] = request.system
@@ -217,6 +223,41 @@ def _budget(
         )
         return MIN_BUDGET_TOKENS
     return requested
+
+
+def _budget_within(budget: int, cap: int, warnings: list[StreamWarning]) -> int:
+    """A thinking budget that fits ``max_tokens = cap``: below it (Anthropic's rule),
+    half of it at most so the answer keeps room, never under Anthropic's minimum (a cap
+    that leaves no room for that is refused before the call: :func:`output_bounds`)."""
+    fitted = max(MIN_BUDGET_TOKENS, min(budget, cap // 2))
+    if fitted >= budget:
+        return budget
+    warnings.append(
+        StreamWarning(
+            code="BUDGET_ADJUSTED",
+            message=f"budget_tokens={budget} does not fit the output cap of {cap:,} tokens "
+            f"(max_tokens); sent budget_tokens={fitted} instead.",
+        )
+    )
+    return fitted
+
+
+def output_bounds(request: ModelRequest, context: CallContext) -> OutputBounds:
+    """``max_tokens`` as :func:`shape_body` sends it without an output cap (thinking
+    tokens count toward it, a budget family's thinking budget on top of the answer's
+    allowance), and the smallest cap that keeps the request valid: above the minimum
+    thinking budget when a budget family thinks."""
+    capability = anthropic_capability(context.capability, request.model)
+    allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
+    if capability.thinking_control != "budget" or not request.reasoning.enabled:
+        return OutputBounds(most=allowance)
+    effort = _accepted_effort(request, capability, [])
+    budget = _budget(request.reasoning.budget_tokens, effort, request.model, [])
+    return OutputBounds(
+        most=allowance + budget,
+        least=MIN_BUDGET_TOKENS + 1,
+        why=f"{request.model} thinks with a budget of at least {MIN_BUDGET_TOKENS:,} tokens",
+    )
 
 
 def _tool(name: str, description: str, parameters: Any) -> dict[str, Any]:

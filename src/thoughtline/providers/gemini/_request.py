@@ -68,8 +68,8 @@ def build_gemini_request(request: ModelRequest, context: CallContext) -> WireReq
         body["systemInstruction"] = {"parts": [{"text": request.system}]}
 
     generation_config: dict[str, Any] = {}
-    if request.max_output_tokens is not None:
-        generation_config["maxOutputTokens"] = request.max_output_tokens
+    if request.output_limit is not None:  # thinking tokens count toward it
+        generation_config["maxOutputTokens"] = request.output_limit
     if request.temperature is not None:
         generation_config["temperature"] = request.temperature
     thinking_config, warnings = thinking_config_for(

@@ -54,8 +54,8 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
         )
         body.update(hidden.fields)
     options: dict[str, Any] = {}
-    if request.max_output_tokens is not None:
-        options["num_predict"] = request.max_output_tokens
+    if request.output_limit is not None:  # thinking tokens count toward it
+        options["num_predict"] = request.output_limit
     if request.temperature is not None:
         options["temperature"] = request.temperature
     if options:

@@ -143,10 +143,10 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     if request.stream:
         # Without this, streamed chat completions report no usage at all.
         body["stream_options"] = {"include_usage": True}
-    if request.max_output_tokens is not None:
+    if request.output_limit is not None:
         # OpenAI deprecated max_tokens for reasoning models; other servers only know it.
         key = "max_completion_tokens" if dialect == "openai" else "max_tokens"
-        body[key] = request.max_output_tokens
+        body[key] = request.output_limit
     if request.temperature is not None:
         if dialect == "openai" and capability.thinking_control == "effort":
             why = "OpenAI reasoning models refuse a temperature"

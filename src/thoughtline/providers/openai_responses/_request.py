@@ -46,8 +46,8 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
     }
     if request.system:
         body["instructions"] = request.system
-    if request.max_output_tokens is not None:
-        body["max_output_tokens"] = request.max_output_tokens
+    if request.output_limit is not None:
+        body["max_output_tokens"] = request.output_limit
     if request.tools:
         body["tools"] = [
             {

@@ -23,6 +23,7 @@ from thoughtline.records.run_events import (
     TaskCompleted,
     TaskReasoningDelta,
     TaskStarted,
+    TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
 )
@@ -139,6 +140,18 @@ class RunRecorder:
                 at=now_iso(),
                 task_id=task.id,
                 task=task.to_dict(),
+            )
+        )
+
+    def emit_step_priced(self, task: Task, step: int) -> None:
+        self.emit(
+            TaskStepPriced(
+                run_id=self.run.id,
+                seq=self.next_seq(),
+                at=now_iso(),
+                task_id=task.id,
+                step=step,
+                cost=task.cost.to_dict(),
             )
         )
 

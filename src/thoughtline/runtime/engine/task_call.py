@@ -19,10 +19,10 @@ calls tools when ``max_steps`` calls were made fails the task (``MAX_STEPS_REACH
 keeping what arrived. The inline backend prepares the prompts, records them and calls
 nothing.
 
-Under a budget (the task's ``max_cost``, its run's) each call is made only if its worst
-case fits what is left, and every call's real cost is counted as it ends
-(:mod:`~thoughtline.runtime.policy.budget`); a call that does not fit fails the task
-(``BUDGET_EXCEEDED``), keeping what arrived.
+Under a budget (the task's ``max_cost``, its run's) each call is fitted to what is left,
+its output capped when its worst case does not fit, and every call's real cost is counted
+as it ends (:mod:`~thoughtline.runtime.engine.task_budget`); a call with no room for the
+fewest output tokens fails the task (``BUDGET_EXCEEDED``), keeping what arrived.
 
 A task reaches its run only through a :class:`~thoughtline.runtime.engine.task_sink.TaskSink`.
 """
@@ -33,7 +33,6 @@ import asyncio
 import time
 from typing import Final
 
-from thoughtline.config.pricing import Prices, Unpriced
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
 from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
@@ -44,13 +43,18 @@ from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.live_call import LiveCall
 from thoughtline.runtime.engine.raw_exchange import RawRequests, provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
+from thoughtline.runtime.engine.task_budget import TaskBudget
 from thoughtline.runtime.engine.task_sink import TaskSink
 from thoughtline.runtime.engine.task_thread import Prepared, task_thread
 from thoughtline.runtime.engine.tool_calls import ToolCalls
 from thoughtline.runtime.planning import conversation
-from thoughtline.runtime.policy import budget
 from thoughtline.runtime.policy.disclosure import DisclosureGate
 from thoughtline.runtime.policy.status import inline_verdict
+
+CANCELLED_UNREPORTED: Final = (
+    "cancelled before the provider reported its usage (what it generated may be billed)"
+)
+"""Why a call stopped mid-way costs unknown: the provider counts what it generated."""
 
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
@@ -69,11 +73,7 @@ class TaskCall:
         self.stopped = False  # cancelled while its tools were running
         self.limit_reached = False
         self.prepared: Prepared | None = None
-        self.prices: Prices | None = None
-        """The model's prices, when a budget applies to the task (else ``None``)."""
-        self.spent = 0.0
-        self.held = 0.0
-        """The worst case the running call reserved of the run's budget."""
+        self.budget = TaskBudget(sink, task)
         self.budget_error: TaskError | None = None
         self.failure: TaskError | None = None
         """Why the task failed between its steps (a tool server that did not start)."""
@@ -167,7 +167,7 @@ class TaskCall:
             await self.sink.finish_task(task, status="failed", error=error)
             return
         self.prepared = prepared
-        refused = self.priced_for_budget()
+        refused = self.budget.priced()
         await self.started()
         if refused is not None:  # before any call is made
             await self.sink.finish_task(task, status="failed", error=refused)
@@ -175,16 +175,17 @@ class TaskCall:
         steps = Steps()
         while True:
             request = self.request(prepared)
-            refused = self.reserve(request, calls=len(steps))
-            if refused is not None:
+            fitted = self.budget.reserve(request, calls=len(steps))
+            if isinstance(fitted, TaskError):
+                refused = fitted
                 if not steps:
                     await self.sink.finish_task(task, status="failed", error=refused)
                     return
                 self.budget_error = refused
                 break
-            held, self.held = self.held, 0.0
+            held, self.budget.held = self.budget.held, 0.0
             try:
-                step = await self.step(prepared, number=len(steps) + 1, request=request)
+                step = await self.step(prepared, number=len(steps) + 1, request=fitted)
             except BaseException:
                 self.sink.budget.release(held)
                 raise
@@ -197,11 +198,16 @@ class TaskCall:
                 if step.billed
                 else Cost()
             )
+            if step.cancelled and cost.amount is None and cost.source is not None:
+                cost = Cost.unknown(CANCELLED_UNREPORTED, source=cost.source)
             task.step_costs.append(cost)
-            self.settle(held, cost)
+            self.budget.settle(held, cost)
             if step.cancelled:
                 break
-            self.budget_error = self.overspent(calls=len(steps))
+            if self.tool_calls is not None and step.response.tool_calls:
+                # More may follow (its tools, another step): its cost so far, told now.
+                self.sink.emit_step_priced(task, step.number)
+            self.budget_error = self.budget.overspent(calls=len(steps))
             if self.budget_error is not None:
                 break
             try:
@@ -249,67 +255,6 @@ class TaskCall:
         self.tools = fresh.specs
         self.tool_calls = ToolCalls(self.sink, task, fresh, timeout_s=self.sink.tool_timeout_s)
         return True
-
-    def priced_for_budget(self) -> TaskError | None:
-        """Under a budget, the model's prices (kept for each call's worst case); the
-        refusal when they are unknown: a budget is never run unpriced."""
-        task = self.task
-        if task.max_cost is None and self.sink.budget.limit is None:
-            return None
-        found = self.sink.pricer.prices(task.provider, task.model)
-        if isinstance(found, Unpriced):
-            return budget.budget_error(
-                f"A budget is set but the price of {task.model} is unknown ({found.reason}); "
-                f'set [prices."{task.provider}/{task.model}"] or remove max_cost. No call '
-                "was made."
-            )
-        self.prices = found
-        return None
-
-    def reserve(self, request: ModelRequest, *, calls: int) -> TaskError | None:
-        """Before a call: its worst case checked against what the task and the run have
-        left, and held from the run's budget until it ends; the refusal if it does not
-        fit."""
-        if self.prices is None:
-            return None
-        task = self.task
-        client = self.sink.client_for(task.provider)
-        capability = client.capabilities.lookup(client.endpoint.capability_key, task.model)
-        worst = budget.worst_case(self.prices, request, capability.context_window)
-        if worst is None or worst.amount is None:
-            return budget.budget_error(
-                f"A budget is set but how long an answer {task.model} may give is unknown "
-                "(no max_output_tokens and no context window in its capability data); set "
-                "max_output_tokens (in [defaults], the plan or --max-output-tokens)."
-            )
-        amount = worst.amount
-        advice = budget.advice(request, capability.context_window, called=calls > 0)
-        if task.max_cost is not None and self.spent + amount > task.max_cost:
-            message = budget.task_refusal(self.spent, task.max_cost, calls, amount)
-            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
-        run_budget = self.sink.budget
-        if not run_budget.reserve(amount):
-            message = run_budget.refusal(amount, waiting=run_budget.reserved)
-            return budget.budget_error(f"Budget exceeded: {message}; {advice}.")
-        self.held = amount
-        return None
-
-    def settle(self, held: float, cost: Cost) -> None:
-        """A call ended: its real cost counted (its worst case, were it unknown)."""
-        if self.prices is None:
-            return
-        self.spent += held if cost.amount is None else cost.amount
-        self.sink.budget.settle(held, cost)
-
-    def overspent(self, *, calls: int) -> TaskError | None:
-        """After a step: the refusal when the real costs went past a budget."""
-        task = self.task
-        if task.max_cost is not None and self.spent > task.max_cost:
-            message = budget.task_overspent(self.spent, task.max_cost, calls)
-            return budget.budget_error(f"Budget exceeded: {message}.")
-        if self.prices is not None and self.sink.budget.exceeded:
-            return budget.budget_error(f"Budget exceeded: {self.sink.budget.overspent()}.")
-        return None
 
     def step_cost(self, step: Step) -> Cost | None:
         """What ``step`` cost, as priced when it ended."""
@@ -386,6 +331,7 @@ class TaskCall:
                 "reasoning_requested": self.gate.requests_reasoning,
                 "effort": task.effort,
                 "max_output_tokens": generation.max_output_tokens,
+                "output_cap": call.request.output_cap,
                 "temperature": generation.temperature,
                 "capability": call.context.capability.describe(),
             },

@@ -121,6 +121,9 @@ class TaskSink(Protocol):
     def emit_task_completed(self, task: Task) -> None:
         """The live event of the task reaching its final status."""
 
+    def emit_step_priced(self, task: Task, step: int) -> None:
+        """The live event of a running task's step priced: its cost so far."""
+
     def add_trace(
         self,
         type_: str,

@@ -95,15 +95,33 @@ export function statusBadge(status, testid) {
  */
 export function costElement(cost, testid, running = false) {
   if (!cost) return null;
-  if (running) {
-    // A running task's calls are priced into its snapshot when it ends: not $0 meanwhile.
-    return h("span", { testid, title: "The cost is counted when the task ends." }, "pending");
-  }
+  if (running) return costSoFar([{ cost }], testid);
   if (cost.amount === null || cost.amount === undefined) {
-    return h("span", { testid, title: cost.unknown_reason ?? "" }, "unknown");
+    // What the calls of known cost came to, then which are unknown: "$0.0031 + step 2 unknown".
+    const known = typeof cost.known_amount === "number" ? `${formatAmount(cost.known_amount)} + ${cost.unknown_part ?? "the rest"} ` : "";
+    return h("span", { testid, title: cost.unknown_reason ?? "" }, `${known}unknown`);
   }
   const reasoning = cost.parts?.reasoning ? `; reasoning ${formatAmount(cost.parts.reasoning)} of it` : "";
-  return h("span", { testid, title: `${cost.source ?? "no model call"}${reasoning}` }, formatAmount(cost.amount));
+  return h("span", { testid, title: `${cost.source ?? "nothing billed"}${reasoning}` }, formatAmount(cost.amount));
+}
+
+/**
+ * What running tasks have cost so far: each step is priced as it ends (task.step.priced),
+ * so "$0.0031 so far" once one was; "pending" before any was (not "$0").
+ * @param {Array<Record<string, any>>} tasks
+ */
+export function costSoFar(tasks, testid) {
+  let total = 0;
+  for (const task of tasks) {
+    const cost = task?.cost;
+    if (!cost) continue;
+    total += typeof cost.amount === "number" ? cost.amount : typeof cost.known_amount === "number" ? cost.known_amount : 0;
+  }
+  if (total > 0) {
+    const title = "What the model calls made so far cost; each call is priced as it ends.";
+    return h("span", { testid, title }, `${formatAmount(total)} so far`);
+  }
+  return h("span", { testid, title: "Each model call is priced as it ends." }, "pending");
 }
 
 /** "$0.0064": dollars and cents from one dollar up, else two significant figures. */

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { ConversationThread } from "./conversation.js";
-import { costElement, h, statusBadge, timeElement } from "./dom.js";
+import { costElement, costSoFar, h, statusBadge, timeElement } from "./dom.js";
 import { followRun } from "./sse.js";
 import { TaskCard } from "./tasks.js";
 import { TraceView } from "./trace.js";
@@ -232,6 +232,9 @@ export class RunView {
       case "task.tool_call.completed":
         this.upsertToolCall(data.task_id, data.call);
         return false;
+      case "task.step.priced":
+        this.priceStep(data.task_id, data.cost);
+        return false;
       default:
         if (TERMINAL_EVENTS.has(event.type)) {
           this.applySnapshot(data);
@@ -285,6 +288,16 @@ export class RunView {
   }
 
   /** A tool call as last told replaces the one with its id, or joins the task's list. */
+  /** A running task's step was priced: its cost so far, and the run's, shown at once. */
+  priceStep(taskId, cost) {
+    if (!this.run || !cost || typeof cost !== "object") return;
+    const task = this.run.tasks.find((candidate) => candidate.id === taskId);
+    if (!task) return;
+    task.cost = cost;
+    this.renderTask(task);
+    this.renderHead();
+  }
+
   upsertToolCall(taskId, call) {
     if (!this.run || !call || typeof call !== "object" || !call.id) return;
     const task = this.run.tasks.find((candidate) => candidate.id === taskId);
@@ -371,7 +384,7 @@ export class RunView {
       ["tasks", String(run.tasks.length)],
       ["created", timeElement(run.created_at)],
       ["finished", timeElement(run.finished_at)],
-      ["cost", costElement(run.cost, "run-cost", !TERMINAL_RUN.has(run.status))],
+      ["cost", TERMINAL_RUN.has(run.status) ? costElement(run.cost, "run-cost") : costSoFar(run.tasks, "run-cost")],
     ];
     this.meta.replaceChildren(
       ...rows

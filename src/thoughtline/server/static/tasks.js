@@ -137,6 +137,8 @@ export class TaskCard {
       ["chain of thought", task.chain_of_thought],
       ["effort", task.effort],
       ["cost", costElement(task.cost, "task-cost", UNFINISHED_TASK.has(task.status))],
+      // "Output capped at 612 tokens to fit the run's $0.010 budget."
+      ["budget", task.budget_notice ? h("span", { testid: "task-budget-notice" }, task.budget_notice) : null],
     ];
     this.meta.replaceChildren(
       ...rows
