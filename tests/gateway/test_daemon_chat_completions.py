@@ -83,6 +83,17 @@ def tool_loop(
     return messages, received
 
 
+def streamed_text(received: list[str], key: str) -> str:
+    """Every chunk's delta ``key`` (``content``, ``reasoning_content``) joined: a text cut
+    across chunks is whole here."""
+    text = ""
+    for item in received:
+        chunk = json.loads(item)
+        if chunk.get("object") == "chat.completion.chunk" and chunk["choices"]:
+            text += chunk["choices"][0]["delta"].get(key) or ""
+    return text
+
+
 def script_loop(sim: Simulator, canary: str, kind: str = "raw") -> None:
     thought = (SimReasoning(kind=kind, text=f"thinking {canary}", signature=f"sig-{canary}"),)  # type: ignore[arg-type]
     sim.script(Transcript(reasoning=thought, answer="Oslo 18C, Rome 18C."))
@@ -112,6 +123,7 @@ def test_a_hidden_deepseek_tool_loop_gets_its_carriers_back_and_no_reasoning_lea
         assert any('"choices":[]' in item and '"prompt_tokens":' in item for item in received)
     # Hidden: nothing of the reasoning reached the client, not even its token count.
     assert not any(canary in item for item in received)
+    assert canary not in streamed_text(received, "content")
     assert not any('"reasoning_content":"' in item for item in received)
     assert not any(
         '"reasoning_tokens":' in item and '"reasoning_tokens":null' not in item for item in received
@@ -141,7 +153,7 @@ def test_a_surface_claude_loop_shows_reasoning_and_gets_its_signatures_back(
     messages, received = tool_loop(gateway.openai(), "anthropic/claude-sonnet-4-6", stream=True)
     assert messages[-1] == {"role": "assistant", "content": "Oslo 18C, Rome 18C."}
     # The client saw the reasoning as Chat Completions carries it...
-    assert any('"reasoning_content":"' in item and canary in item for item in received)
+    assert canary in streamed_text(received, "reasoning_content")
     # ...but sent back only text and tool calls: the gateway put each turn's thinking
     # block, signature and all, back before its tool_use (Anthropic's rule).
     for request in sim.requests[1:]:
@@ -284,6 +296,7 @@ def test_a_hidden_claude_tool_loop_completes_and_shows_nothing_of_reasoning(
     assert messages[-1] == {"role": "assistant", "content": "Oslo 18C, Rome 18C."}
     assert len(sim.requests) == 3
     assert not any(canary in item or "reasoning_content" in item for item in received)
+    assert canary not in streamed_text(received, "content")
     gateway.daemon.close()
     assert canary.encode() not in all_bytes_under(gateway.daemon.home)
 
