@@ -117,6 +117,15 @@ ErrorCode: TypeAlias = Literal[
     "PROMPT_CONTENT_UNSUPPORTED",
     # the provider simulator (``thoughtline simulate``)
     "SIMULATOR_SCRIPT_INVALID",
+    # The gateway (server-side OpenAI- and Anthropic-compatible endpoints)
+    "GATEWAY_DISABLED",
+    "GATEWAY_CLIENT_EXISTS",
+    "GATEWAY_CLIENT_UNKNOWN",
+    "GATEWAY_MODEL_UNKNOWN",
+    "GATEWAY_MODEL_NOT_ALLOWED",
+    "GATEWAY_BUDGET_EXCEEDED",
+    "GATEWAY_CLIENT_BUSY",
+    "GATEWAY_CARRIERS_GONE",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(

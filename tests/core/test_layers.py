@@ -42,6 +42,18 @@ SHARED = (
 ALSO: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("thoughtline", ("cli", "server", "integrations", "telemetry"), "__version__ only"),
     (
+        "thoughtline.gateway",
+        ("server",),
+        "the daemon's gateway reads each client API's body and writes its replies and "
+        "errors through that API's dialect (pure translation)",
+    ),
+    (
+        "thoughtline.model",
+        ("server",),
+        "the gateway's calls are the event model's messages and parts, their answers its "
+        "events and response, rendered by the dialects: any wire serves any client API",
+    ),
+    (
         "thoughtline.model.requests",
         ("cli", "server", "integrations"),
         "effort, generation settings and their limits: the words run options are given in",

@@ -67,6 +67,8 @@ GOOD: dict[str, Any] = {
     "continues": "run_x",
     "plan": {},
     "conversation_id": "s",
+    "client": "app",
+    "client_turns": {},
 }
 """A good value of every option (ACP's accepted keys are found by sending them)."""
 
@@ -90,6 +92,9 @@ NOT_REFUSED_HERE = {
     "continues": "how a continues text is resolved is the id resolver's (tests/core)",
     "plan": "a plan file's values are checked as the file's keys (tests/runtime)",
     "conversation_id": "the ACP session id, never given as a value",
+    "client": "the gateway client is the one the token names, never a value a caller gives",
+    "client_turns": "each client API's dialect reads the body and refuses it in that API's "
+    "words (tests/gateway)",
 }
 WORDLESS = {"model"}
 """Options refused in one sentence that is the same on every surface (docs/contracts.md,
@@ -182,6 +187,31 @@ def offered(surface: Surface) -> set[str]:
         for send in (Conversation.send, AsyncConversation.send):
             assert keywords(send) == names - {"continues"}
         return names | {"plan"}  # a RunSpec given as the request
+    if surface == "gateway":
+        from thoughtline.config.gateway import GatewayClient
+        from thoughtline.gateway.call import GatewayCall, ReasoningAsk
+        from thoughtline.model.client_turns import ClientTurns
+        from thoughtline.model.requests import Message
+        from thoughtline.server.gateway.bridge import gateway_options
+        from thoughtline.server.gateway.routing import Route
+
+        asked = Message(role="user", content="x")
+        call = GatewayCall(
+            dialect="chat_completions",
+            model="a/m",
+            messages=(asked,),
+            max_output_tokens=10,
+            temperature=0.5,
+            reasoning=ReasoningAsk(effort="high"),
+        )
+        given = gateway_options(
+            GatewayClient(name="app", token_sha256="0" * 64),
+            call,
+            Route(asked="a/m", endpoint="a", model="m"),
+            ClientTurns(system=None, messages=(asked,)),
+            left_today=1.0,
+        )
+        return {name for name in BY_NAME if getattr(given, name) not in (None, ())}
     raise AssertionError(surface)
 
 

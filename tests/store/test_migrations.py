@@ -32,6 +32,7 @@ ALL_NAMES = [
     "m014_run_tool_servers",
     "m015_task_step_costs",
     "m016_budget_notices_and_known_costs",
+    "m017_gateway_clients",
 ]
 
 
@@ -182,6 +183,9 @@ def test_runs_from_before_tool_servers_were_recorded_have_none(tmp_path: Path) -
     with SQLiteStore(path) as store:  # applies m014 to a run written before it
         before = store.get_run("run_before")
     assert before is not None and before.tool_servers == []
+    # m017: a run stored before gateway clients has none, and no source in its snapshot.
+    assert before.client is None
+    assert "client" not in before.snapshot() and "source" not in before.snapshot()
 
 
 def test_database_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:

@@ -57,3 +57,28 @@ def test_runs_are_filtered_in_the_store(backend: StoreBackend) -> None:
         assert [len(run.tasks) for run in listed] == [2, 1]  # every task of each run
     finally:
         store.close()
+
+
+def test_a_gateway_clients_runs_are_filtered_and_its_usage_summed(backend: StoreBackend) -> None:
+    gateway_runs = []
+    for run_id, client in (("run_ed1", "editor"), ("run_ed2", "editor"), ("run_bot", "bot")):
+        run = _run(run_id, "hi", "completed", 60, model="deepseek-v4-pro")
+        run.client, run.client_asked = client, "effort=high"
+        run.tasks[0].timings.started_at = ago(60)  # the usage report sums started tasks
+        gateway_runs.append(run)
+    store = backend.open()
+    try:
+        store.write_prepared([store.prepare(create=run) for run in [*RUNS, *gateway_runs]])
+        assert sorted(_ids(store, client="editor")) == ["run_ed1", "run_ed2"]
+        assert _ids(store, client="bot", status="completed") == ["run_bot"]
+        assert _ids(store, client="nobody") == []
+        stored = store.get_run("run_ed1")
+        assert stored is not None
+        assert (stored.client, stored.client_asked) == ("editor", "effort=high")
+        assert stored.snapshot()["source"] == "gateway"
+        old = store.get_run("run_old")
+        assert old is not None and old.client is None
+        by_client = {group.key: group.tasks for group in store.usage("client")}
+        assert by_client == {"bot": 1, "editor": 2}  # the other runs' tasks never started
+    finally:
+        store.close()

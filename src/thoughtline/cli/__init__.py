@@ -91,6 +91,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp": ("thoughtline.cli.mcp_command", "mcp_command", "An MCP server over stdio."),
     "acp": ("thoughtline.cli.acp_command", "acp_command", "An ACP agent over stdio."),
     "store": ("thoughtline.cli.store_command", "store_group", "Copy the store into PostgreSQL."),
+    "gateway": (
+        "thoughtline.cli.gateway_command",
+        "gateway_group",
+        "The gateway's clients: add one (its token printed once), list, remove.",
+    ),
     "tools": (
         "thoughtline.cli.tools_command",
         "tools_command",

@@ -4,6 +4,7 @@ credentials masked."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -62,6 +63,7 @@ def config_report(config: Config) -> dict[str, Any]:
         *(entry(f"roles.{role}.tools", list(tools)) for role, tools in config.role_tools.items()),
         *(entry(f"roles.{role}.max_steps", steps) for role, steps in config.role_max_steps.items()),
         *(entry(f"roles.{role}.max_cost", cost) for role, cost in config.role_max_cost.items()),
+        *gateway_entries(config, entry),
     ]
     registry = EndpointRegistry(config.providers, config_source=str(config.path))
     endpoints = []
@@ -77,6 +79,30 @@ def config_report(config: Config) -> dict[str, Any]:
         "settings": settings,
         "endpoints": endpoints,
     }
+
+
+def gateway_entries(
+    config: Config, entry: Callable[[str, Any], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``[gateway]`` and each client's settings; a client's token hash is not shown (it
+    only says the client has one)."""
+    gateway = config.gateway
+    found = [
+        entry("gateway.enabled", gateway.enabled),
+        entry("gateway.carriers_max", gateway.carriers_max),
+        entry("gateway.carriers_ttl_s", gateway.carriers_ttl_s),
+        *(entry(f"gateway.models.{alias}", target) for alias, target in gateway.models.items()),
+    ]
+    for name, client in gateway.clients.items():
+        key = f"gateway.clients.{name}"
+        found += [
+            entry(f"{key}.chain_of_thought", client.chain_of_thought),
+            entry(f"{key}.endpoints", None if client.endpoints is None else list(client.endpoints)),
+            entry(f"{key}.models", None if client.models is None else list(client.models)),
+            entry(f"{key}.max_cost", client.max_cost),
+            entry(f"{key}.max_active", client.max_active),
+        ]
+    return found
 
 
 def _mask(secret: str | None) -> str:

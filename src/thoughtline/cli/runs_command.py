@@ -106,6 +106,11 @@ def print_status(console: Console, run: Run) -> None:
     help="Only runs created since WHEN: an age (30m, 12h, 7d) or an ISO date or time (UTC unless it says).",
 )
 @click.option("--search", metavar="TEXT", help="Only runs whose request contains TEXT (any case).")
+@click.option(
+    "--client",
+    metavar="NAME",
+    help="Only runs that answered this gateway client's calls ([gateway.clients.NAME]).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of run snapshots.")
 def runs_command(
     limit: int,
@@ -115,6 +120,7 @@ def runs_command(
     role: str | None,
     since: str | None,
     search: str | None,
+    client: str | None,
     as_json: bool,
 ) -> None:
     """Recent runs, newest first, by short id (pass one, a prefix or a full id to
@@ -128,6 +134,7 @@ def runs_command(
         role=role,
         since=None if since is None else since_timestamp(since),
         search=search,
+        client=client,
     )
     if conversation is not None and where != RunFilter():
         echo_error("thoughtline: --conversation lists a whole conversation; give it alone.")

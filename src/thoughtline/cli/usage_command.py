@@ -95,7 +95,8 @@ def _cost(amount: float, unpriced: int) -> dict[str, Any]:
     type=click.Choice(get_args(UsageKey)),
     default="day",
     show_default=True,
-    help="What to sum by (day: the UTC day a task started; mode: its chain_of_thought).",
+    help="What to sum by (day: the UTC day a task started; mode: its chain_of_thought; "
+    "client: the gateway client of its run, - for none).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print one CSV row per group and model.")

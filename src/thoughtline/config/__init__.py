@@ -19,6 +19,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 from thoughtline._user_files import KIB, MIB, file_kind, read_text_file
+from thoughtline.config.gateway import GatewaySettings
 from thoughtline.config.pricing import ConfiguredPrice
 from thoughtline.errors import ConfigError
 from thoughtline.model.requests import Effort, GenerationSettings
@@ -160,6 +161,9 @@ class Config:
     prices: Mapping[str, ConfiguredPrice] = field(default_factory=dict)
     """``[prices."provider/model"]``: prices that win over the price data (USD per
     million tokens; ``provider/*`` for every model of an endpoint)."""
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    """``[gateway]``: the daemon's OpenAI- and Anthropic-compatible endpoints and their
+    clients."""
     sources: Mapping[str, str] = field(default_factory=dict)
 
 

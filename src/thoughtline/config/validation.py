@@ -24,6 +24,7 @@ from thoughtline.config import (
     describe_value,
     parse_duration,
 )
+from thoughtline.config.gateway_checks import GatewayChecks
 from thoughtline.config.sections import SectionChecks
 from thoughtline.model.requests import (
     EFFORTS,
@@ -41,7 +42,7 @@ from thoughtline.tools.specs import (
 )
 
 
-class ConfigValidator(SectionChecks):
+class ConfigValidator(SectionChecks, GatewayChecks):
     """Checks a parsed ``thoughtline.toml`` key by key and builds the :class:`Config`,
     recording where each value came from; every mistake names the file and the key."""
 
@@ -58,6 +59,7 @@ class ConfigValidator(SectionChecks):
             "timeouts",
             "mcp_servers",
             "prices",
+            "gateway",
         )
         for name in data:
             if name not in top_allowed:
@@ -340,5 +342,6 @@ class ConfigValidator(SectionChecks):
             role_max_cost=role_max_cost,
             mcp_servers=mcp_servers,
             prices=self.prices(data.get("prices", {})),
+            gateway=self.gateway(data),
             sources=self.sources,
         )

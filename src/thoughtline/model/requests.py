@@ -190,6 +190,19 @@ class ToolSpec:
     )
 
 
+ToolChoiceMode: TypeAlias = Literal["auto", "none", "required", "tool"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolChoice:
+    """Which of the offered tools the model may or must call: ``auto`` (it decides, what
+    every API does unasked), ``none``, ``required`` (at least one), ``tool`` (``name``).
+    Each wire's request builder spells it as its API does."""
+
+    mode: ToolChoiceMode
+    name: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRequest:
     """One call to one model. ``system`` is the persona/instructions; ``messages`` the turns."""
@@ -203,6 +216,8 @@ class ModelRequest:
     """Sampling temperature; adapters leave it out (with a warning) where the model
     rejects one, as reasoning models often do."""
     tools: Sequence[ToolSpec] = ()
+    tool_choice: ToolChoice | None = None
+    """``None``: the API's default (``auto``); only sent with ``tools``."""
     stream: bool = True
     output_cap: int | None = None
     """A ceiling on every token the call may generate, reasoning included, set by a

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
+from thoughtline.model.accumulator import ModelResponse
+from thoughtline.model.client_turns import ClientTurns
+
 # typing's TypedDict is not readable by pydantic before Python 3.12 (schema/run.py).
 from thoughtline.model.events import FinishReason, ReasoningKind
 from thoughtline.model.requests import Effort, GenerationSettings
@@ -200,6 +203,12 @@ class Task:
     (in memory only: the store keeps them as those tasks' threads)."""
     thread: TaskThread | None = field(default=None, compare=False, repr=False)
     """What this task added to its conversation, set when it ends (stored apart)."""
+    client_turns: ClientTurns | None = field(default=None, compare=False, repr=False)
+    """A gateway client's history and tools, the task's input instead of its prompt (in
+    memory only: the run's request and the task's thread are what is stored)."""
+    reply: ModelResponse | None = field(default=None, compare=False, repr=False)
+    """For a task with :attr:`client_turns`: its last response as the gate handed it on,
+    carriers included (in memory only), for the gateway to answer and keep."""
     _costs_so_far: tuple[list[Cost], Cost | None, RunningCost] | None = field(
         default=None, init=False, compare=False, repr=False
     )
@@ -334,6 +343,12 @@ class Run:
     continues: str | None = None
     max_cost: float | None = None
     """USD the run's tasks may spend together; ``None``: no budget."""
+    client: str | None = None
+    """The gateway client the run answered (``[gateway.clients.NAME]``); ``None``: the
+    run was asked for on another surface."""
+    client_asked: str | None = None
+    """What the client's request asked of reasoning, as it said it; the run's
+    ``chain_of_thought`` is what its client's policy gave it."""
     tool_servers: list[RecordedServer] = field(default_factory=list)
     """The tool servers its tasks may call, without secrets: a follow-up starts them
     again from these (:mod:`thoughtline.tools.recorded`)."""
@@ -359,6 +374,10 @@ class Run:
         }
         if self.max_cost is not None:
             snapshot["max_cost"] = self.max_cost
+        if self.client is not None:
+            snapshot["source"] = "gateway"
+            snapshot["client"] = self.client
+            snapshot["client_asked"] = self.client_asked
         return snapshot
 
     @property

@@ -302,6 +302,14 @@ class RunSnapshot(TypedDict):
     tasks: list[TaskSnapshot]
     max_cost: NotRequired[float]
     """USD its tasks may spend together, when it has a budget."""
+    source: NotRequired[Literal["gateway"]]
+    """``gateway`` for a run that answered a gateway client's call."""
+    client: NotRequired[str]
+    """The gateway client (``[gateway.clients.NAME]``) whose call the run answered."""
+    client_asked: NotRequired[str | None]
+    """What that call asked of reasoning, as the client said it (``reasoning_effort=high``,
+    ``thinking=enabled``); null when it asked nothing. ``chain_of_thought`` is the mode
+    the client's policy applied."""
 
 
 class RunSummary(TypedDict):

@@ -149,6 +149,16 @@ def create_app(daemon: Daemon) -> FastAPI:
     install_error_handlers(app, observe=daemon.note_store_error)
     app.include_router(router)
     app.include_router(health_router)
+    # The gateway's paths (their own client tokens and error shapes): answered
+    # GATEWAY_DISABLED unless [gateway] enabled = true.
+    from thoughtline.server.gateway.routes import router as gateway_router
+
+    gateway = daemon.runtime.config.gateway
+    if gateway.enabled:
+        from thoughtline.server.gateway.bridge import Bridge
+
+        app.state.gateway = Bridge(daemon, gateway)
+    app.include_router(gateway_router)
 
     @app.get("/", include_in_schema=False, response_model=None)
     async def index() -> Response:

@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.records.raw_requests import with_request_bodies
+from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime import (
     RETRY_AFTER_S,
     ManagedRun,
     RunManager,
     RunManagerClosed,
     RunManagerFull,
+    RunObserver,
     RunOptions,
+    RunSpec,
     Runtime,
     RunTools,
     build_spec,
@@ -207,6 +210,28 @@ class Daemon:
     # -- runs ------------------------------------------------------------------------
     async def start_run(self, body: RunCreate) -> Run:
         """Prepare (raising ThoughtlineError for bad input) and start executing."""
+        self.refuse_new_runs()
+        # The body's fields are the run options' names (the table test holds them to it).
+        given = {name: value for name, value in body.model_dump().items() if value is not None}
+        options = RunOptions(**given)
+        with spoken_as("http"):
+            # In a thread when it continues a run: the conversation is read from the
+            # store (RUN_NOT_FOUND, CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE
+            # before anything is stored).
+            if options.continues is None:
+                built = build_spec(options, "http")
+            else:
+                built = await asyncio.to_thread(build_spec, options, "http", runtime=self.runtime)
+            handle = await self.launch(
+                built.spec,
+                explicit_mode=options.chain_of_thought,
+                worker_backend=options.worker_backend,
+            )
+        return handle.run
+
+    def refuse_new_runs(self) -> None:
+        """503 while shutting down, on a damaged or unreachable store; 429 at
+        ``max_active_runs``: before a request is read further."""
         if self.closing.is_set():
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.")
         self.refuse_writes_if_damaged()
@@ -223,37 +248,43 @@ class Daemon:
         if self.runs.full:  # refused before the request is read further
             assert self.runs.max_active is not None
             raise at_capacity(RunManagerFull(self.runs.max_active))
-        # The body's fields are the run options' names (the table test holds them to it).
-        given = {name: value for name, value in body.model_dump().items() if value is not None}
-        options = RunOptions(**given)
-        with spoken_as("http"):
-            # In a thread when it continues a run: the conversation is read from the
-            # store (RUN_NOT_FOUND, CONVERSATION_RUN_ACTIVE, CONVERSATION_HISTORY_GONE
-            # before anything is stored).
-            if options.continues is None:
-                built = build_spec(options, "http")
-            else:
-                built = await asyncio.to_thread(build_spec, options, "http", runtime=self.runtime)
-            try:
-                handle = await self.runs.start(
-                    built.spec,
-                    explicit_mode=options.chain_of_thought,
-                    worker_backend=options.worker_backend,
-                    observer=self.hub.observe,
-                    on_start=self._started,
-                    on_finish=self._finished,
-                    # A request names configured servers only (never a command): their
-                    # sessions stay open for the next run.
-                    tools=RunTools(pool=self.tool_servers),
-                )
-            except RunManagerClosed:
-                raise ApiError(
-                    503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down."
-                ) from None
-            except RunManagerFull as full:  # the last place went while this one was planned
-                raise at_capacity(full) from None
+
+    async def launch(
+        self,
+        spec: RunSpec,
+        *,
+        explicit_mode: str | None,
+        worker_backend: str | None = None,
+        observer: RunObserver | None = None,
+    ) -> ManagedRun:
+        """Start executing ``spec`` here, its events to the hub (the page, SSE) and to
+        ``observer`` (the gateway's answer)."""
+        observe = self.hub.observe
+        if observer is not None:
+            hub, own = self.hub.observe, observer
+
+            def observe(event: RunEvent) -> None:
+                hub(event)
+                own(event)
+
+        try:
+            handle = await self.runs.start(
+                spec,
+                explicit_mode=explicit_mode,
+                worker_backend=worker_backend,
+                observer=observe,
+                on_start=self._started,
+                on_finish=self._finished,
+                # A request names configured servers only (never a command): their
+                # sessions stay open for the next run.
+                tools=RunTools(pool=self.tool_servers),
+            )
+        except RunManagerClosed:
+            raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None
+        except RunManagerFull as full:  # the last place went while this one was planned
+            raise at_capacity(full) from None
         handle.task.add_done_callback(self._ended)
-        return handle.run
+        return handle
 
     def _ended(self, task: asyncio.Task[Run]) -> None:
         # A run that stopped on a store error (RunManager logs it) tells about damage too.

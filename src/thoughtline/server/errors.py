@@ -106,10 +106,15 @@ async def _thoughtline_error(request: Request, exc: Exception) -> JSONResponse:
     )
     if observe is not None:
         observe(exc)
-    status = _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
+    status = status_for(exc)
     # A store that cannot be reached may be back soon: say when to ask again.
     headers = {"Retry-After": str(RETRY_AFTER_S)} if exc.code == "STORE_UNAVAILABLE" else None
     return error_response(status, exc.code, exc.message, headers=headers)
+
+
+def status_for(exc: ThoughtlineError) -> int:
+    """The HTTP status a thoughtline error is answered with."""
+    return _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -40,7 +40,7 @@ class Row(Protocol):
 RUN_FIELDS = (
     "id", "status", "request", "chain_of_thought", "chain_of_thought_source",
     "worker_backend", "created_at", "finished_at", "conversation_id", "continues",
-    "max_cost",
+    "max_cost", "client", "client_asked",
 )  # fmt: skip
 RUN_COLUMNS = (*RUN_FIELDS, "tool_servers_json")
 """A run's columns: its fields by name, then the records of its tool servers as JSON."""

@@ -100,6 +100,7 @@ USAGE_KEYS: dict[str, str] = {
     "role": "role",
     "mode": "chain_of_thought",
     "provider": "provider",
+    "client": "COALESCE(runs.client, '-')",
 }
 """The SQL of each :data:`~thoughtline.store.base.UsageKey` (the same in both dialects)."""
 _USAGE_COLUMNS = (
@@ -189,15 +190,17 @@ class SqlStore(SqlUpkeep[ConnectionT]):
         # Tasks started (every one that spent a token did), read from the index that
         # covers the sum (migrations m011, m015), not from their rows.
         where = "tasks.started_at >= ?" if since is not None else "tasks.started_at IS NOT NULL"
+        # By client: each task's run (by its primary key), the rest from the index.
+        source = "tasks JOIN runs ON runs.id = tasks.run_id" if by == "client" else "tasks"
         query = (
-            f"SELECT {key} AS key, provider, model, COUNT(*), "
+            f"SELECT {key} AS key, tasks.provider, tasks.model, COUNT(*), "
             "SUM(CASE WHEN input_tokens IS NULL AND output_tokens IS NULL THEN 1 ELSE 0 END), "
             + ", ".join(f"COALESCE(SUM({column}), 0)" for column in _USAGE_COLUMNS)
             # A task of unknown cost adds what its calls of known cost came to.
             + ", COALESCE(SUM(COALESCE(cost_amount, cost_known_amount)), 0), "
             "SUM(CASE WHEN cost_amount IS NULL THEN 1 ELSE 0 END)"
-            f" FROM tasks WHERE {where} GROUP BY {key}, provider, model "
-            f"ORDER BY {key}, provider, model"
+            f" FROM {source} WHERE {where} GROUP BY {key}, tasks.provider, tasks.model "
+            f"ORDER BY {key}, tasks.provider, tasks.model"
         )
         with self._reading() as conn:
             found = self._tuples(conn, self.dialect.sql(query), () if since is None else (since,))
@@ -384,6 +387,9 @@ def runs_where(dialect: SqlDialect, where: RunFilter) -> tuple[list[str], list[o
     if where.search is not None:
         conditions.append(dialect.contains_folded("request"))
         params.append(where.search)
+    if where.client is not None:
+        conditions.append("client = ?")
+        params.append(where.client)
     for column, value in (("model", where.model), ("role", where.role)):
         if value is not None:
             conditions.append(

@@ -126,10 +126,13 @@ class RunFilter:
     role: str | None = None
     since: str | None = None
     search: str | None = None
+    client: str | None = None
+    """Only the runs that answered this gateway client's calls."""
 
 
-UsageKey: TypeAlias = Literal["day", "model", "role", "mode", "provider"]
-"""What :meth:`Store.usage` groups tasks by (``mode``: the task's disclosure mode)."""
+UsageKey: TypeAlias = Literal["day", "model", "role", "mode", "provider", "client"]
+"""What :meth:`Store.usage` groups tasks by (``mode``: the task's disclosure mode;
+``client``: the gateway client whose call the task's run answered, ``-`` for none)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

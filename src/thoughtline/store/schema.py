@@ -482,4 +482,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "output_tokens, reasoning_tokens, cost_amount, cost_known_amount)",
         ),
     ),
+    Migration(
+        "m017_gateway_clients",
+        (
+            # The gateway client whose call a run answered ([gateway.clients.NAME]);
+            # NULL: a run asked for on another surface.
+            "ALTER TABLE runs ADD COLUMN client TEXT",
+            # What that call asked of reasoning, as the client said it; NULL: nothing.
+            "ALTER TABLE runs ADD COLUMN client_asked TEXT",
+            # runs --client lists a client's runs newest first.
+            "CREATE INDEX runs_client ON runs (client, created_at)",
+        ),
+    ),
 )

@@ -112,6 +112,8 @@ def run_attributes(run: Run) -> Attributes:
     }
     if run.continues is not None:
         attributes["thoughtline.run.continues"] = run.continues
+    if run.client is not None:
+        attributes["thoughtline.gateway.client"] = run.client
     return attributes
 
 

@@ -429,3 +429,14 @@ def test_a_task_whose_output_a_budget_capped_says_so_once(
     shown = page.locator("[data-task-id=task_capped]").get_by_test_id("task-budget-notice")
     expect(shown).to_have_text(notice)
     expect(page.get_by_text(notice)).to_have_count(1)
+
+
+def test_a_gateway_run_names_its_client_in_the_list(page: Page, fake_daemon: FakeDaemon) -> None:
+    gateway_run = dict(snapshot(status="completed"), source="gateway", client="<b>editor</b>")
+    other = snapshot("run_other", status="completed")
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, [gateway_run, other])
+    page.goto(f"{FAKE_ORIGIN}/")
+    expect(page.get_by_test_id("run-item")).to_have_count(2)
+    clients = page.get_by_test_id("run-item-client")
+    expect(clients).to_have_count(1)  # only the gateway's run names one
+    expect(clients).to_have_text(" · gateway client <b>editor</b>")  # as text, never markup

@@ -148,6 +148,12 @@ def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: 
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools
         ]
+        if (choice := request.tool_choice) is not None:
+            body["tool_choice"] = (
+                {"type": "tool", "name": choice.name}
+                if choice.mode == "tool"
+                else {"type": {"required": "any"}.get(choice.mode, choice.mode)}
+            )
     if request.temperature is not None:
         # Claude 5 families think even when no thinking parameter is sent.
         if thinking is None and not capability.reasoning_by_default:

@@ -91,6 +91,13 @@ def build_gemini_request(request: ModelRequest, context: CallContext) -> WireReq
             declaration["parametersJsonSchema"] = dict(tool.parameters)
             declarations.append(declaration)
         body["tools"] = [{"functionDeclarations": declarations}]
+        if (choice := request.tool_choice) is not None:
+            calling: dict[str, Any] = {
+                "mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")
+            }
+            if choice.mode == "tool":
+                calling["allowedFunctionNames"] = [choice.name]
+            body["toolConfig"] = {"functionCallingConfig": calling}
 
     return WireRequest(url=url, body=body, headers={}, warnings=tuple(warnings))
 

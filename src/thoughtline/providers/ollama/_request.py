@@ -72,6 +72,16 @@ def build_ollama_request(request: ModelRequest, context: CallContext) -> WireReq
             }
             for tool in request.tools
         ]
+        choice = request.tool_choice
+        if choice is not None and choice.mode != "auto":
+            # Ollama's chat API has no tool choice: the model decides.
+            warnings.append(
+                StreamWarning(
+                    code="TOOL_CHOICE_UNSUPPORTED",
+                    message=f"tool_choice={choice.mode} was not sent: Ollama's chat API has "
+                    "no tool choice, so the model decides whether to call a tool.",
+                )
+            )
     return WireRequest(
         url=f"{context.endpoint.base_url}/api/chat",
         body=body,

@@ -157,6 +157,12 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
         body["tools"] = [
             _tool(tool.name, tool.description, tool.parameters) for tool in request.tools
         ]
+        if (choice := request.tool_choice) is not None:
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": choice.name}}
+                if choice.mode == "tool"
+                else choice.mode
+            )
 
     reasoning = request.reasoning
     if capability.thinking_control == "none":

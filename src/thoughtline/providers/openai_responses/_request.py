@@ -61,6 +61,10 @@ def build_wire_request(request: ModelRequest, context: CallContext) -> WireReque
             }
             for tool in request.tools
         ]
+        if (choice := request.tool_choice) is not None:
+            body["tool_choice"] = (
+                {"type": "function", "name": choice.name} if choice.mode == "tool" else choice.mode
+            )
     warnings = _shape_reasoning(request, context, body)
     if request.temperature is not None:
         if context.capability.thinking_control == "effort":

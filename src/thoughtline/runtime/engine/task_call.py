@@ -31,12 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from typing import Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
-from thoughtline.model.parts import unstorable
 from thoughtline.model.requests import Message, ModelRequest, ReasoningRequest, ToolSpec
 from thoughtline.model.threads import TaskThread
 from thoughtline.records import Cost, Task, TaskError, now_iso
@@ -47,6 +45,7 @@ from thoughtline.runtime.engine.raw_exchange import RawRequests, provider_raw
 from thoughtline.runtime.engine.steps import Step, Steps
 from thoughtline.runtime.engine.task_budget import TaskBudget
 from thoughtline.runtime.engine.task_sink import TaskSink
+from thoughtline.runtime.engine.task_thread import Prepared, task_thread
 from thoughtline.runtime.engine.tool_calls import ToolCalls
 from thoughtline.runtime.planning import conversation
 from thoughtline.runtime.policy.disclosure import DisclosureGate
@@ -59,18 +58,6 @@ CANCELLED_UNREPORTED: Final = (
 
 DEFAULT_MAX_STEPS: Final = 8
 """How many model calls one task may make (unless its plan, role or config says)."""
-
-
-@dataclass(slots=True, kw_only=True)
-class Prepared:
-    """A task ready to call its model: the role's system prompt, the user prompt, and
-    the history each step sends (append-only: a step only adds to what came before)."""
-
-    system: str
-    prompt: str
-    history: list[Message]
-    own: list[Message]
-    """This turn's messages (from its prompt on), stored as the task's thread."""
 
 
 class TaskCall:
@@ -96,6 +83,12 @@ class TaskCall:
     def prepare(self) -> Prepared:
         """The task's role and prompt, as its first step will send them."""
         task = self.task
+        if (turns := task.client_turns) is not None:
+            # A gateway client's own conversation: sent as it is, its system prompt
+            # (none: the role's, which is no prompt for a task with no persona).
+            history = list(turns.messages)
+            system = turns.system if turns.system is not None else ""
+            return Prepared(system=system, prompt=turns.prompt, history=history, own=list(history))
         system = task.system if task.system is not None else self.sink.roles.get(task.role).prompt
         prompt = self.sink.handoff(task)
         asked = Message(role="user", content=prompt)
@@ -136,26 +129,9 @@ class TaskCall:
         task.history = assembled.history
 
     def thread(self, prepared: Prepared, steps: Steps) -> TaskThread:
-        """What this task adds to its conversation: its prompt, its steps' turns and the
-        last answer, all as the gate let them through; with reasoning and carriers only
-        when the mode requested them (a part the gate could not clean stays in memory:
-        a carrier cannot be redacted)."""
-        messages = list(prepared.own)
-        last = steps.last.response.to_message()
-        if last.parts:
-            messages.append(last)
-        carriers: tuple[Message, ...] | None = None
-        if self.gate.requests_reasoning:
-            carriers = tuple(
-                Message(role=message.role, parts=kept)
-                for message in messages
-                if (kept := [part for part in message.parts if not unstorable(part)])
-            )
-        return TaskThread(
-            answer=threads.answer_layer(messages),
-            carriers=carriers,
-            system_digest=threads.digest(prepared.system),
-            tools_digest=threads.tools_digest(self.tools),
+        """What this task adds to its conversation (:func:`task_thread`)."""
+        return task_thread(
+            prepared, steps, requests_reasoning=self.gate.requests_reasoning, tools=self.tools
         )
 
     async def go(self) -> None:
@@ -169,6 +145,10 @@ class TaskCall:
             await self.prepare_only(prepared)
             return
         task.executor = f"provider:{task.provider}:{task.model}"
+        if task.client_turns is not None:
+            # Offered, never run here: the task ends on the model's tool calls, which go
+            # back to the client (next_turn finds no tool calls to run).
+            self.tools = task.client_turns.tools
         if task.tools:
             try:
                 offered = self.sink.tools_for(task)
@@ -326,6 +306,7 @@ class TaskCall:
             max_output_tokens=generation.max_output_tokens,
             temperature=generation.temperature,
             tools=self.tools,
+            tool_choice=None if task.client_turns is None else task.client_turns.tool_choice,
         )
 
     async def step(

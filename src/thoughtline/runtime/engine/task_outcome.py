@@ -89,6 +89,10 @@ async def complete(call: TaskCall, steps: Steps) -> None:
         task.reasoning_notice += f" {note}"
     if call.prepared is not None:
         task.thread = call.thread(call.prepared, steps)
+    if task.client_turns is not None:
+        # The gate's parts, carriers byte for byte: the client's answer, and what the
+        # gateway keeps in memory for the client's next call.
+        task.reply = response
     task.usage = steps.usage()
     task.finish_reason = None if response.finish is None else response.finish.reason
     task.timings.first_reasoning_ms = steps.first_reasoning_ms()
@@ -100,7 +104,12 @@ async def complete(call: TaskCall, steps: Steps) -> None:
     error = (
         sink.stop_error
         if cancelled
-        else task_error(response, last.captured.reasoned, runs_tools=call.tool_calls is not None)
+        else task_error(
+            response,
+            last.captured.reasoned,
+            # Tool calls are an answer where tools run here or the client runs them.
+            runs_tools=call.tool_calls is not None or task.client_turns is not None,
+        )
     )
     if error is None and call.budget_error is not None:
         error = call.budget_error

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from thoughtline.config import MAX_COST_CEILING
 from thoughtline.errors import OptionError, ThoughtlineError
+from thoughtline.model.client_turns import ClientTurns
 from thoughtline.model.requests import (
     EFFORTS,
     MAX_OUTPUT_TOKENS,
@@ -70,10 +71,20 @@ if TYPE_CHECKING:
     from thoughtline.runtime.engine.runner import Runtime
     from thoughtline.runtime.planning.toolbox import ToolServer
 
-Surface = Literal["run", "chat", "http", "page", "mcp", "acp", "python"]
+Surface = Literal["run", "chat", "http", "page", "mcp", "acp", "python", "gateway"]
 """Where a run is asked for: ``thoughtline run``, ``thoughtline chat``, ``POST /v1/runs``,
-the page's form, the MCP tool, the ACP agent, the library API."""
-SURFACES: Final[tuple[Surface, ...]] = ("run", "chat", "http", "page", "mcp", "acp", "python")
+the page's form, the MCP tool, the ACP agent, the library API, the daemon's gateway (a
+client's Chat Completions, Responses or Messages call)."""
+SURFACES: Final[tuple[Surface, ...]] = (
+    "run",
+    "chat",
+    "http",
+    "page",
+    "mcp",
+    "acp",
+    "python",
+    "gateway",
+)
 
 ToolItem = str | Callable[..., Any]
 """A tool name (``SERVER`` or ``SERVER.TOOL``) or, in Python, a function."""
@@ -110,7 +121,9 @@ class RunOption:
         return self.name
 
 
-_ALL: Final = frozenset(SURFACES)
+_ALL: Final = frozenset(SURFACES) - {"gateway"}
+_GATEWAY: Final[frozenset[Surface]] = frozenset({"gateway"})
+_GATEWAY_AND: Final = frozenset(SURFACES)
 _NULLABLE_STRING: Final = {"type": "string", "minLength": 1}
 
 OPTIONS: Final[tuple[RunOption, ...]] = (
@@ -118,7 +131,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         name="request",
         help="What the specialists should do.",
         schema={"type": "string", "minLength": 1},
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         words={"run": "REQUEST", "chat": "the line", "acp": "prompt"},
         check=check_request,
     ),
@@ -146,7 +159,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         "[defaults] provider.",
         schema=_NULLABLE_STRING,
         flag="--provider",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=check_text,
     ),
     RunOption(
@@ -154,7 +167,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         help="Model id for the endpoint. Default: [defaults] model, else the endpoint's.",
         schema={"type": "string"},
         flag="--model",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=check_model,
     ),
     RunOption(
@@ -163,7 +176,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         "(wins over the plan and config).",
         schema={"type": "string", "enum": list(CHAIN_OF_THOUGHT_MODES)},
         flag="--chain-of-thought",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=choice_check(check_mode),
     ),
     RunOption(
@@ -171,7 +184,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         help="Reasoning effort (a separate axis from disclosure). Default: [defaults] effort.",
         schema={"type": "string", "enum": list(EFFORTS)},
         flag="--effort",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=choice_check(check_effort),
     ),
     RunOption(
@@ -179,7 +192,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         help="Most tokens each task may generate (wins over the plan and [defaults]).",
         schema={"type": "integer", "minimum": 1, "maximum": MAX_OUTPUT_TOKENS},
         flag="--max-output-tokens",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=problem_check(max_output_tokens_problem),
     ),
     RunOption(
@@ -188,7 +201,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         "says so).",
         schema={"type": "number", "minimum": 0, "maximum": MAX_TEMPERATURE},
         flag="--temperature",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=problem_check(temperature_problem),
     ),
     RunOption(
@@ -223,7 +236,7 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         "config); a call that could go past it fails its task BUDGET_EXCEEDED.",
         schema={"type": "number", "minimum": 0, "maximum": MAX_COST_CEILING},
         flag="--max-cost",
-        surfaces=_ALL,
+        surfaces=_GATEWAY_AND,
         check=check_budget,
     ),
     RunOption(
@@ -250,6 +263,19 @@ OPTIONS: Final[tuple[RunOption, ...]] = (
         schema=_NULLABLE_STRING,
         surfaces=frozenset({"acp"}),
         words={"acp": "sessionId"},
+    ),
+    RunOption(
+        name="client",
+        help="The gateway client the run answers ([gateway.clients.NAME]), recorded with it.",
+        schema=_NULLABLE_STRING,
+        surfaces=_GATEWAY,
+    ),
+    RunOption(
+        name="client_turns",
+        help="The client's own history and tools: the history is the task's input; its "
+        "tools are offered and never run, the task ending on the model's tool calls.",
+        schema={"type": "object"},
+        surfaces=_GATEWAY,
     ),
 )
 BY_NAME: Final[Mapping[str, RunOption]] = {option.name: option for option in OPTIONS}
@@ -295,6 +321,8 @@ class RunOptions:
     continues: str | None = None
     plan: RunSpec | None = None
     conversation_id: str | None = None
+    client: str | None = None
+    client_turns: ClientTurns | None = None
     servers: Collection[str] = ()
 
     def check(self, surface: Surface) -> None:
@@ -415,6 +443,8 @@ def build_spec(
     )
     if options.conversation_id is not None and spec.continues is None:
         spec = replace(spec, conversation_id=options.conversation_id)
+    if options.client is not None or options.client_turns is not None:
+        spec = replace(spec, client=options.client, client_turns=options.client_turns)
     return BuiltRun(spec, python_tools)
 
 

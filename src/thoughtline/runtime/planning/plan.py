@@ -44,6 +44,7 @@ from thoughtline.errors import ConfigError, ThoughtlineError
 from thoughtline.records import PersonaSource, Run
 
 if TYPE_CHECKING:
+    from thoughtline.model.client_turns import ClientTurns
     from thoughtline.runtime.planning.conversation import Continuation
 from thoughtline.model.requests import (
     EFFORTS,
@@ -113,6 +114,11 @@ class RunSpec:
     conversation_id: str | None = None
     """The id a new conversation is given (an ACP session's); ``None``: the run's own.
     A run that continues another joins that run's conversation."""
+    client: str | None = None
+    """The gateway client the run answers (``[gateway.clients.NAME]``); ``None``: none."""
+    client_turns: ClientTurns | None = field(default=None, compare=False, repr=False)
+    """A client's own history and tools, the input of the run's one task
+    (:mod:`thoughtline.model.client_turns`)."""
     loaded: Continuation | None = field(default=None, compare=False, repr=False)
     """The conversation :meth:`Runtime.continuation_spec
     <thoughtline.runtime.engine.runner.Runtime.continuation_spec>` read for ``continues``, so

@@ -118,6 +118,8 @@ def plan_run(
         chain_of_thought_source=run_mode.source,
         worker_backend=backend,
         max_cost=config.max_cost if spec.max_cost is None else spec.max_cost,
+        client=spec.client,
+        client_asked=None if spec.client_turns is None else spec.client_turns.asked,
     )
     if continuation is not None:
         run.continues = continuation.previous.id
@@ -179,6 +181,7 @@ def plan_run(
                 # A task that may call tools reports its steps and calls from the start.
                 tool_calls=[] if tools else None,
                 earlier=() if continuation is None else earlier_turns(continuation, task_spec.name),
+                client_turns=spec.client_turns,
             )
         )
     run.tool_servers = recorded_tool_servers(run, config, added, python_tools, redactor)

@@ -74,7 +74,7 @@ function renderRuns(runs) {
   const selected = view?.runId ?? null;
   const signature = JSON.stringify([
     selected,
-    runs.map((run) => [run.id, run.status, listedRequest(run), runModes(run), run.created_at, run.continues]),
+    runs.map((run) => [run.id, run.status, listedRequest(run), runModes(run), run.created_at, run.continues, run.client]),
     Math.floor(Date.now() / 60000),
   ]);
   if (signature === listSignature) return;
@@ -110,6 +110,7 @@ function renderRuns(runs) {
             ` · ${tasks} task${tasks === 1 ? "" : "s"}`,
             run.worker_backend && run.worker_backend !== "provider" ? ` · ${run.worker_backend}` : "",
             run.continues ? " · follow-up" : "",
+            run.client ? h("span", { testid: "run-item-client" }, ` · gateway client ${run.client}`) : "",
           ),
         ),
       );

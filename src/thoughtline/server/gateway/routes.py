@@ -1,0 +1,189 @@
+"""The gateway's HTTP paths on the daemon, each answering in its client API's shapes,
+errors included (thoughtline's code inside):
+
+- ``/openai/v1``: ``GET /models`` and ``/models/{model}``, ``POST /chat/completions``,
+  ``POST /responses``;
+- ``/anthropic``: ``POST /v1/messages``.
+
+The daemon's own guards apply as to every path (``Host`` allow-list, cross-site
+refusals, the body cap, ``max_active_runs``); the daemon's bearer token does not: a
+gateway path takes a client token (:mod:`.clients`), and a daemon whose config does not
+turn the gateway on answers ``GATEWAY_DISABLED`` (404).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from thoughtline.config.gateway import GatewayClient, GatewaySettings
+from thoughtline.gateway.call import Dialect, GatewayCall
+from thoughtline.gateway.dialects import DialectError, Rendering, ReplyStream, client_api
+from thoughtline.server.daemon import body_limit
+from thoughtline.server.gateway.bridge import Bridge, Call
+from thoughtline.server.gateway.clients import find_client, given_token
+from thoughtline.server.gateway.failure import GatewayFailure
+from thoughtline.server.gateway.live import closing_events, live_events
+from thoughtline.server.gateway.routing import listed, route
+from thoughtline.server.sse import EventStreamResponse
+
+logger = logging.getLogger(__name__)
+router = APIRouter(include_in_schema=False)
+
+
+class Api:
+    """One client API: its dialect (:func:`~thoughtline.gateway.dialects.client_api`)
+    and how a gateway refusal is answered in it."""
+
+    def __init__(self, name: Dialect) -> None:
+        self.dialect = client_api(name)
+
+    def error(self, failure: GatewayFailure) -> Response:
+        status, body = self.dialect.failure(failure.code, failure.message, status=failure.status)
+        return JSONResponse(body, status_code=status, headers=failure.headers)
+
+    def refused(self, exc: DialectError) -> Response:
+        status, body = self.dialect.error(exc)
+        return JSONResponse(body, status_code=status)
+
+
+CHAT = Api("chat_completions")
+RESPONSES = Api("responses")
+MESSAGES = Api("messages")
+
+
+def _bridge(request: Request) -> Bridge:
+    bridge: Bridge | None = getattr(request.app.state, "gateway", None)
+    if bridge is None:
+        raise GatewayFailure(
+            404,
+            "GATEWAY_DISABLED",
+            "This daemon's gateway is off; set [gateway] enabled = true in its config "
+            "and restart `thoughtline serve`.",
+        )
+    return bridge
+
+
+def _client(request: Request, settings: GatewaySettings) -> GatewayClient:
+    try:
+        return find_client(settings.clients, given_token(request.headers))
+    except GatewayFailure as failure:
+        failure.headers.setdefault("WWW-Authenticate", "Bearer")
+        raise
+
+
+@router.get("/openai/v1/models")
+async def openai_models(request: Request) -> Response:
+    try:
+        bridge = _bridge(request)
+        client = _client(request, bridge.settings)
+    except GatewayFailure as failure:
+        return CHAT.error(failure)
+    data = [
+        {"id": name, "object": "model", "created": 0, "owned_by": "thoughtline"}
+        for name in listed(bridge.settings, client)
+    ]
+    return JSONResponse({"object": "list", "data": data})
+
+
+@router.get("/openai/v1/models/{model:path}")
+async def openai_model(request: Request, model: str) -> Response:
+    """One model the client may name (an alias or ``ENDPOINT/MODEL`` it may call), as
+    OpenAI's API describes one; else its refusal."""
+    try:
+        bridge = _bridge(request)
+        client = _client(request, bridge.settings)
+        route(bridge.settings, client, model, bridge.daemon.runtime.registry.names)
+    except GatewayFailure as failure:
+        return CHAT.error(failure)
+    return JSONResponse({"id": model, "object": "model", "created": 0, "owned_by": "thoughtline"})
+
+
+@router.post("/openai/v1/chat/completions")
+async def openai_chat_completions(request: Request) -> Response:
+    return await _answer(request, CHAT)
+
+
+@router.post("/openai/v1/responses")
+async def openai_responses(request: Request) -> Response:
+    return await _answer(request, RESPONSES)
+
+
+@router.post("/anthropic/v1/messages")
+async def anthropic_messages(request: Request) -> Response:
+    return await _answer(request, MESSAGES)
+
+
+async def _answer(request: Request, api: Api) -> Response:
+    """One client call in its API's shapes; anything unforeseen is a 500 in that API's
+    error shape too (logged, with no internals in the message)."""
+    try:
+        return await _answer_call(request, api)
+    except Exception:
+        logger.exception("the gateway failed on a call")
+        return api.error(
+            GatewayFailure(
+                500,
+                "INTERNAL_ERROR",
+                "The gateway failed on this call; the daemon's log says why.",
+            )
+        )
+
+
+async def _answer_call(request: Request, api: Api) -> Response:
+    """One client call: who it is, what it asks, the run it is, the answer in its API."""
+    try:
+        bridge = _bridge(request)
+        client = _client(request, bridge.settings)
+        raw = await request.body()
+        limit = body_limit(bridge.daemon.runtime.config.max_request_bytes)
+        try:
+            call: GatewayCall = api.dialect.parse(raw, max_bytes=limit)
+        except DialectError as exc:
+            return api.refused(exc)
+        endpoints = bridge.daemon.runtime.registry.names
+        started = await bridge.start(
+            client, call, route(bridge.settings, client, call.model, endpoints)
+        )
+    except GatewayFailure as failure:
+        return api.error(failure)
+    rendering = Rendering(shows_reasoning=started.shows_reasoning)
+    if not call.stream:
+        try:
+            task = await started.until_end()
+        except GatewayFailure as failure:
+            return api.error(failure)
+        assert task.reply is not None
+        body: dict[str, Any] = api.dialect.render(call, rendering, task.reply)
+        return JSONResponse(body, headers=started.headers)
+    stream = api.dialect.stream(call, rendering)
+    # Frames go straight to the server's send, past the middlewares' wrappers (as the
+    # daemon's own event streams do).
+    return EventStreamResponse(
+        _streamed(started, stream),
+        media_type=stream.content_type,
+        headers={**started.headers, "Cache-Control": "no-cache"},
+    )
+
+
+async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
+    """The run's gated deltas as they come, then its tool calls, usage and finish (or
+    its failure) from the task's end, through the dialect's stream. A client that goes
+    away before the end cancels the run, as any caller that stops one."""
+    ended = False
+    try:
+        async for event in live_events(started):
+            if chunk := stream.feed(event):
+                yield chunk
+        for event in closing_events(started):
+            if chunk := stream.feed(event):
+                yield chunk
+        ended = True
+        yield stream.close()
+    finally:
+        if not ended:
+            started.bridge.daemon.runs.cancel(started.handle.run_id)
