@@ -53,8 +53,10 @@ SIMULATOR = """
 import json, sys
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 deltas = int(sys.argv[2])
+# Each delta differs from the one before: LiteLLM's proxy ends a stream that repeats
+# one chunk 100 times as a model stuck in a loop.
 sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(
-    answer="word " * deltas, chunk_chars=5))
+    answer="".join(f"{n % 10000:04d} " for n in range(deltas)), chunk_chars=5))
 server = SimulatorServer(sim).start()
 print(json.dumps(server.environ()), flush=True)
 sys.stdin.read()
