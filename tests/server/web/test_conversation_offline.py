@@ -220,3 +220,43 @@ def test_a_turn_another_client_adds_moves_the_box_under_it(
     page.get_by_test_id("follow-up-submit").click()
     expect(page.get_by_test_id("run-view")).to_have_attribute("data-run-id", "run_three")
     assert posted == [{"request": "Next?", "continues": "run_2b"}]
+
+
+def test_an_earlier_turns_reasoning_of_several_steps_is_labelled_by_step(
+    page: Page, fake_daemon: FakeDaemon
+) -> None:
+    parts = [
+        {"kind": "summary", "text": f"I will call the clock {MARKUP}.", "step": 1},
+        {"kind": "summary", "text": "The result is back.", "step": 2},
+    ]
+    one = turn(
+        "run_one",
+        "What time is it?",
+        [
+            task(
+                "t1a",
+                status="done",
+                output="It is noon.",
+                reasoning=f"I will call the clock {MARKUP}.\n\nThe result is back.",
+                reasoning_parts=parts,
+                steps=2,
+            )
+        ],
+    )
+    two = turn("run_two", "And now?", [task("t2a", status="done", output="Still noon.")])
+    two["continues"] = "run_one"
+    fake_daemon.routes["GET /v1/runs"] = lambda route, _: fulfill_json(route, {"runs": [one, two]})
+    fake_daemon.routes["GET /v1/runs/run_two/events"] = lambda route, _: route.fulfill(
+        status=200,
+        body=sse_frames([(1, "snapshot", two), (2, "run.completed", two)]),
+        headers={"content-type": "text/event-stream"},
+    )
+    page.goto(f"{FAKE_ORIGIN}/#/runs/run_two")
+    earlier = page.get_by_test_id("thread-before").get_by_test_id("thread-turn")
+    expect(earlier).to_have_count(1)
+    earlier.get_by_test_id("turn-reasoning").locator("summary").click()
+    expect(earlier.get_by_test_id("reasoning-step-label")).to_have_text(["step 1", "step 2"])
+    expect(earlier.locator(".reasoning-step-text")).to_have_text(
+        [f"I will call the clock {MARKUP}.", "The result is back."]
+    )
+    assert page.locator("[data-testid=thread-turn] img").count() == 0

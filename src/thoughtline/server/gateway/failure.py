@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import cast
 
+from starlette.responses import JSONResponse, Response
+
 from thoughtline.errors import ErrorCode
+from thoughtline.gateway.call import Dialect
+from thoughtline.gateway.dialects import client_api
 
 
 class GatewayFailure(Exception):
@@ -30,3 +34,26 @@ def from_api_error(
     """The daemon's own refusal (``ApiError``: its codes are the closed set's), for the
     client in its API's shape."""
     return GatewayFailure(status, cast("ErrorCode", code), message, headers=headers)
+
+
+_GATEWAY_PREFIXES: tuple[tuple[str, Dialect], ...] = (
+    ("/openai", "chat_completions"),
+    ("/anthropic", "messages"),
+)
+"""Each gateway path prefix and the dialect whose error shape its refusals take (the
+Responses API shares Chat Completions' error shape)."""
+
+
+def gateway_refusal(
+    path: str, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> Response | None:
+    """A refusal the daemon's guards (``Host``, cross-site, body cap) make before any
+    route runs, in the client API's error shape when ``path`` is a gateway path (its SDK
+    then reads the code and message); ``None`` for the daemon's own paths."""
+    for prefix, dialect in _GATEWAY_PREFIXES:
+        if path == prefix or path.startswith(prefix + "/"):
+            shaped_status, body = client_api(dialect).failure(
+                cast("ErrorCode", code), message, status=status
+            )
+            return JSONResponse(body, status_code=shaped_status, headers=headers)
+    return None

@@ -3,7 +3,8 @@ errors included (thoughtline's code inside):
 
 - ``/openai/v1``: ``GET /models`` and ``/models/{model}``, ``POST /chat/completions``,
   ``POST /responses``;
-- ``/anthropic``: ``POST /v1/messages``.
+- ``/anthropic``: ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (refused:
+  no count is asked of a provider, none estimated).
 
 The daemon's own guards apply as to every path (``Host`` allow-list, cross-site
 refusals, the body cap, ``max_active_runs``); the daemon's bearer token does not: a
@@ -22,7 +23,13 @@ from fastapi.responses import JSONResponse, Response
 
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.gateway.call import Dialect, GatewayCall
-from thoughtline.gateway.dialects import DialectError, Rendering, ReplyStream, client_api
+from thoughtline.gateway.dialects import (
+    DialectError,
+    Rendering,
+    ReplyStream,
+    client_api,
+    messages,
+)
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -116,6 +123,32 @@ async def openai_responses(request: Request) -> Response:
 @router.post("/anthropic/v1/messages")
 async def anthropic_messages(request: Request) -> Response:
     return await _answer(request, MESSAGES)
+
+
+@router.post("/anthropic/v1/messages/count_tokens")
+async def anthropic_count_tokens(request: Request) -> Response:
+    """A count is never estimated: a body the client may send for the model it may call
+    is answered ``GATEWAY_REQUEST_UNSUPPORTED``, since no provider is asked to count."""
+    try:
+        bridge = _bridge(request)
+        client = _client(request, bridge.settings)
+        limit = body_limit(bridge.daemon.runtime.config.max_request_bytes)
+        try:
+            call = messages.parse_count_tokens(await request.body(), max_bytes=limit)
+        except DialectError as exc:
+            return MESSAGES.refused(exc)
+        target = route(bridge.settings, client, call.model, bridge.daemon.runtime.registry.names)
+    except GatewayFailure as failure:
+        return MESSAGES.error(failure)
+    return MESSAGES.error(
+        GatewayFailure(
+            400,
+            "GATEWAY_REQUEST_UNSUPPORTED",
+            f"The gateway does not count tokens for {target.asked[:200]!r}: it asks no "
+            "provider for a count and never estimates one; count with the provider's own "
+            "API, or go without the count.",
+        )
+    )
 
 
 async def _answer(request: Request, api: Api) -> Response:

@@ -7,6 +7,7 @@
 import { api } from "./api.js";
 import { h, statusBadge, timeElement } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { reasoningBySteps } from "./tasks.js";
 
 const ENDED = new Set([
   "completed",
@@ -159,7 +160,7 @@ export class ConversationThread {
         "details",
         { class: "reasoning", testid: "turn-reasoning" },
         h("summary", {}, "Reasoning"),
-        h("div", { class: "reasoning-text", testid: "turn-reasoning-text" }, task.reasoning),
+        h("div", { class: "reasoning-text", testid: "turn-reasoning-text" }, ...turnReasoning(task)),
       );
     } else if (task.reasoning_notice) {
       reasoning = h("p", { class: "note small", testid: "turn-reasoning-notice" }, String(task.reasoning_notice));
@@ -211,4 +212,18 @@ export class ConversationThread {
 function clipped(request) {
   const text = String(request ?? "");
   return text.length > TURN_REQUEST_CHARS ? `${text.slice(0, TURN_REQUEST_CHARS)}…` : text;
+}
+
+/** A turn's reasoning: settled parts of several steps each under its step's label, as in a task's card. */
+function turnReasoning(task) {
+  const steps = reasoningBySteps(task);
+  if (!steps) return [task.reasoning];
+  return steps.map(([step, text]) =>
+    h(
+      "section",
+      { class: "reasoning-step", testid: "reasoning-step", "data-step": String(step) },
+      h("h5", { class: "reasoning-step-label", testid: "reasoning-step-label" }, `step ${step}`),
+      h("div", { class: "reasoning-step-text" }, text),
+    ),
+  );
 }
