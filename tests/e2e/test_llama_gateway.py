@@ -159,6 +159,23 @@ def test_anthropic_messages_through_the_gateway_stream_from_the_server(
     assert run["tasks"][0]["output"] == "".join(pieces)
 
 
+def test_an_anthropic_message_not_streamed_carries_the_servers_answer_and_usage(
+    gateway_for: Callable[[ChainOfThought], LocalGateway],
+) -> None:
+    gateway = gateway_for("surface")
+    raw = gateway.anthropic().messages.with_raw_response.create(
+        model=MODEL, max_tokens=CAP, messages=[{"role": "user", "content": PROMPT}]
+    )
+    message = raw.parse()
+    (block,) = message.content  # no thinking block: the model returned no reasoning
+    assert block.type == "text" and block.text.strip()
+    assert message.stop_reason == "max_tokens"
+    assert message.usage.output_tokens == CAP, message.usage
+    run = gateway.run(raw.headers["thoughtline-run-id"])
+    assert_recorded(run, "surface")
+    assert run["tasks"][0]["output"] == block.text
+
+
 def test_a_client_leaving_mid_stream_cancels_the_run_and_the_server_serves_on(
     gateway_for: Callable[[ChainOfThought], LocalGateway],
 ) -> None:
