@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections import deque
 
+from thoughtline.gateway.call import GatewayCall
+from thoughtline.gateway.dialects._common import Rendering, as_asked
 from thoughtline.model.events import (
+    Finish,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
+    StreamError,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -23,6 +27,8 @@ from thoughtline.model.events import (
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
+    Usage,
+    merge_usage,
 )
 
 PartEvent = (
@@ -97,3 +103,43 @@ class Sequencer:
             out.extend(self._held.pop(self._waiting.popleft()))
         self._current = None
         return out
+
+
+_REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd)
+
+
+class SequencedStream:
+    """What the Messages and Responses streams share: hidden reasoning dropped before
+    anything else sees it, usage, finish and a stream error kept for :meth:`close`, and
+    every other event rendered (:meth:`_render`) in the order :class:`Sequencer`
+    releases it."""
+
+    __slots__ = ("_call", "_error", "_finish", "_rendering", "_sequencer", "_usage")
+
+    def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
+        self._call = call
+        self._rendering = as_asked(rendering, call)
+        self._sequencer = Sequencer()
+        self._usage: Usage | None = None
+        self._finish: Finish | None = None
+        self._error: StreamError | None = None
+
+    def feed(self, event: StreamEvent) -> bytes:
+        if isinstance(event, _REASONING) and not self._rendering.shows_reasoning:
+            return b""
+        if isinstance(event, Usage):
+            self._usage = merge_usage(self._usage, event)
+            return b""
+        if isinstance(event, Finish):
+            self._finish = event
+            return b""
+        if isinstance(event, StreamError):
+            self._error = event
+            return b""
+        out = b""
+        for ready in self._sequencer.push(event):
+            out += self._render(ready)
+        return out
+
+    def _render(self, event: StreamEvent) -> bytes:
+        raise NotImplementedError

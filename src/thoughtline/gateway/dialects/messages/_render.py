@@ -10,7 +10,7 @@ import orjson
 from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import GatewayCall
 from thoughtline.gateway.dialects._common import Rendering, as_asked, dumps, sse
-from thoughtline.gateway.dialects._sequence import Sequencer
+from thoughtline.gateway.dialects._sequence import SequencedStream
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import (
     Finish,
@@ -18,7 +18,6 @@ from thoughtline.model.events import (
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
-    StreamError,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -27,7 +26,6 @@ from thoughtline.model.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    merge_usage,
 )
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart
 from thoughtline.wire.api_errors import anthropic_error_type
@@ -41,7 +39,6 @@ _STOP: Final[dict[str, str]] = {
     "error": "end_turn",
     "other": "end_turn",
 }
-_REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd)
 
 
 def _stop_reason(finish: Finish | None, called: bool) -> str:
@@ -82,33 +79,25 @@ def _thinking_block(kind: str, metadata: ProviderMetadata) -> dict[str, Any] | N
     return {"type": "thinking", "thinking": "", "signature": ""}
 
 
-class MessagesStream:
+class MessagesStream(SequencedStream):
     """One streamed reply: :meth:`feed` each gated event, then :meth:`close`. Blocks
     stream one at a time (parts that interleave are held, :mod:`._sequence`), each with
     its own index; hidden reasoning is dropped before anything else sees it."""
 
     __slots__ = (
         "_blocks",
-        "_call",
         "_called",
-        "_error",
-        "_finish",
         "_index",
         "_omitted",
         "_open",
-        "_rendering",
-        "_sequencer",
         "_skipped",
         "_started",
-        "_usage",
     )
 
     content_type: Final = "text/event-stream"
 
     def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
-        self._call = call
-        self._rendering = as_asked(rendering, call)
-        self._sequencer = Sequencer()
+        super().__init__(call, rendering)
         # display "omitted": thinking blocks with their signatures and no text.
         self._omitted = call.reasoning.display == "omitted"
         self._index = -1
@@ -117,26 +106,6 @@ class MessagesStream:
         self._skipped: set[str] = set()
         self._called = False
         self._started = False
-        self._usage: Usage | None = None
-        self._finish: Finish | None = None
-        self._error: StreamError | None = None
-
-    def feed(self, event: StreamEvent) -> bytes:
-        if isinstance(event, _REASONING) and not self._rendering.shows_reasoning:
-            return b""
-        if isinstance(event, Usage):
-            self._usage = merge_usage(self._usage, event)
-            return b""
-        if isinstance(event, Finish):
-            self._finish = event
-            return b""
-        if isinstance(event, StreamError):
-            self._error = event
-            return b""
-        out = b""
-        for ready in self._sequencer.push(event):
-            out += self._render(ready)
-        return out
 
     def _begin(self) -> bytes:
         if self._started:

@@ -10,16 +10,14 @@ from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import GatewayCall
 from thoughtline.gateway.dialects._common import Rendering, as_asked, dumps, sse
 from thoughtline.gateway.dialects._openai import error_type
-from thoughtline.gateway.dialects._sequence import Sequencer
+from thoughtline.gateway.dialects._sequence import SequencedStream
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import (
-    Finish,
     MetadataValue,
     ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
-    StreamError,
     StreamEvent,
     TextDelta,
     TextEnd,
@@ -28,11 +26,9 @@ from thoughtline.model.events import (
     ToolCallEnd,
     ToolCallStart,
     Usage,
-    merge_usage,
 )
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
-_REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd)
 _INCOMPLETE: Final[dict[str, str]] = {
     "length": "max_output_tokens",
     "content_filter": "content_filter",
@@ -71,7 +67,7 @@ def _usage(usage: Usage | None, rendering: Rendering) -> dict[str, Any]:
     }
 
 
-class ResponsesStream:
+class ResponsesStream(SequencedStream):
     """One streamed reply: :meth:`feed` each gated event, then :meth:`close`. Output
     items stream one at a time (:mod:`._sequence`), numbered by ``output_index``; the
     summaries of one reasoning item at the provider stay one item; every event carries
@@ -79,33 +75,22 @@ class ResponsesStream:
     ``encrypted_content`` goes out only when the client's ``include`` asked for it."""
 
     __slots__ = (
-        "_call",
-        "_error",
-        "_finish",
         "_item",
         "_number",
         "_output",
-        "_rendering",
-        "_sequencer",
         "_skipped",
         "_started",
-        "_usage",
     )
 
     content_type: Final = "text/event-stream"
 
     def __init__(self, call: GatewayCall, rendering: Rendering) -> None:
-        self._call = call
-        self._rendering = as_asked(rendering, call)
-        self._sequencer = Sequencer()
+        super().__init__(call, rendering)
         self._number = 0
         self._output: list[dict[str, Any]] = []  # items done, in order
         self._item: _Item | None = None
         self._skipped: set[str] = set()
         self._started = False
-        self._usage: Usage | None = None
-        self._finish: Finish | None = None
-        self._error: StreamError | None = None
 
     # ------------------------------------------------------------------ frames
 
@@ -171,23 +156,6 @@ class ResponsesStream:
         }
 
     # ------------------------------------------------------------------ events
-
-    def feed(self, event: StreamEvent) -> bytes:
-        if isinstance(event, _REASONING) and not self._rendering.shows_reasoning:
-            return b""
-        if isinstance(event, Usage):
-            self._usage = merge_usage(self._usage, event)
-            return b""
-        if isinstance(event, Finish):
-            self._finish = event
-            return b""
-        if isinstance(event, StreamError):
-            self._error = event
-            return b""
-        out = b""
-        for ready in self._sequencer.push(event):
-            out += self._render(ready)
-        return out
 
     def _open(
         self,
