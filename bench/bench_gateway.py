@@ -7,7 +7,12 @@ DeepSeek model one every ``--pace`` seconds; ``thoughtline serve`` (gateway on, 
 SDK in this process streams ``--calls`` calls each way, alternating:
 
 - *direct*: ``base_url`` the simulator's DeepSeek endpoint;
-- *gateway*: ``base_url`` the daemon's ``/openai/v1``, ``model`` ``deepseek/…``.
+- *gateway*: ``base_url`` the daemon's ``/openai/v1``, ``model`` ``deepseek/…``;
+- *litellm*: ``base_url`` LiteLLM's proxy (``litellm --config``, on loopback, in a
+  process of its own), its one model entry an ``openai/…`` model whose ``api_base`` is
+  the simulator's DeepSeek endpoint (the config is written to a temporary directory; the
+  cost map is LiteLLM's local copy, so nothing leaves the machine). Skipped, with the
+  reason printed, when ``litellm[proxy]`` (the ``bench`` extra) is not installed.
 
 Reported: time to the first content chunk (median, p99), the delay each delta gains
 through the gateway (when the client had the same text, after the call's start, gateway
@@ -15,7 +20,7 @@ minus direct, over every delta of paired calls: median and p99; and the same les
 first delta's, what the gateway adds per event once the stream runs), and the daemon's CPU
 time per delta of the upstream stream
 (user + system, read from ``/proc``, over the gateway's calls only: parsing, the run, its
-store writes, the gate and the render).
+store writes, the gate and the render), and the same for LiteLLM's proxy process.
 
     .venv/bin/python bench/bench_gateway.py [--calls 20] [--deltas 200] [--pace 0.005]
 """
@@ -26,6 +31,9 @@ import argparse
 import json
 import os
 import platform
+import secrets
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -45,14 +53,19 @@ SIMULATOR = """
 import json, sys
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 deltas = int(sys.argv[2])
+# Each delta differs from the one before: LiteLLM's proxy ends a stream that repeats
+# one chunk 100 times as a model stuck in a loop.
 sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(
-    answer="word " * deltas, chunk_chars=5))
+    answer="".join(f"{n % 10000:04d} " for n in range(deltas)), chunk_chars=5))
 server = SimulatorServer(sim).start()
 print(json.dumps(server.environ()), flush=True)
 sys.stdin.read()
 """
 KEY = "bench-key-0000000000"
 MODEL = "deepseek-v4-pro"
+PROXY_KEY = "sk-bench-" + secrets.token_hex(16)
+"""LiteLLM's proxy refuses to start without a master key; this one lives as long as the
+bench and only on loopback."""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -112,6 +125,62 @@ def daemon(home: Path, environ: dict[str, str], token: str) -> subprocess.Popen[
     )
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def litellm_proxy(scratch: Path, environ: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """LiteLLM's proxy in front of the simulator's OpenAI-compatible endpoint."""
+    command = shutil.which("litellm", path=str(Path(sys.executable).parent))
+    if command is None:
+        raise LookupError("litellm is not installed (pip install -e '.[bench]')")
+    config = scratch / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        f"  - model_name: {MODEL}\n"
+        "    litellm_params:\n"
+        f"      model: openai/{MODEL}\n"
+        f"      api_base: {environ['DEEPSEEK_BASE_URL']}\n"
+        f"      api_key: {KEY}\n"
+        "litellm_settings:\n"
+        "  telemetry: false\n"
+        "general_settings:\n"
+        f"  master_key: {PROXY_KEY}\n",
+        encoding="utf-8",
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_TELEMETRY": "False",
+        "LITELLM_LOG": "ERROR",
+        "NO_DOCS": "True",
+    }
+    proxy = subprocess.Popen(
+        [command, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=(scratch / "litellm.log").open("w"),
+        text=True,
+        env=env,
+        cwd=scratch,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(1200):
+        if proxy.poll() is not None:
+            tail = (scratch / "litellm.log").read_text(errors="replace")[-2000:]
+            raise LookupError(f"litellm's proxy exited {proxy.returncode}: {tail}")
+        try:
+            if httpx2.get(f"{url}/health/liveliness", timeout=5).status_code == 200:
+                return proxy, url
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    proxy.terminate()
+    raise LookupError("litellm's proxy did not answer in 120 s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20)
@@ -119,12 +188,19 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.005)
     args = parser.parse_args()
     token = new_token()
+    first: dict[str, list[float]] = {"direct": []}
+    added: dict[str, list[float]] = {}
+    beyond: dict[str, list[float]] = {}
+    cpu: dict[str, float] = {}
+    events = 0
+    skipped = ""
     with (
         simulator_process(SIMULATOR, str(args.pace), str(args.deltas)) as line,
         tempfile.TemporaryDirectory() as scratch,
     ):
         environ = json.loads(line)
         served = daemon(Path(scratch) / "home", environ, token)
+        proxy: subprocess.Popen[str] | None = None
         try:
             assert served.stdout is not None
             url = served.stdout.readline().split()[3]
@@ -135,44 +211,65 @@ def main() -> None:
                 except httpx2.TransportError:
                     time.sleep(0.05)
             direct = openai.OpenAI(base_url=environ["DEEPSEEK_BASE_URL"], api_key=KEY)
-            gateway = openai.OpenAI(base_url=f"{url}/openai/v1", api_key=token)
+            paths: dict[str, tuple[openai.OpenAI, str, int]] = {
+                "gateway": (
+                    openai.OpenAI(base_url=f"{url}/openai/v1", api_key=token),
+                    f"deepseek/{MODEL}",
+                    served.pid,
+                )
+            }
+            try:
+                proxy, proxy_url = litellm_proxy(Path(scratch), environ)
+                paths["litellm"] = (
+                    openai.OpenAI(base_url=proxy_url, api_key=PROXY_KEY),
+                    MODEL,
+                    proxy.pid,
+                )
+            except LookupError as exc:
+                skipped = str(exc)
             stream(direct, MODEL)  # each path once, unmeasured (imports, the store)
-            stream(gateway, f"deepseek/{MODEL}")
-            first: dict[str, list[float]] = {"direct": [], "gateway": []}
-            added: list[float] = []
-            beyond: list[float] = []
-            cpu = 0.0
-            events = 0
+            for name, (client, model, _) in paths.items():
+                stream(client, model)
+                first[name], added[name], beyond[name], cpu[name] = [], [], [], 0.0
             for _ in range(args.calls):
                 head, plain = stream(direct, MODEL)
                 first["direct"].append(head)
-                before = cpu_seconds(served.pid)
-                head, through = stream(gateway, f"deepseek/{MODEL}")
-                cpu += cpu_seconds(served.pid) - before
-                first["gateway"].append(head)
                 events += len(plain)
-                gained = delays(plain, through)
-                added += gained
-                beyond += [delay - gained[0] for delay in gained]
+                for name, (client, model, pid) in paths.items():
+                    before = cpu_seconds(pid)
+                    head, through = stream(client, model)
+                    cpu[name] += cpu_seconds(pid) - before
+                    first[name].append(head)
+                    gained = delays(plain, through)
+                    added[name] += gained
+                    beyond[name] += [delay - gained[0] for delay in gained]
         finally:
             served.terminate()
             served.wait(timeout=30)
+            if proxy is not None:
+                proxy.terminate()
+                proxy.wait(timeout=30)
     print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores")
     print(f"{args.calls} calls each way, {args.deltas} deltas a call, one every {args.pace} s")
+    if skipped:
+        print(f"litellm: not measured: {skipped}")
     for name, values in first.items():
         print(
             f"first content chunk, {name:8}: median {statistics.median(values) * 1000:6.2f} ms, "
             f"p99 {p99(values) * 1000:6.2f} ms"
         )
-    print(
-        f"delay added per delta: median {statistics.median(added) * 1000:.2f} ms, "
-        f"p99 {p99(added) * 1000:.2f} ms"
-    )
-    print(
-        f"delay added per delta beyond the first's: median "
-        f"{statistics.median(beyond) * 1000:.2f} ms, p99 {p99(beyond) * 1000:.2f} ms"
-    )
-    print(f"daemon CPU per delta: {cpu / events * 1e6:.0f} µs ({events} deltas)")
+    for name in added:
+        print(
+            f"{name:8} delay added per delta: median {statistics.median(added[name]) * 1000:.2f} ms, "
+            f"p99 {p99(added[name]) * 1000:.2f} ms"
+        )
+        print(
+            f"{name:8} delay added per delta beyond the first's: median "
+            f"{statistics.median(beyond[name]) * 1000:.2f} ms, p99 {p99(beyond[name]) * 1000:.2f} ms"
+        )
+        print(f"{name:8} CPU per delta: {cpu[name] / events * 1e6:.0f} µs ({events} deltas)")
+    if "litellm" in cpu and cpu["litellm"] > 0:
+        print(f"thoughtline's CPU per delta / LiteLLM's: {cpu['gateway'] / cpu['litellm']:.2f}")
 
 
 if __name__ == "__main__":

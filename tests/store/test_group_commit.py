@@ -282,3 +282,26 @@ def test_on_the_event_loop_a_transaction_holds_a_bounded_batch(tmp_path: Path) -
         assert [event.seq for event in store.run_events(run.id)] == list(range(1, 201))
     finally:
         store.close()
+
+
+def test_a_write_its_caller_awaits_is_not_held_for_company(backend: StoreBackend) -> None:
+    # A run's creation is awaited (the daemon's answer, the gateway's first byte wait on
+    # it): committed in the loop's next turn with what that turn queued, never held the
+    # commit delay (an hour here, so a held write would time out).
+    store = backend.open()
+    counting = CountingStore(store)
+    writer = StoreWriter(counting)  # type: ignore[arg-type]
+    writer.commit_delay_s = 3600.0
+    runs = [make_run(status="planned") for _ in range(5)]
+
+    async def main() -> None:
+        creates = [writer.write(store.prepare(create=run)) for run in runs]
+        await asyncio.wait_for(asyncio.gather(*creates), timeout=60)
+        await asyncio.wait_for(writer.write(store.prepare(create=make_run())), timeout=60)
+        await writer.aclose()
+
+    try:
+        asyncio.run(main())
+        assert counting.transactions == [5, 1]
+    finally:
+        store.close()

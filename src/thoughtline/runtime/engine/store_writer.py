@@ -159,6 +159,10 @@ class StoreWriter(OutageHold):
         (``hold=False``: at once while the server is away)."""
         done: asyncio.Future[None] = self._bind().create_future()
         self.submit(write, None, hold=hold, done=done)
+        # Its caller waits on it (a run's start: the daemon's answer, the gateway's first
+        # byte): committed in the loop's next turn, with what this turn queued, rather
+        # than held COMMIT_DELAY_S for company.
+        self._commit_soon()
         await done
 
     async def flush(self) -> None:
@@ -308,7 +312,8 @@ class StoreWriter(OutageHold):
         if self.outage is not None:
             return
         if self._queue and self._commit is None and self._loop is not None:
-            if waiting or self.in_thread or len(self._queue) >= LOOP_BATCH:
+            awaited = any(entry.done is not None for entry in self._queue)
+            if waiting or awaited or self.in_thread or len(self._queue) >= LOOP_BATCH:
                 self._commit = self._loop.call_soon(self._commit_now)
             else:
                 self._commit = self._loop.call_later(self.commit_delay_s, self._commit_now)

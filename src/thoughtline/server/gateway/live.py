@@ -65,21 +65,28 @@ class _Framing:
         return [*out, ReasoningDelta(part_id=self.open[1], text=text)]
 
 
-async def live_events(call: Call) -> AsyncIterator[StreamEvent]:
-    """The gated deltas until the run ends, each part opened and closed."""
+async def live_events(call: Call) -> AsyncIterator[list[StreamEvent]]:
+    """The gated deltas until the run ends, each part opened and closed, in batches: each
+    batch what the run had queued when the stream came back for more (one delta while the
+    stream keeps up; all it missed, for one write, once it fell behind)."""
     framing = _Framing()
     while True:
+        batch: list[StreamEvent] = []
         event = await call.events.get()
-        if isinstance(event, TaskAnswerDelta):
-            for framed in framing.text(event.text):
-                yield framed
-        elif isinstance(event, TaskReasoningDelta):
-            for framed in framing.reasoning(event.text, event.part_id):
-                yield framed
-        elif is_terminal(event):
-            for framed in framing.close():
-                yield framed
-            return
+        while True:
+            if isinstance(event, TaskAnswerDelta):
+                batch += framing.text(event.text)
+            elif isinstance(event, TaskReasoningDelta):
+                batch += framing.reasoning(event.text, event.part_id)
+            elif is_terminal(event):
+                batch += framing.close()
+                yield batch
+                return
+            if call.events.empty():
+                break
+            event = call.events.get_nowait()
+        if batch:
+            yield batch
 
 
 def closing_events(call: Call) -> Iterator[StreamEvent]:

@@ -209,8 +209,10 @@ async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
     away before the end cancels the run, as any caller that stops one."""
     ended = False
     try:
-        async for event in live_events(started):
-            if chunk := stream.feed(event):
+        async for batch in live_events(started):
+            # The deltas the run queued while the client's last write went out leave in
+            # one write: a stream that fell behind catches up in one send, not one each.
+            if chunk := b"".join(stream.feed(event) for event in batch):
                 yield chunk
         for event in closing_events(started):
             if chunk := stream.feed(event):
