@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx2
 import openai
 import pytest
 
@@ -231,6 +232,10 @@ def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_
         gateway.openai(api_key="tlgw_not-a-client").models.list()
     assert unauthorized.value.status_code == 401
     assert unauthorized.value.code == "UNAUTHORIZED"
+    assert "The API key sent is no client's token" in unauthorized.value.message
+    missing = httpx2.get(f"{gateway.openai_url}/models", timeout=10)
+    assert missing.status_code == 401
+    assert missing.json()["error"]["message"].startswith("No client token was sent: ")
     assert [model.id for model in gateway.openai().models.list()] == ["cheap"]
     assert gateway.openai().models.retrieve("cheap").id == "cheap"
     with pytest.raises(openai.PermissionDeniedError):

@@ -42,10 +42,15 @@ def find_client(clients: Mapping[str, GatewayClient], token: str | None) -> Gate
             if hmac.compare_digest(digest, client.token_sha256.encode("ascii")):
                 found = client
     if found is None:
+        said = (
+            "No client token was sent"
+            if token is None
+            else "The API key sent is no client's token (a typo, or a client removed)"
+        )
         raise GatewayFailure(
             401,
             "UNAUTHORIZED",
-            "This gateway needs a client token as the API key (Authorization: Bearer or "
+            f"{said}: send a client's token as the API key (Authorization: Bearer or "
             "x-api-key); make one with `thoughtline gateway add-client NAME`.",
         )
     return found
