@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.cli.test_cancel_costs import CONFIG, STEP_1  # $0.0031 for step 1
 from tests.conftest import CANARY_KEY, KEY_VARIABLES
 from tests.server.web.support import screenshot
 from tests.server.web.test_live_daemon import (
@@ -27,27 +28,10 @@ from tests.server.web.test_live_daemon import (
     with_token,
 )
 from tests.support import start_process
-from tests.tools.test_mcp_tools import TEST_SERVER
-from thoughtline.testing import SimReasoning, SimToolCall, Simulator, SimulatorServer, Transcript
+from thoughtline.testing import SimReasoning, Simulator, SimulatorServer, Transcript
 
 pytestmark = pytest.mark.slow  # chromium driving the daemon's page
 
-# $0 input, $10 output per million tokens: step 1's 310 output tokens cost $0.0031.
-CONFIG = f"""
-[prices."openai/o4-mini"]
-input = 0
-output = 10
-
-[mcp_servers.probe]
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(TEST_SERVER)}]
-"""
-STEP_1 = Transcript(
-    tool_calls=(
-        SimToolCall(call_id="call_1", name="probe__repeat", arguments='{"text": "x", "times": 1}'),
-    ),
-    output_tokens=310,
-)
 STEP_2 = Transcript(
     reasoning=(SimReasoning(kind="summary", text="slow thought " * 40),),
     answer="slow answer " * 200,
