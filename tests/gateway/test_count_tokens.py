@@ -60,6 +60,26 @@ def test_a_count_on_an_anthropic_route_is_the_providers_own_and_no_run(
     assert gateway.daemon.client().get("/v1/runs").json()["runs"] == []
 
 
+def test_a_count_on_a_gemini_route_is_geminis_own_count_tokens(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway()
+    counted = _anthropic(gateway).messages.count_tokens(
+        model="gemini/gemini-2.5-flash",
+        system="You are terse.",
+        messages=[{"role": "user", "content": "Hi there, how are you?"}],
+    )
+    assert counted.input_tokens == 8
+    (sent,) = sim.requests
+    assert sent.path == "/gemini/v1beta/models/gemini-2.5-flash:countTokens"
+    assert sent.headers["x-goog-api-key"]
+    whole = dict((sent.body or {})["generateContentRequest"])
+    assert whole["model"] == "models/gemini-2.5-flash"
+    assert whole["systemInstruction"] == {"parts": [{"text": "You are terse."}]}
+    assert whole["contents"] == [{"role": "user", "parts": [{"text": "Hi there, how are you?"}]}]
+    assert gateway.daemon.client().get("/v1/runs").json()["runs"] == []
+
+
 def test_a_count_on_a_route_without_a_count_api_is_refused_naming_it(
     start_gateway: StartGateway, sim: Simulator
 ) -> None:
@@ -76,7 +96,7 @@ def test_a_count_on_a_route_without_a_count_api_is_refused_naming_it(
             "message": "The gateway counts tokens only with the provider's own count API, "
             "and deepseek speaks openai-chat, which has none; it never estimates a count. Go "
             "without the count for 'deepseek/deepseek-v4-pro', or count with a model of an "
-            "endpoint that speaks anthropic-messages.",
+            "endpoint that speaks anthropic-messages or gemini.",
             "code": "GATEWAY_REQUEST_UNSUPPORTED",
         },
     }

@@ -1,7 +1,8 @@
 """A provider's own input token count for a request (the gateway's ``count_tokens``).
 
 The count is asked where the endpoint's wire API has a count API (:attr:`Wire.count
-<thoughtline.providers.wire.Wire.count>`: Anthropic's ``/v1/messages/count_tokens``),
+<thoughtline.providers.wire.Wire.count>`: Anthropic's ``/v1/messages/count_tokens``,
+Gemini's ``models/{model}:countTokens``),
 for exactly the input a call with the same request would send: the wire's own request
 builder shapes it, its count unit keeps the input fields. One attempt, no retry (the
 caller's SDK retries as it does for any call), on the endpoint's connections, key and
@@ -23,7 +24,7 @@ from thoughtline.model.requests import ModelRequest
 from thoughtline.providers._capture import read_bounded
 from thoughtline.providers._transport_errors import transport_error
 from thoughtline.providers.base import CallContext
-from thoughtline.providers.registry import wire_for
+from thoughtline.providers.registry import WIRE_APIS, wire_for
 from thoughtline.wire.jsonio import dumps_bytes
 
 if TYPE_CHECKING:
@@ -36,6 +37,11 @@ _ANSWER_BYTES: Final = 64 * 1024
 def counts_tokens(wire_api: str) -> bool:
     """Whether the wire API has a count API thoughtline asks."""
     return wire_for(wire_api).count is not None
+
+
+def counting_wires() -> tuple[str, ...]:
+    """The wire APIs with a count API thoughtline asks, in the registry's order."""
+    return tuple(wire_api for wire_api in WIRE_APIS if counts_tokens(wire_api))
 
 
 async def count_input_tokens(client: ProviderClient, request: ModelRequest) -> int | None:

@@ -14,7 +14,7 @@ Use it to test code built on thoughtline without any network or key::
     sim.unrouted                                 # paths of requests no provider lives at
 
 Each provider lives under its own path prefix (``/anthropic``, ``/openai``, ...) so one
-server stands in for all of them at once (Anthropic's token count too:
+server stands in for all of them at once (their token counts too:
 :mod:`thoughtline.testing.counting`); :class:`~thoughtline.testing.server.SimulatorServer`
 serves it and gives the base URLs to point endpoints at. Requests are
 routed on the path as sent, percent-encoding kept, as a provider's server routes them
@@ -65,7 +65,7 @@ from thoughtline.testing._asgi import (
     start_stream,
     until_disconnected,
 )
-from thoughtline.testing.counting import COUNT_PATH, serve_count
+from thoughtline.testing.counting import is_count, serve_count
 from thoughtline.testing.default_model import PLAIN_ANSWER, PLAIN_REASONING
 from thoughtline.testing.faults import (
     Fault,
@@ -310,8 +310,8 @@ class Simulator:
         if scope["method"] == "GET" and path.startswith("/anthropic/v1/models"):
             await self._models(path, send)
             return
-        if scope["method"] == "POST" and path == COUNT_PATH:
-            await serve_count(self, scope, receive, send)
+        if is_count(scope["method"], path):
+            await serve_count(self, scope, receive, send, path)
             return
         match = self._route(path)
         if match is None:

@@ -28,7 +28,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.model.requests import GenerationSettings, ModelRequest
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
-from thoughtline.providers.counting import count_input_tokens, counts_tokens
+from thoughtline.providers.counting import count_input_tokens, counting_wires, counts_tokens
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.transport import default_http_client
@@ -143,6 +143,11 @@ class Runtime:
     def counts_tokens(self, provider: str) -> bool:
         """Whether ``provider``'s wire API has a token count API thoughtline asks."""
         return counts_tokens(self.registry.resolve(provider).wire_api)
+
+    @staticmethod
+    def counting_wires() -> tuple[str, ...]:
+        """The wire APIs with a token count API thoughtline asks."""
+        return counting_wires()
 
     async def count_tokens(self, provider: str, request: ModelRequest) -> int | None:
         """``provider``'s own count of the input tokens ``request`` would send, on the

@@ -2,7 +2,8 @@
 counted by the provider itself, never estimated.
 
 The count is asked of the route's provider through its own count API (Anthropic's
-``/v1/messages/count_tokens``; :meth:`~thoughtline.runtime.Runtime.count_tokens`), for
+``/v1/messages/count_tokens``, Gemini's ``countTokens``;
+:meth:`~thoughtline.runtime.Runtime.count_tokens`), for
 the request the gateway would send on the client's call: its system, history, tools,
 tool choice and the thinking the client's mode asks for. A route whose wire API has no
 count API is refused ``GATEWAY_REQUEST_UNSUPPORTED``, naming it. A count is not a run
@@ -68,7 +69,7 @@ async def count_tokens(
                 f"The gateway counts tokens only with the provider's own count API, and "
                 f"{route.endpoint} speaks {wire_api}, which has none; it never estimates a "
                 f"count. Go without the count for {route.asked[:200]!r}, or count with a "
-                "model of an endpoint that speaks anthropic-messages.",
+                f"model of an endpoint that speaks {' or '.join(runtime.counting_wires())}.",
             )
         counted = await runtime.count_tokens(
             route.endpoint, count_request(bridge, client, call, route)
