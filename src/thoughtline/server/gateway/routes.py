@@ -131,6 +131,14 @@ async def anthropic_count_tokens(request: Request) -> Response:
     """The provider's count of the input a call with this body would send
     (:mod:`.counting`), checked as a call is: the client, the body, the model."""
     try:
+        return await _count(request)
+    except Exception:
+        logger.exception("the gateway failed on a token count")
+        return MESSAGES.error(_FAILED)
+
+
+async def _count(request: Request) -> Response:
+    try:
         bridge = _bridge(request)
         client = _client(request, bridge.settings)
         limit = body_limit(bridge.daemon.runtime.config.max_request_bytes)
@@ -147,6 +155,12 @@ async def anthropic_count_tokens(request: Request) -> Response:
     )
 
 
+_FAILED = GatewayFailure(
+    500, "INTERNAL_ERROR", "The gateway failed on this call; the daemon's log says why."
+)
+"""What a client gets for anything unforeseen (logged, with no internals in the message)."""
+
+
 async def _answer(request: Request, api: Api) -> Response:
     """One client call in its API's shapes; anything unforeseen is a 500 in that API's
     error shape too (logged, with no internals in the message)."""
@@ -154,13 +168,7 @@ async def _answer(request: Request, api: Api) -> Response:
         return await _answer_call(request, api)
     except Exception:
         logger.exception("the gateway failed on a call")
-        return api.error(
-            GatewayFailure(
-                500,
-                "INTERNAL_ERROR",
-                "The gateway failed on this call; the daemon's log says why.",
-            )
-        )
+        return api.error(_FAILED)
 
 
 async def _answer_call(request: Request, api: Api) -> Response:
