@@ -4,7 +4,8 @@ calling the simulator directly, in one invocation.
 The simulator runs in a process of its own, streaming ``--deltas`` answer deltas of a
 DeepSeek model one every ``--pace`` seconds; ``thoughtline serve`` (gateway on, one
 ``hidden`` client) runs in another, its upstream the simulator. The official ``openai``
-SDK in this process streams ``--calls`` calls each way, alternating:
+SDK in this process streams ``--calls`` calls each way, in turn (the order rotated at
+each turn, so that no path always follows the same one):
 
 - *direct*: ``base_url`` the simulator's DeepSeek endpoint;
 - *gateway*: ``base_url`` the daemon's ``/openai/v1``, ``model`` ``deepseek/…``;
@@ -298,8 +299,12 @@ def main() -> None:
                     calls += 1
                     stream(client, model, f"call-{calls}")
                     first[name], delay[name], cpu[name] = [], [], 0.0
-                for _ in range(args.calls):
-                    for name, (client, model, pid) in paths.items():
+                names = list(paths)
+                for turn in range(args.calls):
+                    # Each path in each place in turn: a call right after another
+                    # process's call pays for what that one left running.
+                    for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                        client, model, pid = paths[name]
                         calls += 1
                         before = cpu_seconds(pid) if pid else 0.0
                         head, arrived = stream(client, model, f"call-{calls}")
