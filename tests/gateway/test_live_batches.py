@@ -14,7 +14,7 @@ import pytest
 
 from thoughtline.gateway.dialects import ReplyStream
 from thoughtline.model.events import StreamEvent
-from thoughtline.records.run_events import RunCompleted, TaskAnswerDelta
+from thoughtline.records.run_events import RunCompleted, RunEvent, TaskAnswerDelta
 from thoughtline.server.gateway.bridge import Call, _Forward
 from thoughtline.server.gateway.live import CallFrames
 
