@@ -116,7 +116,7 @@ class EventStreamResponse(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         frames_send = self._frames_send or send
-        if isinstance(self.body_iterator, DirectFrames):
+        if isinstance(self.body_iterator, LiveFrames | StoredFrames):
             # The channel may write for this stream only to the server's own send: it
             # runs the send outside this task, which only a send that needs no task of
             # its own allows (uvicorn's; ServerSend says it is there).
@@ -141,29 +141,18 @@ def _batched(frames: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(batch)
 
 
-class DirectFrames:
-    """A stream's frames that its source may write itself once the stream has sent
-    everything: ``direct`` is the server's own send when the response knows it (else
-    None, and every frame goes through the stream)."""
-
-    __slots__ = ("direct",)
-
-    def __init__(self) -> None:
-        self.direct: Send | None = None
-
-
-class LiveFrames(DirectFrames):
+class LiveFrames:
     """The frames of a run executing in this daemon (:func:`_live`). ``direct``, when the
     response sets it to the server's own send, lets the run's channel write the frames
     of a caught-up stream itself."""
 
-    __slots__ = ("_after", "_channel", "_daemon")
+    __slots__ = ("_after", "_channel", "_daemon", "direct")
 
     def __init__(self, daemon: Daemon, channel: RunChannel, after: int | None) -> None:
-        super().__init__()
         self._daemon = daemon
         self._channel = channel
         self._after = after
+        self.direct: Send | None = None
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return _live(self._daemon, self._channel, self._after, self.direct)
@@ -185,18 +174,18 @@ def run_stream(daemon: Daemon, run_id: str, last_event_id: int | None) -> AsyncI
     return StoredFrames(daemon, run_id, last_event_id)
 
 
-class StoredFrames(DirectFrames):
+class StoredFrames:
     """The frames of a run from the store (:func:`_stored`). ``direct``, when the
     response sets it to the server's own send, lets the run's feed (announcements.py)
     write the frames of a caught-up stream itself."""
 
-    __slots__ = ("_after", "_daemon", "_run_id")
+    __slots__ = ("_after", "_daemon", "_run_id", "direct")
 
     def __init__(self, daemon: Daemon, run_id: str, after: int | None) -> None:
-        super().__init__()
         self._daemon = daemon
         self._run_id = run_id
         self._after = after
+        self.direct: Send | None = None
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return _stored(self._daemon, self._run_id, self._after, self.direct)

@@ -6,8 +6,7 @@ back to the client as the disclosure gate handed it on.
 carriers the gateway kept of the turns the client returns (:mod:`.carriers`), and starts
 the run through the daemon (``source: gateway``, ``client: NAME``: the daemon's
 ``max_active_runs``, store checks and shutdown apply as to any run). Its live deltas
-reach :class:`Call.events` as the gate released them (or, while a stream has sent all
-it had, :attr:`Call.writer`, which writes them to the client at once); when the run ends,
+reach :class:`Call.events` as the gate released them; when the run ends,
 :meth:`Call.settle` counts its cost against the client's day and keeps the answer's
 carriers (whether or not the client is still there), and :meth:`Call.outcome` turns a
 failed task into the refusal the client gets (a provider's refusal of a turn whose
@@ -18,7 +17,6 @@ raw 400).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -112,10 +110,6 @@ class Call:
     handle: ManagedRun
     missing_carriers: int
     events: asyncio.Queue[RunEvent] = field(default_factory=asyncio.Queue)
-    writer: Callable[[RunEvent], bool] | None = None
-    """Set by a stream that has sent everything queued: takes each event as it comes
-    (True: it is dealt with, written to the client if it is a delta; False: queue it)
-    instead of the queue waking the stream's task for it."""
     settled: bool = False
 
     @property
@@ -249,33 +243,29 @@ class Bridge:
             self.ledger.leave(client)
             raise
         started = Call(self, client, route, handle, restored.missing)
-        forward.to(started)
+        forward.to(started.events)
         handle.task.add_done_callback(lambda _: started.settle())
         return started
 
 
 class _Forward:
-    """The run's observer: events held until the call exists, then handed to its writer
-    when it has one and nothing is queued before them, else queued."""
+    """The run's observer: events held until the call's queue exists, then put in it."""
 
     def __init__(self) -> None:
         self.held: list[RunEvent] = []
-        self.call: Call | None = None
+        self.queue: asyncio.Queue[RunEvent] | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        call = self.call
-        if call is None:
+        if self.queue is None:
             self.held.append(event)
-            return
-        writer = call.writer
-        if writer is None or not call.events.empty() or not writer(event):
-            call.events.put_nowait(event)
+        else:
+            self.queue.put_nowait(event)
 
-    def to(self, call: Call) -> None:
+    def to(self, queue: asyncio.Queue[RunEvent]) -> None:
         for event in self.held:
-            call.events.put_nowait(event)
+            queue.put_nowait(event)
         self.held.clear()
-        self.call = call
+        self.queue = queue
 
 
 __all__ = ["MODE_HEADER", "RUN_HEADER", "Bridge", "Call", "is_terminal"]

@@ -7,12 +7,8 @@ answer that is not streamed, and never needs them, since the gateway keeps them.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 
-from starlette.types import Send
-
-from thoughtline.gateway.dialects import ReplyStream
 from thoughtline.model.events import (
     Finish,
     ReasoningDelta,
@@ -28,16 +24,9 @@ from thoughtline.model.events import (
     ToolCallStart,
 )
 from thoughtline.model.parts import ToolCallPart
-from thoughtline.records.run_events import (
-    RunEvent,
-    TaskAnswerDelta,
-    TaskReasoningDelta,
-    is_terminal,
-)
-from thoughtline.server.events import Blocked, Failed, start_write
+from thoughtline.records.run_events import TaskAnswerDelta, TaskReasoningDelta, is_terminal
 from thoughtline.server.gateway.bridge import Call
 from thoughtline.server.gateway.failure import GatewayFailure
-from thoughtline.server.sse import DirectFrames
 
 
 class _Framing:
@@ -76,115 +65,28 @@ class _Framing:
         return [*out, ReasoningDelta(part_id=self.open[1], text=text)]
 
 
-class CallFrames(DirectFrames):
-    """The body of a streamed call: the gated deltas as they come, each part opened and
-    closed, then the task's tool calls, usage and finish (or its failure), in the
-    dialect's stream. A client that goes away before the end cancels the run, as any
-    caller that stops one.
-
-    Frames that are ready together leave in one write: the deltas the run queued while
-    the last write went out, not one write each. Once the stream has sent everything
-    queued and the response gave it the server's own send (``direct``), the run's
-    observer writes each delta itself as the run hands it on (:attr:`Call.writer`),
-    rather than queueing it and waking this stream's task a turn of the loop later; the
-    task takes over again for a write the client is slow to take, and for the end."""
-
-    __slots__ = ("_call", "_framing", "_stream", "_waiter")
-
-    def __init__(self, call: Call, stream: ReplyStream) -> None:
-        super().__init__()
-        self._call = call
-        self._stream = stream
-        self._framing = _Framing()
-        self._waiter: asyncio.Future[Blocked | Failed | None] | None = None
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._frames()
-
-    async def _frames(self) -> AsyncGenerator[bytes, None]:
-        call, stream = self._call, self._stream
-        ended = False
-        try:
-            while True:
-                waited: list[RunEvent] = []
-                if call.events.empty():
-                    if self.direct is not None:
-                        if (outcome := await self._handed_over(self.direct)) is not None:
-                            if isinstance(outcome, Failed):
-                                raise outcome.error
-                            await outcome  # the write the client was slow to take
-                        continue
-                    waited.append(await call.events.get())
-                chunk, finished = self._render(waited + _drained(call.events))
-                if chunk:
-                    yield chunk
-                if finished:
-                    break
-            for event in closing_events(call):
-                if chunk := stream.feed(event):
-                    yield chunk
-            ended = True
-            yield stream.close()
-        finally:
-            call.writer = None
-            if not ended:
-                call.bridge.daemon.runs.cancel(call.handle.run_id)
-
-    async def _handed_over(self, send: Send) -> Blocked | Failed | None:
-        """Let the run's observer write each delta to ``send`` until an event needs this
-        task: None for the end (or any event the observer queued), else the write that
-        could not finish at once, or failed."""
-        waiter: asyncio.Future[Blocked | Failed | None] = asyncio.get_running_loop().create_future()
-        self._waiter = waiter
-
-        def write(event: RunEvent) -> bool:
-            if isinstance(event, TaskAnswerDelta | TaskReasoningDelta):
-                try:
-                    chunk, _ = self._render([event])
-                except Exception as exc:  # raised in this stream's task, not the run's
-                    self._release(Failed(exc))
-                    return True
-                if chunk and (outcome := start_write(send, chunk)) is not None:
-                    self._release(outcome)
-                return True
-            if is_terminal(event):
-                self._release(None)
-                return False
-            return True  # nothing of it reaches the client
-
-        self._call.writer = write
-        try:
-            return await waiter
-        finally:
-            self._call.writer = None
-            self._waiter = None
-
-    def _release(self, outcome: Blocked | Failed | None) -> None:
-        self._call.writer = None
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(outcome)
-
-    def _render(self, events: list[RunEvent]) -> tuple[bytes, bool]:
-        """The bytes of these run events in the dialect, and whether the run ended."""
-        framing, feed = self._framing, self._stream.feed
-        out: list[StreamEvent] = []
-        for event in events:
+async def live_events(call: Call) -> AsyncIterator[list[StreamEvent]]:
+    """The gated deltas until the run ends, each part opened and closed, in batches: each
+    batch what the run had queued when the stream came back for more (one delta while the
+    stream keeps up; all it missed, for one write, once it fell behind)."""
+    framing = _Framing()
+    while True:
+        batch: list[StreamEvent] = []
+        event = await call.events.get()
+        while True:
             if isinstance(event, TaskAnswerDelta):
-                out += framing.text(event.text)
+                batch += framing.text(event.text)
             elif isinstance(event, TaskReasoningDelta):
-                out += framing.reasoning(event.text, event.part_id)
+                batch += framing.reasoning(event.text, event.part_id)
             elif is_terminal(event):
-                out += framing.close()
-                return b"".join(feed(item) for item in out), True
-        return b"".join(feed(item) for item in out), False
-
-
-def _drained(events: asyncio.Queue[RunEvent]) -> list[RunEvent]:
-    taken: list[RunEvent] = []
-    while not events.empty():
-        taken.append(events.get_nowait())
-    return taken
+                batch += framing.close()
+                yield batch
+                return
+            if call.events.empty():
+                break
+            event = call.events.get_nowait()
+        if batch:
+            yield batch
 
 
 def closing_events(call: Call) -> Iterator[StreamEvent]:

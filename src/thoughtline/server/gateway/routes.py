@@ -15,6 +15,7 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,15 +26,16 @@ from thoughtline.gateway.call import Dialect, GatewayCall
 from thoughtline.gateway.dialects import (
     DialectError,
     Rendering,
+    ReplyStream,
     client_api,
     messages,
 )
 from thoughtline.server.daemon import body_limit
-from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge
+from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
 from thoughtline.server.gateway.counting import count_tokens
 from thoughtline.server.gateway.failure import GatewayFailure
-from thoughtline.server.gateway.live import CallFrames
+from thoughtline.server.gateway.live import closing_events, live_events
 from thoughtline.server.gateway.routing import listed, route
 from thoughtline.server.sse import EventStreamResponse
 
@@ -197,9 +199,30 @@ async def _answer_call(request: Request, api: Api) -> Response:
         return JSONResponse(body, headers=started.headers)
     stream = api.dialect.stream(call, rendering)
     # Frames go straight to the server's send, past the middlewares' wrappers (as the
-    # daemon's own event streams do), written by the run's observer once caught up.
+    # daemon's own event streams do).
     return EventStreamResponse(
-        CallFrames(started, stream),
+        _streamed(started, stream),
         media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
+
+
+async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
+    """The run's gated deltas as they come, then its tool calls, usage and finish (or
+    its failure) from the task's end, through the dialect's stream. A client that goes
+    away before the end cancels the run, as any caller that stops one."""
+    ended = False
+    try:
+        async for batch in live_events(started):
+            # The deltas the run queued while the client's last write went out leave in
+            # one write: a stream that fell behind catches up in one send, not one each.
+            if chunk := b"".join(stream.feed(event) for event in batch):
+                yield chunk
+        for event in closing_events(started):
+            if chunk := stream.feed(event):
+                yield chunk
+        ended = True
+        yield stream.close()
+    finally:
+        if not ended:
+            started.bridge.daemon.runs.cancel(started.handle.run_id)
