@@ -16,6 +16,12 @@ simulator. Contenders, each a fresh process, interleaved, best of ``--repeat``:
 - the parse floor: the standard library alone (``http.client``, ``json.loads`` of each
   ``data:`` line, the deltas collected), what reading the stream costs at least.
 
+Every contender loads its modules from bytecode caches, as for anyone who installed
+them (pip compiles a package at install): thoughtline's own package, installed editable
+here, is compiled before the first round (``compileall``) and ``PYTHONDONTWRITEBYTECODE``
+is dropped from the contenders' environment. Without it each ``thoughtline`` process
+compiled its 300 modules from source while the SDK's came from the caches pip wrote.
+
 Also reported: the store's size on disk per displayed thinking delta (the surface run's
 home minus the hidden run's, after a checkpoint, divided by the thinking deltas), and the
 event log's rows for the surface run.
@@ -28,6 +34,7 @@ event log's rows for the surface run.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import sqlite3
@@ -37,6 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
+
+import thoughtline
 
 import stream_server
 from bench_streams import ANTHROPIC_MODEL, anthropic_bytes
@@ -161,6 +170,8 @@ def main() -> None:
             root = Path(scratch)
             env = {key: value for key, value in os.environ.items() if "API_KEY" not in key}
             env.pop("THOUGHTLINE_CONFIG", None)
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            compileall.compile_dir(Path(thoughtline.__file__).parent, quiet=1)
             env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=base_url, OTEL_SDK_DISABLED="true")
             run = [sys.executable, "-m", "thoughtline.cli", "run", "Think at length."]
             run += ["--provider", "anthropic", "--model", MODEL, "--json"]
