@@ -45,9 +45,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-import thoughtline
-
 import stream_server
+import thoughtline
 from bench_streams import ANTHROPIC_MODEL, anthropic_bytes
 
 MODEL = ANTHROPIC_MODEL
