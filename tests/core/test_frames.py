@@ -194,33 +194,36 @@ FRAMES = [
 ]
 
 
+def read_as_text(frame: bytes, sentinel: str | None) -> tuple[list[object], bool]:
+    """The reference: ``frame`` decoded as text, then its data parsed; the events, and
+    whether the stream is finished."""
+    from thoughtline.providers.base import malformed_error
+    from thoughtline.wire.frames import parse_frame
+    from thoughtline.wire.jsonio import MalformedJSON, loads_object
+
+    try:
+        parsed = parse_frame(frame)
+    except FramingError as exc:
+        return [malformed_error(str(exc))], True
+    if parsed is None or not parsed.data or parsed.data in {"[DONE]", sentinel}:
+        return [], parsed is not None and parsed.data == sentinel
+    try:
+        payload = loads_object(parsed.data)
+    except MalformedJSON as exc:
+        return [malformed_error(str(exc))], True
+    return Recording().translate(parsed.event, payload), False
+
+
 @pytest.mark.parametrize("frame", FRAMES)
 @pytest.mark.parametrize("sentinel", [None, "[DONE]"])
 def test_stream_decoder_reads_each_frame_as_its_text_reads(
     frame: bytes, sentinel: str | None
 ) -> None:
-    from thoughtline.providers.base import SSEStreamDecoder, malformed_error
-    from thoughtline.wire.frames import parse_frame
-    from thoughtline.wire.jsonio import MalformedJSON, loads_object
+    from thoughtline.providers.base import SSEStreamDecoder
 
     decoder = SSEStreamDecoder(Recording(), done_sentinel=sentinel)  # type: ignore[arg-type]
     got = decoder.feed(frame + b"\n\n")
-    # The reference: the frame decoded as text, then its data parsed.
-    try:
-        parsed = parse_frame(frame)
-    except FramingError as exc:
-        assert got == [malformed_error(str(exc))]
-        return
-    if parsed is None or not parsed.data or parsed.data in {"[DONE]", sentinel}:
-        assert got == []
-        assert decoder.finished == (parsed is not None and parsed.data == sentinel)
-        return
-    try:
-        payload = loads_object(parsed.data)
-    except MalformedJSON as exc:
-        assert got == [malformed_error(str(exc))]
-        return
-    assert got == Recording().translate(parsed.event, payload)
+    assert (got, decoder.finished) == read_as_text(frame, sentinel)
 
 
 def test_a_stream_naming_endless_events_keeps_a_bounded_set_of_names() -> None:
