@@ -161,7 +161,8 @@ class SSEDecoder:
 
 
 _EVENT_NAMES: dict[bytes, str] = {}
-"""Event names decoded before (a stream names a handful, thousands of times each)."""
+"""Event names decoded before, by their whole line (a stream names a handful, thousands
+of times each)."""
 _MAX_EVENT_NAMES: Final = 256
 """How many names :data:`_EVENT_NAMES` keeps: a server inventing names costs no memory."""
 
@@ -172,25 +173,25 @@ def event_and_data(raw: bytes) -> tuple[str, bytes] | None:
     in bytes, for a JSON parser that checks UTF-8 itself (no ``str`` made of it); any
     other shape (several ``data:`` lines, comments, an ``id:``), or a name that is not
     UTF-8, is ``None``: :func:`parse_frame` reads it, and says what is wrong with it."""
-    if raw.startswith(b"event: "):
-        newline = raw.find(b"\n")
-        if newline < 0 or not raw.startswith(b"data: ", newline + 1):
-            return None
-        if raw.find(b"\n", newline + 1) >= 0:
-            return None
-        name = raw[7:newline]
-        event = _EVENT_NAMES.get(name)
-        if event is None:
-            try:
-                event = name.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-            if len(_EVENT_NAMES) < _MAX_EVENT_NAMES:
-                _EVENT_NAMES[name] = event
-        return event, raw[newline + 7 :]
-    if raw.startswith(b"data: ") and raw.find(b"\n") < 0:
-        return "", raw[6:]
-    return None
+    head, separator, data = raw.partition(b"\ndata: ")
+    if not separator:
+        if raw.startswith(b"data: ") and b"\n" not in raw:
+            return "", raw[6:]
+        return None
+    if b"\n" in data:
+        return None
+    event = _EVENT_NAMES.get(head)  # the whole line, "event: NAME": no slice made
+    if event is not None:
+        return event, data
+    if not head.startswith(b"event: ") or b"\n" in head:
+        return None
+    try:
+        event = head[7:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(_EVENT_NAMES) < _MAX_EVENT_NAMES:
+        _EVENT_NAMES[head] = event
+    return event, data
 
 
 def parse_frame(raw: bytes) -> SSEFrame | None:
