@@ -3,7 +3,9 @@
 A server in its own process on 127.0.0.1 answers every request with the same
 pre-rendered Anthropic Messages stream (N events: ~90% thinking deltas, then the answer),
 written as fast as the socket takes it, so neither contender waits for a pacing
-simulator. Contenders, each a fresh process, interleaved, best of ``--repeat``:
+simulator. Contenders, each a fresh process, interleaved, best of ``--repeat``: each
+keeps its best wall time and, apart, its best CPU time (user + system, from ``wait4``),
+as under load the round with the best wall time is seldom the one with the least CPU:
 
 - ``thoughtline run --json`` with the default settings, in ``surface`` mode (every
   thinking delta displayed: gated, logged to the run event log, kept in the task) and in
@@ -169,6 +171,7 @@ def main() -> None:
     server, port, thinking_deltas, body_bytes = start_server(options.events)
     base_url = f"http://127.0.0.1:{port}"
     best: dict[str, Timing] = {}
+    least_cpu: dict[str, float] = {}
     try:
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
@@ -215,6 +218,7 @@ def main() -> None:
                                 ).fetchone()
                     if name not in best or timing.wall < best[name].wall:
                         best[name] = timing
+                    least_cpu[name] = min(least_cpu.get(name, timing.cpu), timing.cpu)
                     print(
                         f"round {round_index + 1}: {name} {timing.wall:.2f} s "
                         f"({timing.cpu:.2f} s CPU)",
@@ -242,11 +246,12 @@ def main() -> None:
     }
     for name, label in labels.items():
         timing = best[name]
+        cpu = least_cpu[name]
         print(
-            f"| {label} | {timing.wall:.2f} | {timing.cpu:.2f} "
-            f"| {best['sdk'].wall / timing.wall:.2f}x | {best['sdk'].cpu / timing.cpu:.2f}x "
+            f"| {label} | {timing.wall:.2f} | {cpu:.2f} "
+            f"| {best['sdk'].wall / timing.wall:.2f}x | {least_cpu['sdk'] / cpu:.2f}x "
             f"| {best['helper'].wall / timing.wall:.2f}x "
-            f"| {best['helper'].cpu / timing.cpu:.2f}x |"
+            f"| {least_cpu['helper'] / cpu:.2f}x |"
         )
     for name in ("surface", "hidden"):
         print(
