@@ -31,10 +31,18 @@ from typing import Literal, TypeAlias, assert_never
 import orjson
 
 from thoughtline.model.accumulator import ModelResponse
-from thoughtline.model.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta, TextStart
+from thoughtline.model.events import (
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StreamEvent,
+    TextDelta,
+    TextStart,
+)
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.redaction import Redactor, StreamRedactor
 from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView, TracedReasoningPart
+from thoughtline.records.run_events import ReasoningEdge
 from thoughtline.runtime.policy.checks import UnknownModeError as UnknownModeError
 from thoughtline.runtime.policy.checks import check_mode as check_mode
 
@@ -178,6 +186,22 @@ class GateStream:
             text = ended.flush() if ended is not None else ""
             return ("reasoning", text) if text else None
         return None
+
+    def edge(self, event: ReasoningStart | ReasoningEnd) -> ReasoningEdge | None:
+        """Where a displayed reasoning part opens or closes, with its carriers (for a
+        client of the gateway whose mode shows reasoning); ``None`` when the mode hides
+        it. Carriers holding a loaded credential value are left out: a carrier cannot
+        be redacted without breaking it."""
+        if not self._displays:
+            return None
+        carriers = event.provider_metadata
+        redactor = self._redactor
+        if carriers and redactor.has_secrets:
+            dumped = orjson.dumps(dict(carriers)).decode()
+            if redactor.values(dumped) != dumped:
+                carriers = {}
+        edge: Literal["start", "end"] = "start" if isinstance(event, ReasoningStart) else "end"
+        return ReasoningEdge(edge=edge, part_id=event.part_id, kind=event.kind, carriers=carriers)
 
     def finish(self) -> list[LiveText]:
         """The tails still held when the call's stream ends (completed, broken or
