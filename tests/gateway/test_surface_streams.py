@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import CANARY_KEY
 from tests.gateway.conftest import StartGateway, mode_client
-from tests.gateway.test_surface_carriers import FUNCTION, RESPONSES_MODEL, messages_step, steps
-from thoughtline.testing import Simulator
+from tests.gateway.test_surface_carriers import (
+    CLAUDE,
+    FUNCTION,
+    RESPONSES_MODEL,
+    messages_step,
+    steps,
+)
+from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # a daemon per test
 
@@ -95,3 +102,28 @@ def test_a_hidden_clients_stream_carries_no_signature_redacted_block_or_encrypte
     assert "CANARY-HIDDEN-CARRIER-77e1" not in seen
     for word in ("signature", "redacted_thinking", "encrypted_content", '"type":"reasoning"'):
         assert word not in seen, word
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_carrier_holding_a_loaded_key_is_never_handed_to_a_surface_client(
+    start_gateway: StartGateway, sim: Simulator, stream: bool
+) -> None:
+    gateway = start_gateway(clients=mode_client("surface"))
+    thought = SimReasoning(kind="summary", text="Let me think.", signature=f"sig-{CANARY_KEY}")
+    sim.script(Transcript(reasoning=(thought,), answer="Paris."))
+    asked: dict[str, Any] = {
+        "model": CLAUDE,
+        "max_tokens": 4000,
+        "messages": [{"role": "user", "content": "Capital of France?"}],
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+    }
+    if stream:
+        with gateway.anthropic().messages.stream(**asked) as events:
+            received = [event.model_dump_json() for event in events]
+            message = events.get_final_message()
+    else:
+        message = gateway.anthropic().messages.create(**asked)
+        received = []
+    received.append(message.model_dump_json())
+    assert message.content[-1].text == "Paris."
+    assert CANARY_KEY not in "\n".join(received)

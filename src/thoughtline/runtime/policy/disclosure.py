@@ -32,6 +32,7 @@ import orjson
 
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import (
+    ProviderMetadata,
     ReasoningDelta,
     ReasoningEnd,
     ReasoningStart,
@@ -129,6 +130,17 @@ class Captured:
         return "\n\n".join(part["text"] for part in self.for_trace if part["text"])
 
 
+def shareable_carriers(redactor: Redactor, carriers: ProviderMetadata) -> ProviderMetadata:
+    """A reasoning part's carriers as a client that sees reasoning may get them: none
+    when they hold a loaded credential value (a carrier cannot be redacted without
+    breaking it, so it stays with the task's own next call)."""
+    if carriers and redactor.has_secrets:
+        dumped = orjson.dumps(dict(carriers)).decode()
+        if redactor.values(dumped) != dumped:
+            return {}
+    return carriers
+
+
 class GateStream:
     """The gate's live side for ONE model call: what a live surface may show of the
     call's events, credentials removed. Each call gets a fresh stream
@@ -194,12 +206,7 @@ class GateStream:
         be redacted without breaking it."""
         if not self._displays:
             return None
-        carriers = event.provider_metadata
-        redactor = self._redactor
-        if carriers and redactor.has_secrets:
-            dumped = orjson.dumps(dict(carriers)).decode()
-            if redactor.values(dumped) != dumped:
-                carriers = {}
+        carriers = shareable_carriers(self._redactor, event.provider_metadata)
         edge: Literal["start", "end"] = "start" if isinstance(event, ReasoningStart) else "end"
         return ReasoningEdge(edge=edge, part_id=event.part_id, kind=event.kind, carriers=carriers)
 

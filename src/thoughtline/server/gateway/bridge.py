@@ -17,7 +17,7 @@ raw 400).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import cast
 
@@ -25,11 +25,13 @@ from thoughtline.config import thoughtline_home
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.errors import ErrorCode, ThoughtlineError
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk
+from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.client_turns import ClientTurns
+from thoughtline.model.parts import ReasoningPart
 from thoughtline.model.requests import ToolChoice
 from thoughtline.records import Task
 from thoughtline.records.run_events import RunEvent, is_terminal
-from thoughtline.runtime import ManagedRun, RunOptions, build_spec
+from thoughtline.runtime import ManagedRun, RunOptions, build_spec, shareable_carriers
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.errors import ApiError, status_for
 from thoughtline.server.gateway.carriers import Accepts, CarrierStore
@@ -165,6 +167,21 @@ class Call:
                 endpoint=self.route.endpoint,
                 model=self.route.model,
             )
+
+    def reply(self, task: Task) -> ModelResponse:
+        """The task's answer as its client may get it: a reasoning part the gate held
+        back (``withheld``) without carriers that hold a loaded credential value, as a
+        streamed answer carries it (``shareable_carriers``)."""
+        reply = task.reply
+        assert reply is not None
+        redactor = self.bridge.daemon.runtime.redactor
+        parts = tuple(
+            replace(part, provider_metadata=shareable_carriers(redactor, part.provider_metadata))
+            if isinstance(part, ReasoningPart) and part.withheld is not None
+            else part
+            for part in reply.parts
+        )
+        return replace(reply, parts=parts)
 
     def outcome(self) -> Task:
         """The ended task, or the refusal the client gets for a task that failed."""
