@@ -60,6 +60,11 @@ _STATUS_OF_TASK_ERROR = {
 }
 
 
+def task_error_status(code: str) -> int:
+    """The status a client gets for a task (or count) that failed with ``code``."""
+    return _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502)
+
+
 def gateway_options(
     client: GatewayClient,
     call: GatewayCall,
@@ -225,7 +230,7 @@ class Call:
             # The run's budget is what was left of the client's day.
             raise self.bridge.ledger.day_spent(self.client, message, self.headers)
         raise GatewayFailure(
-            _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502),
+            task_error_status(code),
             code,
             message,
             headers=self.headers,
@@ -271,7 +276,7 @@ class Bridge:
             call.messages,
             endpoint=route.endpoint,
             model=route.model,
-            accepts=self._accepts(client),
+            accepts=self.accepts_for(client),
         )
         choice = call.tool_choice
         turns = ClientTurns(
@@ -311,7 +316,7 @@ class Bridge:
         handle.task.add_done_callback(lambda _: started.settle())
         return started
 
-    def _accepts(self, client: GatewayClient) -> Accepts | None:
+    def accepts_for(self, client: GatewayClient) -> Accepts | None:
         """Whether a reasoning part ``client`` sent back is one the gateway handed it for
         the endpoint and model (:mod:`.provenance`); ``None``: it was handed none."""
         provenance = self.provenance
