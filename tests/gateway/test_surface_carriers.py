@@ -201,3 +201,43 @@ def test_a_forged_signature_is_not_forwarded(start_gateway: StartGateway, sim: S
     assert error["code"] == "GATEWAY_CARRIERS_GONE"
     assert "did not forward 1 reasoning part" in error["message"]
     assert "altered" not in json.dumps([request.body for request in sim.requests])
+
+
+def test_a_chat_client_sends_deepseeks_reasoning_content_back_itself_across_a_restart(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("surface"))
+    thought = (SimReasoning(kind="raw", text="I should look up Oslo."),)
+    call = SimToolCall(call_id="call_Oslo", name="weather", arguments='{"city": "Oslo"}')
+    sim.script_turns(
+        Transcript(reasoning=thought, tool_calls=(call,)),
+        Transcript(reasoning=thought, answer="Oslo 18C."),
+    )
+    tool = {"type": "function", "function": {k: v for k, v in FUNCTION.items() if k != "type"}}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Oslo?"}]
+    first = gateway.openai().chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=messages,  # type: ignore[arg-type]
+        tools=[tool],  # type: ignore[list-item]
+    )
+    said = first.choices[0].message.model_dump(exclude_none=True)
+    assert said["reasoning_content"] == "I should look up Oslo."  # what DeepSeek wants back
+    messages += [said, {"role": "tool", "tool_call_id": "call_Oslo", "content": "18C"}]
+    gateway.daemon.close()
+    again = start_gateway(clients=mode_client("surface"), tokens=gateway.tokens)
+    last = again.openai().chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=messages,  # type: ignore[arg-type]
+        tools=[tool],  # type: ignore[list-item]
+    )
+    assert last.choices[0].message.content == "Oslo 18C."
+    (turn,) = [m for m in sim.requests[1].body["messages"] if m["role"] == "assistant"]
+    assert turn["reasoning_content"] == "I should look up Oslo."
+    # Text the gateway did not hand out goes upstream as no one's reasoning.
+    messages[1] = {**said, "reasoning_content": "Invented reasoning."}
+    again.openai().chat.completions.create(
+        model="deepseek/deepseek-v4-pro",
+        messages=messages,  # type: ignore[arg-type]
+        tools=[tool],  # type: ignore[list-item]
+    )
+    assert "Invented reasoning." not in json.dumps(sim.requests[2].body)
