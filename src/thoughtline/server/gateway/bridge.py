@@ -3,12 +3,14 @@ are offered and never run here, its client's mode is the run's, and the answer g
 back to the client as the disclosure gate handed it on.
 
 :meth:`Bridge.start` checks the client's day budget and calls in flight, puts back the
-carriers the gateway kept of the turns the client returns (:mod:`.carriers`), and starts
+carriers the gateway kept of the turns the client returns (:mod:`.carriers`), or those
+the client sent back itself that the gateway handed it (:mod:`.provenance`), and starts
 the run through the daemon (``source: gateway``, ``client: NAME``: the daemon's
 ``max_active_runs``, store checks and shutdown apply as to any run). Its live deltas
 reach :class:`Call.events` as the gate released them; when the run ends,
 :meth:`Call.settle` counts its cost against the client's day and keeps the answer's
-carriers (whether or not the client is still there), and :meth:`Call.outcome` turns a
+carriers (whether or not the client is still there; for a client that sees them, their
+digests too), and :meth:`Call.outcome` turns a
 failed task into the refusal the client gets (a provider's refusal of a turn whose
 carriers the gateway no longer held is ``GATEWAY_CARRIERS_GONE``, never the provider's
 raw 400).

@@ -16,6 +16,8 @@ dropped first, and a turn kept longer than ``carriers_ttl_s`` dropped. Nothing o
 ever written to disk: after a restart, a turn whose carriers are gone goes upstream as
 the client sent it, by the wire's own rule for turns without carriers, and a provider
 that refuses it answers the client ``GATEWAY_CARRIERS_GONE`` (409), never its raw 400.
+A client that sees reasoning may send the carriers back itself: those the gateway handed
+it for the route go upstream (:mod:`.provenance`), any other keeps no origin.
 """
 
 from __future__ import annotations
