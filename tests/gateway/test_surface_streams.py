@@ -20,6 +20,7 @@ from tests.gateway.test_surface_carriers import (
     messages_step,
     steps,
 )
+from thoughtline.records import ChainOfThought
 from thoughtline.testing import SimReasoning, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # a daemon per test
@@ -77,11 +78,12 @@ def test_a_streamed_responses_answer_carries_encrypted_content_when_include_asks
         assert carried == {None}
 
 
+@pytest.mark.parametrize("mode", ["hidden", "telemetry_only"])
 @pytest.mark.parametrize("dialect", ["messages", "responses"])
 def test_a_hidden_clients_stream_carries_no_signature_redacted_block_or_encrypted_item(
-    start_gateway: StartGateway, sim: Simulator, dialect: str
+    start_gateway: StartGateway, sim: Simulator, dialect: str, mode: ChainOfThought
 ) -> None:
-    gateway = start_gateway(clients=mode_client("hidden"))
+    gateway = start_gateway(clients=mode_client(mode))
     steps(sim, "CANARY-HIDDEN-CARRIER-77e1", redacted=True)
     if dialect == "messages":
         message, received = messages_step(gateway, [{"role": "user", "content": "Oslo?"}])
