@@ -241,3 +241,31 @@ def test_a_chat_client_sends_deepseeks_reasoning_content_back_itself_across_a_re
         tools=[tool],  # type: ignore[list-item]
     )
     assert "Invented reasoning." not in json.dumps(sim.requests[2].body)
+
+
+def test_a_thinking_block_shown_without_its_text_is_not_taken_back_blank(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    gateway = start_gateway(clients=mode_client("surface"))
+    steps(sim, "omitted")
+    asked: dict[str, Any] = {
+        "model": CLAUDE,
+        "max_tokens": 4000,
+        "tools": [WEATHER],
+        "thinking": {"type": "enabled", "budget_tokens": 2048, "display": "omitted"},
+    }
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Oslo, Rome?"}]
+    message = gateway.anthropic().messages.create(messages=history, **asked)
+    assert message.content[0].thinking == ""  # the signature signs text it was not shown
+    assert answer_tools(history, message)
+    gateway.daemon.close()
+    again = start_gateway(clients=mode_client("surface"), tokens=gateway.tokens)
+    import anthropic
+
+    # Sent back blank, the block would be refused by the provider as altered: the
+    # gateway keeps it from going, and says so in its own code.
+    with pytest.raises(anthropic.APIStatusError) as refused:
+        again.anthropic().messages.create(messages=history, **asked)
+    assert refused.value.status_code == 409
+    assert refused.value.body["error"]["code"] == "GATEWAY_CARRIERS_GONE"  # type: ignore[index]
+    assert "sig-omitted-0" not in json.dumps(sim.requests[-1].body)

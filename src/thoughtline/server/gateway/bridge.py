@@ -119,8 +119,6 @@ class Call:
     refused_carriers: int
     """Reasoning parts the client sent back that the gateway did not hand it for this
     endpoint and model (forged, altered, or another model's): not forwarded."""
-    blank_text: bool = False
-    """The client's reasoning is shown without text (Messages' ``display: "omitted"``)."""
     events: asyncio.Queue[RunEvent] = field(default_factory=asyncio.Queue)
     settled: bool = False
 
@@ -164,7 +162,6 @@ class Call:
                 self.route.endpoint,
                 self.route.model,
                 task.reply.reasoning_parts,
-                blank_text=self.blank_text,
             )
         if task.reply is not None and turns is not None:
             self.bridge.carriers.keep(
@@ -312,7 +309,6 @@ class Bridge:
             handle,
             restored.missing,
             restored.refused,
-            blank_text=call.dialect == "messages" and call.reasoning.display == "omitted",
         )
         forward.to(started.events)
         handle.task.add_done_callback(lambda _: started.settle())

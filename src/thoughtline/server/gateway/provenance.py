@@ -97,30 +97,19 @@ class Provenance:
         message = b"".join(_field(value) for value in (client, endpoint, model, *found, text))
         return hmac.new(self._key, message, hashlib.sha256).digest()[:DIGEST_BYTES]
 
-    def vouch(
-        self,
-        client: str,
-        endpoint: str,
-        model: str,
-        parts: Iterable[ReasoningPart],
-        *,
-        blank_text: bool = False,
-    ) -> None:
+    def vouch(self, client: str, endpoint: str, model: str, parts: Iterable[ReasoningPart]) -> None:
         """Remember the carriers of ``parts``, as handed to ``client`` for ``endpoint``
-        and ``model`` (``blank_text``: its signed parts were shown without their text, as
-        Messages' ``display: "omitted"`` shows them)."""
+        and ``model``. A signed part is bound to its text as shown: one shown without it
+        (Messages' ``display: "omitted"``) comes back blank, which the provider would
+        refuse, and is left to the carriers the gateway keeps itself."""
         made: list[bytes] = []
         for part in parts:
             if part.withheld is not None:
                 continue  # the client got other text than the provider signed
-            texts = [part.text]
-            if blank_text and part.text and carrier(part) != ("", ""):
-                texts.append("")
-            for text in texts:
-                digest = self._digest(client, endpoint, model, part, text)
-                if digest is not None and digest not in self._known:
-                    made.append(digest)
-                    self._remember(digest)
+            digest = self._digest(client, endpoint, model, part, part.text)
+            if digest is not None and digest not in self._known:
+                made.append(digest)
+                self._remember(digest)
         if made:
             self._append(b"".join(made))
 
