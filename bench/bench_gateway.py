@@ -16,8 +16,8 @@ each turn, so that no path always follows the same one):
   reason printed, when ``litellm[proxy]`` (the ``bench`` extra) is not installed.
 
 Reported: time to the first content chunk (median, p99); the delay of each delta, from
-the simulator's write of it (stamped in the simulator's process, on the same monotonic
-clock) to the client's reading of the same text, on every path (median, p99), and what
+the simulator's handing it to its server to write (stamped in the simulator's process,
+on the monotonic clock all processes share) to the client's reading of the same text, on every path (median, p99), and what
 the gateway adds to it (the path's figure less the direct call's); and the daemon's CPU
 time per delta of the upstream stream (user + system, read from ``/proc``, over the
 gateway's calls only: parsing, the run, its store writes, the gate and the render), and
@@ -122,7 +122,8 @@ def stream(client: openai.OpenAI, model: str, mark: str) -> tuple[float, list[fl
 
 
 class Stamps:
-    """The simulator's record of when it wrote each answer delta, by call."""
+    """The simulator's record of when it handed each answer delta to its server, by
+    call."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -130,8 +131,8 @@ class Stamps:
         self.sent: dict[str, list[float]] = {}
 
     def of(self, mark: str, count: int) -> list[float]:
-        """When the simulator wrote the ``count`` deltas of call ``mark`` (its last
-        stamp may land just after the client read the delta: waited for, up to 2 s)."""
+        """When the simulator handed over the ``count`` deltas of call ``mark`` (each
+        stamp is written before its delta; a file that lags is waited for, up to 2 s)."""
         for _ in range(200):
             with self.path.open(encoding="utf-8") as stamps:
                 stamps.seek(self.read)
