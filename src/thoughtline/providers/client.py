@@ -59,7 +59,7 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import wire_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
-from thoughtline.providers.transport import default_http_client
+from thoughtline.providers.transport import default_http_client, request_url
 from thoughtline.wire.jsonio import dumps_bytes
 
 __all__ = [
@@ -321,7 +321,7 @@ class ProviderCall:
         http = client._http
         request = http.build_request(
             wire.method,
-            wire.url,
+            request_url(wire.url),
             headers=headers,
             content=self._request_body,
             timeout=client.timeouts.for_httpx(),
