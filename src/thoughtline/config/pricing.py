@@ -251,6 +251,28 @@ def _data_prices(provider: str, provider_id: str, model: str, at: datetime) -> P
             f'{provider_id}; set [prices."{provider}/{model}"] in config'
         )
     price = info.get_prices(at)
+    key = (provider, provider_id, model)
+    built = _BUILT.get(key)
+    if built is not None and built[0] is price:
+        return built[1]
+    found = _prices_of(price, provider, provider_id, model, str(info.id))
+    if len(_BUILT) >= _BUILT_KEPT:
+        _BUILT.clear()
+    _BUILT[key] = (price, found)
+    return found
+
+
+_BUILT: dict[tuple[str, str, str], tuple[object, Prices | Unpriced]] = {}
+"""Per endpoint, data provider and model: the data's price object last used and the
+prices made of it. A model's price object is the same from call to call (another one
+when its prices change with the time of day), and reading its rates took half of
+pricing a call."""
+_BUILT_KEPT: Final = 1024
+
+
+def _prices_of(
+    price: Any, provider: str, provider_id: str, model: str, model_ref: str
+) -> Prices | Unpriced:
     input_rate, output_rate = _rate(price.input_mtok), _rate(price.output_mtok)
     if input_rate is None or output_rate is None:
         return Unpriced(
@@ -263,7 +285,7 @@ def _data_prices(provider: str, provider_id: str, model: str, at: datetime) -> P
         cache_write=_rate(price.cache_write_mtok),
         reasoning=_rate(price.output_reasoning_mtok),
         source=f"{DATA_PACKAGE} {data_version()}",
-        model_ref=str(info.id),
+        model_ref=model_ref,
     )
 
 
