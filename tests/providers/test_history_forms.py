@@ -4,15 +4,19 @@ carrier still goes back only to the provider and model that made it."""
 
 from __future__ import annotations
 
+import httpx2
 import orjson
 
 from thoughtline.model.parts import ReasoningPart, ToolCallPart, ToolResultPart
-from thoughtline.model.requests import Message
+from thoughtline.model.requests import Message, ModelRequest, ToolSpec
 from thoughtline.providers.anthropic._history import anthropic_messages
+from thoughtline.providers.client import ProviderClient
+from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.gemini._history import gemini_contents
 from thoughtline.providers.ollama._history import ollama_messages
 from thoughtline.providers.openai_chat._history import chat_messages
 from thoughtline.providers.openai_responses._history import responses_input
+from thoughtline.wire.jsonio import EncodedItems, dumps_body, dumps_bytes
 
 
 def history(provider: str, model: str) -> list[Message]:
@@ -71,3 +75,67 @@ def test_every_wire_gives_the_same_bytes_from_its_kept_forms() -> None:
         assert orjson.dumps(convert(messages, provider, "m1")) == fresh, provider
         assert b"python__lookup" in fresh, provider
         assert b"k=7" in fresh, provider
+
+
+def test_a_message_sent_again_is_not_encoded_again() -> None:
+    # Each kept item's JSON is made once: the next step's body copies it.
+    messages = history("anthropic", "claude-sonnet-4-6")
+    first = anthropic_messages(messages, provider="anthropic", model="claude-sonnet-4-6")
+    again = anthropic_messages(
+        [*messages, Message(role="user", content="And k2?")],
+        provider="anthropic",
+        model="claude-sonnet-4-6",
+    )
+    assert isinstance(first, EncodedItems) and isinstance(again, EncodedItems)
+    assert all(a is b for a, b in zip(first.encoded, again.encoded[:3], strict=True))
+    assert len(again.encoded) == 4
+
+
+def test_every_wire_body_from_kept_json_is_the_plain_encoding() -> None:
+    conversions = {
+        "anthropic": lambda m, p, mo: anthropic_messages(m, provider=p, model=mo),
+        "gemini": lambda m, p, mo: gemini_contents(m, provider=p, model=mo),
+        "ollama": lambda m, p, mo: ollama_messages(m, provider=p, model=mo),
+        "openai": lambda m, p, mo: responses_input(m, provider=p, model=mo),
+        "openai-chat": lambda m, p, mo: chat_messages(m, provider=p, model=mo, echo="content"),
+    }
+    for provider, convert in conversions.items():
+        messages = history(provider, "m1")
+        convert(messages, provider, "m1")  # kept now: the next body copies their JSON
+        body = {"model": "m1", "items": convert(messages, provider, "m1"), "stream": True}
+        plain = {**body, "items": list(convert(history(provider, "m1"), provider, "m1"))}
+        assert dumps_body(body) == dumps_bytes(plain), provider
+
+
+LOOKUP = ToolSpec(
+    name="python__lookup",
+    description="Look a key up.",
+    parameters={"type": "object", "properties": {"key": {"type": "string"}}},
+)
+
+
+async def test_a_loops_request_goes_out_with_the_bytes_of_its_whole_body() -> None:
+    # Through the client: three steps of one history, each request's bytes the plain
+    # encoding of the whole history so far (the earlier turns copied, not re-encoded).
+    sent: list[bytes] = []
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request.content)
+        error = {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+        return httpx2.Response(400, json=error)
+
+    endpoint = EndpointRegistry(environ={"ANTHROPIC_API_KEY": "sk-test-0000"}).resolve("anthropic")
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(refuse))
+    messages = history("anthropic", "claude-sonnet-4-6")
+    async with ProviderClient(endpoint, http_client=http) as client:
+        for step in range(3):
+            request = ModelRequest(
+                model="claude-sonnet-4-6", messages=tuple(messages), tools=(LOOKUP,)
+            )
+            await client.complete(request)
+            fresh = [Message(role=m.role, parts=m.parts) for m in messages]
+            plain = anthropic_messages(fresh, provider="anthropic", model="claude-sonnet-4-6")
+            assert orjson.loads(sent[-1])["messages"] == orjson.loads(orjson.dumps(list(plain)))
+            assert orjson.dumps(list(plain))[1:-1] in sent[-1]
+            messages += [Message(role="user", content=f"And k{step}?")]
+    assert len(sent) == 3
