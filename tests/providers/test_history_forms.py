@@ -4,18 +4,23 @@ carrier still goes back only to the provider and model that made it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx2
 import orjson
+import pytest
 
 from thoughtline.model.parts import ReasoningPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message, ModelRequest, ToolSpec
 from thoughtline.providers.anthropic._history import anthropic_messages
+from thoughtline.providers.base import CallContext
 from thoughtline.providers.client import ProviderClient
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.gemini._history import gemini_contents
 from thoughtline.providers.ollama._history import ollama_messages
 from thoughtline.providers.openai_chat._history import chat_messages
 from thoughtline.providers.openai_responses._history import responses_input
+from thoughtline.providers.registry import wire_for
 from thoughtline.wire.jsonio import EncodedItems, dumps_body, dumps_bytes
 
 
@@ -114,28 +119,52 @@ LOOKUP = ToolSpec(
 )
 
 
-async def test_a_loops_request_goes_out_with_the_bytes_of_its_whole_body() -> None:
-    # Through the client: three steps of one history, each request's bytes the plain
-    # encoding of the whole history so far (the earlier turns copied, not re-encoded).
+ENVIRON = {
+    "ANTHROPIC_API_KEY": "sk-test-0000",
+    "OPENAI_API_KEY": "sk-test-0000",
+    "GEMINI_API_KEY": "test-0000",
+    "DEEPSEEK_API_KEY": "sk-test-0000",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("anthropic", "claude-sonnet-4-6"),
+        ("openai", "gpt-5"),
+        ("gemini", "gemini-2.5-pro"),
+        ("deepseek", "deepseek-chat"),
+        ("ollama", "qwen3:8b"),
+    ],
+)
+async def test_a_loops_request_goes_out_with_the_bytes_of_its_whole_body(
+    name: str, model: str
+) -> None:
+    # Through the client, a system prompt and three steps of one history: each request's
+    # bytes are the plain encoding of its whole body (the earlier turns' JSON copied).
     sent: list[bytes] = []
 
     def refuse(request: httpx2.Request) -> httpx2.Response:
         sent.append(request.content)
-        error = {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
-        return httpx2.Response(400, json=error)
+        return httpx2.Response(400, json={"error": {"message": "no"}})
 
-    endpoint = EndpointRegistry(environ={"ANTHROPIC_API_KEY": "sk-test-0000"}).resolve("anthropic")
+    endpoint = EndpointRegistry(environ=ENVIRON).resolve(name)
+    wire = wire_for(endpoint.wire_api)
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(refuse))
-    messages = history("anthropic", "claude-sonnet-4-6")
+    messages = history(name, model)
     async with ProviderClient(endpoint, http_client=http) as client:
+        context = CallContext(endpoint=endpoint, capability=client.capabilities.lookup(name, model))
         for step in range(3):
             request = ModelRequest(
-                model="claude-sonnet-4-6", messages=tuple(messages), tools=(LOOKUP,)
+                model=model, system="Be brief.", messages=tuple(messages), tools=(LOOKUP,)
             )
             await client.complete(request)
             fresh = [Message(role=m.role, parts=m.parts) for m in messages]
-            plain = anthropic_messages(fresh, provider="anthropic", model="claude-sonnet-4-6")
-            assert orjson.loads(sent[-1])["messages"] == orjson.loads(orjson.dumps(list(plain)))
-            assert orjson.dumps(list(plain))[1:-1] in sent[-1]
+            body = wire.build_request(replace(request, messages=tuple(fresh)), context).body
+            assert sent[-1] == dumps_bytes(body), (name, step)
             messages += [Message(role="user", content=f"And k{step}?")]
-    assert len(sent) == 3
+        kept = wire.build_request(request, context).body
+    assert any(
+        isinstance(value, EncodedItems) and len(value.encoded) == len(value) > 0
+        for value in kept.values()
+    ), name

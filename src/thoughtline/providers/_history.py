@@ -51,6 +51,22 @@ def wire_items(
     return out
 
 
+def after_leading(
+    leading: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``leading`` (a system message) then ``items`` (a history's wire form from
+    :func:`wire_items`), the history's kept JSON carried along, so the body copies it
+    (:func:`~thoughtline.wire.jsonio.dumps_body`) as it does where the history is a body
+    value of its own."""
+    out = EncodedItems()
+    out += leading
+    out += items
+    if isinstance(items, EncodedItems) and len(items.encoded) == len(items):
+        out.encoded += [encoded_item(item) for item in leading]
+        out.encoded += items.encoded
+    return out
+
+
 def tool_turns_as_text(messages: Sequence[Message]) -> list[Message] | None:
     """``messages`` with each tool call and result written as text, for a wire API that
     refuses tool blocks in a request offering no tools (``None``: there are none). A
