@@ -46,7 +46,14 @@ def steps(sim: Simulator, tag: str, *, redacted: bool = False) -> None:
             arguments = json.dumps({"city": city})
             calls = (SimToolCall(call_id=f"call_{city}", name="weather", arguments=arguments),)
         answer = "" if city is not None else "Oslo 18C, Rome 18C."
-        turns.append(Transcript(reasoning=tuple(reasoning), tool_calls=calls, answer=answer))
+        turns.append(
+            Transcript(
+                reasoning=tuple(reasoning),
+                tool_calls=calls,
+                answer=answer,
+                response_id=f"{tag}_{step}",
+            )
+        )
     sim.script_turns(*turns)
 
 
@@ -154,12 +161,14 @@ def test_a_surface_clients_own_encrypted_items_carry_its_loop_across_a_restart(
     assert step(again)
     assert not step(again)
     assert items[-1]["content"][0]["text"] == "Oslo 18C, Rome 18C."
-    upstream = [
-        item["encrypted_content"]
-        for item in sim.requests[2].body["input"]
-        if item.get("type") == "reasoning"
-    ]
+    upstream = [item for item in sim.requests[2].body["input"] if item.get("type") == "reasoning"]
     assert len(upstream) == 2  # both earlier steps' items, from the client itself
+    assert all(item["encrypted_content"] for item in upstream)
+    # Each under the id the upstream gave it, as the client got it (not one of the
+    # gateway's own), so the server that made the item finds it under its own id.
+    ids = [item["id"] for item in upstream]
+    assert ids == ["rs_resp_0", "rs_resp_1"]
+    assert [item["id"] for item in items if item.get("type") == "reasoning"][:2] == ids
 
 
 def test_a_signature_made_by_one_model_is_not_forwarded_to_another(
