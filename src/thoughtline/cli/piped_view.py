@@ -106,11 +106,8 @@ class PipedRunView:
                 self._progress(f"task {name}: {tool_call_line(call)}")
             case TaskStepPriced():
                 pass  # the cost is said with the run's end
-            case ToolServerStart(server=server, state="ready", duration_ms=ms, tools=tools):
-                took = "" if ms is None else f", {ms / 1000:.1f} s"
-                self._progress(f"tool server {server} ready: {tools or 0} tool(s){took}")
             case ToolServerStart():
-                pass  # named first (starting()); a failure is the run's refusal or error
+                pass  # named once, first (starting()); a failure is the run's error
             case TaskCompleted(task_id=task_id, task=data):
                 self._completed(task_id, data)
             case (
