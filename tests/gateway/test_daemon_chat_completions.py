@@ -5,6 +5,7 @@ client's mode says, its carriers kept server-side between the steps of a tool lo
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import httpx2
@@ -13,7 +14,13 @@ import pytest
 
 from tests.gateway.conftest import StartGateway, mode_client
 from tests.support import all_bytes_under
+from thoughtline.config.pricing import ConfiguredPrice
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
+
+# $4 per million output tokens, input free, whatever the hour (DeepSeek's own prices have
+# peak hours): a call capped at 5 output tokens may cost $0.00002, so a $0.00003 day
+# pays for one such call that used its 5 tokens, and not for a second.
+DAY_PRICES = {"deepseek/deepseek-v4-pro": ConfiguredPrice(input=Decimal(0), output=Decimal(4))}
 
 WEATHER = {
     "type": "function",
@@ -227,6 +234,7 @@ def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_
     gateway = start_gateway(
         clients={"app": {"models": ["cheap"], "max_cost": 0.00003}},
         models={"cheap": "deepseek/deepseek-v4-pro"},
+        prices=DAY_PRICES,
     )
     with pytest.raises(openai.AuthenticationError) as unauthorized:
         gateway.openai(api_key="tlgw_not-a-client").models.list()
@@ -246,7 +254,7 @@ def test_a_bad_token_a_model_not_allowed_and_a_spent_day_are_refused_in_openais_
         )
     assert denied.value.code == "GATEWAY_MODEL_NOT_ALLOWED"
     assert sim.requests == []
-    sim.script(Transcript(answer="Hello."))
+    sim.script(Transcript(answer="Hello.", output_tokens=5))
     first = gateway.openai().chat.completions.create(
         model="cheap", messages=[{"role": "user", "content": "Hi"}], max_tokens=5
     )
@@ -360,8 +368,8 @@ def test_a_clients_day_spend_survives_a_restart(
     start_gateway: StartGateway, sim: Simulator
 ) -> None:
     clients = {"app": {"max_cost": 0.00003}}
-    gateway = start_gateway(clients=clients)
-    sim.script(Transcript(answer="Hello."), times=2)
+    gateway = start_gateway(clients=clients, prices=DAY_PRICES)
+    sim.script(Transcript(answer="Hello.", output_tokens=5), times=2)
     asked = {
         "model": "deepseek/deepseek-v4-pro",
         "messages": [{"role": "user", "content": "Hi"}],
@@ -369,7 +377,7 @@ def test_a_clients_day_spend_survives_a_restart(
     }
     gateway.openai().chat.completions.create(**asked)
     gateway.daemon.close()
-    again = start_gateway(clients=clients, tokens=gateway.tokens)
+    again = start_gateway(clients=clients, tokens=gateway.tokens, prices=DAY_PRICES)
     with pytest.raises(openai.RateLimitError) as spent:
         again.openai().chat.completions.create(**asked)
     assert spent.value.code == "GATEWAY_BUDGET_EXCEEDED"

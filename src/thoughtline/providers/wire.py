@@ -21,7 +21,9 @@ The rest of thoughtline asks the unit:
   for response bodies (:mod:`thoughtline.runtime.policy.scrub`), :attr:`Wire.echoed` for the
   reasoning a request echoes back (:mod:`thoughtline.runtime.policy.scrub_requests`);
 - a task's reasoning status: :meth:`Wire.reasoning_never_shown`;
-- ``thoughtline providers --refresh``: :attr:`Wire.list_models`, the model API.
+- ``thoughtline providers --refresh``: :attr:`Wire.list_models`, the model API;
+- the gateway's token counts: :attr:`Wire.count`, the provider's own count API where
+  the wire API has one (:mod:`thoughtline.providers.counting` does the I/O).
 """
 
 from __future__ import annotations
@@ -72,6 +74,17 @@ class EchoedReasoning:
     """Keys that, set to ``true``, make an object reasoning as a whole."""
     fields: frozenset[str] = frozenset()
     """Keys whose value is reasoning (or its carrier), wherever they sit in the turns."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenCount:
+    """A wire API's own input token count: the call's request, turned into the count
+    request of the same input (sans-IO), and the count read back from its answer."""
+
+    request: Callable[[WireRequest], WireRequest]
+    """The count request for the request a call would send (its input fields only)."""
+    read: Callable[[bytes], int | None]
+    """The count in the answer's body; ``None`` when the body holds none."""
 
 
 Translate: TypeAlias = Callable[[ModelRequest, CallContext], PayloadTranslator]
@@ -131,6 +144,9 @@ class Wire:
     """The dialect of a user-defined endpoint that names none."""
     default_dialect: ChatDialect | None = None
     """The dialect of any endpoint still without one once its settings are applied."""
+    count: TokenCount | None = None
+    """The provider's input token count, where the wire API has one (``None``: no count
+    is asked of it, and none is estimated)."""
 
     def build_request(self, request: ModelRequest, context: CallContext) -> WireRequest:
         """URL, protocol headers (never credentials), JSON body and shaping warnings."""

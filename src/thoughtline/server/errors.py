@@ -14,11 +14,12 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.runtime import RETRY_AFTER_S
+from thoughtline.server.gateway.failure import unrouted
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +118,13 @@ def status_for(exc: ThoughtlineError) -> int:
     return _SERVER_SIDE.get(exc.code) or _CALLER_SIDE.get(exc.code, 400)
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
+    headers = getattr(exc, "headers", None) or None
+    # A gateway path answers in its client API's shape, naming what the gateway serves.
+    shaped = unrouted(request.method, request.url.path, exc.status_code, headers)
+    if shaped is not None:
+        return shaped
     code = _HTTP_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
     message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ").lower()
     if exc.status_code == 400:
@@ -129,9 +135,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         message = f"No route {request.method} {request.url.path}."
     elif exc.status_code == 405:
         message = f"{request.method} is not allowed on {request.url.path}."
-    return error_response(
-        exc.status_code, code, message, headers=getattr(exc, "headers", None) or None
-    )
+    return error_response(exc.status_code, code, message, headers=headers)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -14,7 +14,8 @@ Use it to test code built on thoughtline without any network or key::
     sim.unrouted                                 # paths of requests no provider lives at
 
 Each provider lives under its own path prefix (``/anthropic``, ``/openai``, ...) so one
-server stands in for all of them at once; :class:`~thoughtline.testing.server.SimulatorServer`
+server stands in for all of them at once (their token counts too:
+:mod:`thoughtline.testing.counting`); :class:`~thoughtline.testing.server.SimulatorServer`
 serves it and gives the base URLs to point endpoints at. Requests are
 routed on the path as sent, percent-encoding kept, as a provider's server routes them
 (``models/a%2Fb:generateContent`` names the model ``a/b``, not a path below ``models/a``).
@@ -64,6 +65,7 @@ from thoughtline.testing._asgi import (
     start_stream,
     until_disconnected,
 )
+from thoughtline.testing.counting import is_count, serve_count
 from thoughtline.testing.default_model import PLAIN_ANSWER, PLAIN_REASONING
 from thoughtline.testing.faults import (
     Fault,
@@ -274,15 +276,26 @@ class Simulator:
                     if script.remaining <= 0:
                         self._scripts.remove(script)
                 break
-            fault = None
-            for injection in self._faults:
-                if injection.profile in (None, profile):
-                    fault = injection.fault
-                    injection.remaining -= 1
-                    if injection.remaining <= 0:
-                        self._faults.remove(injection)
-                    break
-            return transcript, fault
+            return transcript, self._take_fault(profile)
+
+    def take_fault(self, profile: str) -> Fault | None:
+        """The fault injected for the next request to ``profile``, taken."""
+        with self._lock:
+            return self._take_fault(profile)
+
+    def _take_fault(self, profile: str) -> Fault | None:
+        for injection in self._faults:
+            if injection.profile in (None, profile):
+                injection.remaining -= 1
+                if injection.remaining <= 0:
+                    self._faults.remove(injection)
+                return injection.fault
+        return None
+
+    def record(self, request: SimRequest) -> None:
+        """Add ``request`` to :attr:`requests`."""
+        with self._lock:
+            self.requests.append(request)
 
     # -- ASGI ----------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -296,6 +309,9 @@ class Simulator:
         path = scope["path"] if raw_path is None else raw_path.decode("latin-1")
         if scope["method"] == "GET" and path.startswith("/anthropic/v1/models"):
             await self._models(path, send)
+            return
+        if is_count(scope["method"], path):
+            await serve_count(self, scope, receive, send, path)
             return
         match = self._route(path)
         if match is None:
@@ -339,8 +355,7 @@ class Simulator:
             stream=renderer.is_stream(partial),
             raw_body=raw_body,
         )
-        with self._lock:
-            self.requests.append(request)
+        self.record(request)
         if model is not None and profile.models is not None and not self.serves(profile, model):
             status, refusal = profile.models.refuse(model)
             await plain(send, status, refusal)

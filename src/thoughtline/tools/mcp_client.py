@@ -20,6 +20,7 @@ in a thread meanwhile (:mod:`thoughtline.tools.stdio_spawn`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -52,6 +53,9 @@ _CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _CONNECTION_CLOSED: Final = -32000
 """The code the ``mcp`` SDK (like MCP's other SDKs) gives a request whose connection
 ended before its answer came: the server is gone, not answering."""
+_SETTLE_S: Final = 1.0
+"""How long :meth:`McpConnection.settle` lets the reader get to the end of a gone
+server's output."""
 _MIN_MESSAGE_BYTES: Final = 4 * 1024 * 1024
 """The least of a stdio server's message kept: a longer answer is cut as it is read
 (:mod:`thoughtline.tools.stdio_transport`), 16 bytes per result character allowed above."""
@@ -114,6 +118,7 @@ class McpConnection:
         self._max_result_chars = max_result_chars
         self._stack = AsyncExitStack()
         self._stderr: IO[str] | None = None
+        self._spawned: SpawnedServer | None = None
         self._client: Any = None
         self.tools: tuple[ToolInfo, ...] = ()
         self.ended = asyncio.Event()
@@ -122,6 +127,20 @@ class McpConnection:
         (:mod:`thoughtline.tools.pool`) is started again after it."""
         self.end_reason = ""
         """Why it ended, in a few words, once :attr:`ended` is set."""
+
+    async def settle(self) -> None:
+        """Set :attr:`ended` now when a stdio server is already gone though its output's
+        end has not been read yet: a server killed a moment before a call is started
+        again for it (:mod:`thoughtline.tools.pool`) rather than sent a request no one
+        will read. What it wrote before it went is read first (an answer to a call in
+        flight), within :data:`_SETTLE_S`."""
+        spawned = self._spawned
+        if self.ended.is_set() or spawned is None or not spawned.hung_up():
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_SETTLE_S):
+                await self.ended.wait()
+        self._end("it exited")
 
     async def __aenter__(self) -> McpConnection:
         settings = self.settings
@@ -247,7 +266,7 @@ class McpConnection:
         self._stderr = self._stack.enter_context(
             tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by the exit stack)
         )
-        spawned = await spawn_server(
+        spawned = self._spawned = await spawn_server(
             settings.command, settings.args, env=env, cwd=settings.cwd, errlog=self._stderr
         )
         self._stack.push_async_callback(discard, spawned)

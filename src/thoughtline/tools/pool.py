@@ -12,7 +12,9 @@ lease is what the run calls (:class:`PooledServer`, the runtime's ``ToolServer``
   holds up no other. A server that handles one request at a time answers them in turn.
 - **Death.** A stdio server's output ending (it exited) or a call finding the connection
   gone marks the session ended (:attr:`McpConnection.ended`); its process is stopped at
-  once. The next lease or call starts it again, and the lease that did so tells its run
+  once. Before each lease and call the kernel is asked whether the server is still there
+  (:meth:`McpConnection.settle`), so a server killed a moment earlier is started again
+  rather than sent a call no one will read. The next lease or call starts it again, and the lease that did so tells its run
   (a :data:`SERVER_RESTARTED` notice, which the run writes to its trace; and, as every
   start of a session does, :data:`~thoughtline.tools.server_start.SERVER_START` notices,
   which the run tells live). A call that
@@ -219,8 +221,10 @@ class _Session:
         """The open connection; started (again) when there is none or it ended, telling
         ``lease`` when an earlier one had ended."""
         current = self._current
-        if current is not None and not current.ended.is_set():
-            return current
+        if current is not None:
+            await current.settle()
+            if not current.ended.is_set():
+                return current
         async with self._starting:
             current = self._current
             if current is not None and not current.ended.is_set():

@@ -15,6 +15,7 @@ process is gone, SIGKILL included.
 from __future__ import annotations
 
 import os
+import select
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
@@ -36,12 +37,30 @@ _DISCARD_WAIT_S: Final = 2.0
 
 @dataclass(slots=True)
 class SpawnedServer:
-    """A started server process, and the write end of its lifeline (closing it ends the
-    server's process group). ``owned``: a transport took it over, and stops it."""
+    """A started server process, the read end of its stdout (``output``, non-blocking;
+    ``-1`` once closed) and the write end of its lifeline (closing it ends the server's
+    process group). ``owned``: a transport took it over, and stops it."""
 
     process: Process
+    output: int
     lifeline_end: int
     owned: bool = False
+
+    def hung_up(self) -> bool:
+        """Whether nothing can write to the server's stdout any more: the server exited
+        (or closed it), though what it wrote before may not have been read yet. Asked of
+        the kernel, so it is true the moment the server is gone, before the reader has
+        got to the end of its output."""
+        if self.output < 0 or not hasattr(select, "poll"):
+            return False
+        poller = select.poll()
+        poller.register(self.output, select.POLLIN)
+        return any(events & select.POLLHUP for _fd, events in poller.poll(0))
+
+    def close_output(self) -> None:
+        output, self.output = self.output, -1
+        if output >= 0:
+            os.close(output)
 
 
 async def spawn_server(
@@ -59,6 +78,10 @@ async def spawn_server(
     # The lifeline: the supervisor holds the read end, only this process the write end
     # (not inherited: os.pipe's ends close on exec), which ends with this process.
     lifeline, lifeline_end = os.pipe()
+    # The server's stdout is a pipe of our own (not the event loop's transport): its read
+    # end can be asked whether the server is gone (SpawnedServer.hung_up).
+    output, output_write = os.pipe()
+    os.set_blocking(output, False)
     try:
         lc_ctype = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
         supervisor = [sys.executable, "-I", "-S", SUPERVISOR, str(lifeline), lc_ctype]
@@ -68,16 +91,19 @@ async def spawn_server(
             [*(supervisor if sys.executable else ()), command, *args],
             env=dict(env),
             cwd=cwd,
+            stdout=output_write,
             stderr=errlog,
             start_new_session=True,
             pass_fds=(lifeline,) if sys.executable else (),
         )
     except BaseException:
         os.close(lifeline_end)
+        os.close(output)
         raise
     finally:
         os.close(lifeline)
-    return SpawnedServer(process=process, lifeline_end=lifeline_end)
+        os.close(output_write)
+    return SpawnedServer(process=process, output=output, lifeline_end=lifeline_end)
 
 
 async def discard(spawned: SpawnedServer) -> None:
@@ -103,3 +129,4 @@ async def discard(spawned: SpawnedServer) -> None:
                 process.kill()
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.aclose()
+        spawned.close_output()

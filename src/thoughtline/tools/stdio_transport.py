@@ -47,6 +47,7 @@ DEFAULT_MAX_MESSAGE_BYTES: Final = 4 * 1024 * 1024
 _TAIL_BYTES: Final = 256  # where a server that writes "id" last puts it
 _EXIT_WAIT_S: Final = 2.0  # after stdin closes, as the SDK waits
 _KILL_WAIT_S: Final = 2.0  # after SIGTERM to the group, before SIGKILL
+_READ_BYTES: Final = 65536  # per read of the server's stdout
 # An id is a number or a short string; {0,200} keeps the match small on any input.
 _LEADING_ID = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,30}|"[^"\\]{0,200}")'
@@ -189,12 +190,11 @@ async def stdio_transport(
     methods: dict[object, str] = {}  # requests sent and not answered yet: id -> method
 
     async def read() -> None:
-        assert process.stdout is not None
         cutter = LineCutter(max_message_bytes)
         session_gone = False
         async with to_session:
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                async for chunk in process.stdout:
+                async for chunk in _chunks(spawned):
                     for head, tail, size in cutter.feed(chunk):
                         if session_gone:
                             continue  # drained, so a server writing a long answer can exit
@@ -219,20 +219,23 @@ async def stdio_transport(
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await to_session.aclose()  # the server is gone: no request waits forever
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(read)
-        group.start_soon(write)
-        try:
-            yield from_server, to_server
-        finally:
-            with anyio.CancelScope(shield=True):
-                from_server.close()
-                to_server.close()
-                try:
-                    await _stop(process)
-                finally:
-                    os.close(lifeline_end)  # what is left of the group ends with it
-            group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(write)
+            try:
+                yield from_server, to_server
+            finally:
+                with anyio.CancelScope(shield=True):
+                    from_server.close()
+                    to_server.close()
+                    try:
+                        await _stop(process)
+                    finally:
+                        os.close(lifeline_end)  # what is left of the group ends with it
+                group.cancel_scope.cancel()
+    finally:
+        spawned.close_output()  # once the reader has stopped waiting on it
 
 
 def _message(
@@ -257,17 +260,28 @@ def _message(
     return item
 
 
+async def _chunks(spawned: SpawnedServer) -> AsyncIterator[bytes]:
+    """What the server writes to its stdout, as it comes, until it ends."""
+    output = spawned.output
+    while True:
+        try:
+            chunk = os.read(output, _READ_BYTES)
+        except BlockingIOError:
+            await anyio.wait_readable(output)
+            continue
+        if not chunk:
+            return
+        yield chunk
+
+
 async def _stop(process: Process) -> None:
     """Close stdin, give the server time to exit, then end its whole process group."""
     assert process.stdin is not None
-    assert process.stdout is not None
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdin.aclose()
     if not await _exited(process, _EXIT_WAIT_S):
         await terminate_posix_process_tree(process, _KILL_WAIT_S)
         await _exited(process, _KILL_WAIT_S)
-    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await process.stdout.aclose()
 
 
 async def _exited(process: Process, within_s: float) -> bool:

@@ -16,8 +16,10 @@ if TYPE_CHECKING:  # playwright is imported by the browser tests themselves
     from playwright.sync_api import Page, Route
 
 STATIC_DIR = Path(thoughtline.__file__).resolve().parent / "server" / "static"
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "artifacts" / "screenshots"
-"""Where the browser tests save screenshots of the page, for anyone to look at."""
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
+"""Where the browser tests save screenshots of the page, for anyone to look at (ignored by
+git: the reviewed set in ``artifacts/screenshots/`` is copied from here by hand, so a
+test run leaves the working tree as it was)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -39,7 +41,7 @@ CONTENT_TYPES = {
 
 def screenshot(page: Page, name: str, *, full_page: bool = True) -> None:
     """Save the whole page (or, with ``full_page=False``, what the screen shows) as
-    ``artifacts/screenshots/NAME.png``."""
+    ``test-artifacts/screenshots/NAME.png``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 

@@ -4,7 +4,8 @@ Split by verb: ``_request`` shapes bodies (thinking per model family), ``_histor
 ``messages`` array, ``_stream`` translates SSE payloads, ``_response`` replays whole
 bodies through the same translator, ``_errors`` maps error bodies and in-stream errors
 to stable codes, ``_scrub`` blanks reasoning in raw bodies, ``_models`` reads the
-Models API (``thoughtline providers --refresh``). :data:`WIRE` is the unit the
+Models API (``thoughtline providers --refresh``), ``_count`` asks the count API (the
+gateway's ``count_tokens``). :data:`WIRE` is the unit the
 registry hands out; the transport adds the ``x-api-key`` header.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from thoughtline.errors import ProviderError
 from thoughtline.model.events import ReasoningKind, StreamEvent
 from thoughtline.model.requests import ModelRequest
+from thoughtline.providers.anthropic._count import count_request, read_count
 from thoughtline.providers.anthropic._errors import parse_error
 from thoughtline.providers.anthropic._models import list_models
 from thoughtline.providers.anthropic._request import (
@@ -34,7 +36,7 @@ from thoughtline.providers.anthropic._stream import (
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
-from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, TokenCount, Wire
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -91,5 +93,6 @@ WIRE = Wire(
     output=output_bounds,
     list_models=list_models,
     capability_endpoint="anthropic",
+    count=TokenCount(request=count_request, read=read_count),
 )
 """Anthropic Messages: streaming SSE (ends at ``message_stop``) and whole JSON bodies."""

@@ -1,7 +1,8 @@
 """The ``gemini`` wire API: Google Gemini ``generateContent`` / ``streamGenerateContent``
 (REST ``v1beta``, streaming over SSE with ``alt=sse``; a chunk with ``finishReason``
-ends the stream). :data:`WIRE` is the unit the registry hands out; the transport adds
-the ``x-goog-api-key`` header.
+ends the stream); ``_count`` asks ``countTokens`` (the gateway's ``count_tokens``).
+:data:`WIRE` is the unit the registry hands out; the transport adds the
+``x-goog-api-key`` header.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import CallContext
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
+from thoughtline.providers.gemini._count import count_request, read_count
 from thoughtline.providers.gemini._errors import parse_gemini_error
 from thoughtline.providers.gemini._request import build_gemini_request
 from thoughtline.providers.gemini._response import decode_gemini_body
 from thoughtline.providers.gemini._scrub import GeminiScrubber
 from thoughtline.providers.gemini._stream import GeminiTranslator
-from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, Wire
+from thoughtline.providers.wire import EarlierReasoning, EchoedReasoning, TokenCount, Wire
 
 __all__ = ["WIRE", "GeminiTranslator"]
 
@@ -57,4 +59,5 @@ WIRE = Wire(
     ),
     earlier=_earlier_reasoning,
     capability_endpoint="gemini",
+    count=TokenCount(request=count_request, read=read_count),
 )

@@ -25,9 +25,10 @@ import httpx2
 from thoughtline.config import Config
 from thoughtline.config.pricing import Pricer
 from thoughtline.errors import ThoughtlineError
-from thoughtline.model.requests import GenerationSettings
+from thoughtline.model.requests import GenerationSettings, ModelRequest
 from thoughtline.providers.capabilities import CapabilityTable, builtin_capabilities
 from thoughtline.providers.client import ProviderClient, RetryPolicy, Timeouts
+from thoughtline.providers.counting import count_input_tokens, counting_wires, counts_tokens
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.transport import default_http_client
@@ -139,6 +140,27 @@ class Runtime:
             redactor=self.redactor,
             capture_body=self.config.trace_provider_raw,
         )
+
+    def counts_tokens(self, provider: str) -> bool:
+        """Whether ``provider``'s wire API has a token count API thoughtline asks."""
+        return counts_tokens(self.registry.resolve(provider).wire_api)
+
+    @staticmethod
+    def counting_wires() -> tuple[str, ...]:
+        """The wire APIs with a token count API thoughtline asks."""
+        return counting_wires()
+
+    async def count_tokens(self, provider: str, request: ModelRequest) -> int | None:
+        """``provider``'s own count of the input tokens ``request`` would send, on the
+        shared connections and within the endpoint's ``max_concurrency``; ``None`` when
+        its wire API has no count API (nothing is estimated). No run, no cost: a count
+        generates nothing. A failure raises the call's ``ProviderError``."""
+        await self.clients.acquire()
+        try:
+            async with self.clients.calling(provider):
+                return await count_input_tokens(self.clients.client_for(provider), request)
+        finally:
+            await self.clients.release()
 
     async def aclose(self) -> None:
         """Write what is queued and close the shared connection pool (runs still

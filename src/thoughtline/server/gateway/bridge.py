@@ -55,6 +55,11 @@ _STATUS_OF_TASK_ERROR = {
 }
 
 
+def task_error_status(code: str) -> int:
+    """The status a client gets for a task (or count) that failed with ``code``."""
+    return _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502)
+
+
 def gateway_options(
     client: GatewayClient,
     call: GatewayCall,
@@ -179,7 +184,7 @@ class Call:
             # The run's budget is what was left of the client's day.
             raise self.bridge.ledger.day_spent(self.client, message, self.headers)
         raise GatewayFailure(
-            _STATUS_OF_TASK_ERROR.get(code, 400 if code.startswith("REQUEST") else 502),
+            task_error_status(code),
             code,
             message,
             headers=self.headers,

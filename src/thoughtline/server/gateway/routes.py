@@ -3,8 +3,8 @@ errors included (thoughtline's code inside):
 
 - ``/openai/v1``: ``GET /models`` and ``/models/{model}``, ``POST /chat/completions``,
   ``POST /responses``;
-- ``/anthropic``: ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (refused:
-  no count is asked of a provider, none estimated).
+- ``/anthropic``: ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` (the
+  provider's own count, :mod:`.counting`; never estimated).
 
 The daemon's own guards apply as to every path (``Host`` allow-list, cross-site
 refusals, the body cap, ``max_active_runs``); the daemon's bearer token does not: a
@@ -31,8 +31,9 @@ from thoughtline.gateway.dialects import (
     messages,
 )
 from thoughtline.server.daemon import body_limit
-from thoughtline.server.gateway.bridge import Bridge, Call
+from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
+from thoughtline.server.gateway.counting import count_tokens
 from thoughtline.server.gateway.failure import GatewayFailure
 from thoughtline.server.gateway.live import closing_events, live_events
 from thoughtline.server.gateway.routing import listed, route
@@ -127,8 +128,16 @@ async def anthropic_messages(request: Request) -> Response:
 
 @router.post("/anthropic/v1/messages/count_tokens")
 async def anthropic_count_tokens(request: Request) -> Response:
-    """A count is never estimated: a body the client may send for the model it may call
-    is answered ``GATEWAY_REQUEST_UNSUPPORTED``, since no provider is asked to count."""
+    """The provider's count of the input a call with this body would send
+    (:mod:`.counting`), checked as a call is: the client, the body, the model."""
+    try:
+        return await _count(request)
+    except Exception:
+        logger.exception("the gateway failed on a token count")
+        return MESSAGES.error(_FAILED)
+
+
+async def _count(request: Request) -> Response:
     try:
         bridge = _bridge(request)
         client = _client(request, bridge.settings)
@@ -138,17 +147,18 @@ async def anthropic_count_tokens(request: Request) -> Response:
         except DialectError as exc:
             return MESSAGES.refused(exc)
         target = route(bridge.settings, client, call.model, bridge.daemon.runtime.registry.names)
+        counted = await count_tokens(bridge, client, call, target)
     except GatewayFailure as failure:
         return MESSAGES.error(failure)
-    return MESSAGES.error(
-        GatewayFailure(
-            400,
-            "GATEWAY_REQUEST_UNSUPPORTED",
-            f"The gateway does not count tokens for {target.asked[:200]!r}: it asks no "
-            "provider for a count and never estimates one; count with the provider's own "
-            "API, or go without the count.",
-        )
+    return JSONResponse(
+        messages.count_tokens_body(counted), headers={MODE_HEADER: client.chain_of_thought}
     )
+
+
+_FAILED = GatewayFailure(
+    500, "INTERNAL_ERROR", "The gateway failed on this call; the daemon's log says why."
+)
+"""What a client gets for anything unforeseen (logged, with no internals in the message)."""
 
 
 async def _answer(request: Request, api: Api) -> Response:
@@ -158,13 +168,7 @@ async def _answer(request: Request, api: Api) -> Response:
         return await _answer_call(request, api)
     except Exception:
         logger.exception("the gateway failed on a call")
-        return api.error(
-            GatewayFailure(
-                500,
-                "INTERNAL_ERROR",
-                "The gateway failed on this call; the daemon's log says why.",
-            )
-        )
+        return api.error(_FAILED)
 
 
 async def _answer_call(request: Request, api: Api) -> Response:
