@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_conversations_cli import Terminal
+from tests.cli.test_conversations_cli import Terminal, query
+from tests.cli.test_run_cli import thoughtline
 from tests.tools.test_mcp_tools import TEST_SERVER, _config
 from thoughtline import ToolServerStart, stream
 from thoughtline.config import Config
@@ -103,3 +104,46 @@ def test_the_library_stream_tells_each_start_before_the_run_starts(
     assert ready.tools is not None and ready.tools > 5
     assert seen[2].wire_name == "run.started"
     assert not any(isinstance(event, ToolServerStart) for event in seen[3:])
+
+
+def logged_starts(home: Path) -> list[list[tuple[str, str | None]]]:
+    """Each stored run's events in its log, oldest run first: (type, the server's state
+    for a ``tool_server.start``)."""
+    runs = [row["id"] for row in query(home, "select id from runs order by created_at, rowid")]
+    logged = []
+    for run_id in runs:
+        rows = query(
+            home, f"select type, data_json from run_events where run_id = '{run_id}' order by seq"
+        )
+        logged.append(
+            [
+                (row["type"], json.loads(row["data_json"]).get("state"))
+                if row["type"] == "tool_server.start"
+                else (row["type"], None)
+                for row in rows
+            ]
+        )
+    return logged
+
+
+def test_a_cold_start_is_logged_before_the_run_starts_and_a_warm_one_after(
+    home: Path, environ: dict[str, str], sim: Simulator
+) -> None:
+    """Without a kept tool list the run waits for the server, whose start comes first;
+    with one, the run starts at once and the server starts with its first model call."""
+    _config(
+        home,
+        f"[mcp_servers.probe]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(TEST_SERVER)}]\n",
+    )
+    for _ in range(2):
+        sim.script(Transcript(answer="Done."))
+        result = thoughtline(home, environ, "run", "Hi.", "--tool", "probe")
+        assert result.returncode == 0, result.stderr
+    cold, warm = logged_starts(home)
+    starting, ready = ("tool_server.start", "starting"), ("tool_server.start", "ready")
+    assert cold[:3] == [starting, ready, ("run.started", None)]
+    assert cold.count(starting) == 1 and cold.count(ready) == 1
+    assert warm[0] == ("run.started", None)
+    assert warm.count(starting) == 1 and warm.count(ready) == 1
+    assert warm.index(starting) < warm.index(ready)
