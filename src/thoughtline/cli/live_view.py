@@ -1,4 +1,6 @@
-"""The live view of a run on a terminal: one panel per task, redrawn at the refresh rate.
+"""The live view of a run on a terminal: a line per tool server while it starts, one
+panel per task, redrawn at the refresh rate. The panels show at once, from the planned
+run, while the run waits for its servers.
 
 Events only update per-task state, in constant time: each delta is kept once (a chunk
 list and a running length, for the counts) and in a bounded tail (what fits on screen).
@@ -46,6 +48,7 @@ from thoughtline.records.run_events import (
     TaskToolCallCompleted,
     TaskToolCallStarted,
     ToolServerStart,
+    ToolServerState,
 )
 
 REFRESH_PER_SECOND = 12
@@ -83,7 +86,7 @@ class TextStream:
 class ServerLine:
     """One tool server of the run, as its ``tool_server.start`` events told it."""
 
-    state: str = "starting"
+    state: ToolServerState = "starting"
     began: float = field(default_factory=time.monotonic)
     duration_ms: int | None = None
     tools: int | None = None
@@ -108,7 +111,10 @@ class TaskState:
 class LiveRunView:
     """Panels per task: a spinner with elapsed time and streamed character counts, a dim
     reasoning tail while reasoning arrives (folded to one line once the answer streams),
-    the answer's tail, then the reasoning notice and the error when the task ends.
+    the answer's tail, then the reasoning notice and the error when the task ends. Above
+    them, the run's tool servers from their ``tool_server.start`` events (``starting``:
+    those named before the first). ``planned``: the run as planned, whose panels show
+    before its first event.
 
     ``transient``: the panels are cleared when the view closes, for the caller to print
     each full answer and the closing table in their place."""

@@ -304,7 +304,7 @@ class StartedTools:
         self,
         toolbox: Toolbox,
         *,
-        run_id: str = "",
+        run_id: str,
         observer: Callable[[ToolServerStart], None] | None = None,
     ) -> None:
         self.toolbox = toolbox
@@ -321,7 +321,7 @@ class StartedTools:
         cls,
         toolbox: Toolbox,
         *,
-        run_id: str = "",
+        run_id: str,
         observer: Callable[[ToolServerStart], None] | None = None,
         listener: Listener | None = None,
     ) -> StartedTools:
