@@ -4,7 +4,8 @@ calling the simulator directly, in one invocation.
 The simulator runs in a process of its own, streaming ``--deltas`` answer deltas of a
 DeepSeek model one every ``--pace`` seconds; ``thoughtline serve`` (gateway on, one
 ``hidden`` client) runs in another, its upstream the simulator. The official ``openai``
-SDK in this process streams ``--calls`` calls each way, alternating:
+SDK in this process streams ``--calls`` calls each way, in turn (the order rotated at
+each turn, so that no path always follows the same one):
 
 - *direct*: ``base_url`` the simulator's DeepSeek endpoint;
 - *gateway*: ``base_url`` the daemon's ``/openai/v1``, ``model`` ``deepseek/…``;
@@ -14,15 +15,22 @@ SDK in this process streams ``--calls`` calls each way, alternating:
   cost map is LiteLLM's local copy, so nothing leaves the machine). Skipped, with the
   reason printed, when ``litellm[proxy]`` (the ``bench`` extra) is not installed.
 
-Reported: time to the first content chunk (median, p99), the delay each delta gains
-through the gateway (when the client had the same text, after the call's start, gateway
-minus direct, over every delta of paired calls: median and p99; and the same less the
-first delta's, what the gateway adds per event once the stream runs), and the daemon's CPU
-time per delta of the upstream stream
-(user + system, read from ``/proc``, over the gateway's calls only: parsing, the run, its
-store writes, the gate and the render), and the same for LiteLLM's proxy process.
+Reported: time to the first content chunk (median, p99); the delay of each delta, from
+the simulator's handing it to its server to write (stamped in the simulator's process,
+on the monotonic clock all processes share) to the client's reading of the same text, on every path (median, p99), and what
+the gateway adds to it (the path's figure less the direct call's); and the daemon's CPU
+time per delta of the upstream stream (user + system, read from ``/proc``, over the
+gateway's calls only: parsing, the run, its store writes, the gate and the render), and
+the same for LiteLLM's proxy process. (The delay is not taken as the difference between
+two calls' arrival times since each call's start: the simulator's pacing of one stream
+drifts from the next by tens of milliseconds over 200 deltas on a loaded machine, which
+that comparison counted as the gateway's.)
+
+``--against DIR`` adds a second daemon run from ``DIR/src`` (``git archive COMMIT src |
+tar -x -C DIR``), path ``before``: two commits of the gateway in one invocation.
 
     .venv/bin/python bench/bench_gateway.py [--calls 20] [--deltas 200] [--pace 0.005]
+        [--against DIR]
 """
 
 from __future__ import annotations
@@ -50,17 +58,39 @@ from fresh_rounds import simulator_process
 from thoughtline.config.gateway import new_token, token_digest
 
 SIMULATOR = """
-import json, sys
+import json, re, sys, time
 from thoughtline.testing import Simulator, SimulatorServer, Transcript
 deltas = int(sys.argv[2])
 # Each delta differs from the one before: LiteLLM's proxy ends a stream that repeats
 # one chunk 100 times as a model stuck in a loop.
 sim = Simulator(pace_s=float(sys.argv[1]), default_transcript=Transcript(
-    answer="".join(f"{n % 10000:04d} " for n in range(deltas)), chunk_chars=5))
+    answer="".join(f"{n % 10000:04d} " for n in range(deltas)), chunk_chars=CHUNK))
+stamps = open(sys.argv[3], "a", buffering=1)
+answer_delta = re.compile(rb'"content": ?"[0-9]{4} "')
+respond = Simulator.__call__
+async def stamped(self, scope, receive, send):
+    # When each answer delta of a call is handed to the server to write (before the
+    # write: a write that wakes the reader may let it run first), by the call's mark.
+    mark = None
+    async def hear():
+        nonlocal mark
+        message = await receive()
+        if found := re.search(rb"call-[0-9]+", message.get("body", b"")):
+            mark = found.group().decode()
+        return message
+    async def write(message):
+        if mark and answer_delta.search(message.get("body", b"")):
+            stamps.write(f"{mark}\\t{time.monotonic()}\\n")
+        await send(message)
+    await respond(self, scope, hear, write)
+Simulator.__call__ = stamped
 server = SimulatorServer(sim).start()
 print(json.dumps(server.environ()), flush=True)
 sys.stdin.read()
 """
+CHUNK = 5
+"""Characters per answer delta (each delta is one ``NNNN `` of the answer)."""
+SIMULATOR = SIMULATOR.replace("CHUNK", str(CHUNK))
 KEY = "bench-key-0000000000"
 MODEL = "deepseek-v4-pro"
 PROXY_KEY = "sk-bench-" + secrets.token_hex(16)
@@ -74,39 +104,59 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stream(client: openai.OpenAI, model: str) -> tuple[float, list[tuple[int, float]]]:
-    """Seconds to the first content chunk, and each content chunk's arrival: the answer's
-    length so far, and the seconds since the call started."""
-    started = time.perf_counter()
-    arrivals: list[tuple[int, float]] = []
+def stream(client: openai.OpenAI, model: str, mark: str) -> tuple[float, list[float]]:
+    """Seconds to the first content chunk, and when (monotonic clock) the client had
+    each answer delta: the ``i``-th, once it had ``CHUNK * (i + 1)`` characters (a chunk
+    may carry several deltas, a network read's worth)."""
+    started = time.monotonic()
+    arrivals: list[float] = []
     length = 0
     for chunk in client.chat.completions.create(
-        model=model, messages=[{"role": "user", "content": "Go."}], stream=True
+        model=model, messages=[{"role": "user", "content": f"Go ({mark})."}], stream=True
     ):
         if chunk.choices and chunk.choices[0].delta.content:
             length += len(chunk.choices[0].delta.content)
-            arrivals.append((length, time.perf_counter() - started))
-    return arrivals[0][1], arrivals
+            now = time.monotonic()
+            arrivals += [now] * (length // CHUNK - len(arrivals))
+    return arrivals[0] - started, arrivals
 
 
-def delays(plain: list[tuple[int, float]], through: list[tuple[int, float]]) -> list[float]:
-    """For each delta of the direct call, how much later the gateway's client had the
-    same text (a chunk of the gateway may carry several deltas: a network read's worth)."""
-    found: list[float] = []
-    at = 0
-    for length, arrived in plain:
-        while at < len(through) and through[at][0] < length:
-            at += 1
-        if at < len(through):
-            found.append(through[at][1] - arrived)
-    return found
+class Stamps:
+    """The simulator's record of when it handed each answer delta to its server, by
+    call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.read = 0
+        self.sent: dict[str, list[float]] = {}
+
+    def of(self, mark: str, count: int) -> list[float]:
+        """When the simulator handed over the ``count`` deltas of call ``mark`` (each
+        stamp is written before its delta; a file that lags is waited for, up to 2 s)."""
+        for _ in range(200):
+            with self.path.open(encoding="utf-8") as stamps:
+                stamps.seek(self.read)
+                lines = stamps.read()
+            complete = lines[: lines.rfind("\n") + 1]
+            self.read += len(complete.encode())
+            for line in complete.splitlines():
+                name, at = line.split("\t")
+                self.sent.setdefault(name, []).append(float(at))
+            if len(self.sent.get(mark, [])) >= count:
+                return self.sent.pop(mark)
+            time.sleep(0.01)
+        raise RuntimeError(f"the simulator stamped {len(self.sent.get(mark, []))} of {count}")
 
 
 def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98] if len(values) > 1 else values[0]
 
 
-def daemon(home: Path, environ: dict[str, str], token: str) -> subprocess.Popen[str]:
+def daemon(
+    home: Path, environ: dict[str, str], token: str, source: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``thoughtline serve`` with the gateway on (from ``source/src`` when given), and
+    its URL once it answers."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         "[gateway]\nenabled = true\n"
@@ -115,7 +165,9 @@ def daemon(home: Path, environ: dict[str, str], token: str) -> subprocess.Popen[
     )
     env = {**os.environ, **environ, "THOUGHTLINE_HOME": str(home), "DEEPSEEK_API_KEY": KEY}
     env.pop("THOUGHTLINE_CONFIG", None)
-    return subprocess.Popen(
+    if source is not None:
+        env["PYTHONPATH"] = str(source.resolve() / "src")
+    served = subprocess.Popen(
         [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -123,6 +175,15 @@ def daemon(home: Path, environ: dict[str, str], token: str) -> subprocess.Popen[
         env=env,
         cwd=home,
     )
+    assert served.stdout is not None
+    url = served.stdout.readline().split()[3]
+    for _ in range(200):
+        try:
+            httpx2.get(f"{url}/v1/health", timeout=5)
+            break
+        except httpx2.TransportError:
+            time.sleep(0.05)
+    return served, url
 
 
 def free_port() -> int:
@@ -181,95 +242,105 @@ def litellm_proxy(scratch: Path, environ: dict[str, str]) -> tuple[subprocess.Po
     raise LookupError("litellm's proxy did not answer in 120 s")
 
 
+def quantiles(values: list[float]) -> tuple[float, float]:
+    """Median and p99, in milliseconds."""
+    return statistics.median(values) * 1000, p99(values) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--pace", type=float, default=0.005)
+    parser.add_argument("--against", type=Path, help="a source tree to compare (its src/)")
     args = parser.parse_args()
     token = new_token()
-    first: dict[str, list[float]] = {"direct": []}
-    added: dict[str, list[float]] = {}
-    beyond: dict[str, list[float]] = {}
+    first: dict[str, list[float]] = {}
+    delay: dict[str, list[float]] = {}
     cpu: dict[str, float] = {}
     events = 0
     skipped = ""
-    with (
-        simulator_process(SIMULATOR, str(args.pace), str(args.deltas)) as line,
-        tempfile.TemporaryDirectory() as scratch,
-    ):
-        environ = json.loads(line)
-        served = daemon(Path(scratch) / "home", environ, token)
-        proxy: subprocess.Popen[str] | None = None
-        try:
-            assert served.stdout is not None
-            url = served.stdout.readline().split()[3]
-            for _ in range(200):
-                try:
-                    httpx2.get(f"{url}/v1/health", timeout=5)
-                    break
-                except httpx2.TransportError:
-                    time.sleep(0.05)
-            direct = openai.OpenAI(base_url=environ["DEEPSEEK_BASE_URL"], api_key=KEY)
-            paths: dict[str, tuple[openai.OpenAI, str, int]] = {
-                "gateway": (
-                    openai.OpenAI(base_url=f"{url}/openai/v1", api_key=token),
-                    f"deepseek/{MODEL}",
-                    served.pid,
-                )
-            }
+    processes: list[subprocess.Popen[str]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        stamps = Path(scratch) / "stamps"
+        stamps.touch()
+        with simulator_process(SIMULATOR, str(args.pace), str(args.deltas), str(stamps)) as line:
+            environ = json.loads(line)
             try:
-                proxy, proxy_url = litellm_proxy(Path(scratch), environ)
-                paths["litellm"] = (
-                    openai.OpenAI(base_url=proxy_url, api_key=PROXY_KEY),
-                    MODEL,
-                    proxy.pid,
-                )
-            except LookupError as exc:
-                skipped = str(exc)
-            stream(direct, MODEL)  # each path once, unmeasured (imports, the store)
-            for name, (client, model, _) in paths.items():
-                stream(client, model)
-                first[name], added[name], beyond[name], cpu[name] = [], [], [], 0.0
-            for _ in range(args.calls):
-                head, plain = stream(direct, MODEL)
-                first["direct"].append(head)
-                events += len(plain)
-                for name, (client, model, pid) in paths.items():
-                    before = cpu_seconds(pid)
-                    head, through = stream(client, model)
-                    cpu[name] += cpu_seconds(pid) - before
-                    first[name].append(head)
-                    gained = delays(plain, through)
-                    added[name] += gained
-                    beyond[name] += [delay - gained[0] for delay in gained]
-        finally:
-            served.terminate()
-            served.wait(timeout=30)
-            if proxy is not None:
-                proxy.terminate()
-                proxy.wait(timeout=30)
+                paths: dict[str, tuple[openai.OpenAI, str, int | None]] = {
+                    "direct": (
+                        openai.OpenAI(base_url=environ["DEEPSEEK_BASE_URL"], api_key=KEY),
+                        MODEL,
+                        None,
+                    )
+                }
+                daemons = {"gateway": None} | ({"before": args.against} if args.against else {})
+                for name, source in daemons.items():
+                    served, url = daemon(Path(scratch) / name, environ, token, source)
+                    processes.append(served)
+                    paths[name] = (
+                        openai.OpenAI(base_url=f"{url}/openai/v1", api_key=token),
+                        f"deepseek/{MODEL}",
+                        served.pid,
+                    )
+                try:
+                    proxy, proxy_url = litellm_proxy(Path(scratch), environ)
+                    processes.append(proxy)
+                    paths["litellm"] = (
+                        openai.OpenAI(base_url=proxy_url, api_key=PROXY_KEY),
+                        MODEL,
+                        proxy.pid,
+                    )
+                except LookupError as exc:
+                    skipped = str(exc)
+                record = Stamps(stamps)
+                calls = 0
+                for name, (client, model, _) in paths.items():
+                    # Each path once, unmeasured (imports, the store).
+                    calls += 1
+                    stream(client, model, f"call-{calls}")
+                    first[name], delay[name], cpu[name] = [], [], 0.0
+                names = list(paths)
+                for turn in range(args.calls):
+                    # Each path in each place in turn: a call right after another
+                    # process's call pays for what that one left running.
+                    for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                        client, model, pid = paths[name]
+                        calls += 1
+                        before = cpu_seconds(pid) if pid else 0.0
+                        head, arrived = stream(client, model, f"call-{calls}")
+                        if pid:
+                            cpu[name] += cpu_seconds(pid) - before
+                        sent = record.of(f"call-{calls}", len(arrived))
+                        first[name].append(head)
+                        delay[name] += [got - out for got, out in zip(arrived, sent, strict=True)]
+                        if name == "direct":
+                            events += len(arrived)
+            finally:
+                for process in processes:
+                    process.terminate()
+                    process.wait(timeout=30)
     print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores")
     print(f"{args.calls} calls each way, {args.deltas} deltas a call, one every {args.pace} s")
     if skipped:
         print(f"litellm: not measured: {skipped}")
     for name, values in first.items():
-        print(
-            f"first content chunk, {name:8}: median {statistics.median(values) * 1000:6.2f} ms, "
-            f"p99 {p99(values) * 1000:6.2f} ms"
-        )
-    for name in added:
-        print(
-            f"{name:8} delay added per delta: median {statistics.median(added[name]) * 1000:.2f} ms, "
-            f"p99 {p99(added[name]) * 1000:.2f} ms"
-        )
-        print(
-            f"{name:8} delay added per delta beyond the first's: median "
-            f"{statistics.median(beyond[name]) * 1000:.2f} ms, p99 {p99(beyond[name]) * 1000:.2f} ms"
-        )
-        print(f"{name:8} CPU per delta: {cpu[name] / events * 1e6:.0f} µs ({events} deltas)")
-    if "litellm" in cpu and cpu["litellm"] > 0:
-        print(f"thoughtline's CPU per delta / LiteLLM's: {cpu['gateway'] / cpu['litellm']:.2f}")
+        median, worst = quantiles(values)
+        print(f"first content chunk, {name:8}: median {median:6.2f} ms, p99 {worst:6.2f} ms")
+    plain = quantiles(delay["direct"])
+    for name, values in delay.items():
+        median, worst = quantiles(values)
+        line = f"delay per delta, {name:8}: median {median:6.2f} ms, p99 {worst:6.2f} ms"
+        if name != "direct":
+            line += f" (added: median {median - plain[0]:+.2f} ms, p99 {worst - plain[1]:+.2f} ms)"
+        print(line)
+    for name, spent in cpu.items():
+        if name != "direct":
+            print(f"{name:8} CPU per delta: {spent / events * 1e6:.0f} µs ({events} deltas)")
+    for name in ("gateway", "before"):
+        if name in cpu and cpu.get("litellm", 0.0) > 0:
+            print(f"{name} CPU per delta / LiteLLM's: {cpu[name] / cpu['litellm']:.2f}")
+    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
 
 
 if __name__ == "__main__":

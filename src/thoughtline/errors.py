@@ -126,6 +126,7 @@ ErrorCode: TypeAlias = Literal[
     "GATEWAY_BUDGET_EXCEEDED",
     "GATEWAY_CLIENT_BUSY",
     "GATEWAY_CARRIERS_GONE",
+    "GATEWAY_KEY_INVALID",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(

@@ -158,3 +158,79 @@ def test_stream_decoder_turns_an_endless_frame_into_one_malformed_error() -> Non
         assert "exceeds the limit of 1000 bytes" in events[0].message
         assert decoder.finished
         assert decoder.feed(b"\n\n") == [] and decoder.close() == []
+
+
+class Recording:
+    """A translator that hands back what it was given, as text, so a test sees which
+    payload reached it under which event name."""
+
+    finished = False
+
+    def translate(self, event_name: str, payload: dict[str, object]) -> list[object]:
+        from thoughtline.model.events import TextDelta
+
+        return [TextDelta(part_id=event_name, text=str(sorted(payload.items())))]
+
+    def finish(self) -> list[object]:
+        return []
+
+
+# Each frame read through the stream decoder's bytes path must give what reading it as
+# text gives: the payload and event name, or the same error sentence.
+FRAMES = [
+    b'event: content_block_delta\ndata: {"t": "th\xc3\xa9 \xf0\x9f\x99\x82"}',
+    b'data: {"t": 1}',
+    b"event: ping\ndata: {}",
+    b"event: ping\ndata: ",
+    b'event: done\ndata: {"t": 1}\nid: 4',
+    b'data: {"t":\ndata: 2}',
+    b": comment\ndata: {}",
+    b'event: \xff\ndata: {"t": 1}',
+    b'event: content_block_delta\ndata: {"t": "\xff"}',
+    b"event: content_block_delta\ndata: {not json",
+    b"event: content_block_delta\ndata: [1, 2]",
+    b"data: [DONE]",
+    b"event: x\ndata: [DONE]",
+]
+
+
+def read_as_text(frame: bytes, sentinel: str | None) -> tuple[list[object], bool]:
+    """The reference: ``frame`` decoded as text, then its data parsed; the events, and
+    whether the stream is finished."""
+    from thoughtline.providers.base import malformed_error
+    from thoughtline.wire.frames import parse_frame
+    from thoughtline.wire.jsonio import MalformedJSON, loads_object
+
+    try:
+        parsed = parse_frame(frame)
+    except FramingError as exc:
+        return [malformed_error(str(exc))], True
+    if parsed is None or not parsed.data or parsed.data in {"[DONE]", sentinel}:
+        return [], parsed is not None and parsed.data == sentinel
+    try:
+        payload = loads_object(parsed.data)
+    except MalformedJSON as exc:
+        return [malformed_error(str(exc))], True
+    return Recording().translate(parsed.event, payload), False
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+@pytest.mark.parametrize("sentinel", [None, "[DONE]"])
+def test_stream_decoder_reads_each_frame_as_its_text_reads(
+    frame: bytes, sentinel: str | None
+) -> None:
+    from thoughtline.providers.base import SSEStreamDecoder
+
+    decoder = SSEStreamDecoder(Recording(), done_sentinel=sentinel)  # type: ignore[arg-type]
+    got = decoder.feed(frame + b"\n\n")
+    assert (got, decoder.finished) == read_as_text(frame, sentinel)
+
+
+def test_a_stream_naming_endless_events_keeps_a_bounded_set_of_names() -> None:
+    from thoughtline.wire import frames
+
+    decoder = SSEDecoder()
+    for index in range(2000):
+        (raw,) = decoder.feed_raw(f"event: name{index}\ndata: {{}}\n\n".encode())
+        assert frames.event_and_data(raw) == (f"name{index}", b"{}")
+    assert len(frames._EVENT_NAMES) <= frames._MAX_EVENT_NAMES

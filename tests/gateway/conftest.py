@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,12 +33,23 @@ class Gateway:
         options.setdefault("api_key", self.tokens[client])
         return openai.OpenAI(base_url=self.openai_url, max_retries=0, **options)
 
+    def anthropic(self, client: str = "app") -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(
+            base_url=f"{self.daemon.url}/anthropic", api_key=self.tokens[client], max_retries=0
+        )
+
 
 StartGateway = Callable[..., Gateway]
 
 
 @pytest.fixture
-def start_gateway(start_daemon: StartDaemon) -> StartGateway:  # noqa: F811
+def start_gateway(
+    start_daemon: StartDaemon,  # noqa: F811
+    home: Path,  # noqa: F811
+    environ: dict[str, str],
+) -> StartGateway:
     def start(
         clients: dict[str, dict[str, Any]] | None = None,
         models: dict[str, str] | None = None,
@@ -51,7 +63,9 @@ def start_gateway(start_daemon: StartDaemon) -> StartGateway:  # noqa: F811
             made[name] = GatewayClient(name=name, token_sha256=token_digest(token), **settings)
         gateway = GatewaySettings(enabled=True, clients=made, models=models or {})
         config.setdefault("trace_provider_raw", True)
-        daemon = start_daemon(config=Config(path=None, gateway=gateway, **config))
+        # The daemon's home holds the gateway's key and carrier digests.
+        env = {**environ, "THOUGHTLINE_HOME": str(home)}
+        daemon = start_daemon(env=env, config=Config(path=None, gateway=gateway, **config))
         return Gateway(daemon=daemon, tokens=tokens)
 
     return start

@@ -28,9 +28,8 @@ WEATHER = {
 
 
 def anthropic_client(gateway: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=f"{gateway.daemon.url}/anthropic", api_key=gateway.tokens["app"], max_retries=0
-    )
+    client: anthropic.Anthropic = gateway.anthropic()
+    return client
 
 
 def script(sim: Simulator, canary: str) -> None:

@@ -132,3 +132,28 @@ def test_config_shows_the_gateway_and_its_clients_but_no_token_hash(
     }
     assert settings["gateway.clients.editor.chain_of_thought"]["value"] == "hidden"
     assert token_digest(token) not in shown.stdout and token not in shown.stdout
+
+
+def test_serve_refuses_a_gateway_key_others_can_read_naming_the_file(
+    home: Path, environ: dict[str, str]
+) -> None:
+    (home / "config.toml").write_text(BEFORE, encoding="utf-8")
+    added = thoughtline(
+        home, environ, "gateway", "add-client", "app", "--chain-of-thought", "surface"
+    )
+    assert added.returncode == 0, added.stderr
+    key = home / "gateway.key"
+    key.write_text("ab" * 32 + "\n", encoding="ascii")
+    key.chmod(0o644)
+    served = subprocess.run(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+        timeout=60,  # a daemon that started anyway would serve until killed
+    )
+    assert served.returncode == 2, served.stderr
+    assert served.stderr.startswith(f"thoughtline: The gateway's key file {key} can be read")
+    assert "ab" * 32 not in served.stderr + served.stdout

@@ -32,6 +32,7 @@ def open_runtime(
     calls with them while the servers start (``run`` and ``chat``)."""
     # Imported here: commands that only read the store (status, runs) skip the HTTP stack.
     from thoughtline._undumpable import make_undumpable
+    from thoughtline.config.price_cache import PriceCache
     from thoughtline.providers.discovery import load_capabilities
     from thoughtline.runtime import Runtime
     from thoughtline.telemetry import open_telemetry
@@ -47,6 +48,9 @@ def open_runtime(
     runtime = Runtime(
         config=config, store=store, capabilities=load_capabilities(thoughtline_home())
     )
+    # The price data's prices of models priced before: a run loads the data only for a
+    # model it has not priced yet (config/price_cache.py).
+    runtime.pricer.cache = PriceCache.under(thoughtline_home())
     # OpenTelemetry export, when [telemetry] or OTEL_* turn it on. Built after the runtime
     # so it redacts with the same loaded secrets; flushed when the process exits.
     try:

@@ -3,7 +3,9 @@
 Prices come from ``[prices."provider/model"]`` in config when an entry names the model
 (it replaces the data's prices for it), else from pydantic's ``genai-prices`` data,
 pinned and read offline (this is the only module that imports it, and only on the first
-lookup: loading a stored run prices nothing). A model neither knows, a local server
+lookup: loading a stored run prices nothing; a runtime's pricer keeps what it looked up
+under the home, ``config/price_cache.py``, and loads the data only for a model it has
+not priced before). A model neither knows, a local server
 without a configured price, or a call whose usage was not reported costs ``unknown``,
 with a reason; nothing is guessed.
 
@@ -19,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, Final
 
+from thoughtline.config.price_cache import PriceCache, Window
 from thoughtline.records import Cost, CostParts, TaskUsage
 
 if TYPE_CHECKING:
@@ -142,6 +145,9 @@ class Pricer:
     priced_as: Mapping[str, str] = field(default_factory=dict)
     """Endpoint → the built-in endpoint whose price data prices its models
     (``[providers.NAME] prices``)."""
+    cache: PriceCache | None = None
+    """Where the data's prices of models priced before are kept (a runtime's, under the
+    home); without it every process loads the data for its first price."""
 
     @classmethod
     def from_config(cls, config: Config) -> Pricer:
@@ -178,7 +184,16 @@ class Pricer:
                 f"prices) in config, or [providers.{provider}] prices = one of {vendors} "
                 "to price its models as that provider's"
             )
-        return _data_prices(provider, data_provider, model, at or datetime.now(UTC))
+        if at is not None or self.cache is None:
+            return _data_prices(provider, data_provider, model, at or datetime.now(UTC))[0]
+        now = datetime.now(UTC)
+        kept = self.cache.get(data_provider, model, now.date())
+        if kept is not None:
+            return kept
+        found, window = _data_prices(provider, data_provider, model, now)
+        if isinstance(found, Prices) and window is not None:
+            self.cache.put(data_provider, model, found, window)
+        return found
 
     def price(
         self, provider: str, model: str, usage: TaskUsage, *, at: datetime | None = None
@@ -242,21 +257,25 @@ def load_price_data() -> None:
     _snapshot()
 
 
-def _data_prices(provider: str, provider_id: str, model: str, at: datetime) -> Prices | Unpriced:
+def _data_prices(
+    provider: str, provider_id: str, model: str, at: datetime
+) -> tuple[Prices | Unpriced, Window | None]:
+    """The data's prices for ``model`` at ``at``, and the dates they hold for (``None``:
+    they change within a day, or there are none)."""
     try:
         _provider, info = _snapshot().find_provider_model(model, None, provider_id, None)
     except LookupError:
         return Unpriced(
             f"{DATA_PACKAGE} {data_version()} has no price for {model!r} at "
             f'{provider_id}; set [prices."{provider}/{model}"] in config'
-        )
+        ), None
     price = info.get_prices(at)
     input_rate, output_rate = _rate(price.input_mtok), _rate(price.output_mtok)
     if input_rate is None or output_rate is None:
         return Unpriced(
             f"{DATA_PACKAGE} {data_version()} has no token prices for {model!r} at {provider_id}"
-        )
-    return Prices(
+        ), None
+    found = Prices(
         input=input_rate,
         output=output_rate,
         cached_input=_rate(price.cache_read_mtok),
@@ -264,6 +283,28 @@ def _data_prices(provider: str, provider_id: str, model: str, at: datetime) -> P
         reasoning=_rate(price.output_reasoning_mtok),
         source=f"{DATA_PACKAGE} {data_version()}",
         model_ref=str(info.id),
+    )
+    return found, _window(info.prices, at.astimezone(UTC).date())
+
+
+def _window(prices: object, day: date) -> Window | None:
+    """The dates the price a model's data gives on ``day`` holds for: one price holds
+    always; conditional prices that start on dates hold from the last start up to the
+    next; any other condition (a time of day) may change within the day: ``None``."""
+    if not isinstance(prices, list):
+        return Window()
+    starts: list[date] = []
+    for conditional in prices:
+        constraint = getattr(conditional, "constraint", None)
+        if constraint is None:
+            continue
+        start = getattr(constraint, "start_date", None)
+        if not isinstance(start, date) or hasattr(constraint, "start_time"):
+            return None
+        starts.append(start)
+    return Window(
+        since=max((start for start in starts if start <= day), default=None),
+        until=min((start for start in starts if start > day), default=None),
     )
 
 

@@ -36,6 +36,8 @@ from thoughtline.wire.frames import (
     NDJSONDecoder,
     SSEDecoder,
     SSEFrame,
+    event_and_data,
+    parse_frame,
 )
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
@@ -220,6 +222,7 @@ _DONE = "[DONE]"
 Completions (OpenRouter, LM Studio, proxies) send it after ``response.completed`` too. It
 is never JSON, so it is skipped where it is not the protocol's own terminal frame: the
 stream is complete when the protocol's terminal event arrived, and only then."""
+_DONE_BYTES = _DONE.encode()
 
 
 class SSEStreamDecoder(_TranslatingDecoder):
@@ -227,7 +230,7 @@ class SSEStreamDecoder(_TranslatingDecoder):
     OpenAI-compatible chat streams. A frame longer than ``max_frame_bytes`` ends the
     stream with ``PROVIDER_MALFORMED_RESPONSE``."""
 
-    __slots__ = ("_done_sentinel", "_frames")
+    __slots__ = ("_done_sentinel", "_frames", "_sentinel_bytes")
 
     def __init__(
         self,
@@ -239,32 +242,51 @@ class SSEStreamDecoder(_TranslatingDecoder):
         super().__init__(translator)
         self._frames = SSEDecoder(max_frame_bytes=max_frame_bytes)
         self._done_sentinel = done_sentinel
+        self._sentinel_bytes = None if done_sentinel is None else done_sentinel.encode()
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         if self._errored:
             return out
         try:
-            frames = self._frames.feed(chunk)
+            raws = self._frames.feed_raw(chunk)
         except FramingError as exc:
             self._fail(malformed_error(str(exc)), out)
             return out
-        # The hot loop, written out flat: one call into the translator per frame.
+        # The hot loop, written out flat: one call into the translator per frame. A frame
+        # of the usual shape goes to the JSON parser as bytes (it checks the UTF-8); any
+        # other, or one that does not parse, is read as text, which says what is wrong.
         translate = self._translator.translate
         sentinel = self._done_sentinel
-        for event_name, data, _ in frames:
-            if not data:
-                continue  # e.g. "event: ping" with no data
-            if data == sentinel:
-                self._translator.finished = True
-                continue
-            if data == _DONE:
-                continue  # see _DONE
-            try:
-                payload = loads_object(data)
-            except MalformedJSON as exc:
-                self._fail(malformed_error(str(exc)), out)
-                return out
+        for raw in raws:
+            shaped = event_and_data(raw)
+            payload = None
+            if shaped is not None:
+                event_name, data = shaped
+                if data and data != _DONE_BYTES and data != self._sentinel_bytes:
+                    try:
+                        payload = loads_object(data)
+                    except MalformedJSON:
+                        payload = None  # read as text below, for the error it says
+            if payload is None:
+                try:
+                    frame = parse_frame(raw)
+                except FramingError as exc:
+                    self._fail(malformed_error(str(exc)), out)
+                    return out
+                if frame is None or not frame.data:
+                    continue  # comments only, or e.g. "event: ping" with no data
+                event_name, text = frame.event, frame.data
+                if text == sentinel:
+                    self._translator.finished = True
+                    continue
+                if text == _DONE:
+                    continue  # see _DONE
+                try:
+                    payload = loads_object(text)
+                except MalformedJSON as exc:
+                    self._fail(malformed_error(str(exc)), out)
+                    return out
             events = translate(event_name, payload)
             if events:
                 out += events

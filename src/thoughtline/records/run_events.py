@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias, assert_never
 
-from thoughtline.model.events import ReasoningKind, fast_init
+from thoughtline.model.events import ProviderMetadata, ReasoningKind, fast_init
 from thoughtline.records import (
     CostSnapshot,
     RunSnapshot,
@@ -43,6 +43,7 @@ from thoughtline.records import (
 
 __all__ = [
     "MEMBERS",
+    "ReasoningEdge",
     "RunCancelled",
     "RunCompleted",
     "RunEvent",
@@ -104,13 +105,31 @@ class TaskAnswerDelta:
     text: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningEdge:
+    """Where a displayed reasoning part opens or closes, with its carriers as the
+    provider sent them (``carriers``: the start's or the end's ``provider_metadata``:
+    a signature, redacted data, an ``encrypted_content`` and item id). Only a gateway
+    task's observer hears it (:class:`TaskReasoningDelta.edge`): a client whose mode
+    shows reasoning gets each part's carriers where its API streams them."""
+
+    edge: Literal["start", "end"]
+    part_id: str
+    kind: ReasoningKind
+    carriers: ProviderMetadata
+
+
 @fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskReasoningDelta:
     """Reasoning text of one task whose mode displays reasoning.
 
     ``part_id`` and ``kind`` name the reasoning part when the event log recorded them
-    (recovery then rebuilds the parts); the runtime leaves them ``None``."""
+    (recovery then rebuilds the parts); the runtime leaves them ``None``.
+
+    ``edge`` is set on a live-only delta of no text that marks a reasoning part's start
+    or end (:class:`ReasoningEdge`): told to the observer of a gateway task alone,
+    never numbered, stored or sent to the daemon's other listeners."""
 
     wire_name: ClassVar[Literal["reasoning.delta"]] = "reasoning.delta"
     run_id: str
@@ -120,6 +139,7 @@ class TaskReasoningDelta:
     text: str
     part_id: str | None = None
     kind: ReasoningKind | None = None
+    edge: ReasoningEdge | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from thoughtline.runtime.planning.toolbox import StartedTools, ToolServer
     from thoughtline.runtime.policy.budget import check_max_cost
     from thoughtline.runtime.policy.checks import WORKER_BACKENDS, check_effort, check_model_id
-    from thoughtline.runtime.policy.disclosure import check_mode
+    from thoughtline.runtime.policy.disclosure import check_mode, shareable_carriers
     from thoughtline.runtime.policy.recovery import recover_on_open
     from thoughtline.runtime.policy.request_size import check_request_size, request_too_large
     from thoughtline.runtime.policy.retention import PurgeReport
@@ -97,6 +97,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Surface": ("thoughtline.runtime.planning.options", "Surface"),
     "WORKER_BACKENDS": ("thoughtline.runtime.policy.checks", "WORKER_BACKENDS"),
     "recover_on_open": ("thoughtline.runtime.policy.recovery", "recover_on_open"),
+    "shareable_carriers": ("thoughtline.runtime.policy.disclosure", "shareable_carriers"),
 }
 
 __all__ = [
@@ -137,6 +138,7 @@ __all__ = [
     "open_recovered",
     "recover_on_open",
     "request_too_large",
+    "shareable_carriers",
     "spec_from_roles",
     "spoken_as",
     "with_generation",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from thoughtline.errors import ThoughtlineError
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, RunSnapshot, TraceEvent, TraceLayer
 from thoughtline.records.raw_requests import with_request_bodies
-from thoughtline.records.run_events import RunEvent
+from thoughtline.records.run_events import RunEvent, TaskReasoningDelta
 from thoughtline.runtime import (
     RETRY_AFTER_S,
     ManagedRun,
@@ -264,7 +264,10 @@ class Daemon:
             hub, own = self.hub.observe, observer
 
             def observe(event: RunEvent) -> None:
-                hub(event)
+                # A reasoning part's edge (its carriers) is the gateway's alone: never
+                # to the page or the event streams.
+                if type(event) is not TaskReasoningDelta or event.edge is None:
+                    hub(event)
                 own(event)
 
         try:

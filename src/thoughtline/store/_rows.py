@@ -169,10 +169,24 @@ def task_params(task: Task) -> dict[str, Any]:
         "cost_json": cost_totals(task),
         # NULL (not displayed) differs from "[]" (displayed, no parts).
         "reasoning_parts_json": None if parts is None else dump([p.to_dict() for p in parts]),
+        # NULL where it is the parts' texts joined, as the runtime makes it: read back
+        # from the parts (the text was stored twice, a fifth of a displayed delta's bytes).
+        "reasoning": None
+        if parts is not None and task.reasoning == joined_reasoning(parts)
+        else task.reasoning,
         "error_code": None if error is None else error.code,
         "error_message": None if error is None else error.message,
         "error_retryable": None if error is None else int(error.retryable),
     }
+
+
+def joined_reasoning(parts: Sequence[ReasoningPartView]) -> str | None:
+    """A task's ``reasoning`` as the runtime makes it from its parts: their texts joined
+    by a blank line, ``None`` without parts (``runtime/engine/steps.py``'s
+    ``task_text``)."""
+    if not parts:
+        return None
+    return "\n\n".join(part.text for part in parts if part.text)
 
 
 def tool_call_params(task: Task, position: int) -> tuple[object, ...]:
@@ -203,16 +217,22 @@ def task_from_row(
 ) -> Task:
     """The task of ``row``; ``tool_calls`` are its calls' rows and ``step_costs`` its
     calls' costs, read with it (none read: a task that has made no such call)."""
-    parts = row["reasoning_parts_json"]
-    task = Task(
-        **{name: row[name] for name in TASK_FIELDS},
-        after=load(row["after_json"]),
-        reasoning_parts=None
-        if parts is None
+    parts_json = row["reasoning_parts_json"]
+    parts = (
+        None
+        if parts_json is None
         else [
             ReasoningPartView(kind=part["kind"], text=part["text"], step=part.get("step"))
-            for part in json.loads(parts)
-        ],
+            for part in json.loads(parts_json)
+        ]
+    )
+    fields = {name: row[name] for name in TASK_FIELDS}
+    if fields["reasoning"] is None and parts is not None:
+        fields["reasoning"] = joined_reasoning(parts)
+    task = Task(
+        **fields,
+        after=load(row["after_json"]),
+        reasoning_parts=parts,
         usage=TaskUsage(**{name: row[name] for name in USAGE_FIELDS}),
         timings=TaskTimings(**{name: row[name] for name in TIMING_FIELDS}),
         generation=GenerationSettings(**{name: row[name] for name in GENERATION_FIELDS}),

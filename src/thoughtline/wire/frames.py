@@ -83,6 +83,18 @@ class SSEDecoder:
         self._broken: FramingError | None = None
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
+        frames: list[SSEFrame] = []
+        for raw in self.feed_raw(chunk):
+            frame = parse_frame(raw)
+            if frame is not None:
+                frames.append(frame)
+        return frames
+
+    def feed_raw(self, chunk: bytes) -> list[bytes]:
+        """The frames ``chunk`` completes, each as its bytes up to the blank line that ends
+        it (LF line ends), not yet decoded: :func:`parse_frame` makes one an
+        :class:`SSEFrame`, :func:`event_and_data` reads the common shape without decoding
+        its data. Empty frames are left out."""
         if self._broken is not None:
             raise self._broken
         if not chunk:
@@ -95,13 +107,7 @@ class SSEDecoder:
             and len(chunk) <= limit
         ):
             # The common case: whole frames, LF line ends, nothing parked.
-            frames: list[SSEFrame] = []
-            for raw in chunk.split(b"\n\n"):
-                if raw:
-                    frame = _parse_frame(raw)
-                    if frame is not None:
-                        frames.append(frame)
-            return frames
+            return [raw for raw in chunk.split(b"\n\n") if raw]
         if b"\n" not in chunk and b"\r" not in chunk:
             self._pending_size += len(chunk)
             if self._pending_size > limit:
@@ -128,13 +134,7 @@ class SSEDecoder:
             self._fail()
         if rest or held_cr:
             self._pending.append(rest + held_cr)
-        frames = []
-        for raw in pieces:
-            if raw:
-                frame = _parse_frame(raw)
-                if frame is not None:
-                    frames.append(frame)
-        return frames
+        return [raw for raw in pieces if raw]
 
     def _fail(self) -> None:
         self._pending.clear()
@@ -151,7 +151,7 @@ class SSEDecoder:
         self._pending_size = 0
         if not rest.strip():
             return []
-        frame = _parse_frame(rest.strip(b"\n"))
+        frame = parse_frame(rest.strip(b"\n"))
         return [frame] if frame is not None else []
 
     @property
@@ -160,7 +160,43 @@ class SSEDecoder:
         return self._pending_size
 
 
-def _parse_frame(raw: bytes) -> SSEFrame | None:
+_EVENT_NAMES: dict[bytes, str] = {}
+"""Event names decoded before, by their whole line (a stream names a handful, thousands
+of times each)."""
+_MAX_EVENT_NAMES: Final = 256
+"""How many names :data:`_EVENT_NAMES` keeps: a server inventing names costs no memory."""
+
+
+def event_and_data(raw: bytes) -> tuple[str, bytes] | None:
+    """A raw frame (:meth:`SSEDecoder.feed_raw`) of the two shapes providers send,
+    ``event: NAME\ndata: JSON`` and ``data: JSON``, as its event name and its data still
+    in bytes, for a JSON parser that checks UTF-8 itself (no ``str`` made of it); any
+    other shape (several ``data:`` lines, comments, an ``id:``), or a name that is not
+    UTF-8, is ``None``: :func:`parse_frame` reads it, and says what is wrong with it."""
+    head, separator, data = raw.partition(b"\ndata: ")
+    if not separator:
+        if raw.startswith(b"data: ") and b"\n" not in raw:
+            return "", raw[6:]
+        return None
+    if b"\n" in data:
+        return None
+    event = _EVENT_NAMES.get(head)  # the whole line, "event: NAME": no slice made
+    if event is not None:
+        return event, data
+    if not head.startswith(b"event: ") or b"\n" in head:
+        return None
+    try:
+        event = head[7:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(_EVENT_NAMES) < _MAX_EVENT_NAMES:
+        _EVENT_NAMES[head] = event
+    return event, data
+
+
+def parse_frame(raw: bytes) -> SSEFrame | None:
+    """A raw frame (:meth:`SSEDecoder.feed_raw`) read as the SSE standard says; ``None``
+    for one of comments only. Raises :class:`FramingError` when it is not UTF-8."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

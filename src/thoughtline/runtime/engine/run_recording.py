@@ -18,6 +18,7 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.records import Run, Task, ToolCallRecord, TraceLayer, now_iso
 from thoughtline.records.event_log import to_records
 from thoughtline.records.run_events import (
+    ReasoningEdge,
     RunEvent,
     TaskAnswerDelta,
     TaskCompleted,
@@ -122,6 +123,24 @@ class RunRecorder:
         self.seq = seq = self.seq + 1
         delta = TaskAnswerDelta if stream == "answer" else TaskReasoningDelta
         self.emit(delta(run_id=self.run.id, seq=seq, at=now_iso(), task_id=task_id, text=text))
+
+    def emit_reasoning_edge(self, task_id: str, edge: ReasoningEdge) -> None:
+        """A displayed reasoning part's start or end with its carriers, for the observer
+        alone (a gateway task's client stream): an empty delta under the last number,
+        never queued for the event log."""
+        if self.observer is not None:
+            self.observer(
+                TaskReasoningDelta(
+                    run_id=self.run.id,
+                    seq=self.seq,
+                    at=now_iso(),
+                    task_id=task_id,
+                    text="",
+                    part_id=edge.part_id,
+                    kind=edge.kind,
+                    edge=edge,
+                )
+            )
 
     def emit_tool_call(self, task: Task, call: ToolCallRecord) -> None:
         """Tell the call live, and queue its row with that event and the trace before it

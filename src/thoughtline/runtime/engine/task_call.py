@@ -336,7 +336,8 @@ class TaskCall:
                 "capability": call.context.capability.describe(),
             },
         )
-        live = LiveCall(sink, task.id, self.gate.stream())
+        # A gateway task's client gets each shown reasoning part's carriers live.
+        live = LiveCall(sink, task.id, self.gate.stream(), edges=task.client_turns is not None)
         cancelled = False
         overlap = CallOverlap()
         # Timed here too: a cancelled call never builds its exchange (and its timings).

@@ -24,6 +24,7 @@ from thoughtline.records import (
     TraceLayer,
     WorkerBackend,
 )
+from thoughtline.records.run_events import ReasoningEdge
 from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.telemetry_hooks import CallReport
 from thoughtline.runtime.planning.roles import RoleCatalog
@@ -76,6 +77,10 @@ class TaskSink(Protocol):
 
     def emit_text(self, task_id: str, stream: LiveStream, text: str) -> None:
         """A live delta of the task's answer or displayed reasoning."""
+
+    def emit_reasoning_edge(self, task_id: str, edge: ReasoningEdge) -> None:
+        """A displayed reasoning part's start or end, with its carriers: told to the
+        run's observer only (a gateway task's client stream), never numbered or stored."""
 
     @property
     def pricer(self) -> Pricer:

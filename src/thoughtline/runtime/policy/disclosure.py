@@ -31,10 +31,19 @@ from typing import Literal, TypeAlias, assert_never
 import orjson
 
 from thoughtline.model.accumulator import ModelResponse
-from thoughtline.model.events import ReasoningDelta, ReasoningEnd, StreamEvent, TextDelta, TextStart
+from thoughtline.model.events import (
+    ProviderMetadata,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
+    StreamEvent,
+    TextDelta,
+    TextStart,
+)
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.providers.redaction import Redactor, StreamRedactor
 from thoughtline.records import ChainOfThought, ModeSource, ReasoningPartView, TracedReasoningPart
+from thoughtline.records.run_events import ReasoningEdge
 from thoughtline.runtime.policy.checks import UnknownModeError as UnknownModeError
 from thoughtline.runtime.policy.checks import check_mode as check_mode
 
@@ -121,6 +130,17 @@ class Captured:
         return "\n\n".join(part["text"] for part in self.for_trace if part["text"])
 
 
+def shareable_carriers(redactor: Redactor, carriers: ProviderMetadata) -> ProviderMetadata:
+    """A reasoning part's carriers as a client that sees reasoning may get them: none
+    when they hold a loaded credential value (a carrier cannot be redacted without
+    breaking it, so it stays with the task's own next call)."""
+    if carriers and redactor.has_secrets:
+        dumped = orjson.dumps(dict(carriers)).decode()
+        if redactor.values(dumped) != dumped:
+            return {}
+    return carriers
+
+
 class GateStream:
     """The gate's live side for ONE model call: what a live surface may show of the
     call's events, credentials removed. Each call gets a fresh stream
@@ -178,6 +198,17 @@ class GateStream:
             text = ended.flush() if ended is not None else ""
             return ("reasoning", text) if text else None
         return None
+
+    def edge(self, event: ReasoningStart | ReasoningEnd) -> ReasoningEdge | None:
+        """Where a displayed reasoning part opens or closes, with its carriers (for a
+        client of the gateway whose mode shows reasoning); ``None`` when the mode hides
+        it. Carriers holding a loaded credential value are left out: a carrier cannot
+        be redacted without breaking it."""
+        if not self._displays:
+            return None
+        carriers = shareable_carriers(self._redactor, event.provider_metadata)
+        edge: Literal["start", "end"] = "start" if isinstance(event, ReasoningStart) else "end"
+        return ReasoningEdge(edge=edge, part_id=event.part_id, kind=event.kind, carriers=carriers)
 
     def finish(self) -> list[LiveText]:
         """The tails still held when the call's stream ends (completed, broken or

@@ -3,12 +3,14 @@ are offered and never run here, its client's mode is the run's, and the answer g
 back to the client as the disclosure gate handed it on.
 
 :meth:`Bridge.start` checks the client's day budget and calls in flight, puts back the
-carriers the gateway kept of the turns the client returns (:mod:`.carriers`), and starts
+carriers the gateway kept of the turns the client returns (:mod:`.carriers`), or those
+the client sent back itself that the gateway handed it (:mod:`.provenance`), and starts
 the run through the daemon (``source: gateway``, ``client: NAME``: the daemon's
 ``max_active_runs``, store checks and shutdown apply as to any run). Its live deltas
 reach :class:`Call.events` as the gate released them; when the run ends,
 :meth:`Call.settle` counts its cost against the client's day and keeps the answer's
-carriers (whether or not the client is still there), and :meth:`Call.outcome` turns a
+carriers (whether or not the client is still there; for a client that sees them, their
+digests too), and :meth:`Call.outcome` turns a
 failed task into the refusal the client gets (a provider's refusal of a turn whose
 carriers the gateway no longer held is ``GATEWAY_CARRIERS_GONE``, never the provider's
 raw 400).
@@ -17,22 +19,27 @@ raw 400).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import cast
 
+from thoughtline.config import thoughtline_home
 from thoughtline.config.gateway import GatewayClient, GatewaySettings
 from thoughtline.errors import ErrorCode, ThoughtlineError
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk
+from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.client_turns import ClientTurns
+from thoughtline.model.parts import ReasoningPart
 from thoughtline.model.requests import ToolChoice
 from thoughtline.records import Task
 from thoughtline.records.run_events import RunEvent, is_terminal
-from thoughtline.runtime import ManagedRun, RunOptions, build_spec
+from thoughtline.runtime import ManagedRun, RunOptions, build_spec, shareable_carriers
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.errors import ApiError, status_for
-from thoughtline.server.gateway.carriers import CarrierStore
+from thoughtline.server.gateway.carriers import Accepts, CarrierStore
 from thoughtline.server.gateway.clients import ClientLedger, day_start, today
 from thoughtline.server.gateway.failure import GatewayFailure, from_api_error
+from thoughtline.server.gateway.provenance import Provenance
 from thoughtline.server.gateway.routing import Route
 
 MODE_HEADER = "thoughtline-chain-of-thought"
@@ -109,6 +116,9 @@ class Call:
     route: Route
     handle: ManagedRun
     missing_carriers: int
+    refused_carriers: int
+    """Reasoning parts the client sent back that the gateway did not hand it for this
+    endpoint and model (forged, altered, or another model's): not forwarded."""
     events: asyncio.Queue[RunEvent] = field(default_factory=asyncio.Queue)
     settled: bool = False
 
@@ -144,6 +154,15 @@ class Call:
         self.bridge.ledger.leave(self.client)
         self.bridge.ledger.spend(self.client, task.cost.amount)
         turns = task.client_turns
+        provenance = self.bridge.provenance
+        if task.reply is not None and provenance is not None and self.shows_reasoning:
+            # What the client is handed, it may send back itself (for this model only).
+            provenance.vouch(
+                self.client.name,
+                self.route.endpoint,
+                self.route.model,
+                task.reply.reasoning_parts,
+            )
         if task.reply is not None and turns is not None:
             self.bridge.carriers.keep(
                 self.client.name,
@@ -152,6 +171,21 @@ class Call:
                 endpoint=self.route.endpoint,
                 model=self.route.model,
             )
+
+    def reply(self, task: Task) -> ModelResponse:
+        """The task's answer as its client may get it: a reasoning part the gate held
+        back (``withheld``) without carriers that hold a loaded credential value, as a
+        streamed answer carries it (``shareable_carriers``)."""
+        reply = task.reply
+        assert reply is not None
+        redactor = self.bridge.daemon.runtime.redactor
+        parts = tuple(
+            replace(part, provider_metadata=shareable_carriers(redactor, part.provider_metadata))
+            if isinstance(part, ReasoningPart) and part.withheld is not None
+            else part
+            for part in reply.parts
+        )
+        return replace(reply, parts=parts)
 
     def outcome(self) -> Task:
         """The ended task, or the refusal the client gets for a task that failed."""
@@ -170,14 +204,25 @@ class Call:
             )
         code, message = cast("ErrorCode", task.error.code), task.error.message
         if self.missing_carriers and code == "PROVIDER_BAD_REQUEST":
+            if self.refused_carriers:
+                cause = (
+                    f"the gateway did not forward {self.refused_carriers} reasoning part(s) "
+                    "the client sent back, since it did not hand them to this client for "
+                    f"{self.route.endpoint}/{self.route.model} (made by another model, "
+                    "altered or forged), and holds none of its own for them"
+                )
+            else:
+                cause = (
+                    "the gateway no longer holds them (it keeps them in memory only: the "
+                    "daemon restarted or they expired)"
+                )
             raise GatewayFailure(
                 409,
                 "GATEWAY_CARRIERS_GONE",
                 f"{self.route.endpoint} refused the conversation: {self.missing_carriers} "
                 "assistant turn(s) with tool calls came back without the reasoning "
-                "carriers the provider needs, and the gateway no longer holds them (it "
-                "keeps them in memory only: the daemon restarted or they expired); start "
-                "the tool loop again from the user's message.",
+                f"carriers the provider needs, and {cause}; start the tool loop again "
+                "from the user's message.",
                 headers=self.headers,
             )
         if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
@@ -199,6 +244,17 @@ class Bridge:
         self.settings = settings
         self.carriers = CarrierStore(settings.carriers_max, settings.carriers_ttl_s)
         self.ledger = ClientLedger()
+        # Made only when a client may see (and so send back) carriers.
+        self.provenance = (
+            Provenance(
+                thoughtline_home(daemon.runtime.environ),
+                max_digests=4 * settings.carriers_max,
+            )
+            if any(
+                client.chain_of_thought in SHOWS_REASONING for client in settings.clients.values()
+            )
+            else None
+        )
 
     async def start(self, client: GatewayClient, call: GatewayCall, route: Route) -> Call:
         """The call's run, started; refusals as :class:`GatewayFailure`."""
@@ -215,7 +271,11 @@ class Bridge:
             self.ledger.seed(day, spent)
         left = self.ledger.left_today(client)
         restored = self.carriers.restore(
-            client.name, call.messages, endpoint=route.endpoint, model=route.model
+            client.name,
+            call.messages,
+            endpoint=route.endpoint,
+            model=route.model,
+            accepts=self.accepts_for(client),
         )
         choice = call.tool_choice
         turns = ClientTurns(
@@ -242,10 +302,25 @@ class Bridge:
         except BaseException:
             self.ledger.leave(client)
             raise
-        started = Call(self, client, route, handle, restored.missing)
+        started = Call(
+            self,
+            client,
+            route,
+            handle,
+            restored.missing,
+            restored.refused,
+        )
         forward.to(started.events)
         handle.task.add_done_callback(lambda _: started.settle())
         return started
+
+    def accepts_for(self, client: GatewayClient) -> Accepts | None:
+        """Whether a reasoning part ``client`` sent back is one the gateway handed it for
+        the endpoint and model (:mod:`.provenance`); ``None``: it was handed none."""
+        provenance = self.provenance
+        if provenance is None or client.chain_of_thought not in SHOWS_REASONING:
+            return None
+        return partial(provenance.accepts, client.name)
 
 
 class _Forward:

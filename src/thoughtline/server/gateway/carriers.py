@@ -16,6 +16,8 @@ dropped first, and a turn kept longer than ``carriers_ttl_s`` dropped. Nothing o
 ever written to disk: after a restart, a turn whose carriers are gone goes upstream as
 the client sent it, by the wire's own rule for turns without carriers, and a provider
 that refuses it answers the client ``GATEWAY_CARRIERS_GONE`` (409), never its raw 400.
+A client that sees reasoning may send the carriers back itself: those the gateway handed
+it for the route go upstream (:mod:`.provenance`), any other keeps no origin.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 from thoughtline.model.parts import ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message
@@ -38,11 +41,19 @@ class Kept:
     at: float
 
 
+Accepts: TypeAlias = Callable[[str, str, ReasoningPart], bool]
+"""``accepts(endpoint, model, part)``: whether a reasoning part the client sent back
+itself may go to that endpoint and model (:mod:`.provenance`)."""
+
+
 @dataclass(slots=True)
 class Restored:
     messages: tuple[Message, ...]
     missing: int
-    """Assistant turns with tool calls the gateway held nothing for."""
+    """Assistant turns with tool calls the gateway held nothing for, and whose client
+    sent back no carrier the gateway accepts."""
+    refused: int = 0
+    """Reasoning parts the client sent back that were not accepted (not forwarded)."""
 
 
 class _Visible:
@@ -120,15 +131,24 @@ class CarrierStore:
         return kept
 
     def restore(
-        self, client: str, messages: Sequence[Message], *, endpoint: str, model: str
+        self,
+        client: str,
+        messages: Sequence[Message],
+        *,
+        endpoint: str,
+        model: str,
+        accepts: Accepts | None = None,
     ) -> Restored:
         """``messages`` with each assistant turn the gateway kept for ``client`` put back
-        whole (for the endpoint and model that made it; another model gets the client's
-        turn as it came)."""
+        whole (for the endpoint and model that made it). Another turn keeps the
+        reasoning parts the client sent back itself that ``accepts`` vouches for, given
+        the endpoint and model as their origin; the others keep none, so no wire sends
+        them upstream."""
         now = time.monotonic()
         visible = _Visible(client)
         restored: list[Message] = []
         missing = 0
+        refused = 0
         for message in messages:
             digest = visible.add(message)
             if message.role != "assistant":
@@ -140,7 +160,26 @@ class CarrierStore:
             if found and found[0].endpoint == endpoint and found[0].model == model:
                 restored.append(found[0].message)
                 continue
-            if any(isinstance(part, ToolCallPart) for part in message.parts):
+            own = [part for part in message.parts if isinstance(part, ReasoningPart)]
+            vouched = [
+                part for part in own if accepts is not None and accepts(endpoint, model, part)
+            ]
+            refused += len(own) - len(vouched)
+            if vouched:
+                message = _stamped(message, set(map(id, vouched)), endpoint, model)
+            elif any(isinstance(part, ToolCallPart) for part in message.parts):
                 missing += 1
             restored.append(message)
-        return Restored(tuple(restored), missing)
+        return Restored(tuple(restored), missing, refused)
+
+
+def _stamped(message: Message, vouched: set[int], endpoint: str, model: str) -> Message:
+    """``message`` with the reasoning parts whose ids are in ``vouched`` given their
+    origin, so the wire sends them back to ``endpoint`` and ``model``."""
+    parts = [
+        replace(part, provider=endpoint, model=model)
+        if isinstance(part, ReasoningPart) and id(part) in vouched
+        else part
+        for part in message.parts
+    ]
+    return Message(role=message.role, parts=parts)

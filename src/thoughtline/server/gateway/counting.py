@@ -14,8 +14,8 @@ The client's policy applies: the carriers the gateway keeps are put back only fo
 client that sees reasoning. For any other, the turn of the tool loop in progress would
 count its reasoning (Anthropic counts the thinking of the current assistant turn), and
 the count would tell the size of what the mode hides; its count is of what it sent.
-Thinking blocks a client sends back itself never go upstream on a call (they are of
-unknown origin), so they are not counted either.
+Thinking blocks a client sends back itself go upstream on a call only when the gateway
+handed them to that client for the route (:mod:`.provenance`), and are counted only then.
 """
 
 from __future__ import annotations
@@ -37,7 +37,11 @@ def count_request(
     messages = call.messages
     if client.chain_of_thought in SHOWS_REASONING:
         messages = bridge.carriers.restore(
-            client.name, messages, endpoint=route.endpoint, model=route.model
+            client.name,
+            messages,
+            endpoint=route.endpoint,
+            model=route.model,
+            accepts=bridge.accepts_for(client),
         ).messages
     choice = call.tool_choice
     reasoning = ReasoningRequest(enabled=client.chain_of_thought != "hidden")

@@ -194,8 +194,7 @@ async def _answer_call(request: Request, api: Api) -> Response:
             task = await started.until_end()
         except GatewayFailure as failure:
             return api.error(failure)
-        assert task.reply is not None
-        body: dict[str, Any] = api.dialect.render(call, rendering, task.reply)
+        body: dict[str, Any] = api.dialect.render(call, rendering, started.reply(task))
         return JSONResponse(body, headers=started.headers)
     stream = api.dialect.stream(call, rendering)
     # Frames go straight to the server's send, past the middlewares' wrappers (as the

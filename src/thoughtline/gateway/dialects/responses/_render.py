@@ -166,7 +166,10 @@ class ResponsesStream(SequencedStream):
         out = self._close_item() + self._begin()
         index = len(self._output)
         prefix = {"reasoning": "rs", "message": "msg", "function_call": "fc"}[kind]
-        body = {"id": f"{prefix}_{self._rendering.reply_id}_{index}", **body}
+        # A reasoning item keeps the id a Responses upstream gave it: a client that sends
+        # the item back (its encrypted_content with it) sends the id that server made.
+        own = upstream if kind == "reasoning" and isinstance(upstream, str) and upstream else None
+        body = {"id": own or f"{prefix}_{self._rendering.reply_id}_{index}", **body}
         self._item = _Item(kind=kind, index=index, body=body, upstream=upstream)
         return out + self._event(
             "response.output_item.added", {"output_index": index, "item": dict(body)}
