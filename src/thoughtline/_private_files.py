@@ -8,8 +8,13 @@ a home on purpose); files thoughtline owns are tightened whenever they are opene
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import secrets
 import stat
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
@@ -58,3 +63,97 @@ def write_private_text(path: Path, text: str) -> None:
         if hasattr(os, "fchmod"):
             os.fchmod(file.fileno(), PRIVATE_FILE_MODE)  # it may have existed, wider
         file.write(text)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFile:
+    """A secret made once and kept in one file of the home (the daemon's token, the
+    gateway's key), trusted only as written here: a regular file (not a link) of this
+    user's, readable by no one else, holding one value matching ``pattern``. Any other
+    file is refused with ``error(sentence)``, the sentence naming the file and ending
+    with ``remedy``; it is never repaired (a file others could read may have given its
+    secret away). The secret never appears in a sentence.
+
+    A new file is written whole under a temporary name and then linked into place, which
+    fails when the file exists: two processes making it together end up with one secret.
+    """
+
+    path: Path
+    label: str
+    """What the file is, as a sentence names it: "daemon's token file"."""
+    noun: str
+    """What it holds: "token"."""
+    pattern: re.Pattern[str]
+    remedy: str
+    error: Callable[[str], Exception]
+    max_bytes: int = 1024
+
+    def load_or_create(self, make: Callable[[], str]) -> tuple[str, bool]:
+        """The secret in the file, or ``make()``'s, written (the home made ``0700`` when
+        missing); whether it was made by this call. Raises ``OSError`` when it cannot be
+        written, for the caller to say what to do."""
+        secret = self.read()
+        if secret is not None:
+            return secret, False
+        make_private_dir(self.path.parent)
+        return self._create(make())
+
+    def read(self) -> str | None:
+        """The secret in the file, ``None`` when there is no file."""
+        path, label, remedy = self.path, self.label, self.remedy
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # ELOOP: a symbolic link; anything else: not readable
+            raise self.error(
+                f"Cannot use the {label} {path} ({exc.strerror or exc}): it must be a regular "
+                f"file readable by this user; {remedy}."
+            ) from exc
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):  # before fdopen, which refuses a directory
+            os.close(descriptor)
+            raise self.error(f"The {label} {path} is not a regular file; {remedy}.")
+        with os.fdopen(descriptor, "rb") as file:
+            if info.st_uid != os.getuid():
+                raise self.error(f"The {label} {path} belongs to another user; {remedy}.")
+            mode = stat.S_IMODE(info.st_mode)
+            if mode & 0o077:
+                raise self.error(
+                    f"The {label} {path} can be read by other accounts (mode {mode:04o}), so "
+                    f"its {self.noun} may be known; {remedy}."
+                )
+            data = file.read(self.max_bytes + 1)
+        text = data.decode("ascii", "replace").strip()
+        if len(data) > self.max_bytes or not self.pattern.fullmatch(text):
+            raise self.error(
+                f"The {label} {path} does not hold a {self.noun} (empty or damaged); {remedy}."
+            )
+        return text
+
+    def _create(self, secret: str) -> tuple[str, bool]:
+        path = self.path
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+        descriptor = os.open(
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_FILE_MODE
+        )
+        try:
+            with os.fdopen(descriptor, "w", encoding="ascii") as file:
+                os.fchmod(file.fileno(), PRIVATE_FILE_MODE)  # the umask can only narrow it
+                file.write(secret + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                # Another process made it first: use its secret, so both agree.
+                existing = self.read()
+                if existing is None:  # removed again meanwhile: an odd race, not a loop
+                    raise self.error(
+                        f"The {self.label} {path} changed while being made; try again."
+                    ) from None
+                return existing, False
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+        return secret, True

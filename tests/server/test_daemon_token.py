@@ -280,7 +280,7 @@ def test_a_file_created_meanwhile_by_another_daemon_wins(
 ) -> None:
     """Two daemons starting together: the second one's link fails and it takes the first
     one's token, so both answer the same."""
-    from thoughtline.server import daemon_token
+    from thoughtline import _private_files
 
     home = tmp_path / "home"
     home.mkdir()
@@ -293,7 +293,7 @@ def test_a_file_created_meanwhile_by_another_daemon_wins(
         os.close(descriptor)
         real_link(source, target)
 
-    monkeypatch.setattr(daemon_token.os, "link", link_after_another)
+    monkeypatch.setattr(_private_files.os, "link", link_after_another)
     assert load_or_create_token(home) == first
     assert sorted(path.name for path in home.iterdir()) == ["daemon.token"]
 

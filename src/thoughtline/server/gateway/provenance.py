@@ -36,13 +36,12 @@ import hmac
 import os
 import re
 import secrets
-import stat
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from thoughtline._private_files import PRIVATE_FILE_MODE, make_private_dir
+from thoughtline._private_files import PRIVATE_FILE_MODE, SecretFile
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model.parts import ReasoningPart
 
@@ -189,74 +188,19 @@ class Provenance:
 def _load_or_create_key(home: Path) -> bytes:
     """The key under ``home``, made (``0600``) when there is none."""
     path = home / KEY_FILE
-    key = _read_key(path)
-    if key is not None:
-        return key
+    secret = SecretFile(
+        path=path,
+        label="gateway's key file",
+        noun="key",
+        pattern=_KEY,
+        remedy="remove it (a new key is then made; carriers handed out before are refused)",
+        error=GatewayKeyError,
+    )
     try:
-        make_private_dir(home)
-        return _create_key(path)
+        key, _made = secret.load_or_create(lambda: secrets.token_hex(32))
     except OSError as exc:
         raise GatewayKeyError(
             f"Cannot write the gateway's key file {path} ({exc.strerror or exc}); make "
             f"{home} writable, then start the daemon again."
         ) from exc
-
-
-def _read_key(path: Path) -> bytes | None:
-    remedy = "remove it (a new key is then made; carriers handed out before are refused)"
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise GatewayKeyError(
-            f"Cannot use the gateway's key file {path} ({exc.strerror or exc}): it must be a "
-            f"regular file readable by this user; {remedy}."
-        ) from exc
-    with os.fdopen(descriptor, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise GatewayKeyError(f"The gateway's key file {path} is not a regular file; {remedy}.")
-        if info.st_uid != os.getuid():
-            raise GatewayKeyError(
-                f"The gateway's key file {path} belongs to another user; {remedy}."
-            )
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            raise GatewayKeyError(
-                f"The gateway's key file {path} can be read by other accounts (mode "
-                f"{stat.S_IMODE(info.st_mode):04o}), so its key may be known; {remedy}."
-            )
-        text = file.read(200).decode("ascii", "replace").strip()
-    if not _KEY.fullmatch(text):
-        raise GatewayKeyError(
-            f"The gateway's key file {path} does not hold a key (empty or damaged); {remedy}."
-        )
-    return bytes.fromhex(text)
-
-
-def _create_key(path: Path) -> bytes:
-    key = secrets.token_bytes(32)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    descriptor = os.open(
-        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_FILE_MODE
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="ascii") as file:
-            os.fchmod(file.fileno(), PRIVATE_FILE_MODE)  # the umask can only narrow it
-            file.write(key.hex() + "\n")
-            file.flush()
-            os.fsync(file.fileno())
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            # Another daemon made it first: use its key, so both vouch alike.
-            existing = _read_key(path)
-            if existing is None:
-                raise GatewayKeyError(
-                    f"The gateway's key file {path} changed while being made; try again."
-                ) from None
-            return existing
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-    return key
+    return bytes.fromhex(key)
