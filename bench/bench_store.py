@@ -6,12 +6,16 @@ ratios compare like with like on a busy machine. Two workloads:
 
 - **runtime** (the path users get): each process writes through the runtime's
   :class:`~thoughtline.runtime.engine.store_writer.StoreWriter` on an asyncio loop, with
-  :data:`RUNS_IN_FLIGHT` runs in flight like a daemon. A run queues, as the runtime
-  does, and goes on at once: created → started → task started (trace event) →
-  :data:`DELTA_GROUPS` groups of :data:`GROUP_SIZE` answer deltas (what a live flush
-  collects) → task done (trace event) → run completed; then it waits until its writes
-  are committed, as a run does before it reports its end, and the next run starts. No
-  model: the runs go as fast as the store lets them. 52 rows a run.
+  :data:`RUNS_IN_FLIGHT` runs in flight like a daemon. A run's creation is awaited, as
+  the daemon awaits it before it answers ``POST /v1/runs`` (``Runtime.store_async``);
+  then the run queues, as the runtime does, and goes on at once: started → task started
+  (trace event) → :data:`DELTA_GROUPS` groups of :data:`GROUP_SIZE` answer deltas (what a
+  live flush collects) → task done (trace event) → run completed; then it waits until
+  its writes are committed, as a run does before it reports its end, and the next run
+  starts. A run's rows are counted once that wait ends (a queued write carries no future
+  of its own: the writer commits a write somebody awaits at once, the rest within its
+  group delay, and a future on each would make every write awaited). No model: the runs
+  go as fast as the store lets them. 52 rows a run.
 - **store API**: one call, one transaction (``create_run``, ``update_run``,
   ``update_task``, ``append_trace``, ``append_run_events``), as scripts using the store
   directly make them; one run at a time per process. 16 rows a run.
@@ -108,20 +112,23 @@ async def runtime_runs(store: Store, window: Window) -> None:
     writer = StoreWriter(store)
     prefix = f"bench_{os.getpid()}"
 
-    async def step(write: PreparedWrite) -> None:
-        # As the runtime does: queued, the run goes on at once; counted once committed.
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        rows = rows_of(write)
-        done.add_done_callback(
-            lambda future: None if future.exception() else window.committed(rows)
-        )
-        writer.submit(write, done=done)
-        await asyncio.sleep(0)  # the other runs go on meanwhile (a model streaming)
-
     async def runs() -> None:
         while not window.over():
+            rows = 0
+
+            async def step(write: PreparedWrite) -> None:
+                nonlocal rows
+                rows += rows_of(write)
+                if write.created:  # as Runtime.store_async: awaited, never held
+                    await writer.write(write, hold=False)
+                    return
+                # As the runtime does: queued, and the run goes on at once.
+                writer.submit(write)
+                await asyncio.sleep(0)  # the other runs go on meanwhile (a model streaming)
+
             await one_run(store, step, prefix)
             await writer.flush()  # a run reports its end once its writes are in
+            window.committed(rows)
 
     try:
         await asyncio.gather(*(runs() for _ in range(RUNS_IN_FLIGHT)))

@@ -22,7 +22,8 @@ with its signature (the carrier an Anthropic loop must send back).
 A step starts when the model is asked (the transport receives the request; pydantic-ai
 calls its ``FunctionModel`` function) and ends when it is asked again. Overhead of a step =
 the step's wall time - the time inside the model (the transport handler, or the
-``FunctionModel`` function) - the time inside the tool function. The last step (answer,
+``FunctionModel`` function) - the time inside the tool function - the bench's own
+counting of the bytes thoughtline's writes carry (``CountingStore``). The last step (answer,
 task completion) has no next request and is left out, so a loop of N steps gives N - 1
 samples. Everything else thoughtline does is overhead here, including building the
 request body and parsing the stream (work a real provider call needs as well, which the
@@ -84,12 +85,29 @@ class Clock:
     """thoughtline only: the bytes of every text value of every row the loop's writes
     handed the store (rows as the store writes them; SQLite's pages and WAL frames
     around them come on top)."""
+    counting_s: float = 0.0
+    """thoughtline only: the time spent counting those bytes so far (the bench's own
+    work, left out of the steps it falls in)."""
+    counted_at: list[float] = field(default_factory=list)
+    """:attr:`counting_s` when each model call began."""
+
+    def _counting(self, i: int) -> float:
+        if not self.counted_at:
+            return 0.0
+        return self.counted_at[i + 1] - self.counted_at[i]
 
     def overheads_ms(self) -> list[float]:
         """Per step (all but the last): wall time between two model calls, less the
-        model's and the tool's own time."""
+        model's and the tool's own time and the bench's byte counting."""
         return [
-            (self.asked[i + 1] - self.asked[i] - self.model_s[i] - self.tool_s[i]) * 1000
+            (
+                self.asked[i + 1]
+                - self.asked[i]
+                - self.model_s[i]
+                - self.tool_s[i]
+                - self._counting(i)
+            )
+            * 1000
             for i in range(len(self.asked) - 1)
         ]
 
@@ -98,7 +116,14 @@ class Clock:
         calls, less the model's and the tool's own time: what the loop costs the
         machine, whatever else runs on it."""
         return [
-            (self.asked_cpu[i + 1] - self.asked_cpu[i] - self.model_s[i] - self.tool_s[i]) * 1000
+            (
+                self.asked_cpu[i + 1]
+                - self.asked_cpu[i]
+                - self.model_s[i]
+                - self.tool_s[i]
+                - self._counting(i)
+            )
+            * 1000
             for i in range(len(self.asked_cpu) - 1)
         ]
 
@@ -166,6 +191,7 @@ def stub_transport(turns: list[bytes]) -> httpx2.MockTransport:
         started = time.perf_counter()
         CLOCK.asked.append(started)
         CLOCK.asked_cpu.append(time.process_time())
+        CLOCK.counted_at.append(CLOCK.counting_s)
         body = turns[position]
         position += 1
         response = httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
@@ -191,6 +217,7 @@ class CountingStore(SQLiteStore):
     """The SQLite store, counting the bytes of the rows each write carries."""
 
     def write_merged(self, write: PreparedWrite, *, wait: bool) -> bool:
+        started = time.perf_counter()
         CLOCK.written_bytes += sum(
             _text_bytes(rows)
             for rows in (
@@ -200,6 +227,7 @@ class CountingStore(SQLiteStore):
                 write.threads, getattr(write, "step_costs", ()),  # (not before m015)
             )
         )  # fmt: skip
+        CLOCK.counting_s += time.perf_counter() - started
         return super().write_merged(write, wait=wait)
 
 

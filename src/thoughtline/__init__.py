@@ -93,6 +93,7 @@ Run events (the closed union a RunHandle yields; match them, ending with assert_
     TaskToolCallStarted    a task's model called a tool (server, tool, arguments)
     TaskToolCallCompleted  the tool call ended (status, result preview)
     TaskStepPriced        a running task's step was priced (the task's cost so far)
+    ToolServerStart       an MCP server the run needs is starting, ready or failed
     TaskCompleted         a task ended, in its final state
     RunCompleted          the run ended completed (with failures, or prepare-only)
     RunFailed             the run ended failed
@@ -217,6 +218,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
 )
 
 if TYPE_CHECKING:
@@ -350,6 +352,7 @@ __all__ = [
     "ToolCallPart",
     "ToolCallStart",
     "ToolResultPart",
+    "ToolServerStart",
     "ToolSpec",
     "TraceEvent",
     "TraceLayer",

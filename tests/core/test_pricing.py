@@ -157,6 +157,18 @@ def test_prices_that_change_with_the_time_of_day_are_those_of_the_call() -> None
     assert cost.amount == pytest.approx(0.00225, abs=1e-12)
 
 
+def test_one_pricer_follows_the_time_of_day_from_call_to_call() -> None:
+    # The prices read from the data are kept per model between calls: a call at night
+    # after one by day, and one by day again, each pays the prices of its own time.
+    pricer = Pricer()
+    night = datetime(2026, 6, 1, 20, 0, tzinfo=UTC)
+    amounts = [
+        pricer.price("deepseek", "deepseek-reasoner", USAGE, at=at).amount
+        for at in (NOON, night, NOON, night)
+    ]
+    assert amounts == pytest.approx([0.00906, 0.00225, 0.00906, 0.00225], abs=1e-12)
+
+
 def test_a_long_context_call_is_charged_the_tier_above_its_threshold() -> None:
     # claude-sonnet-4-5 above 200,000 input tokens: $6 input, $22.50 output.
     # 250,000 x 6 + 1,000 x 22.5 = 1,500,000 + 22,500 µ$ = $1.5225.

@@ -35,6 +35,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
     is_terminal,
     run_finished,
     sse_data,
@@ -63,6 +64,19 @@ ONE_OF_EACH: list[RunEvent] = [
     RunFailed(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "failed"}),
     RunCancelled(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "cancelled"}),
     RunInterrupted(run_id="run_1", seq=7, at=AT, snapshot={**SNAPSHOT, "status": "interrupted"}),
+    ToolServerStart(run_id="run_1", seq=1, at=AT, server="time", state="starting"),
+    ToolServerStart(
+        run_id="run_1", seq=2, at=AT, server="time", state="ready", duration_ms=412, tools=2
+    ),
+    ToolServerStart(
+        run_id="run_1",
+        seq=3,
+        at=AT,
+        server="git",
+        state="failed",
+        duration_ms=90,
+        error={"code": "TOOL_SERVER_UNAVAILABLE", "message": "It exited."},
+    ),
     TaskStepPriced(run_id="run_1", seq=4, at=AT, task_id="task_1", step=1, cost=PRICED),
     TaskToolCallStarted(run_id="run_1", seq=5, at=AT, task_id="task_1", call=CALL),
     TaskToolCallCompleted(
@@ -76,6 +90,7 @@ def test_the_members_are_the_union_and_each_has_its_own_wire_name() -> None:
     names = [member.wire_name for member in MEMBERS]
     assert len(set(names)) == len(names)
     assert names == [
+        "tool_server.start",
         "run.started",
         "task.started",
         "answer.delta",
@@ -128,6 +143,21 @@ def test_the_wire_data_is_what_the_log_and_the_stream_always_carried() -> None:
     assert to_wire(priced).data == {"step": 1, "cost": PRICED}
     assert sse_data(priced) == {"task_id": "task_1", "step": 1, "cost": PRICED}
     assert from_wire(to_wire(priced)) == priced
+    starting, ready, failed = ONE_OF_EACH[10:13]
+    assert to_wire(starting).data == {"server": "time", "state": "starting"}
+    assert to_wire(ready).data == {
+        "server": "time",
+        "state": "ready",
+        "duration_ms": 412,
+        "tools": 2,
+    }
+    assert to_wire(ready).task_id is None
+    assert sse_data(failed) == {
+        "server": "git",
+        "state": "failed",
+        "duration_ms": 90,
+        "error": {"code": "TOOL_SERVER_UNAVAILABLE", "message": "It exited."},
+    }
 
 
 def test_terminal_events_follow_the_run_status() -> None:

@@ -267,3 +267,44 @@ def test_a_pooled_servers_stderr_file_stays_bounded_across_runs(
     assert int(result_of(tool_run(client, sim))) == pid  # the next call trims it first
     assert stderr.stat().st_size < 1_100_000
     assert "the end of the shout" in stderr.read_text()  # its tail is kept
+
+
+def logged_events(client: httpx2.Client, run_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """A finished run's events as the daemon's stream replays them from the log."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    with client.stream(
+        "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
+    ) as response:
+        assert response.status_code == 200
+        name = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                name = line[len("event:") :].strip()
+            elif line.startswith("data:"):
+                events.append((name, json.loads(line[len("data:") :])))
+                if name.startswith("run.") and name != "run.started":
+                    break
+    return events
+
+
+def test_the_daemon_tells_the_start_of_a_server_it_keeps_open_once(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    """The first run starts the daemon's session of the server: its events say so, with
+    the start time; the second run takes the open session and has none."""
+    client = probe_daemon(start_daemon).client()
+    runs = []
+    for _ in range(2):
+        sim.script(DONE)
+        run_id = start_run(client, tools=["probe.repeat"], max_steps=3)
+        wait_for_status(client, run_id, {"completed"})
+        runs.append(logged_events(client, run_id))
+    first, second = runs
+    names = [name for name, _ in first]
+    assert names[:3] == ["tool_server.start", "tool_server.start", "run.started"]
+    assert first[0][1] == {"server": "probe", "state": "starting"}
+    ready = first[1][1]
+    assert (ready["server"], ready["state"]) == ("probe", "ready")
+    assert isinstance(ready["duration_ms"], int) and ready["tools"] > 5
+    assert [name for name, _ in second if name == "tool_server.start"] == []
+    assert second[0][0] == "run.started"

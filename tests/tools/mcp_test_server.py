@@ -3,7 +3,9 @@
 ``python mcp_test_server.py`` serves over stdio; ``python mcp_test_server.py http PORT
 TOKEN`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``, answering only requests
 that carry ``Authorization: Bearer TOKEN`` (or ``Authorization: TOKEN`` when TOKEN holds
-a space, such as ``Basic ...``).
+a space, such as ``Basic ...``). ``python mcp_test_server.py gate PATH`` serves over
+stdio once the file PATH exists (a start as slow as the test wants: at most
+:data:`GATE_LIMIT_S`, then it exits 3 without serving).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -159,8 +162,23 @@ def _guarded(app: Any, token: str) -> Any:
     return guarded
 
 
+GATE_LIMIT_S = 60.0
+
+
+def _wait_for_gate(path: str) -> None:
+    waited = 0.0
+    while not os.path.exists(path):
+        if waited >= GATE_LIMIT_S:
+            sys.exit(3)
+        time.sleep(0.05)
+        waited += 0.05
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["http"]:
+    if sys.argv[1:2] == ["gate"]:
+        _wait_for_gate(sys.argv[2])
+        server.run()
+    elif sys.argv[1:2] == ["http"]:
         import uvicorn
 
         port, token = int(sys.argv[2]), sys.argv[3]

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_conversations_cli import Terminal
 from tests.cli.test_run_cli import thoughtline
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, _git_repository
 from thoughtline.testing import SimToolCall, Simulator, Transcript
@@ -147,27 +146,3 @@ def test_a_bad_tool_name_is_one_sentence_and_exit_2_before_anything_is_stored(
     assert "Traceback" not in result.stderr
     assert sim.requests == []
     assert json.loads(thoughtline(home, environ, "runs", "--json").stdout) in ([], {"runs": []})
-
-
-def test_the_live_view_names_the_servers_while_they_start(
-    home: Path, environ: dict[str, str], sim: Simulator
-) -> None:
-    """On a terminal the screen is not blank while a slow server starts."""
-    slow = (
-        "import runpy, sys, time; time.sleep(3); "
-        f"sys.argv = [{TEST_SERVER!r}]; runpy.run_path({TEST_SERVER!r}, run_name='__main__')"
-    )
-    _config(
-        home,
-        f"[mcp_servers.slow]\ncommand = {json.dumps(sys.executable)}\n"
-        f"args = ['-c', {json.dumps(slow)}]\n",
-    )
-    sim.script(Transcript(answer="Done after the slow start."))
-    terminal = Terminal(home, environ, "run", "Hello", "--tool", "slow")
-    try:
-        terminal.expect("starting tool servers: slow…", timeout_s=20)
-        assert "Done after the slow start." not in terminal.text  # shown before the run
-        terminal.expect("Done after the slow start.")
-        assert terminal.finish() == 0, terminal.text[-3000:]
-    finally:
-        terminal.close()

@@ -77,7 +77,8 @@ def drive(
     async def main() -> Run:
         started = None
         if not stored:
-            started = await runtime.start_tools(run)
+            # The servers' starts are the run's first events: the view shows them now.
+            started = await runtime.start_tools(run, observer=observer)
             try:
                 if interrupts.count:  # Ctrl-C while the servers started
                     raise click.Abort

@@ -270,7 +270,8 @@ def _turn(
     with catching_interrupts() as interrupts:
         try:
             run = flags.plan(runtime, last, request)
-            with LiveRunView(console, starting=runtime.servers_to_start(run)) as live:
+            starting = runtime.servers_to_start(run)
+            with LiveRunView(console, starting=starting, planned=run.snapshot()) as live:
                 final = drive(runtime, run, live.handle, interrupts, stored=False)
         except ThoughtlineError as exc:
             echo_error(f"thoughtline: {exc.message}")

@@ -1,4 +1,6 @@
-"""The live view of a run on a terminal: one panel per task, redrawn at the refresh rate.
+"""The live view of a run on a terminal: a line per tool server while it starts, one
+panel per task, redrawn at the refresh rate. The panels show at once, from the planned
+run, while the run waits for its servers.
 
 Events only update per-task state, in constant time: each delta is kept once (a chunk
 list and a running length, for the counts) and in a bounded tail (what fits on screen).
@@ -30,7 +32,7 @@ from rich.text import Text
 
 from thoughtline.cli._render import STATUS_STYLE, tool_call_line
 from thoughtline.cli._terminal_text import visible, visible_text
-from thoughtline.records import TaskSnapshot, ToolCallSnapshot
+from thoughtline.records import RunSnapshot, TaskSnapshot, ToolCallSnapshot
 from thoughtline.records.run_events import (
     RunCancelled,
     RunCompleted,
@@ -45,6 +47,8 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
+    ToolServerState,
 )
 
 REFRESH_PER_SECOND = 12
@@ -79,6 +83,18 @@ class TextStream:
 
 
 @dataclass(slots=True)
+class ServerLine:
+    """One tool server of the run, as its ``tool_server.start`` events told it."""
+
+    state: ToolServerState = "starting"
+    began: float = field(default_factory=time.monotonic)
+    duration_ms: int | None = None
+    tools: int | None = None
+    error: str | None = None
+    spinner: Spinner = field(default_factory=lambda: Spinner("dots", style="yellow"))
+
+
+@dataclass(slots=True)
 class TaskState:
     data: TaskSnapshot
     answer: TextStream = field(default_factory=TextStream)
@@ -95,19 +111,32 @@ class TaskState:
 class LiveRunView:
     """Panels per task: a spinner with elapsed time and streamed character counts, a dim
     reasoning tail while reasoning arrives (folded to one line once the answer streams),
-    the answer's tail, then the reasoning notice and the error when the task ends.
+    the answer's tail, then the reasoning notice and the error when the task ends. Above
+    them, the run's tool servers from their ``tool_server.start`` events (``starting``:
+    those named before the first). ``planned``: the run as planned, whose panels show
+    before its first event.
 
     ``transient``: the panels are cleared when the view closes, for the caller to print
     each full answer and the closing table in their place."""
 
     def __init__(
-        self, console: Console, *, transient: bool = True, starting: Sequence[str] = ()
+        self,
+        console: Console,
+        *,
+        transient: bool = True,
+        starting: Sequence[str] = (),
+        planned: RunSnapshot | None = None,
     ) -> None:
         self.console = console
-        self.starting = tuple(starting)
-        """The tool servers that start before the run's first event, named meanwhile."""
+        self.servers: dict[str, ServerLine] = {name: ServerLine() for name in starting}
+        """The run's tool servers (those it starts named at once): a line each while it
+        starts or when it failed, one compact note for those ready."""
         self.tasks: dict[str, TaskState] = {}
         self.order: list[str] = []
+        if planned is not None:  # the panels show at once, before the run is stored
+            for task in planned["tasks"]:
+                self.tasks[task["id"]] = TaskState(task)
+                self.order.append(task["id"])
         # handle() runs on the event loop's thread, render() on rich's refresh thread.
         self._lock = threading.Lock()
         self.live = Live(
@@ -139,8 +168,21 @@ class LiveRunView:
                         state.reasoning.add(text)
                 case RunStarted(snapshot=snapshot):
                     for task in snapshot["tasks"]:
+                        known = self.tasks.get(task["id"])
+                        if known is not None:
+                            known.data = task
+                            continue
                         self.tasks[task["id"]] = TaskState(task)
                         self.order.append(task["id"])
+                case ToolServerStart(server=server, state=state):
+                    line = self.servers.setdefault(server, ServerLine())
+                    if state == "starting":
+                        line.began = time.monotonic()
+                    line.state = state
+                    line.duration_ms = event.duration_ms
+                    line.tools = event.tools
+                    if event.error is not None:
+                        line.error = f"{event.error['code']}: {event.error['message']}"
                 case TaskStarted(task_id=task_id, task=task):
                     state = self.tasks.get(task_id)
                     if state is not None:
@@ -168,16 +210,38 @@ class LiveRunView:
     def render(self) -> RenderableType:
         with self._lock:
             states = [self.tasks[task_id] for task_id in self.order]
-            if not states and self.starting:
-                return Text(visible(f"starting tool servers: {', '.join(self.starting)}…"), "dim")
-            # Share the screen: fewer tail rows per task when several run at once.
-            per_task = max(2, self.console.height // max(1, len(states)) - 8)
+            now = time.monotonic()
             width = max(20, self.console.width - 4)
+            lines = self._server_lines(width + 4, now)
+            # Share the screen: fewer tail rows per task when several run at once.
+            per_task = max(2, (self.console.height - len(lines)) // max(1, len(states)) - 8)
             panels = [
-                self._panel(state, min(_ANSWER_ROWS, per_task), width, time.monotonic())
-                for state in states
+                self._panel(state, min(_ANSWER_ROWS, per_task), width, now) for state in states
             ]
-        return Group(*panels)
+        return Group(*lines, *panels)
+
+    def _server_lines(self, width: int, now: float) -> list[RenderableType]:
+        """A line per server starting (its spinner and time so far) or failed, and one
+        compact note for the servers that are ready."""
+        lines: list[RenderableType] = []
+        ready: list[str] = []
+        for name, line in self.servers.items():
+            if line.state == "ready":
+                took = "" if line.duration_ms is None else f" {line.duration_ms / 1000:.1f} s"
+                ready.append(f"{name}{took}")
+            elif line.state == "failed":
+                took = "" if line.duration_ms is None else f" after {line.duration_ms / 1000:.1f} s"
+                said = f"✗ MCP server {name} did not start{took}: {line.error or 'no reason given'}"
+                lines.append(Text(head_row(visible(said), width), style="red"))
+            else:
+                grid = Table.grid(padding=(0, 1))
+                said = f"starting MCP server {name}… {now - line.began:.1f} s"
+                grid.add_row(line.spinner, Text(head_row(visible(said), width - 2), "yellow"))
+                lines.append(grid)
+        if ready:
+            note = "MCP servers ready: " + ", ".join(ready)
+            lines.insert(0, Text(head_row(visible(note), width), style="dim"))
+        return lines
 
     def _panel(self, state: TaskState, rows: int, width: int, now: float) -> Panel:
         task = state.data
@@ -254,3 +318,12 @@ def fit_rows(text: str, rows: int, width: int) -> str:
         if budget <= 0:
             break
     return "\n".join(reversed(kept))
+
+
+def head_row(text: str, width: int) -> str:
+    """The start of ``text``'s first line that fits one row of ``width`` columns (one
+    character a column), ending in "…" when cut: what a status line says first."""
+    line = text.split("\n", 1)[0]
+    if len(line) <= width and "\n" not in text:
+        return line
+    return line[: max(1, width - 1)] + "…"

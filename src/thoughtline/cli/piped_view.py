@@ -38,6 +38,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
 )
 
 
@@ -105,6 +106,8 @@ class PipedRunView:
                 self._progress(f"task {name}: {tool_call_line(call)}")
             case TaskStepPriced():
                 pass  # the cost is said with the run's end
+            case ToolServerStart():
+                pass  # named once, first (starting()); a failure is the run's error
             case TaskCompleted(task_id=task_id, task=data):
                 self._completed(task_id, data)
             case (

@@ -416,7 +416,7 @@ def _execute(
             view.starting(starting)
             final = drive(runtime, run, view.handle, interrupts, stored=False)
         return _Outcome(final, terminal=False, stdout_closed=view.out_closed)
-    with LiveRunView(text_console(), starting=starting) as live:
+    with LiveRunView(text_console(), starting=starting, planned=run.snapshot()) as live:
         final = drive(runtime, run, live.handle, interrupts, stored=False)
     return _Outcome(final, terminal=True, stdout_closed=False)
 

@@ -270,21 +270,45 @@ def _data_prices(
             f'{provider_id}; set [prices."{provider}/{model}"] in config'
         ), None
     price = info.get_prices(at)
+    key = (provider, provider_id, model)
+    built = _BUILT.get(key)
+    if built is not None and built[0] is price:
+        found = built[1]
+    else:
+        found = _prices_of(price, provider, provider_id, model, str(info.id))
+        if len(_BUILT) >= _BUILT_KEPT:
+            _BUILT.clear()
+        _BUILT[key] = (price, found)
+    if isinstance(found, Unpriced):
+        return found, None
+    return found, _window(info.prices, at.astimezone(UTC).date())
+
+
+_BUILT: dict[tuple[str, str, str], tuple[object, Prices | Unpriced]] = {}
+"""Per endpoint, data provider and model: the data's price object last used and the
+prices made of it. A model's price object is the same from call to call (another one
+when its prices change with the time of day), and reading its rates took half of
+pricing a call."""
+_BUILT_KEPT: Final = 1024
+
+
+def _prices_of(
+    price: Any, provider: str, provider_id: str, model: str, model_ref: str
+) -> Prices | Unpriced:
     input_rate, output_rate = _rate(price.input_mtok), _rate(price.output_mtok)
     if input_rate is None or output_rate is None:
         return Unpriced(
             f"{DATA_PACKAGE} {data_version()} has no token prices for {model!r} at {provider_id}"
-        ), None
-    found = Prices(
+        )
+    return Prices(
         input=input_rate,
         output=output_rate,
         cached_input=_rate(price.cache_read_mtok),
         cache_write=_rate(price.cache_write_mtok),
         reasoning=_rate(price.output_reasoning_mtok),
         source=f"{DATA_PACKAGE} {data_version()}",
-        model_ref=str(info.id),
+        model_ref=model_ref,
     )
-    return found, _window(info.prices, at.astimezone(UTC).date())
 
 
 def _window(prices: object, day: date) -> Window | None:

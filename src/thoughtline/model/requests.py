@@ -155,12 +155,13 @@ class Message:
 
     role: Role
     parts: tuple[Part, ...]
-    wire_forms: dict[tuple[str, ...], list[dict[str, Any]]] = field(
+    wire_forms: dict[tuple[str, ...], tuple[list[dict[str, Any]], list[Any]]] = field(
         init=False, repr=False, compare=False
     )
-    """The message as each wire API sends it, per endpoint and model, built once (see
-    :func:`thoughtline.providers._history.wire_form`): a tool loop sends every earlier
-    message again on every step, and converts only the new ones."""
+    """The message as each wire API sends it, per endpoint and model, built once, with
+    each item's JSON (see :func:`thoughtline.providers._history.wire_items`): a tool loop
+    sends every earlier message again on every step, and converts and encodes only the
+    new ones."""
 
     def __init__(
         self, *, role: Role, content: str | None = None, parts: Sequence[Part] | None = None

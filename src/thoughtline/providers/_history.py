@@ -9,7 +9,7 @@ from typing import Any
 from thoughtline.model.events import StreamWarning
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Message
-from thoughtline.wire.jsonio import MalformedJSON, loads_object
+from thoughtline.wire.jsonio import EncodedItems, MalformedJSON, encoded_item, loads_object
 
 
 def arguments_object(call: ToolCallPart) -> dict[str, Any]:
@@ -35,14 +35,35 @@ def wire_items(
     kept on the message. A message is frozen and its conversion a pure function of it
     and ``key``, so a tool loop converts only its new turns on each step (converting the
     whole history each time made a long loop quadratic) and sends every earlier one with
-    the same bytes. The items are shared between requests: never change them."""
-    out: list[dict[str, Any]] = []
+    the same bytes. Each item's JSON is made once too (:class:`EncodedItems`), so the
+    request body is encoded in time with what a step adds (:func:`dumps_body`). The items
+    are shared between requests: never change them."""
+    out = EncodedItems()
+    encoded = out.encoded
     for message in messages:
         forms = message.wire_forms
         found = forms.get(key)
         if found is None:
-            found = forms[key] = build(message)
-        out += found
+            items = build(message)
+            found = forms[key] = (items, [encoded_item(item) for item in items])
+        out += found[0]
+        encoded += found[1]
+    return out
+
+
+def after_leading(
+    leading: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``leading`` (a system message) then ``items`` (a history's wire form from
+    :func:`wire_items`), the history's kept JSON carried along, so the body copies it
+    (:func:`~thoughtline.wire.jsonio.dumps_body`) as it does where the history is a body
+    value of its own."""
+    out = EncodedItems()
+    out += leading
+    out += items
+    if isinstance(items, EncodedItems) and len(items.encoded) == len(items):
+        out.encoded += [encoded_item(item) for item in leading]
+        out.encoded += items.encoded
     return out
 
 

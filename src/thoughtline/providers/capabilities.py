@@ -84,19 +84,36 @@ class ModelCapability:
         }
 
 
+FOUND_KEPT = 1024
+"""Answers a table keeps (endpoint and model names come from users: a bound, then
+forgotten all at once)."""
+
+
 class CapabilityTable:
     """Families from the data table, looked up by endpoint name and model id."""
 
     def __init__(self, families: list[ModelCapability]) -> None:
         self.families = families
+        self._found: dict[tuple[str, str], ModelCapability] = {}
 
     def lookup(self, endpoint: str, model: str) -> ModelCapability:
         """The family for ``model`` on ``endpoint``; never raises.
 
         Longest matching prefix wins; otherwise the endpoint's fallback family (or the
         generic OpenAI-compatible one for user-defined endpoints) with
-        ``source="fallback"``.
+        ``source="fallback"``. Each answer is kept (the table does not change, and every
+        model call asks three times: every prefix of the table compared each time was a
+        few percent of a tool loop step's own cost).
         """
+        key = (endpoint, model)
+        found = self._found.get(key)
+        if found is None:
+            if len(self._found) >= FOUND_KEPT:
+                self._found.clear()
+            found = self._found[key] = self._looked_up(endpoint, model)
+        return found
+
+    def _looked_up(self, endpoint: str, model: str) -> ModelCapability:
         best: ModelCapability | None = None
         best_length = -1
         for family in self._for_endpoint(endpoint):

@@ -59,8 +59,8 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.registry import wire_for
 from thoughtline.providers.retry import RetryPolicy
 from thoughtline.providers.timeouts import Timeouts
-from thoughtline.providers.transport import default_http_client
-from thoughtline.wire.jsonio import dumps_bytes
+from thoughtline.providers.transport import default_http_client, request_url
+from thoughtline.wire.jsonio import dumps_body
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -222,7 +222,7 @@ class ProviderCall:
         attempts: list[Attempt] = []
         wire = client.adapter.build_request(self.request, self.context)
         # Serialized once: every attempt sends these bytes and the exchange records them.
-        self._request_body = dumps_bytes(wire.body)
+        self._request_body = dumps_body(wire.body)
         if wire.warnings:
             yield list(wire.warnings)
         try:
@@ -321,7 +321,7 @@ class ProviderCall:
         http = client._http
         request = http.build_request(
             wire.method,
-            wire.url,
+            request_url(wire.url),
             headers=headers,
             content=self._request_body,
             timeout=client.timeouts.for_httpx(),

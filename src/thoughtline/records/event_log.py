@@ -43,6 +43,9 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
+    tool_server_data,
+    tool_server_start,
 )
 
 __all__ = ["UnknownRunEvent", "from_records", "from_wire", "to_records", "to_wire"]
@@ -92,6 +95,9 @@ def to_wire(event: RunEvent) -> RunEventRecord:
         case TaskStepPriced(task_id=task_id, step=step, cost=cost):
             priced: StepPricedData = {"step": step, "cost": cost}
             data = priced
+        case ToolServerStart():
+            task_id = None
+            data = tool_server_data(event)
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)
@@ -356,6 +362,11 @@ def _step_priced(record: RunEventRecord) -> RunEvent:
     )
 
 
+def _tool_server(record: RunEventRecord) -> RunEvent:
+    # The log holds what to_wire wrote for this type (tool_server_data).
+    return tool_server_start(record.data, run_id=record.run_id, seq=record.seq, at=record.at)
+
+
 def _run_event(
     member: type[RunStarted | RunCompleted | RunFailed | RunCancelled | RunInterrupted],
 ) -> Callable[[RunEventRecord], RunEvent]:
@@ -378,6 +389,7 @@ _DECODERS: dict[str, Callable[[RunEventRecord], RunEvent]] = {
     TaskToolCallStarted.wire_name: _tool_call_event(TaskToolCallStarted),
     TaskToolCallCompleted.wire_name: _tool_call_event(TaskToolCallCompleted),
     TaskStepPriced.wire_name: _step_priced,
+    ToolServerStart.wire_name: _tool_server,
     TaskCompleted.wire_name: _task_event(TaskCompleted),
     RunCompleted.wire_name: _run_event(RunCompleted),
     RunFailed.wire_name: _run_event(RunFailed),

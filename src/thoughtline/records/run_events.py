@@ -10,6 +10,7 @@ stream, MCP progress and ACP updates consume them with an exhaustive ``match``::
         case TaskAnswerDelta() | TaskReasoningDelta(): ...
         case TaskToolCallStarted() | TaskToolCallCompleted(): ...
         case TaskStepPriced(): ...
+        case ToolServerStart(): ...
         case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted(): ...
         case _:
             assert_never(event)
@@ -36,6 +37,8 @@ from thoughtline.records import (
     RunStatus,
     TaskSnapshot,
     ToolCallSnapshot,
+    ToolServerData,
+    ToolServerError,
 )
 
 __all__ = [
@@ -56,9 +59,13 @@ __all__ = [
     "TaskToolCall",
     "TaskToolCallCompleted",
     "TaskToolCallStarted",
+    "ToolServerStart",
+    "ToolServerState",
     "is_terminal",
     "run_finished",
     "sse_data",
+    "tool_server_data",
+    "tool_server_start",
 ]
 
 
@@ -192,6 +199,28 @@ class TaskStepPriced:
     cost: CostSnapshot
 
 
+ToolServerState: TypeAlias = Literal["starting", "ready", "failed"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolServerStart:
+    """An MCP server the run needs is ``starting``, is ``ready`` (``duration_ms`` since it
+    began, ``tools`` it lists) or ``failed`` (``duration_ms`` and ``error``). A run that
+    starts its servers before it is stored (the CLI, the daemon, the library) numbers
+    these before ``run.started``; servers offered from the tool list cache start once
+    the first model request is on its way, after it."""
+
+    wire_name: ClassVar[Literal["tool_server.start"]] = "tool_server.start"
+    run_id: str
+    seq: int
+    at: str
+    server: str
+    state: ToolServerState
+    duration_ms: int | None = None
+    tools: int | None = None
+    error: ToolServerError | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCompleted:
     """The run ended ``completed``, ``completed_with_failures`` or
@@ -249,6 +278,7 @@ RunEvent: TypeAlias = (
     | TaskToolCallStarted
     | TaskToolCallCompleted
     | TaskStepPriced
+    | ToolServerStart
     | TaskCompleted
     | RunCompleted
     | RunFailed
@@ -258,6 +288,7 @@ RunEvent: TypeAlias = (
 """One live event of a run (the closed union)."""
 
 MEMBERS: tuple[type[RunEvent], ...] = (
+    ToolServerStart,
     RunStarted,
     TaskStarted,
     TaskAnswerDelta,
@@ -311,6 +342,8 @@ def sse_data(event: RunEvent) -> Mapping[str, object]:
             return {"task_id": task_id, "call": call}
         case TaskStepPriced(task_id=task_id, step=step, cost=cost):
             return {"task_id": task_id, "step": step, "cost": cost}
+        case ToolServerStart():
+            return tool_server_data(event)
         case (
             RunStarted(snapshot=snapshot)
             | RunCompleted(snapshot=snapshot)
@@ -321,3 +354,49 @@ def sse_data(event: RunEvent) -> Mapping[str, object]:
             return snapshot
         case _:
             assert_never(event)
+
+
+def tool_server_data(event: ToolServerStart) -> ToolServerData:
+    """The JSON of a :class:`ToolServerStart` (the SSE ``data:`` line, the event log's
+    record): ``server``, ``state`` and, once known, ``duration_ms``, ``tools``,
+    ``error``."""
+    data: ToolServerData = {"server": event.server, "state": event.state}
+    if event.duration_ms is not None:
+        data["duration_ms"] = event.duration_ms
+    if event.tools is not None:
+        data["tools"] = event.tools
+    if event.error is not None:
+        data["error"] = event.error
+    return data
+
+
+_SERVER_STATES: tuple[ToolServerState, ...] = ("starting", "ready", "failed")
+
+
+def tool_server_start(
+    data: Mapping[str, object], *, run_id: str, seq: int, at: str
+) -> ToolServerStart:
+    """The :class:`ToolServerStart` of ``data`` (what :func:`tool_server_data` gives, or
+    a server start's notice); a state it does not know is read as ``failed``."""
+    state: ToolServerState = next(
+        (state for state in _SERVER_STATES if state == data.get("state")), "failed"
+    )
+    server, duration_ms, tools = data.get("server"), data.get("duration_ms"), data.get("tools")
+    error = data.get("error")
+    return ToolServerStart(
+        run_id=run_id,
+        seq=seq,
+        at=at,
+        server=server if isinstance(server, str) else "",
+        state=state,
+        duration_ms=duration_ms if isinstance(duration_ms, int) else None,
+        tools=tools if isinstance(tools, int) else None,
+        error=_server_error(error),
+    )
+
+
+def _server_error(error: object) -> ToolServerError | None:
+    if not isinstance(error, Mapping):
+        return None
+    code, message = error.get("code"), error.get("message")
+    return {"code": str(code), "message": str(message)}

@@ -362,8 +362,34 @@ class StepPricedData(TypedDict):
     cost: CostSnapshot
 
 
+class ToolServerError(TypedDict):
+    """Why a tool server did not start: its error code and sentence (with the tail of
+    its stderr)."""
+
+    code: str
+    message: str
+
+
+class ToolServerData(TypedDict):
+    """A tool server's start in the event log and on the SSE ``data:`` line: ``state``
+    is ``starting``, ``ready`` or ``failed``; ``duration_ms`` (since it began), ``tools``
+    (how many it lists) and ``error`` are there once known."""
+
+    server: str
+    state: str
+    duration_ms: NotRequired[int]
+    tools: NotRequired[int]
+    error: NotRequired[ToolServerError]
+
+
 RunEventData: TypeAlias = (
-    DeltaData | DeltaBatchData | TaskSnapshot | ToolCallSnapshot | StepPricedData | RunSnapshot
+    DeltaData
+    | DeltaBatchData
+    | TaskSnapshot
+    | ToolCallSnapshot
+    | StepPricedData
+    | ToolServerData
+    | RunSnapshot
 )
 """The ``data`` of a run event log record: a delta, a batch of deltas, a task, a tool
-call, a priced step, or the run."""
+call, a priced step, a tool server's start, or the run."""

@@ -31,6 +31,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
     sse_data,
 )
 
@@ -114,6 +115,8 @@ class SnapshotFolder:
                 folded = self._tasks.get(task_id)
                 if folded is not None:
                     folded.cost = cost
+            case ToolServerStart():
+                pass  # the snapshot holds no server starts: the event says it all
             case TaskStarted(task=task) | TaskCompleted(task=task):
                 # A replaced task keeps its place: dicts keep first-insertion order.
                 self._tasks[task["id"]] = _FoldedTask(task)

@@ -15,7 +15,9 @@ lease is what the run calls (:class:`PooledServer`, the runtime's ``ToolServer``
   once. Before each lease and call the kernel is asked whether the server is still there
   (:meth:`McpConnection.settle`), so a server killed a moment earlier is started again
   rather than sent a call no one will read. The next lease or call starts it again, and the lease that did so tells its run
-  (a :data:`SERVER_RESTARTED` notice, which the run writes to its trace). A call that
+  (a :data:`SERVER_RESTARTED` notice, which the run writes to its trace; and, as every
+  start of a session does, :data:`~thoughtline.tools.server_start.SERVER_START` notices,
+  which the run tells live). A call that
   was in flight when the server died ends as before: ``TOOL_SERVER_UNAVAILABLE``, back
   to the model; nothing waits for an answer that cannot come.
 - **Its stderr.** What a server writes to stderr goes to a file (its tail ends up in
@@ -45,6 +47,7 @@ from thoughtline.tools.mcp_client import (
     ToolInfo,
     ToolOutcome,
 )
+from thoughtline.tools.server_start import StartClock
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -94,10 +97,13 @@ class ServerPool:
         self._sessions: dict[Definition, _Session] = {}
         self._closed = False
 
-    async def lease(self, settings: McpServerSettings) -> PooledServer:
+    async def lease(
+        self, settings: McpServerSettings, *, listener: Listener | None = None
+    ) -> PooledServer:
         """The server ``settings`` defines, started when no session of it is open (raises
         ``TOOL_SERVER_UNAVAILABLE`` as starting any server does). Give it back with
-        :meth:`PooledServer.release`."""
+        :meth:`PooledServer.release`. ``listener`` hears the lease's notices from the
+        first (its start's too, when it starts the session)."""
         if self._closed:
             raise ThoughtlineError(
                 "TOOL_SERVER_UNAVAILABLE",
@@ -108,6 +114,8 @@ class ServerPool:
         if session is None:
             session = self._sessions[key] = _Session(self, settings)
         lease = PooledServer(session, settings)
+        if listener is not None:
+            lease.listen(listener)
         session.hold()
         try:
             lease.tools = (await session.connection(lease)).tools
@@ -231,7 +239,13 @@ class _Session:
             await self._stop_holder()
             if self._closing is not None:  # closed for idleness: let that finish first
                 await asyncio.shield(self._closing)
-            started = await self._start()
+            clock = StartClock(self.settings, lease.notice)
+            try:
+                started = await self._start()
+            except Exception as exc:
+                clock.ended(None, exc)
+                raise
+            clock.ended(started, None)
             if ended is not None:
                 logger.info("MCP server %s started again: %s", self.settings.name, ended)
                 lease.notice(SERVER_RESTARTED, {"server": self.settings.name, "reason": ended})

@@ -6,25 +6,73 @@ one task. :class:`ServerStart` is that task: it enters the
 :class:`~thoughtline.tools.mcp_client.McpConnection` (bounded by the connection's start
 timeout), hands it over through :meth:`ready`, holds it open until :meth:`aclose`, and
 leaves it there. A start that failed raises the same error from every :meth:`ready`.
+
+A start tells a :data:`StartListener` when it begins, and when the server is ready or
+failed, with how long that took (:data:`SERVER_START`): the run turns these into its
+``tool_server.start`` live events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Collection, Mapping
+from typing import Final, TypeAlias
 
+from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
+
+SERVER_START: Final = "tool.server_start"
+"""A notice of a server's start: metadata ``server``, ``state`` (``starting``, ``ready``
+or ``failed``) and, once it ended, ``duration_ms``, then ``tools`` (how many it lists)
+or ``error`` (``{"code", "message"}``)."""
+
+StartListener: TypeAlias = Callable[[str, dict[str, object]], None]
+"""Takes notices (type, metadata), as a pooled server's listener does."""
+
+
+class StartClock:
+    """Tells ``listener`` that ``settings``' server is starting, then (:meth:`ended`) that
+    it is ready or failed, and how long that took."""
+
+    def __init__(self, settings: McpServerSettings, listener: StartListener | None) -> None:
+        self.server = settings.name
+        self.listener = listener
+        self.began = time.monotonic()
+        self._tell({"server": self.server, "state": "starting"})
+
+    def ended(self, connection: McpConnection | None, error: BaseException | None) -> None:
+        notice: dict[str, object] = {
+            "server": self.server,
+            "state": "failed" if connection is None else "ready",
+            "duration_ms": round((time.monotonic() - self.began) * 1000),
+        }
+        if connection is not None:
+            notice["tools"] = len(connection.tools)
+        elif isinstance(error, ThoughtlineError):
+            notice["error"] = {"code": error.code, "message": error.message}
+        else:
+            notice["error"] = {
+                "code": "TOOL_SERVER_UNAVAILABLE",
+                "message": f"The MCP server {self.server} did not start ({type(error).__name__}).",
+            }
+        self._tell(notice)
+
+    def _tell(self, metadata: dict[str, object]) -> None:
+        if self.listener is not None:
+            self.listener(SERVER_START, metadata)
 
 
 class ServerStart:
     """``start = ServerStart(settings, ...)``; ``await start.ready()`` for the started
     connection (or the start's error); ``await start.aclose()`` stops it, started or
     not. ``after``: the start begins once that event is set (and the start timeout
-    counts from then)."""
+    counts from then). ``listener``: told when the start begins and ends
+    (:class:`StartClock`)."""
 
     def __init__(
         self,
@@ -34,9 +82,11 @@ class ServerStart:
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         after: asyncio.Event | None = None,
+        listener: StartListener | None = None,
     ) -> None:
         self.settings = settings
         self._after = after
+        self._listener = listener
         self._connection = McpConnection(
             settings, environ=environ, secrets=secrets, start_timeout_s=start_timeout_s
         )
@@ -83,9 +133,16 @@ class ServerStart:
         try:
             if self._after is not None:
                 await self._after.wait()
-            async with self._connection as connection:
-                self._ready.set_result(connection)
-                await self._stop.wait()
+            clock = StartClock(self.settings, self._listener)
+            try:
+                async with self._connection as connection:
+                    self._ready.set_result(connection)
+                    clock.ended(connection, None)
+                    await self._stop.wait()
+            except Exception as exc:
+                if not self._ready.done():
+                    clock.ended(None, exc)
+                raise
         except asyncio.CancelledError:
             if not self._ready.done():
                 self._ready.cancel()

@@ -46,3 +46,37 @@ def dumps(value: Any) -> str:
 def dumps_bytes(value: Any) -> bytes:
     """Compact JSON as UTF-8 bytes (request bodies)."""
     return orjson.dumps(value, default=_fallback)
+
+
+class EncodedItems(list[Any]):
+    """A list of a request body's items (a history's wire form) with each item's JSON
+    made once (``encoded``, the same order: what :func:`dumps_bytes` writes for each).
+    A tool loop sends every earlier message again on every step; :func:`dumps_body`
+    copies their kept JSON instead of encoding them again. The items are shared between
+    requests and never changed."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded: list[orjson.Fragment] = []
+
+
+def encoded_item(item: Any) -> orjson.Fragment:
+    """``item``'s JSON as :func:`dumps_bytes` writes it, to be written again as is."""
+    return orjson.Fragment(dumps_bytes(item))
+
+
+def dumps_body(body: Mapping[str, Any]) -> bytes:
+    """A request body as :func:`dumps_bytes` writes it (the same bytes), with each
+    top-level :class:`EncodedItems` written from its items' kept JSON: a loop's body is
+    then encoded in time with what each step adds, its history only copied."""
+    return orjson.dumps(
+        {
+            key: value.encoded
+            if type(value) is EncodedItems and len(value.encoded) == len(value)
+            else value
+            for key, value in body.items()
+        },
+        default=_fallback,
+    )

@@ -36,6 +36,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
 )
 
 SessionUpdate: TypeAlias = (
@@ -158,6 +159,8 @@ class TurnRenderer:
                 return [_tool_call_completed(task_id, call)]
             case TaskStepPriced():
                 return []  # the prompt result carries the cost
+            case ToolServerStart():
+                return []  # the session's servers are the editor's: it shows their start
             case TaskCompleted(task=task):
                 return self._completed(task)
             case RunCompleted() | RunFailed() | RunCancelled() | RunInterrupted():

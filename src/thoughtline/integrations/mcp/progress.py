@@ -29,6 +29,7 @@ from thoughtline.records.run_events import (
     TaskStepPriced,
     TaskToolCallCompleted,
     TaskToolCallStarted,
+    ToolServerStart,
 )
 
 PROGRESS_INTERVAL_S: Final = 0.5
@@ -90,6 +91,11 @@ class ProgressTracker:
                 return self._notice(f"{name}: {call['server']}.{call['name']} {call['status']}")
             case TaskStepPriced():
                 return None  # the tool's result carries the cost
+            case ToolServerStart(server=server, state=state, duration_ms=duration_ms):
+                if state == "starting":
+                    return self._notice(f"starting MCP server {server}")
+                took = "" if duration_ms is None else f" in {duration_ms / 1000:.1f} s"
+                return self._notice(f"MCP server {server} {state}{took}")
             case TaskCompleted(task_id=task_id, task=data):
                 message = f"{data['name']} {data['status']}"
                 if data.get("reasoning_status"):

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from thoughtline.model.events import StreamWarning
 from thoughtline.model.requests import Effort, ModelRequest, ReasoningRequest
+from thoughtline.providers._history import after_leading
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.hidden_requests import hidden_ask
@@ -30,11 +31,10 @@ THINK_LEVELS: Final[frozenset[Effort]] = frozenset({"low", "medium", "high"})
 
 def build_ollama_request(request: ModelRequest, context: CallContext) -> WireRequest:
     """The URL, body and warnings for one call."""
-    messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
-    messages.extend(
-        ollama_messages(request.messages, provider=context.endpoint.name, model=request.model)
+    leading = [{"role": "system", "content": request.system}] if request.system else []
+    messages = after_leading(
+        leading,
+        ollama_messages(request.messages, provider=context.endpoint.name, model=request.model),
     )
     body: dict[str, Any] = {
         "model": request.model,

@@ -43,7 +43,11 @@ from typing import Any
 from thoughtline.model.events import StreamWarning
 from thoughtline.model.requests import Effort, ModelRequest
 from thoughtline.providers._generation import temperature_not_sent
-from thoughtline.providers._history import tool_turns_as_text, tool_turns_sent_as_text
+from thoughtline.providers._history import (
+    after_leading,
+    tool_turns_as_text,
+    tool_turns_sent_as_text,
+)
 from thoughtline.providers.base import CallContext, WireRequest
 from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.providers.endpoints import Endpoint
@@ -127,9 +131,7 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
     dialect = endpoint.dialect or "openai"
     warnings: list[StreamWarning] = []
 
-    messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
+    leading = [{"role": "system", "content": request.system}] if request.system else []
     echo = reasoning_echo(dialect, capability.thinking_control)
     history = request.messages
     if dialect == "openrouter" and not request.tools:
@@ -138,7 +140,9 @@ def build_chat_request(request: ModelRequest, context: CallContext) -> WireReque
         if as_text is not None:
             history = as_text
             warnings.append(tool_turns_sent_as_text("OpenRouter"))
-    messages.extend(chat_messages(history, provider=endpoint.name, model=request.model, echo=echo))
+    messages = after_leading(
+        leading, chat_messages(history, provider=endpoint.name, model=request.model, echo=echo)
+    )
     body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
     if request.stream:
         # Without this, streamed chat completions report no usage at all.

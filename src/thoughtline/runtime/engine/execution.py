@@ -33,7 +33,7 @@ from thoughtline.records import (
     short_run_id,
 )
 from thoughtline.records.event_log import to_records
-from thoughtline.records.run_events import RunEvent, RunStarted, run_finished
+from thoughtline.records.run_events import RunEvent, RunStarted, run_finished, tool_server_start
 from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.run_recording import RunObserver, RunRecorder, RunServices
 from thoughtline.runtime.engine.task_call import TaskCall
@@ -43,6 +43,7 @@ from thoughtline.runtime.planning.run_tools import Approver, RunTools
 from thoughtline.runtime.planning.toolbox import StartedTools, TaskTools, Toolbox, ToolServer
 from thoughtline.runtime.policy.budget import RunBudget
 from thoughtline.store.base import StoreError, StoreProblem
+from thoughtline.tools.server_start import SERVER_START
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,13 @@ class RunExecution(RunRecorder):
         self.toolbox: Toolbox | None = None
         self.started_tools = started  # started by the front end before the run was stored
         self._budget = RunBudget(run.max_cost)
+        if started is not None:
+            # Their starts so far were told as the run's first events (the front end's
+            # observer heard them then); the run goes on numbering from there.
+            early = started.hand_over(self.server_notice)
+            for event in early:
+                self.seq = event.seq
+                self.emit(event, observed=started.observer is None)
 
     def cancel(self, status: StopStatus = "cancelled") -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
@@ -318,7 +326,7 @@ class RunExecution(RunRecorder):
                 # Each task's tool names are checked when it starts: one task naming a
                 # tool its server lacks does not fail the others.
                 started = await self.services.start_tools(
-                    self.run, tools=self.run_tools, check=False
+                    self.run, tools=self.run_tools, check=False, listener=self.server_notice
                 )
             except ThoughtlineError as exc:
                 return TaskError(code=exc.code, message=exc.message, retryable=False)
@@ -326,12 +334,17 @@ class RunExecution(RunRecorder):
                 return None
         servers.push_async_callback(started.aclose)
         self.toolbox = started.toolbox
-        self.toolbox.listen(self.server_notice)
         return None
 
     def server_notice(self, kind: str, metadata: dict[str, object]) -> None:
-        """A pooled tool server's notice (started again after it ended), in the run's
-        trace with its next write."""
+        """A tool server's notice: its start (begun, ready or failed) as a live event; a
+        pooled server's start again after it ended in the run's trace, with its next
+        write."""
+        if kind == SERVER_START:
+            self.emit(
+                tool_server_start(metadata, run_id=self.run.id, seq=self.next_seq(), at=now_iso())
+            )
+            return
         self.trace.add(kind, metadata=metadata)
 
     async def acquire_clients(self) -> TaskError | None:

@@ -37,6 +37,7 @@ from thoughtline.runtime.planning.toolbox import StartedTools
 from thoughtline.runtime.policy.disclosure import LiveStream
 from thoughtline.runtime.policy.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, Store, StoreError
+from thoughtline.tools.pool import Listener
 
 RunObserver = Callable[[RunEvent], None]
 
@@ -46,7 +47,12 @@ class StartTools(Protocol):
     (:meth:`~thoughtline.runtime.engine.runner.Runtime.start_tools`)."""
 
     def __call__(
-        self, run: Run, *, tools: RunTools | None = None, check: bool = True
+        self,
+        run: Run,
+        *,
+        tools: RunTools | None = None,
+        check: bool = True,
+        listener: Listener | None = None,
     ) -> Awaitable[StartedTools | None]: ...
 
 

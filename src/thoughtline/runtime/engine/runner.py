@@ -49,6 +49,7 @@ from thoughtline.runtime.policy import recovery, retention
 from thoughtline.runtime.policy.trace import retention_seconds
 from thoughtline.store.base import Store
 from thoughtline.tools.list_cache import ToolListCache
+from thoughtline.tools.pool import Listener
 from thoughtline.tools.recorded import recorded_servers, resolve_recorded
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -318,7 +319,13 @@ class Runtime:
         )
 
     async def start_tools(
-        self, run: Run, *, tools: RunTools | None = None, check: bool = True
+        self,
+        run: Run,
+        *,
+        tools: RunTools | None = None,
+        check: bool = True,
+        observer: RunObserver | None = None,
+        listener: Listener | None = None,
     ) -> StartedTools | None:
         """Start the MCP servers ``run``'s tasks may call, beside the run's Python
         callables (``None`` when they call none, or the run only prepares prompts), to hand
@@ -328,7 +335,12 @@ class Runtime:
         tail of the server's stderr) when one does not start and, with ``check``,
         ``TOOL_NOT_FOUND`` / ``TOOL_NOT_ALLOWED`` for a task naming a tool its server (or
         the run's callables) does not offer: before the run is stored, that is bad input,
-        not a failed run."""
+        not a failed run.
+
+        Each server's start is a ``tool_server.start`` event of the run, told to
+        ``observer`` as it happens (numbered from 1: the run, once executing, goes on
+        from there), or, with ``listener`` (a run executing already), to that as a
+        notice."""
         if run.worker_backend != "provider" or not any(task.tools for task in run.tasks):
             return None
         given = tools or RunTools()
@@ -356,7 +368,9 @@ class Runtime:
             # records (an mcp.json server of a follow-up) lives as long as the run.
             pooled=self.config.mcp_servers.keys() | given.servers.keys(),
         )
-        started = await StartedTools.start(toolbox)
+        started = await StartedTools.start(
+            toolbox, run_id=run.id, observer=observer, listener=listener
+        )
         if check:
             try:
                 started.check(

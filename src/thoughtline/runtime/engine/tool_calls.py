@@ -59,6 +59,10 @@ class ToolCalls:
         model, in the order the model made them. Cancelled: the calls in flight end
         ``cancelled`` and the cancellation goes on."""
         records = [self._record(step, call) for call in calls]
+        if len(calls) == 1:
+            # Most steps make one call: awaited in place, it needs no task of its own
+            # (cancelled, it ends ``cancelled`` the same way).
+            return [await self._one(calls[0], records[0])]
         running = [
             asyncio.ensure_future(self._one(call, record))
             for call, record in zip(calls, records, strict=True)

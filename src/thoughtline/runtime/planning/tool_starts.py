@@ -16,6 +16,10 @@ start. Then:
   fails the task with the same error a start failure gives; a live list that differs
   from the cached one is written back and the step is redone with it
   (:mod:`~thoughtline.runtime.engine.task_call`).
+
+Each start tells the run's listener when it begins and how it ended
+(:data:`~thoughtline.tools.server_start.SERVER_START`), so a front end shows the servers
+starting while the run waits for them, or goes on without them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.mcp_client import McpConnection, ToolInfo, ToolOutcome
-from thoughtline.tools.server_start import ServerStart
+from thoughtline.tools.server_start import ServerStart, StartListener
 from thoughtline.tools.settings import McpServerSettings
 
 
@@ -92,8 +96,10 @@ class ServerStarts:
         secrets: Collection[str],
         start_timeout_s: float,
         lists: ToolListCache | None = None,
+        listener: StartListener | None = None,
     ) -> None:
         self._settings = servers
+        self._listener = listener
         self._environ = environ
         self._secrets = secrets
         self._start_timeout_s = start_timeout_s
@@ -124,6 +130,7 @@ class ServerStarts:
                 secrets=self._secrets,
                 start_timeout_s=self._start_timeout_s,
                 after=self._released if warm else None,
+                listener=self._listener,
             )
             server = self.servers[name] = StartingServer(start, cached[name], self.release)
             if lists is not None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -36,11 +36,14 @@ from typing import Any, Final, Protocol
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.model.requests import ToolSpec
+from thoughtline.records import now_iso
+from thoughtline.records.run_events import ToolServerStart, tool_server_start
 from thoughtline.runtime.planning.tool_starts import ServerStarts, StartingServer
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.listing import ServerListing
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, ToolInfo, ToolOutcome
 from thoughtline.tools.pool import Listener, PooledServer, ServerPool
+from thoughtline.tools.server_start import SERVER_START
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
 
@@ -128,12 +131,15 @@ class Toolbox:
         self._leased = {name: servers[name] for name in servers if name in leased}
         self._stack = AsyncExitStack()
         self._python = python
+        self._listener: Listener | None = None
+        self._held: list[tuple[str, dict[str, object]]] = []
         self._starts = ServerStarts(
             {name: settings for name, settings in servers.items() if name not in self._leased},
             environ=environ,
             secrets=secrets,
             start_timeout_s=start_timeout_s,
             lists=lists,
+            listener=self._notice,
         )
         self._connections: dict[str, ToolServer] = {}
         self._wire_names: dict[tuple[str, str], str] = {}
@@ -170,7 +176,7 @@ class Toolbox:
 
     async def _lease(self, name: str, settings: McpServerSettings) -> None:
         assert self._pool is not None
-        lease = await self._pool.lease(settings)
+        lease = await self._pool.lease(settings, listener=self._notice)
         self._stack.push_async_callback(lease.release)
         self._connections[name] = lease
 
@@ -195,12 +201,20 @@ class Toolbox:
         return self._connections[server]
 
     def listen(self, listener: Listener) -> None:
-        """Send the notices of the servers taken from the pool (one started again after
-        it ended: :data:`~thoughtline.tools.pool.SERVER_RESTARTED`) to ``listener``,
-        those given while they were taken first."""
-        for connection in self._connections.values():
-            if isinstance(connection, PooledServer):
-                connection.listen(listener)
+        """Send the servers' notices to ``listener``, those given before first: each
+        start's (:data:`~thoughtline.tools.server_start.SERVER_START`), and a pooled
+        server's started again after it ended
+        (:data:`~thoughtline.tools.pool.SERVER_RESTARTED`)."""
+        self._listener = listener
+        held, self._held = self._held, []
+        for kind, metadata in held:
+            listener(kind, metadata)
+
+    def _notice(self, kind: str, metadata: dict[str, object]) -> None:
+        if self._listener is None:
+            self._held.append((kind, metadata))
+        else:
+            self._listener(kind, metadata)
 
     def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.
@@ -279,18 +293,43 @@ class StartedTools:
     """A run's started servers (:meth:`start`), held open by a task of their own until
     :meth:`aclose`: they can be started before the run exists and handed to it. (What a
     front end adds to a run, servers, callables and an approver, is
-    :class:`~thoughtline.runtime.planning.run_tools.RunTools`.)"""
+    :class:`~thoughtline.runtime.planning.run_tools.RunTools`.)
 
-    def __init__(self, toolbox: Toolbox) -> None:
+    Until the run takes them over (:meth:`hand_over`), each server's start is a
+    ``tool_server.start`` event of the run, numbered from 1 (:attr:`early`) and told to
+    ``observer`` at once: a front end shows the servers starting before the run is
+    stored. The run then tells them first, and numbers the next ones itself."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        run_id: str,
+        observer: Callable[[ToolServerStart], None] | None = None,
+    ) -> None:
         self.toolbox = toolbox
+        self.run_id = run_id
+        self.observer = observer
+        self.early: list[ToolServerStart] = []
+        """The start events so far, numbered from 1, before the run took them over."""
+        self._notices: list[tuple[str, dict[str, object]]] = []
         self._stop = asyncio.Event()
         self._holder: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, toolbox: Toolbox) -> StartedTools:
+    async def start(
+        cls,
+        toolbox: Toolbox,
+        *,
+        run_id: str,
+        observer: Callable[[ToolServerStart], None] | None = None,
+        listener: Listener | None = None,
+    ) -> StartedTools:
         """Start ``toolbox``'s servers; raises what starting one raised (every server
-        already started is stopped first)."""
-        tools = cls(toolbox)
+        already started is stopped first). ``listener``: the run executing already, which
+        hears the servers' notices itself (as after :meth:`hand_over`)."""
+        tools = cls(toolbox, run_id=run_id, observer=observer)
+        toolbox.listen(listener or tools._before_run)
         ready = asyncio.get_running_loop().create_future()
         holder = tools._holder = asyncio.ensure_future(tools._hold(ready))
         try:
@@ -310,6 +349,28 @@ class StartedTools:
                 self.toolbox.offer(specs, asks=asks)
             except ThoughtlineError as exc:
                 raise ThoughtlineError(exc.code, f"Task {task}: {exc.message}") from None
+
+    def hand_over(self, listener: Listener) -> list[ToolServerStart]:
+        """The run takes the servers over: the start events numbered so far (1 to n, for
+        it to tell first and go on from), and every notice from now on (those held
+        first) goes to ``listener``."""
+        early, self.early = self.early, []
+        held, self._notices = self._notices, []
+        for kind, metadata in held:
+            listener(kind, metadata)
+        self.toolbox.listen(listener)
+        return early
+
+    def _before_run(self, kind: str, metadata: dict[str, object]) -> None:
+        if kind != SERVER_START:
+            self._notices.append((kind, metadata))
+            return
+        event = tool_server_start(
+            metadata, run_id=self.run_id, seq=len(self.early) + 1, at=now_iso()
+        )
+        self.early.append(event)
+        if self.observer is not None:
+            self.observer(event)
 
     async def aclose(self) -> None:
         """Stop the servers (a cancelled caller does not stop the stopping)."""
