@@ -29,8 +29,14 @@ that comparison counted as the gateway's.)
 ``--against DIR`` adds a second daemon run from ``DIR/src`` (``git archive COMMIT src |
 tar -x -C DIR``), path ``before``: two commits of the gateway in one invocation.
 
+``--profile FILE`` runs the ``gateway`` daemon under :mod:`cProfile` on the thread CPU
+clock, from the end of the unmeasured first call to the daemon's end, writes the stats
+to ``FILE`` (for :mod:`pstats`) and prints the functions that cost most of their own
+time, per delta. The profiler's own cost lands on that daemon's CPU figures: they are
+not comparable with a run without it.
+
     .venv/bin/python bench/bench_gateway.py [--calls 20] [--deltas 200] [--pace 0.005]
-        [--against DIR]
+        [--against DIR] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -39,8 +45,11 @@ import argparse
 import json
 import os
 import platform
+import pstats
+import re
 import secrets
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -152,11 +161,32 @@ def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98] if len(values) > 1 else values[0]
 
 
+# ``thoughtline serve`` under cProfile (CPU clock of the loop's thread), started by
+# SIGUSR1 and written to $BENCH_PROFILE at SIGTERM (uvicorn hands the signal back to
+# this handler once it has shut down).
+PROFILED = """
+import cProfile, os, runpy, signal, sys, time
+profile = cProfile.Profile(time.thread_time)
+def dump(*_):
+    profile.disable()
+    profile.dump_stats(os.environ["BENCH_PROFILE"])
+    os._exit(0)
+signal.signal(signal.SIGTERM, dump)
+signal.signal(signal.SIGUSR1, lambda *_: profile.enable())
+sys.argv = ["thoughtline", *sys.argv[1:]]
+runpy.run_module("thoughtline.cli", run_name="__main__")
+"""
+
+
 def daemon(
-    home: Path, environ: dict[str, str], token: str, source: Path | None = None
+    home: Path,
+    environ: dict[str, str],
+    token: str,
+    source: Path | None = None,
+    profile: Path | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
-    """``thoughtline serve`` with the gateway on (from ``source/src`` when given), and
-    its URL once it answers."""
+    """``thoughtline serve`` with the gateway on (from ``source/src`` when given; under
+    the profiler, to ``profile``, when given), and its URL once it answers."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         "[gateway]\nenabled = true\n"
@@ -167,8 +197,12 @@ def daemon(
     env.pop("THOUGHTLINE_CONFIG", None)
     if source is not None:
         env["PYTHONPATH"] = str(source.resolve() / "src")
+    command = ["-m", "thoughtline.cli"]
+    if profile is not None:
+        env["BENCH_PROFILE"] = str(profile.resolve())
+        command = ["-c", PROFILED]
     served = subprocess.Popen(
-        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        [sys.executable, *command, "serve", "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -247,12 +281,31 @@ def quantiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(values) * 1000, p99(values) * 1000
 
 
+def print_profile(path: Path, deltas: int) -> None:
+    """The functions of the profiled daemon that cost most of their own time."""
+    stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+    total = sum(row[2] for row in stats.values())
+    print(
+        f"gateway profile, {deltas} deltas: {total / deltas * 1e6:.0f} µs a delta "
+        "(CPU clock, the profiler's own cost included)"
+    )
+    print("  own µs   cum µs  calls/delta  function")
+    ranked = sorted(stats.items(), key=lambda item: -item[1][2])
+    for (file, line, name), (_, calls, own, cum, _) in ranked[:30]:
+        where = re.sub(r"^.*/(site-packages|src|lib/python3\.\d+)/", "", file)
+        print(
+            f"{own / deltas * 1e6:8.2f} {cum / deltas * 1e6:8.2f} {calls / deltas:12.2f}  "
+            f"{where}:{line}({name})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--deltas", type=int, default=200)
     parser.add_argument("--pace", type=float, default=0.005)
     parser.add_argument("--against", type=Path, help="a source tree to compare (its src/)")
+    parser.add_argument("--profile", type=Path, help="profile the gateway daemon to this file")
     args = parser.parse_args()
     token = new_token()
     first: dict[str, list[float]] = {}
@@ -276,7 +329,8 @@ def main() -> None:
                 }
                 daemons = {"gateway": None} | ({"before": args.against} if args.against else {})
                 for name, source in daemons.items():
-                    served, url = daemon(Path(scratch) / name, environ, token, source)
+                    profile = args.profile if name == "gateway" else None
+                    served, url = daemon(Path(scratch) / name, environ, token, source, profile)
                     processes.append(served)
                     paths[name] = (
                         openai.OpenAI(base_url=f"{url}/openai/v1", api_key=token),
@@ -301,6 +355,10 @@ def main() -> None:
                     stream(client, model, f"call-{calls}")
                     first[name], delay[name], cpu[name] = [], [], 0.0
                 names = list(paths)
+                profiled = paths["gateway"][2]
+                if args.profile and profiled is not None:
+                    os.kill(profiled, signal.SIGUSR1)
+                    time.sleep(0.2)  # the handler runs when the daemon's loop wakes
                 for turn in range(args.calls):
                     # Each path in each place in turn: a call right after another
                     # process's call pays for what that one left running.
@@ -341,6 +399,8 @@ def main() -> None:
         if name in cpu and cpu.get("litellm", 0.0) > 0:
             print(f"{name} CPU per delta / LiteLLM's: {cpu[name] / cpu['litellm']:.2f}")
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+    if args.profile:
+        print_profile(args.profile, events)
 
 
 if __name__ == "__main__":
