@@ -241,3 +241,28 @@ def test_a_count_without_a_client_token_is_refused_401(
         client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": "Hi"}])
     assert refused.value.response.json()["error"]["code"] == "UNAUTHORIZED"
     assert sim.requests == []
+
+
+@pytest.mark.slow  # two daemons
+def test_a_count_after_a_restart_counts_the_thinking_a_surface_client_sends_back_itself(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    """Nothing kept in memory after a restart: the count goes by the blocks the client
+    sends, accepted as the next call would accept them (the gateway handed them out)."""
+    gateway = start_gateway(clients=mode_client("surface"))
+    canary = "CANARY-COUNT-OWN-3f9a"
+    history = _tool_turn(gateway, sim, canary)
+    gateway.daemon.close()
+    again = start_gateway(clients=mode_client("surface"), tokens=gateway.tokens)
+    counted = _anthropic(again).messages.count_tokens(
+        model=MODEL, messages=history, tools=[WEATHER]
+    )
+    (sent,) = _counts(sim)
+    assert sent["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": f"thinking {canary}",
+        "signature": "EqQBsigCount==",
+    }
+    plain = [history[0], {**history[1], "content": history[1]["content"][1:]}, history[2]]
+    without = _anthropic(again).messages.count_tokens(model=MODEL, messages=plain, tools=[WEATHER])
+    assert counted.input_tokens > without.input_tokens
