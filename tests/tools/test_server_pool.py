@@ -46,14 +46,15 @@ async def test_a_server_killed_just_before_a_call_is_started_again_for_it() -> N
     pool = ServerPool(environ=dict(os.environ))
     try:
         lease = await pool.lease(PROBE)
-        notices: list[tuple[str, dict[str, object]]] = []
+        notices: list[tuple[str, dict[str, object]]] = []  # its server starts too
         lease.listen(lambda kind, metadata: notices.append((kind, metadata)))
         killed = int((await lease.call("pid", {}, timeout_s=30)).text)
         kill_and_wait_blocking(killed)
         again = await lease.call("pid", {}, timeout_s=30)
         assert not again.is_error, again.text
         assert int(again.text) != killed
-        assert notices == [(SERVER_RESTARTED, {"server": "probe", "reason": "it exited"})]
+        restarts = [notice for notice in notices if notice[0] == SERVER_RESTARTED]
+        assert restarts == [(SERVER_RESTARTED, {"server": "probe", "reason": "it exited"})]
         await lease.release()
     finally:
         await pool.aclose()
@@ -69,7 +70,7 @@ async def test_a_lease_taken_just_after_the_server_was_killed_starts_it_again() 
         second = await pool.lease(PROBE)
         notices: list[tuple[str, dict[str, object]]] = []
         second.listen(lambda kind, metadata: notices.append((kind, metadata)))
-        assert [kind for kind, _ in notices] == [SERVER_RESTARTED]
+        assert [kind for kind, _ in notices if kind == SERVER_RESTARTED] == [SERVER_RESTARTED]
         assert int((await second.call("pid", {}, timeout_s=30)).text) != killed
         await second.release()
     finally:
