@@ -234,6 +234,25 @@ def wait_for_running_event(database: Path, event_type: str, timeout_s: float = 3
     raise AssertionError(f"no {event_type} of a running run reached the event log")
 
 
+def run_events_from_start(client: httpx2.Client, run_id: str) -> list[tuple[str, Any]]:
+    """A run's events as (name, data), read from its SSE stream from the first event (the
+    log replayed) until the run's end."""
+    events: list[tuple[str, Any]] = []
+    with client.stream(
+        "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
+    ) as response:
+        assert response.status_code == 200
+        name = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                name = line[len("event:") :].strip()
+            elif line.startswith("data:"):
+                events.append((name, json.loads(line[len("data:") :])))
+                if name.startswith("run.") and name != "run.started":
+                    break
+    return events
+
+
 def daemon_run_events(
     env: Mapping[str, str], cwd: Path, body: Mapping[str, Any]
 ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
@@ -254,18 +273,7 @@ def daemon_run_events(
             created = client.post("/v1/runs", json=dict(body))
             assert created.status_code == 202, created.text
             run_id = created.json()["id"]
-            with client.stream(
-                "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
-            ) as response:
-                assert response.status_code == 200
-                name = ""
-                for line in response.iter_lines():
-                    if line.startswith("event:"):
-                        name = line[len("event:") :].strip()
-                    elif line.startswith("data:"):
-                        events.append((name, json.loads(line[len("data:") :])))
-                        if name.startswith("run.") and name != "run.started":
-                            break
+            events = run_events_from_start(client, run_id)
             snapshot: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
     finally:
         process.terminate()

@@ -24,7 +24,7 @@ from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, start_run, wait_for_status
-from tests.support import daemon_url, start_process
+from tests.support import daemon_url, run_events_from_start, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.testing import SimToolCall, Simulator, Transcript
@@ -273,20 +273,7 @@ def test_a_pooled_servers_stderr_file_stays_bounded_across_runs(
 
 def logged_events(client: httpx2.Client, run_id: str) -> list[tuple[str, dict[str, Any]]]:
     """A finished run's events as the daemon's stream replays them from the log."""
-    events: list[tuple[str, dict[str, Any]]] = []
-    with client.stream(
-        "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": "0"}
-    ) as response:
-        assert response.status_code == 200
-        name = ""
-        for line in response.iter_lines():
-            if line.startswith("event:"):
-                name = line[len("event:") :].strip()
-            elif line.startswith("data:"):
-                events.append((name, json.loads(line[len("data:") :])))
-                if name.startswith("run.") and name != "run.started":
-                    break
-    return events
+    return run_events_from_start(client, run_id)
 
 
 def test_the_daemon_tells_the_start_of_a_server_it_keeps_open_once(
