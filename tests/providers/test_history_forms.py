@@ -4,7 +4,9 @@ carrier still goes back only to the provider and model that made it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import httpx2
 import orjson
@@ -65,15 +67,18 @@ def test_each_message_is_converted_once_per_endpoint_and_model() -> None:
     assert anthropic_messages(messages, provider="anthropic", model="claude-sonnet-4-6") == first
 
 
+# Each wire's history conversion, as (messages, provider, model) -> its items.
+CONVERSIONS: dict[str, Callable[[list[Message], str, str], Any]] = {
+    "anthropic": lambda m, p, mo: anthropic_messages(m, provider=p, model=mo),
+    "gemini": lambda m, p, mo: gemini_contents(m, provider=p, model=mo),
+    "ollama": lambda m, p, mo: ollama_messages(m, provider=p, model=mo),
+    "openai": lambda m, p, mo: responses_input(m, provider=p, model=mo),
+    "openai-chat": lambda m, p, mo: chat_messages(m, provider=p, model=mo, echo="content"),
+}
+
+
 def test_every_wire_gives_the_same_bytes_from_its_kept_forms() -> None:
-    conversions = {
-        "anthropic": lambda m, p, mo: anthropic_messages(m, provider=p, model=mo),
-        "gemini": lambda m, p, mo: gemini_contents(m, provider=p, model=mo),
-        "ollama": lambda m, p, mo: ollama_messages(m, provider=p, model=mo),
-        "openai": lambda m, p, mo: responses_input(m, provider=p, model=mo),
-        "openai-chat": lambda m, p, mo: chat_messages(m, provider=p, model=mo, echo="content"),
-    }
-    for provider, convert in conversions.items():
+    for provider, convert in CONVERSIONS.items():
         messages = history(provider, "m1")
         fresh = orjson.dumps(convert(history(provider, "m1"), provider, "m1"))
         assert orjson.dumps(convert(messages, provider, "m1")) == fresh, provider
@@ -97,14 +102,7 @@ def test_a_message_sent_again_is_not_encoded_again() -> None:
 
 
 def test_every_wire_body_from_kept_json_is_the_plain_encoding() -> None:
-    conversions = {
-        "anthropic": lambda m, p, mo: anthropic_messages(m, provider=p, model=mo),
-        "gemini": lambda m, p, mo: gemini_contents(m, provider=p, model=mo),
-        "ollama": lambda m, p, mo: ollama_messages(m, provider=p, model=mo),
-        "openai": lambda m, p, mo: responses_input(m, provider=p, model=mo),
-        "openai-chat": lambda m, p, mo: chat_messages(m, provider=p, model=mo, echo="content"),
-    }
-    for provider, convert in conversions.items():
+    for provider, convert in CONVERSIONS.items():
         messages = history(provider, "m1")
         convert(messages, provider, "m1")  # kept now: the next body copies their JSON
         body = {"model": "m1", "items": convert(messages, provider, "m1"), "stream": True}
