@@ -19,6 +19,7 @@ raw 400).
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import cast
@@ -228,12 +229,11 @@ class Call:
         if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
             # The run's budget is what was left of the client's day.
             raise self.bridge.ledger.day_spent(self.client, message, self.headers)
-        raise GatewayFailure(
-            task_error_status(code),
-            code,
-            message,
-            headers=self.headers,
-        )
+        headers = self.headers
+        if task.error.retry_after_s is not None:
+            # The provider's wait, as its client's SDK reads it (whole seconds, rounded up).
+            headers["Retry-After"] = str(math.ceil(task.error.retry_after_s))
+        raise GatewayFailure(task_error_status(code), code, message, headers=headers)
 
 
 class Bridge:

@@ -14,6 +14,7 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -30,6 +31,7 @@ from thoughtline.gateway.dialects import (
     client_api,
     messages,
 )
+from thoughtline.model.events import StreamEvent
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -196,23 +198,45 @@ async def _answer_call(request: Request, api: Api) -> Response:
             return api.error(failure)
         body: dict[str, Any] = api.dialect.render(call, rendering, started.reply(task))
         return JSONResponse(body, headers=started.headers)
+    # Nothing is sent before the run has something to stream: a run that fails first
+    # (a rate limit, an overloaded or unreachable provider, a timeout before the first
+    # byte) is answered with its status and error body, as the provider's API does.
+    batches = live_events(started)
+    try:
+        first = await anext(batches)
+    except asyncio.CancelledError:
+        started.bridge.daemon.runs.cancel(started.handle.run_id)
+        raise
+    if not first:  # the run ended with nothing streamed
+        try:
+            started.outcome()
+        except GatewayFailure as failure:
+            return api.error(failure)
     stream = api.dialect.stream(call, rendering)
     # Frames go straight to the server's send, past the middlewares' wrappers (as the
     # daemon's own event streams do).
     return EventStreamResponse(
-        _streamed(started, stream),
+        _streamed(started, stream, first, batches),
         media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
 
 
-async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
-    """The run's gated deltas as they come, then its tool calls, usage and finish (or
-    its failure) from the task's end, through the dialect's stream. A client that goes
-    away before the end cancels the run, as any caller that stops one."""
+async def _streamed(
+    started: Call,
+    stream: ReplyStream,
+    first: list[StreamEvent],
+    batches: AsyncIterator[list[StreamEvent]],
+) -> AsyncIterator[bytes]:
+    """The run's gated deltas as they come (``first``, then the rest of ``batches``),
+    then its tool calls, usage and finish (or its failure) from the task's end, through
+    the dialect's stream. A client that goes away before the end cancels the run, as any
+    caller that stops one."""
     ended = False
     try:
-        async for batch in live_events(started):
+        if chunk := b"".join(stream.feed(event) for event in first):
+            yield chunk
+        async for batch in batches:
             # The deltas the run queued while the client's last write went out leave in
             # one write: a stream that fell behind catches up in one send, not one each.
             if chunk := b"".join(stream.feed(event) for event in batch):
