@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -32,6 +33,7 @@ from thoughtline.gateway.dialects import (
     messages,
 )
 from thoughtline.model.events import StreamEvent
+from thoughtline.server.connections import hang_up
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -201,6 +203,7 @@ async def _answer_call(request: Request, api: Api) -> Response:
     # Nothing is sent before the run has something to stream: a run that fails first
     # (a rate limit, an overloaded or unreachable provider, a timeout before the first
     # byte) is answered with its status and error body, as the provider's API does.
+    started.hang_up = partial(hang_up, request.scope)
     batches = live_events(started)
     try:
         first = await anext(batches)
