@@ -168,9 +168,8 @@ def test_adaptive_unsupported_effort_warns_and_is_not_sent() -> None:
     assert warnings == (
         StreamWarning(
             code="EFFORT_UNSUPPORTED",
-            message="Effort 'xhigh' is not accepted by claude-sonnet-4-6 (Claude Opus 4.6, "
-            "Sonnet 4.6; accepted: low, medium, high, max); sent no effort (the model's "
-            "default) instead.",
+            message="Effort 'xhigh' is not accepted by claude-sonnet-4-6 (Claude Sonnet 4.6; "
+            "accepted: low, medium, high, max); sent no effort (the model's default) instead.",
         ),
     )
 
