@@ -160,11 +160,14 @@ def test_a_max_output_tokens_above_what_the_model_writes_is_refused_before_the_c
     result = thoughtline(home, environ, *args, "70000")
     assert result.returncode == 1
     assert sim.requests == []
-    assert result.stderr.count(
-        "REQUEST_INVALID: max_output_tokens is 70,000, more than gemini-2.5-pro writes in one "
-        "call (65,536 output tokens at most); set max_output_tokens to 65,536 or less. No call "
-        "was made."
-    ) == 1, result.stderr
+    assert (
+        result.stderr.count(
+            "REQUEST_INVALID: max_output_tokens is 70,000, more than gemini-2.5-pro writes in one "
+            "call (65,536 output tokens at most); set max_output_tokens to 65,536 or less. No call "
+            "was made."
+        )
+        == 1
+    ), result.stderr
     # The model's max itself is sent as asked.
     most = thoughtline(home, environ, *args, "65536")
     assert most.returncode == 0, most.stderr
