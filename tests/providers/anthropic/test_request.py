@@ -256,6 +256,23 @@ def test_budget_below_minimum_is_raised_with_a_warning() -> None:
     )
 
 
+def test_max_tokens_stays_within_the_models_max_output_and_the_budget_shrinks_to_fit() -> None:
+    # claude-opus-4-1 writes 32,000 tokens at most: 8,192 + effort max's 32,768 would be
+    # 40,960, which Anthropic refuses.
+    body, warnings = build("claude-opus-4-1", enabled=True, effort="max")
+    assert body["max_tokens"] == 32_000
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 16_000}
+    assert warnings == (
+        StreamWarning(
+            code="BUDGET_ADJUSTED",
+            message="budget_tokens=32768 does not fit max_tokens=32,000 (the budget's output "
+            "cap, or the model's max output); sent budget_tokens=16000 instead.",
+        ),
+    )
+    # Thinking off, the answer's allowance alone is within it and sent as is.
+    assert build("claude-opus-4-1", max_output_tokens=32_000)[0]["max_tokens"] == 32_000
+
+
 def test_budget_unsupported_effort_falls_back_to_default_budget() -> None:
     body, warnings = build("claude-opus-4-5", enabled=True, effort="minimal")
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096}

@@ -15,9 +15,9 @@ axis: an explicit effort still reaches adaptive families through ``output_config
 ``max_output_tokens`` becomes ``max_tokens`` (the answer's allowance, 8,192 when unset:
 Anthropic requires the field; a thinking budget is added on top), never above the
 model's max output from the capability data nor the request's ``output_cap`` (a thinking
-budget then shrinks to fit, with ``BUDGET_ADJUSTED``). ``temperature`` is sent only while the model is not thinking: with
-thinking on, Anthropic requires the default (1) and refuses any other value, so it is
-left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
+budget then shrinks to fit, with ``BUDGET_ADJUSTED``). ``temperature`` is sent only while
+the model is not thinking: with thinking on, Anthropic requires the default (1) and
+refuses any other value, so it is left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
 """
 
 from __future__ import annotations
@@ -244,9 +244,8 @@ def _budget_within(budget: int, cap: int, warnings: list[StreamWarning]) -> int:
     warnings.append(
         StreamWarning(
             code="BUDGET_ADJUSTED",
-            message=f"budget_tokens={budget} does not fit the output cap of {cap:,} tokens "
-            f"(max_tokens, within the model's max output); sent budget_tokens={fitted} "
-            "instead.",
+            message=f"budget_tokens={budget} does not fit max_tokens={cap:,} (the budget's "
+            f"output cap, or the model's max output); sent budget_tokens={fitted} instead.",
         )
     )
     return fitted
