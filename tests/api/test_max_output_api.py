@@ -33,13 +33,13 @@ def test_a_thinking_budget_that_would_pass_the_models_max_output_is_fitted_withi
 def test_a_budget_prices_a_call_at_the_models_max_output_not_its_context_window(
     sim: Simulator, user_env: dict[str, str]
 ) -> None:
-    # deepseek-chat reads 128,000 tokens and writes 8,192 at most ($1.10 per million): its
-    # worst case is under a cent, so $0.05 sends the call as asked. Priced at its context
-    # window ($0.14) it was capped at some 45,000 tokens, a max_tokens DeepSeek refuses.
+    # o4-mini reads 200,000 tokens and writes 100,000 at most ($4.40 per million): its
+    # worst case is $0.44, so $0.60 sends the call as asked. Priced at its context window
+    # ($0.88) it was capped at some 136,000 tokens, a max_output_tokens OpenAI refuses.
     run = thoughtline.run(
-        "Explain.", environ=user_env, provider="deepseek", model="deepseek-chat", max_cost=0.05
+        "Explain.", environ=user_env, provider="openai", model="o4-mini", max_cost=0.6
     )
     assert run.status == "completed", run.tasks[0].error
     assert run.tasks[0].budget_notice is None
     (request,) = sim.requests
-    assert request.body is not None and "max_tokens" not in request.body
+    assert request.body is not None and "max_output_tokens" not in request.body

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from thoughtline.providers.capabilities import capabilities_from_toml
+from thoughtline.providers.capabilities import builtin_capabilities, capabilities_from_toml
 
 FAMILY = """
 [[family]]
@@ -68,3 +68,12 @@ def test_a_bad_context_window_names_the_file_the_family_and_the_key() -> None:
         "capabilities.toml family claude-test: context_window must be a whole number of "
         "tokens from 1 up, got -1"
     )
+
+
+def test_a_model_that_falls_back_to_a_family_has_no_max_output_of_its_own() -> None:
+    # The family's figure is its models'; a model the data does not know may write more.
+    table = builtin_capabilities()
+    assert table.lookup("gemini", "gemini-3-pro").max_output_tokens == 65_536
+    unknown = table.lookup("gemini", "gemma-9-it")
+    assert unknown.source == "fallback" and unknown.family == "gemini-3"
+    assert unknown.max_output_tokens is None

@@ -50,13 +50,6 @@ CASES: dict[str, tuple[str, str, dict[str, Any], int, str]] = {
         "supported range is from 1 (inclusive) to 65537 (exclusive). Update the value and "
         "try again.",
     ),
-    "deepseek": (
-        "deepseek",
-        "/chat/completions",
-        {"model": "deepseek-chat", "messages": MESSAGES, "max_tokens": "{}"},
-        8_192,
-        "Invalid max_tokens value, the valid range of max_tokens is [1, 8192]",
-    ),
 }
 
 

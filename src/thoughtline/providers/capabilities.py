@@ -125,12 +125,13 @@ class CapabilityTable:
                     best, best_length = family, len(prefix)
         if best is not None:
             return best
+        # A model the data does not know may write more than the family's models.
         for family in self._for_endpoint(endpoint):
             if family.fallback:
-                return replace(family, source="fallback")
+                return replace(family, source="fallback", max_output_tokens=None)
         for family in self.families:
             if "*" in family.endpoints:
-                return replace(family, source="fallback")
+                return replace(family, source="fallback", max_output_tokens=None)
         raise LookupError("capability table has no generic fallback family")  # data bug
 
     def for_endpoint(self, endpoint: str) -> list[ModelCapability]:

@@ -16,12 +16,11 @@ meet (and its absence):
   instead.";
 - Gemini (``generationConfig.maxOutputTokens``): 400 ``INVALID_ARGUMENT``, "Unable to
   submit request because it has a maxOutputTokens value of N but the supported range is
-  from 1 (inclusive) to M+1 (exclusive). Update the value and try again.";
-- DeepSeek (``max_tokens``): 400 ``invalid_request_error``, "Invalid max_tokens value, the
-  valid range of max_tokens is [1, M]".
+  from 1 (inclusive) to M+1 (exclusive). Update the value and try again.".
 
-OpenRouter, Ollama, vLLM and llama.cpp models have no max output in the data (the
-upstream or the server decides), so those profiles refuse none.
+DeepSeek, OpenRouter, Ollama, vLLM and llama.cpp models have no max output in the data
+(see ``capabilities.toml``; the upstream or the server decides), so those profiles
+refuse none.
 """
 
 from __future__ import annotations
@@ -116,20 +115,8 @@ def _gemini(name: str, asked: int, most: int, model: str) -> tuple[int, dict[str
     }
 
 
-def _deepseek(name: str, asked: int, most: int, model: str) -> tuple[int, dict[str, Any]]:
-    return 400, {
-        "error": {
-            "message": f"Invalid max_tokens value, the valid range of max_tokens is [1, {most}]",
-            "type": "invalid_request_error",
-            "param": None,
-            "code": "invalid_request_error",
-        }
-    }
-
-
 _REFUSALS: dict[str, Refusal] = {
     "anthropic": _anthropic,
     "openai": _openai,
     "gemini": _gemini,
-    "deepseek": _deepseek,
 }
