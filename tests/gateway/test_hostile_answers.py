@@ -142,3 +142,20 @@ def streamed(api: str, values: list[Any], kind: str) -> str:
             elif kind == "reasoning" and delta["type"] == "thinking_delta":
                 out += delta["thinking"]
     return out
+
+
+CUT = "an emoji cut in two: a\ud83d\ude00b, a half alone: x\udc00y"
+"""Text as a server that builds its strings in UTF-16 streams it, in deltas of one code
+unit: the emoji's two surrogates in two frames, each escaped alone (``\\ud83d``)."""
+JOINED = "an emoji cut in two: a\U0001f600b, a half alone: x\ufffdy"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("wire", list(WIRES))
+@pytest.mark.parametrize("api", ["chat_completions", "responses", "messages"])
+def test_an_emoji_cut_between_two_deltas_reaches_the_sdk_whole(
+    start_gateway: StartGateway, sim: Simulator, api: str, wire: str, stream: bool
+) -> None:
+    gateway = start_gateway()
+    sim.script(Transcript(answer=CUT, chunk_chars=1))
+    assert answer(gateway, api, WIRES[wire], stream) == JOINED
