@@ -6,7 +6,6 @@ still starting is told of that start as its own."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable
