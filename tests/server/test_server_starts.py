@@ -221,3 +221,16 @@ def test_runs_waiting_for_a_start_that_fails_each_fail_with_its_error(
     assert errors[0] == errors[1]
     assert "no <b>database</b> here" in errors[0]["message"]
     assert launches.read_text() == "launched\n"  # the waiting run started none of its own
+
+
+def test_a_tool_its_server_does_not_offer_fails_the_task_of_a_run_answered_at_once(
+    start_daemon: StartDaemon, sim: Simulator
+) -> None:
+    quick = McpServerSettings(name="quick", command=sys.executable, args=(TEST_SERVER,))
+    client = serving(start_daemon, quick).client()
+    run_id = start_async(client, ["quick.no_such_tool"])
+    done = wait_for_status(client, run_id, {"failed"})
+    (task,) = done["tasks"]
+    assert task["error"]["code"] == "TOOL_NOT_FOUND"
+    assert "no_such_tool" in task["error"]["message"]
+    assert sim.requests == []
