@@ -234,3 +234,18 @@ def test_a_tool_its_server_does_not_offer_fails_the_task_of_a_run_answered_at_on
     assert task["error"]["code"] == "TOOL_NOT_FOUND"
     assert "no_such_tool" in task["error"]["message"]
     assert sim.requests == []
+
+
+def test_a_run_cancelled_while_its_server_starts_ends_cancelled_once_the_start_ends(
+    start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    client = serving(start_daemon, gated("slow", gate)).client()
+    run_id = start_async(client, ["slow"])
+    wait_for_starts(client, run_id, lambda starts: "slow" in starts)
+    cancelled = client.post(f"/v1/runs/{run_id}/cancel")
+    assert cancelled.status_code == 202, cancelled.text
+    gate.touch()
+    done = wait_for_status(client, run_id, {"cancelled"})
+    assert [task["status"] for task in done["tasks"]] == ["cancelled"]
+    assert sim.requests == []
