@@ -67,6 +67,7 @@ class Got:
     text: str = ""
     status: int | None = None
     code: str | None = None
+    message: str | None = None
     headers: Any = None
 
 
@@ -74,6 +75,7 @@ def status_error(got: Got, exc: openai.APIStatusError | anthropic.APIStatusError
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error", body) if isinstance(body.get("error"), dict) else body
     got.status, got.code, got.headers = exc.status_code, error.get("code"), exc.response.headers
+    got.message = error.get("message")
     return got
 
 
@@ -92,7 +94,8 @@ def chat(gateway: Gateway, stream: bool) -> Got:
             for chunk in chunks:
                 got.text += "".join(choice.delta.content or "" for choice in chunk.choices)
         except openai.APIError as exc:  # the stream's error chunk
-            got.code = exc.body.get("code") if isinstance(exc.body, dict) else None
+            body = exc.body if isinstance(exc.body, dict) else {}
+            got.code, got.message = body.get("code"), body.get("message")
     except openai.APIStatusError as exc:
         return status_error(got, exc)
     return got
@@ -113,7 +116,7 @@ def responses(gateway: Gateway, stream: bool) -> Got:
     (error,) = [event for event in seen if event.type == "error"]
     assert seen[-1].type == "response.failed"
     assert seen[-1].response.error is not None
-    got.code = error.code
+    got.code, got.message = error.code, error.message
     return got
 
 
@@ -199,6 +202,8 @@ def test_a_provider_failing_mid_call_reaches_the_client_in_its_apis_shape(
     assert run["status"] == "failed"
     (task,) = run["tasks"]
     assert task["error"]["code"] == expected.code
+    # thoughtline's sentence, never the provider's body.
+    assert got.message == task["error"]["message"]
     if expected.partial:  # what arrived is kept, and the run says why its cost is unknown
         assert task["output"] and ANSWER.startswith(task["output"])
         assert task["cost"]["amount"] is not None or task["cost"]["unknown_reason"]
