@@ -16,6 +16,7 @@ import openai
 import pytest
 
 from tests.gateway.conftest import Gateway, StartGateway
+from tests.server.support import wait_for_status
 from thoughtline.config import TimeoutSettings
 from thoughtline.testing import Fault, Simulator, Transcript
 
@@ -219,3 +220,29 @@ def test_a_provider_failing_mid_call_reaches_the_client_in_its_apis_shape(
     # The failed call left the client's one place free.
     upstream(sim, None)
     assert CLIENTS[api](gateway, False).code is None
+
+
+def test_a_client_that_leaves_before_the_first_delta_cancels_its_run(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    """The stream's status waits for the run's first delta; a client that gives up
+    meanwhile (a provider silent for long) still stops the run and frees its place."""
+    gateway = start_gateway(
+        clients={"app": {"max_active": 1}},
+        timeouts=TimeoutSettings(connect=2, read=120, total=300),
+    )
+    upstream(sim, Fault.stall(at="start", max_s=60))
+    token = gateway.tokens["app"]
+    with pytest.raises(httpx2.ReadTimeout):
+        httpx2.post(
+            f"{gateway.openai_url}/chat/completions",
+            json={"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "Hi"}]},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(30, read=0.5),
+        )
+    client = gateway.daemon.client()
+    (listed,) = client.get("/v1/runs", params={"client": "app"}).json()["runs"]
+    run = wait_for_status(client, listed["id"], {"cancelled", "failed", "completed"})
+    assert run["status"] == "cancelled"
+    upstream(sim, None)
+    assert chat(gateway, False).code is None

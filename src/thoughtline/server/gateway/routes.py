@@ -206,10 +206,13 @@ async def _answer_call(request: Request, api: Api) -> Response:
     started.hang_up = partial(hang_up, request.scope)
     batches = live_events(started)
     try:
-        first = await anext(batches)
+        first = await _first_batch(request, batches)
     except asyncio.CancelledError:
         started.bridge.daemon.runs.cancel(started.handle.run_id)
         raise
+    if first is None:  # the client left first: as one that leaves a stream
+        started.bridge.daemon.runs.cancel(started.handle.run_id)
+        return Response(status_code=499)  # nobody reads it (nginx's "client closed")
     if not first:  # the run ended with nothing streamed
         try:
             started.outcome()
@@ -223,6 +226,28 @@ async def _answer_call(request: Request, api: Api) -> Response:
         media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
+
+
+async def _first_batch(
+    request: Request, batches: AsyncIterator[list[StreamEvent]]
+) -> list[StreamEvent] | None:
+    """The run's first batch of deltas (empty: it ended with none), or ``None`` when
+    the client closed its connection first (its request read, the next message the
+    server gives is the disconnect): the response that streams would have learnt it."""
+    first = asyncio.ensure_future(anext(batches))
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({first, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not first.done():
+            first.cancel()
+    return first.result() if first in done else None
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _streamed(
