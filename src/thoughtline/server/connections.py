@@ -46,6 +46,7 @@ import logging
 import resource
 import socket
 import struct
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
@@ -237,7 +238,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     # -- parser callbacks (httptools) ----------------------------------------------
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.scope[CONNECTION] = self  # type: ignore[typeddict-unknown-key]  # for hang_up
+        # For hang_up; weak, so the scope does not keep its connection alive.
+        self.scope[CONNECTION] = weakref.ref(self)  # type: ignore[typeddict-unknown-key]
         self._in_message = True
         if self._deadline_kind != "head":
             self._arm("head")  # from the first byte of this request
@@ -337,7 +339,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
 
 
 CONNECTION: Final = "thoughtline.connection"
-"""Scope key of the request's connection (its :class:`BoundedHttpProtocol`)."""
+"""Scope key of a weak reference to the request's connection (its
+:class:`BoundedHttpProtocol`)."""
 
 
 def hang_up(scope: Mapping[str, Any]) -> None:
@@ -345,7 +348,8 @@ def hang_up(scope: Mapping[str, Any]) -> None:
     unsent, in the process and in the kernel: for a client that stopped reading, whose
     socket would never take the rest (a plain close would wait for it to drain). Its
     response's further writes are then dropped."""
-    connection = scope.get(CONNECTION)
+    reference = scope.get(CONNECTION)
+    connection = reference() if isinstance(reference, weakref.ref) else None
     if not isinstance(connection, BoundedHttpProtocol) or connection.transport is None:
         return
     sock = connection.transport.get_extra_info("socket")
