@@ -17,13 +17,15 @@ import pytest
 
 from tests.gateway.conftest import Gateway, StartGateway
 from tests.server.support import wait_for_status
+from tests.support import all_bytes_under
 from thoughtline.config import TimeoutSettings
-from thoughtline.testing import Fault, Simulator, Transcript
+from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # a daemon per test, providers that stall for a timeout
 
 ANSWER = "The partial answer goes on. " * 8
 MODEL = "deepseek/deepseek-v4-pro"
+HI = {"role": "user", "content": "Hi"}
 TIMEOUTS = TimeoutSettings(connect=2, read=0.5, total=2)
 """Short enough that a stalled provider fails the call in a second or two."""
 
@@ -246,3 +248,45 @@ def test_a_client_that_leaves_before_the_first_delta_cancels_its_run(
     assert run["status"] == "cancelled"
     upstream(sim, None)
     assert chat(gateway, False).code is None
+
+
+CANARY = "CANARY-GW-FAULT-5c1e"
+REASONING_FAULTS = {
+    "cut_mid_reasoning": Fault.cut_mid_reasoning(),
+    "stall_mid_reasoning": Fault.stall(at="mid_reasoning", max_s=10),
+    "keep_alive_mid_reasoning": Fault.keep_alive_forever(
+        at="mid_reasoning", interval_s=0.1, max_s=10
+    ),
+    "stream_error_after_reasoning": Fault.stream_error(),
+}
+
+
+@pytest.mark.parametrize("fault", list(REASONING_FAULTS))
+@pytest.mark.parametrize("api", list(CLIENTS))
+def test_a_provider_failing_mid_reasoning_leaks_nothing_of_it_to_a_hidden_client(
+    start_gateway: StartGateway, sim: Simulator, api: str, fault: str
+) -> None:
+    gateway = start_gateway(timeouts=TIMEOUTS)
+    sim.reset()
+    thought = (SimReasoning(kind="raw", text=f"secret plan {CANARY} " * 6),)
+    sim.script(Transcript(reasoning=thought, answer=ANSWER, chunk_chars=8), times=3)
+    sim.inject(REASONING_FAULTS[fault], times=2)
+    path, body = {
+        "chat_completions": ("/openai/v1/chat/completions", {"messages": [HI]}),
+        "responses": ("/openai/v1/responses", {"input": "Hi"}),
+        "messages": ("/anthropic/v1/messages", {"messages": [HI], "max_tokens": 500}),
+    }[api]
+    token = gateway.tokens["app"]
+    response = httpx2.post(
+        f"{gateway.daemon.url}{path}",
+        json={"model": MODEL, "stream": True, **body},
+        headers={"Authorization": f"Bearer {token}", "x-api-key": token},
+        timeout=30,
+    )
+    assert CANARY.encode() not in response.content
+    assert "secret plan" not in response.text
+    run = gateway.daemon.client().get(f"/v1/runs/{response.headers['thoughtline-run-id']}")
+    # Failed, or answered on a retry (a cut before any answer is retried).
+    assert run.json()["status"] in ("failed", "completed")
+    gateway.daemon.close()
+    assert CANARY.encode() not in all_bytes_under(gateway.daemon.home)
