@@ -22,6 +22,7 @@ from thoughtline.gateway.dialects._openai import (
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
+from thoughtline.wire.openrouter import SUMMARY_FORMATS
 
 _FIELDS: Final = Fields(openai_path)
 
@@ -31,12 +32,6 @@ _DETAIL_TEXT: Final[dict[str, str]] = {
     "reasoning.encrypted": "data",
 }
 """OpenRouter's ``reasoning_details`` types and the key holding each one's text."""
-
-SUMMARY_FORMATS: Final = frozenset(
-    {"anthropic-claude-v1", "google-gemini-v1", "openai-responses-v1"}
-)
-"""OpenRouter ``format`` values whose upstream returns only summaries (the Chat
-Completions wire's decoder reads them so too)."""
 
 _READ: Final = frozenset(
     {
