@@ -1,5 +1,5 @@
-"""What the three dialects share: reading a body, checking its fields, the refusal they
-raise, and what a render needs besides the call."""
+"""What the three dialects share: reading a body, checking its keys and fields, the
+refusal they raise, and what a render needs besides the call."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NoReturn, Protocol, TypeAlias
 
 import orjson
 
@@ -65,6 +65,45 @@ def read_json(raw: bytes, *, max_bytes: int) -> dict[str, Any]:
             f"The body is {_kind(value)}, not a JSON object; send one JSON object.",
         )
     return value
+
+
+class BodyParser(Protocol):
+    """A dialect's ``parse``: the call a body asks for, or a :class:`DialectError`."""
+
+    def __call__(self, raw: bytes, *, max_bytes: int) -> GatewayCall: ...
+
+
+def body_parser(parse_object: Callable[[dict[str, Any]], GatewayCall]) -> BodyParser:
+    """The ``parse`` of a dialect whose ``parse_object`` reads a body already read as
+    JSON: the bytes read as one JSON object (:func:`read_json`), then as its call."""
+
+    def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
+        return parse_object(read_json(raw, max_bytes=max_bytes))
+
+    return parse
+
+
+def check_keys(
+    fields: Fields,
+    body: Mapping[str, Any],
+    *,
+    known: frozenset[str],
+    unserved: Mapping[str, str],
+    unknown: str,
+    null_unserved: bool = False,
+) -> None:
+    """Refuses the first top-level key of ``body`` that the gateway does not take: one of
+    its API's it does not serve (``GATEWAY_REQUEST_UNSUPPORTED``, with the reason in
+    ``unserved``), or one its API does not have (``REQUEST_INVALID``, with the API's own
+    sentence: ``unknown``, the key in place of ``{key}``). ``known``: the keys read or
+    ignored. ``null_unserved``: an unserved key sent as null is taken as left out."""
+    for key, value in body.items():
+        if key in unserved:
+            if value is None and null_unserved:
+                continue
+            fields.unsupported((key,), unserved[key] + ".")
+        if key not in known:
+            raise DialectError("REQUEST_INVALID", unknown.format(key=key), param=key)
 
 
 def _kind(value: object) -> str:

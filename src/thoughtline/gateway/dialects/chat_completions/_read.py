@@ -7,11 +7,11 @@ from typing import Any, Final
 
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
 from thoughtline.gateway.dialects._common import (
-    DialectError,
     Fields,
     Path,
+    body_parser,
+    check_keys,
     openai_path,
-    read_json,
 )
 from thoughtline.gateway.dialects._openai import (
     EFFORTS,
@@ -72,6 +72,11 @@ _IGNORED: Final = frozenset(
         "verbosity",
     }
 )
+_KNOWN: Final = _READ | _IGNORED
+_UNKNOWN: Final = (
+    "Unrecognized request argument supplied: {key}. Leave it out: it is not a field of the "
+    "Chat Completions API."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "audio": "audio output is not served; leave audio out",
     "prediction": "predicted outputs are not served; leave prediction out",
@@ -81,25 +86,10 @@ _UNSERVED: Final[dict[str, str]] = {
 }
 
 
-def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call a Chat Completions body asks for (see the module docstring), or a
-    :class:`~thoughtline.gateway.dialects._common.DialectError`."""
-    return parse_object(read_json(raw, max_bytes=max_bytes))
-
-
 def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     """:func:`parse` for a body already read as JSON."""
     f = _FIELDS
-    for key in body:
-        if key in _UNSERVED:
-            f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in _READ and key not in _IGNORED:
-            raise DialectError(
-                "REQUEST_INVALID",
-                f"Unrecognized request argument supplied: {key}. Leave it out: it is not a "
-                "field of the Chat Completions API.",
-                param=key,
-            )
+    check_keys(f, body, known=_KNOWN, unserved=_UNSERVED, unknown=_UNKNOWN)
     model = f.model(body)
     _one_choice(body)
     _text_only(body)
@@ -135,6 +125,11 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         stop=stop_sequences(f, body.get("stop")),
         reasoning=_reasoning(body),
     )
+
+
+parse: Final = body_parser(parse_object)
+"""The call a Chat Completions body asks for (see the module docstring), or a
+:class:`~thoughtline.gateway.dialects._common.DialectError`."""
 
 
 def _one_choice(body: Mapping[str, Any]) -> None:

@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
-from thoughtline.gateway.dialects._common import DialectError, Fields, Path, openai_path, read_json
+from thoughtline.gateway.dialects._common import (
+    Fields,
+    Path,
+    body_parser,
+    check_keys,
+    openai_path,
+)
 from thoughtline.gateway.dialects._openai import EFFORTS, tool_name, tool_parameters
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
@@ -47,6 +53,10 @@ _IGNORED: Final = frozenset(
         "stream_options",
     }
 )
+_KNOWN: Final = _READ | _IGNORED
+_UNKNOWN: Final = (
+    "Unknown parameter: '{key}'. Leave it out: it is not a field of the Responses API."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "previous_response_id": (
         "the gateway keeps no responses to continue; send the whole conversation in input "
@@ -70,25 +80,17 @@ _INCLUDES: Final = frozenset(
 )
 
 
-def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call a Responses body asks for, or a
-    :class:`~thoughtline.gateway.dialects._common.DialectError`."""
-    return parse_object(read_json(raw, max_bytes=max_bytes))
-
-
 def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     """:func:`parse` for a body already read as JSON."""
     f = _FIELDS
-    for key in body:
-        if key in _UNSERVED and body[key] is not None:
-            f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in _READ and key not in _IGNORED and key not in _UNSERVED:
-            raise DialectError(
-                "REQUEST_INVALID",
-                f"Unknown parameter: '{key}'. Leave it out: it is not a field of the "
-                "Responses API.",
-                param=key,
-            )
+    check_keys(
+        f,
+        body,
+        known=_KNOWN,
+        unserved=_UNSERVED,
+        unknown=_UNKNOWN,
+        null_unserved=True,
+    )
     model = f.model(body)
     if f.boolean(body, "background"):
         f.unsupported(
@@ -126,6 +128,11 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         reasoning=_reasoning(body),
         store=f.boolean(body, "store"),
     )
+
+
+parse: Final = body_parser(parse_object)
+"""The call a Responses body asks for, or a
+:class:`~thoughtline.gateway.dialects._common.DialectError`."""
 
 
 def _text_format(value: object) -> None:
