@@ -20,7 +20,7 @@ import pytest
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
 from tests.support import refusal_lines, start_process
-from tests.tools.test_mcp_tools import TEST_SERVER, _config, http_server
+from tests.tools.test_mcp_tools import TEST_SERVER, _config, broken_server, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # every test starts thoughtline and server processes
@@ -100,12 +100,7 @@ def test_a_tool_its_server_does_not_offer_is_one_sentence_and_exit_2_with_nothin
 def test_a_server_that_does_not_start_is_exit_2_with_its_stderr_tail_and_nothing_stored(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
-    script = "import sys; sys.stderr.write('cannot open the index at /nowhere\\n'); sys.exit(3)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = ["-c", {json.dumps(script)}]\n',
-    )
+    broken_server(home)
     result = thoughtline(home, environ, "run", "Hi.", "--tool", "broken")
     assert result.returncode == 2, result.stderr
     (line,) = refusal_lines(result.stderr, "broken")
@@ -457,11 +452,8 @@ def test_a_result_that_is_not_a_tool_result_is_a_tool_error_and_the_next_call_wo
 def test_a_server_whose_stderr_is_not_utf8_is_shown_with_replacements(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
-    script = "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe bytes\\n'); sys.exit(1)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = ["-c", {json.dumps(script)}]\n',
+    broken_server(
+        home, "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe bytes\\n'); sys.exit(1)"
     )
     result = thoughtline(home, environ, "run", "Hi.", "--tool", "broken")
     assert result.returncode == 2, result.stderr
