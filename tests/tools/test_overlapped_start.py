@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_run_cli import start_thoughtline, thoughtline
-from tests.support import all_bytes_under
+from tests.support import alive, all_bytes_under
 from tests.tools.test_mcp_tools import _config
-from tests.tools.test_server_processes import _alive
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.list_cache import CACHE_DIR, FORMAT, definition_key
 from thoughtline.tools.server_start import ServerStart
@@ -360,5 +359,5 @@ async def test_a_start_stopped_before_the_server_answered_leaves_no_process(
         await asyncio.sleep(0.02)
     pid = int(pidfile.read_text())
     await start.aclose()
-    assert not _alive(pid)
+    assert not alive(pid)
     assert not start.started

@@ -19,7 +19,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
-from tests.support import refusal_lines, start_process
+from tests.support import alive, refusal_lines, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, broken_server, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -318,14 +318,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")  # dead, waiting for a parent to reap it
-
-
 def _wait_for_logged_call(database: Path, call_id: str) -> None:
     """Until the event log holds the start of ``call_id`` (it is written live, within the
     store's ``live_flush_s``), at most 20 s."""
@@ -383,9 +375,9 @@ def test_sigkill_mid_loop_keeps_the_finished_calls_and_leaves_no_server_behind(
 
     # Each server ends with thoughtline: its supervisor sees the process gone.
     deadline = time.monotonic() + 20
-    while not all(_gone(pid) for pid in servers) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert all(_gone(pid) for pid in servers), [p for p in servers if not _gone(p)]
+    assert not any(alive(pid) for pid in servers), [p for p in servers if alive(p)]
 
     shown = thoughtline(home, environ, "status", "--json")
     assert shown.returncode == 0, shown.stderr
