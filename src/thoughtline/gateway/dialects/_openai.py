@@ -1,5 +1,5 @@
 """What OpenAI's two APIs (Chat Completions, Responses) share in the gateway: efforts,
-stop sequences, function tools' names and schemas, and the error types by status."""
+stop sequences, function tools, and the error types by status."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.gateway.dialects._common import Fields, Path
+from thoughtline.model.requests import ToolSpec
 from thoughtline.wire.api_errors import openai_error
 
 EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -32,7 +33,36 @@ def stop_sequences(fields: Fields, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set[str]) -> str:
+def function_tools(
+    fields: Fields, body: Mapping[str, Any], *, nested: bool
+) -> tuple[ToolSpec, ...]:
+    """``tools``: function tools only, each named once. Chat Completions holds a tool's
+    ``name``, ``description`` and ``parameters`` in its ``function`` (``nested``),
+    Responses in the tool itself."""
+    tools: list[ToolSpec] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(fields.array(body, "tools") or []):
+        path: Path = ("tools", index)
+        tool = fields.mapping(entry, path)
+        if tool.get("type") != "function":
+            fields.unsupported(
+                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
+            )
+        if nested:
+            path = (*path, "function")
+            tool = fields.mapping(tool.get("function"), path)
+        name = _tool_name(fields, tool, path, seen)
+        tools.append(
+            ToolSpec(
+                name=name,
+                description=fields.string(tool, "description", path) or "",
+                parameters=_tool_parameters(fields, tool, path),
+            )
+        )
+    return tuple(tools)
+
+
+def _tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set[str]) -> str:
     """A function tool's name, checked (the pattern, and unique among the tools)."""
     name = fields.need(function, "name", path)
     if TOOL_NAME.fullmatch(name) is None:
@@ -47,7 +77,7 @@ def tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set
     return name
 
 
-def tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> dict[str, Any]:
+def _tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> dict[str, Any]:
     """A function tool's JSON schema (an empty object schema when none is given)."""
     parameters = function.get("parameters")
     if parameters is None:

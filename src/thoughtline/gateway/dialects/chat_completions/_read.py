@@ -15,9 +15,8 @@ from thoughtline.gateway.dialects._common import (
 )
 from thoughtline.gateway.dialects._openai import (
     EFFORTS,
+    function_tools,
     stop_sequences,
-    tool_name,
-    tool_parameters,
 )
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
@@ -98,7 +97,7 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     if not messages:
         f.fail(("messages",), "must hold at least one message.")
     system, history = _history(messages)
-    tools = _tools(body)
+    tools = function_tools(f, body, nested=True)
     stream = f.boolean(body, "stream") or False
     options = body.get("stream_options")
     include_usage = not stream
@@ -302,29 +301,6 @@ def _detail(value: object, path: Path) -> ReasoningPart:
     return ReasoningPart(
         kind="summary" if summary else "raw", text=carrier, provider_metadata=metadata
     )
-
-
-def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
-    f = _FIELDS
-    tools: list[ToolSpec] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(f.array(body, "tools") or []):
-        path: Path = ("tools", index)
-        tool = f.mapping(entry, path)
-        if tool.get("type") != "function":
-            f.unsupported(
-                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
-            )
-        function = f.mapping(tool.get("function"), (*path, "function"))
-        name = tool_name(f, function, (*path, "function"), seen)
-        tools.append(
-            ToolSpec(
-                name=name,
-                description=f.string(function, "description", (*path, "function")) or "",
-                parameters=tool_parameters(f, function, (*path, "function")),
-            )
-        )
-    return tuple(tools)
 
 
 def _tool_choice(value: object, tools: tuple[ToolSpec, ...]) -> ToolChoice | None:

@@ -13,7 +13,7 @@ from thoughtline.gateway.dialects._common import (
     check_keys,
     openai_path,
 )
-from thoughtline.gateway.dialects._openai import EFFORTS, tool_name, tool_parameters
+from thoughtline.gateway.dialects._openai import EFFORTS, function_tools
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
@@ -110,7 +110,7 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         history = _history(value, system)
     else:
         f.wrong(("input",), "a string or an array of input items", value)
-    tools = _tools(body)
+    tools = function_tools(f, body, nested=False)
     stream = f.boolean(body, "stream") or False
     return GatewayCall(
         dialect="responses",
@@ -321,27 +321,6 @@ def _reasoning_item(item: Mapping[str, Any], path: Path) -> list[ReasoningPart]:
             )
         )
     return parts
-
-
-def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
-    f = _FIELDS
-    tools: list[ToolSpec] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(f.array(body, "tools") or []):
-        path: Path = ("tools", index)
-        tool = f.mapping(entry, path)
-        if tool.get("type") != "function":
-            f.unsupported(
-                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
-            )
-        tools.append(
-            ToolSpec(
-                name=tool_name(f, tool, path, seen),
-                description=f.string(tool, "description", path) or "",
-                parameters=tool_parameters(f, tool, path),
-            )
-        )
-    return tuple(tools)
 
 
 def _tool_choice(value: object, tools: tuple[ToolSpec, ...]) -> ToolChoice | None:
