@@ -7,7 +7,7 @@ one task. :class:`ServerStart` is that task: it enters the
 timeout), hands it over through :meth:`ready`, holds it open until :meth:`aclose`, and
 leaves it there. A start that failed raises the same error from every :meth:`ready`.
 
-A start tells a :data:`StartListener` when it begins, and when the server is ready or
+A start tells a :data:`~thoughtline.tools.notices.Listener` when it begins, and when the server is ready or
 failed, with how long that took (:data:`SERVER_START`): the run turns these into its
 ``tool_server.start`` live events.
 """
@@ -18,10 +18,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Final, TypeAlias
+from typing import Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection
+from thoughtline.tools.notices import Listener
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -31,15 +32,12 @@ SERVER_START: Final = "tool.server_start"
 or ``failed``) and, once it ended, ``duration_ms``, then ``tools`` (how many it lists)
 or ``error`` (``{"code", "message"}``)."""
 
-StartListener: TypeAlias = Callable[[str, dict[str, object]], None]
-"""Takes notices (type, metadata), as a pooled server's listener does."""
-
 
 class StartClock:
     """Tells ``listener`` that ``settings``' server is starting, then (:meth:`ended`) that
     it is ready or failed, and how long that took."""
 
-    def __init__(self, settings: McpServerSettings, listener: StartListener | None) -> None:
+    def __init__(self, settings: McpServerSettings, listener: Listener | None) -> None:
         self.server = settings.name
         self.listener = listener
         self.began = time.monotonic()
@@ -82,7 +80,7 @@ class ServerStart:
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         after: asyncio.Event | None = None,
-        listener: StartListener | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.settings = settings
         self._after = after
