@@ -163,6 +163,18 @@ class Fields:
         assert value is not None
         return value
 
+    def answered(
+        self, body: Mapping[str, Any], key: str, path: Path, names: Mapping[str, str], unknown: str
+    ) -> tuple[str, str]:
+        """A tool result's call id (``key``) and the name of the call it answers, made by
+        an earlier assistant turn (``names``: call id → name); an id no earlier call has
+        is refused with ``unknown``, the id (quoted) in place of ``{call_id}``."""
+        call_id = self.need(body, key, path)
+        name = names.get(call_id)
+        if name is None:
+            self.fail((*path, key), unknown.format(call_id=repr(call_id)))
+        return call_id, name
+
     def boolean(self, body: Mapping[str, Any], key: str, path: Path = ()) -> bool | None:
         value = body.get(key)
         if value is None:

@@ -76,6 +76,10 @@ _UNKNOWN: Final = (
     "Unrecognized request argument supplied: {key}. Leave it out: it is not a field of the "
     "Chat Completions API."
 )
+_UNANSWERED: Final = (
+    "{call_id} answers no tool call of an earlier assistant message; a tool message must "
+    "follow the assistant message whose tool_calls hold its id."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "audio": "audio output is not served; leave audio out",
     "prediction": "predicted outputs are not served; leave prediction out",
@@ -227,14 +231,7 @@ def _text(content: object, path: Path, *, required: bool = False) -> str:
 
 
 def _tool_result(message: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
-    call_id = _FIELDS.need(message, "tool_call_id", path)
-    name = names.get(call_id)
-    if name is None:
-        _FIELDS.fail(
-            (*path, "tool_call_id"),
-            f"{call_id!r} answers no tool call of an earlier assistant message; a tool "
-            "message must follow the assistant message whose tool_calls hold its id.",
-        )
+    call_id, name = _FIELDS.answered(message, "tool_call_id", path, names, _UNANSWERED)
     content = _text(message.get("content"), (*path, "content"), required=True)
     return ToolResultPart(tool_call_id=call_id, name=name, content=content)
 

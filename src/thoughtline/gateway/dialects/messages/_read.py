@@ -44,6 +44,10 @@ _COUNTED: Final = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"}
 )
 """What a count_tokens body takes."""
+_UNANSWERED: Final = (
+    "unexpected tool_use_id {call_id} in a tool_result block: each tool_result block must "
+    "answer a tool_use block of an earlier assistant message."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "container": "code execution containers are not served; leave container out",
     "mcp_servers": "the MCP connector is not served; offer the tools as client tools",
@@ -227,14 +231,7 @@ def _part(value: object, path: Path, names: dict[str, str]) -> Part | None:
 
 def _tool_result(block: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
     f = _FIELDS
-    call_id = f.need(block, "tool_use_id", path)
-    name = names.get(call_id)
-    if name is None:
-        f.fail(
-            (*path, "tool_use_id"),
-            f"unexpected tool_use_id {call_id!r} in a tool_result block: each tool_result "
-            "block must answer a tool_use block of an earlier assistant message.",
-        )
+    call_id, name = f.answered(block, "tool_use_id", path, names, _UNANSWERED)
     content = block.get("content")
     if content is None:
         text = ""

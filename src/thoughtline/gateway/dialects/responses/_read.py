@@ -57,6 +57,10 @@ _KNOWN: Final = _READ | _IGNORED
 _UNKNOWN: Final = (
     "Unknown parameter: '{key}'. Leave it out: it is not a field of the Responses API."
 )
+_UNANSWERED: Final = (
+    "no tool call found for function call output with call_id {call_id}; send the "
+    "function_call item before its output."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "previous_response_id": (
         "the gateway keeps no responses to continue; send the whole conversation in input "
@@ -274,14 +278,7 @@ def _content(content: object, path: Path) -> str:
 
 def _output(item: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
     f = _FIELDS
-    call_id = f.need(item, "call_id", path)
-    name = names.get(call_id)
-    if name is None:
-        f.fail(
-            (*path, "call_id"),
-            f"no tool call found for function call output with call_id {call_id!r}; send "
-            "the function_call item before its output.",
-        )
+    call_id, name = f.answered(item, "call_id", path, names, _UNANSWERED)
     return ToolResultPart(
         tool_call_id=call_id, name=name, content=_content(item.get("output"), (*path, "output"))
     )
