@@ -1,5 +1,6 @@
 """What OpenAI's two APIs (Chat Completions, Responses) share in the gateway: efforts,
-stop sequences, function tools, and the error types by status."""
+stop sequences, a message's content parts, function tools, and the error types by
+status."""
 
 from __future__ import annotations
 
@@ -31,6 +32,31 @@ def stop_sequences(fields: Fields, value: object) -> tuple[str, ...]:
     if len(value) > MAX_STOP_SEQUENCES:
         fields.fail(("stop",), f"takes at most {MAX_STOP_SEQUENCES} sequences, got {len(value)}.")
     return tuple(value)
+
+
+def content_text(
+    fields: Fields, content: object, path: Path, *, texts: tuple[str, ...], media: tuple[str, ...]
+) -> str:
+    """A message's text as OpenAI's APIs send it: a string, or an array of content parts,
+    the text of those of a ``texts`` type and of refusals joined; a part of a ``media``
+    type is not served."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        fields.wrong(path, "a string or an array of content parts", content)
+    joined: list[str] = []
+    for index, entry in enumerate(content):
+        part = fields.mapping(entry, (*path, index))
+        kind = part.get("type")
+        if kind in texts:
+            joined.append(fields.need(part, "text", (*path, index)))
+        elif kind == "refusal":
+            joined.append(fields.need(part, "refusal", (*path, index)))
+        elif kind in media:
+            fields.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
+        else:
+            fields.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
+    return "".join(joined)
 
 
 def function_tools(

@@ -15,6 +15,7 @@ from thoughtline.gateway.dialects._common import (
 )
 from thoughtline.gateway.dialects._openai import (
     EFFORTS,
+    content_text,
     function_tools,
     stop_sequences,
 )
@@ -212,22 +213,9 @@ def _text(content: object, path: Path, *, required: bool = False) -> str:
         if required:
             _FIELDS.missing(path)
         return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        _FIELDS.wrong(path, "a string or an array of content parts", content)
-    texts: list[str] = []
-    for index, entry in enumerate(content):
-        part = _FIELDS.mapping(entry, (*path, index))
-        kind = part.get("type")
-        if kind in ("text", "refusal"):
-            key = "text" if kind == "text" else "refusal"
-            texts.append(_FIELDS.need(part, key, (*path, index)))
-        elif kind in ("image_url", "input_audio", "file"):
-            _FIELDS.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
-        else:
-            _FIELDS.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
-    return "".join(texts)
+    return content_text(
+        _FIELDS, content, path, texts=("text",), media=("image_url", "input_audio", "file")
+    )
 
 
 def _tool_result(message: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:

@@ -13,7 +13,7 @@ from thoughtline.gateway.dialects._common import (
     check_keys,
     openai_path,
 )
-from thoughtline.gateway.dialects._openai import EFFORTS, function_tools
+from thoughtline.gateway.dialects._openai import EFFORTS, content_text, function_tools
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
@@ -256,24 +256,13 @@ def _message(item: Mapping[str, Any], path: Path, turns: _Turns, system: list[st
 
 
 def _content(content: object, path: Path) -> str:
-    f = _FIELDS
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        f.wrong(path, "a string or an array of content parts", content)
-    texts: list[str] = []
-    for index, entry in enumerate(content):
-        part = f.mapping(entry, (*path, index))
-        kind = part.get("type")
-        if kind in ("input_text", "output_text"):
-            texts.append(f.need(part, "text", (*path, index)))
-        elif kind == "refusal":
-            texts.append(f.need(part, "refusal", (*path, index)))
-        elif kind in ("input_image", "input_file", "input_audio"):
-            f.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
-        else:
-            f.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
-    return "".join(texts)
+    return content_text(
+        _FIELDS,
+        content,
+        path,
+        texts=("input_text", "output_text"),
+        media=("input_image", "input_file", "input_audio"),
+    )
 
 
 def _output(item: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
