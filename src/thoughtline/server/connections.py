@@ -44,6 +44,10 @@ import asyncio
 import json
 import logging
 import resource
+import socket
+import struct
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
 
@@ -234,6 +238,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     # -- parser callbacks (httptools) ----------------------------------------------
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # For hang_up; weak, so the scope does not keep its connection alive.
+        self.scope[CONNECTION] = weakref.ref(self)  # type: ignore[typeddict-unknown-key]
         self._in_message = True
         if self._deadline_kind != "head":
             self._arm("head")  # from the first byte of this request
@@ -330,6 +336,27 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             head.append(b"retry-after: %d\r\n" % retry_after_s)
         self.transport.write(b"".join([*head, b"\r\n", body]))
         self.transport.close()
+
+
+CONNECTION: Final = "thoughtline.connection"
+"""Scope key of a weak reference to the request's connection (its
+:class:`BoundedHttpProtocol`)."""
+
+
+def hang_up(scope: Mapping[str, Any]) -> None:
+    """Close the request's connection at once with a reset, dropping what is still
+    unsent, in the process and in the kernel: for a client that stopped reading, whose
+    socket would never take the rest (a plain close would wait for it to drain). Its
+    response's further writes are then dropped."""
+    reference = scope.get(CONNECTION)
+    connection = reference() if isinstance(reference, weakref.ref) else None
+    if not isinstance(connection, BoundedHttpProtocol) or connection.transport is None:
+        return
+    sock = connection.transport.get_extra_info("socket")
+    if sock is not None:
+        # A reset, not a FIN queued behind what the kernel still holds for the client.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.transport.abort()
 
 
 def bounded_protocol(limiter: ConnectionLimiter) -> type[BoundedHttpProtocol]:
