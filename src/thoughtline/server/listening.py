@@ -3,7 +3,7 @@ loop, under any event loop.
 
 asyncio's own server accepts up to its ``backlog`` argument's worth of connections each
 time the listening socket is readable; libuv, under uvloop, accepts one per turn of the
-loop. A daemon serving hundreds of live streams spends milliseconds on a turn, so under
+loop (since libuv 1.45, libuv/libuv#3696: one ``accept()`` per readiness). A daemon serving hundreds of live streams spends milliseconds on a turn, so under
 libuv a burst of connections waited one turn each in the kernel's queue: with 50 runs
 started at once and 5 subscribers connecting to each as its start returned
 (``bench/bench_daemon.py``), the last were accepted seconds later, and 88-130 of the 250
