@@ -36,7 +36,7 @@ def start_daemon(
     def start(
         env: dict[str, str] | None = None,
         config: Config | None = None,
-        loop: str = "auto",
+        loop: str | None = None,
         **settings: Any,
     ) -> LiveDaemon:
         store = SQLiteStore(home / "thoughtline.db")
@@ -49,7 +49,7 @@ def start_daemon(
         options: dict[str, Any] = {"port": 0, "keepalive_s": 15.0, "poll_s": 0.05}
         options.update(settings)
         daemon = Daemon(runtime=runtime, store=store, settings=ServerSettings(**options))
-        server = DaemonServer(daemon, loop=loop).start()
+        server = (DaemonServer(daemon) if loop is None else DaemonServer(daemon, loop=loop)).start()
         live = LiveDaemon(server=server, daemon=daemon, home=home)
         started.append(live)
         return live

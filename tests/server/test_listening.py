@@ -74,3 +74,10 @@ def test_a_burst_of_connections_is_accepted_in_one_turn_of_the_loop(
             client.close()
     assert len(made) == BURST
     assert len(set(made)) == 1, f"the {BURST} connections were made over turns {sorted(set(made))}"
+
+
+def test_the_daemon_runs_on_uvloop_where_it_is_installed(start_daemon: StartDaemon) -> None:
+    pytest.importorskip("uvloop")
+    live = start_daemon()
+    assert type(live.server.loop).__module__.startswith("uvloop")
+    assert live.client().get("/v1/health").json()["status"] == "ok"
