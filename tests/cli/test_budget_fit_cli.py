@@ -135,3 +135,42 @@ def test_each_step_of_a_tool_loop_is_capped_to_what_is_left(
         "400 at step 5."
     )
     assert [cost["amount"] for cost in task["step_costs"]] == [0.004] * 5
+
+
+def test_a_budget_prices_a_call_at_the_models_max_output_not_its_context_window(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    # gemini-2.5-pro reads 1,048,576 tokens but writes 65,536 at most ($10 per million):
+    # its worst case is $0.66, which $1 pays for, so the call goes as asked. Priced at
+    # its context window ($10.49) it was capped at some 100,000 tokens instead, a
+    # maxOutputTokens Gemini refuses with a 400.
+    args = (*SKY, "-p", "gemini", "-m", "gemini-2.5-pro", "--max-cost", "1")
+    result = thoughtline(home, environ, *args)
+    assert result.returncode == 0, result.stderr
+    assert len(sim.requests) == 1
+    config = body(sim).get("generationConfig")
+    assert not isinstance(config, dict) or "maxOutputTokens" not in config
+    assert "capped" not in result.stderr
+
+
+def test_a_max_output_tokens_above_what_the_model_writes_is_refused_before_the_call(
+    home: Path, sim: Simulator, environ: dict[str, str]
+) -> None:
+    args = (*SKY, "-p", "gemini", "-m", "gemini-2.5-pro", "--max-output-tokens")
+    result = thoughtline(home, environ, *args, "70000")
+    assert result.returncode == 1
+    assert sim.requests == []
+    assert (
+        result.stderr.count(
+            "REQUEST_INVALID: max_output_tokens is 70,000, more than gemini-2.5-pro writes in one "
+            "call (65,536 output tokens at most); set max_output_tokens to 65,536 or less. No call "
+            "was made."
+        )
+        == 1
+    ), result.stderr
+    # The model's max itself is sent as asked.
+    most = thoughtline(home, environ, *args, "65536")
+    assert most.returncode == 0, most.stderr
+    (request,) = sim.requests
+    assert request.body is not None
+    assert request.body["generationConfig"]["maxOutputTokens"] == 65_536

@@ -116,7 +116,7 @@ async def test_the_endpoint_can_say_otherwise() -> None:
 @pytest.mark.parametrize(
     ("model", "thinking", "family"),
     [
-        ("claude-sonnet-4-6", {"type": "adaptive", "display": "summarized"}, "claude-4-6"),
+        ("claude-sonnet-4-6", {"type": "adaptive", "display": "summarized"}, "claude-sonnet-4-6"),
         ("claude-opus-4-8", {"type": "adaptive", "display": "summarized"}, "claude-4-7-plus"),
         ("claude-sonnet-4-5", {"type": "enabled", "budget_tokens": 4096}, "claude-legacy-budget"),
     ],

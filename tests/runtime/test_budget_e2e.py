@@ -132,22 +132,22 @@ async def test_a_first_call_whose_worst_case_is_over_the_budget_is_capped_to_fit
     tmp_path: Path, sim: Simulator, sim_server: SimulatorServer, environ: dict[str, str]
 ) -> None:
     sim.script(ANSWER)
-    generation = GenerationSettings(max_output_tokens=150_000)  # up to $1.50
+    generation = GenerationSettings(max_output_tokens=90_000)  # up to $0.90
     spec = RunSpec(
         request="Explain.",
         tasks=(TaskSpec(name="t", role="engineer", generation=generation, **MODEL),),
-        max_cost=1.0,
+        max_cost=0.5,
     )
     run = await run_hidden(tmp_path / "home", sim_server, environ, spec, PRICES)
-    # $1.00 pays for 100,000 output tokens: the call is sent with that cap, in the
+    # $0.50 pays for 50,000 output tokens: the call is sent with that cap, in the
     # Responses API's own field, and the task says so once.
     (request,) = sim.requests
-    assert request.body is not None and request.body["max_output_tokens"] == 100_000
+    assert request.body is not None and request.body["max_output_tokens"] == 50_000
     (task,) = run.tasks
     assert task.status == "done" and task.error is None
-    assert task.budget_notice == "Output capped at 100,000 tokens to fit the run's $1.00 budget."
+    assert task.budget_notice == "Output capped at 50,000 tokens to fit the run's $0.50 budget."
     assert run.snapshot()["tasks"][0]["budget_notice"] == task.budget_notice
-    assert task.generation.max_output_tokens == 150_000  # what was asked is kept as asked
+    assert task.generation.max_output_tokens == 90_000  # what was asked is kept as asked
 
 
 async def test_a_call_with_no_room_for_256_output_tokens_is_never_sent(

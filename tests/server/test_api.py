@@ -262,6 +262,32 @@ def test_cors_when_configured(start_daemon: StartDaemon) -> None:
     assert "access-control-allow-origin" not in other.headers
 
 
+def test_an_allowed_origin_may_ask_for_respond_async_and_read_that_it_was(
+    start_daemon: StartDaemon,
+) -> None:
+    daemon = start_daemon(cors_origins=("http://app.localhost",))
+    client = daemon.client()
+    origin = {"Origin": "http://app.localhost"}
+    preflight = client.options(
+        "/v1/runs",
+        headers={
+            **origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, prefer",
+        },
+    )
+    assert preflight.status_code == 200, preflight.text
+    assert "prefer" in preflight.headers["access-control-allow-headers"].lower()
+    created = client.post(
+        "/v1/runs",
+        json={"request": "Hi.", "worker_backend": "inline"},
+        headers={**origin, "Prefer": "respond-async"},
+    )
+    assert created.status_code == 202, created.text
+    assert created.headers["preference-applied"] == "respond-async"
+    assert "preference-applied" in created.headers["access-control-expose-headers"].lower()
+
+
 def test_retention_is_applied_at_start(daemon: LiveDaemon) -> None:
     from thoughtline.runtime.policy.retention import purge_due
     from thoughtline.store.sqlite import SQLiteStore

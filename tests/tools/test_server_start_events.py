@@ -15,7 +15,7 @@ import pytest
 from tests.cli.test_conversations_cli import Terminal, query
 from tests.cli.test_run_cli import thoughtline
 from tests.tools.test_mcp_tools import TEST_SERVER, _config
-from thoughtline import ToolServerStart, stream
+from thoughtline import RunCompleted, RunStarted, ToolServerStart, stream
 from thoughtline.config import Config
 from thoughtline.testing import Simulator, Transcript
 from thoughtline.tools.settings import McpServerSettings
@@ -104,6 +104,19 @@ def test_the_library_stream_tells_each_start_before_the_run_starts(
     assert ready.tools is not None and ready.tools > 5
     assert seen[2].wire_name == "run.started"
     assert not any(isinstance(event, ToolServerStart) for event in seen[3:])
+    # The run's snapshots hold each start by the event's names, from run.started to its end.
+    started, ended = seen[2], seen[-1]
+    assert isinstance(started, RunStarted) and isinstance(ended, RunCompleted)
+    (folded,) = ended.snapshot["tool_server_starts"]
+    assert folded == {
+        "server": "probe",
+        "state": "ready",
+        "started_at": folded["started_at"],
+        "duration_ms": ready.duration_ms,
+        "tools": ready.tools,
+    }
+    assert folded["started_at"] <= ready.at
+    assert started.snapshot["tool_server_starts"] == [folded]
 
 
 def logged_starts(home: Path) -> list[list[tuple[str, str | None]]]:

@@ -176,8 +176,8 @@ class LiveRunView:
                         self.order.append(task["id"])
                 case ToolServerStart(server=server, state=state):
                     line = self.servers.setdefault(server, ServerLine())
-                    if state == "starting":
-                        line.began = time.monotonic()
+                    if state == "starting":  # a start under way when the run joined it
+                        line.began = time.monotonic() - (event.duration_ms or 0) / 1000
                     line.state = state
                     line.duration_ms = event.duration_ms
                     line.tools = event.tools

@@ -48,6 +48,9 @@ class ModelCapability:
     source: CapabilitySource = "builtin"
     context_window: int | None = None
     """Tokens one call reads and writes; ``None`` where the server decides."""
+    max_output_tokens: int | None = None
+    """The most tokens one call may ask the model to write (its output field, reasoning
+    included); ``None`` where the server decides or the providers do not say."""
     preserved_thinking: bool = False
     """Earlier turns' thinking stays in context, bound to its prefix (Anthropic)."""
     models: tuple[str, ...] = ()
@@ -122,12 +125,13 @@ class CapabilityTable:
                     best, best_length = family, len(prefix)
         if best is not None:
             return best
+        # A model the data does not know may write more than the family's models.
         for family in self._for_endpoint(endpoint):
             if family.fallback:
-                return replace(family, source="fallback")
+                return replace(family, source="fallback", max_output_tokens=None)
         for family in self.families:
             if "*" in family.endpoints:
-                return replace(family, source="fallback")
+                return replace(family, source="fallback", max_output_tokens=None)
         raise LookupError("capability table has no generic fallback family")  # data bug
 
     def for_endpoint(self, endpoint: str) -> list[ModelCapability]:
@@ -157,6 +161,25 @@ class CapabilityTable:
         return [family for family in self.families if "*" in family.endpoints]
 
 
+def _tokens(entry: dict[str, Any], key: str, *, most: int | None = None) -> int | None:
+    """``entry[key]`` as a count of tokens (absent: ``None``), at most ``most``; else
+    ``ValueError`` naming the file, the family and the key."""
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"capabilities.toml family {entry['id']}: {key} must be a whole number of tokens "
+            f"from 1 up, got {value!r}"
+        )
+    if most is not None and value > most:
+        raise ValueError(
+            f"capabilities.toml family {entry['id']}: {key} = {value} is more than its "
+            f"context_window ({most}); a call cannot write more than its context holds"
+        )
+    return value
+
+
 def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
     family_id = entry["id"]
     control = entry["thinking_control"]
@@ -180,15 +203,22 @@ def _family_from_toml(entry: dict[str, Any]) -> ModelCapability:
         always_reasons=bool(entry.get("always_reasons", False)),
         default_display=entry.get("default_display"),
         fallback=bool(entry.get("fallback", False)),
-        context_window=entry.get("context_window"),
+        context_window=(window := _tokens(entry, "context_window")),
+        max_output_tokens=_tokens(entry, "max_output_tokens", most=window),
         preserved_thinking=bool(entry.get("preserved_thinking", False)),
         models=tuple(entry.get("models", entry["match"])),
     )
+
+
+def capabilities_from_toml(text: str) -> CapabilityTable:
+    """The table in ``text`` (``capabilities.toml``'s form); ``ValueError`` naming the
+    file, the family and the key of a bad value."""
+    data = tomllib.loads(text)
+    return CapabilityTable([_family_from_toml(entry) for entry in data["family"]])
 
 
 @cache
 def builtin_capabilities() -> CapabilityTable:
     """The table shipped with thoughtline (parsed once per process)."""
     text = resources.files("thoughtline.providers").joinpath("capabilities.toml").read_text()
-    data = tomllib.loads(text)
-    return CapabilityTable([_family_from_toml(entry) for entry in data["family"]])
+    return capabilities_from_toml(text)

@@ -35,6 +35,7 @@ from thoughtline.records.snapshot import (
     TimingsSnapshot,
     ToolCallSnapshot,
     ToolCallStatus,
+    ToolServerStartSnapshot,
     TraceLayer,
     UsageSnapshot,
     WorkerBackend,
@@ -353,6 +354,10 @@ class Run:
     """The tool servers its tasks may call, without secrets: a follow-up starts them
     again from these (:mod:`thoughtline.tools.recorded`)."""
     tasks: list[Task] = field(default_factory=list)
+    server_starts: list[ToolServerStartSnapshot] = field(default_factory=list)
+    """Its tool servers' starts as its ``tool_server.start`` events told them
+    (:func:`~thoughtline.records.server_starts.with_server_start`); live only, not
+    stored."""
 
     def snapshot(self) -> RunSnapshot:
         """The ``thoughtline.run/v1`` snapshot."""
@@ -378,6 +383,8 @@ class Run:
             snapshot["source"] = "gateway"
             snapshot["client"] = self.client
             snapshot["client_asked"] = self.client_asked
+        if self.server_starts:
+            snapshot["tool_server_starts"] = [start.copy() for start in self.server_starts]
         return snapshot
 
     @property

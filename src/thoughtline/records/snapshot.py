@@ -310,6 +310,11 @@ class RunSnapshot(TypedDict):
     """What that call asked of reasoning, as the client said it (``reasoning_effort=high``,
     ``thinking=enabled``); null when it asked nothing. ``chain_of_thought`` is the mode
     the client's policy applied."""
+    tool_server_starts: NotRequired[list[ToolServerStartSnapshot]]
+    """The starts of the tool servers the run waited for or started, as its
+    ``tool_server.start`` events told them, in the order they began: in a live run's
+    snapshot (the daemon's, the library's, ``run --json``), not in one read back from
+    the store (its event log keeps them)."""
 
 
 class RunSummary(TypedDict):
@@ -368,6 +373,24 @@ class ToolServerError(TypedDict):
 
     code: str
     message: str
+
+
+class ToolServerStartSnapshot(TypedDict):
+    """One tool server's start, as the run's last ``tool_server.start`` for it told."""
+
+    server: str
+    """The server's name (``[mcp_servers.NAME]``, an ``mcp.json`` or editor's server)."""
+    state: Literal["starting", "ready", "failed"]
+    started_at: str
+    """When its start began (UTC, ISO 8601 with milliseconds): one still ``starting``
+    has been for the time since. A run that found the start under way (another run
+    began it) has when that start began."""
+    duration_ms: NotRequired[int]
+    """How long the start took (``ready``, ``failed``)."""
+    tools: NotRequired[int]
+    """How many tools it lists (``ready``)."""
+    error: NotRequired[ToolServerError]
+    """Why it did not start (``failed``)."""
 
 
 class ToolServerData(TypedDict):

@@ -25,6 +25,8 @@ from thoughtline.records import (
     TaskSnapshot,
     TimingsSnapshot,
     ToolCallSnapshot,
+    ToolServerError,
+    ToolServerStartSnapshot,
     UsageSnapshot,
 )
 
@@ -39,6 +41,8 @@ __all__ = [
     "TaskSnapshot",
     "TimingsSnapshot",
     "ToolCallSnapshot",
+    "ToolServerError",
+    "ToolServerStartSnapshot",
     "UsageSnapshot",
     "inline_references",
     "run_snapshot_schema",
@@ -51,6 +55,8 @@ SNAPSHOT_TYPES: Final = (
     TaskErrorSnapshot,
     TimingsSnapshot,
     ToolCallSnapshot,
+    ToolServerError,
+    ToolServerStartSnapshot,
     HistorySnapshot,
     TaskSnapshot,
     RunSnapshot,

@@ -125,13 +125,30 @@ def _links(run_id: str) -> dict[str, str]:
     ),
     summary="Start a run",
 )
-async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
+async def create_run(
+    body: RunCreate,
+    daemon: DaemonDep,
+    prefer: Annotated[
+        str | None,
+        Header(
+            description="respond-async (RFC 7240): answer once the run is stored, "
+            "before its tool servers start; the run starts them itself and tells each "
+            "start (tool_server.start), and one that does not start, or a tool it does "
+            "not offer, fails the run instead of the request. The answer then has "
+            "Preference-Applied: respond-async."
+        ),
+    ] = None,
+) -> JSONResponse:
     """Plan the run (bad input is a 400 with the thoughtline error code), start the tool
     servers it names and check its tool names against them (a tool a server does not
     offer is a 400), and start it in the daemon. Watch it at ``links.events``. With
     ``continues`` it is the next turn of that run's conversation; a refusal stores
-    nothing."""
-    run = await daemon.start_run(body)
+    nothing. With ``Prefer: respond-async`` the answer comes before the servers start."""
+    respond_async = prefers_respond_async(prefer)
+    run = await daemon.start_run(body, respond_async=respond_async)
+    headers = {"Location": f"/v1/runs/{run.id}"}
+    if respond_async:
+        headers["Preference-Applied"] = RESPOND_ASYNC
     return JSONResponse(
         {
             "id": run.id,
@@ -140,8 +157,24 @@ async def create_run(body: RunCreate, daemon: DaemonDep) -> JSONResponse:
             "links": _links(run.id),
         },
         status_code=202,
-        headers={"Location": f"/v1/runs/{run.id}"},
+        headers=headers,
     )
+
+
+RESPOND_ASYNC = "respond-async"
+
+
+def prefers_respond_async(prefer: str | None) -> bool:
+    """Whether a ``Prefer`` header (RFC 7240: comma-separated preferences, each a token
+    with an optional ``=value`` and ``;`` parameters, names case-insensitive) asks for
+    ``respond-async``."""
+    if not prefer:
+        return False
+    for preference in prefer.split(","):
+        name = preference.split(";", 1)[0].split("=", 1)[0].strip()
+        if name.lower() == RESPOND_ASYNC:
+            return True
+    return False
 
 
 @router.get(

@@ -182,7 +182,8 @@ def create_app(daemon: Daemon) -> FastAPI:
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Prefer"],
+            expose_headers=["Preference-Applied"],  # POST /v1/runs with Prefer: respond-async
         )
     max_request_bytes = daemon.runtime.config.max_request_bytes
     app.add_middleware(

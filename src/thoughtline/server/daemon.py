@@ -208,8 +208,11 @@ class Daemon:
             )
 
     # -- runs ------------------------------------------------------------------------
-    async def start_run(self, body: RunCreate) -> Run:
-        """Prepare (raising ThoughtlineError for bad input) and start executing."""
+    async def start_run(self, body: RunCreate, *, respond_async: bool = False) -> Run:
+        """Prepare (raising ThoughtlineError for bad input) and start executing; with
+        ``respond_async`` (the request's ``Prefer: respond-async``) the run is stored
+        before its tool servers start, and starts them itself, so it can be followed
+        meanwhile."""
         self.refuse_new_runs()
         # The body's fields are the run options' names (the table test holds them to it).
         given = {name: value for name, value in body.model_dump().items() if value is not None}
@@ -226,6 +229,7 @@ class Daemon:
                 built.spec,
                 explicit_mode=options.chain_of_thought,
                 worker_backend=options.worker_backend,
+                wait_for_tools=not respond_async,
             )
         return handle.run
 
@@ -256,9 +260,11 @@ class Daemon:
         explicit_mode: str | None,
         worker_backend: str | None = None,
         observer: RunObserver | None = None,
+        wait_for_tools: bool = True,
     ) -> ManagedRun:
         """Start executing ``spec`` here, its events to the hub (the page, SSE) and to
-        ``observer`` (the gateway's answer)."""
+        ``observer`` (the gateway's answer); ``wait_for_tools``: as for
+        :meth:`~thoughtline.runtime.engine.background.RunManager.start`."""
         observe = self.hub.observe
         if observer is not None:
             hub, own = self.hub.observe, observer
@@ -281,6 +287,7 @@ class Daemon:
                 # A request names configured servers only (never a command): their
                 # sessions stay open for the next run.
                 tools=RunTools(pool=self.tool_servers),
+                wait_for_tools=wait_for_tools,
             )
         except RunManagerClosed:
             raise ApiError(503, "DAEMON_SHUTTING_DOWN", "The daemon is shutting down.") from None

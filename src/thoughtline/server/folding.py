@@ -34,6 +34,7 @@ from thoughtline.records.run_events import (
     ToolServerStart,
     sse_data,
 )
+from thoughtline.records.server_starts import with_server_start
 
 
 def frame(seq: int, type_: str, data: Mapping[str, object]) -> bytes:
@@ -79,8 +80,9 @@ class _FoldedTask:
 
 class SnapshotFolder:
     """Folds a run's events onto its snapshot: task events replace the task, answer and
-    reasoning deltas extend the running task's ``output``/``reasoning``, run events
-    replace the whole snapshot.
+    reasoning deltas extend the running task's ``output``/``reasoning``, a tool server's
+    start replaces that server's entry in ``tool_server_starts``, run events replace the
+    whole snapshot.
 
     Reasoning only ever comes from reasoning deltas (which exist only when the task's
     mode displays reasoning) or from task dicts the runtime produced, so folding adds no
@@ -116,7 +118,11 @@ class SnapshotFolder:
                 if folded is not None:
                     folded.cost = cost
             case ToolServerStart():
-                pass  # the snapshot holds no server starts: the event says it all
+                run = self._run.copy()
+                run["tool_server_starts"] = with_server_start(
+                    run.get("tool_server_starts", []), event
+                )
+                self._run = run
             case TaskStarted(task=task) | TaskCompleted(task=task):
                 # A replaced task keeps its place: dicts keep first-insertion order.
                 self._tasks[task["id"]] = _FoldedTask(task)

@@ -37,8 +37,10 @@ Tool loops: ``sim.script_turns(tool_step, answer)`` answers the next requests in
 and each provider enforces its round-trip rule (:mod:`thoughtline.testing.round_trips`):
 a later request whose history drops, reorders, blanks or alters a reasoning carrier the
 simulator handed out, or (newer Claude models) edits what came before a thinking block,
-gets the provider's own status and error body. ``Simulator(strict_round_trips=False)``
-answers every history; :attr:`Simulator.carriers` records what came back.
+gets the provider's own status and error body, as does a request asking for more output
+than its model writes (:mod:`thoughtline.testing.output_limits`).
+``Simulator(strict_round_trips=False)`` answers every history; :attr:`Simulator.carriers`
+records what came back.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from thoughtline.testing.faults import (
     apply_to_frames,
     frames_before_hold,
 )
+from thoughtline.testing.output_limits import output_refusal
 from thoughtline.testing.replay import SimScript
 from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
 from thoughtline.testing.served_models import ModelCatalogue
@@ -86,15 +89,7 @@ from thoughtline.testing.transcript import (
 )
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
 
-__all__ = [
-    "DEFAULT_TRANSCRIPT",
-    "Fault",
-    "FaultKind",
-    "HoldPoint",
-    "Profile",
-    "Route",
-    "Simulator",
-]
+__all__ = ["DEFAULT_TRANSCRIPT", "Fault", "FaultKind", "HoldPoint", "Profile", "Route", "Simulator"]
 
 DEFAULT_TRANSCRIPT = Transcript(
     reasoning=(
@@ -357,8 +352,11 @@ class Simulator:
         )
         self.record(request)
         if model is not None and profile.models is not None and not self.serves(profile, model):
-            status, refusal = profile.models.refuse(model)
-            await plain(send, status, refusal)
+            refused: tuple[int, bytes] | None = profile.models.refuse(model)
+        else:  # a model it serves: refused still when asked for more output than it writes
+            refused = output_refusal(request)
+        if refused is not None:
+            await plain(send, *refused)
             return
         rule = route.rule if self.strict_round_trips else None
         verdict = None if rule is None else rule.check(request, self.carriers)

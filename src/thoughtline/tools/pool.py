@@ -17,7 +17,8 @@ lease is what the run calls (:class:`PooledServer`, the runtime's ``ToolServer``
   rather than sent a call no one will read. The next lease or call starts it again, and the lease that did so tells its run
   (a :data:`SERVER_RESTARTED` notice, which the run writes to its trace; and, as every
   start of a session does, :data:`~thoughtline.tools.server_start.SERVER_START` notices,
-  which the run tells live). A call that
+  which the run tells live). A lease that comes while a start is under way waits for
+  it and gets that start's notices too, its ``starting`` with the time since it began. A call that
   was in flight when the server died ends as before: ``TOOL_SERVER_UNAVAILABLE``, back
   to the model; nothing waits for an answer that cannot come.
 - **Its stderr.** What a server writes to stderr goes to a file (its tail ends up in
@@ -201,6 +202,8 @@ class _Session:
         self._holder: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._starting = asyncio.Lock()
+        self._clock: StartClock | None = None
+        """The start under way, which a lease arriving meanwhile joins."""
         self._leases = 0
         self._idle: asyncio.TimerHandle | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -219,16 +222,23 @@ class _Session:
 
     async def connection(self, lease: PooledServer) -> McpConnection:
         """The open connection; started (again) when there is none or it ended, telling
-        ``lease`` when an earlier one had ended."""
+        ``lease`` when an earlier one had ended. A lease that finds a start under way
+        waits for it, told of it as of its own start (when it began, how it ended), and
+        raises its error when it failed."""
         current = self._current
         if current is not None:
             await current.settle()
             if not current.ended.is_set():
                 return current
+        joined = self._clock
+        if joined is not None:
+            joined.join(lease.notice)
         async with self._starting:
             current = self._current
             if current is not None and not current.ended.is_set():
                 return current
+            if joined is not None and joined.error is not None:
+                raise joined.error  # the start it waited for failed: not one of its own
             if self.pool.closed:
                 raise ThoughtlineError(
                     "TOOL_SERVER_UNAVAILABLE",
@@ -239,12 +249,14 @@ class _Session:
             await self._stop_holder()
             if self._closing is not None:  # closed for idleness: let that finish first
                 await asyncio.shield(self._closing)
-            clock = StartClock(self.settings, lease.notice)
+            clock = self._clock = StartClock(self.settings, lease.notice)
             try:
                 started = await self._start()
             except Exception as exc:
                 clock.ended(None, exc)
                 raise
+            finally:
+                self._clock = None
             clock.ended(started, None)
             if ended is not None:
                 logger.info("MCP server %s started again: %s", self.settings.name, ended)

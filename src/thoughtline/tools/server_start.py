@@ -37,34 +37,55 @@ StartListener: TypeAlias = Callable[[str, dict[str, object]], None]
 
 class StartClock:
     """Tells ``listener`` that ``settings``' server is starting, then (:meth:`ended`) that
-    it is ready or failed, and how long that took."""
+    it is ready or failed, and how long that took. A listener that joins a start under
+    way (:meth:`join`: another run waits for the same pooled server) is told so at once,
+    with the time since the start began, and then its end too."""
 
     def __init__(self, settings: McpServerSettings, listener: StartListener | None) -> None:
         self.server = settings.name
-        self.listener = listener
+        self.listeners: list[StartListener] = [] if listener is None else [listener]
         self.began = time.monotonic()
+        self.error: ThoughtlineError | None = None
+        """Why the start failed, once it did (what a listener that joined it raises)."""
+        self._ended = False
         self._tell({"server": self.server, "state": "starting"})
 
+    def join(self, listener: StartListener) -> None:
+        """Tell ``listener`` of this start: ``starting`` with ``duration_ms`` since it
+        began, then how it ends (nothing when it has ended already)."""
+        if self._ended:
+            return
+        self.listeners.append(listener)
+        listener(
+            SERVER_START, {"server": self.server, "state": "starting", "duration_ms": self._ms()}
+        )
+
     def ended(self, connection: McpConnection | None, error: BaseException | None) -> None:
+        self._ended = True
         notice: dict[str, object] = {
             "server": self.server,
             "state": "failed" if connection is None else "ready",
-            "duration_ms": round((time.monotonic() - self.began) * 1000),
+            "duration_ms": self._ms(),
         }
         if connection is not None:
             notice["tools"] = len(connection.tools)
-        elif isinstance(error, ThoughtlineError):
-            notice["error"] = {"code": error.code, "message": error.message}
         else:
-            notice["error"] = {
-                "code": "TOOL_SERVER_UNAVAILABLE",
-                "message": f"The MCP server {self.server} did not start ({type(error).__name__}).",
-            }
+            if not isinstance(error, ThoughtlineError):
+                error = ThoughtlineError(
+                    "TOOL_SERVER_UNAVAILABLE",
+                    f"The MCP server {self.server} did not start ({type(error).__name__}).",
+                )
+            self.error = error
+            notice["error"] = {"code": error.code, "message": error.message}
         self._tell(notice)
 
+    def _ms(self) -> int:
+        return round((time.monotonic() - self.began) * 1000)
+
     def _tell(self, metadata: dict[str, object]) -> None:
-        if self.listener is not None:
-            self.listener(SERVER_START, metadata)
+        for listener in self.listeners:
+            # Each listener gets its own dict: a run may keep what it is told.
+            listener(SERVER_START, dict(metadata))
 
 
 class ServerStart:

@@ -168,9 +168,8 @@ def test_adaptive_unsupported_effort_warns_and_is_not_sent() -> None:
     assert warnings == (
         StreamWarning(
             code="EFFORT_UNSUPPORTED",
-            message="Effort 'xhigh' is not accepted by claude-sonnet-4-6 (Claude Opus 4.6, "
-            "Sonnet 4.6; accepted: low, medium, high, max); sent no effort (the model's "
-            "default) instead.",
+            message="Effort 'xhigh' is not accepted by claude-sonnet-4-6 (Claude Sonnet 4.6; "
+            "accepted: low, medium, high, max); sent no effort (the model's default) instead.",
         ),
     )
 
@@ -255,6 +254,23 @@ def test_budget_below_minimum_is_raised_with_a_warning() -> None:
             "sent budget_tokens=1024 instead.",
         ),
     )
+
+
+def test_max_tokens_stays_within_the_models_max_output_and_the_budget_shrinks_to_fit() -> None:
+    # claude-opus-4-1 writes 32,000 tokens at most: 8,192 + effort max's 32,768 would be
+    # 40,960, which Anthropic refuses.
+    body, warnings = build("claude-opus-4-1", enabled=True, effort="max")
+    assert body["max_tokens"] == 32_000
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 16_000}
+    assert warnings == (
+        StreamWarning(
+            code="BUDGET_ADJUSTED",
+            message="budget_tokens=32768 does not fit max_tokens=32,000 (the budget's output "
+            "cap, or the model's max output); sent budget_tokens=16000 instead.",
+        ),
+    )
+    # Thinking off, the answer's allowance alone is within it and sent as is.
+    assert build("claude-opus-4-1", max_output_tokens=32_000)[0]["max_tokens"] == 32_000
 
 
 def test_budget_unsupported_effort_falls_back_to_default_budget() -> None:

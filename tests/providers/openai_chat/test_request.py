@@ -136,7 +136,8 @@ def test_openai_non_reasoning_model_warns_reasoning_unsupported() -> None:
     assert body == base("gpt-4.1")
     assert [warning.code for warning in warnings] == ["REASONING_UNSUPPORTED", "EFFORT_UNSUPPORTED"]
     assert warnings[0].message == (
-        "Model 'gpt-4.1' (GPT-4.1, GPT-4o (no reasoning)) does not reason; no reasoning was requested."
+        "Model 'gpt-4.1' (GPT-4.1 and older GPT-4 (no reasoning)) does not reason; no reasoning "
+        "was requested."
     )
 
 

@@ -173,7 +173,7 @@ def test_non_reasoning_model_warns_and_sends_nothing() -> None:
     assert warnings == (
         StreamWarning(
             code="REASONING_UNSUPPORTED",
-            message="Model 'gpt-4o' (GPT-4.1, GPT-4o (no reasoning)) does not reason; "
+            message="Model 'gpt-4o' (GPT-4o (no reasoning)) does not reason; "
             "no reasoning was requested.",
         ),
     )

@@ -12,10 +12,12 @@ data (``thinking_control``), never from the model name alone:
 Hidden mode (``enabled=False``) sends no ``thinking`` key at all. Effort is a separate
 axis: an explicit effort still reaches adaptive families through ``output_config``.
 
-``max_output_tokens`` becomes ``max_tokens`` (the answer's allowance; a thinking budget
-is added on top). ``temperature`` is sent only while the model is not thinking: with
-thinking on, Anthropic requires the default (1) and refuses any other value, so it is
-left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
+``max_output_tokens`` becomes ``max_tokens`` (the answer's allowance, 8,192 when unset:
+Anthropic requires the field; a thinking budget is added on top), never above the
+model's max output from the capability data nor the request's ``output_cap`` (a thinking
+budget then shrinks to fit, with ``BUDGET_ADJUSTED``). ``temperature`` is sent only while
+the model is not thinking: with thinking on, Anthropic requires the default (1) and
+refuses any other value, so it is left out with a ``TEMPERATURE_UNSUPPORTED`` warning.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def shape_body(request: ModelRequest, capability: ModelCapability, *, provider: 
             )
         )
 
-    cap = request.output_cap
+    cap = _ceiling(request, capability)
     if cap is not None and max_tokens > cap:
         max_tokens = cap
         if thinking is not None and thinking["type"] == "enabled":
@@ -225,6 +227,13 @@ def _budget(
     return requested
 
 
+def _ceiling(request: ModelRequest, capability: ModelCapability) -> int | None:
+    """The most ``max_tokens`` may be: the request's output cap and the model's max
+    output, the lower of those known."""
+    known = [n for n in (request.output_cap, capability.max_output_tokens) if n is not None]
+    return min(known) if known else None
+
+
 def _budget_within(budget: int, cap: int, warnings: list[StreamWarning]) -> int:
     """A thinking budget that fits ``max_tokens = cap``: below it (Anthropic's rule),
     half of it at most so the answer keeps room, never under Anthropic's minimum (a cap
@@ -235,8 +244,8 @@ def _budget_within(budget: int, cap: int, warnings: list[StreamWarning]) -> int:
     warnings.append(
         StreamWarning(
             code="BUDGET_ADJUSTED",
-            message=f"budget_tokens={budget} does not fit the output cap of {cap:,} tokens "
-            f"(max_tokens); sent budget_tokens={fitted} instead.",
+            message=f"budget_tokens={budget} does not fit max_tokens={cap:,} (the budget's "
+            f"output cap, or the model's max output); sent budget_tokens={fitted} instead.",
         )
     )
     return fitted
@@ -245,16 +254,18 @@ def _budget_within(budget: int, cap: int, warnings: list[StreamWarning]) -> int:
 def output_bounds(request: ModelRequest, context: CallContext) -> OutputBounds:
     """``max_tokens`` as :func:`shape_body` sends it without an output cap (thinking
     tokens count toward it, a budget family's thinking budget on top of the answer's
-    allowance), and the smallest cap that keeps the request valid: above the minimum
-    thinking budget when a budget family thinks."""
+    allowance; never above the model's max output), and the smallest cap that keeps the
+    request valid: above the minimum thinking budget when a budget family thinks."""
     capability = anthropic_capability(context.capability, request.model)
     allowance = request.max_output_tokens or DEFAULT_MAX_TOKENS
+    limit = capability.max_output_tokens
     if capability.thinking_control != "budget" or not request.reasoning.enabled:
-        return OutputBounds(most=allowance)
+        return OutputBounds(most=allowance if limit is None else min(allowance, limit))
     effort = _accepted_effort(request, capability, [])
     budget = _budget(request.reasoning.budget_tokens, effort, request.model, [])
+    most = allowance + budget
     return OutputBounds(
-        most=allowance + budget,
+        most=most if limit is None else min(most, limit),
         least=MIN_BUDGET_TOKENS + 1,
         why=f"{request.model} thinks with a budget of at least {MIN_BUDGET_TOKENS:,} tokens",
     )

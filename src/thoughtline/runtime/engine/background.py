@@ -191,6 +191,7 @@ class RunManager:
         on_start: Callable[[ManagedRun], None] | None = None,
         on_finish: Callable[[ManagedRun], None] | None = None,
         tools: RunTools | None = None,
+        wait_for_tools: bool = True,
     ) -> ManagedRun:
         """Prepare ``spec`` (raising ``ThoughtlineError`` for bad input) and start
         executing it. Raises :class:`RunManagerClosed` once shutdown has begun (a run
@@ -200,7 +201,10 @@ class RunManager:
         The run's tool servers (configured ones and those of ``tools``) are started before
         it is stored: one that does not start (``TOOL_SERVER_UNAVAILABLE``) or a tool it
         does not offer (``TOOL_NOT_FOUND``, ``TOOL_NOT_ALLOWED``) raises with nothing
-        stored, and the run uses them. With ``max_active`` runs executing or starting,
+        stored, and the run uses them. Without ``wait_for_tools`` the run is stored at
+        once and starts them itself, telling each start live (``tool_server.start``
+        after ``run.started``): one that does not start, or a tool it does not offer,
+        fails the run's tasks instead. With ``max_active`` runs executing or starting,
         raises :class:`RunManagerFull` before anything is planned or stored."""
         if self._closing:
             raise RunManagerClosed()
@@ -211,7 +215,9 @@ class RunManager:
         # two starts racing for the last place, the second is refused here.
         self._starting += 1
         try:
-            run, started = await self._prepare(spec, explicit_mode, worker_backend, tools)
+            run, started = await self._prepare(
+                spec, explicit_mode, worker_backend, tools, wait_for_tools=wait_for_tools
+            )
         finally:
             self._starting -= 1
         # No await since: launch() puts the run in _runs before another start looks.
@@ -232,8 +238,11 @@ class RunManager:
         explicit_mode: str | None,
         worker_backend: str | None,
         tools: RunTools | None,
+        *,
+        wait_for_tools: bool,
     ) -> tuple[Run, StartedTools | None]:
-        """Plan, start the tool servers and store the run (see :meth:`start`)."""
+        """Plan, start the tool servers (unless the run is to start them) and store the
+        run (see :meth:`start`)."""
         plan = functools.partial(
             self.runtime.plan,
             spec,
@@ -244,7 +253,7 @@ class RunManager:
         # A follow-up reads its conversation from the store: off the event loop, which
         # serves every live stream meanwhile.
         run = await asyncio.to_thread(plan) if spec.continues is not None else plan()
-        started = await self.runtime.start_tools(run, tools=tools)
+        started = await self.runtime.start_tools(run, tools=tools) if wait_for_tools else None
         try:
             await self.runtime.store_async(run)
         except BaseException:

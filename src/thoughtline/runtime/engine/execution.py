@@ -34,6 +34,7 @@ from thoughtline.records import (
 )
 from thoughtline.records.event_log import to_records
 from thoughtline.records.run_events import RunEvent, RunStarted, run_finished, tool_server_start
+from thoughtline.records.server_starts import with_server_start
 from thoughtline.runtime.engine.clients import CallOverlap
 from thoughtline.runtime.engine.run_recording import RunObserver, RunRecorder, RunServices
 from thoughtline.runtime.engine.task_call import TaskCall
@@ -87,6 +88,7 @@ class RunExecution(RunRecorder):
             early = started.hand_over(self.server_notice)
             for event in early:
                 self.seq = event.seq
+                run.server_starts = with_server_start(run.server_starts, event)
                 self.emit(event, observed=started.observer is None)
 
     def cancel(self, status: StopStatus = "cancelled") -> None:
@@ -341,9 +343,11 @@ class RunExecution(RunRecorder):
         pooled server's start again after it ended in the run's trace, with its next
         write."""
         if kind == SERVER_START:
-            self.emit(
-                tool_server_start(metadata, run_id=self.run.id, seq=self.next_seq(), at=now_iso())
+            event = tool_server_start(
+                metadata, run_id=self.run.id, seq=self.next_seq(), at=now_iso()
             )
+            self.run.server_starts = with_server_start(self.run.server_starts, event)
+            self.emit(event)
             return
         self.trace.add(kind, metadata=metadata)
 

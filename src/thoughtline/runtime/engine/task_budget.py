@@ -58,7 +58,7 @@ class TaskBudget:
         task_left = math.inf if task.max_cost is None else max(task.max_cost - self.spent, 0.0)
         left = min(task_left, run_budget.left)
         bounds = client.output_bounds(request)
-        fitted = budget.fit(self.prices, request, bounds, capability.context_window, left)
+        fitted = budget.fit(self.prices, request, bounds, capability, left)
         if isinstance(fitted, budget.Unfit):
             advice = budget.advice(fitted, request.max_output_tokens, called=calls > 0)
             if task.max_cost is not None and task_left <= run_budget.left:

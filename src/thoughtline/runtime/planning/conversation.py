@@ -192,8 +192,11 @@ def context_budget(capability: ModelCapability, max_output_tokens: int | None) -
 def check_fits(
     *, fixed_bytes: int, capability: ModelCapability, max_output_tokens: int | None, model: str
 ) -> None:
-    """``CONTEXT_WINDOW_EXCEEDED`` when the turn alone (persona, tools, prompt:
-    ``fixed_bytes`` of UTF-8) leaves no room in the model's context window."""
+    """``REQUEST_INVALID`` when ``max_output_tokens`` is more than the model writes in
+    one call (:func:`check_output`); ``CONTEXT_WINDOW_EXCEEDED`` when the turn alone
+    (persona, tools, prompt: ``fixed_bytes`` of UTF-8) leaves no room in the model's
+    context window."""
+    check_output(capability, max_output_tokens, model)
     budget = context_budget(capability, max_output_tokens)
     fixed_tokens = math.ceil(fixed_bytes / LENIENT_BYTES_PER_TOKEN)
     if budget is not None and fixed_tokens > budget:
@@ -204,6 +207,21 @@ def check_fits(
             f"{(max_output_tokens or OUTPUT_RESERVE_TOKENS):,} for the answer; shorten the "
             "request or start a new conversation.",
         )
+
+
+def check_output(capability: ModelCapability, max_output_tokens: int | None, model: str) -> None:
+    """``REQUEST_INVALID`` when ``max_output_tokens`` is more than the model's max output
+    from the capability data: refused before the call, which the provider would refuse
+    (lowering it instead would quietly end answers sooner than the task asked)."""
+    most = capability.max_output_tokens
+    if max_output_tokens is None or most is None or max_output_tokens <= most:
+        return
+    raise ThoughtlineError(
+        "REQUEST_INVALID",
+        f"max_output_tokens is {max_output_tokens:,}, more than {model} writes in one call "
+        f"({most:,} output tokens at most); set max_output_tokens to {most:,} or less. No "
+        "call was made.",
+    )
 
 
 def assemble(

@@ -5,14 +5,16 @@ Before a call, its worst case is priced: its input estimated from the request's 
 tokens than any tokenizer the providers use makes of ordinary text: an upper estimate)
 and its output taken as what the request lets the model generate as its wire API sends
 it (:meth:`~thoughtline.providers.wire.Wire.output_bounds`: ``max_output_tokens``, plus a
-thinking budget where the wire adds one), else the model's context window from the
-capability data (no model answers with more), at the higher of the output and reasoning
-prices.
+thinking budget where the wire adds one), at most the model's max output from the
+capability data (no provider lets a call ask for more); the max output alone where the
+request sets no limit, and the context window only where the max output is unknown (no
+model answers with more), at the higher of the output and reasoning prices.
 
 A budget fits the call to what is left (:func:`fit`): when that worst case does not fit
 what the task and the run have left, the call's output is capped at what the rest pays
 for after its input (``ModelRequest.output_cap``, which each wire keeps its output field
-within), and the call is refused only when not even :data:`MIN_OUTPUT_TOKENS` fit (or
+within; a cap is below the model's max output, since the worst case at that max did
+not fit), and the call is refused only when not even :data:`MIN_OUTPUT_TOKENS` fit (or
 the least the wire can keep a valid request at). The task says so once
 (:func:`cap_notice`).
 
@@ -39,6 +41,7 @@ from thoughtline.errors import ThoughtlineError
 from thoughtline.model import threads
 from thoughtline.model.requests import ModelRequest
 from thoughtline.providers.base import OutputBounds
+from thoughtline.providers.capabilities import ModelCapability
 from thoughtline.records import Cost, TaskError, TaskUsage
 
 BYTES_PER_TOKEN: Final = 2
@@ -100,20 +103,33 @@ class Unfit:
     """Why ``tokens`` is more than :data:`MIN_OUTPUT_TOKENS` (the wire's rule)."""
 
 
+def output_ceiling(bounds: OutputBounds, capability: ModelCapability) -> int | None:
+    """The most output tokens a call may make: the lower of what its request lets the
+    model generate (``bounds.most``) and the model's max output; whichever of them is
+    known; else the context window (``None``: nothing is known)."""
+    most, limit = bounds.most, capability.max_output_tokens
+    if most is not None and limit is not None:
+        return min(most, limit)
+    if most is not None:
+        return most
+    return limit if limit is not None else capability.context_window
+
+
 def fit(
     prices: Prices,
     request: ModelRequest,
     bounds: OutputBounds,
-    context_window: int | None,
+    capability: ModelCapability,
     left: float,
 ) -> Fitted | Unfit:
-    """``request`` fitted to ``left`` USD: sent as asked when its worst case fits; else
-    its output capped at the tokens ``left`` pays for after the input; :class:`Unfit`
-    when that is fewer than :data:`MIN_OUTPUT_TOKENS` (or ``bounds.least``)."""
+    """``request`` fitted to ``left`` USD: sent as asked when its worst case (output at
+    :func:`output_ceiling`) fits; else its output capped at the tokens ``left`` pays for
+    after the input, which is then fewer than that ceiling; :class:`Unfit` when that is
+    fewer than :data:`MIN_OUTPUT_TOKENS` (or ``bounds.least``)."""
     input_tokens = estimated_input_tokens(request)
     base = _amount(prices, TaskUsage(input_tokens=input_tokens, output_tokens=0))
     rate = output_rate(prices, input_tokens)
-    ceiling = bounds.most if bounds.most is not None else context_window
+    ceiling = output_ceiling(bounds, capability)
     if rate == 0 or ceiling is not None:
         worst = base + (ceiling or 0) * rate
         if worst <= left:

@@ -146,7 +146,9 @@ export const api = {
   conversation: async (id) =>
     listOf(await apiJson(`/v1/runs?conversation=${encodeURIComponent(id)}`), "runs"),
   getRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}`),
-  startRun: (body) => apiJson("/v1/runs", { method: "POST", body }),
+  // Answered once the run is stored, before its tool servers start: the run's view
+  // shows them starting.
+  startRun: (body) => apiJson("/v1/runs", { method: "POST", body, headers: { Prefer: "respond-async" } }),
   /** The MCP servers configured on the daemon: what a run's tools may name. */
   toolServers: async () => listOf(await apiJson("/v1/tools"), "servers"),
   cancelRun: (id) => apiJson(`/v1/runs/${encodeURIComponent(id)}/cancel`, { method: "POST" }),

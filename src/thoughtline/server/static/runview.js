@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { ConversationThread } from "./conversation.js";
 import { costElement, costSoFar, h, statusBadge, timeElement } from "./dom.js";
+import { ServerStarts, withServerStart } from "./servers.js";
 import { followRun } from "./sse.js";
 import { TaskCard } from "./tasks.js";
 import { TraceView } from "./trace.js";
@@ -79,6 +80,8 @@ export class RunView {
       trace: this.tabButton("trace", "Trace"),
     };
     this.taskGrid = h("div", { class: "task-grid", testid: "task-grid" });
+    // Its tool servers while they start, then how their starts went.
+    this.servers = new ServerStarts();
     // Its conversation's other turns around the task cards, and the follow-up box.
     this.thread = new ConversationThread(runId, { onFollowUp: (id) => hooks.onFollowUp(id) });
     this.tasksPanel = h(
@@ -86,6 +89,7 @@ export class RunView {
       { class: "tab-panel", testid: "tasks-panel", role: "tabpanel" },
       this.thread.before,
       this.thread.currentTurn,
+      this.servers.element,
       this.taskGrid,
       this.thread.after,
       this.thread.followUp,
@@ -161,6 +165,7 @@ export class RunView {
 
   tick() {
     for (const card of this.cards.values()) card.tick();
+    this.servers.tick();
     if (this.run && TERMINAL_RUN.has(this.run.status)) clearInterval(this.ticker);
   }
 
@@ -235,6 +240,9 @@ export class RunView {
       case "task.step.priced":
         this.priceStep(data.task_id, data.cost);
         return false;
+      case "tool_server.start":
+        this.serverStarted(data);
+        return false;
       default:
         if (TERMINAL_EVENTS.has(event.type)) {
           this.applySnapshot(data);
@@ -251,6 +259,7 @@ export class RunView {
     if (this.run === null && typeof snapshot.id === "string" && snapshot.id !== this.runId) this.adopt(snapshot.id);
     this.run = { ...snapshot, tasks: Array.isArray(snapshot.tasks) ? snapshot.tasks.map((task) => ({ ...task })) : [] };
     this.renderHead();
+    this.servers.update(this.run.tool_server_starts);
     this.trace.runChanged();
     this.thread.setCurrent(this.run);
     if (!this.threadLoaded) {
@@ -269,6 +278,14 @@ export class RunView {
       }
     }
     this.checkFinishes();
+  }
+
+  /** A tool server's start began, or ended: folded into the run as the daemon does. */
+  serverStarted(data) {
+    if (!this.run) return;
+    const starts = Array.isArray(this.run.tool_server_starts) ? this.run.tool_server_starts : [];
+    this.run.tool_server_starts = withServerStart(starts, data);
+    this.servers.update(this.run.tool_server_starts);
   }
 
   upsertTask(incoming) {
