@@ -4,7 +4,8 @@
 cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS,
 the headers that keep the page from being framed (:mod:`thoughtline.server.page_headers`)
 and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
-with uvicorn on a pre-bound socket, its connections bounded (a header timeout, a keep-alive
+with uvicorn on a pre-bound socket (on uvloop where it is installed; the connections
+accepted by :mod:`thoughtline.server.listening`), its connections bounded (a header timeout, a keep-alive
 timeout and a cap: :mod:`thoughtline.server.connections`), and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
 ``interrupted`` before the process exits.
@@ -250,7 +251,7 @@ class DaemonServer:
     """uvicorn serving a :class:`Daemon` on a pre-bound socket, in this thread
     (:meth:`run`, with signal handling) or a background thread (:meth:`start`), on a new
     event loop: ``loop`` as uvicorn names them, ``"auto"`` being uvloop where it is
-    installed (the ``server`` extra installs it, but on Windows) and asyncio's otherwise."""
+    installed (the ``server`` extra installs it, except on Windows), asyncio's otherwise."""
 
     def __init__(
         self, daemon: Daemon, sock: socket.socket | None = None, *, loop: str = "auto"
