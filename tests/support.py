@@ -94,6 +94,16 @@ def start_process(
         return subprocess.Popen(args, start_new_session=new_session, **options)
 
 
+def alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs (Linux: reads ``/proc``); a zombie, dead and
+    waiting for its parent to reap it, does not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
 def decode_in_pieces(
     new_decoder: Callable[[], StreamDecoder], data: bytes, cuts: Sequence[int] = ()
 ) -> list[StreamEvent]:

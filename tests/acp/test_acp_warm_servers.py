@@ -17,7 +17,7 @@ from acp.meta import PROTOCOL_VERSION
 from tests.acp.test_acp_agent import Agent, bounded, spawn, stored_run
 from tests.acp.test_acp_tools import FINAL, calling, stdio
 from tests.conftest import CANARY_KEY
-from tests.server.test_warm_servers import alive
+from tests.support import alive
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import Simulator
 

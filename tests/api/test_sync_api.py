@@ -10,13 +10,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import thoughtline
-from tests.support import start_process
+from tests.support import start_process, wait_for_running_event
 from thoughtline import ThoughtlineError
 from thoughtline.records.run_events import (
     RunCompleted,
@@ -96,7 +95,7 @@ def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "started"
-        _wait_for_a_delta(database)
+        wait_for_running_event(database, "answer.delta")
         process.send_signal(signal.SIGINT)
         rest, stderr = process.communicate(timeout=60)
     finally:
@@ -107,23 +106,6 @@ def test_ctrl_c_in_a_notebook_cell_cancels_the_run_and_the_next_one_runs(
     with sqlite3.connect(database) as conn:
         statuses = [row[0] for row in conn.execute("select status from runs order by created_at")]
     assert statuses == ["cancelled", "completed"]
-
-
-def _wait_for_a_delta(database: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if database.exists():
-            try:
-                with sqlite3.connect(database) as conn:
-                    found = conn.execute(
-                        "select 1 from run_events where type = 'answer.delta' limit 1"
-                    ).fetchone()
-            except sqlite3.OperationalError:  # not migrated yet
-                found = None
-            if found:
-                return
-        time.sleep(0.05)
-    raise AssertionError("no answer delta was stored")
 
 
 @pytest.mark.parametrize("inside_a_loop", [False, True])

@@ -7,28 +7,18 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.cli.test_budget_cli import CONFIG
 from tests.cli.test_run_cli import start_thoughtline, thoughtline
-from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import SimReasoning, SimToolCall, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # the command line as a user runs it: one process per command
 
-# $0 input, $10 output per million tokens: step 1's 310 output tokens cost $0.0031.
-CONFIG = f"""
-[prices."openai/o4-mini"]
-input = 0
-output = 10
-
-[mcp_servers.probe]
-command = {json.dumps(sys.executable)}
-args = [{json.dumps(TEST_SERVER)}]
-"""
+# CONFIG: $0 input, $10 output per million tokens: step 1's 310 output tokens cost $0.0031.
 STEP_1 = Transcript(
     tool_calls=(
         SimToolCall(call_id="call_1", name="probe__repeat", arguments='{"text": "x", "times": 1}'),

@@ -15,7 +15,6 @@ import select
 import signal
 import sqlite3
 import struct
-import subprocess
 import sys
 import termios
 import time
@@ -444,16 +443,7 @@ def test_chat_resumes_a_conversation_and_ends_on_exit_or_ctrl_c_at_the_prompt(
 def test_chat_refuses_a_script_and_a_run_it_cannot_resume(
     home: Path, sim: Simulator, environ: dict[str, str]
 ) -> None:
-    piped = subprocess.run(
-        [sys.executable, "-m", "thoughtline.cli", "chat"],
-        input="hello\n",
-        capture_output=True,
-        text=True,
-        env=cli_env(home, environ),
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
+    piped = thoughtline(home, environ, "chat", stdin_text="hello\n")
     assert (piped.returncode, piped.stdout) == (2, "")
     assert piped.stderr == (
         "thoughtline: thoughtline chat needs a terminal on stdin and stdout; from a script, "

@@ -48,11 +48,14 @@ def cli_env(home: Path, environ: dict[str, str]) -> dict[str, str]:
 
 
 def thoughtline(
-    home: Path, environ: dict[str, str], *args: str
+    home: Path, environ: dict[str, str], *args: str, stdin_text: str | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``thoughtline ARGS`` with stdout and stderr piped, and ``stdin_text`` piped to its
+    stdin (none: nothing, and never the runner's stdin, since a run reads a piped one)."""
     return subprocess.run(
         [sys.executable, "-m", "thoughtline.cli", *args],
-        stdin=subprocess.DEVNULL,  # not the runner's: a run reads a piped stdin
+        stdin=subprocess.DEVNULL if stdin_text is None else None,
+        input=stdin_text,
         capture_output=True,
         text=True,
         env=cli_env(home, environ),
@@ -186,16 +189,9 @@ def test_a_long_request_is_a_preview_in_the_human_views_and_whole_in_json(
     home.mkdir(parents=True)
     (home / "config.toml").write_text("[orchestration]\nmax_request_bytes = 4194304\n")
     request = "FIRST LINE\n" + ("lorem ipsum dolor sit amet, " * 3 + "\n") * 40_000 + "END"
-    started = subprocess.run(
-        # Gemini: the request is over Claude's context window (refused before any call).
-        [sys.executable, "-m", "thoughtline.cli", "run", "-", "--json", "--provider", "gemini"],
-        input=request + "\n",
-        capture_output=True,
-        text=True,
-        env=cli_env(home, environ),
-        cwd=home.parent,
-        timeout=60,
-        check=False,
+    # Gemini: the request is over Claude's context window (refused before any call).
+    started = thoughtline(
+        home, environ, "run", "-", "--json", "--provider", "gemini", stdin_text=request + "\n"
     )
     assert started.returncode == 0, started.stderr
     started_snapshot = json.loads(started.stdout)

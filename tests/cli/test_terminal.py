@@ -222,28 +222,10 @@ def test_the_request_can_come_from_stdin(
 ) -> None:
     request = "Review this diff:\n--- a\n+++ b\n[bold]not markup[/bold]"
     for args in (["run", "-", "--json"], ["run", "--json"]):
-        result = subprocess.run(
-            [sys.executable, "-m", "thoughtline.cli", *args],
-            input=request + "\n",
-            capture_output=True,
-            text=True,
-            env=cli_env(home, environ),
-            cwd=home.parent,
-            timeout=60,
-            check=False,
-        )
+        result = thoughtline(home, environ, *args, stdin_text=request + "\n")
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["request"] == request
-    empty = subprocess.run(
-        [sys.executable, "-m", "thoughtline.cli", "run", "-"],
-        input="  \n",
-        capture_output=True,
-        text=True,
-        env=cli_env(home, environ),
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
+    empty = thoughtline(home, environ, "run", "-", stdin_text="  \n")
     assert empty.returncode == 2
     assert "The request on stdin is empty" in empty.stderr
 

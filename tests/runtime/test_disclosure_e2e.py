@@ -96,6 +96,17 @@ REQUESTED_SHAPE: dict[str, dict[str, object]] = {
 }
 
 
+def every_endpoint(request: str) -> RunSpec:
+    """A run of ``request`` with one task per endpoint of :data:`ENDPOINTS`."""
+    return RunSpec(
+        request=request,
+        tasks=tuple(
+            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
+            for name, (endpoint, model) in ENDPOINTS.items()
+        ),
+    )
+
+
 def make_runtime(
     home: Path, sim_server: SimulatorServer, environ: dict[str, str], **config: object
 ) -> tuple[Runtime, SQLiteStore]:
@@ -137,13 +148,7 @@ async def test_every_endpoint_in_each_mode(
     sim.script(TRANSCRIPT)
     home = tmp_path / "home"
     runtime, store = make_runtime(home, sim_server, environ)
-    spec = RunSpec(
-        request="Explain the decision.",
-        tasks=tuple(
-            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
-            for name, (endpoint, model) in ENDPOINTS.items()
-        ),
-    )
+    spec = every_endpoint("Explain the decision.")
     run = await runtime.run(spec, explicit_mode=mode)
     assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
     assert run.chain_of_thought == mode
@@ -288,13 +293,7 @@ async def test_nothing_secret_reaches_any_log(
     sim.script(TRANSCRIPT)
     sim.inject(Fault.rate_limited(retry_after_s=0.01))
     runtime, store = make_runtime(tmp_path / "home", sim_server, environ)
-    spec = RunSpec(
-        request="Explain.",
-        tasks=tuple(
-            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
-            for name, (endpoint, model) in ENDPOINTS.items()
-        ),
-    )
+    spec = every_endpoint("Explain.")
     run = await runtime.run(spec, explicit_mode=mode)
     store.close()
     assert run.status == "completed"
@@ -335,13 +334,7 @@ async def test_a_key_the_model_echoes_is_redacted_before_anything_keeps_it(
     sim.script(ECHO)
     home = tmp_path / "home"
     runtime, store = make_runtime(home, sim_server, environ)
-    spec = RunSpec(
-        request="Explain the decision.",
-        tasks=tuple(
-            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
-            for name, (endpoint, model) in ENDPOINTS.items()
-        ),
-    )
+    spec = every_endpoint("Explain the decision.")
     events: list[RunEvent] = []
     run = await runtime.run(spec, explicit_mode=mode, observer=events.append)
     assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
@@ -451,13 +444,7 @@ async def test_a_key_cut_across_frames_leaves_no_piece_in_the_raw_layer(
         name: (SPLIT_KEY if value == CANARY_KEY else value) for name, value in environ.items()
     }
     runtime, store = make_runtime(home, sim_server, loaded)
-    spec = RunSpec(
-        request="Say it back.",
-        tasks=tuple(
-            TaskSpec(name=name, role="engineer", provider=endpoint, model=model)
-            for name, (endpoint, model) in ENDPOINTS.items()
-        ),
-    )
+    spec = every_endpoint("Say it back.")
     run = await runtime.run(spec, explicit_mode=mode)
     assert run.status == "completed", [(t.name, t.error) for t in run.tasks]
     assert {task.output for task in run.tasks} == {REDACTED}

@@ -32,30 +32,42 @@ pytestmark = pytest.mark.slow  # daemons in child processes, signals
 SLOW = Transcript(answer="abcdefghij" * 8, chunk_chars=2)
 
 
-def test_a_run_of_another_process_is_listed_and_tailed(
-    daemon: LiveDaemon, sim: Simulator, environ: dict[str, str]
-) -> None:
+def _run_elsewhere(
+    daemon: LiveDaemon, sim: Simulator, environ: dict[str, str], request: str, *, stdout: int
+) -> subprocess.Popen[bytes]:
+    """``thoughtline run REQUEST --json`` in a process of its own on the daemon's store,
+    its answer streamed slowly; stderr piped."""
     sim.script(SLOW)
     sim.pace_s = 0.03
-    process = start_process(
-        [sys.executable, "-m", "thoughtline.cli", "run", "Tail me.", "--provider", "deepseek",
+    return start_process(
+        [sys.executable, "-m", "thoughtline.cli", "run", request, "--provider", "deepseek",
          "--json"],
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=subprocess.PIPE,
         env=cli_env(daemon.home, environ),
         cwd=daemon.home.parent,
     )  # fmt: skip
+
+
+def _first_listed_run(client: httpx2.Client) -> dict[str, object]:
+    """The newest run the daemon lists, once it lists one (at most 15 s)."""
+    for _ in range(300):
+        runs: list[dict[str, object]] = client.get("/v1/runs").json()["runs"]
+        if runs:
+            return runs[0]
+        time.sleep(0.05)
+    raise AssertionError("the daemon never saw the other process's run")
+
+
+def test_a_run_of_another_process_is_listed_and_tailed(
+    daemon: LiveDaemon, sim: Simulator, environ: dict[str, str]
+) -> None:
+    process = _run_elsewhere(daemon, sim, environ, "Tail me.", stdout=subprocess.PIPE)
     try:
         client = daemon.client()
-        runs: list[dict[str, object]] = []
-        for _ in range(300):
-            runs = client.get("/v1/runs").json()["runs"]
-            if runs:
-                break
-            time.sleep(0.05)
-        assert runs, "the daemon never saw the other process's run"
-        run_id = str(runs[0]["id"])
-        assert runs[0]["request"] == "Tail me."
+        listed = _first_listed_run(client)
+        run_id = str(listed["id"])
+        assert listed["request"] == "Tail me."
         fresh = read_all(client, run_id)
         if fresh[0].data["status"] in ("planned", "running"):
             cancel = client.post(f"/v1/runs/{run_id}/cancel")
@@ -79,26 +91,10 @@ def test_a_run_of_another_process_is_listed_and_tailed(
 def test_tail_mid_run_of_another_process_with_last_event_id(
     daemon: LiveDaemon, sim: Simulator, environ: dict[str, str]
 ) -> None:
-    sim.script(SLOW)
-    sim.pace_s = 0.03
-    process = start_process(
-        [sys.executable, "-m", "thoughtline.cli", "run", "Resume me.", "--provider", "deepseek",
-         "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=cli_env(daemon.home, environ),
-        cwd=daemon.home.parent,
-    )  # fmt: skip
+    process = _run_elsewhere(daemon, sim, environ, "Resume me.", stdout=subprocess.DEVNULL)
     try:
         client = daemon.client()
-        run_id = ""
-        for _ in range(300):
-            runs = client.get("/v1/runs").json()["runs"]
-            if runs:
-                run_id = runs[0]["id"]
-                break
-            time.sleep(0.05)
-        assert run_id
+        run_id = str(_first_listed_run(client)["id"])
         first = read_all(client, run_id, headers={"Last-Event-ID": "0"}, stop=lambda e: len(e) >= 3)
         rest = read_all(client, run_id, headers={"Last-Event-ID": str(first[-1].seq)})
         process.wait(timeout=60)

@@ -24,7 +24,7 @@ from tests.cli.test_run_cli import cli_env
 from tests.conftest import CANARY_KEY
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, start_run, wait_for_status
-from tests.support import daemon_url, run_events_from_start, start_process
+from tests.support import alive, daemon_url, run_events_from_start, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.testing import SimToolCall, Simulator, Transcript
@@ -63,14 +63,6 @@ def result_of(run: dict[str, Any]) -> str:
 def trace_types(client: httpx2.Client, run_id: str) -> list[dict[str, Any]]:
     trace = client.get(f"/v1/runs/{run_id}/trace", params={"layer": "answer"}).json()
     return [event for event in trace if event["type"] == "tool.server_restarted"]
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def gone_within(pid: int, seconds: float = 20.0) -> bool:

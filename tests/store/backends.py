@@ -5,6 +5,7 @@ back with SQL, and hand its location to child processes."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Literal
 
 from thoughtline.runtime.policy.recovery import HEARTBEAT_STALE_S, LEASE_MISSED_BEATS
 from thoughtline.store.base import Store
+from thoughtline.store.schema import Migration
 from thoughtline.store.sqlite import SQLiteStore
 
 StoreKind = Literal["sqlite", "postgres"]
@@ -60,6 +62,31 @@ class StoreBackend:
         from thoughtline.store.postgres import HEARTBEAT_INTERVAL_S
 
         return LEASE_MISSED_BEATS * HEARTBEAT_INTERVAL_S
+
+    def make_earlier(
+        self,
+        migrations: Sequence[Migration],
+        rows: Sequence[tuple[str, tuple[object, ...]]] = (),
+    ) -> None:
+        """Make the store as an earlier version left it: the schema of ``migrations``
+        only, then ``rows`` (statements with ``?`` placeholders and their parameters)
+        written as that version wrote them."""
+        if self.kind == "sqlite":
+            from thoughtline.store.migrations import apply_migrations
+
+            with closing(sqlite3.connect(self.location, isolation_level=None)) as conn:
+                apply_migrations(conn, location=self.location, migrations=migrations)
+                for statement, params in rows:
+                    conn.execute(statement, params)
+            return
+        import psycopg
+
+        from thoughtline.store._postgres_schema import apply_migrations as apply_postgres
+
+        with psycopg.connect(self.location, autocommit=True) as pg:
+            apply_postgres(pg, location="test", migrations=migrations)
+            for statement, params in rows:
+                pg.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
 
     def sql(self, statement: str, params: tuple[object, ...] = ()) -> None:
         """Run one statement (``?`` placeholders) outside the store, committed."""

@@ -237,22 +237,7 @@ def _previous_store(backend: StoreBackend, runs: list[Run]) -> None:
                     ),
                 )
             )  # fmt: skip
-    if backend.kind == "sqlite":
-        from thoughtline.store.migrations import apply_migrations
-
-        with closing(sqlite3.connect(backend.location, isolation_level=None)) as conn:
-            apply_migrations(conn, location=backend.location, migrations=PREVIOUS)
-            for statement, params in statements:
-                conn.execute(statement, params)
-        return
-    import psycopg
-
-    from thoughtline.store._postgres_schema import apply_migrations as apply_postgres
-
-    with psycopg.connect(backend.location, autocommit=True) as pg:
-        apply_postgres(pg, location="test", migrations=PREVIOUS)
-        for statement, params in statements:
-            pg.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
+    backend.make_earlier(PREVIOUS, statements)
 
 
 def test_a_store_of_the_previous_version_reads_the_same_after_its_migration(

@@ -293,22 +293,7 @@ def _previous_store(backend: StoreBackend) -> None:
         (OLD_TASK, ("task_first", 0, "[]")),
         (OLD_TASK, ("task_tooled", 1, OLD_AFTER)),
     ]
-    if backend.kind == "sqlite":
-        from thoughtline.store.migrations import apply_migrations
-
-        with closing(sqlite3.connect(backend.location, isolation_level=None)) as conn:
-            apply_migrations(conn, location=backend.location, migrations=PREVIOUS)
-            for statement, params in rows:
-                conn.execute(statement, params)
-        return
-    import psycopg
-
-    from thoughtline.store._postgres_schema import apply_migrations as apply_postgres
-
-    with psycopg.connect(backend.location, autocommit=True) as pg:
-        apply_postgres(pg, location="test", migrations=PREVIOUS)
-        for statement, params in rows:
-            pg.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
+    backend.make_earlier(PREVIOUS, rows)
 
 
 def test_a_store_of_the_previous_version_moves_its_calls_out_of_after_json(

@@ -42,6 +42,20 @@ def _config(home: Path, text: str) -> None:
     (home.parent / "thoughtline.toml").write_text(text)
 
 
+CANNOT_START = "import sys; sys.stderr.write('cannot open the index at /nowhere\\n'); sys.exit(3)"
+"""A server that says why on stderr and exits before it answers (for :func:`broken_server`)."""
+
+
+def broken_server(home: Path, script: str = CANNOT_START) -> None:
+    """Configures the MCP server ``broken`` as ``python -c script``: a server that fails
+    before it answers, with what ``script`` writes to stderr."""
+    _config(
+        home,
+        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = ['-c', {json.dumps(script)}]\n",
+    )
+
+
 def _git_repository(path: Path) -> Path:
     path.mkdir()
     for args in (
@@ -376,12 +390,7 @@ def test_an_mcp_json_adds_servers_and_a_duplicate_name_is_refused(
 def test_a_server_that_does_not_start_shows_what_it_said(
     home: Path, environ: dict[str, str]
 ) -> None:
-    script = "import sys; sys.stderr.write('cannot open the index at /nowhere\\n'); sys.exit(3)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = ["-c", {json.dumps(script)}]\n',
-    )
+    broken_server(home)
     result = thoughtline(home, environ, "tools")
     assert result.returncode == 1
     assert "TOOL_SERVER_UNAVAILABLE" in result.stdout

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_run_cli import start_thoughtline, thoughtline
-from tests.support import all_bytes_under
+from tests.support import alive, all_bytes_under
 from tests.tools.test_mcp_tools import _config
-from tests.tools.test_server_processes import _alive
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 from thoughtline.tools.list_cache import CACHE_DIR, FORMAT, definition_key
 from thoughtline.tools.server_start import ServerStart
@@ -84,6 +83,20 @@ def warm(home: Path, environ: dict[str, str], sim: Simulator, *tools: str) -> No
     sim.reset()
 
 
+def warm_then_gated(
+    home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
+) -> tuple[Path, Path]:
+    """``probe`` with its list cached by a first run; from now on it answers initialize
+    only once the gate exists (absent now) and logs afresh. Returns the log and the gate."""
+    log, gate = tmp_path / "log", tmp_path / "gate"
+    _config(home, section("probe", log, PROBE_GATE=str(gate)))
+    gate.touch()
+    warm(home, environ, sim, "probe")
+    gate.unlink()
+    log.unlink()
+    return log, gate
+
+
 def test_a_runs_servers_start_side_by_side(
     home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
 ) -> None:
@@ -128,12 +141,7 @@ def test_thoughtline_tools_starts_the_servers_side_by_side(
 def test_with_a_cached_list_the_first_request_goes_out_before_the_server_is_up(
     home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
 ) -> None:
-    log, gate = tmp_path / "log", tmp_path / "gate"
-    _config(home, section("probe", log, PROBE_GATE=str(gate)))
-    gate.touch()
-    warm(home, environ, sim, "probe")
-    gate.unlink()
-    log.unlink()
+    log, gate = warm_then_gated(home, environ, sim, tmp_path)
     # The server now answers initialize only once the gate exists, which this test
     # creates once the model was asked.
     sim.script(FINAL)
@@ -155,12 +163,7 @@ def test_with_a_cached_list_the_first_request_goes_out_before_the_server_is_up(
 def test_a_call_to_a_server_still_starting_waits_for_it(
     home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
 ) -> None:
-    log, gate = tmp_path / "log", tmp_path / "gate"
-    _config(home, section("probe", log, PROBE_GATE=str(gate)))
-    gate.touch()
-    warm(home, environ, sim, "probe")
-    gate.unlink()
-    log.unlink()
+    log, gate = warm_then_gated(home, environ, sim, tmp_path)
     sim.script(FINAL)
     sim.script(calling("probe__echo", "hello"), times=1)
     process = start_thoughtline(home, environ, "run", "Echo hello.", "--tool", "probe")
@@ -360,5 +363,5 @@ async def test_a_start_stopped_before_the_server_answered_leaves_no_process(
         await asyncio.sleep(0.02)
     pid = int(pidfile.read_text())
     await start.aclose()
-    assert not _alive(pid)
+    assert not alive(pid)
     assert not start.started

@@ -24,7 +24,7 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env
 from tests.server.support import start_run
-from tests.support import daemon_url, start_process
+from tests.support import alive, daemon_url, start_process
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
@@ -180,14 +180,6 @@ def _descendants(pid: int) -> dict[int, str]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")  # a zombie is dead, waiting to be reaped
-
-
 def _busy_processes(pid: int) -> dict[int, str]:
     """The processes below ``pid`` once the busy tool's child runs (at most 20 s)."""
     deadline = time.monotonic() + 20
@@ -202,9 +194,9 @@ def _busy_processes(pid: int) -> dict[int, str]:
 def _all_gone(processes: dict[int, str]) -> None:
     """Every one of ``processes`` ends within 20 s."""
     deadline = time.monotonic() + 20
-    while any(_alive(pid) for pid in processes) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = {pid: command for pid, command in processes.items() if _alive(pid)}
+    left = {pid: command for pid, command in processes.items() if alive(pid)}
     for pid in left:  # not to leave them to the next test
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

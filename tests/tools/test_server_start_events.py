@@ -14,7 +14,7 @@ import pytest
 
 from tests.cli.test_conversations_cli import Terminal, query
 from tests.cli.test_run_cli import thoughtline
-from tests.tools.test_mcp_tools import TEST_SERVER, _config
+from tests.tools.test_mcp_tools import TEST_SERVER, _config, broken_server
 from thoughtline import RunCompleted, RunStarted, ToolServerStart, stream
 from thoughtline.config import Config
 from thoughtline.testing import Simulator, Transcript
@@ -67,12 +67,7 @@ def test_the_live_view_shows_the_run_at_once_and_a_line_per_server_while_they_st
 def test_a_server_that_does_not_start_is_shown_failed_then_the_run_is_refused(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
-    exits = "import sys; print('no database here', file=sys.stderr); sys.exit(3)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f"args = ['-c', {json.dumps(exits)}]\n",
-    )
+    broken_server(home, "import sys; print('no database here', file=sys.stderr); sys.exit(3)")
     terminal = Terminal(home, environ, "run", "Hello", "--tool", "broken")
     try:
         terminal.expect(

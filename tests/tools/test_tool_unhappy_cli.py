@@ -19,8 +19,8 @@ import pytest
 
 from tests.cli.test_run_cli import cli_env, thoughtline
 from tests.cli.test_terminal import run_with_terminal
-from tests.support import refusal_lines, start_process
-from tests.tools.test_mcp_tools import TEST_SERVER, _config, http_server
+from tests.support import alive, refusal_lines, start_process
+from tests.tools.test_mcp_tools import TEST_SERVER, _config, broken_server, http_server
 from thoughtline.testing import SimToolCall, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # every test starts thoughtline and server processes
@@ -100,12 +100,7 @@ def test_a_tool_its_server_does_not_offer_is_one_sentence_and_exit_2_with_nothin
 def test_a_server_that_does_not_start_is_exit_2_with_its_stderr_tail_and_nothing_stored(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
-    script = "import sys; sys.stderr.write('cannot open the index at /nowhere\\n'); sys.exit(3)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = ["-c", {json.dumps(script)}]\n',
-    )
+    broken_server(home)
     result = thoughtline(home, environ, "run", "Hi.", "--tool", "broken")
     assert result.returncode == 2, result.stderr
     (line,) = refusal_lines(result.stderr, "broken")
@@ -323,14 +318,6 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")  # dead, waiting for a parent to reap it
-
-
 def _wait_for_logged_call(database: Path, call_id: str) -> None:
     """Until the event log holds the start of ``call_id`` (it is written live, within the
     store's ``live_flush_s``), at most 20 s."""
@@ -388,9 +375,9 @@ def test_sigkill_mid_loop_keeps_the_finished_calls_and_leaves_no_server_behind(
 
     # Each server ends with thoughtline: its supervisor sees the process gone.
     deadline = time.monotonic() + 20
-    while not all(_gone(pid) for pid in servers) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert all(_gone(pid) for pid in servers), [p for p in servers if not _gone(p)]
+    assert not any(alive(pid) for pid in servers), [p for p in servers if alive(p)]
 
     shown = thoughtline(home, environ, "status", "--json")
     assert shown.returncode == 0, shown.stderr
@@ -457,11 +444,8 @@ def test_a_result_that_is_not_a_tool_result_is_a_tool_error_and_the_next_call_wo
 def test_a_server_whose_stderr_is_not_utf8_is_shown_with_replacements(
     home: Path, environ: dict[str, str], sim: Simulator
 ) -> None:
-    script = "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe bytes\\n'); sys.exit(1)"
-    _config(
-        home,
-        f"[mcp_servers.broken]\ncommand = {json.dumps(sys.executable)}\n"
-        f'args = ["-c", {json.dumps(script)}]\n',
+    broken_server(
+        home, "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe bytes\\n'); sys.exit(1)"
     )
     result = thoughtline(home, environ, "run", "Hi.", "--tool", "broken")
     assert result.returncode == 2, result.stderr

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from thoughtline.records import Run, RunEventRecord, TraceEvent, TraceLayer
 from thoughtline.store import _rows as rows
@@ -116,7 +117,19 @@ class SqlStore(SqlUpkeep[ConnectionT]):
     """The store's queries on connections of type ``ConnectionT``, written once for
     SQLite and PostgreSQL (its writes: :class:`~thoughtline.store._sql_writes.SqlWrites`;
     its upkeep: :class:`~thoughtline.store._sql_upkeep.SqlUpkeep`); a subclass names its
-    :attr:`dialect` and opens its connections and transactions."""
+    :attr:`dialect` and opens its connections and transactions. A store is its own
+    context manager: leaving it closes it."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     # -- runs and tasks --------------------------------------------------------------
     def _tool_calls_of(self, conn: ConnectionT, run_ids: Sequence[str]) -> list[Any]:

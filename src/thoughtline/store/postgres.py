@@ -32,7 +32,6 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 import psycopg
@@ -211,17 +210,6 @@ class PostgresStore(SqlStore[Connection]):
         # Its connections in use finish their transaction first.
         threading.Thread(target=stale.close, kwargs={"timeout": 10}, daemon=True).start()
         return True
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- runs and tasks --------------------------------------------------------------
     @staticmethod

@@ -29,7 +29,6 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from thoughtline.records import Run, TraceLayer, now_iso
@@ -159,17 +158,6 @@ class SQLiteStore(SqlStore[sqlite3.Connection]):
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- runs and tasks --------------------------------------------------------------
     @staticmethod

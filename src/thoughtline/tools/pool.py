@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final, TypeAlias
 
 from thoughtline.errors import ThoughtlineError
@@ -48,6 +48,7 @@ from thoughtline.tools.mcp_client import (
     ToolInfo,
     ToolOutcome,
 )
+from thoughtline.tools.notices import HeldNotices, Listener
 from thoughtline.tools.server_start import StartClock
 from thoughtline.tools.settings import McpServerSettings
 
@@ -56,9 +57,6 @@ logger = logging.getLogger(__name__)
 SERVER_RESTARTED: Final = "tool.server_restarted"
 """The notice a run gets when it started again a pooled server that had ended: metadata
 ``server`` and ``reason`` (why the earlier session ended)."""
-
-Listener: TypeAlias = Callable[[str, dict[str, object]], None]
-"""Takes a lease's notices (type, metadata): the run writes them to its trace."""
 
 Definition: TypeAlias = tuple[object, ...]
 
@@ -155,22 +153,15 @@ class PooledServer:
         self.tools: tuple[ToolInfo, ...] = ()
         """What the server listed when the run took it: the run's view for its life (a
         tool a server started again no longer lists is ``TOOL_NOT_FOUND`` when called)."""
-        self._listener: Listener | None = None
-        self._held: list[tuple[str, dict[str, object]]] = []
+        self._notices = HeldNotices()
         self._released = False
 
     def listen(self, listener: Listener) -> None:
         """Send this lease's notices to ``listener``, those already given first."""
-        self._listener = listener
-        held, self._held = self._held, []
-        for kind, metadata in held:
-            listener(kind, metadata)
+        self._notices.listen(listener)
 
     def notice(self, kind: str, metadata: dict[str, object]) -> None:
-        if self._listener is None:
-            self._held.append((kind, metadata))
-        else:
-            self._listener(kind, metadata)
+        self._notices(kind, metadata)
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, timeout_s: float

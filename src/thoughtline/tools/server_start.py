@@ -7,9 +7,9 @@ one task. :class:`ServerStart` is that task: it enters the
 timeout), hands it over through :meth:`ready`, holds it open until :meth:`aclose`, and
 leaves it there. A start that failed raises the same error from every :meth:`ready`.
 
-A start tells a :data:`StartListener` when it begins, and when the server is ready or
-failed, with how long that took (:data:`SERVER_START`): the run turns these into its
-``tool_server.start`` live events.
+A start tells a :data:`~thoughtline.tools.notices.Listener` when it begins, and when the
+server is ready or failed, with how long that took (:data:`SERVER_START`): the run turns
+these into its ``tool_server.start`` live events.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Final, TypeAlias
+from typing import Final
 
 from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, McpConnection
+from thoughtline.tools.notices import Listener
 from thoughtline.tools.settings import McpServerSettings
 
 logger = logging.getLogger(__name__)
@@ -31,9 +32,6 @@ SERVER_START: Final = "tool.server_start"
 or ``failed``) and, once it ended, ``duration_ms``, then ``tools`` (how many it lists)
 or ``error`` (``{"code", "message"}``)."""
 
-StartListener: TypeAlias = Callable[[str, dict[str, object]], None]
-"""Takes notices (type, metadata), as a pooled server's listener does."""
-
 
 class StartClock:
     """Tells ``listener`` that ``settings``' server is starting, then (:meth:`ended`) that
@@ -41,16 +39,16 @@ class StartClock:
     way (:meth:`join`: another run waits for the same pooled server) is told so at once,
     with the time since the start began, and then its end too."""
 
-    def __init__(self, settings: McpServerSettings, listener: StartListener | None) -> None:
+    def __init__(self, settings: McpServerSettings, listener: Listener | None) -> None:
         self.server = settings.name
-        self.listeners: list[StartListener] = [] if listener is None else [listener]
+        self.listeners: list[Listener] = [] if listener is None else [listener]
         self.began = time.monotonic()
         self.error: ThoughtlineError | None = None
         """Why the start failed, once it did (what a listener that joined it raises)."""
         self._ended = False
         self._tell({"server": self.server, "state": "starting"})
 
-    def join(self, listener: StartListener) -> None:
+    def join(self, listener: Listener) -> None:
         """Tell ``listener`` of this start: ``starting`` with ``duration_ms`` since it
         began, then how it ends (nothing when it has ended already)."""
         if self._ended:
@@ -103,7 +101,7 @@ class ServerStart:
         secrets: Collection[str],
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         after: asyncio.Event | None = None,
-        listener: StartListener | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.settings = settings
         self._after = after

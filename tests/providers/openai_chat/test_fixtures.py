@@ -35,25 +35,13 @@ def text(part_id: str, *deltas: str) -> list[StreamEvent]:
     ]
 
 
-def test_openai_reasoning_tokens_stream() -> None:
-    assert decode_stream("openai_reasoning_tokens") == [
+@pytest.mark.parametrize("whole", [False, True])
+def test_openai_reasoning_tokens(whole: bool) -> None:
+    answer = ["Café → 日本 🙂 is 4."] if whole else ["Café → ", "日本 🙂 is 4."]
+    decode = decode_body if whole else decode_stream
+    assert decode("openai_reasoning_tokens") == [
         ResponseStarted(response_id="chatcmpl-CxA1b2C3", model="gpt-5-mini-2025-08-07"),
-        *text("text-0", "Café → ", "日本 🙂 is 4."),
-        Finish(reason="stop", raw_reason="stop"),
-        Usage(
-            input_tokens=50,
-            output_tokens=700,
-            reasoning_tokens=640,
-            cached_input_tokens=12,
-            total_tokens=750,
-        ),
-    ]
-
-
-def test_openai_reasoning_tokens_body() -> None:
-    assert decode_body("openai_reasoning_tokens") == [
-        ResponseStarted(response_id="chatcmpl-CxA1b2C3", model="gpt-5-mini-2025-08-07"),
-        *text("text-0", "Café → 日本 🙂 is 4."),
+        *text("text-0", *answer),
         Finish(reason="stop", raw_reason="stop"),
         Usage(
             input_tokens=50,
@@ -74,26 +62,14 @@ OPENAI_TOOLS_USAGE = Usage(
 )
 
 
-def test_openai_parallel_tool_calls_stream() -> None:
-    assert decode_stream("openai_tool_calls") == [
+@pytest.mark.parametrize("whole", [False, True])
+def test_openai_parallel_tool_calls(whole: bool) -> None:
+    weather = ['{"city": "Zürich"}'] if whole else ['{"city": "Zü', 'rich"}']
+    decode = decode_body if whole else decode_stream
+    assert decode("openai_tool_calls") == [
         ResponseStarted(response_id="chatcmpl-CxT00l", model="gpt-5.5"),
         ToolCallStart(part_id="tool-0", tool_call_id="call_weather_1", name="get_weather"),
-        ToolCallDelta(part_id="tool-0", arguments_delta='{"city": "Zü'),
-        ToolCallDelta(part_id="tool-0", arguments_delta='rich"}'),
-        ToolCallStart(part_id="tool-1", tool_call_id="call_time_2", name="get_time"),
-        ToolCallDelta(part_id="tool-1", arguments_delta='{"tz": "Asia/東京"}'),
-        ToolCallEnd(part_id="tool-0"),
-        ToolCallEnd(part_id="tool-1"),
-        Finish(reason="tool_calls", raw_reason="tool_calls"),
-        OPENAI_TOOLS_USAGE,
-    ]
-
-
-def test_openai_parallel_tool_calls_body() -> None:
-    assert decode_body("openai_tool_calls") == [
-        ResponseStarted(response_id="chatcmpl-CxT00l", model="gpt-5.5"),
-        ToolCallStart(part_id="tool-0", tool_call_id="call_weather_1", name="get_weather"),
-        ToolCallDelta(part_id="tool-0", arguments_delta='{"city": "Zürich"}'),
+        *(ToolCallDelta(part_id="tool-0", arguments_delta=piece) for piece in weather),
         ToolCallStart(part_id="tool-1", tool_call_id="call_time_2", name="get_time"),
         ToolCallDelta(part_id="tool-1", arguments_delta='{"tz": "Asia/東京"}'),
         ToolCallEnd(part_id="tool-0"),
@@ -130,25 +106,15 @@ SONNET_USAGE = Usage(
 )
 
 
-def test_openrouter_anthropic_summary_stream() -> None:
+@pytest.mark.parametrize("whole", [False, True])
+def test_openrouter_anthropic_summary(whole: bool) -> None:
     # The plain "reasoning" string repeats the details' text: it must not be counted twice.
-    assert decode_stream("openrouter_anthropic_summary") == [
+    summary = ["The user asks → 2+2, café."] if whole else ["The user asks → ", "2+2, café."]
+    decode = decode_body if whole else decode_stream
+    assert decode("openrouter_anthropic_summary") == [
         ResponseStarted(response_id="gen-1767225600-AbCdEf", model="anthropic/claude-sonnet-4.6"),
         ReasoningStart(part_id="reasoning-0", kind="summary", provider_metadata=SONNET_META),
-        ReasoningDelta(part_id="reasoning-0", text="The user asks → "),
-        ReasoningDelta(part_id="reasoning-0", text="2+2, café."),
-        ReasoningEnd(part_id="reasoning-0", kind="summary", provider_metadata=SONNET_SIGNED),
-        *text("text-0", "It is 4 🙂"),
-        Finish(reason="stop", raw_reason="stop"),
-        SONNET_USAGE,
-    ]
-
-
-def test_openrouter_anthropic_summary_body() -> None:
-    assert decode_body("openrouter_anthropic_summary") == [
-        ResponseStarted(response_id="gen-1767225600-AbCdEf", model="anthropic/claude-sonnet-4.6"),
-        ReasoningStart(part_id="reasoning-0", kind="summary", provider_metadata=SONNET_META),
-        ReasoningDelta(part_id="reasoning-0", text="The user asks → 2+2, café."),
+        *(ReasoningDelta(part_id="reasoning-0", text=piece) for piece in summary),
         ReasoningEnd(part_id="reasoning-0", kind="summary", provider_metadata=SONNET_SIGNED),
         *text("text-0", "It is 4 🙂"),
         Finish(reason="stop", raw_reason="stop"),
@@ -160,24 +126,14 @@ RAW_META: dict[str, MetadataValue] = {"type": "reasoning.text", "format": "unkno
 RAW_USAGE = Usage(input_tokens=9, output_tokens=31, reasoning_tokens=27, total_tokens=40)
 
 
-def test_openrouter_raw_stream() -> None:
-    assert decode_stream("openrouter_raw") == [
+@pytest.mark.parametrize("whole", [False, True])
+def test_openrouter_raw(whole: bool) -> None:
+    pieces = ["Okay, 日本 means Japan."] if whole else ["Okay, 日本 ", "means Japan."]
+    decode = decode_body if whole else decode_stream
+    assert decode("openrouter_raw") == [
         ResponseStarted(response_id="gen-1767225601-RaWrAw", model="deepseek/deepseek-r1"),
         ReasoningStart(part_id="reasoning-0", kind="raw", provider_metadata=RAW_META),
-        ReasoningDelta(part_id="reasoning-0", text="Okay, 日本 "),
-        ReasoningDelta(part_id="reasoning-0", text="means Japan."),
-        ReasoningEnd(part_id="reasoning-0", kind="raw", provider_metadata=RAW_META),
-        *text("text-0", "Japan."),
-        Finish(reason="stop", raw_reason="stop"),
-        RAW_USAGE,
-    ]
-
-
-def test_openrouter_raw_body() -> None:
-    assert decode_body("openrouter_raw") == [
-        ResponseStarted(response_id="gen-1767225601-RaWrAw", model="deepseek/deepseek-r1"),
-        ReasoningStart(part_id="reasoning-0", kind="raw", provider_metadata=RAW_META),
-        ReasoningDelta(part_id="reasoning-0", text="Okay, 日本 means Japan."),
+        *(ReasoningDelta(part_id="reasoning-0", text=piece) for piece in pieces),
         ReasoningEnd(part_id="reasoning-0", kind="raw", provider_metadata=RAW_META),
         *text("text-0", "Japan."),
         Finish(reason="stop", raw_reason="stop"),

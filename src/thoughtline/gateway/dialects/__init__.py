@@ -15,7 +15,12 @@ from typing import Any, Protocol
 from thoughtline.errors import ErrorCode
 from thoughtline.gateway.call import Dialect, GatewayCall
 from thoughtline.gateway.dialects import chat_completions, messages, responses
-from thoughtline.gateway.dialects._common import DialectError, Rendering, read_json
+from thoughtline.gateway.dialects._common import (
+    BodyParser,
+    DialectError,
+    Rendering,
+    read_json,
+)
 from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.events import StreamEvent
 
@@ -51,7 +56,7 @@ class ClientApi:
     """One client API's functions (see the module docstring)."""
 
     name: Dialect
-    parse: Callable[..., GatewayCall]
+    parse: BodyParser
     """``parse(raw, *, max_bytes)``: the call a body asks for, or a :class:`DialectError`."""
     parse_object: Callable[[dict[str, Any]], GatewayCall]
     """The same for a body already read as a JSON object."""

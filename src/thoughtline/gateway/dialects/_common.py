@@ -1,5 +1,5 @@
-"""What the three dialects share: reading a body, checking its fields, the refusal they
-raise, and what a render needs besides the call."""
+"""What the three dialects share: reading a body, checking its keys and fields, the
+refusal they raise, and what a render needs besides the call."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NoReturn, Protocol, TypeAlias
 
 import orjson
 
@@ -67,6 +67,45 @@ def read_json(raw: bytes, *, max_bytes: int) -> dict[str, Any]:
     return value
 
 
+class BodyParser(Protocol):
+    """A dialect's ``parse``: the call a body asks for, or a :class:`DialectError`."""
+
+    def __call__(self, raw: bytes, *, max_bytes: int) -> GatewayCall: ...
+
+
+def body_parser(parse_object: Callable[[dict[str, Any]], GatewayCall]) -> BodyParser:
+    """The ``parse`` of a dialect whose ``parse_object`` reads a body already read as
+    JSON: the bytes read as one JSON object (:func:`read_json`), then as its call."""
+
+    def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
+        return parse_object(read_json(raw, max_bytes=max_bytes))
+
+    return parse
+
+
+def check_keys(
+    fields: Fields,
+    body: Mapping[str, Any],
+    *,
+    known: frozenset[str],
+    unserved: Mapping[str, str],
+    unknown: str,
+    null_unserved: bool = False,
+) -> None:
+    """Refuses the first top-level key of ``body`` that the gateway does not take: one of
+    its API's it does not serve (``GATEWAY_REQUEST_UNSUPPORTED``, with the reason in
+    ``unserved``), or one its API does not have (``REQUEST_INVALID``, with the API's own
+    sentence: ``unknown``, the key in place of ``{key}``). ``known``: the keys read or
+    ignored. ``null_unserved``: an unserved key sent as null is taken as left out."""
+    for key, value in body.items():
+        if key in unserved:
+            if value is None and null_unserved:
+                continue
+            fields.unsupported((key,), unserved[key] + ".")
+        if key not in known:
+            raise DialectError("REQUEST_INVALID", unknown.format(key=key), param=key)
+
+
 def _kind(value: object) -> str:
     if value is None:
         return "null"
@@ -123,6 +162,18 @@ class Fields:
         value = self.string(body, key, path, required=True)
         assert value is not None
         return value
+
+    def answered(
+        self, body: Mapping[str, Any], key: str, path: Path, names: Mapping[str, str], unknown: str
+    ) -> tuple[str, str]:
+        """A tool result's call id (``key``) and the name of the call it answers, made by
+        an earlier assistant turn (``names``: call id → name); an id no earlier call has
+        is refused with ``unknown``, the id (quoted) in place of ``{call_id}``."""
+        call_id = self.need(body, key, path)
+        name = names.get(call_id)
+        if name is None:
+            self.fail((*path, key), unknown.format(call_id=repr(call_id)))
+        return call_id, name
 
     def boolean(self, body: Mapping[str, Any], key: str, path: Path = ()) -> bool | None:
         value = body.get(key)

@@ -1,5 +1,6 @@
 """What OpenAI's two APIs (Chat Completions, Responses) share in the gateway: efforts,
-stop sequences, function tools' names and schemas, and the error types by status."""
+stop sequences, a message's content parts, function tools, and the error types by
+status."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.gateway.dialects._common import Fields, Path
+from thoughtline.model.requests import ToolSpec
 from thoughtline.wire.api_errors import openai_error
 
 EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -32,7 +34,61 @@ def stop_sequences(fields: Fields, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set[str]) -> str:
+def content_text(
+    fields: Fields, content: object, path: Path, *, texts: tuple[str, ...], media: tuple[str, ...]
+) -> str:
+    """A message's text as OpenAI's APIs send it: a string, or an array of content parts,
+    the text of those of a ``texts`` type and of refusals joined; a part of a ``media``
+    type is not served."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        fields.wrong(path, "a string or an array of content parts", content)
+    joined: list[str] = []
+    for index, entry in enumerate(content):
+        part = fields.mapping(entry, (*path, index))
+        kind = part.get("type")
+        if kind in texts:
+            joined.append(fields.need(part, "text", (*path, index)))
+        elif kind == "refusal":
+            joined.append(fields.need(part, "refusal", (*path, index)))
+        elif kind in media:
+            fields.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
+        else:
+            fields.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
+    return "".join(joined)
+
+
+def function_tools(
+    fields: Fields, body: Mapping[str, Any], *, nested: bool
+) -> tuple[ToolSpec, ...]:
+    """``tools``: function tools only, each named once. Chat Completions holds a tool's
+    ``name``, ``description`` and ``parameters`` in its ``function`` (``nested``),
+    Responses in the tool itself."""
+    tools: list[ToolSpec] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(fields.array(body, "tools") or []):
+        path: Path = ("tools", index)
+        tool = fields.mapping(entry, path)
+        if tool.get("type") != "function":
+            fields.unsupported(
+                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
+            )
+        if nested:
+            path = (*path, "function")
+            tool = fields.mapping(tool.get("function"), path)
+        name = _tool_name(fields, tool, path, seen)
+        tools.append(
+            ToolSpec(
+                name=name,
+                description=fields.string(tool, "description", path) or "",
+                parameters=_tool_parameters(fields, tool, path),
+            )
+        )
+    return tuple(tools)
+
+
+def _tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set[str]) -> str:
     """A function tool's name, checked (the pattern, and unique among the tools)."""
     name = fields.need(function, "name", path)
     if TOOL_NAME.fullmatch(name) is None:
@@ -47,7 +103,7 @@ def tool_name(fields: Fields, function: Mapping[str, Any], path: Path, seen: set
     return name
 
 
-def tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> dict[str, Any]:
+def _tool_parameters(fields: Fields, function: Mapping[str, Any], path: Path) -> dict[str, Any]:
     """A function tool's JSON schema (an empty object schema when none is given)."""
     parameters = function.get("parameters")
     if parameters is None:

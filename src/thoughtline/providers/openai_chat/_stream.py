@@ -59,6 +59,7 @@ from thoughtline.providers.openai_chat._content_chunks import content_pieces
 from thoughtline.providers.openai_chat._errors import stream_error_event
 from thoughtline.providers.openai_chat._usage import chunk_usage
 from thoughtline.providers.openai_chat._usage import int_or_none as _int
+from thoughtline.wire.openrouter import SUMMARY_FORMATS
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
@@ -68,11 +69,6 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "content_filter": "content_filter",
     "error": "error",
 }
-
-SUMMARY_FORMATS: Final[frozenset[str]] = frozenset(
-    {"anthropic-claude-v1", "google-gemini-v1", "openai-responses-v1"}
-)
-"""OpenRouter ``format`` values whose upstream only ever returns reasoning summaries."""
 
 # OpenRouter models whose upstream returns summaries, for the rare plain ``reasoning``
 # string without ``reasoning_details`` (which would name the format). gpt-oss is raw.

@@ -37,7 +37,7 @@ from thoughtline.runtime.planning.toolbox import StartedTools
 from thoughtline.runtime.policy.disclosure import LiveStream
 from thoughtline.runtime.policy.trace import TraceWriter
 from thoughtline.store.base import PreparedWrite, Store, StoreError
-from thoughtline.tools.pool import Listener
+from thoughtline.tools.notices import Listener
 
 RunObserver = Callable[[RunEvent], None]
 

@@ -49,7 +49,7 @@ from thoughtline.runtime.policy import recovery, retention
 from thoughtline.runtime.policy.trace import retention_seconds
 from thoughtline.store.base import Store
 from thoughtline.tools.list_cache import ToolListCache
-from thoughtline.tools.pool import Listener
+from thoughtline.tools.notices import Listener
 from thoughtline.tools.recorded import recorded_servers, resolve_recorded
 from thoughtline.tools.specs import parse_tool_spec
 

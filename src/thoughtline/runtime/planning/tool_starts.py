@@ -31,7 +31,8 @@ from typing import Any
 from thoughtline.errors import ThoughtlineError
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.mcp_client import McpConnection, ToolInfo, ToolOutcome
-from thoughtline.tools.server_start import ServerStart, StartListener
+from thoughtline.tools.notices import Listener
+from thoughtline.tools.server_start import ServerStart
 from thoughtline.tools.settings import McpServerSettings
 
 
@@ -96,7 +97,7 @@ class ServerStarts:
         secrets: Collection[str],
         start_timeout_s: float,
         lists: ToolListCache | None = None,
-        listener: StartListener | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self._settings = servers
         self._listener = listener

@@ -42,7 +42,8 @@ from thoughtline.runtime.planning.tool_starts import ServerStarts, StartingServe
 from thoughtline.tools.list_cache import ToolListCache
 from thoughtline.tools.listing import ServerListing
 from thoughtline.tools.mcp_client import DEFAULT_START_TIMEOUT_S, ToolInfo, ToolOutcome
-from thoughtline.tools.pool import Listener, PooledServer, ServerPool
+from thoughtline.tools.notices import HeldNotices, Listener
+from thoughtline.tools.pool import PooledServer, ServerPool
 from thoughtline.tools.server_start import SERVER_START
 from thoughtline.tools.settings import McpServerSettings
 from thoughtline.tools.specs import parse_tool_spec
@@ -131,15 +132,14 @@ class Toolbox:
         self._leased = {name: servers[name] for name in servers if name in leased}
         self._stack = AsyncExitStack()
         self._python = python
-        self._listener: Listener | None = None
-        self._held: list[tuple[str, dict[str, object]]] = []
+        self._notices = HeldNotices()
         self._starts = ServerStarts(
             {name: settings for name, settings in servers.items() if name not in self._leased},
             environ=environ,
             secrets=secrets,
             start_timeout_s=start_timeout_s,
             lists=lists,
-            listener=self._notice,
+            listener=self._notices,
         )
         self._connections: dict[str, ToolServer] = {}
         self._wire_names: dict[tuple[str, str], str] = {}
@@ -176,7 +176,7 @@ class Toolbox:
 
     async def _lease(self, name: str, settings: McpServerSettings) -> None:
         assert self._pool is not None
-        lease = await self._pool.lease(settings, listener=self._notice)
+        lease = await self._pool.lease(settings, listener=self._notices)
         self._stack.push_async_callback(lease.release)
         self._connections[name] = lease
 
@@ -205,16 +205,7 @@ class Toolbox:
         start's (:data:`~thoughtline.tools.server_start.SERVER_START`), and a pooled
         server's started again after it ended
         (:data:`~thoughtline.tools.pool.SERVER_RESTARTED`)."""
-        self._listener = listener
-        held, self._held = self._held, []
-        for kind, metadata in held:
-            listener(kind, metadata)
-
-    def _notice(self, kind: str, metadata: dict[str, object]) -> None:
-        if self._listener is None:
-            self._held.append((kind, metadata))
-        else:
-            self._listener(kind, metadata)
+        self._notices.listen(listener)
 
     def offer(self, specs: Iterable[str], *, asks: bool = False) -> TaskTools:
         """The tools ``specs`` name (``SERVER`` or ``SERVER.TOOL``), as one task sees them.

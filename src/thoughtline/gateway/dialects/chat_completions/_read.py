@@ -7,21 +7,22 @@ from typing import Any, Final
 
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
 from thoughtline.gateway.dialects._common import (
-    DialectError,
     Fields,
     Path,
+    body_parser,
+    check_keys,
     openai_path,
-    read_json,
 )
 from thoughtline.gateway.dialects._openai import (
     EFFORTS,
+    content_text,
+    function_tools,
     stop_sequences,
-    tool_name,
-    tool_parameters,
 )
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
+from thoughtline.wire.openrouter import SUMMARY_FORMATS
 
 _FIELDS: Final = Fields(openai_path)
 
@@ -31,12 +32,6 @@ _DETAIL_TEXT: Final[dict[str, str]] = {
     "reasoning.encrypted": "data",
 }
 """OpenRouter's ``reasoning_details`` types and the key holding each one's text."""
-
-SUMMARY_FORMATS: Final = frozenset(
-    {"anthropic-claude-v1", "google-gemini-v1", "openai-responses-v1"}
-)
-"""OpenRouter ``format`` values whose upstream returns only summaries (the Chat
-Completions wire's decoder reads them so too)."""
 
 _READ: Final = frozenset(
     {
@@ -77,6 +72,15 @@ _IGNORED: Final = frozenset(
         "verbosity",
     }
 )
+_KNOWN: Final = _READ | _IGNORED
+_UNKNOWN: Final = (
+    "Unrecognized request argument supplied: {key}. Leave it out: it is not a field of the "
+    "Chat Completions API."
+)
+_UNANSWERED: Final = (
+    "{call_id} answers no tool call of an earlier assistant message; a tool message must "
+    "follow the assistant message whose tool_calls hold its id."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "audio": "audio output is not served; leave audio out",
     "prediction": "predicted outputs are not served; leave prediction out",
@@ -86,25 +90,10 @@ _UNSERVED: Final[dict[str, str]] = {
 }
 
 
-def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call a Chat Completions body asks for (see the module docstring), or a
-    :class:`~thoughtline.gateway.dialects._common.DialectError`."""
-    return parse_object(read_json(raw, max_bytes=max_bytes))
-
-
 def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     """:func:`parse` for a body already read as JSON."""
     f = _FIELDS
-    for key in body:
-        if key in _UNSERVED:
-            f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in _READ and key not in _IGNORED:
-            raise DialectError(
-                "REQUEST_INVALID",
-                f"Unrecognized request argument supplied: {key}. Leave it out: it is not a "
-                "field of the Chat Completions API.",
-                param=key,
-            )
+    check_keys(f, body, known=_KNOWN, unserved=_UNSERVED, unknown=_UNKNOWN)
     model = f.model(body)
     _one_choice(body)
     _text_only(body)
@@ -113,7 +102,7 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     if not messages:
         f.fail(("messages",), "must hold at least one message.")
     system, history = _history(messages)
-    tools = _tools(body)
+    tools = function_tools(f, body, nested=True)
     stream = f.boolean(body, "stream") or False
     options = body.get("stream_options")
     include_usage = not stream
@@ -140,6 +129,11 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         stop=stop_sequences(f, body.get("stop")),
         reasoning=_reasoning(body),
     )
+
+
+parse: Final = body_parser(parse_object)
+"""The call a Chat Completions body asks for (see the module docstring), or a
+:class:`~thoughtline.gateway.dialects._common.DialectError`."""
 
 
 def _one_choice(body: Mapping[str, Any]) -> None:
@@ -219,33 +213,13 @@ def _text(content: object, path: Path, *, required: bool = False) -> str:
         if required:
             _FIELDS.missing(path)
         return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        _FIELDS.wrong(path, "a string or an array of content parts", content)
-    texts: list[str] = []
-    for index, entry in enumerate(content):
-        part = _FIELDS.mapping(entry, (*path, index))
-        kind = part.get("type")
-        if kind in ("text", "refusal"):
-            key = "text" if kind == "text" else "refusal"
-            texts.append(_FIELDS.need(part, key, (*path, index)))
-        elif kind in ("image_url", "input_audio", "file"):
-            _FIELDS.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
-        else:
-            _FIELDS.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
-    return "".join(texts)
+    return content_text(
+        _FIELDS, content, path, texts=("text",), media=("image_url", "input_audio", "file")
+    )
 
 
 def _tool_result(message: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
-    call_id = _FIELDS.need(message, "tool_call_id", path)
-    name = names.get(call_id)
-    if name is None:
-        _FIELDS.fail(
-            (*path, "tool_call_id"),
-            f"{call_id!r} answers no tool call of an earlier assistant message; a tool "
-            "message must follow the assistant message whose tool_calls hold its id.",
-        )
+    call_id, name = _FIELDS.answered(message, "tool_call_id", path, names, _UNANSWERED)
     content = _text(message.get("content"), (*path, "content"), required=True)
     return ToolResultPart(tool_call_id=call_id, name=name, content=content)
 
@@ -312,29 +286,6 @@ def _detail(value: object, path: Path) -> ReasoningPart:
     return ReasoningPart(
         kind="summary" if summary else "raw", text=carrier, provider_metadata=metadata
     )
-
-
-def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
-    f = _FIELDS
-    tools: list[ToolSpec] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(f.array(body, "tools") or []):
-        path: Path = ("tools", index)
-        tool = f.mapping(entry, path)
-        if tool.get("type") != "function":
-            f.unsupported(
-                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
-            )
-        function = f.mapping(tool.get("function"), (*path, "function"))
-        name = tool_name(f, function, (*path, "function"), seen)
-        tools.append(
-            ToolSpec(
-                name=name,
-                description=f.string(function, "description", (*path, "function")) or "",
-                parameters=tool_parameters(f, function, (*path, "function")),
-            )
-        )
-    return tuple(tools)
 
 
 def _tool_choice(value: object, tools: tuple[ToolSpec, ...]) -> ToolChoice | None:

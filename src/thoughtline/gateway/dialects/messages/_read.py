@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Final
 
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
 from thoughtline.gateway.dialects._common import (
-    DialectError,
     Fields,
     Path,
     anthropic_path,
+    body_parser,
+    check_keys,
     dumps,
-    read_json,
 )
 from thoughtline.gateway.dialects._openai import TOOL_NAME
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
@@ -38,33 +39,28 @@ _READ: Final = frozenset(
     }
 )
 _IGNORED: Final = frozenset({"metadata", "service_tier", "inference_geo", "speed"})
+_KNOWN: Final = _READ | _IGNORED
 _COUNTED: Final = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"}
 )
 """What a count_tokens body takes."""
+_UNANSWERED: Final = (
+    "unexpected tool_use_id {call_id} in a tool_result block: each tool_result block must "
+    "answer a tool_use block of an earlier assistant message."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "container": "code execution containers are not served; leave container out",
     "mcp_servers": "the MCP connector is not served; offer the tools as client tools",
     "context_management": "context management is not served; send the context to keep",
 }
+_UNKNOWN: Final = (
+    "{key}: Extra inputs are not permitted. Leave it out: it is not a field of the Messages API"
+)
 _EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")
 _MIN_BUDGET: Final = 1024
 _UNSERVED_BLOCKS: Final = frozenset(
     {"image", "document", "search_result", "container_upload", "server_tool_use"}
 )
-
-
-def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call a Messages body asks for, or a
-    :class:`~thoughtline.gateway.dialects._common.DialectError`."""
-    return parse_object(read_json(raw, max_bytes=max_bytes))
-
-
-def parse_count_tokens(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call whose input ``POST /v1/messages/count_tokens`` asks to count: the same
-    body less what only generation takes (``max_tokens``, ``stream``, sampling, stop
-    sequences, ``metadata``), which the API refuses there."""
-    return parse_object(read_json(raw, max_bytes=max_bytes), counting=True)
 
 
 def count_tokens_body(input_tokens: int) -> dict[str, Any]:
@@ -76,17 +72,13 @@ def parse_object(body: Mapping[str, Any], *, counting: bool = False) -> GatewayC
     """:func:`parse` (or, ``counting``, :func:`parse_count_tokens`) for a body already
     read as JSON."""
     f = _FIELDS
-    known = _COUNTED if counting else _READ | _IGNORED
-    for key in body:
-        if key in _UNSERVED:
-            f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in known:
-            raise DialectError(
-                "REQUEST_INVALID",
-                f"{key}: Extra inputs are not permitted. Leave it out: it is not a field "
-                f"of the Messages API{' count_tokens body' if counting else ''}.",
-                param=key,
-            )
+    check_keys(
+        f,
+        body,
+        known=_COUNTED if counting else _KNOWN,
+        unserved=_UNSERVED,
+        unknown=_UNKNOWN + (" count_tokens body." if counting else "."),
+    )
     model = f.model(body)
     max_tokens = f.tokens(body, "max_tokens", required=not counting)
     messages = f.array(body, "messages", required=True)
@@ -114,6 +106,16 @@ def parse_object(body: Mapping[str, Any], *, counting: bool = False) -> GatewayC
         stop=_stop(body.get("stop_sequences")),
         reasoning=_reasoning(body),
     )
+
+
+parse: Final = body_parser(parse_object)
+"""The call a Messages body asks for, or a
+:class:`~thoughtline.gateway.dialects._common.DialectError`."""
+
+parse_count_tokens: Final = body_parser(partial(parse_object, counting=True))
+"""The call whose input ``POST /v1/messages/count_tokens`` asks to count: the same body
+less what only generation takes (``max_tokens``, ``stream``, sampling, stop sequences,
+``metadata``), which the API refuses there."""
 
 
 def _system(value: object) -> str | None:
@@ -229,14 +231,7 @@ def _part(value: object, path: Path, names: dict[str, str]) -> Part | None:
 
 def _tool_result(block: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
     f = _FIELDS
-    call_id = f.need(block, "tool_use_id", path)
-    name = names.get(call_id)
-    if name is None:
-        f.fail(
-            (*path, "tool_use_id"),
-            f"unexpected tool_use_id {call_id!r} in a tool_result block: each tool_result "
-            "block must answer a tool_use block of an earlier assistant message.",
-        )
+    call_id, name = f.answered(block, "tool_use_id", path, names, _UNANSWERED)
     content = block.get("content")
     if content is None:
         text = ""

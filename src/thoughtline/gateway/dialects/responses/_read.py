@@ -6,8 +6,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from thoughtline.gateway.call import GatewayCall, ReasoningAsk, ToolChoice
-from thoughtline.gateway.dialects._common import DialectError, Fields, Path, openai_path, read_json
-from thoughtline.gateway.dialects._openai import EFFORTS, tool_name, tool_parameters
+from thoughtline.gateway.dialects._common import (
+    Fields,
+    Path,
+    body_parser,
+    check_keys,
+    openai_path,
+)
+from thoughtline.gateway.dialects._openai import EFFORTS, content_text, function_tools
 from thoughtline.model.events import MetadataValue
 from thoughtline.model.parts import Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from thoughtline.model.requests import Effort, Message, ToolSpec
@@ -47,6 +53,14 @@ _IGNORED: Final = frozenset(
         "stream_options",
     }
 )
+_KNOWN: Final = _READ | _IGNORED
+_UNKNOWN: Final = (
+    "Unknown parameter: '{key}'. Leave it out: it is not a field of the Responses API."
+)
+_UNANSWERED: Final = (
+    "no tool call found for function call output with call_id {call_id}; send the "
+    "function_call item before its output."
+)
 _UNSERVED: Final[dict[str, str]] = {
     "previous_response_id": (
         "the gateway keeps no responses to continue; send the whole conversation in input "
@@ -70,25 +84,17 @@ _INCLUDES: Final = frozenset(
 )
 
 
-def parse(raw: bytes, *, max_bytes: int) -> GatewayCall:
-    """The call a Responses body asks for, or a
-    :class:`~thoughtline.gateway.dialects._common.DialectError`."""
-    return parse_object(read_json(raw, max_bytes=max_bytes))
-
-
 def parse_object(body: Mapping[str, Any]) -> GatewayCall:
     """:func:`parse` for a body already read as JSON."""
     f = _FIELDS
-    for key in body:
-        if key in _UNSERVED and body[key] is not None:
-            f.unsupported((key,), _UNSERVED[key] + ".")
-        if key not in _READ and key not in _IGNORED and key not in _UNSERVED:
-            raise DialectError(
-                "REQUEST_INVALID",
-                f"Unknown parameter: '{key}'. Leave it out: it is not a field of the "
-                "Responses API.",
-                param=key,
-            )
+    check_keys(
+        f,
+        body,
+        known=_KNOWN,
+        unserved=_UNSERVED,
+        unknown=_UNKNOWN,
+        null_unserved=True,
+    )
     model = f.model(body)
     if f.boolean(body, "background"):
         f.unsupported(
@@ -108,7 +114,7 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         history = _history(value, system)
     else:
         f.wrong(("input",), "a string or an array of input items", value)
-    tools = _tools(body)
+    tools = function_tools(f, body, nested=False)
     stream = f.boolean(body, "stream") or False
     return GatewayCall(
         dialect="responses",
@@ -126,6 +132,11 @@ def parse_object(body: Mapping[str, Any]) -> GatewayCall:
         reasoning=_reasoning(body),
         store=f.boolean(body, "store"),
     )
+
+
+parse: Final = body_parser(parse_object)
+"""The call a Responses body asks for, or a
+:class:`~thoughtline.gateway.dialects._common.DialectError`."""
 
 
 def _text_format(value: object) -> None:
@@ -245,36 +256,18 @@ def _message(item: Mapping[str, Any], path: Path, turns: _Turns, system: list[st
 
 
 def _content(content: object, path: Path) -> str:
-    f = _FIELDS
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        f.wrong(path, "a string or an array of content parts", content)
-    texts: list[str] = []
-    for index, entry in enumerate(content):
-        part = f.mapping(entry, (*path, index))
-        kind = part.get("type")
-        if kind in ("input_text", "output_text"):
-            texts.append(f.need(part, "text", (*path, index)))
-        elif kind == "refusal":
-            texts.append(f.need(part, "refusal", (*path, index)))
-        elif kind in ("input_image", "input_file", "input_audio"):
-            f.unsupported((*path, index, "type"), f"{kind} content is not served; send text.")
-        else:
-            f.fail((*path, index, "type"), f"{kind!r} is not a content part type.")
-    return "".join(texts)
+    return content_text(
+        _FIELDS,
+        content,
+        path,
+        texts=("input_text", "output_text"),
+        media=("input_image", "input_file", "input_audio"),
+    )
 
 
 def _output(item: Mapping[str, Any], path: Path, names: dict[str, str]) -> ToolResultPart:
     f = _FIELDS
-    call_id = f.need(item, "call_id", path)
-    name = names.get(call_id)
-    if name is None:
-        f.fail(
-            (*path, "call_id"),
-            f"no tool call found for function call output with call_id {call_id!r}; send "
-            "the function_call item before its output.",
-        )
+    call_id, name = f.answered(item, "call_id", path, names, _UNANSWERED)
     return ToolResultPart(
         tool_call_id=call_id, name=name, content=_content(item.get("output"), (*path, "output"))
     )
@@ -314,27 +307,6 @@ def _reasoning_item(item: Mapping[str, Any], path: Path) -> list[ReasoningPart]:
             )
         )
     return parts
-
-
-def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
-    f = _FIELDS
-    tools: list[ToolSpec] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(f.array(body, "tools") or []):
-        path: Path = ("tools", index)
-        tool = f.mapping(entry, path)
-        if tool.get("type") != "function":
-            f.unsupported(
-                (*path, "type"), f"{tool.get('type')!r} tools are not served; send function tools."
-            )
-        tools.append(
-            ToolSpec(
-                name=tool_name(f, tool, path, seen),
-                description=f.string(tool, "description", path) or "",
-                parameters=tool_parameters(f, tool, path),
-            )
-        )
-    return tuple(tools)
 
 
 def _tool_choice(value: object, tools: tuple[ToolSpec, ...]) -> ToolChoice | None:
