@@ -29,13 +29,12 @@ deadline at all: a live event stream lasts as long as its run.
 **Open files.** The cap, the connections accepted in one turn of the loop and the
 descriptors kept for the store, provider connections and tool servers
 (:data:`FD_RESERVE`) fit under the process's open-file limit, so ``accept()`` itself never
-runs out: asyncio accepts up to its ``backlog`` argument's worth of connections per turn
-before any of them is seen (and refused), and the sockets closed are released on the
-next turn, so two such batches are kept free. asyncio also gives that number to
-``listen()``; connections waiting in the kernel's queue hold no descriptor of this
-process, so the queue is widened again once serving (:data:`LISTEN_BACKLOG`): a burst of
-connections under a low limit waits there instead of having its SYNs dropped (a second
-lost per retry).
+runs out: the daemon's listener (:mod:`thoughtline.server.listening`) accepts up to the
+accept batch of connections per turn before any of them is seen (and refused), and the
+sockets closed are released on the next turn, so two such batches are kept free.
+Connections waiting in the kernel's queue hold no descriptor of this process, so that
+queue is wider (:data:`LISTEN_BACKLOG`): a burst of connections under a low limit waits
+there instead of having its SYNs dropped (a second lost per retry).
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ class ConnectionBudget:
 
     max_connections: int
     accept_batch: int
-    """asyncio's ``backlog``: connections accepted per turn of the loop."""
+    """Connections accepted per turn of the loop (server/listening.py)."""
 
 
 def open_file_limit() -> int:
