@@ -494,4 +494,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX runs_client ON runs (client, created_at)",
         ),
     ),
+    Migration(
+        "m018_run_server_starts",
+        (
+            # The run's tool server starts as its snapshot's tool_server_starts (JSON,
+            # records/server_starts.py), written with the run's row when they change;
+            # NULL: none, or stored before they were kept.
+            "ALTER TABLE runs ADD COLUMN tool_server_starts_json TEXT",
+        ),
+    ),
 )
