@@ -127,6 +127,7 @@ ErrorCode: TypeAlias = Literal[
     "GATEWAY_CLIENT_BUSY",
     "GATEWAY_CARRIERS_GONE",
     "GATEWAY_KEY_INVALID",
+    "GATEWAY_CLIENT_STALLED",
 ]
 
 RETRYABLE_CODES: Final[frozenset[str]] = frozenset(

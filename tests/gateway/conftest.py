@@ -5,7 +5,7 @@ makes them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ def start_gateway(
         clients: dict[str, dict[str, Any]] | None = None,
         models: dict[str, str] | None = None,
         tokens: dict[str, str] | None = None,
+        stream_backlog_max: int | None = None,
         **config: Any,
     ) -> Gateway:
         tokens = dict(tokens or {})
@@ -62,6 +63,8 @@ def start_gateway(
             token = tokens.setdefault(name, new_token())
             made[name] = GatewayClient(name=name, token_sha256=token_digest(token), **settings)
         gateway = GatewaySettings(enabled=True, clients=made, models=models or {})
+        if stream_backlog_max is not None:
+            gateway = replace(gateway, stream_backlog_max=stream_backlog_max)
         config.setdefault("trace_provider_raw", True)
         # The daemon's home holds the gateway's key and carrier digests.
         env = {**environ, "THOUGHTLINE_HOME": str(home)}

@@ -58,6 +58,11 @@ DIGEST = token_digest("tlgw_example")
         ('[gateway.models]\nfast = "claude"\n', "gateway.models.fast", 'must be "ENDPOINT/MODEL"'),
         ('[gateway.models]\n"a/b" = "x/y"\n', "gateway.models.a/b", "no '/'"),
         ("[gateway]\ncarriers_max = 0\n", "gateway.carriers_max", "must be an integer from 1"),
+        (
+            '[gateway]\nstream_backlog_max = "lots"\n',
+            "gateway.stream_backlog_max",
+            "must be an integer from 1 to 1000000",
+        ),
     ],
 )
 def test_a_mistake_names_the_file_and_the_key(
@@ -75,6 +80,7 @@ def test_a_whole_gateway_section_is_read(tmp_path: Path) -> None:
     path = tmp_path / "thoughtline.toml"
     path.write_text(
         "[gateway]\nenabled = true\ncarriers_max = 50\ncarriers_ttl_s = 60\n"
+        "stream_backlog_max = 64\n"
         '[gateway.models]\nfast = "deepseek/deepseek-v4-pro"\n'
         f'[gateway.clients.ed]\ntoken_sha256 = "{DIGEST}"\nchain_of_thought = "surface"\n'
         'models = ["fast", "anthropic/*"]\nendpoints = ["deepseek", "anthropic"]\n'
@@ -83,6 +89,7 @@ def test_a_whole_gateway_section_is_read(tmp_path: Path) -> None:
     )
     gateway = load_config(path).gateway
     assert (gateway.enabled, gateway.carriers_max, gateway.carriers_ttl_s) == (True, 50, 60.0)
+    assert gateway.stream_backlog_max == 64
     assert gateway.models == {"fast": "deepseek/deepseek-v4-pro"}
     client = gateway.clients["ed"]
     assert (client.chain_of_thought, client.models, client.endpoints) == (

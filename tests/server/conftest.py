@@ -34,7 +34,10 @@ def start_daemon(
     started: list[LiveDaemon] = []
 
     def start(
-        env: dict[str, str] | None = None, config: Config | None = None, **settings: Any
+        env: dict[str, str] | None = None,
+        config: Config | None = None,
+        loop: str | None = None,
+        **settings: Any,
     ) -> LiveDaemon:
         store = SQLiteStore(home / "thoughtline.db")
         runtime = Runtime(
@@ -46,7 +49,7 @@ def start_daemon(
         options: dict[str, Any] = {"port": 0, "keepalive_s": 15.0, "poll_s": 0.05}
         options.update(settings)
         daemon = Daemon(runtime=runtime, store=store, settings=ServerSettings(**options))
-        server = DaemonServer(daemon).start()
+        server = (DaemonServer(daemon) if loop is None else DaemonServer(daemon, loop=loop)).start()
         live = LiveDaemon(server=server, daemon=daemon, home=home)
         started.append(live)
         return live

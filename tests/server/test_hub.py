@@ -91,8 +91,13 @@ def completed(seq: int) -> RunCompleted:
     return RunCompleted(run_id="run_1", seq=seq, at=AT, snapshot={**PLANNED, "status": "completed"})
 
 
-def finished_channel(hub: EventHub, run_id: str, deltas: int) -> RunChannel:
+def finished_channel(
+    hub: EventHub, run_id: str, deltas: int, *, followed: bool = True
+) -> RunChannel:
+    """A run's channel through its end; ``followed``: with a subscriber from the start."""
     channel = hub.open(run_id, PLANNED)
+    if followed:
+        channel.subscribe()
     channel.publish(started(1))
     for seq in range(2, deltas + 2):
         channel.publish(delta(seq, "x" * 100))
@@ -161,6 +166,37 @@ def test_retained_runs_are_evicted_oldest_first_beyond_the_byte_bound() -> None:
     hub.close("run_big")
     assert hub.retained.get("run_big") is None
     assert len(hub.retained) == 3
+
+
+def test_a_run_nobody_follows_is_framed_only_once_asked_and_then_as_it_would_have_been() -> None:
+    followed = finished_channel(EventHub(), "run_1", deltas=3)
+    quiet_hub = EventHub()
+    quiet = finished_channel(quiet_hub, "run_1", deltas=3, followed=False)
+    assert quiet.finished and not quiet.followed
+    quiet_hub.close("run_1")
+    # Nobody read it here: late readers read the store, which has all of it by now.
+    assert quiet_hub.retained.get("run_1") is None
+
+    asked_hub = EventHub()
+    asked = finished_channel(asked_hub, "run_1", deltas=3, followed=False)
+    assert asked.frames == followed.frames
+    assert asked.closing == followed.closing is not None
+    assert asked.folder.snapshot() == followed.folder.snapshot()
+    assert asked.seq == followed.seq == 5
+    asked_hub.close("run_1")
+    kept = asked_hub.retained.get("run_1")
+    assert kept is not None and kept.frames == followed.frames
+
+
+def test_a_subscriber_that_joins_a_quiet_run_gets_the_frames_it_missed_then_each_new_one() -> None:
+    channel = EventHub().open("run_1", PLANNED)
+    channel.publish(started(1))
+    channel.publish(delta(2, "one "))
+    subscriber = channel.subscribe(after=0)
+    assert [frame.split(b"\n")[0] for frame in subscriber.take()] == [b"id: 1", b"id: 2"]
+    channel.publish(delta(3, "two "))
+    assert subscriber.pending()
+    assert [frame.split(b"\n")[0] for frame in subscriber.take()] == [b"id: 3"]
 
 
 def test_retained_runs_expire_and_unfinished_runs_are_not_kept() -> None:

@@ -155,10 +155,11 @@ def _generated(store: Store) -> tuple[str, bool]:
 
 
 def load_what_serving_uses(server: DaemonServer) -> None:
-    """Load uvicorn's protocol classes now, and what runs use
-    (:func:`~thoughtline._process.load_what_runs_use`): about 140 modules that the first
-    request and the first run imported on the event loop while other runs streamed, and
-    whose objects every full garbage collection then walked. Loaded here, they are part
-    of the startup heap the freeze takes out of the collector's reach."""
+    """Load uvicorn's protocol classes and the event loop's module (uvloop) now, and what
+    runs use (:func:`~thoughtline._process.load_what_runs_use`): about 140 modules that
+    the first request and the first run imported on the event loop while other runs
+    streamed, and whose objects every full garbage collection then walked. Loaded here,
+    they are part of the startup heap the freeze takes out of the collector's reach."""
     server.server.config.load()
+    server.server.config.get_loop_factory()
     load_what_runs_use()

@@ -18,7 +18,14 @@ CLIENT_NAME_RULE: Final = (
     "use 1 to 64 lowercase letters, digits, '-' and '_', starting with a letter or digit"
 )
 TOKEN_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
-GATEWAY_KEYS: Final = ("enabled", "clients", "models", "carriers_max", "carriers_ttl_s")
+GATEWAY_KEYS: Final = (
+    "enabled",
+    "clients",
+    "models",
+    "carriers_max",
+    "carriers_ttl_s",
+    "stream_backlog_max",
+)
 CLIENT_KEYS: Final = (
     "token_sha256",
     "chain_of_thought",
@@ -60,6 +67,9 @@ class GatewaySettings:
     least recently used go first)."""
     carriers_ttl_s: float = 3600.0
     """How long a turn's carriers are held after they were last used."""
+    stream_backlog_max: int = 4096
+    """Live events a stream's client may leave unread before its call is stopped
+    (``GATEWAY_CLIENT_STALLED``)."""
 
 
 TOKEN_PREFIX: Final = "tlgw_"

@@ -49,6 +49,9 @@ class GatewayChecks(KeyChecks):
             carriers_ttl_s=self.seconds_between(
                 table, "gateway.carriers_ttl_s", base.carriers_ttl_s, lowest=1, highest=604_800
             ),
+            stream_backlog_max=self.bounded_int(
+                table, "gateway.stream_backlog_max", base.stream_backlog_max, maximum=1_000_000
+            ),
         )
 
     def _client(self, name: str, value: object) -> GatewayClient:

@@ -249,6 +249,8 @@ class StreamError:
     retryable: bool
     status: int | None = None
     provider_error_type: str | None = None
+    retry_after_s: float | None = None
+    """The wait the provider asked for (its ``Retry-After``), when it gave one."""
     type: Literal["error"] = "error"
 
 

@@ -20,6 +20,7 @@ def error_event(exc: ProviderError) -> StreamError:
         retryable=exc.retryable,
         status=exc.status,
         provider_error_type=exc.provider_error_type,
+        retry_after_s=exc.retry_after_s,
     )
 
 

@@ -40,6 +40,7 @@ from thoughtline.wire.frames import (
     parse_frame,
 )
 from thoughtline.wire.jsonio import MalformedJSON, loads_object
+from thoughtline.wire.surrogates import SurrogateJoiner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,11 +171,19 @@ class _TranslatingDecoder:
     """Shared logic: framing errors, malformed JSON and missing terminal frames become
     error events; nothing is decoded after the first error."""
 
-    __slots__ = ("_errored", "_translator")
+    __slots__ = ("_errored", "_surrogates", "_translator")
 
     def __init__(self, translator: PayloadTranslator) -> None:
         self._translator = translator
         self._errored = False
+        self._surrogates: SurrogateJoiner | None = None  # made by the first frame needing it
+
+    def _rescued(self, data: str | bytes) -> dict[str, Any] | None:
+        """A frame the JSON parser refused, read again if it was for a lone surrogate
+        (an emoji cut between two deltas: :mod:`thoughtline.wire.surrogates`)."""
+        if self._surrogates is None:
+            self._surrogates = SurrogateJoiner()
+        return self._surrogates.loads_object(data)
 
     @property
     def finished(self) -> bool:
@@ -188,13 +197,17 @@ class _TranslatingDecoder:
         try:
             payload = loads_object(data)
         except MalformedJSON as exc:
-            if tail:
-                # The last frame of a stream that stopped mid-frame: the connection
-                # broke, the provider did not send bad data.
-                self._fail(interrupted_error("the stream stopped in the middle of a frame"), out)
-            else:
-                self._fail(malformed_error(str(exc)), out)
-            return
+            rescued = self._rescued(data)
+            if rescued is None:
+                if tail:
+                    # The last frame of a stream that stopped mid-frame: the connection
+                    # broke, the provider did not send bad data.
+                    error = interrupted_error("the stream stopped in the middle of a frame")
+                    self._fail(error, out)
+                else:
+                    self._fail(malformed_error(str(exc)), out)
+                return
+            payload = rescued
         events = self._translator.translate(event_name, payload)
         out.extend(events)
         if events and isinstance(events[-1], StreamError):
@@ -285,8 +298,10 @@ class SSEStreamDecoder(_TranslatingDecoder):
                 try:
                     payload = loads_object(text)
                 except MalformedJSON as exc:
-                    self._fail(malformed_error(str(exc)), out)
-                    return out
+                    payload = self._rescued(text)
+                    if payload is None:
+                        self._fail(malformed_error(str(exc)), out)
+                        return out
             events = translate(event_name, payload)
             if events:
                 out += events

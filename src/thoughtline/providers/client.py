@@ -274,14 +274,11 @@ class ProviderCall:
                 outcome.retry_after_s is not None
                 and outcome.retry_after_s > client.retry.max_retry_after_s
             ):
-                error = StreamError(
-                    code=error.code,
+                error = replace(
+                    error,
                     message=f"{error.message} The provider asked to wait "
                     f"{outcome.retry_after_s:.0f}s, longer than the "
                     f"{client.retry.max_retry_after_s:.0f}s thoughtline waits.",
-                    retryable=error.retryable,
-                    status=error.status,
-                    provider_error_type=error.provider_error_type,
                 )
                 outcome.error = error
                 break

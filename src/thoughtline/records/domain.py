@@ -124,6 +124,9 @@ class TaskError:
     code: str
     message: str
     retryable: bool
+    retry_after_s: float | None = None
+    """The wait the provider asked for (its ``Retry-After``): in memory only, for the
+    gateway's answer to its client; not stored."""
 
     def to_dict(self) -> TaskErrorSnapshot:
         return {"code": self.code, "message": self.message, "retryable": self.retryable}

@@ -304,6 +304,8 @@ MEMBERS: tuple[type[RunEvent], ...] = (
 )
 """Every member of :data:`RunEvent`, in the order a run emits them."""
 _TERMINAL = (RunCompleted, RunFailed, RunCancelled, RunInterrupted)
+TERMINAL_EVENT_TYPES = frozenset(kind.wire_name for kind in _TERMINAL)
+"""The wire names of the events that end a run."""
 
 
 def is_terminal(event: RunEvent) -> bool:

@@ -4,7 +4,8 @@
 cross-site refusals: :mod:`thoughtline.server.guard`), the body-size limit, optional CORS,
 the headers that keep the page from being framed (:mod:`thoughtline.server.page_headers`)
 and the web page (``static/``, public: it holds no data). :class:`DaemonServer` serves it
-with uvicorn on a pre-bound socket, its connections bounded (a header timeout, a keep-alive
+with uvicorn on a pre-bound socket (on uvloop where it is installed; the connections
+accepted by :mod:`thoughtline.server.listening`), its connections bounded (a header timeout, a keep-alive
 timeout and a cap: :mod:`thoughtline.server.connections`), and shuts down gracefully: on SIGTERM/SIGINT (or
 :meth:`DaemonServer.stop`) runs executing here are interrupted and record
 ``interrupted`` before the process exits.
@@ -16,6 +17,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -27,6 +29,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.config import STARTUP_FAILURE
 
 from thoughtline import __version__
 from thoughtline._user_files import describe_size
@@ -46,6 +49,7 @@ from thoughtline.server.docs_page import DOCS_HEADERS, docs_page
 from thoughtline.server.errors import error_response, install_error_handlers
 from thoughtline.server.gateway.failure import gateway_refusal
 from thoughtline.server.guard import AllowedHosts, RequestGuard
+from thoughtline.server.listening import listen
 from thoughtline.server.page_headers import PageHeaders
 from thoughtline.server.sse import ServerSend
 
@@ -245,9 +249,13 @@ def url_for(sock: socket.socket) -> str:
 
 class DaemonServer:
     """uvicorn serving a :class:`Daemon` on a pre-bound socket, in this thread
-    (:meth:`run`, with signal handling) or a background thread (:meth:`start`)."""
+    (:meth:`run`, with signal handling) or a background thread (:meth:`start`), on a new
+    event loop: ``loop`` as uvicorn names them, ``"auto"`` being uvloop where it is
+    installed (the ``server`` extra installs it, except on Windows), asyncio's otherwise."""
 
-    def __init__(self, daemon: Daemon, sock: socket.socket | None = None) -> None:
+    def __init__(
+        self, daemon: Daemon, sock: socket.socket | None = None, *, loop: str = "auto"
+    ) -> None:
         self.daemon = daemon
         if not is_loopback(daemon.settings.host):
             refuse_weak_tokens(
@@ -267,16 +275,21 @@ class DaemonServer:
             ServerSend(self.app),
             http=bounded_protocol(self.connections),
             ws="none",  # no WebSocket route: an upgrade request is answered as plain HTTP
-            backlog=budget.accept_batch,
+            loop=loop,
             log_level="warning",
             access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=int(daemon.settings.shutdown_timeout_s) + 5,
         )
-        self.server = _Server(config, self._signalled)
+        self.server = _Server(config, self._signalled, budget.accept_batch)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop serving (None before :meth:`run` or :meth:`start`)."""
+        return self._loop
 
     def _signalled(self) -> None:
         loop = self._loop
@@ -290,13 +303,13 @@ class DaemonServer:
         finally:
             self.sock.close()
 
+    def _run_loop(self) -> None:
+        with asyncio.Runner(loop_factory=self.server.config.get_loop_factory()) as runner:
+            runner.run(self.serve())
+
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT (this must be the main thread)."""
-        # The standard asyncio loop, even where uvloop is installed: with uvloop, in
-        # bench/bench_daemon.py (100 runs x 5 subscribers), a subscriber that connects as
-        # its run starts gets its first event 1-1.8 s later at p99, against 0.4-0.6 s,
-        # for the same CPU (bench/README.md, "Daemon fan-out").
-        asyncio.run(self.serve())
+        self._run_loop()
 
     def start(self, timeout_s: float = 10.0) -> DaemonServer:
         """Serve from a background thread (tests, embedding)."""
@@ -304,7 +317,7 @@ class DaemonServer:
 
         def target() -> None:
             try:
-                asyncio.run(self.serve())
+                self._run_loop()
             except BaseException as exc:  # reported to the starting thread
                 self._failure = exc
             finally:
@@ -341,17 +354,36 @@ class _Server(uvicorn.Server):
     interrupted at once, so the SSE streams watching them end and the connections close
     instead of holding up the shutdown."""
 
-    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_exit: Callable[[], None], accept_batch: int
+    ) -> None:
         super().__init__(config)
         self._on_exit = on_exit
+        self._accept_batch = accept_batch
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._on_exit()
         super().handle_exit(sig, frame)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        # asyncio listened with its accept batch, small under a low open-file limit; the
-        # kernel's queue takes no descriptor of ours (server/connections.py).
-        for sock in sockets or ():
-            sock.listen(LISTEN_BACKLOG)
+        """uvicorn's start-up, the pre-bound sockets served by the daemon's listener
+        (server/listening.py: a burst of connections accepted in one turn of the loop,
+        under any loop) rather than by the loop's own server."""
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            sys.exit(STARTUP_FAILURE)
+        config = self.config
+
+        def create_protocol() -> asyncio.Protocol:
+            return config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=self.server_state, app_state=self.lifespan.state
+            )
+
+        # Accepted up to the accept batch per turn, small under a low open-file limit; the
+        # kernel's queue takes no descriptor of ours (server/connections.py). uvicorn only
+        # closes them and waits (asyncio.AbstractServer), though it types them Server.
+        self.servers = [
+            await listen(sock, create_protocol, self._accept_batch, LISTEN_BACKLOG)  # type: ignore[misc]
+            for sock in sockets or ()
+        ]
+        self.started = True

@@ -29,13 +29,12 @@ deadline at all: a live event stream lasts as long as its run.
 **Open files.** The cap, the connections accepted in one turn of the loop and the
 descriptors kept for the store, provider connections and tool servers
 (:data:`FD_RESERVE`) fit under the process's open-file limit, so ``accept()`` itself never
-runs out: asyncio accepts up to its ``backlog`` argument's worth of connections per turn
-before any of them is seen (and refused), and the sockets closed are released on the
-next turn, so two such batches are kept free. asyncio also gives that number to
-``listen()``; connections waiting in the kernel's queue hold no descriptor of this
-process, so the queue is widened again once serving (:data:`LISTEN_BACKLOG`): a burst of
-connections under a low limit waits there instead of having its SYNs dropped (a second
-lost per retry).
+runs out: the daemon's listener (:mod:`thoughtline.server.listening`) accepts up to the
+accept batch of connections per turn before any of them is seen (and refused), and the
+sockets closed are released on the next turn, so two such batches are kept free.
+Connections waiting in the kernel's queue hold no descriptor of this process, so that
+queue is wider (:data:`LISTEN_BACKLOG`): a burst of connections under a low limit waits
+there instead of having its SYNs dropped (a second lost per retry).
 """
 
 from __future__ import annotations
@@ -44,6 +43,10 @@ import asyncio
 import json
 import logging
 import resource
+import socket
+import struct
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
 
@@ -72,7 +75,7 @@ class ConnectionBudget:
 
     max_connections: int
     accept_batch: int
-    """asyncio's ``backlog``: connections accepted per turn of the loop."""
+    """Connections accepted per turn of the loop (server/listening.py)."""
 
 
 def open_file_limit() -> int:
@@ -234,6 +237,8 @@ class BoundedHttpProtocol(HttpToolsProtocol):
     # -- parser callbacks (httptools) ----------------------------------------------
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # For hang_up; weak, so the scope does not keep its connection alive.
+        self.scope[CONNECTION] = weakref.ref(self)  # type: ignore[typeddict-unknown-key]
         self._in_message = True
         if self._deadline_kind != "head":
             self._arm("head")  # from the first byte of this request
@@ -330,6 +335,27 @@ class BoundedHttpProtocol(HttpToolsProtocol):
             head.append(b"retry-after: %d\r\n" % retry_after_s)
         self.transport.write(b"".join([*head, b"\r\n", body]))
         self.transport.close()
+
+
+CONNECTION: Final = "thoughtline.connection"
+"""Scope key of a weak reference to the request's connection (its
+:class:`BoundedHttpProtocol`)."""
+
+
+def hang_up(scope: Mapping[str, Any]) -> None:
+    """Close the request's connection at once with a reset, dropping what is still
+    unsent, in the process and in the kernel: for a client that stopped reading, whose
+    socket would never take the rest (a plain close would wait for it to drain). Its
+    response's further writes are then dropped."""
+    reference = scope.get(CONNECTION)
+    connection = reference() if isinstance(reference, weakref.ref) else None
+    if not isinstance(connection, BoundedHttpProtocol) or connection.transport is None:
+        return
+    sock = connection.transport.get_extra_info("socket")
+    if sock is not None:
+        # A reset, not a FIN queued behind what the kernel still holds for the client.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.transport.abort()
 
 
 def bounded_protocol(limiter: ConnectionLimiter) -> type[BoundedHttpProtocol]:

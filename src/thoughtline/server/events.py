@@ -5,8 +5,9 @@ the folding are :mod:`~thoughtline.server.folding`'s, exported here too).
 Everything here runs on the daemon's event loop; nothing awaits while the hub's state
 changes, so "take a snapshot at seq N and subscribe to everything after N" is atomic.
 
-Each event is encoded to its SSE frame once, when it is published; every subscriber of
-the run writes those same bytes. A subscriber is a cursor into the run's frames, not a
+Each event is encoded to its SSE frame once, when it is published to a run somebody
+follows, or when somebody first asks for a run nobody followed so far (most runs: a
+gateway call, a CLI run); every subscriber of the run writes those same bytes. A subscriber is a cursor into the run's frames, not a
 queue of its own: publishing appends one frame and wakes the subscribers that sleep
 (a subscriber that is already awake is not woken again, and drains everything pending
 when it runs). A subscriber that has read everything can also hand the channel its
@@ -23,6 +24,7 @@ A finished run's frames stay in memory for a while after the run has left the hu
 (:class:`RetainedRuns`: at most ``DEFAULT_RETAIN_BYTES`` in all, each for at most
 ``DEFAULT_RETAIN_S``), so that subscribers arriving just after the end are served the
 same bytes the live subscribers got instead of each replaying the run from the store.
+A run nobody read while it was here is not kept: its late readers read the store.
 """
 
 from __future__ import annotations
@@ -277,34 +279,67 @@ class Subscriber:
 
 class RunChannel:
     """A run executing in this daemon: its events so far, their SSE frames, its folded
-    snapshot and its subscribers."""
+    snapshot and its subscribers.
+
+    While nobody follows the run (a gateway call, a CLI run through the daemon, most
+    runs), publishing only keeps the event: its frame and its place in the snapshot are
+    made when somebody asks for them (a subscriber, a snapshot, the run's end kept for
+    late readers), all at once. A run with subscribers has each event framed and folded
+    as it is published, and written to them at once."""
 
     def __init__(self, run_id: str, planned: RunSnapshot) -> None:
         self.run_id = run_id
         self.planned = planned
-        self.frames: list[bytes] = []
-        """The SSE frame of every event so far; events are numbered from 1 in order."""
-        self.folder = SnapshotFolder(planned)
+        self._frames: list[bytes] = []
+        self._folder = SnapshotFolder(planned)
+        self._unframed: list[RunEvent] = []
+        """Events published since the last catch-up, not yet framed nor folded."""
+        self._closing: tuple[bytes, bytes] | None = None
         self.subscribers: set[Subscriber] = set()
         self.direct: set[Subscriber] = set()
         """The subscribers this channel writes for (see :meth:`Subscriber.write_directly`)."""
         self.finished = False
-        self.closing: tuple[bytes, bytes] | None = None
+        self.followed = False
+        """Whether anybody asked for the run's frames or snapshot while it was here."""
+
+    @property
+    def frames(self) -> list[bytes]:
+        """The SSE frame of every event so far; events are numbered from 1 in order."""
+        self.followed = True
+        if self._unframed:
+            self._catch_up()
+        return self._frames
+
+    @property
+    def folder(self) -> SnapshotFolder:
+        """The run's snapshot, folded up to its last event."""
+        self.followed = True
+        if self._unframed:
+            self._catch_up()
+        return self._folder
+
+    @property
+    def closing(self) -> tuple[bytes, bytes] | None:
         """Once the run ended: the snapshot just before its terminal event, then the
         terminal event (what a fresh connection to a finished run gets)."""
+        self.followed = True
+        if self._unframed:
+            self._catch_up()
+        return self._closing
 
     @property
     def seq(self) -> int:
         return self.folder.seq
 
     def publish(self, event: RunEvent) -> None:
-        data = event_frame(event)
         if is_terminal(event):
-            # The folder holds every event before this one: the snapshot before the end.
-            self.closing = (frame(event.seq - 1, "snapshot", self.folder.snapshot()), data)
             self.finished = True
-        self.frames.append(data)
-        self.folder.apply(event)
+        if not self.subscribers:
+            self._unframed.append(event)
+            return
+        if self._unframed:
+            self._catch_up()
+        self._add(event)
         for subscriber in self.subscribers:
             if subscriber.direct is None:
                 subscriber.notify()
@@ -312,6 +347,19 @@ class RunChannel:
             # Now rather than in a callback: a turn of the loop later cost a delta
             # about a millisecond at the median (bench/README.md, "Daemon fan-out").
             self._write_direct()
+
+    def _catch_up(self) -> None:
+        events, self._unframed = self._unframed, []
+        for event in events:
+            self._add(event)
+
+    def _add(self, event: RunEvent) -> None:
+        data = event_frame(event)
+        if is_terminal(event):
+            # The folder holds every event before this one: the snapshot before the end.
+            self._closing = (frame(event.seq - 1, "snapshot", self._folder.snapshot()), data)
+        self._frames.append(data)
+        self._folder.apply(event)
 
     def _write_direct(self) -> None:
         """Write what was published since the last write to every subscriber this
@@ -381,6 +429,10 @@ class RetainedRuns:
         self._runs: OrderedDict[str, tuple[RetainedRun, int]] = OrderedDict()
 
     def keep(self, channel: RunChannel) -> None:
+        if not channel.followed:
+            # Nobody read it live: its late readers read the store, which holds all of
+            # it by now, rather than every run paying for frames nobody may ask for.
+            return
         closing = channel.closing
         # Frame i must be seq i + 1 for resuming by index: true when the channel saw the
         # run from its first event.

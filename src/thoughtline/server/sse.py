@@ -50,7 +50,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thoughtline.records import TERMINAL_RUN_STATUSES, Run, now_iso
 from thoughtline.records.event_log import from_records
-from thoughtline.records.run_events import is_terminal, run_finished
+from thoughtline.records.run_events import TERMINAL_EVENT_TYPES, is_terminal, run_finished
 from thoughtline.server.announcements import FeedFrame, frames_after
 from thoughtline.server.daemon import Daemon
 from thoughtline.server.events import (
@@ -323,6 +323,15 @@ async def _tail(
         previous = await asyncio.to_thread(store.run_events, run_id, after_seq=after - 1, limit=1)
         if previous and previous[0].seq == after and is_terminal(from_records(previous)[-1]):
             return  # the client already has the end
+        if not previous or previous[0].seq != after:
+            # Resumed from past the log's end (or a gap in it): the client has the end
+            # when the log holds one at or before where it resumed. Without this, a
+            # finished run's stream would end with an end made up past the client's id.
+            end = await asyncio.to_thread(
+                store.run_events, run_id, limit=1, types=TERMINAL_EVENT_TYPES
+            )
+            if end and end[0].seq <= after:
+                return
     seq = after
     last_sent = progress_at = time.monotonic()
     next_check = time.monotonic() + 1.0

@@ -77,6 +77,7 @@ from thoughtline.testing.faults import (
     frames_before_hold,
 )
 from thoughtline.testing.output_limits import output_refusal
+from thoughtline.testing.renderers._json import loads_any
 from thoughtline.testing.replay import SimScript
 from thoughtline.testing.round_trips import CarrierBook, Rejection, RoundTripRule
 from thoughtline.testing.served_models import ModelCatalogue
@@ -379,7 +380,7 @@ class Simulator:
                 transcript, input_transformations=verdict.input_transformations
             )
         if rule is not None and (fault is None or fault.kind != "http_error"):
-            sent = loads_object(renderer.body(transcript, request))
+            sent = loads_any(renderer.body(transcript, request))
             rule.remember(request, sent, self.carriers)
         await self._respond(send, renderer, transcript, request, fault, receive)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Final
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.records import Run
+from thoughtline.records import Run, TaskError
 from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime.engine.runner import RunObserver, Runtime
 from thoughtline.runtime.planning.plan import RunSpec
@@ -356,10 +356,11 @@ class RunManager:
         """Every run executing here, in the order they started."""
         return list(self._runs.values())
 
-    def cancel(self, run_id: str) -> bool:
+    def cancel(self, run_id: str, error: TaskError | None = None) -> bool:
         """Ask a run executing here to stop: its running tasks end ``cancelled`` with
-        what arrived kept. False when the runtime does not execute that run."""
-        return self.runtime.cancel(run_id)
+        what arrived kept (and ``error``, the reason, when given). False when the
+        runtime does not execute that run."""
+        return self.runtime.cancel(run_id, error)
 
     async def wait(self, run_id: str, timeout_s: float | None = None) -> Run | None:
         """:meth:`ManagedRun.wait` for a run executing here; None when it is not."""

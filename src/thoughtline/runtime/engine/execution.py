@@ -76,7 +76,8 @@ class RunExecution(RunRecorder):
         self.cancelled = False
         self.stop_status: StopStatus = "cancelled"
         self.stop_error: TaskError | None = None
-        """What tasks stopped with ``failed`` fail with (the store lost what it held)."""
+        """What stopped tasks end with: for ``failed``, the store lost what it held; for
+        ``cancelled``, the reason its caller gave (:meth:`cancel`)."""
         self.end_lost = False
         """A write given up during a server outage may have held how the run ended."""
         self.toolbox: Toolbox | None = None
@@ -91,12 +92,16 @@ class RunExecution(RunRecorder):
                 run.server_starts = with_server_start(run.server_starts, event)
                 self.emit(event, observed=started.observer is None)
 
-    def cancel(self, status: StopStatus = "cancelled") -> None:
+    def cancel(self, status: StopStatus = "cancelled", error: TaskError | None = None) -> None:
         """Stop every task still queued or running (idempotent). ``interrupted`` is for a
         process shutting down: the run did not fail and nobody cancelled it; ``failed``
-        for a store that lost what it held (:attr:`stop_error`)."""
+        for a store that lost what it held (:attr:`stop_error`). ``error``: why the
+        caller stopped it, recorded as the stopped tasks' error (the gateway's client
+        that stopped reading)."""
         if not self.cancelled:
             self.stop_status = status
+            if error is not None and self.stop_error is None:
+                self.stop_error = error
         self.cancelled = True
         for worker in self.workers:
             worker.cancel()
@@ -124,7 +129,7 @@ class RunExecution(RunRecorder):
 
     def stopped_by(self) -> str | None:
         """Why the run stopped its tasks when nobody cancelled it, for their notices."""
-        if self.stop_error is not None and self.store_failure is None:
+        if self.end_lost and self.stop_error is not None and self.store_failure is None:
             return (
                 "thoughtline stopped the task because the store stayed unreachable and "
                 "the events it held for it were lost"

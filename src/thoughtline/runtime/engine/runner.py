@@ -32,7 +32,7 @@ from thoughtline.providers.counting import count_input_tokens, counting_wires, c
 from thoughtline.providers.endpoints import EndpointRegistry
 from thoughtline.providers.redaction import Redactor
 from thoughtline.providers.transport import default_http_client
-from thoughtline.records import Run, TraceLayer, short_run_id
+from thoughtline.records import Run, TaskError, TraceLayer, short_run_id
 from thoughtline.records.run_events import RunEvent
 from thoughtline.runtime.engine.clients import SharedClients
 from thoughtline.runtime.engine.execution import RunExecution
@@ -436,13 +436,14 @@ class Runtime:
             execution.cancel("interrupted")
         return list(self._executions)
 
-    def cancel(self, run_id: str) -> bool:
+    def cancel(self, run_id: str, error: TaskError | None = None) -> bool:
         """Ask a run executing in this process to stop: running tasks end ``cancelled``
-        with what arrived kept. Returns False if the run is not executing here."""
+        with what arrived kept (and ``error``, the reason, when given). Returns False if
+        the run is not executing here."""
         execution = self._executions.get(run_id)
         if execution is None:
             return False
-        execution.cancel()
+        execution.cancel(error=error)
         return True
 
     async def execute(

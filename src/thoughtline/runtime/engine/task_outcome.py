@@ -193,7 +193,12 @@ def task_error(response: ModelResponse, reasoned: bool, *, runs_tools: bool) -> 
     nothing."""
     error: StreamError | None = response.error
     if error is not None:
-        return TaskError(code=error.code, message=error.message, retryable=error.retryable)
+        return TaskError(
+            code=error.code,
+            message=error.message,
+            retryable=error.retryable,
+            retry_after_s=error.retry_after_s,
+        )
     if response.finish is not None and response.finish.reason == "content_filter":
         return TaskError(
             code="PROVIDER_CONTENT_FILTERED",

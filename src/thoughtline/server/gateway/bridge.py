@@ -19,6 +19,8 @@ raw 400).
 from __future__ import annotations
 
 import asyncio
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import cast
@@ -31,7 +33,7 @@ from thoughtline.model.accumulator import ModelResponse
 from thoughtline.model.client_turns import ClientTurns
 from thoughtline.model.parts import ReasoningPart
 from thoughtline.model.requests import ToolChoice
-from thoughtline.records import Task
+from thoughtline.records import Task, TaskError
 from thoughtline.records.run_events import RunEvent, is_terminal
 from thoughtline.runtime import ManagedRun, RunOptions, build_spec, shareable_carriers
 from thoughtline.server.daemon import Daemon
@@ -120,6 +122,10 @@ class Call:
     """Reasoning parts the client sent back that the gateway did not hand it for this
     endpoint and model (forged, altered, or another model's): not forwarded."""
     events: asyncio.Queue[RunEvent] = field(default_factory=asyncio.Queue)
+    """A stream's live events not yet written (``[gateway] stream_backlog_max`` at most)."""
+    hang_up: Callable[[], None] | None = None
+    """Closes the client's connection at once (set by the stream's route)."""
+    stalled: bool = False
     settled: bool = False
 
     @property
@@ -171,6 +177,28 @@ class Call:
                 endpoint=self.route.endpoint,
                 model=self.route.model,
             )
+
+    def fell_behind(self) -> None:
+        """The client let ``[gateway] stream_backlog_max`` live events pile up unread (it
+        stopped reading, or its connection is half-open): the run is cancelled with
+        ``GATEWAY_CLIENT_STALLED``, what was queued is dropped and the connection closed,
+        so one client never holds the daemon's memory for an answer it does not read."""
+        while not self.events.empty():
+            self.events.get_nowait()  # the run's last events still fit
+        if self.stalled:
+            return
+        self.stalled = True
+        error = TaskError(
+            code="GATEWAY_CLIENT_STALLED",
+            message=f"The gateway's client {self.client.name} stopped reading the streamed "
+            f"answer ({self.events.maxsize} live events waited unread), so the call was "
+            "stopped and its connection closed; what arrived is kept. Read a stream as it "
+            "comes, or ask without stream.",
+            retryable=False,
+        )
+        self.bridge.daemon.runs.cancel(self.handle.run_id, error)
+        if self.hang_up is not None:
+            self.hang_up()
 
     def reply(self, task: Task) -> ModelResponse:
         """The task's answer as its client may get it: a reasoning part the gate held
@@ -228,12 +256,11 @@ class Call:
         if code == "BUDGET_EXCEEDED" and self.client.max_cost is not None:
             # The run's budget is what was left of the client's day.
             raise self.bridge.ledger.day_spent(self.client, message, self.headers)
-        raise GatewayFailure(
-            task_error_status(code),
-            code,
-            message,
-            headers=self.headers,
-        )
+        headers = self.headers
+        if task.error.retry_after_s is not None:
+            # The provider's wait, as its client's SDK reads it (whole seconds, rounded up).
+            headers["Retry-After"] = str(math.ceil(task.error.retry_after_s))
+        raise GatewayFailure(task_error_status(code), code, message, headers=headers)
 
 
 class Bridge:
@@ -287,7 +314,8 @@ class Bridge:
         )
         options = gateway_options(client, call, route, turns, left_today=left)
         self.ledger.enter(client)
-        forward = _Forward()
+        # Only a stream reads the live events; an answer sent whole is the task's reply.
+        forward = _Forward() if call.stream else None
         try:
             built = build_spec(options, "gateway")
             handle = await self.daemon.launch(
@@ -309,8 +337,10 @@ class Bridge:
             handle,
             restored.missing,
             restored.refused,
+            events=asyncio.Queue(self.settings.stream_backlog_max),
         )
-        forward.to(started.events)
+        if forward is not None:
+            forward.to(started)
         handle.task.add_done_callback(lambda _: started.settle())
         return started
 
@@ -324,23 +354,30 @@ class Bridge:
 
 
 class _Forward:
-    """The run's observer: events held until the call's queue exists, then put in it."""
+    """A stream's run observer: events held until the call's queue exists, then put in
+    it; a queue its client left full stops the call (:meth:`Call.fell_behind`)."""
 
     def __init__(self) -> None:
         self.held: list[RunEvent] = []
         self.queue: asyncio.Queue[RunEvent] | None = None
+        self.call: Call | None = None
 
     def __call__(self, event: RunEvent) -> None:
         if self.queue is None:
             self.held.append(event)
-        else:
+            return
+        try:
+            self.queue.put_nowait(event)  # the queue's own bound check, nothing added
+        except asyncio.QueueFull:
+            assert self.call is not None
+            self.call.fell_behind()
             self.queue.put_nowait(event)
 
-    def to(self, queue: asyncio.Queue[RunEvent]) -> None:
-        for event in self.held:
-            queue.put_nowait(event)
-        self.held.clear()
-        self.queue = queue
+    def to(self, call: Call) -> None:
+        self.call, self.queue = call, call.events
+        held, self.held = self.held, []
+        for event in held:
+            self(event)
 
 
 __all__ = ["MODE_HEADER", "RUN_HEADER", "Bridge", "Call", "is_terminal"]

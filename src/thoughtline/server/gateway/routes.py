@@ -14,8 +14,10 @@ turn the gateway on answers ``GATEWAY_DISABLED`` (404).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -30,6 +32,8 @@ from thoughtline.gateway.dialects import (
     client_api,
     messages,
 )
+from thoughtline.model.events import StreamEvent
+from thoughtline.server.connections import hang_up
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
 from thoughtline.server.gateway.clients import find_client, given_token
@@ -196,23 +200,71 @@ async def _answer_call(request: Request, api: Api) -> Response:
             return api.error(failure)
         body: dict[str, Any] = api.dialect.render(call, rendering, started.reply(task))
         return JSONResponse(body, headers=started.headers)
+    # Nothing is sent before the run has something to stream: a run that fails first
+    # (a rate limit, an overloaded or unreachable provider, a timeout before the first
+    # byte) is answered with its status and error body, as the provider's API does.
+    started.hang_up = partial(hang_up, request.scope)
+    batches = live_events(started)
+    try:
+        first = await _first_batch(request, batches)
+    except asyncio.CancelledError:
+        started.bridge.daemon.runs.cancel(started.handle.run_id)
+        raise
+    if first is None:  # the client left first: as one that leaves a stream
+        started.bridge.daemon.runs.cancel(started.handle.run_id)
+        return Response(status_code=499)  # nobody reads it (nginx's "client closed")
+    if not first:  # the run ended with nothing streamed
+        try:
+            started.outcome()
+        except GatewayFailure as failure:
+            return api.error(failure)
     stream = api.dialect.stream(call, rendering)
     # Frames go straight to the server's send, past the middlewares' wrappers (as the
     # daemon's own event streams do).
     return EventStreamResponse(
-        _streamed(started, stream),
+        _streamed(started, stream, first, batches),
         media_type=stream.content_type,
         headers={**started.headers, "Cache-Control": "no-cache"},
     )
 
 
-async def _streamed(started: Call, stream: ReplyStream) -> AsyncIterator[bytes]:
-    """The run's gated deltas as they come, then its tool calls, usage and finish (or
-    its failure) from the task's end, through the dialect's stream. A client that goes
-    away before the end cancels the run, as any caller that stops one."""
+async def _first_batch(
+    request: Request, batches: AsyncIterator[list[StreamEvent]]
+) -> list[StreamEvent] | None:
+    """The run's first batch of deltas (empty: it ended with none), or ``None`` when
+    the client closed its connection first (its request read, the next message the
+    server gives is the disconnect): the response that streams would have learnt it."""
+    first = asyncio.ensure_future(anext(batches))
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({first, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not first.done():
+            first.cancel()
+    return first.result() if first in done else None
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _streamed(
+    started: Call,
+    stream: ReplyStream,
+    first: list[StreamEvent],
+    batches: AsyncIterator[list[StreamEvent]],
+) -> AsyncIterator[bytes]:
+    """The run's gated deltas as they come (``first``, then the rest of ``batches``),
+    then its tool calls, usage and finish (or its failure) from the task's end, through
+    the dialect's stream. A client that goes away before the end cancels the run, as any
+    caller that stops one."""
     ended = False
     try:
-        async for batch in live_events(started):
+        if chunk := b"".join(stream.feed(event) for event in first):
+            yield chunk
+        async for batch in batches:
             # The deltas the run queued while the client's last write went out leave in
             # one write: a stream that fell behind catches up in one send, not one each.
             if chunk := b"".join(stream.feed(event) for event in batch):

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.testing.conversation import SimConversation, read_anthropic
+from thoughtline.testing.renderers._json import dumps
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -38,7 +39,6 @@ from thoughtline.testing.transcript import (
     chunks,
 )
 from thoughtline.wire.api_errors import anthropic_error_type
-from thoughtline.wire.jsonio import dumps
 
 STOP_REASON_FOR_FINISH: Final[dict[SimFinish, str]] = {
     "stop": "end_turn",

@@ -28,6 +28,7 @@ from typing import Any, Literal, TypeAlias
 
 from thoughtline.providers.endpoints import ChatDialect
 from thoughtline.testing.conversation import SimConversation, read_chat
+from thoughtline.testing.renderers._json import dumps
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -37,7 +38,6 @@ from thoughtline.testing.transcript import (
     Transcript,
     chunks,
 )
-from thoughtline.wire.jsonio import dumps
 
 RawField: TypeAlias = Literal["reasoning_content", "reasoning", "think_tags"]
 _FrameSink: TypeAlias = Callable[..., None]

@@ -27,6 +27,7 @@ from typing import Any
 
 from thoughtline.providers.capabilities import builtin_capabilities
 from thoughtline.testing.conversation import SimConversation, read_openai_responses
+from thoughtline.testing.renderers._json import dumps
 from thoughtline.testing.transcript import (
     Frame,
     FrameRole,
@@ -36,7 +37,6 @@ from thoughtline.testing.transcript import (
     chunks,
 )
 from thoughtline.wire.api_errors import openai_error
-from thoughtline.wire.jsonio import dumps
 
 CREATED_AT = 1_767_225_600  # fixed, so rendered bytes are deterministic
 ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
