@@ -19,6 +19,7 @@ from tests.gateway.conftest import Gateway, StartGateway
 from tests.server.support import wait_for_status
 from tests.support import all_bytes_under
 from thoughtline.config import TimeoutSettings
+from thoughtline.server.gateway import routes
 from thoughtline.testing import Fault, SimReasoning, Simulator, Transcript
 
 pytestmark = pytest.mark.slow  # a daemon per test, providers that stall for a timeout
@@ -248,6 +249,34 @@ def test_a_client_that_leaves_before_the_first_delta_cancels_its_run(
     assert run["status"] == "cancelled"
     upstream(sim, None)
     assert chat(gateway, False).code is None
+
+
+def test_a_hidden_client_gets_its_headers_while_the_model_still_reasons(
+    start_gateway: StartGateway, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status waits for the first delta only so long: a model that reasons longer
+    (none of it shown) does not hold back the client's headers, whose own wait for them
+    may run out first."""
+    monkeypatch.setattr(routes, "STATUS_HOLD_S", 0.2)
+    gateway = start_gateway(timeouts=TimeoutSettings(connect=2, read=120, total=300))
+    # The provider answered and says nothing yet, as a model reasoning before its
+    # answer does for a client that sees none of the reasoning.
+    upstream(sim, Fault.stall(at="start", max_s=60))
+    token = gateway.tokens["app"]
+    with httpx2.stream(
+        "POST",
+        f"{gateway.openai_url}/chat/completions",
+        json={"model": MODEL, "stream": True, "messages": [HI]},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx2.Timeout(30, read=20),
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        run_id = response.headers["thoughtline-run-id"]
+        client = gateway.daemon.client()
+        assert client.get(f"/v1/runs/{run_id}").json()["status"] == "running"
+    # The client left: its run stops.
+    assert wait_for_status(client, run_id, {"cancelled", "failed"})["status"] == "cancelled"
 
 
 CANARY = "CANARY-GW-FAULT-5c1e"

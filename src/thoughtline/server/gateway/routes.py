@@ -200,9 +200,10 @@ async def _answer_call(request: Request, api: Api) -> Response:
             return api.error(failure)
         body: dict[str, Any] = api.dialect.render(call, rendering, started.reply(task))
         return JSONResponse(body, headers=started.headers)
-    # Nothing is sent before the run has something to stream: a run that fails first
-    # (a rate limit, an overloaded or unreachable provider, a timeout before the first
-    # byte) is answered with its status and error body, as the provider's API does.
+    # Nothing is sent before the run has something to stream, for STATUS_HOLD_S at
+    # most: a run that fails first (a rate limit, an overloaded or unreachable provider,
+    # a timeout before the first byte) is answered with its status and error body, as
+    # the provider's API does.
     started.hang_up = partial(hang_up, request.scope)
     batches = live_events(started)
     try:
@@ -213,7 +214,7 @@ async def _answer_call(request: Request, api: Api) -> Response:
     if first is None:  # the client left first: as one that leaves a stream
         started.bridge.daemon.runs.cancel(started.handle.run_id)
         return Response(status_code=499)  # nobody reads it (nginx's "client closed")
-    if not first:  # the run ended with nothing streamed
+    if first.done() and not first.result():  # the run ended with nothing streamed
         try:
             started.outcome()
         except GatewayFailure as failure:
@@ -228,21 +229,36 @@ async def _answer_call(request: Request, api: Api) -> Response:
     )
 
 
+STATUS_HOLD_S = 5.0
+"""How long a streamed call's status waits for the run's first delta. A provider's
+refusal (a rate limit, an overload, a bad key) comes well within it and is answered as
+a status and error body; a model that reasons longer than this before its answer (all
+of it hidden from the client) gets its headers then, so that no client's own wait for
+them runs out, and a later failure is the stream's error event."""
+
+
 async def _first_batch(
     request: Request, batches: AsyncIterator[list[StreamEvent]]
-) -> list[StreamEvent] | None:
-    """The run's first batch of deltas (empty: it ended with none), or ``None`` when
+) -> asyncio.Future[list[StreamEvent]] | None:
+    """The run's first batch of deltas (empty: it ended with none): done when the run
+    streamed or ended within :data:`STATUS_HOLD_S`, else still to come; or ``None`` when
     the client closed its connection first (its request read, the next message the
     server gives is the disconnect): the response that streams would have learnt it."""
     first = asyncio.ensure_future(anext(batches))
     gone = asyncio.ensure_future(_disconnected(request))
     try:
-        done, _ = await asyncio.wait({first, gone}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {first, gone}, timeout=STATUS_HOLD_S, return_when=asyncio.FIRST_COMPLETED
+        )
+    except BaseException:
+        first.cancel()
+        raise
     finally:
         gone.cancel()
-        if not first.done():
-            first.cancel()
-    return first.result() if first in done else None
+    if gone in done and first not in done:
+        first.cancel()
+        return None
+    return first
 
 
 async def _disconnected(request: Request) -> None:
@@ -253,7 +269,7 @@ async def _disconnected(request: Request) -> None:
 async def _streamed(
     started: Call,
     stream: ReplyStream,
-    first: list[StreamEvent],
+    first: asyncio.Future[list[StreamEvent]],
     batches: AsyncIterator[list[StreamEvent]],
 ) -> AsyncIterator[bytes]:
     """The run's gated deltas as they come (``first``, then the rest of ``batches``),
@@ -262,7 +278,7 @@ async def _streamed(
     caller that stops one."""
     ended = False
     try:
-        if chunk := b"".join(stream.feed(event) for event in first):
+        if chunk := b"".join(stream.feed(event) for event in await first):
             yield chunk
         async for batch in batches:
             # The deltas the run queued while the client's last write went out leave in
