@@ -6,6 +6,7 @@ still starting is told of that start as its own."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.cli.test_run_cli import thoughtline
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, wait_for_status
 from tests.support import run_events_from_start
@@ -132,6 +134,43 @@ def test_a_run_answered_before_its_servers_start_shows_each_start_in_its_snapsho
         start for start in logged if start == {**start, "server": "slow", "state": "ready"}
     ]
     assert {key: starts_of(done)["slow"][key] for key in slow_ready} == slow_ready
+
+
+def test_a_finished_run_read_back_from_the_store_keeps_its_server_starts(
+    start_daemon: StartDaemon, sim: Simulator, home: Path, environ: dict[str, str]
+) -> None:
+    """Once the hub let the run go, every surface reads it from the store: the API, the
+    list, and the CLI's ``status``, ``runs`` and ``export`` show the starts its last
+    live snapshot showed."""
+    quick = McpServerSettings(name="quick", command=sys.executable, args=(TEST_SERVER,))
+    live = serving(start_daemon, quick)
+    client = live.client()
+    sim.script(DONE)
+    run_id = start_async(client, ["quick"])
+    wait_for_status(client, run_id, {"completed"})
+    name, done = run_events_from_start(client, run_id)[-1]
+    assert name == "run.completed"
+    told = done["tool_server_starts"]
+    assert [(start["server"], start["state"]) for start in told] == [("quick", "ready")]
+    for _ in range(400):
+        if live.daemon.hub.get(run_id) is None:
+            break
+        time.sleep(0.05)
+    assert live.daemon.hub.get(run_id) is None
+
+    stored = client.get(f"/v1/runs/{run_id}").json()
+    (listed,) = [run for run in client.get("/v1/runs").json()["runs"] if run["id"] == run_id]
+    shown = [
+        json.loads(thoughtline(home, environ, *args).stdout)
+        for args in (
+            ("status", run_id, "--json"),
+            ("export", run_id, "--format", "json"),
+        )
+    ]
+    (in_runs,) = json.loads(thoughtline(home, environ, "runs", "--json").stdout)
+    for snapshot in (stored, listed, *shown, in_runs):
+        assert snapshot["tool_server_starts"] == told
+    assert stored == done
 
 
 def test_a_server_that_does_not_start_fails_the_run_and_its_snapshot_says_why(

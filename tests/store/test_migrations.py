@@ -33,6 +33,7 @@ ALL_NAMES = [
     "m015_task_step_costs",
     "m016_budget_notices_and_known_costs",
     "m017_gateway_clients",
+    "m018_run_server_starts",
 ]
 
 

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.cli.test_conversations_cli import Terminal, query
-from tests.cli.test_run_cli import thoughtline
+from tests.cli.test_run_cli import cli_env, thoughtline
+from tests.support import daemon_url, start_process, wait_for_running_event
 from tests.tools.test_mcp_tools import TEST_SERVER, _config, broken_server
 from thoughtline import RunCompleted, RunStarted, ToolServerStart, stream
 from thoughtline.config import Config
@@ -155,3 +159,45 @@ def test_a_cold_start_is_logged_before_the_run_starts_and_a_warm_one_after(
     assert warm[0] == ("run.started", None)
     assert warm.count(starting) == 1 and warm.count(ready) == 1
     assert warm.index(starting) < warm.index(ready)
+
+
+def test_a_run_whose_daemon_died_while_a_server_started_keeps_that_start(
+    home: Path, environ: dict[str, str], sim: Simulator, tmp_path: Path
+) -> None:
+    """Each start is written with the run's row as it happens: a run recovered as
+    ``interrupted`` after its daemon was killed shows the start it was waiting for."""
+    gate = tmp_path / "gate"
+    gated_servers(home, gate)
+    daemon = start_process(
+        [sys.executable, "-m", "thoughtline.cli", "serve", "--port", "0", "--no-token"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(home, environ),
+        cwd=home.parent,
+    )
+    try:
+        with httpx2.Client(base_url=daemon_url(daemon), timeout=30) as client:
+            created = client.post(
+                "/v1/runs",
+                json={"request": "Go.", "tools": ["slow"]},
+                headers={"Prefer": "respond-async"},
+            )
+            assert created.status_code == 202, created.text
+            run_id = created.json()["id"]
+        assert wait_for_running_event(home / "thoughtline.db", "tool_server.start") == run_id
+        daemon.send_signal(signal.SIGKILL)
+        daemon.communicate(timeout=30)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.communicate(timeout=30)
+        gate.touch()  # the orphaned server serves, finds its stdin closed and exits
+
+    result = thoughtline(home, environ, "status", run_id, "--json")
+    assert result.returncode == 0, result.stderr
+    snapshot = json.loads(result.stdout)
+    assert snapshot["status"] == "interrupted"
+    (slow,) = snapshot["tool_server_starts"]
+    assert (slow["server"], slow["state"]) == ("slow", "starting")
+    assert sim.requests == []

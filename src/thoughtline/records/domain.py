@@ -359,8 +359,8 @@ class Run:
     tasks: list[Task] = field(default_factory=list)
     server_starts: list[ToolServerStartSnapshot] = field(default_factory=list)
     """Its tool servers' starts as its ``tool_server.start`` events told them
-    (:func:`~thoughtline.records.server_starts.with_server_start`); live only, not
-    stored."""
+    (:func:`~thoughtline.records.server_starts.with_server_start`); stored with the
+    run's row whenever they change."""
 
     def snapshot(self) -> RunSnapshot:
         """The ``thoughtline.run/v1`` snapshot."""

@@ -312,9 +312,8 @@ class RunSnapshot(TypedDict):
     the client's policy applied."""
     tool_server_starts: NotRequired[list[ToolServerStartSnapshot]]
     """The starts of the tool servers the run waited for or started, as its
-    ``tool_server.start`` events told them, in the order they began: in a live run's
-    snapshot (the daemon's, the library's, ``run --json``), not in one read back from
-    the store (its event log keeps them)."""
+    ``tool_server.start`` events told them, in the order they began: the same in a live
+    run's snapshot and in one read back from the store (kept with the run's row)."""
 
 
 class RunSummary(TypedDict):

@@ -91,7 +91,8 @@ INSERT_TASKS: Final = {
 }
 """New runs (stamped with the server's clock) and their tasks, one statement each."""
 UPDATE_RUNS: Final = (
-    "UPDATE runs SET status = changed.status, finished_at = changed.finished_at "
+    "UPDATE runs SET status = changed.status, finished_at = changed.finished_at, "
+    "tool_server_starts_json = changed.tool_server_starts_json "
     "FROM jsonb_populate_recordset(NULL::runs, %s::jsonb) AS changed "
     "WHERE runs.id = changed.id AND runs.id = ANY(%s) RETURNING runs.id"
 )

@@ -28,6 +28,7 @@ from thoughtline.records import (
     parse_epoch,
 )
 from thoughtline.store._step_costs import cost_totals, step_costs_by_task
+from thoughtline.store.base import RunUpdate
 from thoughtline.tools.recorded import RecordedServer
 
 
@@ -42,8 +43,10 @@ RUN_FIELDS = (
     "worker_backend", "created_at", "finished_at", "conversation_id", "continues",
     "max_cost", "client", "client_asked",
 )  # fmt: skip
-RUN_COLUMNS = (*RUN_FIELDS, "tool_servers_json")
-"""A run's columns: its fields by name, then the records of its tool servers as JSON."""
+RUN_COLUMNS = (*RUN_FIELDS, "tool_servers_json", "tool_server_starts_json")
+"""A run's columns: its fields by name, then the records of its tool servers and its
+servers' starts as JSON."""
+UPDATE_RUN = "UPDATE runs SET status = ?, finished_at = ?, tool_server_starts_json = ? WHERE id = ?"
 TASK_FIELDS = (
     "id", "run_id", "position", "role", "name", "provider", "model", "chain_of_thought",
     "chain_of_thought_source", "effort", "status", "executor", "output", "reasoning",
@@ -293,17 +296,28 @@ def tool_calls_by_task(call_rows: Sequence[Sequence[Any]]) -> dict[str, list[Too
 def run_values(run: Run) -> tuple[object, ...]:
     """A run's :data:`RUN_COLUMNS` values."""
     servers = dump([server.to_dict() for server in run.tool_servers]) if run.tool_servers else None
-    return (*(getattr(run, name) for name in RUN_FIELDS), servers)
+    return (*(getattr(run, name) for name in RUN_FIELDS), servers, server_starts_json(run))
+
+
+def run_update(run: Run) -> RunUpdate:
+    """What a write of ``run`` changes of its row (:data:`UPDATE_RUN`'s parameters)."""
+    return (run.status, run.finished_at, server_starts_json(run), run.id)
+
+
+def server_starts_json(run: Run) -> str | None:
+    """The run's ``tool_server_starts`` as stored; ``None`` when it has none."""
+    return dump(run.server_starts) if run.server_starts else None
 
 
 def run_from_row(row: Row, tasks: list[Task]) -> Run:
-    servers = row["tool_servers_json"]
+    servers, starts = row["tool_servers_json"], row["tool_server_starts_json"]
     return Run(
         **{name: row[name] for name in RUN_FIELDS},
         tool_servers=[]
         if servers is None
         else [RecordedServer.from_dict(server) for server in load(servers)],
         tasks=tasks,
+        server_starts=[] if starts is None else load(starts),
     )
 
 

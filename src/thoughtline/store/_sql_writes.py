@@ -17,6 +17,7 @@ from thoughtline.store._transitions import TransitionWrites
 from thoughtline.store.base import (
     PreparedWrite,
     RunNotFoundError,
+    RunUpdate,
     Store,
 )
 
@@ -68,7 +69,7 @@ class WriteStatements:
             ),
             insert_task=dialect.sql(rows.INSERT_TASK + keep),
             update_task=dialect.sql(rows.UPDATE_TASK),
-            update_run=dialect.sql("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?"),
+            update_run=dialect.sql(rows.UPDATE_RUN),
             insert_run_event=dialect.sql(rows.INSERT_RUN_EVENT + keep),
             insert_trace=dialect.sql(rows.INSERT_TRACE + keep),
             upsert_tool_call=dialect.sql(rows.UPSERT_TOOL_CALL),
@@ -197,10 +198,10 @@ class SqlWrites(TransitionWrites, Store, Generic[ConnectionT]):
         self,
         conn: ConnectionT,
         sql: str,
-        params: Sequence[tuple[str, str | None, str]] | Sequence[dict[str, object]],
+        params: Sequence[RunUpdate] | Sequence[dict[str, object]],
         checks: list[UpdateCheck] | None,
     ) -> None:
-        """Update runs (``(status, finished_at, id)``) or tasks (rows by column name),
+        """Update runs (:data:`~thoughtline.store.base.RunUpdate`) or tasks (rows by column name),
         each with its own statement; see :meth:`_queue_rows` for ``checks``."""
         for row in params:
             updated = RowUpdate(conn.execute(sql, row), self._not_found(row))
@@ -209,12 +210,12 @@ class SqlWrites(TransitionWrites, Store, Generic[ConnectionT]):
             else:
                 checks.append(updated)
 
-    def _not_found(self, row: tuple[str, str | None, str] | dict[str, object]) -> str:
+    def _not_found(self, row: RunUpdate | dict[str, object]) -> str:
         """What :class:`RunNotFoundError` says when the run or task of ``row`` (an
         update's parameters) is not stored."""
         if isinstance(row, dict):
             return f"No task {row['id']!r} of run {row['run_id']!r} in {self._where} to update."
-        return f"No run {row[2]!r} in {self._where} to update."
+        return f"No run {row[-1]!r} in {self._where} to update."
 
     def _append_many(self, conn: ConnectionT, sql: str, params: list[tuple[object, ...]]) -> None:
         """Insert rows into a log (``sql`` is :attr:`statements`' insert), in order."""

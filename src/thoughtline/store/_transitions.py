@@ -7,10 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thoughtline.records import Run, RunEventRecord, Task, TraceEvent
-from thoughtline.store._rows import dump, run_event_params, thread_params, trace_params
+from thoughtline.store._rows import (
+    dump,
+    run_event_params,
+    run_update,
+    thread_params,
+    trace_params,
+)
 from thoughtline.store._step_costs import StepCostRows
 from thoughtline.store._storable import storable
-from thoughtline.store.base import PreparedWrite
+from thoughtline.store.base import PreparedWrite, RunUpdate
 
 
 class TransitionWrites:
@@ -115,7 +121,7 @@ class TransitionWrites:
             if create is None
             else [(self.new_run_row(create), [self.task_row(task) for task in create.tasks])],
             events=[run_event_params(event) for event in events],
-            runs=[] if run is None else [(run.status, run.finished_at, run.id)],
+            runs=[] if run is None else [run_update(run)],
             tasks=[self.task_row(task) for task in tasks],
             threads=[thread_params(task) for task in tasks if task.thread is not None],
             trace=[trace_params(event) for event in trace],
@@ -142,7 +148,7 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
     created: list[tuple[tuple[object, ...], list[dict[str, object]]]] = []
     events: list[tuple[object, ...]] = []
     trace: list[tuple[object, ...]] = []
-    runs: dict[str, tuple[str, str | None, str]] = {}
+    runs: dict[str, RunUpdate] = {}
     tasks: dict[object, dict[str, object]] = {}
     calls: dict[tuple[object, object], tuple[object, ...]] = {}
     task_threads: list[tuple[object, ...]] = []
@@ -159,7 +165,7 @@ def merged(writes: Sequence[PreparedWrite]) -> PreparedWrite:
         events += write.events
         trace += write.trace
         for run in write.runs:
-            runs[run[2]] = run
+            runs[run[-1]] = run
         for task in write.tasks:
             tasks[task["id"]] = task
         run_ids |= write.run_ids

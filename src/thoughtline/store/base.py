@@ -84,6 +84,11 @@ class UnfinishedRun:
     """The highest event number of the run's log, ``0`` when it is empty."""
 
 
+RunUpdate: TypeAlias = tuple[str, str | None, str | None, str]
+"""What a write of a run changes of its row: ``(status, finished_at,
+tool_server_starts_json, id)``."""
+
+
 @dataclass(slots=True)
 class PreparedWrite:
     """What one transition of a run writes, already turned into row parameters (each
@@ -94,8 +99,8 @@ class PreparedWrite:
     created: list[tuple[tuple[object, ...], list[dict[str, object]]]] = field(default_factory=list)
     """New runs: each run's row and its tasks' rows."""
     events: list[tuple[object, ...]] = field(default_factory=list)
-    runs: list[tuple[str, str | None, str]] = field(default_factory=list)
-    """Runs' new ``(status, finished_at, id)``."""
+    runs: list[RunUpdate] = field(default_factory=list)
+    """Runs' new status, ``finished_at`` and tool server starts (:data:`RunUpdate`)."""
     tasks: list[dict[str, object]] = field(default_factory=list)
     trace: list[tuple[object, ...]] = field(default_factory=list)
     tool_calls: list[tuple[object, ...]] = field(default_factory=list)
@@ -237,7 +242,8 @@ class Store(Protocol):
         ...
 
     def update_run(self, run: Run) -> None:
-        """Write the run's status and ``finished_at`` (tasks are written separately).
+        """Write the run's status, ``finished_at`` and tool server starts (tasks are
+        written separately).
         Raises :class:`RunNotFoundError` when the run is not stored."""
         ...
 
@@ -256,8 +262,8 @@ class Store(Protocol):
         trace: Sequence[TraceEvent] = (),
         tool_calls: Sequence[tuple[Task, int]] = (),
     ) -> None:
-        """In one transaction: append run events, write the run's status and
-        ``finished_at``, write every field of ``tasks`` (their tool calls apart), append
+        """In one transaction: append run events, write the run's status,
+        ``finished_at`` and tool server starts, write every field of ``tasks`` (their tool calls apart), append
         trace events, write each ``(task, position)`` tool call's row — what a
         transition of a run writes, all or nothing. Raises :class:`RunNotFoundError`
         (and writes nothing) when the run or a task is not stored."""

@@ -80,7 +80,7 @@ from thoughtline.store._sql_store import (
     WriteStatements,
     check_updates,
 )
-from thoughtline.store.base import PreparedWrite, Store, Vacuumed
+from thoughtline.store.base import PreparedWrite, RunUpdate, Store, Vacuumed
 from thoughtline.store.owner import ProcessIdentity
 
 __all__ = ["HEARTBEAT_INTERVAL_S", "PostgresStore"]
@@ -250,7 +250,7 @@ class PostgresStore(SqlStore[Connection]):
         self,
         conn: Connection,
         sql: str,
-        params: Sequence[tuple[str, str | None, str]] | Sequence[dict[str, object]],
+        params: Sequence[RunUpdate] | Sequence[dict[str, object]],
         checks: list[UpdateCheck] | None,
     ) -> None:
         if len(params) < 2 or checks is None:
@@ -258,8 +258,13 @@ class PostgresStore(SqlStore[Connection]):
             return
         if sql == self.statements.update_run:
             changed: list[dict[str, object]] = [
-                {"status": status, "finished_at": finished_at, "id": run_id}
-                for status, finished_at, run_id in params
+                {
+                    "status": status,
+                    "finished_at": finished_at,
+                    "tool_server_starts_json": starts,
+                    "id": run_id,
+                }
+                for status, finished_at, starts, run_id in params
             ]
             statement = UPDATE_RUNS
         else:
@@ -311,7 +316,7 @@ class PostgresStore(SqlStore[Connection]):
         for run_row, _tasks in write.created:
             if run_row[1] in ("planned", "running"):
                 self._lease.hold(str(run_row[0]))
-        for status, _finished_at, run_id in write.runs:
+        for status, _finished_at, _starts, run_id in write.runs:
             if status not in ("planned", "running"):
                 self._lease.release(run_id)
         return True

@@ -353,6 +353,9 @@ class RunExecution(RunRecorder):
             )
             self.run.server_starts = with_server_start(self.run.server_starts, event)
             self.emit(event)
+            # The run's row keeps its starts (a few writes a run), so the run read back
+            # from the store shows them as its live snapshot did.
+            self._queue(run=True)
             return
         self.trace.add(kind, metadata=metadata)
 
