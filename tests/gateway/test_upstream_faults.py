@@ -251,6 +251,33 @@ def test_a_client_that_leaves_before_the_first_delta_cancels_its_run(
     assert chat(gateway, False).code is None
 
 
+def test_a_client_that_leaves_a_call_not_streamed_cancels_its_run(
+    start_gateway: StartGateway, sim: Simulator
+) -> None:
+    """A client that gives up on a whole answer (a provider silent for long) stops its
+    run and frees its place, as one that leaves a stream does: nobody pays for an answer
+    nobody will read."""
+    gateway = start_gateway(
+        clients={"app": {"max_active": 1}},
+        timeouts=TimeoutSettings(connect=2, read=120, total=300),
+    )
+    upstream(sim, Fault.stall(at="start", max_s=60))
+    token = gateway.tokens["app"]
+    with pytest.raises(httpx2.ReadTimeout):
+        httpx2.post(
+            f"{gateway.openai_url}/chat/completions",
+            json={"model": MODEL, "messages": [HI]},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(30, read=0.5),
+        )
+    client = gateway.daemon.client()
+    (listed,) = client.get("/v1/runs", params={"client": "app"}).json()["runs"]
+    run = wait_for_status(client, listed["id"], {"cancelled", "failed", "completed"})
+    assert run["status"] == "cancelled"
+    upstream(sim, None)
+    assert chat(gateway, False).code is None
+
+
 def test_a_hidden_client_gets_its_headers_while_the_model_still_reasons(
     start_gateway: StartGateway, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:

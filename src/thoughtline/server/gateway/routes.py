@@ -33,6 +33,7 @@ from thoughtline.gateway.dialects import (
     messages,
 )
 from thoughtline.model.events import StreamEvent
+from thoughtline.records import Task
 from thoughtline.server.connections import hang_up
 from thoughtline.server.daemon import body_limit
 from thoughtline.server.gateway.bridge import MODE_HEADER, Bridge, Call
@@ -195,9 +196,11 @@ async def _answer_call(request: Request, api: Api) -> Response:
     rendering = Rendering(shows_reasoning=started.shows_reasoning)
     if not call.stream:
         try:
-            task = await started.until_end()
+            task = await _answered(request, started)
         except GatewayFailure as failure:
             return api.error(failure)
+        if task is None:  # the client left first: its run was cancelled
+            return Response(status_code=499)  # nobody reads it (nginx's "client closed")
         body: dict[str, Any] = api.dialect.render(call, rendering, started.reply(task))
         return JSONResponse(body, headers=started.headers)
     # Nothing is sent before the run has something to stream, for STATUS_HOLD_S at
@@ -259,6 +262,26 @@ async def _first_batch(
         first.cancel()
         return None
     return first
+
+
+async def _answered(request: Request, started: Call) -> Task | None:
+    """The call's ended task (:meth:`Call.until_end`), or ``None`` when the client closed
+    its connection first: the run is cancelled then, as for a client that leaves a
+    stream, rather than answer (and cost) for nobody."""
+    ended = asyncio.ensure_future(started.until_end())
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        ended.cancel()  # until_end cancels the run
+        raise
+    finally:
+        gone.cancel()
+    if not ended.done():
+        ended.cancel()
+        await asyncio.wait({ended})
+        return None
+    return ended.result()
 
 
 async def _disconnected(request: Request) -> None:
