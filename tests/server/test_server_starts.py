@@ -19,7 +19,7 @@ import pytest
 from tests.cli.test_run_cli import thoughtline
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, wait_for_status
-from tests.support import run_events_from_start
+from tests.support import alive, run_events_from_start
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.records import parse_epoch
@@ -30,6 +30,21 @@ pytestmark = pytest.mark.slow  # tool server processes
 
 DONE = Transcript(answer="Done.")
 ASYNC = {"Prefer": "respond-async"}
+
+
+def gate_waiters(gate: Path) -> list[int]:
+    """The live processes whose command line names ``gate`` (Linux: ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(gate).encode() in command and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 def gated(name: str, gate: Path) -> McpServerSettings:
@@ -211,6 +226,26 @@ def test_without_respond_async_the_run_is_answered_once_its_servers_are_up(
     assert client.get("/v1/runs").json()["runs"] == []
 
 
+def test_a_run_waiting_on_a_start_another_run_gave_up_gets_its_server(
+    start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    client = serving(start_daemon, gated("slow", gate)).client()
+    sim.script(DONE)
+    first = start_async(client, ["slow"])
+    wait_for_starts(client, first, lambda starts: "slow" in starts)
+    second = start_async(client, ["slow"])
+    wait_for_starts(client, second, lambda starts: "slow" in starts)
+    assert client.post(f"/v1/runs/{first}/cancel").status_code == 202
+    assert wait_for_status(client, first, {"cancelled", "completed", "failed"})["status"] == (
+        "cancelled"
+    )
+    gate.touch()
+    done = wait_for_status(client, second, {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed", done
+    assert starts_of(done)["slow"]["state"] == "ready"
+
+
 def test_a_run_that_leases_a_server_another_run_is_starting_is_told_of_that_start(
     start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
 ) -> None:
@@ -275,16 +310,27 @@ def test_a_tool_its_server_does_not_offer_fails_the_task_of_a_run_answered_at_on
     assert sim.requests == []
 
 
-def test_a_run_cancelled_while_its_server_starts_ends_cancelled_once_the_start_ends(
+def test_a_run_cancelled_while_its_server_starts_ends_cancelled_without_waiting_for_it(
     start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
 ) -> None:
+    """A cancel does not wait for a start that may hang until its timeout; the server
+    starts again for the next run that asks for it."""
     gate = tmp_path / "gate"
     client = serving(start_daemon, gated("slow", gate)).client()
     run_id = start_async(client, ["slow"])
     wait_for_starts(client, run_id, lambda starts: "slow" in starts)
     cancelled = client.post(f"/v1/runs/{run_id}/cancel")
     assert cancelled.status_code == 202, cancelled.text
-    gate.touch()
-    done = wait_for_status(client, run_id, {"cancelled"})
+    # The gate stays shut: the start would only end at its 30 s timeout.
+    done = wait_for_status(client, run_id, {"cancelled"})  # about 20 s at most
     assert [task["status"] for task in done["tasks"]] == ["cancelled"]
     assert sim.requests == []
+    # The start given up stopped its process too.
+    for _ in range(200):
+        if not gate_waiters(gate):
+            break
+        time.sleep(0.05)
+    assert not gate_waiters(gate)
+    gate.touch()
+    again = start_async(client, ["slow"])
+    assert wait_for_status(client, again, {"completed", "failed"})["status"] == "completed"

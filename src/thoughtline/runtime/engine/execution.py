@@ -73,6 +73,8 @@ class RunExecution(RunRecorder):
         self.semaphore = asyncio.Semaphore(services.max_concurrency)
         self.uses_clients = run.worker_backend == "provider"
         self.workers: list[asyncio.Future[None]] = []
+        self.starting: asyncio.Future[StartedTools | None] | None = None
+        """The start of the run's tool servers while it goes on (:meth:`cancel` stops it)."""
         self.cancelled = False
         self.stop_status: StopStatus = "cancelled"
         self.stop_error: TaskError | None = None
@@ -103,6 +105,8 @@ class RunExecution(RunRecorder):
             if error is not None and self.stop_error is None:
                 self.stop_error = error
         self.cancelled = True
+        if self.starting is not None:
+            self.starting.cancel()
         for worker in self.workers:
             worker.cancel()
 
@@ -329,14 +333,24 @@ class RunExecution(RunRecorder):
         if started is None:
             if not self.uses_clients or not start:
                 return None
-            try:
-                # Each task's tool names are checked when it starts: one task naming a
-                # tool its server lacks does not fail the others.
-                started = await self.services.start_tools(
+            # Each task's tool names are checked when it starts: one task naming a tool
+            # its server lacks does not fail the others.
+            starting = self.starting = asyncio.ensure_future(
+                self.services.start_tools(
                     self.run, tools=self.run_tools, check=False, listener=self.server_notice
                 )
+            )
+            try:
+                started = await starting
             except ThoughtlineError as exc:
                 return TaskError(code=exc.code, message=exc.message, retryable=False)
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not self.cancelled or (current is not None and current.cancelling()):
+                    raise
+                return None  # the run was cancelled while its servers started
+            finally:
+                self.starting = None
             if started is None:
                 return None
         servers.push_async_callback(started.aclose)
