@@ -14,7 +14,7 @@ import asyncio
 import logging
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import replace
-from typing import Final, Literal
+from typing import Final
 
 from thoughtline.config.pricing import Pricer
 from thoughtline.errors import ThoughtlineError
@@ -24,7 +24,6 @@ from thoughtline.providers.redaction import Redactor
 from thoughtline.records import (
     TERMINAL_TASK_STATUSES,
     Run,
-    RunStatus,
     Task,
     TaskError,
     TaskStatus,
@@ -36,6 +35,7 @@ from thoughtline.records.event_log import to_records
 from thoughtline.records.run_events import RunEvent, RunStarted, run_finished, tool_server_start
 from thoughtline.records.server_starts import with_server_start
 from thoughtline.runtime.engine.clients import CallOverlap
+from thoughtline.runtime.engine.run_outcome import StopStatus, run_status, store_problem
 from thoughtline.runtime.engine.run_recording import RunObserver, RunRecorder, RunServices
 from thoughtline.runtime.engine.task_call import TaskCall
 from thoughtline.runtime.engine.telemetry_hooks import CallReport, notify
@@ -43,7 +43,7 @@ from thoughtline.runtime.planning.roles import RoleCatalog
 from thoughtline.runtime.planning.run_tools import Approver, RunTools
 from thoughtline.runtime.planning.toolbox import StartedTools, TaskTools, Toolbox, ToolServer
 from thoughtline.runtime.policy.budget import RunBudget
-from thoughtline.store.base import StoreError, StoreProblem
+from thoughtline.store.base import StoreError
 from thoughtline.tools.server_start import SERVER_START
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,6 @@ logger = logging.getLogger(__name__)
 
 END_WRITE_TRIES: Final = 2
 """How many more holds a run's end gets after a server outage lost one."""
-StopStatus = Literal["cancelled", "interrupted", "failed"]
 
 
 class RunExecution(RunRecorder):
@@ -142,7 +141,7 @@ class RunExecution(RunRecorder):
             return None
         return (
             "thoughtline stopped the task because the store could not be written "
-            f"({_store_problem(self.store_failure)})"
+            f"({store_problem(self.store_failure)})"
         )
 
     @property
@@ -482,33 +481,3 @@ class RunExecution(RunRecorder):
                 )
                 parts.append(f"### {source.name} ({source.role})\n{output}")
         return "\n\n".join(parts)
-
-
-_STORE_PROBLEMS: Final[dict[StoreProblem, str]] = {
-    "full": "its disk is full",
-    "damaged": "its file is damaged",
-    "locked": "another process held it locked",
-    "unavailable": "it could not be reached",
-    "closed": "it was closed",
-}
-
-
-def _store_problem(error: StoreError) -> str:
-    return _STORE_PROBLEMS.get(error.problem, error.problem)
-
-
-def run_status(run: Run, stopped: StopStatus | None) -> RunStatus:
-    """A finished run's status from its tasks' (``stopped``: how it was stopped, if it was;
-    tasks that failed because the store lost what it held count as failed tasks)."""
-    statuses = [task.status for task in run.tasks]
-    if stopped is not None and stopped != "failed":
-        return stopped
-    if "cancelled" in statuses:
-        return "cancelled"
-    if statuses and all(status == "prepared" for status in statuses):
-        return "completed_prepare_only"
-    if all(status == "done" for status in statuses):
-        return "completed"
-    if any(status == "done" for status in statuses):
-        return "completed_with_failures"
-    return "failed"
