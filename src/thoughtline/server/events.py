@@ -299,26 +299,20 @@ class RunChannel:
     @property
     def frames(self) -> list[bytes]:
         """The SSE frame of every event so far; events are numbered from 1 in order."""
-        self.followed = True
-        if self._unframed:
-            self._catch_up()
+        self._asked()
         return self._frames
 
     @property
     def folder(self) -> SnapshotFolder:
         """The run's snapshot, folded up to its last event."""
-        self.followed = True
-        if self._unframed:
-            self._catch_up()
+        self._asked()
         return self._folder
 
     @property
     def closing(self) -> tuple[bytes, bytes] | None:
         """Once the run ended: the snapshot just before its terminal event, then the
         terminal event (what a fresh connection to a finished run gets)."""
-        self.followed = True
-        if self._unframed:
-            self._catch_up()
+        self._asked()
         return self._closing
 
     @property
@@ -341,6 +335,12 @@ class RunChannel:
             # Now rather than in a callback: a turn of the loop later cost a delta
             # about a millisecond at the median (bench/README.md, "Daemon fan-out").
             self._write_direct()
+
+    def _asked(self) -> None:
+        """Somebody reads the run here: every event so far framed and folded."""
+        self.followed = True
+        if self._unframed:
+            self._catch_up()
 
     def _catch_up(self) -> None:
         events, self._unframed = self._unframed, []
