@@ -17,9 +17,10 @@ import httpx2
 import pytest
 
 from tests.cli.test_run_cli import thoughtline
+from tests.conftest import CANARY_KEY
 from tests.server.conftest import StartDaemon
 from tests.server.support import LiveDaemon, wait_for_status
-from tests.support import alive, run_events_from_start
+from tests.support import alive, all_bytes_under, run_events_from_start
 from tests.tools.test_mcp_tools import TEST_SERVER
 from thoughtline.config import Config
 from thoughtline.records import parse_epoch
@@ -205,6 +206,27 @@ def test_a_server_that_does_not_start_fails_the_run_and_its_snapshot_says_why(
     (task,) = done["tasks"]
     assert task["error"]["code"] == "TOOL_SERVER_UNAVAILABLE"
     assert sim.requests == []
+
+
+def test_a_start_error_that_echoes_a_key_is_kept_and_shown_without_it(
+    start_daemon: StartDaemon, sim: Simulator, tmp_path: Path
+) -> None:
+    """A server that fails saying a provider key (it got it some other way) on stderr:
+    the start's error in the snapshot, the event log and the stored row never holds it."""
+    script = f"import sys\nprint('bad key {CANARY_KEY}', file=sys.stderr)\nsys.exit(3)\n"
+    leaky = McpServerSettings(name="leaky", command=sys.executable, args=("-c", script))
+    daemon = serving(start_daemon, leaky)
+    client = daemon.client()
+    run_id = start_async(client, ["leaky"])
+    wait_for_status(client, run_id, {"failed"})
+    events = run_events_from_start(client, run_id)
+    stored = client.get(f"/v1/runs/{run_id}")
+    assert starts_of(stored.json())["leaky"]["state"] == "failed"
+    assert "bad key" in starts_of(stored.json())["leaky"]["error"]["message"]
+    assert CANARY_KEY not in stored.text
+    assert CANARY_KEY not in json.dumps(events)
+    daemon.close()
+    assert CANARY_KEY.encode() not in all_bytes_under(daemon.home)
 
 
 def test_without_respond_async_the_run_is_answered_once_its_servers_are_up(

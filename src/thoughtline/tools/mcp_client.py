@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from thoughtline.errors import ThoughtlineError
-from thoughtline.providers.redaction import shown_url
+from thoughtline.providers.redaction import Redactor, shown_url
 from thoughtline.tools.environment import server_environment, server_headers
 from thoughtline.tools.settings import McpServerSettings
 
@@ -346,7 +346,8 @@ class McpConnection:
         tail = self._stderr_tail()
         if tail:
             message += f" Its last output: {tail}"
-        return ThoughtlineError("TOOL_SERVER_UNAVAILABLE", message)
+        # Shown, logged and stored: no loaded credential in its command line either.
+        return ThoughtlineError("TOOL_SERVER_UNAVAILABLE", Redactor(self._secrets).text(message))
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
@@ -356,9 +357,12 @@ class McpConnection:
             self._stderr.seek(0, 2)
             size = self._stderr.tell()
             self._stderr.seek(max(0, size - _STDERR_TAIL_CHARS))
-            return " ".join(self._stderr.read().split())
+            tail = " ".join(self._stderr.read().split())
         except (OSError, ValueError):
             return ""
+        # The tail goes into errors that are shown, logged and stored: a loaded
+        # credential (or a key's shape) a server printed is not carried along.
+        return Redactor(self._secrets).text(tail)
 
 
 def _client_class(transport: str) -> Any:
